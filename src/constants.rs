@@ -1,0 +1,25 @@
+//! Every limit on a queue, buffer or message lives here, so that the bounds of the system
+//! can be read in one place.
+
+/// The TCP port the server listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 5433;
+/// The address the server listens on unless told otherwise.
+pub const DEFAULT_LISTEN_ADDRESS: &str = "127.0.0.1";
+/// The data directory used when none is given.
+pub const DEFAULT_DATA_DIR: &str = "steadydb-data";
+
+/// Largest frontend message accepted, in bytes (PostgreSQL's own limit is 1 GiB - 1).
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// Largest startup packet accepted, in bytes (PostgreSQL uses 10,000).
+pub const MAX_STARTUP_PACKET_BYTES: usize = 10_000;
+/// Most simultaneous client connections (`max_connections`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
+/// Bytes of replies buffered before they are written to the socket even without Sync/Flush.
+pub const WIRE_WRITE_BUFFER_BYTES: usize = 256 * 1024;
+/// Most parameters in one Bind message (the protocol's Int16 count).
+pub const MAX_BIND_PARAMETERS: usize = 65_535;
+
+/// Most distinct statement shapes kept in a session's simple-protocol plan cache.
+pub const PLAN_CACHE_ENTRIES: usize = 256;
+/// Longest query text whose plan is cached, in bytes.
+pub const PLAN_CACHE_MAX_QUERY_BYTES: usize = 8 * 1024;

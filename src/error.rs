@@ -1,0 +1,147 @@
+//! The one error type that crosses layers. Every error a client can see carries a SQLSTATE,
+//! so that PostgreSQL clients can react to it exactly as they would to PostgreSQL.
+
+use std::fmt;
+
+/// A five-character SQLSTATE code, as PostgreSQL sends it in the `C` field of ErrorResponse.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct SqlState(pub &'static str);
+
+impl SqlState {
+    pub const SUCCESSFUL_COMPLETION: SqlState = SqlState("00000");
+    pub const WARNING: SqlState = SqlState("01000");
+    pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState("0A000");
+    pub const CARDINALITY_VIOLATION: SqlState = SqlState("21000");
+    pub const STRING_DATA_RIGHT_TRUNCATION: SqlState = SqlState("22001");
+    pub const NUMERIC_VALUE_OUT_OF_RANGE: SqlState = SqlState("22003");
+    pub const INVALID_DATETIME_FORMAT: SqlState = SqlState("22007");
+    pub const DATETIME_FIELD_OVERFLOW: SqlState = SqlState("22008");
+    pub const DIVISION_BY_ZERO: SqlState = SqlState("22012");
+    pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
+    pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
+    pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
+    pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
+    pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
+    pub const BAD_COPY_FILE_FORMAT: SqlState = SqlState("22P04");
+    pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
+    pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
+    pub const INVALID_CURSOR_STATE: SqlState = SqlState("24000");
+    pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
+    pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
+    pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
+    pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
+    pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
+    pub const INVALID_CATALOG_NAME: SqlState = SqlState("3D000");
+    pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
+    pub const DEADLOCK_DETECTED: SqlState = SqlState("40P01");
+    pub const SYNTAX_ERROR: SqlState = SqlState("42601");
+    pub const INSUFFICIENT_PRIVILEGE: SqlState = SqlState("42501");
+    pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");
+    pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
+    pub const UNDEFINED_TABLE: SqlState = SqlState("42P01");
+    pub const UNDEFINED_PARAMETER: SqlState = SqlState("42P02");
+    pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
+    pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
+    pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
+    pub const DUPLICATE_PREPARED_STATEMENT: SqlState = SqlState("42P05");
+    pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
+    pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
+    pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
+    pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
+    pub const INVALID_COLUMN_REFERENCE: SqlState = SqlState("42P10");
+    pub const GROUPING_ERROR: SqlState = SqlState("42803");
+    pub const UNDEFINED_DATABASE: SqlState = SqlState("3D000");
+    pub const INVALID_PARAMETER_VALUE_SETTING: SqlState = SqlState("22023");
+    pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
+    pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
+    pub const QUERY_CANCELED: SqlState = SqlState("57014");
+    pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
+    pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
+    pub const CONNECTION_EXCEPTION: SqlState = SqlState("08000");
+    pub const INVALID_AUTHORIZATION: SqlState = SqlState("28000");
+    pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
+    pub const IO_ERROR: SqlState = SqlState("58030");
+    pub const UNDEFINED_SETTING: SqlState = SqlState("42704");
+    pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
+    pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");
+    pub const INVALID_COLUMN_DEFINITION: SqlState = SqlState("42611");
+    pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
+    pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
+    pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: SqlState = SqlState("22013");
+    pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
+    pub const INDETERMINATE_DATATYPE: SqlState = SqlState("42P18");
+    pub const INVALID_ROW_COUNT: SqlState = SqlState("2201W");
+}
+
+impl fmt::Display for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// An error as the client will see it: SQLSTATE, message, and optional detail and hint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub code: SqlState,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: SqlState, message: impl Into<String>) -> Error {
+        Error { code, message: message.into(), detail: None, hint: None }
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Error {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Error {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// `0A000 feature_not_supported`: what SteadyDB does not do (yet) says so clearly.
+    pub fn unsupported(what: impl Into<String>) -> Error {
+        Error::new(SqlState::FEATURE_NOT_SUPPORTED, what)
+    }
+
+    pub fn syntax(message: impl Into<String>) -> Error {
+        Error::new(SqlState::SYNTAX_ERROR, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::new(SqlState::INTERNAL_ERROR, message)
+    }
+
+    pub fn canceled() -> Error {
+        Error::new(SqlState::QUERY_CANCELED, "canceling statement due to user request")
+    }
+
+    pub fn in_failed_transaction() -> Error {
+        Error::new(
+            SqlState::IN_FAILED_SQL_TRANSACTION,
+            "current transaction is aborted, commands ignored until end of transaction block",
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for building an error: `err!(UNIQUE_VIOLATION, "duplicate key {}", k)`.
+#[macro_export]
+macro_rules! err {
+    ($code:ident, $($arg:tt)*) => {
+        $crate::error::Error::new($crate::error::SqlState::$code, format!($($arg)*))
+    };
+}

@@ -1,0 +1,13 @@
+//! SteadyDB: a PostgreSQL-compatible OLTP server whose write path does not stall.
+//!
+//! Layers, bottom up (see `docs/architecture.md` for the guided tour):
+
+pub mod constants;
+pub mod error;
+pub mod settings;
+pub mod types;
+pub mod storage;
+pub mod txn;
+pub mod sql;
+pub mod wire;
+pub mod server;

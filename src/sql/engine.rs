@@ -1,0 +1,23 @@
+//! The engine: everything sessions share (catalog, storage, transactions, settings).
+
+use std::sync::Arc;
+
+use crate::settings::Settings;
+
+pub struct Engine {
+    pub settings: Arc<Settings>,
+}
+
+impl Engine {
+    /// Whether a database of this name exists (only `postgres` for now).
+    pub fn database_exists(&self, name: &str) -> bool {
+        name == "postgres"
+    }
+
+    /// Cancel the running or lock-waiting statement of the session with this backend key.
+    /// Returns whether a session matched. Safe to call from any thread.
+    pub fn cancel(&self, backend_pid: i32, secret_key: i32) -> bool {
+        let _ = (backend_pid, secret_key);
+        unimplemented!("Engine::cancel")
+    }
+}

@@ -1,0 +1,289 @@
+//! Values and data types: PostgreSQL's built-in scalar types as SteadyDB stores them.
+//!
+//! Invariants:
+//! - A [`Value`] stored in a table column always has exactly that column's [`DataType`]
+//!   (after assignment casts), with typmods (varchar(n), char(n), numeric(p,s)) enforced.
+//!   `char(n)` values are stored blank-padded to n, as PostgreSQL does.
+//! - Text input/output matches PostgreSQL's output functions under `DateStyle = ISO, MDY`,
+//!   `TimeZone = UTC`, `extra_float_digits = 1`, so clients parse our text like PostgreSQL's.
+//! - Binary input/output matches PostgreSQL's `*recv`/`*send` functions byte for byte.
+//! - Key encoding is order-preserving: `encode_key(a) < encode_key(b)` (memcmp) exactly when
+//!   `a < b` in SQL order, column by column, so a B+tree can range-scan on encoded keys.
+//! - Decoding never panics on bad bytes: bytes from disk or the network give an error.
+
+mod cast;
+mod encoding;
+mod io;
+mod ops;
+
+pub use cast::{cast, cast_assign};
+pub use encoding::{decode_row, encode_key, encode_row};
+pub use io::{decode_binary, decode_text, encode_binary, encode_text};
+pub use ops::{arith, compare, negate, ArithOp};
+
+use rust_decimal::Decimal;
+
+/// PostgreSQL type OIDs (from `pg_type.dat`) for the types we support.
+pub mod oid {
+    pub const BOOL: u32 = 16;
+    pub const BYTEA: u32 = 17;
+    pub const INT8: u32 = 20;
+    pub const INT2: u32 = 21;
+    pub const INT4: u32 = 23;
+    pub const TEXT: u32 = 25;
+    pub const OID: u32 = 26;
+    pub const FLOAT4: u32 = 700;
+    pub const FLOAT8: u32 = 701;
+    pub const UNKNOWN: u32 = 705;
+    pub const BPCHAR: u32 = 1042;
+    pub const VARCHAR: u32 = 1043;
+    pub const DATE: u32 = 1082;
+    pub const TIMESTAMP: u32 = 1114;
+    pub const TIMESTAMPTZ: u32 = 1184;
+    pub const NUMERIC: u32 = 1700;
+}
+
+/// A column or expression type. Typmods are carried in the variants that have them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    /// numeric(precision, scale); `None` is unconstrained `numeric`.
+    Numeric(Option<(u8, u8)>),
+    Text,
+    /// varchar(n); `None` is unbounded.
+    Varchar(Option<u32>),
+    /// char(n), blank-padded; `char` alone is char(1).
+    Char(u32),
+    Bytea,
+    Date,
+    Timestamp,
+    TimestampTz,
+    /// The type of an untyped string literal or parameter before it is resolved by context.
+    Unknown,
+}
+
+impl DataType {
+    pub fn oid(&self) -> u32 {
+        match self {
+            DataType::Bool => oid::BOOL,
+            DataType::Int2 => oid::INT2,
+            DataType::Int4 => oid::INT4,
+            DataType::Int8 => oid::INT8,
+            DataType::Float4 => oid::FLOAT4,
+            DataType::Float8 => oid::FLOAT8,
+            DataType::Numeric(_) => oid::NUMERIC,
+            DataType::Text => oid::TEXT,
+            DataType::Varchar(_) => oid::VARCHAR,
+            DataType::Char(_) => oid::BPCHAR,
+            DataType::Bytea => oid::BYTEA,
+            DataType::Date => oid::DATE,
+            DataType::Timestamp => oid::TIMESTAMP,
+            DataType::TimestampTz => oid::TIMESTAMPTZ,
+            DataType::Unknown => oid::UNKNOWN,
+        }
+    }
+
+    /// The type for a parameter OID a client declared; `None` for OIDs we do not support.
+    /// OID 0 means "unspecified" and maps to `Unknown`.
+    pub fn from_oid(oid: u32) -> Option<DataType> {
+        Some(match oid {
+            0 | oid::UNKNOWN => DataType::Unknown,
+            oid::BOOL => DataType::Bool,
+            oid::INT2 => DataType::Int2,
+            oid::INT4 | oid::OID => DataType::Int4,
+            oid::INT8 => DataType::Int8,
+            oid::FLOAT4 => DataType::Float4,
+            oid::FLOAT8 => DataType::Float8,
+            oid::NUMERIC => DataType::Numeric(None),
+            oid::TEXT => DataType::Text,
+            oid::VARCHAR => DataType::Varchar(None),
+            oid::BPCHAR => DataType::Char(1),
+            oid::BYTEA => DataType::Bytea,
+            oid::DATE => DataType::Date,
+            oid::TIMESTAMP => DataType::Timestamp,
+            oid::TIMESTAMPTZ => DataType::TimestampTz,
+            _ => return None,
+        })
+    }
+
+    /// `pg_type.typlen`: fixed width in bytes, or -1 for variable length.
+    pub fn typlen(&self) -> i16 {
+        match self {
+            DataType::Bool => 1,
+            DataType::Int2 => 2,
+            DataType::Int4 | DataType::Float4 | DataType::Date => 4,
+            DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Unknown => -2,
+            _ => -1,
+        }
+    }
+
+    /// The typmod sent in RowDescription (-1 when there is none).
+    pub fn typmod(&self) -> i32 {
+        match self {
+            DataType::Varchar(Some(n)) => *n as i32 + 4,
+            DataType::Char(n) => *n as i32 + 4,
+            DataType::Numeric(Some((p, s))) => (((*p as i32) << 16) | *s as i32) + 4,
+            _ => -1,
+        }
+    }
+
+    /// The name PostgreSQL uses in messages, e.g. `integer`, `character varying(10)`.
+    pub fn name(&self) -> String {
+        match self {
+            DataType::Bool => "boolean".into(),
+            DataType::Int2 => "smallint".into(),
+            DataType::Int4 => "integer".into(),
+            DataType::Int8 => "bigint".into(),
+            DataType::Float4 => "real".into(),
+            DataType::Float8 => "double precision".into(),
+            DataType::Numeric(None) => "numeric".into(),
+            DataType::Numeric(Some((p, s))) => format!("numeric({p},{s})"),
+            DataType::Text => "text".into(),
+            DataType::Varchar(None) => "character varying".into(),
+            DataType::Varchar(Some(n)) => format!("character varying({n})"),
+            DataType::Char(n) => format!("character({n})"),
+            DataType::Bytea => "bytea".into(),
+            DataType::Date => "date".into(),
+            DataType::Timestamp => "timestamp without time zone".into(),
+            DataType::TimestampTz => "timestamp with time zone".into(),
+            DataType::Unknown => "unknown".into(),
+        }
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, DataType::Int2 | DataType::Int4 | DataType::Int8)
+    }
+
+    pub fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            DataType::Int2
+                | DataType::Int4
+                | DataType::Int8
+                | DataType::Float4
+                | DataType::Float8
+                | DataType::Numeric(_)
+        )
+    }
+
+    pub fn is_string(&self) -> bool {
+        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown)
+    }
+
+    /// The same type without its typmod (what an expression of this type yields).
+    pub fn without_typmod(&self) -> DataType {
+        match self {
+            DataType::Varchar(_) => DataType::Varchar(None),
+            DataType::Numeric(_) => DataType::Numeric(None),
+            other => *other,
+        }
+    }
+}
+
+/// A single SQL value. Dates and timestamps use PostgreSQL's epoch, 2000-01-01:
+/// `Date` is days since it, `Timestamp`/`TimestampTz` are microseconds since its midnight
+/// (UTC for `TimestampTz`). These are exactly the binary wire representations.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int2(i16),
+    Int4(i32),
+    Int8(i64),
+    Float4(f32),
+    Float8(f64),
+    Numeric(Decimal),
+    /// text, varchar and char values (and untyped literals).
+    Text(String),
+    Bytea(Vec<u8>),
+    Date(i32),
+    Timestamp(i64),
+    TimestampTz(i64),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The natural type of this value (`None` for NULL). Text values report `Text`.
+    pub fn data_type(&self) -> Option<DataType> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(_) => DataType::Bool,
+            Value::Int2(_) => DataType::Int2,
+            Value::Int4(_) => DataType::Int4,
+            Value::Int8(_) => DataType::Int8,
+            Value::Float4(_) => DataType::Float4,
+            Value::Float8(_) => DataType::Float8,
+            Value::Numeric(_) => DataType::Numeric(None),
+            Value::Text(_) => DataType::Text,
+            Value::Bytea(_) => DataType::Bytea,
+            Value::Date(_) => DataType::Date,
+            Value::Timestamp(_) => DataType::Timestamp,
+            Value::TimestampTz(_) => DataType::TimestampTz,
+        })
+    }
+
+    /// The value as an i64 if it is an integer of any width.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int2(v) => Some(*v as i64),
+            Value::Int4(v) => Some(*v as i64),
+            Value::Int8(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+/// SQL equality for grouping and hashing: NULLs group together, numbers compare by value
+/// across widths (so `1::int2` and `1::int8` are equal), floats by value with NaN = NaN.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Null, _) | (_, Value::Null) => false,
+            _ => compare(self, other) == Some(std::cmp::Ordering::Equal),
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Hash must agree with Eq across numeric widths: hash integers as i64, and other
+        // numbers through their normalized decimal/float form.
+        match self {
+            Value::Null => 0u8.hash(state),
+            Value::Bool(b) => b.hash(state),
+            Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
+                Decimal::from(self.as_i64().unwrap_or(0)).normalize().hash(state)
+            }
+            Value::Numeric(d) => d.normalize().hash(state),
+            Value::Float4(f) => float_hash(*f as f64, state),
+            Value::Float8(f) => float_hash(*f, state),
+            Value::Text(s) => s.trim_end_matches(' ').hash(state),
+            Value::Bytea(b) => b.hash(state),
+            Value::Date(d) => d.hash(state),
+            Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
+        }
+    }
+}
+
+fn float_hash<H: std::hash::Hasher>(f: f64, state: &mut H) {
+    use std::hash::Hash;
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        Decimal::from(f as i64).normalize().hash(state)
+    } else if f.is_nan() {
+        u64::MAX.hash(state)
+    } else {
+        f.to_bits().hash(state)
+    }
+}
