@@ -6,6 +6,7 @@ pub mod constants;
 pub mod error;
 pub mod settings;
 pub mod types;
+pub mod wal;
 pub mod storage;
 pub mod txn;
 pub mod sql;

@@ -1,12 +1,315 @@
-//! Server settings (GUCs): PostgreSQL's names, units and SHOW formats.
-//! Placeholder: filled in by the server layer work.
+//! Server settings (GUCs) with PostgreSQL's names, units, contexts and SHOW formats.
+//!
+//! Every setting has one definition in [`DEFS`]. Server-wide values come from the defaults,
+//! then `steadydb.conf`, then `-c name=value`; a session may override `User` settings with
+//! SET. Values are kept in canonical form (the form SHOW prints), so `SET shared_buffers`
+//! style inputs like `131072kB` and `128MB` show the same.
 
-pub struct Settings {}
+use std::collections::HashMap;
+
+use parking_lot::RwLock;
+
+use crate::error::{Error, Result, SqlState};
+
+/// When a setting may change, as PostgreSQL's `pg_settings.context`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    /// Fixed by the server (e.g. server_version).
+    Internal,
+    /// Only at server start.
+    Postmaster,
+    /// In the configuration file (no SET).
+    Sighup,
+    /// By SET in any session.
+    User,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Bool,
+    /// An integer, optionally with a unit of memory (base kB) or time (base ms or s).
+    Int { min: i64, max: i64, unit: Unit },
+    Real { min: f64, max: f64 },
+    Enum(&'static [&'static str]),
+    Str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    None,
+    Kb,
+    Ms,
+    S,
+}
+
+#[derive(Debug)]
+pub struct Def {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub kind: Kind,
+    pub context: Context,
+    pub description: &'static str,
+}
+
+const NO: Unit = Unit::None;
+
+pub const SERVER_VERSION: &str = "15.0 (SteadyDB 0.1.0)";
+
+pub static DEFS: &[Def] = &[
+    Def { name: "application_name", default: "", kind: Kind::Str, context: Context::User, description: "Sets the application name to be reported in statistics and logs." },
+    Def { name: "block_size", default: "8192", kind: Kind::Int { min: 8192, max: 8192, unit: NO }, context: Context::Internal, description: "Shows the size of a disk block." },
+    Def { name: "checkpoint_completion_target", default: "0.9", kind: Kind::Real { min: 0.0, max: 1.0 }, context: Context::Sighup, description: "Time spent flushing dirty buffers during checkpoint, as fraction of checkpoint interval." },
+    Def { name: "checkpoint_flush_after", default: "256kB", kind: Kind::Int { min: 0, max: 2048, unit: Unit::Kb }, context: Context::Sighup, description: "Number of pages after which previously performed writes are flushed to disk." },
+    Def { name: "checkpoint_timeout", default: "5min", kind: Kind::Int { min: 30, max: 86400, unit: Unit::S }, context: Context::Sighup, description: "Sets the maximum time between automatic WAL checkpoints." },
+    Def { name: "client_encoding", default: "UTF8", kind: Kind::Enum(&["UTF8"]), context: Context::User, description: "Sets the client's character set encoding." },
+    Def { name: "client_min_messages", default: "notice", kind: Kind::Enum(&["debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"]), context: Context::User, description: "Sets the message levels that are sent to the client." },
+    Def { name: "commit_delay", default: "0", kind: Kind::Int { min: 0, max: 100000, unit: NO }, context: Context::User, description: "Sets the delay in microseconds between transaction commit and flushing WAL to disk." },
+    Def { name: "commit_siblings", default: "0", kind: Kind::Int { min: 0, max: 1000, unit: NO }, context: Context::User, description: "Sets the minimum number of concurrent open transactions required before performing commit_delay." },
+    Def { name: "data_directory", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the server's data directory." },
+    Def { name: "DateStyle", default: "ISO, MDY", kind: Kind::Enum(&["ISO, MDY"]), context: Context::User, description: "Sets the display format for date and time values." },
+    Def { name: "default_transaction_isolation", default: "read committed", kind: Kind::Enum(&["read committed", "repeatable read"]), context: Context::User, description: "Sets the transaction isolation level of each new transaction." },
+    Def { name: "extra_float_digits", default: "1", kind: Kind::Int { min: -15, max: 3, unit: NO }, context: Context::User, description: "Sets the number of digits displayed for floating-point values (values above 0 all give the shortest exact form)." },
+    Def { name: "fsync", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Forces synchronization of updates to disk." },
+    Def { name: "integer_datetimes", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether datetimes are integer based." },
+    Def { name: "IntervalStyle", default: "postgres", kind: Kind::Enum(&["postgres"]), context: Context::User, description: "Sets the display format for interval values." },
+    Def { name: "is_superuser", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether the current user is a superuser." },
+    Def { name: "lc_collate", default: "C", kind: Kind::Str, context: Context::Internal, description: "Shows the collation order locale." },
+    Def { name: "lc_ctype", default: "C", kind: Kind::Str, context: Context::Internal, description: "Shows the character classification and case conversion locale." },
+    Def { name: "listen_addresses", default: "127.0.0.1", kind: Kind::Str, context: Context::Postmaster, description: "Sets the host name or IP address(es) to listen to." },
+    Def { name: "log_checkpoints", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Logs each checkpoint." },
+    Def { name: "max_connections", default: "1000", kind: Kind::Int { min: 1, max: 10000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of concurrent connections." },
+    Def { name: "max_identifier_length", default: "63", kind: Kind::Int { min: 63, max: 63, unit: NO }, context: Context::Internal, description: "Shows the maximum identifier length." },
+    Def { name: "max_wal_size", default: "1GB", kind: Kind::Int { min: 2048, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::Sighup, description: "Sets the WAL size that triggers a checkpoint." },
+    Def { name: "port", default: "5433", kind: Kind::Int { min: 1, max: 65535, unit: NO }, context: Context::Postmaster, description: "Sets the TCP port the server listens on." },
+    Def { name: "search_path", default: "\"$user\", public", kind: Kind::Str, context: Context::User, description: "Sets the schema search order for names that are not schema-qualified." },
+    Def { name: "server_encoding", default: "UTF8", kind: Kind::Str, context: Context::Internal, description: "Shows the server (database) character set encoding." },
+    Def { name: "server_version", default: SERVER_VERSION, kind: Kind::Str, context: Context::Internal, description: "Shows the server version." },
+    Def { name: "server_version_num", default: "150000", kind: Kind::Int { min: 150000, max: 150000, unit: NO }, context: Context::Internal, description: "Shows the server version as an integer." },
+    Def { name: "shared_buffers", default: "128MB", kind: Kind::Int { min: 128, max: 1 << 30, unit: Unit::Kb }, context: Context::Postmaster, description: "Sets the number of shared memory buffers used by the server." },
+    Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },
+    Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
+    Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
+    Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
+];
+
+/// Look up a setting's definition, case-insensitively as PostgreSQL does.
+pub fn def(name: &str) -> Option<&'static Def> {
+    DEFS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
+}
+
+fn unknown(name: &str) -> Error {
+    Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+}
+
+fn invalid(def: &Def, value: &str) -> Error {
+    let hint = match def.kind {
+        Kind::Enum(values) => format!("Available values: {}.", values.join(", ")),
+        Kind::Int { min, max, .. } => format!("Valid values are between {min} and {max} (before units)."),
+        Kind::Real { min, max } => format!("Valid values are between {min} and {max}."),
+        _ => String::new(),
+    };
+    let e = Error::new(
+        SqlState::INVALID_PARAMETER_VALUE,
+        format!("invalid value for parameter \"{}\": \"{}\"", def.name, value),
+    );
+    if hint.is_empty() {
+        e
+    } else {
+        e.with_hint(hint)
+    }
+}
+
+/// Parse `value` for `def` into canonical SHOW form.
+pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
+    let v = value.trim();
+    match def.kind {
+        Kind::Bool => match v.to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" | "t" | "y" => Ok("on".into()),
+            "off" | "false" | "no" | "0" | "f" | "n" => Ok("off".into()),
+            _ => Err(Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("parameter \"{}\" requires a Boolean value", def.name),
+            )),
+        },
+        Kind::Int { min, max, unit } => {
+            let n = parse_with_unit(v, unit).ok_or_else(|| invalid(def, value))?;
+            let scaled = match unit {
+                Unit::Kb if def.name == "checkpoint_flush_after" => n / 8,
+                Unit::Kb if def.name == "shared_buffers" => n / 8,
+                Unit::Kb if def.name == "max_wal_size" => n / 1024,
+                _ => n,
+            };
+            if scaled < min || scaled > max {
+                return Err(invalid(def, value));
+            }
+            Ok(format_with_unit(n, unit))
+        }
+        Kind::Real { min, max } => match v.parse::<f64>() {
+            Ok(x) if x >= min && x <= max => Ok(format!("{x}")),
+            _ => Err(invalid(def, value)),
+        },
+        Kind::Enum(values) => {
+            let norm = |s: &str| s.to_ascii_lowercase().replace(['-', '_'], "").replace(' ', "");
+            let aliases: &[(&str, &str)] = &[("unicode", "UTF8"), ("utf8", "UTF8"), ("etc/utc", "UTC"), ("gmt", "UTC"), ("iso", "ISO, MDY"), ("iso,mdy", "ISO, MDY")];
+            if let Some(found) = values.iter().find(|x| norm(x) == norm(v)) {
+                return Ok(found.to_string());
+            }
+            if let Some((_, to)) = aliases.iter().find(|(from, _)| norm(from) == norm(v)) {
+                if values.contains(to) {
+                    return Ok(to.to_string());
+                }
+            }
+            if def.name == "default_transaction_isolation" && norm(v) == "serializable" {
+                return Err(Error::unsupported("SERIALIZABLE isolation is not supported yet"));
+            }
+            Err(invalid(def, value))
+        }
+        Kind::Str => Ok(v.to_string()),
+    }
+}
+
+/// Parse an integer with an optional unit into the base unit (kB, ms or s).
+fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
+    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(v.len());
+    let (num, suffix) = v.split_at(split);
+    let n: i64 = num.trim().parse().ok()?;
+    let factor: i64 = match (unit, suffix.trim()) {
+        (_, "") => 1,
+        (Unit::Kb, "kB") => 1,
+        (Unit::Kb, "MB") => 1024,
+        (Unit::Kb, "GB") => 1024 * 1024,
+        (Unit::Kb, "TB") => 1024 * 1024 * 1024,
+        (Unit::Ms, "us") => return Some(n / 1000),
+        (Unit::Ms, "ms") => 1,
+        (Unit::Ms, "s") => 1000,
+        (Unit::Ms, "min") => 60_000,
+        (Unit::Ms, "h") => 3_600_000,
+        (Unit::Ms, "d") => 86_400_000,
+        (Unit::S, "ms") => return Some(n / 1000),
+        (Unit::S, "s") => 1,
+        (Unit::S, "min") => 60,
+        (Unit::S, "h") => 3600,
+        (Unit::S, "d") => 86400,
+        _ => return None,
+    };
+    n.checked_mul(factor)
+}
+
+fn format_with_unit(n: i64, unit: Unit) -> String {
+    let pick = |units: &[(i64, &str)]| {
+        for (factor, name) in units {
+            if n != 0 && n % factor == 0 {
+                return format!("{}{}", n / factor, name);
+            }
+        }
+        format!("{}{}", n, units.last().map(|u| u.1).unwrap_or(""))
+    };
+    match unit {
+        Unit::None => n.to_string(),
+        Unit::Kb => pick(&[(1 << 30, "TB"), (1 << 20, "GB"), (1 << 10, "MB"), (1, "kB")]),
+        Unit::Ms => pick(&[(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1000, "s"), (1, "ms")]),
+        Unit::S => pick(&[(86400, "d"), (3600, "h"), (60, "min"), (1, "s")]),
+    }
+}
+
+/// The server-wide values.
+pub struct Settings {
+    values: RwLock<HashMap<&'static str, String>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { values: RwLock::new(DEFS.iter().map(|d| (d.name, d.default.to_string())).collect()) }
+    }
+}
 
 impl Settings {
-    /// The value of a setting as SHOW prints it, or None for an unknown name.
+    /// Set a server-wide value at startup (configuration file or `-c`).
+    pub fn set_at_startup(&self, name: &str, value: &str) -> Result<()> {
+        let def = def(name).ok_or_else(|| unknown(name))?;
+        if def.context == Context::Internal {
+            return Err(Error::new(
+                SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                format!("parameter \"{}\" cannot be changed", def.name),
+            ));
+        }
+        let v = canonicalize(def, value)?;
+        self.values.write().insert(def.name, v);
+        Ok(())
+    }
+
+    /// The server-wide value, as SHOW prints it.
     pub fn show(&self, name: &str) -> Option<String> {
-        let _ = name;
-        unimplemented!("Settings::show")
+        let def = def(name)?;
+        self.values.read().get(def.name).cloned()
+    }
+
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.show(name).as_deref() == Some("on")
+    }
+
+    /// An integer setting in its base unit (kB, ms or s).
+    pub fn get_int(&self, name: &str) -> i64 {
+        let d = match def(name) {
+            Some(d) => d,
+            None => return 0,
+        };
+        let unit = match d.kind {
+            Kind::Int { unit, .. } => unit,
+            _ => Unit::None,
+        };
+        self.show(name).and_then(|v| parse_with_unit(&v, unit)).unwrap_or(0)
+    }
+}
+
+/// Validate a SET from a session: returns the definition and canonical value.
+pub fn check_session_set(name: &str, value: &str) -> Result<(&'static Def, String)> {
+    let def = def(name).ok_or_else(|| unknown(name))?;
+    match def.context {
+        Context::User => Ok((def, canonicalize(def, value)?)),
+        Context::Internal => Err(Error::new(
+            SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            format!("parameter \"{}\" cannot be changed", def.name),
+        )),
+        Context::Postmaster => Err(Error::new(
+            SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            format!("parameter \"{}\" cannot be changed without restarting the server", def.name),
+        )),
+        Context::Sighup => Err(Error::new(
+            SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            format!("parameter \"{}\" cannot be changed now", def.name),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_canonicalize_like_postgres() {
+        let sb = def("shared_buffers").unwrap();
+        assert_eq!(canonicalize(sb, "128MB").unwrap(), "128MB");
+        assert_eq!(canonicalize(sb, "131072kB").unwrap(), "128MB");
+        assert_eq!(canonicalize(sb, "1GB").unwrap(), "1GB");
+        assert!(canonicalize(sb, "12 parsecs").is_err());
+        let ct = def("checkpoint_timeout").unwrap();
+        assert_eq!(canonicalize(ct, "300").unwrap(), "5min");
+        assert_eq!(canonicalize(ct, "90s").unwrap(), "90s");
+        assert!(canonicalize(ct, "1s").is_err());
+        let wd = def("wal_writer_delay").unwrap();
+        assert_eq!(canonicalize(wd, "200ms").unwrap(), "200ms");
+        assert_eq!(canonicalize(wd, "1s").unwrap(), "1s");
+    }
+
+    #[test]
+    fn set_rules_follow_contexts() {
+        assert_eq!(check_session_set("synchronous_commit", "OFF").unwrap().1, "off");
+        assert_eq!(check_session_set("shared_buffers", "1GB").unwrap_err().code, SqlState::CANT_CHANGE_RUNTIME_PARAM);
+        assert_eq!(check_session_set("nonexistent", "1").unwrap_err().code, SqlState::UNDEFINED_OBJECT);
+        assert_eq!(check_session_set("synchronous_commit", "sometimes").unwrap_err().code, SqlState::INVALID_PARAMETER_VALUE);
+        let s = Settings::default();
+        assert_eq!(s.get_int("shared_buffers"), 128 * 1024);
+        assert_eq!(s.get_int("checkpoint_timeout"), 300);
     }
 }

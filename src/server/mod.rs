@@ -1,1 +1,132 @@
-//! Server. (stub)
+//! The server: configuration, startup, the listener, and shutdown.
+//!
+//! Startup order: parse the command line, create the data directory if needed (with a
+//! commented `steadydb.conf`), apply settings (defaults < `steadydb.conf` < `-c`), build the
+//! engine, then listen. Each accepted connection is served on its own thread by the wire
+//! layer. SIGINT or SIGTERM stops accepting, terminates the open connections and exits 0.
+
+mod config;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::settings::Settings;
+use crate::sql::Engine;
+
+pub use config::{load_config_file, parse_config, DEFAULT_CONFIG};
+
+/// What the `server` subcommand was asked to do.
+pub struct ServerOptions {
+    pub data_dir: PathBuf,
+    pub port: Option<u16>,
+    /// `-c name=value` overrides, in order.
+    pub overrides: Vec<(String, String)>,
+}
+
+/// Prepare the data directory and settings. Fails with a clear message on bad settings.
+pub fn configure(opts: &ServerOptions) -> Result<Arc<Settings>> {
+    let dir = &opts.data_dir;
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let conf = dir.join("steadydb.conf");
+    if !conf.exists() {
+        std::fs::write(&conf, DEFAULT_CONFIG).map_err(|e| io_error(&conf, e))?;
+    }
+    let settings = Settings::default();
+    for (line, name, value) in load_config_file(&conf)? {
+        settings
+            .set_at_startup(&name, &value)
+            .map_err(|e| Error::new(e.code, format!("{} line {line}: {}", conf.display(), e.message)))?;
+    }
+    for (name, value) in &opts.overrides {
+        settings.set_at_startup(name, value)?;
+    }
+    if let Some(port) = opts.port {
+        settings.set_at_startup("port", &port.to_string())?;
+    }
+    let abs = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
+    settings.set_at_startup("data_directory", &abs.display().to_string())?;
+    Ok(Arc::new(settings))
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::new(crate::error::SqlState::IO_ERROR, format!("could not access \"{}\": {e}", path.display()))
+}
+
+/// Run the server until SIGINT/SIGTERM.
+pub fn run(opts: ServerOptions) -> Result<()> {
+    let settings = configure(&opts)?;
+    let engine = Arc::new(Engine::new(settings.clone()));
+    let host = settings.show("listen_addresses").unwrap_or_else(|| crate::constants::DEFAULT_LISTEN_ADDRESS.into());
+    let port = settings.get_int("port") as u16;
+    let host = if host == "localhost" || host == "*" { "127.0.0.1".to_string() } else { host };
+    let addr: SocketAddr = format!("{host}:{port}")
+        .parse()
+        .map_err(|_| Error::new(crate::error::SqlState::INVALID_PARAMETER_VALUE, format!("invalid listen address \"{host}\"")))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| Error::internal(format!("could not start runtime: {e}")))?;
+    runtime.block_on(serve(addr, engine, settings))
+}
+
+async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -> Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::new(crate::error::SqlState::IO_ERROR, format!("could not bind to {addr}: {e}")))?;
+    let max_connections = settings.get_int("max_connections") as usize;
+    tracing::info!(
+        "SteadyDB {} listening on {addr}, data directory {}",
+        crate::settings::SERVER_VERSION,
+        settings.show("data_directory").unwrap_or_default()
+    );
+    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
+    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::internal(e.to_string()))?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(x) => x,
+                    Err(e) => {
+                        tracing::warn!("accept failed: {e}");
+                        continue;
+                    }
+                };
+                let stream = match stream.into_std().and_then(|s| s.set_nonblocking(false).map(|_| s)) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!("could not set up connection from {peer}: {e}");
+                        continue;
+                    }
+                };
+                if engine.txn.session_count() >= max_connections {
+                    tracing::warn!("too many connections; refusing {peer}");
+                    std::thread::spawn(move || crate::wire::refuse_connection(stream, "sorry, too many clients already"));
+                    continue;
+                }
+                let _ = stream.set_nodelay(true);
+                let engine = engine.clone();
+                let spawned = std::thread::Builder::new()
+                    .name(format!("conn-{peer}"))
+                    .spawn(move || crate::wire::serve_connection(stream, engine));
+                if let Err(e) = spawned {
+                    tracing::warn!("could not start a thread for {peer}: {e}");
+                }
+            }
+            _ = sigterm.recv() => {
+                tracing::info!("received SIGTERM, shutting down");
+                break;
+            }
+            _ = sigint.recv() => {
+                tracing::info!("received SIGINT, shutting down");
+                break;
+            }
+        }
+    }
+    drop(listener);
+    crate::wire::shutdown_all_connections();
+    tracing::info!("database system is shut down");
+    Ok(())
+}

@@ -6,8 +6,22 @@
 //! either explicit (BEGIN ... COMMIT) or implicit: an implicit transaction starts with the
 //! first statement after a [`Session::sync`] and commits at the next `sync` (the end of a
 //! simple Query message, or a Sync message), as in PostgreSQL.
+//!
+//! Invariants:
+//! - Plans are immutable and carry the catalog version they were made under; a plan made
+//!   under an older catalog is re-planned before it runs, and if its result columns would
+//!   change the statement fails with 0A000 ("cached plan must not change result type").
+//! - A failed statement in an explicit transaction puts it in the failed state (25P02 for
+//!   everything but ROLLBACK/COMMIT); in an implicit transaction it rolls back at once.
 
+mod bind;
+mod copy;
 pub mod engine;
+mod executor;
+mod expr;
+pub mod parser;
+mod plan;
+mod planner;
 pub mod session;
 
 pub use engine::Engine;

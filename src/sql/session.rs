@@ -1,14 +1,28 @@
 //! A client session: transaction state, prepared statements' plans, and execution.
 
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::error::Result;
-use crate::types::{DataType, Value};
+use parking_lot::Mutex;
 
+use super::copy::CopyParser;
+use super::executor::{check_row, Executor};
+use super::expr::{now_us, EvalContext};
+use super::parser::{self, Statement};
+use super::plan::{OnConflict, Plan};
+use super::planner;
 use super::Engine;
+use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
+use crate::error::{Error, Result, SqlState};
+use crate::settings;
+use crate::storage::{Key, Sequence, Table, TableDef, TableId};
+use crate::txn::{Isolation, SessionSlot, TxnId, WriteSet};
+use crate::types::{self, DataType, Value};
+use crate::wal::Lsn;
 
 /// One column of a result set, as RowDescription describes it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     pub name: String,
     pub data_type: DataType,
@@ -29,12 +43,24 @@ pub enum TxnStatus {
     Failed,
 }
 
-/// A parsed and planned statement. Cheap to clone (Arc) and reusable with any parameters.
+struct CachedPlan {
+    catalog_version: u64,
+    plan: Arc<Plan>,
+    fields: Vec<Field>,
+}
+
+/// A parsed (and, for the extended protocol, planned) statement. Reusable with any
+/// parameters; re-planned transparently when the catalog changes under it.
 pub struct Prepared {
     /// Types of `$1..$n`, resolved from the client's OIDs or inferred from context.
     pub param_types: Vec<DataType>,
     /// Columns the statement returns (empty when it returns no rows).
     pub fields: Vec<Field>,
+    stmt: Statement,
+    declared: Vec<DataType>,
+    /// Whether `fields`/`param_types` were promised to the client (extended protocol).
+    described: bool,
+    plan: Mutex<Option<CachedPlan>>,
 }
 
 /// What executing a statement produced.
@@ -56,75 +82,635 @@ pub struct CopyIn {
     pub columns: usize,
     /// true for binary COPY (not supported yet), false for text/CSV.
     pub binary: bool,
+    plan: Arc<Plan>,
+    parser: CopyParser,
+    snapshot: Lsn,
+    rows: u64,
+}
+
+/// Catalog changes to undo if the transaction that made them rolls back.
+enum Undo {
+    Created(String),
+    Dropped(Arc<Table>, Vec<Arc<Sequence>>),
+}
+
+/// The session's current transaction.
+pub struct TxnState {
+    pub id: TxnId,
+    pub isolation: Isolation,
+    pub explicit: bool,
+    pub failed: bool,
+    /// REPEATABLE READ: the transaction's snapshot, taken by its first statement.
+    pub snapshot: Option<Lsn>,
+    pub writes: WriteSet,
+    pub locks: Vec<(TableId, Key)>,
+    pub start_us: i64,
+    undo: Vec<Undo>,
+    /// Settings changed by SET LOCAL, with the values to restore.
+    local_restore: Vec<(&'static str, Option<String>)>,
 }
 
 pub struct Session {
     engine: Arc<Engine>,
+    slot: Arc<SessionSlot>,
+    user: String,
+    txn: Option<TxnState>,
+    overrides: HashMap<&'static str, String>,
+    cache: HashMap<String, Arc<Prepared>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+        self.engine.txn.unregister_session(self.slot.pid);
+    }
+}
+
+fn tag_rows(tag: &str, n: u64) -> String {
+    format!("{tag} {n}")
 }
 
 impl Session {
     pub fn new(engine: Arc<Engine>) -> Session {
-        Session { engine }
+        let slot = engine.txn.register_session();
+        Session { engine, slot, user: "postgres".into(), txn: None, overrides: HashMap::new(), cache: HashMap::new() }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
 
-    /// (process id, secret key) for BackendKeyData; CancelRequest quotes them back.
-    pub fn backend_key(&self) -> (i32, i32) {
-        unimplemented!("Session::backend_key")
+    /// The role name the client connected as (for current_user).
+    pub fn set_user(&mut self, user: &str) {
+        self.user = user.to_string();
     }
 
-    /// Parse and plan every statement of a simple Query message. A syntax error in any of
-    /// them fails the whole message before anything runs, as in PostgreSQL.
+    /// (process id, secret key) for BackendKeyData; CancelRequest quotes them back.
+    pub fn backend_key(&self) -> (i32, i32) {
+        (self.slot.pid, self.slot.secret)
+    }
+
+    /// Parse every statement of a simple Query message. A syntax error in any of them fails
+    /// the whole message before anything runs, as in PostgreSQL. Planning happens as each
+    /// statement runs, so later statements see what earlier ones created.
     pub fn prepare_simple(&mut self, sql: &str) -> Result<Vec<Arc<Prepared>>> {
-        let _ = sql;
-        unimplemented!("Session::prepare_simple")
+        let mut out = Vec::new();
+        for text in parser::split_statements(sql) {
+            if let Some(p) = self.cache.get(text) {
+                out.push(p.clone());
+                continue;
+            }
+            let stmt = parser::parse_statement(text)?;
+            let prepared = Arc::new(Prepared {
+                param_types: Vec::new(),
+                fields: Vec::new(),
+                stmt,
+                declared: Vec::new(),
+                described: false,
+                plan: Mutex::new(None),
+            });
+            if text.len() <= PLAN_CACHE_MAX_QUERY_BYTES {
+                if self.cache.len() >= PLAN_CACHE_ENTRIES {
+                    self.cache.clear();
+                }
+                self.cache.insert(text.to_string(), prepared.clone());
+            }
+            out.push(prepared);
+        }
+        Ok(out)
     }
 
     /// Parse and plan one statement for the extended protocol (Parse message).
     /// `param_oids` are the client's declared parameter types (0 = infer).
     pub fn prepare(&mut self, sql: &str, param_oids: &[u32]) -> Result<Arc<Prepared>> {
-        let _ = (sql, param_oids);
-        unimplemented!("Session::prepare")
+        let texts = parser::split_statements(sql);
+        if texts.len() > 1 {
+            return Err(Error::syntax("cannot insert multiple commands into a prepared statement"));
+        }
+        let declared = param_oids
+            .iter()
+            .map(|&oid| {
+                DataType::from_oid(oid).ok_or_else(|| Error::unsupported(format!("parameter type with OID {oid} is not supported")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let Some(text) = texts.first() else {
+            return Ok(Arc::new(Prepared {
+                param_types: declared.clone(),
+                fields: Vec::new(),
+                stmt: Statement::Empty,
+                declared,
+                described: false,
+                plan: Mutex::new(None),
+            }));
+        };
+        let stmt = parser::parse_statement(text)?;
+        let planned = planner::plan(&self.engine, &stmt, declared.clone())?;
+        Ok(Arc::new(Prepared {
+            param_types: planned.param_types,
+            fields: planned.fields.clone(),
+            stmt,
+            declared,
+            described: true,
+            plan: Mutex::new(Some(CachedPlan {
+                catalog_version: self.engine.txn.catalog.version(),
+                plan: Arc::new(planned.plan),
+                fields: planned.fields,
+            })),
+        }))
+    }
+
+    /// The plan to run for `stmt`, re-planned if the catalog changed since it was made.
+    fn plan_for(&self, stmt: &Prepared) -> Result<(Arc<Plan>, Vec<Field>)> {
+        let version = self.engine.txn.catalog.version();
+        let mut cached = stmt.plan.lock();
+        if let Some(c) = cached.as_ref() {
+            if c.catalog_version == version {
+                return Ok((c.plan.clone(), c.fields.clone()));
+            }
+        }
+        let planned = planner::plan(&self.engine, &stmt.stmt, stmt.declared.clone())?;
+        if stmt.described && (planned.fields != stmt.fields || planned.param_types != stmt.param_types) {
+            return Err(Error::unsupported("cached plan must not change result type"));
+        }
+        let plan = Arc::new(planned.plan);
+        *cached = Some(CachedPlan { catalog_version: version, plan: plan.clone(), fields: planned.fields.clone() });
+        Ok((plan, planned.fields))
     }
 
     /// Execute a prepared statement with bound parameters, in the current transaction.
     /// On error the transaction is marked failed (explicit block) or rolled back
     /// (implicit), and the error is returned for the wire layer to send.
     pub fn execute(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
-        let _ = (stmt, params);
-        unimplemented!("Session::execute")
+        self.slot.cancel.store(false, Ordering::Release);
+        if matches!(stmt.stmt, Statement::Empty) {
+            return Ok(Outcome::Empty);
+        }
+        let result = self.plan_for(stmt).and_then(|(plan, fields)| self.run(&plan, fields, params));
+        if result.is_err() {
+            self.on_error();
+        }
+        result
+    }
+
+    fn on_error(&mut self) {
+        match &mut self.txn {
+            Some(t) if t.explicit => t.failed = true,
+            Some(_) => {
+                if let Some(t) = self.txn.take() {
+                    self.rollback(t);
+                }
+            }
+            None => {}
+        }
     }
 
     /// End of a simple Query message or a Sync message: commit the implicit transaction.
     pub fn sync(&mut self) -> Result<()> {
-        unimplemented!("Session::sync")
+        if self.txn.as_ref().is_some_and(|t| !t.explicit) {
+            if let Some(t) = self.txn.take() {
+                self.commit(t);
+            }
+        }
+        Ok(())
     }
 
     pub fn txn_status(&self) -> TxnStatus {
-        unimplemented!("Session::txn_status")
+        match &self.txn {
+            Some(t) if t.explicit && t.failed => TxnStatus::Failed,
+            Some(t) if t.explicit => TxnStatus::InBlock,
+            _ => TxnStatus::Idle,
+        }
+    }
+
+    /// The client went away: roll back whatever is open and release locks.
+    pub fn close(&mut self) {
+        if let Some(t) = self.txn.take() {
+            self.rollback(t);
+        }
+    }
+
+    fn default_isolation(&self) -> Isolation {
+        match self.show("default_transaction_isolation").as_deref() {
+            Some("repeatable read") => Isolation::RepeatableRead,
+            _ => Isolation::ReadCommitted,
+        }
+    }
+
+    fn txn(&mut self) -> &mut TxnState {
+        if self.txn.is_none() {
+            let isolation = self.default_isolation();
+            self.txn = Some(TxnState {
+                id: self.engine.txn.begin(),
+                isolation,
+                explicit: false,
+                failed: false,
+                snapshot: None,
+                writes: WriteSet::default(),
+                locks: Vec::new(),
+                start_us: now_us(),
+                undo: Vec::new(),
+                local_restore: Vec::new(),
+            });
+        }
+        self.txn.as_mut().expect("transaction just begun")
+    }
+
+    fn commit(&mut self, t: TxnState) {
+        self.engine.txn.commit(t.id, t.writes, &t.locks);
+        self.engine.txn.release_snapshot(&self.slot);
+        self.restore_locals(t.local_restore);
+    }
+
+    fn rollback(&mut self, mut t: TxnState) {
+        self.engine.txn.rollback(t.id, &t.locks);
+        self.engine.txn.release_snapshot(&self.slot);
+        let catalog = &self.engine.txn.catalog;
+        while let Some(u) = t.undo.pop() {
+            match u {
+                Undo::Created(name) => {
+                    catalog.drop_table(&name);
+                }
+                Undo::Dropped(table, seqs) => catalog.restore_table(table, seqs),
+            }
+        }
+        self.restore_locals(t.local_restore);
+    }
+
+    fn restore_locals(&mut self, list: Vec<(&'static str, Option<String>)>) {
+        for (name, old) in list.into_iter().rev() {
+            match old {
+                Some(v) => self.overrides.insert(name, v),
+                None => self.overrides.remove(name),
+            };
+        }
+    }
+
+    /// A setting's value as this session sees it.
+    pub fn show(&self, name: &str) -> Option<String> {
+        show_setting(&self.overrides, &self.engine, self.txn.as_ref().map(|t| t.isolation), name)
+    }
+
+    /// The snapshot for the next statement (READ COMMITTED: fresh; REPEATABLE READ: the
+    /// transaction's, taken on first use).
+    fn statement_snapshot(&mut self) -> Lsn {
+        let engine = self.engine.clone();
+        let slot = self.slot.clone();
+        let t = self.txn();
+        match t.isolation {
+            Isolation::ReadCommitted => engine.txn.snapshot(&slot),
+            Isolation::RepeatableRead => *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot)),
+        }
+    }
+
+    fn run(&mut self, plan_arc: &Arc<Plan>, fields: Vec<Field>, params: &[Value]) -> Result<Outcome> {
+        let plan = plan_arc.as_ref();
+        if self.txn.as_ref().is_some_and(|t| t.failed) && !matches!(plan, Plan::Commit | Plan::Rollback) {
+            return Err(Error::in_failed_transaction());
+        }
+        let command = |tag: &str| Ok(Outcome::Command { tag: tag.to_string() });
+        match plan {
+            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => self.run_dml(plan, fields, params),
+            Plan::Copy(_) => {
+                let snapshot = self.statement_snapshot();
+                let Plan::Copy(cp) = plan else { unreachable!() };
+                let parser = CopyParser::new(&cp.stmt)?;
+                Ok(Outcome::CopyIn(CopyIn { columns: cp.targets.len(), binary: false, plan: plan_arc.clone(), parser, snapshot, rows: 0 }))
+            }
+            Plan::Begin { isolation } => {
+                let default = self.default_isolation();
+                let t = self.txn();
+                if !t.explicit {
+                    t.explicit = true;
+                    t.isolation = isolation.unwrap_or(default);
+                }
+                command("BEGIN")
+            }
+            Plan::SetTransaction { isolation } => {
+                if let Some(t) = self.txn.as_mut().filter(|t| t.explicit) {
+                    if t.snapshot.is_some() || !t.writes.is_empty() {
+                        return Err(Error::new(SqlState::ACTIVE_SQL_TRANSACTION, "SET TRANSACTION ISOLATION LEVEL must be called before any query"));
+                    }
+                    t.isolation = *isolation;
+                }
+                command("SET")
+            }
+            Plan::Commit => match self.txn.take() {
+                Some(t) if t.failed => {
+                    self.rollback(t);
+                    command("ROLLBACK")
+                }
+                Some(t) => {
+                    self.commit(t);
+                    command("COMMIT")
+                }
+                None => command("COMMIT"),
+            },
+            Plan::Rollback => {
+                if let Some(t) = self.txn.take() {
+                    self.rollback(t);
+                }
+                command("ROLLBACK")
+            }
+            Plan::Set { name, value, local } => {
+                let (def, value) = match value {
+                    Some(v) => {
+                        let (def, v) = settings::check_session_set(name, v)?;
+                        (def, Some(v))
+                    }
+                    None => (settings::check_session_set(name, "")
+                        .map(|(d, _)| d)
+                        .or_else(|e| settings::def(name).filter(|d| d.context == settings::Context::User).ok_or(e))?, None),
+                };
+                let old = self.overrides.get(def.name).cloned();
+                if *local {
+                    match self.txn.as_mut().filter(|t| t.explicit) {
+                        Some(t) => t.local_restore.push((def.name, old)),
+                        None => return command("SET"),
+                    }
+                }
+                match value {
+                    Some(v) => self.overrides.insert(def.name, v),
+                    None => self.overrides.remove(def.name),
+                };
+                command("SET")
+            }
+            Plan::Reset { name } => {
+                match name {
+                    None => self.overrides.clear(),
+                    Some(n) => {
+                        let def = settings::def(n).ok_or_else(|| {
+                            Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{n}\""))
+                        })?;
+                        settings::check_session_set(def.name, def.default)?;
+                        self.overrides.remove(def.name);
+                    }
+                }
+                command("RESET")
+            }
+            Plan::Show { name } => {
+                let value = self.show(name).ok_or_else(|| {
+                    Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+                })?;
+                Ok(Outcome::Rows { fields, rows: vec![vec![Value::Text(value)]], tag: "SHOW".into() })
+            }
+            Plan::ShowAll => {
+                let rows = settings::DEFS
+                    .iter()
+                    .map(|d| {
+                        vec![
+                            Value::Text(d.name.to_string()),
+                            Value::Text(self.show(d.name).unwrap_or_default()),
+                            Value::Text(d.description.to_string()),
+                        ]
+                    })
+                    .collect();
+                Ok(Outcome::Rows { fields, rows, tag: "SHOW".into() })
+            }
+            Plan::Checkpoint => command("CHECKPOINT"),
+            Plan::Maintenance { tag } => {
+                if *tag == "VACUUM" && self.txn.as_ref().is_some_and(|t| t.explicit) {
+                    return Err(Error::new(SqlState::ACTIVE_SQL_TRANSACTION, "VACUUM cannot run inside a transaction block"));
+                }
+                command(tag)
+            }
+            Plan::CreateTable { def, if_not_exists } => {
+                let catalog = &self.engine.txn.catalog;
+                if *if_not_exists && catalog.table(&def.name).is_some() {
+                    return command("CREATE TABLE");
+                }
+                catalog.create_table(def.clone())?;
+                self.txn().undo.push(Undo::Created(def.name.clone()));
+                command("CREATE TABLE")
+            }
+            Plan::DropTable { names, if_exists } => {
+                let catalog = &self.engine.txn.catalog;
+                for n in names {
+                    if catalog.table(n).is_none() && !*if_exists {
+                        return Err(Error::new(SqlState::UNDEFINED_TABLE, format!("table \"{n}\" does not exist")));
+                    }
+                }
+                let mut dropped = Vec::new();
+                for n in names {
+                    if let Some((table, seqs)) = catalog.drop_table(n) {
+                        dropped.push(Undo::Dropped(table, seqs));
+                    }
+                }
+                self.txn().undo.extend(dropped);
+                command("DROP TABLE")
+            }
+            Plan::Truncate { tables } => {
+                let t = self.txn();
+                for table in tables {
+                    let w = t.writes.table_mut(table);
+                    w.truncated = true;
+                    w.rows.clear();
+                }
+                command("TRUNCATE TABLE")
+            }
+            Plan::AddPrimaryKey { table, name, columns } => {
+                self.add_primary_key(table, name.clone(), columns)?;
+                command("ALTER TABLE")
+            }
+        }
+    }
+
+    fn add_primary_key(&mut self, table: &Arc<Table>, name: Option<String>, columns: &[usize]) -> Result<()> {
+        let def = table.def();
+        if !def.primary_key.is_empty() {
+            return Err(Error::new(SqlState::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{}\" are not allowed", def.name)));
+        }
+        if self.txn.as_ref().is_some_and(|t| t.writes.table(table.id).is_some()) {
+            return Err(Error::unsupported("ALTER TABLE ... ADD PRIMARY KEY on a table this transaction has written is not supported yet"));
+        }
+        let snapshot = self.engine.txn.visibility.visible_lsn();
+        let mut new_def: TableDef = (*def).clone();
+        new_def.primary_key = columns.to_vec();
+        new_def.pkey_name = Some(name.unwrap_or_else(|| format!("{}_pkey", def.name)));
+        for &c in columns {
+            new_def.columns[c].not_null = true;
+        }
+        let mut rows = std::collections::BTreeMap::new();
+        let mut failure = None;
+        table.scan((std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), snapshot, false, |_, row| {
+            for &c in columns {
+                if row[c].is_null() {
+                    failure = Some(Error::new(
+                        SqlState::NOT_NULL_VIOLATION,
+                        format!("column \"{}\" of relation \"{}\" contains null values", def.columns[c].name, def.name),
+                    ));
+                    return false;
+                }
+            }
+            let vals: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
+            let mut key = Vec::new();
+            types::encode_key(&vals, &mut key);
+            if rows.insert(key, row.clone()).is_some() {
+                let names: Vec<&str> = columns.iter().map(|&c| def.columns[c].name.as_str()).collect();
+                let shown: Vec<String> = vals.iter().map(super::expr::text_of).collect();
+                failure = Some(
+                    Error::new(
+                        SqlState::UNIQUE_VIOLATION,
+                        format!("could not create unique index \"{}\"", new_def.pkey_name.as_deref().unwrap_or_default()),
+                    )
+                    .with_detail(format!("Key ({})=({}) is duplicated.", names.join(", "), shown.join(", "))),
+                );
+                return false;
+            }
+            true
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let catalog = &self.engine.txn.catalog;
+        self.engine.txn.commit_direct(|lsn| {
+            table.replace_all(lsn, rows);
+            table.set_def(new_def);
+            catalog.table_altered();
+        });
+        Ok(())
+    }
+
+    fn run_dml(&mut self, plan: &Plan, fields: Vec<Field>, params: &[Value]) -> Result<Outcome> {
+        let snapshot = self.statement_snapshot();
+        let engine = self.engine.clone();
+        let isolation = self.txn.as_ref().map(|t| t.isolation);
+        let overrides = &self.overrides;
+        let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, n);
+        let Some(txn) = self.txn.as_mut() else { return Err(Error::internal("no transaction")) };
+        let mut exec = Executor {
+            engine: &engine,
+            slot: &self.slot,
+            snapshot,
+            ctx: EvalContext {
+                params,
+                txn_start_us: txn.start_us,
+                backend_pid: self.slot.pid,
+                user: &self.user,
+                engine: &engine,
+                settings: &settings_fn,
+            },
+            txn,
+        };
+        let with_rows = |tag: String, rows: Vec<Vec<Value>>, fields: Vec<Field>| {
+            if fields.is_empty() {
+                Outcome::Command { tag }
+            } else {
+                Outcome::Rows { fields, rows, tag }
+            }
+        };
+        match plan {
+            Plan::Select(sel) => {
+                let rows = exec.select(sel)?;
+                let tag = tag_rows("SELECT", rows.len() as u64);
+                Ok(Outcome::Rows { fields, rows, tag })
+            }
+            Plan::Insert(ins) => {
+                let (n, rows) = exec.insert(ins)?;
+                Ok(with_rows(format!("INSERT 0 {n}"), rows, fields))
+            }
+            Plan::Update(upd) => {
+                let (n, rows) = exec.update(upd)?;
+                Ok(with_rows(tag_rows("UPDATE", n), rows, fields))
+            }
+            Plan::Delete(del) => {
+                let (n, rows) = exec.delete(del)?;
+                Ok(with_rows(tag_rows("DELETE", n), rows, fields))
+            }
+            _ => Err(Error::internal("not a DML plan")),
+        }
     }
 
     /// Feed one CopyData message's bytes (any split across rows).
     pub fn copy_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> Result<()> {
-        let _ = (copy, data);
-        unimplemented!("Session::copy_data")
+        let result = copy.parser.feed(data).and_then(|records| self.copy_rows(copy, records));
+        if result.is_err() {
+            self.on_error();
+        }
+        result
+    }
+
+    fn copy_rows(&mut self, copy: &mut CopyIn, records: Vec<super::copy::Record>) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let Plan::Copy(cp) = copy.plan.as_ref() else { return Err(Error::internal("not a COPY plan")) };
+        let engine = self.engine.clone();
+        let overrides = &self.overrides;
+        let settings_fn = |n: &str| show_setting(overrides, &engine, None, n);
+        let Some(txn) = self.txn.as_mut() else { return Err(Error::internal("COPY without a transaction")) };
+        let mut exec = Executor {
+            engine: &engine,
+            slot: &self.slot,
+            snapshot: copy.snapshot,
+            ctx: EvalContext {
+                params: &[],
+                txn_start_us: txn.start_us,
+                backend_pid: self.slot.pid,
+                user: &self.user,
+                engine: &engine,
+                settings: &settings_fn,
+            },
+            txn,
+        };
+        let ncols = cp.def.columns.len();
+        let mut touched = std::collections::HashSet::new();
+        for rec in records {
+            let line = copy.parser.line;
+            let context = |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
+            if rec.len() > cp.targets.len() {
+                return Err(context(Error::new(SqlState::BAD_COPY_FILE_FORMAT, "extra data after last expected column")));
+            }
+            if rec.len() < cp.targets.len() {
+                let missing = &cp.def.columns[cp.targets[rec.len()]].name;
+                return Err(context(Error::new(SqlState::BAD_COPY_FILE_FORMAT, format!("missing data for column \"{missing}\""))));
+            }
+            let mut values = Vec::with_capacity(rec.len());
+            for (field, &col) in rec.into_iter().zip(&cp.targets) {
+                values.push(Some(match field {
+                    None => Value::Null,
+                    Some(s) => types::decode_text(&cp.def.columns[col].data_type, &s).map_err(context)?,
+                }));
+            }
+            let row = exec.build_row(&cp.defaults, &cp.targets, values, ncols)?;
+            let row = check_row(&cp.def, row).map_err(context)?;
+            exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched).map_err(context)?;
+            copy.rows += 1;
+            if copy.rows % 1024 == 0 && self.slot.cancel.load(Ordering::Acquire) {
+                return Err(Error::canceled());
+            }
+        }
+        Ok(())
     }
 
     /// CopyDone: finish the COPY, returning the number of rows copied.
-    pub fn copy_done(&mut self, copy: CopyIn) -> Result<u64> {
-        let _ = copy;
-        unimplemented!("Session::copy_done")
+    pub fn copy_done(&mut self, mut copy: CopyIn) -> Result<u64> {
+        let result = copy.parser.finish().and_then(|records| self.copy_rows(&mut copy, records));
+        match result {
+            Ok(()) => Ok(copy.rows),
+            Err(e) => {
+                self.on_error();
+                Err(e)
+            }
+        }
     }
 
     /// CopyFail from the client: abandon the COPY; returns the error to report.
-    pub fn copy_fail(&mut self, copy: CopyIn, message: &str) -> crate::error::Error {
-        let _ = (copy, message);
-        unimplemented!("Session::copy_fail")
+    pub fn copy_fail(&mut self, copy: CopyIn, message: &str) -> Error {
+        drop(copy);
+        self.on_error();
+        Error::new(SqlState::QUERY_CANCELED, format!("COPY from stdin failed: {message}"))
     }
+}
 
-    /// The client went away: roll back whatever is open and release locks.
-    pub fn close(&mut self) {}
+fn show_setting(overrides: &HashMap<&'static str, String>, engine: &Engine, isolation: Option<Isolation>, name: &str) -> Option<String> {
+    if name.eq_ignore_ascii_case("transaction_isolation") {
+        return Some(
+            isolation
+                .map(|i| i.name().to_string())
+                .or_else(|| overrides.get("default_transaction_isolation").cloned())
+                .unwrap_or_else(|| engine.settings.show("default_transaction_isolation").unwrap_or_default()),
+        );
+    }
+    let def = settings::def(name)?;
+    overrides.get(def.name).cloned().or_else(|| engine.settings.show(def.name))
 }

@@ -1,1 +1,21 @@
-//! Storage. (stub)
+//! Storage: the catalog of tables and, per table, the committed row versions keyed by an
+//! order-preserving encoding of the primary key (or of a hidden row id).
+//!
+//! Invariants:
+//! - Storage only ever holds *committed* data. Uncommitted writes live in each
+//!   transaction's write set (see `txn`), so nothing here is ever rolled back.
+//! - Each key maps to a version chain, newest first, each version stamped with the LSN of the
+//!   commit that wrote it. Versions are installed in increasing LSN order per key (row locks
+//!   make the installs of conflicting commits ordered), so a chain is sorted by LSN.
+//! - A reader at snapshot `s` sees, for each key, the newest version with `lsn <= s`.
+//! - A version may be pruned once a newer version is visible to every live snapshot
+//!   (its LSN is at or below the oldest snapshot, the horizon).
+//!
+//! This is the in-memory implementation of the storage interface; paged storage (B+tree over
+//! 8 KiB pages, a buffer pool and checkpoints) replaces the map behind the same methods.
+
+mod catalog;
+mod table;
+
+pub use catalog::{Catalog, Column, Sequence, TableDef};
+pub use table::{Key, Row, Table, TableId, Version};

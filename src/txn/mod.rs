@@ -1,1 +1,26 @@
-//! Transactions. (stub)
+//! Transactions: write sets, row locks, snapshots and the commit path.
+//!
+//! Invariants:
+//! - A transaction's writes stay in its private [`WriteSet`] until commit. Storage never
+//!   sees uncommitted data, so aborting is just dropping the write set and the locks.
+//! - Every row a transaction writes (insert, update, delete, or the key an insert claims)
+//!   is locked in the [`LockTable`] first, and stays locked until the transaction ends.
+//!   So two live transactions never have the same key in their write sets, and the
+//!   installs of concurrent commits touch disjoint keys and may run in parallel.
+//! - A snapshot is one LSN. `visible_lsn` only advances over a prefix of commits that are
+//!   all installed, so a snapshot taken at `visible_lsn` sees each commit whole or not at
+//!   all, in commit order.
+//! - A commit is acknowledged only after it is visible: a client that hears "COMMIT" and
+//!   then reads, on any connection, sees its own write.
+//! - Lock waits detect deadlocks immediately (a wait that would close a cycle in the
+//!   wait-for graph fails with 40P01) and can be cancelled.
+
+mod locks;
+mod manager;
+mod visibility;
+mod writeset;
+
+pub use locks::{LockTable, TxnId};
+pub use manager::{Isolation, SessionSlot, TxnManager};
+pub use visibility::VisibilityTracker;
+pub use writeset::{TableWrites, WriteSet};

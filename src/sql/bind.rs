@@ -1,0 +1,849 @@
+//! Binding: turning sqlparser expressions into typed [`Expr`]s against a scope of columns,
+//! resolving untyped literals and parameters from context as PostgreSQL does.
+
+use sqlparser::ast;
+
+use super::expr::{CmpOp, Expr, Func};
+use crate::error::{Error, Result, SqlState};
+use crate::types::{self, ArithOp, DataType, Value};
+
+/// A column visible to an expression: its qualifier (table name or alias), name and type.
+#[derive(Clone, Debug)]
+pub struct ScopeColumn {
+    pub qualifiers: Vec<String>,
+    pub name: String,
+    pub data_type: DataType,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub columns: Vec<ScopeColumn>,
+}
+
+/// An aggregate call found while binding a grouped query's output.
+#[derive(Clone, Debug)]
+pub struct AggCall {
+    pub func: AggFunc,
+    /// None for count(*).
+    pub arg: Option<Expr>,
+    pub arg_type: DataType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+impl AggFunc {
+    fn from_name(name: &str) -> Option<AggFunc> {
+        Some(match name {
+            "count" => AggFunc::Count,
+            "sum" => AggFunc::Sum,
+            "min" => AggFunc::Min,
+            "max" => AggFunc::Max,
+            "avg" => AggFunc::Avg,
+            _ => return None,
+        })
+    }
+
+    pub fn result_type(self, arg: DataType) -> DataType {
+        match (self, arg) {
+            (AggFunc::Count, _) => DataType::Int8,
+            (AggFunc::Sum, DataType::Int2 | DataType::Int4) => DataType::Int8,
+            (AggFunc::Sum, DataType::Int8 | DataType::Numeric(_)) => DataType::Numeric(None),
+            (AggFunc::Sum, t) => t.without_typmod(),
+            (AggFunc::Avg, DataType::Float4 | DataType::Float8) => DataType::Float8,
+            (AggFunc::Avg, _) => DataType::Numeric(None),
+            (_, t) => t.without_typmod(),
+        }
+    }
+}
+
+/// State for binding the output of a grouped query: GROUP BY expressions become columns
+/// 0..g of the aggregate row, aggregates become columns g.. .
+pub struct Grouping {
+    pub keys: Vec<(String, Expr, DataType)>,
+    pub aggs: Vec<AggCall>,
+}
+
+pub struct Binder {
+    /// Parameter types; `Unknown` until resolved by context.
+    pub params: Vec<DataType>,
+    /// Grouping in effect while binding a grouped query's output.
+    pub grouping: Option<Grouping>,
+    /// Where aggregates are not allowed, the clause name for the error.
+    pub no_aggregates: Option<&'static str>,
+}
+
+pub type Typed = (Expr, DataType);
+
+pub fn ident_name(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// A table name, without a `public.` or `pg_catalog.` schema.
+pub fn object_name(name: &ast::ObjectName) -> Result<String> {
+    let mut parts = Vec::new();
+    for p in &name.0 {
+        match p {
+            ast::ObjectNamePart::Identifier(i) => parts.push(ident_name(i)),
+            _ => return Err(Error::unsupported(format!("unsupported name: {name}"))),
+        }
+    }
+    match parts.as_slice() {
+        [t] => Ok(t.clone()),
+        [schema, t] if schema == "public" => Ok(t.clone()),
+        [schema, _] if schema == "pg_catalog" || schema == "information_schema" => {
+            Err(Error::unsupported(format!("system catalog \"{name}\" is not supported yet")))
+        }
+        [schema, _] => Err(Error::new(SqlState::UNDEFINED_TABLE, format!("schema \"{schema}\" does not exist"))),
+        _ => Err(Error::unsupported(format!("unsupported name: {name}"))),
+    }
+}
+
+/// Map a SQL type name to our type; 0A000 for types we lack. Also reports serial columns.
+pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
+    use ast::DataType as A;
+    let len = |l: &Option<ast::CharacterLength>| -> Result<Option<u32>> {
+        match l {
+            None => Ok(None),
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                if *length == 0 || *length > 10_485_760 {
+                    return Err(Error::new(SqlState::INVALID_PARAMETER_VALUE, "length for type varchar must be between 1 and 10485760"));
+                }
+                Ok(Some(*length as u32))
+            }
+            Some(_) => Err(Error::unsupported("VARCHAR(MAX) is not supported")),
+        }
+    };
+    let numeric = |info: &ast::ExactNumberInfo| -> Result<DataType> {
+        match info {
+            ast::ExactNumberInfo::None => Ok(DataType::Numeric(None)),
+            ast::ExactNumberInfo::Precision(p) => numeric_typmod(*p as i64, 0),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => numeric_typmod(*p as i64, *s),
+        }
+    };
+    Ok((
+        match dt {
+            A::SmallInt(_) | A::Int2(_) => DataType::Int2,
+            A::Int(_) | A::Integer(_) | A::Int4(_) => DataType::Int4,
+            A::BigInt(_) | A::Int8(_) => DataType::Int8,
+            A::Real | A::Float4 => DataType::Float4,
+            A::DoublePrecision | A::Float8 | A::Double(ast::ExactNumberInfo::None) => DataType::Float8,
+            A::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Float4,
+            A::Float(_) => DataType::Float8,
+            A::Numeric(info) | A::Decimal(info) | A::Dec(info) => numeric(info)?,
+            A::Bool | A::Boolean => DataType::Bool,
+            A::Text | A::String(None) => DataType::Text,
+            A::Varchar(l) | A::CharacterVarying(l) | A::CharVarying(l) => DataType::Varchar(len(l)?),
+            A::Char(l) | A::Character(l) => DataType::Char(len(l)?.unwrap_or(1)),
+            A::Bytea => DataType::Bytea,
+            A::Date => DataType::Date,
+            A::Timestamp(_, ast::TimezoneInfo::WithTimeZone) => DataType::TimestampTz,
+            A::Timestamp(_, ast::TimezoneInfo::Tz) => DataType::TimestampTz,
+            A::Timestamp(_, _) => DataType::Timestamp,
+            A::Custom(name, mods) => {
+                let n = name.to_string().to_lowercase();
+                let n = n.trim_start_matches("pg_catalog.");
+                match (n, mods.len()) {
+                    ("serial" | "serial4", 0) => return Ok((DataType::Int4, true)),
+                    ("bigserial" | "serial8", 0) => return Ok((DataType::Int8, true)),
+                    ("smallserial" | "serial2", 0) => return Ok((DataType::Int2, true)),
+                    ("timestamptz", _) => DataType::TimestampTz,
+                    ("bpchar", 0) => DataType::Char(1),
+                    ("regclass", 0) => DataType::Text,
+                    ("int2", 0) => DataType::Int2,
+                    ("int4", 0) => DataType::Int4,
+                    ("int8", 0) => DataType::Int8,
+                    ("float4", 0) => DataType::Float4,
+                    ("float8", 0) => DataType::Float8,
+                    ("bool", 0) => DataType::Bool,
+                    ("text", 0) => DataType::Text,
+                    ("varchar", 0) => DataType::Varchar(None),
+                    _ => return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist"))),
+                }
+            }
+            other => return Err(Error::unsupported(format!("type {other} is not supported yet"))),
+        },
+        false,
+    ))
+}
+
+fn numeric_typmod(p: i64, s: i64) -> Result<DataType> {
+    if !(1..=1000).contains(&p) {
+        return Err(Error::new(SqlState::INVALID_PARAMETER_VALUE, format!("NUMERIC precision {p} must be between 1 and 1000")));
+    }
+    if s < 0 || s > p {
+        return Err(Error::new(SqlState::INVALID_PARAMETER_VALUE, format!("NUMERIC scale {s} must be between 0 and precision {p}")));
+    }
+    if p > 28 {
+        return Err(Error::unsupported(format!("NUMERIC precision {p} exceeds the supported maximum of 28")));
+    }
+    Ok(DataType::Numeric(Some((p as u8, s as u8))))
+}
+
+fn function_name(f: &ast::Function) -> String {
+    let name = f.name.to_string().to_lowercase();
+    name.trim_start_matches("pg_catalog.").to_string()
+}
+
+/// Whether an expression contains an aggregate call (outside subqueries).
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    match e {
+        E::Function(f) => {
+            AggFunc::from_name(&function_name(f)).is_some()
+                || match &f.args {
+                    ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => contains_aggregate(e),
+                        _ => false,
+                    }),
+                    _ => false,
+                }
+        }
+        E::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
+        E::UnaryOp { expr, .. } | E::Nested(expr) | E::Cast { expr, .. } => contains_aggregate(expr),
+        E::IsNull(e) | E::IsNotNull(e) | E::IsTrue(e) | E::IsFalse(e) | E::IsNotTrue(e) | E::IsNotFalse(e) => contains_aggregate(e),
+        E::Between { expr, low, high, .. } => contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high),
+        E::InList { expr, list, .. } => contains_aggregate(expr) || list.iter().any(contains_aggregate),
+        E::Case { operand, conditions, else_result, .. } => {
+            operand.as_deref().is_some_and(contains_aggregate)
+                || conditions.iter().any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || else_result.as_deref().is_some_and(contains_aggregate)
+        }
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => contains_aggregate(expr) || contains_aggregate(pattern),
+        _ => false,
+    }
+}
+
+/// The type two operands are unified to for comparison or arithmetic.
+fn unify(a: DataType, b: DataType) -> DataType {
+    match (a, b) {
+        (DataType::Unknown, t) | (t, DataType::Unknown) => t,
+        (a, _) => a,
+    }
+}
+
+fn comparable(a: DataType, b: DataType) -> bool {
+    let class = |t: DataType| match t {
+        t if t.is_numeric() => 1,
+        t if t.is_string() => 2,
+        DataType::Date | DataType::Timestamp | DataType::TimestampTz => 3,
+        DataType::Bool => 4,
+        DataType::Bytea => 5,
+        _ => 0,
+    };
+    a == DataType::Unknown || b == DataType::Unknown || class(a) == class(b)
+}
+
+/// PostgreSQL's result type for arithmetic on two types, or 42883.
+pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Result<DataType> {
+    use DataType::*;
+    let rank = |t: DataType| match t {
+        Int2 => 1,
+        Int4 => 2,
+        Int8 => 3,
+        Numeric(_) => 4,
+        Float4 => 5,
+        Float8 => 6,
+        _ => 0,
+    };
+    Ok(match (a, b) {
+        (Date, t) | (t, Date) if t.is_integer() && matches!(op, ArithOp::Add | ArithOp::Sub) => Date,
+        (Date, Date) if op == ArithOp::Sub => Int4,
+        (Float4, Float4) => Float4,
+        (Float4, x) | (x, Float4) if x.is_integer() || matches!(x, Float8 | Numeric(_)) => Float8,
+        (x, y) if rank(x) > 0 && rank(y) > 0 => {
+            if rank(x) >= rank(y) {
+                x.without_typmod()
+            } else {
+                y.without_typmod()
+            }
+        }
+        _ => {
+            let sym = match op {
+                ArithOp::Add => "+",
+                ArithOp::Sub => "-",
+                ArithOp::Mul => "*",
+                ArithOp::Div => "/",
+                ArithOp::Mod => "%",
+            };
+            return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} {} {}", a.name(), sym, b.name()))
+                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+        }
+    })
+}
+
+impl Binder {
+    pub fn new(param_types: Vec<DataType>) -> Binder {
+        Binder { params: param_types, grouping: None, no_aggregates: None }
+    }
+
+    /// Resolve an untyped expression to `to`: literals are parsed now, parameters take the
+    /// type. Typed expressions are returned unchanged.
+    pub fn coerce(&mut self, (expr, ty): Typed, to: DataType) -> Result<Expr> {
+        if ty != DataType::Unknown || to == DataType::Unknown {
+            return Ok(expr);
+        }
+        match expr {
+            Expr::Const(Value::Text(s)) => Ok(Expr::Const(types::decode_text(&to, &s)?)),
+            Expr::Const(v) => Ok(Expr::Const(v)),
+            Expr::Param(i) => {
+                self.params[i] = to.without_typmod();
+                Ok(Expr::Param(i))
+            }
+            other => Ok(Expr::Cast(Box::new(other), to)),
+        }
+    }
+
+    /// Bind and resolve to text if still untyped; char(n) values become text (blank-trimmed).
+    fn bind_text(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Expr> {
+        let t = self.bind(e, scope)?;
+        Ok(match t.1 {
+            DataType::Unknown => self.coerce(t, DataType::Text)?,
+            DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+            _ => t.0,
+        })
+    }
+
+    pub fn bind_bool(&mut self, e: &ast::Expr, scope: &Scope, clause: &str) -> Result<Expr> {
+        let t = self.bind(e, scope)?;
+        match t.1 {
+            DataType::Bool => Ok(t.0),
+            DataType::Unknown => self.coerce(t, DataType::Bool),
+            other => Err(Error::new(SqlState::DATATYPE_MISMATCH, format!("argument of {clause} must be type boolean, not type {}", other.name()))),
+        }
+    }
+
+    fn lookup(&self, qualifier: Option<&str>, name: &str, scope: &Scope) -> Result<Typed> {
+        let mut found = None;
+        for (i, c) in scope.columns.iter().enumerate() {
+            if c.name == name && qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| x == q)) {
+                if found.is_some() {
+                    return Err(Error::new(SqlState::AMBIGUOUS_COLUMN, format!("column reference \"{name}\" is ambiguous")));
+                }
+                found = Some((Expr::Column(i), c.data_type));
+            }
+        }
+        if let Some(f) = found {
+            if self.grouping.is_some() {
+                let full = match qualifier {
+                    Some(q) => format!("{q}.{name}"),
+                    None => name.to_string(),
+                };
+                return Err(Error::new(
+                    SqlState::GROUPING_ERROR,
+                    format!("column \"{full}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+                ));
+            }
+            return Ok(f);
+        }
+        if let Some(q) = qualifier {
+            if !scope.columns.iter().any(|c| c.qualifiers.iter().any(|x| x == q)) {
+                return Err(Error::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\"")));
+            }
+            return Err(Error::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")));
+        }
+        Err(Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")))
+    }
+
+    pub fn bind(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Typed> {
+        use ast::Expr as E;
+        if let Some(g) = &self.grouping {
+            let text = e.to_string();
+            if let Some(k) = g.keys.iter().position(|(t, _, _)| *t == text) {
+                return Ok((Expr::Column(k), g.keys[k].2));
+            }
+        }
+        match e {
+            E::Identifier(id) => {
+                let name = ident_name(id);
+                if id.quote_style.is_none() {
+                    match name.as_str() {
+                        "current_user" | "session_user" | "user" | "current_role" => {
+                            return Ok((Expr::Func(Func::CurrentUser, vec![]), DataType::Text))
+                        }
+                        "current_timestamp" | "localtimestamp" => return Ok((Expr::Func(Func::Now, vec![]), DataType::TimestampTz)),
+                        "current_date" => return Ok((Expr::Cast(Box::new(Expr::Func(Func::Now, vec![])), DataType::Date), DataType::Date)),
+                        _ => {}
+                    }
+                }
+                self.lookup(None, &name, scope)
+            }
+            E::CompoundIdentifier(ids) => match ids.as_slice() {
+                [t, c] => self.lookup(Some(&ident_name(t)), &ident_name(c), scope),
+                [s, t, c] if ident_name(s) == "public" => self.lookup(Some(&ident_name(t)), &ident_name(c), scope),
+                _ => Err(Error::unsupported(format!("unsupported column reference {e}"))),
+            },
+            E::Value(v) => self.bind_value(&v.value),
+            E::Nested(inner) => self.bind(inner, scope),
+            E::UnaryOp { op, expr } => match op {
+                ast::UnaryOperator::Minus => {
+                    let t = self.bind(expr, scope)?;
+                    match t {
+                        (Expr::Const(v), ty) if !v.is_null() && ty != DataType::Unknown => Ok((Expr::Const(types::negate(&v)?), ty)),
+                        (ex, DataType::Unknown) => {
+                            let ex = self.coerce((ex, DataType::Unknown), DataType::Numeric(None))?;
+                            Ok((Expr::Neg(Box::new(ex)), DataType::Numeric(None)))
+                        }
+                        (ex, ty) if ty.is_numeric() => Ok((Expr::Neg(Box::new(ex)), ty)),
+                        (_, ty) => Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: - {}", ty.name()))),
+                    }
+                }
+                ast::UnaryOperator::Plus => self.bind(expr, scope),
+                ast::UnaryOperator::Not => {
+                    let inner = self.bind_bool(expr, scope, "NOT")?;
+                    Ok((Expr::Not(Box::new(inner)), DataType::Bool))
+                }
+                other => Err(Error::unsupported(format!("operator {other} is not supported"))),
+            },
+            E::BinaryOp { left, op, right } => self.bind_binary(left, op, right, scope),
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let t = self.bind(x, scope)?;
+                Ok((Expr::IsNull(Box::new(t.0), matches!(e, E::IsNotNull(_))), DataType::Bool))
+            }
+            E::IsTrue(x) | E::IsNotTrue(x) | E::IsFalse(x) | E::IsNotFalse(x) => {
+                let inner = self.bind_bool(x, scope, "IS TRUE")?;
+                let want = matches!(e, E::IsTrue(_) | E::IsNotTrue(_));
+                let negated = matches!(e, E::IsNotTrue(_) | E::IsNotFalse(_));
+                Ok((Expr::IsBool(Box::new(inner), want, negated), DataType::Bool))
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let (l, r) = self.bind_pair(a, b, scope)?;
+                Ok((Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, E::IsNotDistinctFrom(..))), DataType::Bool))
+            }
+            E::Between { expr, negated, low, high } => {
+                let x = self.bind(expr, scope)?;
+                let lo = self.bind(low, scope)?;
+                let hi = self.bind(high, scope)?;
+                let ty = unify(unify(x.1, lo.1), hi.1);
+                let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+                for t in [x.1, lo.1, hi.1] {
+                    if !comparable(t, ty) {
+                        return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} >= {}", ty.name(), t.name())));
+                    }
+                }
+                let x = self.coerce(x, ty)?;
+                let lo = self.coerce(lo, ty)?;
+                let hi = self.coerce(hi, ty)?;
+                let both = Expr::And(
+                    Box::new(Expr::Cmp(CmpOp::GtEq, Box::new(x.clone()), Box::new(lo))),
+                    Box::new(Expr::Cmp(CmpOp::LtEq, Box::new(x), Box::new(hi))),
+                );
+                Ok((if *negated { Expr::Not(Box::new(both)) } else { both }, DataType::Bool))
+            }
+            E::InList { expr, list, negated } => {
+                let x = self.bind(expr, scope)?;
+                let items = list.iter().map(|i| self.bind(i, scope)).collect::<Result<Vec<_>>>()?;
+                let mut ty = x.1;
+                for i in &items {
+                    ty = unify(ty, i.1);
+                }
+                let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+                let x = self.coerce(x, ty)?;
+                let mut bound = Vec::new();
+                for i in items {
+                    if !comparable(i.1, ty) {
+                        return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} = {}", ty.name(), i.1.name())));
+                    }
+                    bound.push(self.coerce(i, ty)?);
+                }
+                Ok((Expr::InList { expr: Box::new(x), list: bound, negated: *negated }, DataType::Bool))
+            }
+            E::Like { negated, expr, pattern, escape_char, any: false } | E::ILike { negated, expr, pattern, escape_char, any: false } => {
+                if escape_char.is_some() {
+                    return Err(Error::unsupported("LIKE ... ESCAPE is not supported yet"));
+                }
+                let x = self.bind_text(expr, scope)?;
+                let p = self.bind_text(pattern, scope)?;
+                Ok((
+                    Expr::Like { expr: Box::new(x), pattern: Box::new(p), negated: *negated, case_insensitive: matches!(e, E::ILike { .. }) },
+                    DataType::Bool,
+                ))
+            }
+            E::Cast { expr, data_type: dt, kind, .. } => {
+                if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+                    return Err(Error::unsupported("TRY_CAST is not supported"));
+                }
+                let (to, serial) = data_type(dt)?;
+                if serial {
+                    return Err(Error::new(SqlState::UNDEFINED_OBJECT, "type \"serial\" does not exist"));
+                }
+                let t = self.bind(expr, scope)?;
+                self.cast(t, to)
+            }
+            E::TypedString(ts) => {
+                let (to, _) = data_type(&ts.data_type)?;
+                let t = self.bind_value(&ts.value.value)?;
+                self.cast(t, to)
+            }
+            E::Case { operand, conditions, else_result, .. } => self.bind_case(operand.as_deref(), conditions, else_result.as_deref(), scope),
+            E::Function(f) => self.bind_function(f, scope),
+            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => Err(Error::unsupported("subqueries are not supported yet")),
+            other => Err(Error::unsupported(format!("expression is not supported yet: {other}"))),
+        }
+    }
+
+    fn cast(&mut self, t: Typed, to: DataType) -> Result<Typed> {
+        Ok(match t {
+            (Expr::Const(v), _) => (Expr::Const(types::cast(v, &to)?), to),
+            (Expr::Param(i), DataType::Unknown) => {
+                self.params[i] = to.without_typmod();
+                (Expr::Cast(Box::new(Expr::Param(i)), to), to)
+            }
+            (ex, DataType::Char(_)) if to.is_string() && !matches!(to, DataType::Char(_)) => {
+                (Expr::Cast(Box::new(Expr::Func(Func::BpcharToText, vec![ex])), to), to)
+            }
+            (ex, _) => (Expr::Cast(Box::new(ex), to), to),
+        })
+    }
+
+    fn bind_value(&mut self, v: &ast::Value) -> Result<Typed> {
+        use ast::Value as V;
+        Ok(match v {
+            V::Number(s, _) => {
+                if let Ok(i) = s.parse::<i32>() {
+                    (Expr::Const(Value::Int4(i)), DataType::Int4)
+                } else if let Ok(i) = s.parse::<i64>() {
+                    (Expr::Const(Value::Int8(i)), DataType::Int8)
+                } else {
+                    let d = types::decode_text(&DataType::Numeric(None), s)?;
+                    (Expr::Const(d), DataType::Numeric(None))
+                }
+            }
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {
+                (Expr::Const(Value::Text(s.clone())), DataType::Unknown)
+            }
+            V::DollarQuotedString(d) => (Expr::Const(Value::Text(d.value.clone())), DataType::Unknown),
+            V::HexStringLiteral(h) => (Expr::Const(Value::Text(format!("\\x{h}"))), DataType::Unknown),
+            V::Boolean(b) => (Expr::Const(Value::Bool(*b)), DataType::Bool),
+            V::Null => (Expr::Const(Value::Null), DataType::Unknown),
+            V::Placeholder(p) => {
+                let n: usize = p
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n >= 1 && *n <= crate::constants::MAX_BIND_PARAMETERS)
+                    .ok_or_else(|| Error::syntax(format!("syntax error at or near \"{p}\"")))?;
+                if self.params.len() < n {
+                    self.params.resize(n, DataType::Unknown);
+                }
+                (Expr::Param(n - 1), self.params[n - 1])
+            }
+            other => return Err(Error::unsupported(format!("literal {other} is not supported"))),
+        })
+    }
+
+    fn bind_pair(&mut self, a: &ast::Expr, b: &ast::Expr, scope: &Scope) -> Result<(Expr, Expr)> {
+        let l = self.bind(a, scope)?;
+        let r = self.bind(b, scope)?;
+        let ty = unify(l.1, r.1);
+        let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+        if !comparable(l.1, r.1) {
+            return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} = {}", l.1.name(), r.1.name()))
+                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+        }
+        Ok((self.coerce(l, ty)?, self.coerce(r, ty)?))
+    }
+
+    fn bind_binary(&mut self, left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr, scope: &Scope) -> Result<Typed> {
+        use ast::BinaryOperator as B;
+        let cmp = match op {
+            B::Eq => Some(CmpOp::Eq),
+            B::NotEq => Some(CmpOp::NotEq),
+            B::Lt => Some(CmpOp::Lt),
+            B::LtEq => Some(CmpOp::LtEq),
+            B::Gt => Some(CmpOp::Gt),
+            B::GtEq => Some(CmpOp::GtEq),
+            _ => None,
+        };
+        if let Some(c) = cmp {
+            let l = self.bind(left, scope)?;
+            let r = self.bind(right, scope)?;
+            if !comparable(l.1, r.1) {
+                return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} {} {}", l.1.name(), op, r.1.name()))
+                    .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+            }
+            let ty = unify(l.1, r.1);
+            let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+            let (l, r) = (self.coerce(l, ty)?, self.coerce(r, ty)?);
+            return Ok((Expr::Cmp(c, Box::new(l), Box::new(r)), DataType::Bool));
+        }
+        let arith = match op {
+            B::Plus => Some(ArithOp::Add),
+            B::Minus => Some(ArithOp::Sub),
+            B::Multiply => Some(ArithOp::Mul),
+            B::Divide => Some(ArithOp::Div),
+            B::Modulo => Some(ArithOp::Mod),
+            _ => None,
+        };
+        if let Some(a) = arith {
+            let l = self.bind(left, scope)?;
+            let r = self.bind(right, scope)?;
+            let (lt, rt) = match (l.1, r.1) {
+                (DataType::Unknown, DataType::Unknown) => {
+                    return Err(Error::new(SqlState::INDETERMINATE_DATATYPE, "could not determine data type of an operand; add an explicit cast"))
+                }
+                (DataType::Unknown, t) => (if t == DataType::Date { DataType::Int4 } else { t }, t),
+                (t, DataType::Unknown) => (t, if t == DataType::Date { DataType::Int4 } else { t }),
+                (a, b) => (a, b),
+            };
+            let ty = arith_type(a, lt, rt)?;
+            let (l, r) = (self.coerce(l, lt)?, self.coerce(r, rt)?);
+            if let (Expr::Const(x), Expr::Const(y)) = (&l, &r) {
+                if !x.is_null() && !y.is_null() {
+                    return Ok((Expr::Const(types::arith(a, x, y)?), ty));
+                }
+            }
+            return Ok((Expr::Arith(a, Box::new(l), Box::new(r)), ty));
+        }
+        match op {
+            B::And | B::Or => {
+                let l = self.bind_bool(left, scope, if *op == B::And { "AND" } else { "OR" })?;
+                let r = self.bind_bool(right, scope, if *op == B::And { "AND" } else { "OR" })?;
+                Ok((if *op == B::And { Expr::And(Box::new(l), Box::new(r)) } else { Expr::Or(Box::new(l), Box::new(r)) }, DataType::Bool))
+            }
+            B::StringConcat => {
+                let l = self.bind_text(left, scope)?;
+                let r = self.bind_text(right, scope)?;
+                Ok((Expr::Concat(Box::new(l), Box::new(r)), DataType::Text))
+            }
+            other => Err(Error::unsupported(format!("operator {other} is not supported yet"))),
+        }
+    }
+
+    fn bind_case(&mut self, operand: Option<&ast::Expr>, conditions: &[ast::CaseWhen], otherwise: Option<&ast::Expr>, scope: &Scope) -> Result<Typed> {
+        let op = match operand {
+            Some(o) => Some(self.bind(o, scope)?),
+            None => None,
+        };
+        let mut whens = Vec::new();
+        let mut results = Vec::new();
+        for c in conditions {
+            let cond = match &op {
+                Some(o) => {
+                    let t = self.bind(&c.condition, scope)?;
+                    let ty = unify(o.1, t.1);
+                    self.coerce(t, ty)?
+                }
+                None => self.bind_bool(&c.condition, scope, "CASE/WHEN")?,
+            };
+            whens.push(cond);
+            results.push(self.bind(&c.result, scope)?);
+        }
+        let other = match otherwise {
+            Some(e) => Some(self.bind(e, scope)?),
+            None => None,
+        };
+        let mut ty = DataType::Unknown;
+        for r in results.iter().chain(other.iter()) {
+            ty = unify(ty, r.1);
+        }
+        let ty = if ty == DataType::Unknown { DataType::Text } else { ty.without_typmod() };
+        let op = match op {
+            Some(o) => {
+                let oty = if o.1 == DataType::Unknown { DataType::Text } else { o.1 };
+                Some(Box::new(self.coerce(o, oty)?))
+            }
+            None => None,
+        };
+        let mut pairs = Vec::new();
+        for (w, r) in whens.into_iter().zip(results) {
+            let rt = r.1;
+            let r = self.coerce(r, ty)?;
+            pairs.push((w, if rt != ty && rt != DataType::Unknown { Expr::Cast(Box::new(r), ty) } else { r }));
+        }
+        let otherwise = match other {
+            Some(o) => {
+                let ot = o.1;
+                let e = self.coerce(o, ty)?;
+                Some(Box::new(if ot != ty && ot != DataType::Unknown { Expr::Cast(Box::new(e), ty) } else { e }))
+            }
+            None => None,
+        };
+        Ok((Expr::Case { operand: op, whens: pairs, otherwise }, ty))
+    }
+
+    fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Typed> {
+        let name = function_name(f);
+        if f.over.is_some() {
+            return Err(Error::unsupported("window functions are not supported yet"));
+        }
+        let (args, star, distinct) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false, false),
+            ast::FunctionArguments::List(l) => {
+                let mut args = Vec::new();
+                let mut star = false;
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(Error::unsupported(format!("argument form not supported in {name}()"))),
+                    }
+                }
+                (args, star, matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(Error::unsupported("subqueries are not supported yet")),
+        };
+        if let Some(agg) = AggFunc::from_name(&name) {
+            return self.bind_aggregate(agg, &name, &args, star, distinct, scope);
+        }
+        let arity = |n: usize| -> Result<()> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name} with {} arguments does not exist", args.len())))
+            }
+        };
+        let (func, ty, bound) = match name.as_str() {
+            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
+                arity(0)?;
+                (Func::Now, DataType::TimestampTz, vec![])
+            }
+            "clock_timestamp" => {
+                arity(0)?;
+                (Func::ClockTimestamp, DataType::TimestampTz, vec![])
+            }
+            "random" => {
+                arity(0)?;
+                (Func::Random, DataType::Float8, vec![])
+            }
+            "md5" | "lower" | "upper" => {
+                arity(1)?;
+                let a = self.bind_text(&args[0], scope)?;
+                let func = match name.as_str() {
+                    "md5" => Func::Md5,
+                    "lower" => Func::Lower,
+                    _ => Func::Upper,
+                };
+                (func, DataType::Text, vec![a])
+            }
+            "length" | "char_length" | "character_length" | "octet_length" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let a = match t.1 {
+                    DataType::Bytea => t.0,
+                    DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+                    DataType::Unknown => self.coerce(t, DataType::Text)?,
+                    ty if ty.is_string() => t.0,
+                    other => return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function length({}) does not exist", other.name()))),
+                };
+                (Func::Length, DataType::Int4, vec![a])
+            }
+            "abs" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let ty = if t.1 == DataType::Unknown { DataType::Float8 } else { t.1 };
+                if !ty.is_numeric() {
+                    return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function abs({}) does not exist", ty.name())));
+                }
+                let a = self.coerce(t, ty)?;
+                (Func::Abs, ty.without_typmod(), vec![a])
+            }
+            "coalesce" => {
+                if args.is_empty() {
+                    return Err(Error::syntax("syntax error at or near \")\""));
+                }
+                let items = args.iter().map(|a| self.bind(a, scope)).collect::<Result<Vec<_>>>()?;
+                let mut ty = DataType::Unknown;
+                for i in &items {
+                    if !comparable(ty, i.1) {
+                        return Err(Error::new(SqlState::DATATYPE_MISMATCH, format!("COALESCE types {} and {} cannot be matched", ty.name(), i.1.name())));
+                    }
+                    ty = unify(ty, i.1);
+                }
+                let ty = if ty == DataType::Unknown { DataType::Text } else { ty.without_typmod() };
+                let mut bound = Vec::new();
+                for i in items {
+                    let it = i.1;
+                    let e = self.coerce(i, ty)?;
+                    bound.push(if it != ty && it != DataType::Unknown { Expr::Cast(Box::new(e), ty) } else { e });
+                }
+                (Func::Coalesce, ty, bound)
+            }
+            "nextval" => {
+                arity(1)?;
+                let a = self.bind_text(&args[0], scope)?;
+                (Func::Nextval, DataType::Int8, vec![a])
+            }
+            "version" => {
+                arity(0)?;
+                (Func::Version, DataType::Text, vec![])
+            }
+            "current_database" | "current_catalog" => {
+                arity(0)?;
+                (Func::CurrentDatabase, DataType::Text, vec![])
+            }
+            "current_user" | "session_user" | "user" | "current_role" => {
+                arity(0)?;
+                (Func::CurrentUser, DataType::Text, vec![])
+            }
+            "pg_backend_pid" => {
+                arity(0)?;
+                (Func::BackendPid, DataType::Int4, vec![])
+            }
+            "current_setting" => {
+                arity(1)?;
+                let a = self.bind_text(&args[0], scope)?;
+                (Func::CurrentSetting, DataType::Text, vec![a])
+            }
+            _ => {
+                return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}() does not exist"))
+                    .with_hint("No function matches the given name and argument types."))
+            }
+        };
+        Ok((Expr::Func(func, bound), ty))
+    }
+
+    fn bind_aggregate(&mut self, agg: AggFunc, name: &str, args: &[ast::Expr], star: bool, distinct: bool, scope: &Scope) -> Result<Typed> {
+        if let Some(clause) = self.no_aggregates {
+            return Err(Error::new(SqlState::GROUPING_ERROR, format!("aggregate functions are not allowed in {clause}")));
+        }
+        if self.grouping.is_none() {
+            return Err(Error::internal("aggregate outside a grouped query"));
+        }
+        if distinct {
+            return Err(Error::unsupported(format!("{name}(DISTINCT ...) is not supported yet")));
+        }
+        let (arg, arg_type) = if star {
+            if agg != AggFunc::Count {
+                return Err(Error::syntax(format!("{name}(*) is not valid; only count(*) takes *")));
+            }
+            (None, DataType::Int8)
+        } else {
+            if args.len() != 1 {
+                return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name} with {} arguments does not exist", args.len())));
+            }
+            // Arguments are bound against input rows, where aggregates may not nest.
+            let grouping = self.grouping.take();
+            self.no_aggregates = Some("aggregate function calls");
+            let bound = self.bind(&args[0], scope);
+            self.no_aggregates = None;
+            self.grouping = grouping;
+            let t = bound?;
+            let ty = match (agg, t.1) {
+                (AggFunc::Count, DataType::Unknown) => DataType::Text,
+                (_, DataType::Unknown) => {
+                    return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}(unknown) is not unique")));
+                }
+                (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() => {
+                    return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.name())));
+                }
+                (_, t) => t,
+            };
+            let e = self.coerce(t, ty)?;
+            (Some(e), ty)
+        };
+        let g = self.grouping.as_mut().ok_or_else(|| Error::internal("aggregate outside a grouped query"))?;
+        let idx = g.keys.len() + g.aggs.len();
+        g.aggs.push(AggCall { func: agg, arg, arg_type });
+        Ok((Expr::Column(idx), agg.result_type(arg_type)))
+    }
+}

@@ -1,0 +1,660 @@
+//! The executor: runs plans inside a transaction. Reads merge committed rows at the
+//! statement's snapshot with the transaction's own writes; writes lock rows first and
+//! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use super::bind::{AggCall, AggFunc};
+use super::expr::{numeric_div, EvalContext, Expr};
+use super::plan::*;
+use super::session::TxnState;
+use super::Engine;
+use crate::error::{Error, Result, SqlState};
+use crate::storage::{Key, Row, Table, TableDef};
+use crate::txn::{Isolation, SessionSlot};
+use crate::types::{self, DataType, Value};
+use crate::wal::Lsn;
+
+/// How often (in rows) long loops check for cancellation.
+const CANCEL_CHECK_ROWS: usize = 1024;
+
+pub struct Executor<'a> {
+    pub engine: &'a Engine,
+    pub slot: &'a SessionSlot,
+    pub txn: &'a mut TxnState,
+    pub snapshot: Lsn,
+    pub ctx: EvalContext<'a>,
+}
+
+fn check_cancel(slot: &SessionSlot) -> Result<()> {
+    if slot.cancel.load(AtomicOrdering::Acquire) {
+        return Err(Error::canceled());
+    }
+    Ok(())
+}
+
+fn truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+
+/// The storage key of a row: its encoded primary key, or a hidden row id.
+pub fn row_key(table: &Table, def: &TableDef, row: &[Value]) -> Key {
+    let mut key = Vec::with_capacity(16);
+    if def.primary_key.is_empty() {
+        types::encode_key(&[Value::Int8(table.next_row_id() as i64)], &mut key);
+    } else {
+        let vals: Vec<Value> = def.primary_key.iter().map(|&i| row[i].clone()).collect();
+        types::encode_key(&vals, &mut key);
+    }
+    key
+}
+
+fn pk_key(def: &TableDef, row: &[Value]) -> Key {
+    let vals: Vec<Value> = def.primary_key.iter().map(|&i| row[i].clone()).collect();
+    let mut key = Vec::with_capacity(16);
+    types::encode_key(&vals, &mut key);
+    key
+}
+
+fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {
+    let names: Vec<&str> = def.primary_key.iter().map(|&i| def.columns[i].name.as_str()).collect();
+    let vals: Vec<String> = def.primary_key.iter().map(|&i| super::expr::text_of(&row[i])).collect();
+    Error::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!("duplicate key value violates unique constraint \"{}\"", def.pkey_name.as_deref().unwrap_or("")),
+    )
+    .with_detail(format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", ")))
+}
+
+fn serialization_failure() -> Error {
+    Error::new(SqlState::SERIALIZATION_FAILURE, "could not serialize access due to concurrent update")
+}
+
+/// Cast every value to its column type and check NOT NULL.
+pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
+    for (i, col) in def.columns.iter().enumerate() {
+        let v = std::mem::replace(&mut row[i], Value::Null);
+        let v = if v.is_null() { v } else { types::cast_assign(v, &col.data_type)? };
+        if v.is_null() && col.not_null {
+            let shown: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(j, x)| if j == i || x.is_null() { "null".to_string() } else { super::expr::text_of(x) })
+                .collect();
+            return Err(Error::new(
+                SqlState::NOT_NULL_VIOLATION,
+                format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, def.name),
+            )
+            .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
+        }
+        row[i] = v;
+    }
+    Ok(row)
+}
+
+impl Executor<'_> {
+    fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
+        e.eval(row, &self.ctx)
+    }
+
+    fn matches(&self, filter: &Option<Expr>, row: &[Value]) -> Result<bool> {
+        match filter {
+            None => Ok(true),
+            Some(f) => Ok(truthy(&self.eval(f, row)?)),
+        }
+    }
+
+    /// Key bounds for a scan's access path; None when no row can match.
+    fn bounds(&self, scan: &ScanPlan) -> Result<Option<(Bound<Key>, Bound<Key>)>> {
+        let col_type = |i: usize| scan.def.columns[scan.def.primary_key[i]].data_type;
+        // The value as the key column's type, if it is exactly representable there.
+        let as_key = |v: Value, i: usize| -> Result<Option<Value>> {
+            if v.is_null() {
+                return Ok(None);
+            }
+            let t = col_type(i);
+            let c = match types::cast(v.clone(), &t) {
+                Ok(c) => c,
+                Err(_) => return Ok(None),
+            };
+            Ok(if types::compare(&c, &v) == Some(Ordering::Equal) { Some(c) } else { None })
+        };
+        match &scan.access {
+            Access::Full => Ok(Some((Bound::Unbounded, Bound::Unbounded))),
+            Access::Point(exprs) => {
+                let mut vals = Vec::new();
+                for (i, e) in exprs.iter().enumerate() {
+                    match as_key(self.eval(e, &[])?, i)? {
+                        Some(v) => vals.push(v),
+                        None => return Ok(None),
+                    }
+                }
+                let mut key = Vec::new();
+                types::encode_key(&vals, &mut key);
+                Ok(Some((Bound::Included(key.clone()), Bound::Included(key))))
+            }
+            Access::Range { low, high } => {
+                let bound = |b: &Option<(Expr, bool)>| -> Result<Option<Bound<Key>>> {
+                    Ok(match b {
+                        None => Some(Bound::Unbounded),
+                        Some((e, inclusive)) => {
+                            let v = self.eval(e, &[])?;
+                            if v.is_null() {
+                                return Ok(None);
+                            }
+                            match as_key(v, 0)? {
+                                Some(v) => {
+                                    let mut key = Vec::new();
+                                    types::encode_key(&[v], &mut key);
+                                    Some(if *inclusive { Bound::Included(key) } else { Bound::Excluded(key) })
+                                }
+                                // Not representable in the key type: scan unbounded, filter.
+                                None => Some(Bound::Unbounded),
+                            }
+                        }
+                    })
+                };
+                match (bound(low)?, bound(high)?) {
+                    (Some(l), Some(h)) => Ok(Some((l, h))),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+
+    /// Visit the rows a scan sees (committed at the snapshot, overlaid with our own
+    /// writes), filtered, in key order, until `visit` returns false.
+    fn for_each_row(&self, scan: &ScanPlan, mut visit: impl FnMut(&[u8], &Row) -> Result<bool>) -> Result<()> {
+        let Some((lo, hi)) = self.bounds(scan)? else { return Ok(()) };
+        if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {
+            if a == b {
+                // Point lookup.
+                let row = match self.txn.writes.get(scan.table.id, a) {
+                    Some(own) => own,
+                    None if self.txn.writes.table(scan.table.id).is_some_and(|t| t.truncated) => None,
+                    None => scan.table.get(a, self.snapshot),
+                };
+                if let Some(row) = row {
+                    if self.matches(&scan.filter, &row)? {
+                        visit(a, &row)?;
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let range = (as_ref_bound(&lo), as_ref_bound(&hi));
+        let own = self.txn.writes.table(scan.table.id);
+        let mut result = Ok(());
+        let mut n = 0usize;
+        match own {
+            None => scan.table.scan(range, self.snapshot, false, |k, row| {
+                n += 1;
+                if n % CANCEL_CHECK_ROWS == 0 {
+                    if let Err(e) = check_cancel(self.slot) {
+                        result = Err(e);
+                        return false;
+                    }
+                }
+                match self.matches(&scan.filter, row).and_then(|m| if m { visit(k, row) } else { Ok(true) }) {
+                    Ok(go) => go,
+                    Err(e) => {
+                        result = Err(e);
+                        false
+                    }
+                }
+            }),
+            Some(own) => {
+                let mut committed: Vec<(Key, Row)> = Vec::new();
+                if !own.truncated {
+                    scan.table.scan(range, self.snapshot, false, |k, row| {
+                        committed.push((k.to_vec(), row.clone()));
+                        true
+                    });
+                }
+                let mut mine = own.rows.range::<[u8], _>(range).peekable();
+                let mut theirs = committed.into_iter().peekable();
+                loop {
+                    n += 1;
+                    if n % CANCEL_CHECK_ROWS == 0 {
+                        check_cancel(self.slot)?;
+                    }
+                    let take_mine = match (mine.peek(), theirs.peek()) {
+                        (None, None) => break,
+                        (Some(_), None) => true,
+                        (None, Some(_)) => false,
+                        (Some((mk, _)), Some((tk, _))) => mk.as_slice() <= tk.as_slice(),
+                    };
+                    let (key, row) = if take_mine {
+                        let (mk, mrow) = mine.next().ok_or_else(|| Error::internal("merge"))?;
+                        if theirs.peek().is_some_and(|(tk, _)| tk == mk) {
+                            theirs.next();
+                        }
+                        match mrow {
+                            Some(r) => (mk.clone(), r.clone()),
+                            None => continue,
+                        }
+                    } else {
+                        theirs.next().ok_or_else(|| Error::internal("merge"))?
+                    };
+                    if self.matches(&scan.filter, &row)? && !visit(&key, &row)? {
+                        break;
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    fn lock_row(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<()> {
+        if self.txn.writes.get(table.id, key).is_some() {
+            return Ok(());
+        }
+        *self.slot.wait_event.lock() = Some("Lock");
+        let r = self.engine.txn.locks.lock(self.txn.id, table.id, key, &self.slot.cancel);
+        *self.slot.wait_event.lock() = None;
+        r?;
+        self.txn.locks.push((table.id, key.to_vec()));
+        Ok(())
+    }
+
+    /// Lock a row we saw, then return the version to act on: our snapshot's version if it
+    /// is still the latest, else (READ COMMITTED) the latest if it still passes the filter,
+    /// or (REPEATABLE READ) a serialization failure.
+    fn lock_and_recheck(&mut self, scan: &ScanPlan, key: &[u8], seen: Row) -> Result<Option<Row>> {
+        if self.txn.writes.get(scan.table.id, key).is_some() {
+            return Ok(Some(seen));
+        }
+        self.lock_row(&scan.table, key)?;
+        match scan.table.latest(key) {
+            None => Ok(None),
+            Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
+            Some(v) => {
+                if self.txn.isolation == Isolation::RepeatableRead {
+                    return Err(serialization_failure());
+                }
+                match v.row {
+                    None => Ok(None),
+                    Some(latest) => Ok(if self.matches(&scan.filter, &latest)? { Some(latest) } else { None }),
+                }
+            }
+        }
+    }
+
+    fn collect(&self, scan: &ScanPlan) -> Result<Vec<(Key, Row)>> {
+        let mut rows = Vec::new();
+        self.for_each_row(scan, |k, r| {
+            rows.push((k.to_vec(), r.clone()));
+            Ok(true)
+        })?;
+        Ok(rows)
+    }
+
+    fn project(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Value>> {
+        exprs.iter().map(|e| self.eval(e, row)).collect()
+    }
+
+    pub fn update(&mut self, plan: &UpdatePlan) -> Result<(u64, Vec<Vec<Value>>)> {
+        let scan = &plan.scan;
+        let def = &scan.def;
+        let candidates = self.collect(scan)?;
+        let mut count = 0;
+        let mut returned = Vec::new();
+        let pk_changes = plan.assignments.iter().any(|(c, _)| def.primary_key.contains(c));
+        for (key, seen) in candidates {
+            check_cancel(self.slot)?;
+            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else { continue };
+            let mut new: Vec<Value> = current.to_vec();
+            for (col, e) in &plan.assignments {
+                new[*col] = self.eval(e, &current)?;
+            }
+            let new = check_row(def, new)?;
+            let new_key = if pk_changes { pk_key(def, &new) } else { key.clone() };
+            if new_key != key {
+                self.claim_key(&scan.table, def, &new_key, &new)?;
+                self.txn.writes.put(&scan.table, key, None);
+            }
+            if !plan.returning.is_empty() {
+                returned.push(self.project(&plan.returning, &new)?);
+            }
+            self.txn.writes.put(&scan.table, new_key, Some(new.into()));
+            count += 1;
+        }
+        Ok((count, returned))
+    }
+
+    /// Lock a key a new row will take and fail with 23505 if a live row holds it.
+    fn claim_key(&mut self, table: &Arc<Table>, def: &TableDef, key: &[u8], row: &[Value]) -> Result<()> {
+        match self.txn.writes.get(table.id, key) {
+            Some(Some(_)) => return Err(duplicate_key(def, row)),
+            Some(None) => return Ok(()),
+            None => {}
+        }
+        self.lock_row(table, key)?;
+        let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
+        if !truncated && table.latest(key).is_some_and(|v| v.row.is_some()) {
+            return Err(duplicate_key(def, row));
+        }
+        Ok(())
+    }
+
+    pub fn delete(&mut self, plan: &DeletePlan) -> Result<(u64, Vec<Vec<Value>>)> {
+        let scan = &plan.scan;
+        let candidates = self.collect(scan)?;
+        let mut count = 0;
+        let mut returned = Vec::new();
+        for (key, seen) in candidates {
+            check_cancel(self.slot)?;
+            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else { continue };
+            if !plan.returning.is_empty() {
+                returned.push(self.project(&plan.returning, &current)?);
+            }
+            self.txn.writes.put(&scan.table, key, None);
+            count += 1;
+        }
+        Ok((count, returned))
+    }
+
+    /// Build a full table row from source values for `targets` and column defaults.
+    pub fn build_row(&self, defaults: &[Option<Expr>], targets: &[usize], values: Vec<Option<Value>>, ncols: usize) -> Result<Vec<Value>> {
+        let mut row: Vec<Option<Value>> = vec![None; ncols];
+        for (v, &t) in values.into_iter().zip(targets) {
+            row[t] = v;
+        }
+        row.into_iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Some(v) => Ok(v),
+                None => match &defaults[i] {
+                    Some(d) => self.eval(d, &[]),
+                    None => Ok(Value::Null),
+                },
+            })
+            .collect()
+    }
+
+    /// Insert one complete row, handling ON CONFLICT. Returns the row written, if any.
+    pub fn insert_row(&mut self, table: &Arc<Table>, def: &TableDef, row: Vec<Value>, on_conflict: &OnConflict, touched: &mut HashSet<Key>) -> Result<Option<Vec<Value>>> {
+        let row = check_row(def, row)?;
+        if def.primary_key.is_empty() {
+            let key = row_key(table, def, &row);
+            self.txn.writes.put(table, key, Some(row.clone().into()));
+            return Ok(Some(row));
+        }
+        let key = pk_key(def, &row);
+        let existing: Option<Row> = match self.txn.writes.get(table.id, &key) {
+            Some(own) => own,
+            None => {
+                self.lock_row(table, &key)?;
+                let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
+                match table.latest(&key) {
+                    Some(v) if !truncated && v.row.is_some() => {
+                        if self.txn.isolation == Isolation::RepeatableRead && v.lsn > self.snapshot && !matches!(on_conflict, OnConflict::Error) {
+                            return Err(serialization_failure());
+                        }
+                        v.row
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let Some(existing) = existing else {
+            if !matches!(on_conflict, OnConflict::Error) {
+                touched.insert(key.clone());
+            }
+            self.txn.writes.put(table, key, Some(row.clone().into()));
+            return Ok(Some(row));
+        };
+        match on_conflict {
+            OnConflict::Error => Err(duplicate_key(def, &row)),
+            OnConflict::Nothing => Ok(None),
+            OnConflict::Update { assignments, filter } => {
+                if !touched.insert(key.clone()) {
+                    return Err(Error::new(SqlState::CARDINALITY_VIOLATION, "ON CONFLICT DO UPDATE command cannot affect row a second time")
+                        .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
+                }
+                let mut both: Vec<Value> = existing.to_vec();
+                both.extend(row.iter().cloned());
+                if !self.matches(filter, &both)? {
+                    return Ok(None);
+                }
+                let mut new: Vec<Value> = existing.to_vec();
+                for (col, e) in assignments {
+                    new[*col] = self.eval(e, &both)?;
+                }
+                let new = check_row(def, new)?;
+                if pk_key(def, &new) != key {
+                    return Err(Error::unsupported("ON CONFLICT DO UPDATE may not change the primary key"));
+                }
+                self.txn.writes.put(table, key, Some(new.clone().into()));
+                Ok(Some(new))
+            }
+        }
+    }
+
+    pub fn insert(&mut self, plan: &InsertPlan) -> Result<(u64, Vec<Vec<Value>>)> {
+        let ncols = plan.def.columns.len();
+        let source_rows: Vec<Vec<Option<Value>>> = match &plan.source {
+            InsertSource::Values(rows) => rows
+                .iter()
+                .map(|r| r.iter().map(|e| e.as_ref().map(|e| self.eval(e, &[])).transpose()).collect::<Result<Vec<_>>>())
+                .collect::<Result<_>>()?,
+            InsertSource::Select(sel) => self.select(sel)?.into_iter().map(|r| r.into_iter().map(Some).collect()).collect(),
+        };
+        let mut count = 0;
+        let mut returned = Vec::new();
+        let mut touched = HashSet::new();
+        for values in source_rows {
+            check_cancel(self.slot)?;
+            let row = self.build_row(&plan.defaults, &plan.targets, values, ncols)?;
+            if let Some(written) = self.insert_row(&plan.table, &plan.def, row, &plan.on_conflict, &mut touched)? {
+                count += 1;
+                if !plan.returning.is_empty() {
+                    returned.push(self.project(&plan.returning, &written)?);
+                }
+            }
+        }
+        Ok((count, returned))
+    }
+
+    fn count_of(&self, e: &Option<Expr>) -> Result<Option<usize>> {
+        match e {
+            None => Ok(None),
+            Some(e) => match self.eval(e, &[])? {
+                Value::Null => Ok(None),
+                v => {
+                    let n = v.as_i64().ok_or_else(|| Error::internal("LIMIT is not an integer"))?;
+                    if n < 0 {
+                        return Err(Error::new(SqlState::INVALID_ROW_COUNT, "LIMIT must not be negative"));
+                    }
+                    Ok(Some(n as usize))
+                }
+            },
+        }
+    }
+
+    pub fn select(&self, plan: &SelectPlan) -> Result<Vec<Vec<Value>>> {
+        let limit = self.count_of(&plan.limit)?;
+        let offset = self.count_of(&plan.offset)?.unwrap_or(0);
+        // (sort keys, output row)
+        let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        let early_stop = plan.order_by.is_empty() && plan.aggregation.is_none();
+        let want = limit.map(|l| l + offset);
+        let emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
+            let keys = plan.order_by.iter().map(|k| self.eval(&k.expr, row)).collect::<Result<Vec<_>>>()?;
+            out.push((keys, self.project(&plan.projection, row)?));
+            Ok(!(early_stop && want.is_some_and(|w| out.len() >= w)))
+        };
+        match &plan.aggregation {
+            None => match &plan.source {
+                None => {
+                    emit(&[], &mut out)?;
+                }
+                Some(scan) => {
+                    if want != Some(0) {
+                        self.for_each_row(scan, |_, row| emit(row, &mut out))?;
+                    }
+                }
+            },
+            Some(agg) => {
+                let mut groups: HashMap<Vec<Value>, usize> = HashMap::new();
+                let mut states: Vec<(Vec<Value>, Vec<AggState>)> = Vec::new();
+                let mut feed = |row: &[Value]| -> Result<bool> {
+                    let key = agg.keys.iter().map(|k| self.eval(k, row)).collect::<Result<Vec<_>>>()?;
+                    let idx = match groups.get(&key) {
+                        Some(&i) => i,
+                        None => {
+                            states.push((key.clone(), agg.aggs.iter().map(AggState::new).collect()));
+                            groups.insert(key, states.len() - 1);
+                            states.len() - 1
+                        }
+                    };
+                    for (state, call) in states[idx].1.iter_mut().zip(&agg.aggs) {
+                        let v = match &call.arg {
+                            Some(e) => Some(self.eval(e, row)?),
+                            None => None,
+                        };
+                        state.add(v)?;
+                    }
+                    Ok(true)
+                };
+                match &plan.source {
+                    None => {
+                        feed(&[])?;
+                    }
+                    Some(scan) => self.for_each_row(scan, |_, row| feed(row))?,
+                }
+                if states.is_empty() && agg.keys.is_empty() {
+                    states.push((Vec::new(), agg.aggs.iter().map(AggState::new).collect()));
+                }
+                for (key, st) in states {
+                    let mut row = key;
+                    for s in st {
+                        row.push(s.finish()?);
+                    }
+                    if let Some(h) = &agg.having {
+                        if !truthy(&self.eval(h, &row)?) {
+                            continue;
+                        }
+                    }
+                    emit(&row, &mut out)?;
+                }
+            }
+        }
+        if !plan.order_by.is_empty() {
+            let mut err = None;
+            out.sort_by(|(a, _), (b, _)| {
+                for (k, (x, y)) in plan.order_by.iter().zip(a.iter().zip(b)) {
+                    let ord = match (x.is_null(), y.is_null()) {
+                        (true, true) => Ordering::Equal,
+                        (true, false) => if k.nulls_first { Ordering::Less } else { Ordering::Greater },
+                        (false, true) => if k.nulls_first { Ordering::Greater } else { Ordering::Less },
+                        _ => {
+                            let o = types::compare(x, y).unwrap_or_else(|| {
+                                err = Some(Error::internal("incomparable sort keys"));
+                                Ordering::Equal
+                            });
+                            if k.desc { o.reverse() } else { o }
+                        }
+                    };
+                    if ord != Ordering::Equal {
+                        return ord;
+                    }
+                }
+                Ordering::Equal
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        let rows = out.into_iter().map(|(_, r)| r).skip(offset);
+        Ok(match limit {
+            Some(l) => rows.take(l).collect(),
+            None => rows.collect(),
+        })
+    }
+}
+
+fn as_ref_bound(b: &Bound<Key>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Running state of one aggregate in one group.
+enum AggState {
+    Count(i64),
+    Sum { acc: Option<Value>, ty: DataType },
+    MinMax { best: Option<Value>, max: bool },
+    Avg { sum: Option<Value>, count: i64, float: bool },
+}
+
+impl AggState {
+    fn new(call: &AggCall) -> AggState {
+        match call.func {
+            AggFunc::Count => AggState::Count(0),
+            AggFunc::Sum => AggState::Sum { acc: None, ty: call.func.result_type(call.arg_type) },
+            AggFunc::Min => AggState::MinMax { best: None, max: false },
+            AggFunc::Max => AggState::MinMax { best: None, max: true },
+            AggFunc::Avg => AggState::Avg { sum: None, count: 0, float: matches!(call.arg_type, DataType::Float4 | DataType::Float8) },
+        }
+    }
+
+    /// Add one input (None for count(*)).
+    fn add(&mut self, v: Option<Value>) -> Result<()> {
+        if matches!(v, Some(Value::Null)) {
+            return Ok(());
+        }
+        match self {
+            AggState::Count(n) => *n += 1,
+            AggState::Sum { acc, ty } => {
+                let v = types::cast(v.unwrap_or(Value::Null), ty)?;
+                *acc = Some(match acc.take() {
+                    None => v,
+                    Some(a) => types::arith(types::ArithOp::Add, &a, &v)?,
+                });
+            }
+            AggState::MinMax { best, max } => {
+                let v = v.unwrap_or(Value::Null);
+                let replace = match best {
+                    None => true,
+                    Some(b) => match types::compare(&v, b) {
+                        Some(Ordering::Greater) => *max,
+                        Some(Ordering::Less) => !*max,
+                        _ => false,
+                    },
+                };
+                if replace {
+                    *best = Some(v);
+                }
+            }
+            AggState::Avg { sum, count, float } => {
+                let ty = if *float { DataType::Float8 } else { DataType::Numeric(None) };
+                let v = types::cast(v.unwrap_or(Value::Null), &ty)?;
+                *sum = Some(match sum.take() {
+                    None => v,
+                    Some(a) => types::arith(types::ArithOp::Add, &a, &v)?,
+                });
+                *count += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Value> {
+        Ok(match self {
+            AggState::Count(n) => Value::Int8(n),
+            AggState::Sum { acc, .. } => acc.unwrap_or(Value::Null),
+            AggState::MinMax { best, .. } => best.unwrap_or(Value::Null),
+            AggState::Avg { sum: None, .. } => Value::Null,
+            AggState::Avg { sum: Some(Value::Float8(s)), count, .. } => Value::Float8(s / count as f64),
+            AggState::Avg { sum: Some(Value::Numeric(s)), count, .. } => Value::Numeric(numeric_div(s, count.into())?),
+            AggState::Avg { .. } => return Err(Error::internal("avg of unexpected type")),
+        })
+    }
+}

@@ -1,0 +1,461 @@
+//! Bound expressions and their evaluation. Column references are positions in the row the
+//! expression is evaluated against; types were resolved by the planner.
+
+use std::cmp::Ordering;
+
+use md5::{Digest, Md5};
+use rust_decimal::Decimal;
+
+use crate::error::{Error, Result, SqlState};
+use crate::types::{self, ArithOp, DataType, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl CmpOp {
+    fn test(self, ord: Ordering) -> bool {
+        match self {
+            CmpOp::Eq => ord == Ordering::Equal,
+            CmpOp::NotEq => ord != Ordering::Equal,
+            CmpOp::Lt => ord == Ordering::Less,
+            CmpOp::LtEq => ord != Ordering::Greater,
+            CmpOp::Gt => ord == Ordering::Greater,
+            CmpOp::GtEq => ord != Ordering::Less,
+        }
+    }
+
+    /// The operator with its operands swapped (`a < b` is `b > a`).
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+            other => other,
+        }
+    }
+}
+
+/// Scalar functions we implement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Now,
+    ClockTimestamp,
+    Random,
+    Md5,
+    Length,
+    Lower,
+    Upper,
+    Coalesce,
+    Abs,
+    Nextval,
+    Version,
+    CurrentDatabase,
+    CurrentUser,
+    BackendPid,
+    CurrentSetting,
+    /// char(n) → text: drops trailing blanks, as PostgreSQL's bpchar-to-text conversion does.
+    BpcharToText,
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Const(Value),
+    /// `$n` (zero-based here).
+    Param(usize),
+    Column(usize),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Arith(ArithOp, Box<Expr>, Box<Expr>),
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Concat(Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// IS [NOT] TRUE / FALSE: (expr, value tested, negated).
+    IsBool(Box<Expr>, bool, bool),
+    IsDistinct(Box<Expr>, Box<Expr>, bool),
+    Like { expr: Box<Expr>, pattern: Box<Expr>, negated: bool, case_insensitive: bool },
+    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
+    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>> },
+    Cast(Box<Expr>, DataType),
+    Func(Func, Vec<Expr>),
+}
+
+/// What an expression may need besides the row: parameters and session facts.
+pub struct EvalContext<'a> {
+    pub params: &'a [Value],
+    /// Transaction start time (what now() returns), microseconds since 2000-01-01 UTC.
+    pub txn_start_us: i64,
+    pub backend_pid: i32,
+    pub user: &'a str,
+    pub engine: &'a super::Engine,
+    pub settings: &'a dyn Fn(&str) -> Option<String>,
+}
+
+fn truth(v: &Value) -> Result<Option<bool>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        other => Err(Error::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("argument of boolean expression must be type boolean, not {:?}", other.data_type().map(|t| t.name())),
+        )),
+    }
+}
+
+/// Microseconds since 2000-01-01 00:00:00 UTC, now.
+pub fn now_us() -> i64 {
+    const PG_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+    let since_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
+    since_unix - PG_EPOCH_UNIX_US
+}
+
+impl Expr {
+    pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {
+        Ok(match self {
+            Expr::Const(v) => v.clone(),
+            Expr::Param(i) => ctx.params.get(*i).cloned().ok_or_else(|| {
+                Error::new(SqlState::UNDEFINED_PARAMETER, format!("there is no parameter ${}", i + 1))
+            })?,
+            Expr::Column(i) => row.get(*i).cloned().ok_or_else(|| Error::internal("column index out of range"))?,
+            Expr::Neg(e) => match e.eval(row, ctx)? {
+                Value::Null => Value::Null,
+                v => types::negate(&v)?,
+            },
+            Expr::Not(e) => match truth(&e.eval(row, ctx)?)? {
+                None => Value::Null,
+                Some(b) => Value::Bool(!b),
+            },
+            Expr::Arith(op, a, b) => {
+                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                if a.is_null() || b.is_null() {
+                    Value::Null
+                } else {
+                    types::arith(*op, &a, &b)?
+                }
+            }
+            Expr::Cmp(op, a, b) => {
+                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                compare_values(*op, &a, &b)?
+            }
+            Expr::And(a, b) => {
+                let l = truth(&a.eval(row, ctx)?)?;
+                if l == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                match (l, truth(&b.eval(row, ctx)?)?) {
+                    (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Or(a, b) => {
+                let l = truth(&a.eval(row, ctx)?)?;
+                if l == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                match (l, truth(&b.eval(row, ctx)?)?) {
+                    (_, Some(true)) => Value::Bool(true),
+                    (Some(false), Some(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Concat(a, b) => {
+                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                if a.is_null() || b.is_null() {
+                    Value::Null
+                } else {
+                    let mut s = text_of(&a);
+                    s.push_str(&text_of(&b));
+                    Value::Text(s)
+                }
+            }
+            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx)?.is_null() != *negated),
+            Expr::IsBool(e, want, negated) => {
+                let v = truth(&e.eval(row, ctx)?)?;
+                Value::Bool((v == Some(*want)) != *negated)
+            }
+            Expr::IsDistinct(a, b, negated) => {
+                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                let distinct = match (a.is_null(), b.is_null()) {
+                    (true, true) => false,
+                    (true, false) | (false, true) => true,
+                    _ => types::compare(&a, &b) != Some(Ordering::Equal),
+                };
+                Value::Bool(distinct != *negated)
+            }
+            Expr::Like { expr, pattern, negated, case_insensitive } => {
+                let (v, p) = (expr.eval(row, ctx)?, pattern.eval(row, ctx)?);
+                if v.is_null() || p.is_null() {
+                    Value::Null
+                } else {
+                    let (mut s, mut p) = (text_of(&v), text_of(&p));
+                    if *case_insensitive {
+                        s = s.to_lowercase();
+                        p = p.to_lowercase();
+                    }
+                    Value::Bool(like(&s, &p)? != *negated)
+                }
+            }
+            Expr::InList { expr, list, negated } => {
+                let v = expr.eval(row, ctx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for item in list {
+                    let x = item.eval(row, ctx)?;
+                    if x.is_null() {
+                        saw_null = true;
+                    } else if compare_values(CmpOp::Eq, &v, &x)? == Value::Bool(true) {
+                        return Ok(Value::Bool(!negated));
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*negated)
+                }
+            }
+            Expr::Case { operand, whens, otherwise } => {
+                let op = match operand {
+                    Some(o) => Some(o.eval(row, ctx)?),
+                    None => None,
+                };
+                for (cond, result) in whens {
+                    let hit = match &op {
+                        Some(o) => compare_values(CmpOp::Eq, o, &cond.eval(row, ctx)?)? == Value::Bool(true),
+                        None => truth(&cond.eval(row, ctx)?)? == Some(true),
+                    };
+                    if hit {
+                        return result.eval(row, ctx);
+                    }
+                }
+                match otherwise {
+                    Some(e) => e.eval(row, ctx)?,
+                    None => Value::Null,
+                }
+            }
+            Expr::Cast(e, ty) => types::cast(e.eval(row, ctx)?, ty)?,
+            Expr::Func(f, args) => eval_func(*f, args, row, ctx)?,
+        })
+    }
+
+    /// Whether the expression reads no column (so it can be evaluated once per statement).
+    pub fn is_row_independent(&self) -> bool {
+        match self {
+            Expr::Const(_) | Expr::Param(_) => true,
+            Expr::Column(_) => false,
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) | Expr::Cast(e, _) => e.is_row_independent(),
+            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Concat(a, b) | Expr::IsDistinct(a, b, _) => {
+                a.is_row_independent() && b.is_row_independent()
+            }
+            Expr::Like { expr, pattern, .. } => expr.is_row_independent() && pattern.is_row_independent(),
+            Expr::InList { expr, list, .. } => expr.is_row_independent() && list.iter().all(Expr::is_row_independent),
+            Expr::Case { operand, whens, otherwise } => {
+                operand.as_ref().is_none_or(|o| o.is_row_independent())
+                    && whens.iter().all(|(a, b)| a.is_row_independent() && b.is_row_independent())
+                    && otherwise.as_ref().is_none_or(|o| o.is_row_independent())
+            }
+            // Volatile functions must run per row.
+            Expr::Func(f, args) => {
+                !matches!(f, Func::Random | Func::ClockTimestamp | Func::Nextval) && args.iter().all(Expr::is_row_independent)
+            }
+        }
+    }
+}
+
+/// A SQL comparison: NULL if either side is NULL.
+pub fn compare_values(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    match types::compare(a, b) {
+        Some(ord) => Ok(Value::Bool(op.test(ord))),
+        None => Err(Error::new(
+            SqlState::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} {} {}",
+                a.data_type().map(|t| t.name()).unwrap_or_default(),
+                match op {
+                    CmpOp::Eq => "=",
+                    CmpOp::NotEq => "<>",
+                    CmpOp::Lt => "<",
+                    CmpOp::LtEq => "<=",
+                    CmpOp::Gt => ">",
+                    CmpOp::GtEq => ">=",
+                },
+                b.data_type().map(|t| t.name()).unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// The text form of a value (for ||, LIKE and string functions).
+pub fn text_of(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        other => {
+            let mut out = Vec::new();
+            types::encode_text(other, &mut out);
+            String::from_utf8(out).unwrap_or_default()
+        }
+    }
+}
+
+/// SQL LIKE with `%`, `_` and backslash escapes.
+fn like(s: &str, pattern: &str) -> Result<bool> {
+    let s: Vec<char> = s.chars().collect();
+    let mut p: Vec<(char, bool)> = Vec::new(); // (char, is_literal)
+    let mut it = pattern.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some(n) => p.push((n, true)),
+                None => {
+                    return Err(Error::new(SqlState::INVALID_ESCAPE_SEQUENCE, "LIKE pattern must not end with escape character"))
+                }
+            }
+        } else {
+            p.push((c, false));
+        }
+    }
+    // Iterative matching with backtracking on the last %.
+    let (mut si, mut pi) = (0, 0);
+    let (mut star_p, mut star_s) = (None, 0);
+    while si < s.len() {
+        if pi < p.len() && !p[pi].1 && p[pi].0 == '%' {
+            star_p = Some(pi);
+            star_s = si;
+            pi += 1;
+        } else if pi < p.len() && ((!p[pi].1 && p[pi].0 == '_') || p[pi].0 == s[si]) {
+            si += 1;
+            pi += 1;
+        } else if let Some(sp) = star_p {
+            pi = sp + 1;
+            star_s += 1;
+            si = star_s;
+        } else {
+            return Ok(false);
+        }
+    }
+    while pi < p.len() && !p[pi].1 && p[pi].0 == '%' {
+        pi += 1;
+    }
+    Ok(pi == p.len())
+}
+
+fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Value> {
+    if f == Func::Coalesce {
+        for a in args {
+            let v = a.eval(row, ctx)?;
+            if !v.is_null() {
+                return Ok(v);
+            }
+        }
+        return Ok(Value::Null);
+    }
+    let vals = args.iter().map(|a| a.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
+    // Every other function is strict: NULL in, NULL out.
+    if vals.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    Ok(match f {
+        Func::Now => Value::TimestampTz(ctx.txn_start_us),
+        Func::ClockTimestamp => Value::TimestampTz(now_us()),
+        Func::Random => Value::Float8(rand::random::<f64>()),
+        Func::Md5 => {
+            let digest = Md5::digest(text_of(&vals[0]).as_bytes());
+            Value::Text(hex::encode(digest))
+        }
+        Func::Length => {
+            // bytea counts bytes; strings count characters (char(n) arrives blank-trimmed).
+            let len = match &vals[0] {
+                Value::Bytea(b) => b.len(),
+                v => text_of(v).chars().count(),
+            };
+            Value::Int4(len as i32)
+        }
+        Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
+        Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
+        Func::Abs => match &vals[0] {
+            Value::Int2(v) => Value::Int2(v.checked_abs().ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "smallint out of range"))?),
+            Value::Int4(v) => Value::Int4(v.checked_abs().ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))?),
+            Value::Int8(v) => Value::Int8(v.checked_abs().ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range"))?),
+            Value::Float4(v) => Value::Float4(v.abs()),
+            Value::Float8(v) => Value::Float8(v.abs()),
+            Value::Numeric(d) => Value::Numeric(d.abs()),
+            other => return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function abs({}) does not exist", other.data_type().map(|t| t.name()).unwrap_or_default()))),
+        },
+        Func::Nextval => {
+            let name = text_of(&vals[0]);
+            let name = name.trim_matches('"').trim_start_matches("public.");
+            let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
+                Error::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
+            })?;
+            Value::Int8(seq.nextval())
+        }
+        Func::Version => Value::Text(format!(
+            "PostgreSQL {} on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",
+            crate::settings::SERVER_VERSION
+        )),
+        Func::CurrentDatabase => Value::Text("postgres".into()),
+        Func::CurrentUser => Value::Text(ctx.user.to_string()),
+        Func::BackendPid => Value::Int4(ctx.backend_pid),
+        Func::CurrentSetting => {
+            let name = text_of(&vals[0]);
+            match (ctx.settings)(&name) {
+                Some(v) => Value::Text(v),
+                None => {
+                    return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\"")))
+                }
+            }
+        }
+        Func::BpcharToText => Value::Text(text_of(&vals[0]).trim_end_matches(' ').to_string()),
+        Func::Coalesce => unreachable!("handled above"),
+    })
+}
+
+
+/// Exact numeric division with PostgreSQL's result scale (at least 16 significant digits),
+/// used by avg().
+pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
+    if b.is_zero() {
+        return Err(Error::new(SqlState::DIVISION_BY_ZERO, "division by zero"));
+    }
+    let q = a.checked_div(b).ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format"))?;
+    // PostgreSQL: rscale = 16 - (decimal digits before the point of the quotient, in
+    // groups of 4) * 4, at least the operands' scales.
+    let int_digits = {
+        let t = q.trunc().abs();
+        if t.is_zero() { 0 } else { t.to_string().len() as i64 }
+    };
+    let weight = if int_digits == 0 { 0 } else { (int_digits - 1) / 4 };
+    let mut scale = 16 - weight * 4;
+    if int_digits == 0 {
+        // Leading zero groups after the point raise the scale.
+        let frac = q.abs();
+        let mut w = 0;
+        let mut f = frac;
+        while !f.is_zero() && f < Decimal::new(1, 4) {
+            f *= Decimal::from(10000);
+            w += 1;
+        }
+        scale = 16 + w * 4;
+    }
+    let scale = scale.max(a.scale() as i64).max(b.scale() as i64).clamp(0, 28) as u32;
+    let mut r = q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(scale);
+    Ok(r)
+}

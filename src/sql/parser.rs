@@ -1,0 +1,490 @@
+//! Parsing: split a query string into statements, parse each with `sqlparser`, and route
+//! the few statements it cannot parse (VACUUM, ANALYZE, CHECKPOINT, COPY ... FROM STDIN,
+//! SHOW ALL) to a small parser of our own.
+
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use crate::error::{Error, Result};
+
+/// A parsed statement.
+#[derive(Debug)]
+pub enum Statement {
+    Ast(Box<ast::Statement>),
+    Copy(CopyStatement),
+    /// VACUUM / ANALYZE: accepted; storage has nothing to vacuum yet.
+    Maintenance { tag: &'static str, tables: Vec<String> },
+    Checkpoint,
+    ShowAll,
+    /// An empty query (only in a Parse message; simple queries drop empty statements).
+    Empty,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopyFormat {
+    Text,
+    Csv,
+    Binary,
+}
+
+#[derive(Debug, Clone)]
+pub struct CopyStatement {
+    pub table: String,
+    pub columns: Vec<String>,
+    pub format: CopyFormat,
+    pub delimiter: Option<char>,
+    pub null: Option<String>,
+    pub header: bool,
+    pub quote: char,
+    pub escape: Option<char>,
+}
+
+/// Split a query string at top-level semicolons, respecting quotes, dollar quotes and
+/// comments. Returns the non-empty statements' texts.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let bytes = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' => {
+                // E'...' strings treat backslash as an escape.
+                let escaped = i > 0 && (bytes[i - 1] == b'E' || bytes[i - 1] == b'e');
+                i += 1;
+                while i < bytes.len() {
+                    if escaped && bytes[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if bytes[i] == b'\'' {
+                        if i + 1 < bytes.len() && bytes[i + 1] == b'\'' {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0;
+                while i < bytes.len() {
+                    if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'$' => {
+                // $tag$ ... $tag$ (a tag is empty or an identifier not starting with a digit).
+                let tag_end = bytes[i + 1..].iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'));
+                match tag_end {
+                    Some(len) if bytes[i + 1 + len] == b'$' && !bytes.get(i + 1).is_some_and(|c| c.is_ascii_digit()) => {
+                        let tag = &sql[i..i + len + 2];
+                        let body = i + len + 2;
+                        i = match sql[body..].find(tag) {
+                            Some(pos) => body + pos + tag.len(),
+                            None => bytes.len(),
+                        };
+                    }
+                    _ => i += 1,
+                }
+            }
+            b';' => {
+                let stmt = sql[start..i].trim();
+                if !is_blank(stmt) {
+                    out.push(stmt);
+                }
+                i += 1;
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    let stmt = sql[start.min(sql.len())..].trim();
+    if !is_blank(stmt) {
+        out.push(stmt);
+    }
+    out
+}
+
+/// Whether a statement text holds only comments and white space.
+fn is_blank(s: &str) -> bool {
+    let mut rest = s.trim_start();
+    loop {
+        if rest.is_empty() {
+            return true;
+        }
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map(|p| r[p..].trim_start()).unwrap_or("");
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map(|p| r[p + 2..].trim_start()).unwrap_or("");
+        } else {
+            return false;
+        }
+    }
+}
+
+/// Parse one statement's text.
+pub fn parse_statement(sql: &str) -> Result<Statement> {
+    let words = Words::new(sql);
+    match words.first().as_deref() {
+        Some("copy") => return parse_copy(sql),
+        Some("vacuum") | Some("analyze") | Some("analyse") => return parse_maintenance(sql),
+        Some("checkpoint") => {
+            if words.rest(1).is_empty() {
+                return Ok(Statement::Checkpoint);
+            }
+            return Err(syntax_near(&words.rest(1)));
+        }
+        Some("show") if words.rest(1).eq_ignore_ascii_case("all") => return Ok(Statement::ShowAll),
+        _ => {}
+    }
+    let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(syntax_error)?;
+    match stmts.len() {
+        1 => Ok(Statement::Ast(Box::new(stmts.remove(0)))),
+        _ => Err(Error::syntax("syntax error: expected one statement")),
+    }
+}
+
+/// Turn sqlparser's message into PostgreSQL's `syntax error at or near "x"`.
+fn syntax_error(e: sqlparser::parser::ParserError) -> Error {
+    let msg = e.to_string();
+    if let Some(pos) = msg.find("found: ") {
+        let found = &msg[pos + 7..];
+        let token = found.split(" at Line:").next().unwrap_or(found).trim();
+        if token == "EOF" {
+            return Error::syntax("syntax error at end of input");
+        }
+        return Error::syntax(format!("syntax error at or near \"{token}\""));
+    }
+    Error::syntax(format!("syntax error: {}", msg.trim_start_matches("sql parser error: ")))
+}
+
+fn syntax_near(token: &str) -> Error {
+    let t = token.split_whitespace().next().unwrap_or("");
+    Error::syntax(format!("syntax error at or near \"{t}\""))
+}
+
+/// A tiny tokenizer for our own statements: identifiers, numbers, quoted strings, symbols.
+struct Words {
+    tokens: Vec<String>,
+    /// Byte offset in the original text where each token starts.
+    offsets: Vec<usize>,
+    text: String,
+}
+
+impl Words {
+    fn new(sql: &str) -> Words {
+        let mut tokens = Vec::new();
+        let mut offsets = Vec::new();
+        let chars: Vec<(usize, char)> = sql.char_indices().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let (off, c) = chars[i];
+            if c.is_whitespace() {
+                i += 1;
+            } else if c.is_alphanumeric() || c == '_' {
+                let mut s = String::new();
+                while i < chars.len() && (chars[i].1.is_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '.') {
+                    s.extend(chars[i].1.to_lowercase());
+                    i += 1;
+                }
+                tokens.push(s);
+                offsets.push(off);
+            } else if c == '\'' || c == '"' {
+                // Quoted string or identifier: keep the quote char as a marker prefix.
+                let quote = c;
+                let mut s = String::from(quote);
+                i += 1;
+                while i < chars.len() {
+                    if chars[i].1 == quote {
+                        if i + 1 < chars.len() && chars[i + 1].1 == quote {
+                            s.push(quote);
+                            i += 2;
+                            continue;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    s.push(chars[i].1);
+                    i += 1;
+                }
+                tokens.push(s);
+                offsets.push(off);
+            } else {
+                tokens.push(c.to_string());
+                offsets.push(off);
+                i += 1;
+            }
+        }
+        Words { tokens, offsets, text: sql.to_string() }
+    }
+
+    fn first(&self) -> Option<String> {
+        self.tokens.first().cloned()
+    }
+
+    /// The original text from token `n` on.
+    fn rest(&self, n: usize) -> String {
+        match self.offsets.get(n) {
+            Some(&off) => self.text[off..].trim().to_string(),
+            None => String::new(),
+        }
+    }
+}
+
+/// An identifier token: unquoted (already lower-cased) or "quoted" (kept as is).
+fn ident(token: &str) -> Option<String> {
+    if let Some(q) = token.strip_prefix('"') {
+        return Some(q.to_string());
+    }
+    if token.starts_with('\'') || !token.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+        return None;
+    }
+    // Drop a `public.` schema qualifier.
+    Some(token.strip_prefix("public.").unwrap_or(token).to_string())
+}
+
+fn string_literal(token: &str) -> Option<String> {
+    token.strip_prefix('\'').map(|s| s.to_string())
+}
+
+fn parse_maintenance(sql: &str) -> Result<Statement> {
+    let w = Words::new(sql);
+    let tag = if w.tokens[0] == "vacuum" { "VACUUM" } else { "ANALYZE" };
+    let mut tables = Vec::new();
+    let mut i = 1;
+    // Options: VACUUM (opts) / VACUUM FULL FREEZE VERBOSE ANALYZE ...
+    if w.tokens.get(i).map(String::as_str) == Some("(") {
+        while i < w.tokens.len() && w.tokens[i] != ")" {
+            i += 1;
+        }
+        i += 1;
+    }
+    while let Some(t) = w.tokens.get(i) {
+        match t.as_str() {
+            "full" | "freeze" | "verbose" | "analyze" | "analyse" if tables.is_empty() => i += 1,
+            "," => i += 1,
+            "(" => {
+                // Column list after a table name: skip it.
+                while i < w.tokens.len() && w.tokens[i] != ")" {
+                    i += 1;
+                }
+                i += 1;
+            }
+            other => {
+                tables.push(ident(other).ok_or_else(|| syntax_near(other))?);
+                i += 1;
+            }
+        }
+    }
+    Ok(Statement::Maintenance { tag, tables })
+}
+
+fn parse_copy(sql: &str) -> Result<Statement> {
+    let w = Words::new(sql);
+    let t = &w.tokens;
+    let tok = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
+    let mut i = 1;
+    if tok(i) == "(" {
+        return Err(Error::unsupported("COPY (query) is not supported"));
+    }
+    let table = ident(tok(i)).ok_or_else(|| syntax_near(tok(i)))?;
+    i += 1;
+    let mut columns = Vec::new();
+    if tok(i) == "(" {
+        i += 1;
+        while tok(i) != ")" {
+            if tok(i) != "," {
+                columns.push(ident(tok(i)).ok_or_else(|| syntax_near(tok(i)))?);
+            }
+            i += 1;
+            if i >= t.len() {
+                return Err(Error::syntax("syntax error at end of input"));
+            }
+        }
+        i += 1;
+    }
+    match tok(i) {
+        "from" => {}
+        "to" => return Err(Error::unsupported("COPY TO is not supported yet")),
+        other => return Err(syntax_near(other)),
+    }
+    i += 1;
+    if tok(i) != "stdin" {
+        return Err(Error::unsupported("COPY FROM a file is not supported; use COPY ... FROM STDIN"));
+    }
+    i += 1;
+    let mut copy = CopyStatement {
+        table,
+        columns,
+        format: CopyFormat::Text,
+        delimiter: None,
+        null: None,
+        header: false,
+        quote: '"',
+        escape: None,
+    };
+    if tok(i) == "with" {
+        i += 1;
+    }
+    let one_char = |s: &str, what: &str| -> Result<char> {
+        let v = string_literal(s).ok_or_else(|| syntax_near(s))?;
+        let mut chars = v.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(Error::unsupported(format!("COPY {what} must be a single one-byte character"))),
+        }
+    };
+    if tok(i) == "(" {
+        // New-style options: (FORMAT csv, HEADER, DELIMITER ',', NULL '', FREEZE ON, ...)
+        i += 1;
+        while i < t.len() && tok(i) != ")" {
+            let name = tok(i).to_string();
+            i += 1;
+            let mut value: Option<String> = None;
+            if tok(i) != "," && tok(i) != ")" {
+                value = Some(tok(i).to_string());
+                i += 1;
+            }
+            let v = value.as_deref().unwrap_or("");
+            match name.as_str() {
+                "format" => {
+                    copy.format = match v.trim_start_matches('\'') {
+                        "csv" => CopyFormat::Csv,
+                        "text" => CopyFormat::Text,
+                        "binary" => CopyFormat::Binary,
+                        other => return Err(Error::new(crate::error::SqlState::INVALID_PARAMETER_VALUE, format!("COPY format \"{other}\" not recognized"))),
+                    }
+                }
+                "header" => copy.header = !matches!(v, "false" | "off" | "0"),
+                "delimiter" => copy.delimiter = Some(one_char(v, "delimiter")?),
+                "null" => copy.null = Some(string_literal(v).ok_or_else(|| syntax_near(v))?),
+                "quote" => copy.quote = one_char(v, "quote")?,
+                "escape" => copy.escape = Some(one_char(v, "escape")?),
+                "freeze" | "encoding" => {}
+                other => {
+                    return Err(Error::syntax(format!("option \"{other}\" not recognized")));
+                }
+            }
+            if tok(i) == "," {
+                i += 1;
+            }
+        }
+        i += 1;
+    } else {
+        // Old-style options: [BINARY] [DELIMITER 'x'] [NULL 'x'] [CSV [HEADER] [QUOTE 'x'] [ESCAPE 'x']]
+        while i < t.len() {
+            match tok(i) {
+                "binary" => copy.format = CopyFormat::Binary,
+                "csv" => copy.format = CopyFormat::Csv,
+                "header" => copy.header = true,
+                "freeze" => {}
+                "delimiter" => {
+                    i += 1;
+                    if tok(i) == "as" {
+                        i += 1;
+                    }
+                    copy.delimiter = Some(one_char(tok(i), "delimiter")?);
+                }
+                "null" => {
+                    i += 1;
+                    if tok(i) == "as" {
+                        i += 1;
+                    }
+                    copy.null = Some(string_literal(tok(i)).ok_or_else(|| syntax_near(tok(i)))?);
+                }
+                "quote" => {
+                    i += 1;
+                    if tok(i) == "as" {
+                        i += 1;
+                    }
+                    copy.quote = one_char(tok(i), "quote")?;
+                }
+                "escape" => {
+                    i += 1;
+                    if tok(i) == "as" {
+                        i += 1;
+                    }
+                    copy.escape = Some(one_char(tok(i), "escape")?);
+                }
+                other => return Err(syntax_near(other)),
+            }
+            i += 1;
+        }
+    }
+    if i < t.len() {
+        return Err(syntax_near(tok(i)));
+    }
+    if copy.format == CopyFormat::Binary {
+        return Err(Error::unsupported("COPY BINARY is not supported yet"));
+    }
+    Ok(Statement::Copy(copy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_respecting_quotes_and_comments() {
+        let s = split_statements("select 'a;b'; select \"x;\" from t; -- c;\n select $$;$$; /* ; */ ;");
+        assert_eq!(s, vec!["select 'a;b'", "select \"x;\" from t", "-- c;\n select $$;$$"]);
+        assert!(split_statements("  ; ; -- nothing").is_empty());
+    }
+
+    #[test]
+    fn parses_our_own_statements() {
+        match parse_statement("copy pgbench_accounts from stdin with (freeze on)").unwrap() {
+            Statement::Copy(c) => {
+                assert_eq!(c.table, "pgbench_accounts");
+                assert_eq!(c.format, CopyFormat::Text);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse_statement("COPY t (a, \"B\") FROM STDIN WITH (FORMAT csv, HEADER true, NULL 'x')").unwrap() {
+            Statement::Copy(c) => {
+                assert_eq!(c.columns, vec!["a", "B"]);
+                assert_eq!(c.format, CopyFormat::Csv);
+                assert!(c.header);
+                assert_eq!(c.null.as_deref(), Some("x"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse_statement("vacuum analyze pgbench_branches").unwrap() {
+            Statement::Maintenance { tag, tables } => {
+                assert_eq!(tag, "VACUUM");
+                assert_eq!(tables, vec!["pgbench_branches"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse_statement("CHECKPOINT").unwrap(), Statement::Checkpoint));
+        let e = parse_statement("frobnicate the table").unwrap_err();
+        assert_eq!(e.code, crate::error::SqlState::SYNTAX_ERROR);
+        assert_eq!(e.message, "syntax error at or near \"frobnicate\"");
+    }
+}

@@ -1,0 +1,119 @@
+//! Plans: what the planner produces and the executor runs. A plan is immutable and may be
+//! executed many times with different parameters.
+
+use std::sync::Arc;
+
+use super::bind::AggCall;
+use super::expr::Expr;
+use super::parser::CopyStatement;
+use crate::storage::{Table, TableDef};
+use crate::txn::Isolation;
+
+/// How a scan finds its rows. The filter is always applied as well, so an access path only
+/// has to return a superset of the matching rows.
+#[derive(Clone, Debug)]
+pub enum Access {
+    Full,
+    /// Every primary key column equals a row-independent expression (in key order).
+    Point(Vec<Expr>),
+    /// Bounds on a single-column primary key: (expression, inclusive).
+    Range { low: Option<(Expr, bool)>, high: Option<(Expr, bool)> },
+}
+
+pub struct ScanPlan {
+    pub table: Arc<Table>,
+    pub def: Arc<TableDef>,
+    pub access: Access,
+    pub filter: Option<Expr>,
+}
+
+pub struct OrderKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+pub struct Aggregation {
+    /// GROUP BY expressions over input rows.
+    pub keys: Vec<Expr>,
+    pub aggs: Vec<AggCall>,
+    /// HAVING over aggregate rows.
+    pub having: Option<Expr>,
+}
+
+pub struct SelectPlan {
+    /// None for SELECT without FROM (one empty input row).
+    pub source: Option<ScanPlan>,
+    pub aggregation: Option<Aggregation>,
+    /// Output expressions, over input rows or (when aggregating) aggregate rows.
+    pub projection: Vec<Expr>,
+    pub order_by: Vec<OrderKey>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+}
+
+pub enum InsertSource {
+    /// Rows of expressions, one per target column; None means DEFAULT.
+    Values(Vec<Vec<Option<Expr>>>),
+    Select(Box<SelectPlan>),
+}
+
+pub enum OnConflict {
+    Error,
+    Nothing,
+    /// Assignments (column, expression) and WHERE, over [existing row ++ excluded row].
+    Update { assignments: Vec<(usize, Expr)>, filter: Option<Expr> },
+}
+
+pub struct InsertPlan {
+    pub table: Arc<Table>,
+    pub def: Arc<TableDef>,
+    /// Table column position for each source column.
+    pub targets: Vec<usize>,
+    pub source: InsertSource,
+    /// Per table column: its DEFAULT expression (None → NULL).
+    pub defaults: Vec<Option<Expr>>,
+    pub on_conflict: OnConflict,
+    pub returning: Vec<Expr>,
+}
+
+pub struct UpdatePlan {
+    pub scan: ScanPlan,
+    pub assignments: Vec<(usize, Expr)>,
+    pub returning: Vec<Expr>,
+}
+
+pub struct DeletePlan {
+    pub scan: ScanPlan,
+    pub returning: Vec<Expr>,
+}
+
+pub struct CopyPlan {
+    pub table: Arc<Table>,
+    pub def: Arc<TableDef>,
+    pub targets: Vec<usize>,
+    pub defaults: Vec<Option<Expr>>,
+    pub stmt: CopyStatement,
+}
+
+pub enum Plan {
+    Select(Box<SelectPlan>),
+    Insert(Box<InsertPlan>),
+    Update(Box<UpdatePlan>),
+    Delete(Box<DeletePlan>),
+    Copy(Box<CopyPlan>),
+    CreateTable { def: crate::storage::TableDef, if_not_exists: bool },
+    DropTable { names: Vec<String>, if_exists: bool },
+    Truncate { tables: Vec<Arc<Table>> },
+    AddPrimaryKey { table: Arc<Table>, name: Option<String>, columns: Vec<usize> },
+    Begin { isolation: Option<Isolation> },
+    SetTransaction { isolation: Isolation },
+    Commit,
+    Rollback,
+    Set { name: String, value: Option<String>, local: bool },
+    Reset { name: Option<String> },
+    Show { name: String },
+    ShowAll,
+    Checkpoint,
+    Maintenance { tag: &'static str },
+}

@@ -1,0 +1,65 @@
+//! Tracks which commits are installed and publishes `visible_lsn`, the highest LSN below
+//! which every commit is installed. Waiters wait for it with one broadcast, never a queue walk.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::wal::Lsn;
+
+#[derive(Default)]
+pub struct VisibilityTracker {
+    /// Commits in LSN order that are assigned but not yet visible: (lsn, installed).
+    pending: Mutex<VecDeque<(Lsn, bool)>>,
+    visible: AtomicU64,
+    advanced: Condvar,
+}
+
+impl VisibilityTracker {
+    pub fn visible_lsn(&self) -> Lsn {
+        Lsn(self.visible.load(Ordering::Acquire))
+    }
+
+    /// Start tracking a commit. Must be called in LSN order (under the LSN allocator's lock).
+    pub fn register(&self, lsn: Lsn) {
+        let mut pending = self.pending.lock();
+        debug_assert!(pending.back().is_none_or(|(last, _)| *last < lsn));
+        pending.push_back((lsn, false));
+    }
+
+    /// Mark a registered commit installed; advance `visible_lsn` over the installed prefix.
+    pub fn installed(&self, lsn: Lsn) {
+        let mut pending = self.pending.lock();
+        match pending.iter_mut().find(|(l, _)| *l == lsn) {
+            Some(entry) => entry.1 = true,
+            None => panic!("commit {lsn} installed but never registered"),
+        }
+        let mut advanced = None;
+        while let Some(&(l, true)) = pending.front() {
+            pending.pop_front();
+            advanced = Some(l);
+        }
+        if let Some(l) = advanced {
+            assert!(l.0 > self.visible.load(Ordering::Relaxed), "visible_lsn must only grow");
+            self.visible.store(l.0, Ordering::Release);
+            self.advanced.notify_all();
+        }
+    }
+
+    /// Block until `visible_lsn >= lsn`.
+    pub fn wait_visible(&self, lsn: Lsn) {
+        if self.visible_lsn() >= lsn {
+            return;
+        }
+        let mut pending = self.pending.lock();
+        while self.visible_lsn() < lsn {
+            self.advanced.wait(&mut pending);
+        }
+    }
+
+    /// Set the starting point (after recovery).
+    pub fn reset(&self, lsn: Lsn) {
+        self.visible.store(lsn.0, Ordering::Release);
+    }
+}

@@ -1,0 +1,51 @@
+//! A transaction's private, uncommitted writes: per table, the after-image of every key it
+//! wrote (`None` = deleted), plus whether it truncated the table.
+
+use std::collections::{BTreeMap, HashMap};
+
+use std::sync::Arc;
+
+use crate::storage::{Key, Row, Table, TableId};
+
+pub struct TableWrites {
+    pub table: Arc<Table>,
+    /// The table was truncated by this transaction: committed rows are invisible to it.
+    pub truncated: bool,
+    pub rows: BTreeMap<Key, Option<Row>>,
+}
+
+#[derive(Default)]
+pub struct WriteSet {
+    pub tables: HashMap<TableId, TableWrites>,
+}
+
+impl WriteSet {
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    pub fn table(&self, id: TableId) -> Option<&TableWrites> {
+        self.tables.get(&id)
+    }
+
+    pub fn table_mut(&mut self, table: &Arc<Table>) -> &mut TableWrites {
+        self.tables.entry(table.id).or_insert_with(|| TableWrites {
+            table: table.clone(),
+            truncated: false,
+            rows: Default::default(),
+        })
+    }
+
+    /// Our own version of a key, if we wrote it: `Some(None)` means we deleted it.
+    pub fn get(&self, id: TableId, key: &[u8]) -> Option<Option<Row>> {
+        self.tables.get(&id)?.rows.get(key).cloned()
+    }
+
+    pub fn put(&mut self, table: &Arc<Table>, key: Key, row: Option<Row>) {
+        self.table_mut(table).rows.insert(key, row);
+    }
+
+    pub fn row_count(&self) -> usize {
+        self.tables.values().map(|t| t.rows.len()).sum()
+    }
+}
