@@ -18,6 +18,8 @@ mod bind;
 mod copy;
 pub mod engine;
 mod executor;
+#[cfg(test)]
+mod golden;
 mod expr;
 pub mod parser;
 mod plan;

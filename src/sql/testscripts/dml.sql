@@ -1,0 +1,27 @@
+-- Basic DDL and DML round trips.
+create table t (id int primary key, name text not null, score numeric(5,2) default 0, born date);
+insert into t values (1, 'ann', 12.345, '2001-02-03'), (2, 'bob', default, null);
+insert into t (id, name) values (3, 'cy') returning id, score, born;
+select * from t order by id;
+select id, name from t where id = 2;
+select id from t where id between 2 and 3 order by id desc;
+select count(*), sum(score), min(name), max(id), avg(id) from t;
+update t set score = score + 1 where id >= 2 returning id, score;
+delete from t where name like 'c%' returning *;
+select id, score from t order by score desc, id;
+insert into t values (1, 'dup', 0, null);
+insert into t values (4, null, 0, null);
+insert into t values (1, 'ann2', 1, null) on conflict (id) do update set name = excluded.name where t.score > 5 returning *;
+insert into t values (1, 'x', 1, null) on conflict on constraint t_pkey do nothing;
+insert into t values (2, 'bob', 1, null) on conflict (id) do update set score = t.score + excluded.score;
+select * from t order by id;
+select name || '!' as shout, length(name), upper(name), md5(name) from t order by 1;
+select 1 + 2 * 3, 7 / 2, 7 % 3, 2.5 * 2, 'a' = 'a', null is null, coalesce(null, 5), abs(-3);
+select case when 1 > 2 then 'no' else 'yes' end, 3 in (1, 2, 3), 'abc' like 'a_c', cast('12' as int) + 1, '5'::int * 2;
+select id from t where id in (1, 2) and (name = 'bob' or score > 100) order by id limit 1 offset 0;
+select 1/0;
+select nosuch from t;
+select * from nosuch;
+frobnicate;
+drop table t;
+select * from t;
