@@ -148,6 +148,82 @@ fn is_blank(s: &str) -> bool {
     }
 }
 
+/// Words after which a literal is an ordinary value that may become a parameter. After any
+/// other word (a type name as in `date '2020-01-01'`, a keyword with special syntax) the
+/// literal stays in the statement's text.
+const VALUE_CONTEXT_WORDS: &[&str] = &[
+    "and", "or", "not", "in", "is", "like", "ilike", "between", "then", "else", "when", "case", "values", "set",
+    "where", "select", "limit", "offset", "returning", "having", "on",
+];
+
+/// For the simple protocol's plan cache: lift numeric and string literals out of a DML
+/// statement, giving its shape (with `$n` in their place), the literal values and their
+/// declared types (numbers typed as their literal would be, strings untyped). Returns None
+/// for statements whose literals may carry meaning beyond their value (ORDER BY / GROUP BY
+/// positions) or that are not DML.
+pub fn lift_literals(sql: &str) -> Option<(String, Vec<crate::types::Value>, Vec<crate::types::DataType>)> {
+    use crate::types::{DataType, Value};
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let first = sql.split_whitespace().next()?.to_ascii_lowercase();
+    if !matches!(first.as_str(), "select" | "insert" | "update" | "delete") {
+        return None;
+    }
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql).tokenize().ok()?;
+    let mut shape = String::with_capacity(sql.len());
+    let mut values = Vec::new();
+    let mut types = Vec::new();
+    let mut prev_word: Option<String> = None;
+    let mut prev_significant: Option<&Token> = None;
+    for tok in &tokens {
+        let lift = |t: &Token| match prev_significant {
+            Some(Token::Word(_)) => prev_word.as_deref().is_some_and(|w| VALUE_CONTEXT_WORDS.contains(&w)) && !matches!(t, Token::Whitespace(_)),
+            Some(Token::DoubleColon) => false,
+            _ => true,
+        };
+        match tok {
+            Token::Word(w) => {
+                let lw = w.value.to_ascii_lowercase();
+                if w.quote_style.is_none() && (lw == "order" || lw == "group") {
+                    return None;
+                }
+                prev_word = Some(lw);
+            }
+            Token::Placeholder(_) => return None,
+            Token::Number(n, _) if lift(tok) => {
+                let (v, t) = if let Ok(i) = n.parse::<i32>() {
+                    (Value::Int4(i), DataType::Int4)
+                } else if let Ok(i) = n.parse::<i64>() {
+                    (Value::Int8(i), DataType::Int8)
+                } else {
+                    (crate::types::decode_text(&DataType::Numeric(None), n).ok()?, DataType::Numeric(None))
+                };
+                values.push(v);
+                types.push(t);
+                shape.push_str(&format!("${}", values.len()));
+                prev_significant = Some(tok);
+                continue;
+            }
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) if lift(tok) => {
+                values.push(Value::Text(s.clone()));
+                types.push(DataType::Unknown);
+                shape.push_str(&format!("${}", values.len()));
+                prev_significant = Some(tok);
+                continue;
+            }
+            _ => {}
+        }
+        if !matches!(tok, Token::Whitespace(_)) {
+            prev_significant = Some(tok);
+        }
+        shape.push_str(&tok.to_string());
+    }
+    if values.is_empty() {
+        return None;
+    }
+    Some((shape, values, types))
+}
+
 /// Parse one statement's text.
 pub fn parse_statement(sql: &str) -> Result<Statement> {
     let words = Words::new(sql);
@@ -486,5 +562,22 @@ mod tests {
         let e = parse_statement("frobnicate the table").unwrap_err();
         assert_eq!(e.code, crate::error::SqlState::SYNTAX_ERROR);
         assert_eq!(e.message, "syntax error at or near \"frobnicate\"");
+    }
+}
+
+#[cfg(test)]
+mod lift_tests {
+    use super::*;
+
+    #[test]
+    fn lifts_values_but_not_positions_or_typed_strings() {
+        let (shape, vals, _) = lift_literals("UPDATE pgbench_accounts SET abalance = abalance + -42 WHERE aid = 7;").unwrap();
+        assert_eq!(shape, "UPDATE pgbench_accounts SET abalance = abalance + -$1 WHERE aid = $2;");
+        assert_eq!(vals.len(), 2);
+        let (shape, _, _) = lift_literals("insert into t values (1, 'it''s', date '2020-01-01')").unwrap();
+        assert_eq!(shape, "insert into t values ($1, $2, date '2020-01-01')");
+        assert!(lift_literals("select a from t order by 1").is_none());
+        assert!(lift_literals("set x = 1").is_none());
+        assert!(lift_literals("select * from t").is_none());
     }
 }

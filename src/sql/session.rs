@@ -47,6 +47,16 @@ struct CachedPlan {
     catalog_version: u64,
     plan: Arc<Plan>,
     fields: Vec<Field>,
+    param_types: Vec<DataType>,
+}
+
+/// A parsed statement shape and its plan, shared by every statement of that shape.
+struct Shape {
+    stmt: Statement,
+    declared: Vec<DataType>,
+    /// Whether `fields`/`param_types` were promised to the client (extended protocol).
+    described: bool,
+    plan: Mutex<Option<CachedPlan>>,
 }
 
 /// A parsed (and, for the extended protocol, planned) statement. Reusable with any
@@ -56,11 +66,9 @@ pub struct Prepared {
     pub param_types: Vec<DataType>,
     /// Columns the statement returns (empty when it returns no rows).
     pub fields: Vec<Field>,
-    stmt: Statement,
-    declared: Vec<DataType>,
-    /// Whether `fields`/`param_types` were promised to the client (extended protocol).
-    described: bool,
-    plan: Mutex<Option<CachedPlan>>,
+    shape: Arc<Shape>,
+    /// Literals lifted out of a simple-protocol statement, bound as its parameters.
+    literals: Vec<Value>,
 }
 
 /// What executing a statement produced.
@@ -116,7 +124,8 @@ pub struct Session {
     user: String,
     txn: Option<TxnState>,
     overrides: HashMap<&'static str, String>,
-    cache: HashMap<String, Arc<Prepared>>,
+    /// Simple-protocol statement shapes by text, with their plans.
+    cache: HashMap<String, Arc<Shape>>,
 }
 
 impl Drop for Session {
@@ -156,28 +165,41 @@ impl Session {
     pub fn prepare_simple(&mut self, sql: &str) -> Result<Vec<Arc<Prepared>>> {
         let mut out = Vec::new();
         for text in parser::split_statements(sql) {
-            if let Some(p) = self.cache.get(text) {
-                out.push(p.clone());
-                continue;
-            }
-            let stmt = parser::parse_statement(text)?;
-            let prepared = Arc::new(Prepared {
-                param_types: Vec::new(),
-                fields: Vec::new(),
-                stmt,
-                declared: Vec::new(),
-                described: false,
-                plan: Mutex::new(None),
-            });
-            if text.len() <= PLAN_CACHE_MAX_QUERY_BYTES {
-                if self.cache.len() >= PLAN_CACHE_ENTRIES {
-                    self.cache.clear();
+            // Statements of the same shape (differing only in literals) share one plan.
+            if let Some((shape_text, literals, declared)) = parser::lift_literals(text) {
+                if let Some(shape) = self.cache.get(&shape_text) {
+                    out.push(Arc::new(Prepared { param_types: Vec::new(), fields: Vec::new(), shape: shape.clone(), literals }));
+                    continue;
                 }
-                self.cache.insert(text.to_string(), prepared.clone());
+                if let Ok(stmt) = parser::parse_statement(&shape_text) {
+                    let shape = Arc::new(Shape { stmt, declared, described: false, plan: Mutex::new(None) });
+                    self.remember(shape_text, shape.clone());
+                    out.push(Arc::new(Prepared { param_types: Vec::new(), fields: Vec::new(), shape, literals }));
+                    continue;
+                }
             }
-            out.push(prepared);
+            let shape = match self.cache.get(text) {
+                Some(shape) => shape.clone(),
+                None => {
+                    let stmt = parser::parse_statement(text)?;
+                    let shape = Arc::new(Shape { stmt, declared: Vec::new(), described: false, plan: Mutex::new(None) });
+                    self.remember(text.to_string(), shape.clone());
+                    shape
+                }
+            };
+            out.push(Arc::new(Prepared { param_types: Vec::new(), fields: Vec::new(), shape, literals: Vec::new() }));
         }
         Ok(out)
+    }
+
+    fn remember(&mut self, text: String, shape: Arc<Shape>) {
+        if text.len() > PLAN_CACHE_MAX_QUERY_BYTES {
+            return;
+        }
+        if self.cache.len() >= PLAN_CACHE_ENTRIES {
+            self.cache.clear();
+        }
+        self.cache.insert(text, shape);
     }
 
     /// Parse and plan one statement for the extended protocol (Parse message).
@@ -197,44 +219,48 @@ impl Session {
             return Ok(Arc::new(Prepared {
                 param_types: declared.clone(),
                 fields: Vec::new(),
-                stmt: Statement::Empty,
-                declared,
-                described: false,
-                plan: Mutex::new(None),
+                shape: Arc::new(Shape { stmt: Statement::Empty, declared, described: false, plan: Mutex::new(None) }),
+                literals: Vec::new(),
             }));
         };
         let stmt = parser::parse_statement(text)?;
         let planned = planner::plan(&self.engine, &stmt, declared.clone())?;
+        let cached = CachedPlan {
+            catalog_version: self.engine.txn.catalog.version(),
+            plan: Arc::new(planned.plan),
+            fields: planned.fields.clone(),
+            param_types: planned.param_types.clone(),
+        };
         Ok(Arc::new(Prepared {
             param_types: planned.param_types,
-            fields: planned.fields.clone(),
-            stmt,
-            declared,
-            described: true,
-            plan: Mutex::new(Some(CachedPlan {
-                catalog_version: self.engine.txn.catalog.version(),
-                plan: Arc::new(planned.plan),
-                fields: planned.fields,
-            })),
+            fields: planned.fields,
+            shape: Arc::new(Shape { stmt, declared, described: true, plan: Mutex::new(Some(cached)) }),
+            literals: Vec::new(),
         }))
     }
 
     /// The plan to run for `stmt`, re-planned if the catalog changed since it was made.
-    fn plan_for(&self, stmt: &Prepared) -> Result<(Arc<Plan>, Vec<Field>)> {
+    fn plan_for(&self, stmt: &Prepared) -> Result<(Arc<Plan>, Vec<Field>, Vec<DataType>)> {
+        let shape = &stmt.shape;
         let version = self.engine.txn.catalog.version();
-        let mut cached = stmt.plan.lock();
+        let mut cached = shape.plan.lock();
         if let Some(c) = cached.as_ref() {
             if c.catalog_version == version {
-                return Ok((c.plan.clone(), c.fields.clone()));
+                return Ok((c.plan.clone(), c.fields.clone(), c.param_types.clone()));
             }
         }
-        let planned = planner::plan(&self.engine, &stmt.stmt, stmt.declared.clone())?;
-        if stmt.described && (planned.fields != stmt.fields || planned.param_types != stmt.param_types) {
+        let planned = planner::plan(&self.engine, &shape.stmt, shape.declared.clone())?;
+        if shape.described && (planned.fields != stmt.fields || planned.param_types != stmt.param_types) {
             return Err(Error::unsupported("cached plan must not change result type"));
         }
         let plan = Arc::new(planned.plan);
-        *cached = Some(CachedPlan { catalog_version: version, plan: plan.clone(), fields: planned.fields.clone() });
-        Ok((plan, planned.fields))
+        *cached = Some(CachedPlan {
+            catalog_version: version,
+            plan: plan.clone(),
+            fields: planned.fields.clone(),
+            param_types: planned.param_types.clone(),
+        });
+        Ok((plan, planned.fields, planned.param_types))
     }
 
     /// Execute a prepared statement with bound parameters, in the current transaction.
@@ -242,10 +268,25 @@ impl Session {
     /// (implicit), and the error is returned for the wire layer to send.
     pub fn execute(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
         self.slot.cancel.store(false, Ordering::Release);
-        if matches!(stmt.stmt, Statement::Empty) {
+        if matches!(stmt.shape.stmt, Statement::Empty) {
             return Ok(Outcome::Empty);
         }
-        let result = self.plan_for(stmt).and_then(|(plan, fields)| self.run(&plan, fields, params));
+        let result = self.plan_for(stmt).and_then(|(plan, fields, param_types)| {
+            if stmt.literals.is_empty() {
+                return self.run(&plan, fields, params);
+            }
+            // Lifted literals: typed now that planning resolved their types.
+            let bound = stmt
+                .literals
+                .iter()
+                .zip(&param_types)
+                .map(|(v, t)| match v {
+                    Value::Text(s) => types::decode_text(t, s),
+                    other => types::cast(other.clone(), t),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            self.run(&plan, fields, &bound)
+        });
         if result.is_err() {
             self.on_error();
         }

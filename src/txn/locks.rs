@@ -124,3 +124,49 @@ impl LockTable {
         self.waits_for.lock().remove(&txn);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn second_locker_waits_until_release() {
+        let locks = Arc::new(LockTable::default());
+        let cancel = AtomicBool::new(false);
+        assert!(!locks.lock(TxnId(1), TableId(1), b"k", &cancel).unwrap());
+        let l2 = locks.clone();
+        let waiter = std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", &AtomicBool::new(false)).unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!waiter.is_finished(), "the second locker must wait");
+        locks.release_all(TxnId(1), &[(TableId(1), b"k".to_vec())]);
+        assert!(waiter.join().unwrap(), "it reports that it waited");
+    }
+
+    #[test]
+    fn a_cycle_is_a_deadlock() {
+        let locks = Arc::new(LockTable::default());
+        let no = AtomicBool::new(false);
+        locks.lock(TxnId(1), TableId(1), b"a", &no).unwrap();
+        locks.lock(TxnId(2), TableId(1), b"b", &no).unwrap();
+        let l2 = locks.clone();
+        let t1 = std::thread::spawn(move || l2.lock(TxnId(1), TableId(1), b"b", &AtomicBool::new(false)));
+        std::thread::sleep(Duration::from_millis(100));
+        let err = locks.lock(TxnId(2), TableId(1), b"a", &no).unwrap_err();
+        assert_eq!(err.code, SqlState::DEADLOCK_DETECTED);
+        locks.release_all(TxnId(2), &[(TableId(1), b"b".to_vec())]);
+        assert!(t1.join().unwrap().is_ok());
+    }
+
+    #[test]
+    fn cancel_interrupts_a_wait() {
+        let locks = Arc::new(LockTable::default());
+        locks.lock(TxnId(1), TableId(1), b"k", &AtomicBool::new(false)).unwrap();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (l2, c2) = (locks.clone(), cancel.clone());
+        let waiter = std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", &c2));
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.store(true, Ordering::Release);
+        assert_eq!(waiter.join().unwrap().unwrap_err().code, SqlState::QUERY_CANCELED);
+    }
+}

@@ -63,3 +63,23 @@ impl VisibilityTracker {
         self.visible.store(lsn.0, Ordering::Release);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visible_lsn_advances_only_over_installed_prefix() {
+        let v = VisibilityTracker::default();
+        for l in 1..=3 {
+            v.register(Lsn(l));
+        }
+        v.installed(Lsn(2));
+        assert_eq!(v.visible_lsn(), Lsn(0), "2 is installed but 1 is not");
+        v.installed(Lsn(1));
+        assert_eq!(v.visible_lsn(), Lsn(2));
+        v.installed(Lsn(3));
+        assert_eq!(v.visible_lsn(), Lsn(3));
+        v.wait_visible(Lsn(3));
+    }
+}
