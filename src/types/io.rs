@@ -1,26 +1,361 @@
+//! Text and binary input/output functions, matching PostgreSQL's `*in`/`*out` and
+//! `*recv`/`*send` for each supported type.
+
+use super::datetime::{format_date, format_timestamp, is_valid_date, is_valid_timestamp};
+use super::float::{format_f32, format_f64, is_pg_space, parse_f32, parse_f64, trim_pg};
+use super::numeric::{
+    apply_typmod, decode_numeric_binary, encode_numeric_binary, fix_zero, parse_numeric,
+};
 use super::{DataType, Value};
-use crate::error::Result;
+use crate::err;
+use crate::error::{Error, Result, SqlState};
 
 /// Input function: parse PostgreSQL text format for `ty` (22P02 / 22007 / 22003 on bad input).
 pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
-    let _ = (ty, text);
-    unimplemented!("types::decode_text")
+    Ok(match ty {
+        DataType::Bool => Value::Bool(parse_bool(text)?),
+        DataType::Int2 => {
+            Value::Int2(parse_int(text, i16::MIN as i64, i16::MAX as i64, ty)? as i16)
+        }
+        DataType::Int4 => {
+            Value::Int4(parse_int(text, i32::MIN as i64, i32::MAX as i64, ty)? as i32)
+        }
+        DataType::Int8 => Value::Int8(parse_int(text, i64::MIN, i64::MAX, ty)?),
+        DataType::Float4 => Value::Float4(parse_f32(text)?),
+        DataType::Float8 => Value::Float8(parse_f64(text)?),
+        DataType::Numeric(typmod) => {
+            let d = parse_numeric(text)?;
+            Value::Numeric(match typmod {
+                Some((p, s)) => apply_typmod(d, *p, *s)?,
+                None => d,
+            })
+        }
+        DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
+            Value::Text(apply_string_typmod(text.to_string(), ty, false)?)
+        }
+        DataType::Bytea => Value::Bytea(parse_bytea(text)?),
+        DataType::Date => Value::Date(super::datetime::parse_date(text)?),
+        DataType::Timestamp => Value::Timestamp(super::datetime::parse_timestamp(text, false)?),
+        DataType::TimestampTz => Value::TimestampTz(super::datetime::parse_timestamp(text, true)?),
+    })
 }
 
 /// Output function: append PostgreSQL's text format of `value` (not NULL) to `out`.
 pub fn encode_text(value: &Value, out: &mut Vec<u8>) {
-    let _ = (value, out);
-    unimplemented!("types::encode_text")
+    match value {
+        Value::Text(s) => out.extend_from_slice(s.as_bytes()),
+        Value::Bytea(b) => {
+            out.extend_from_slice(b"\\x");
+            out.extend_from_slice(hex::encode(b).as_bytes());
+        }
+        _ => out.extend_from_slice(format_text(value).as_bytes()),
+    }
+}
+
+/// The text output of a value as a `String` (empty for NULL).
+pub fn format_text(value: &Value) -> String {
+    let mut s = String::new();
+    match value {
+        Value::Null => {}
+        Value::Bool(b) => s.push(if *b { 't' } else { 'f' }),
+        Value::Int2(v) => s = v.to_string(),
+        Value::Int4(v) => s = v.to_string(),
+        Value::Int8(v) => s = v.to_string(),
+        Value::Float4(v) => format_f32(*v, &mut s),
+        Value::Float8(v) => format_f64(*v, &mut s),
+        Value::Numeric(d) => s = fix_zero(*d).to_string(),
+        Value::Text(t) => s.push_str(t),
+        Value::Bytea(b) => {
+            s.push_str("\\x");
+            s.push_str(&hex::encode(b));
+        }
+        Value::Date(d) => format_date(*d, &mut s),
+        Value::Timestamp(t) => format_timestamp(*t, false, &mut s),
+        Value::TimestampTz(t) => format_timestamp(*t, true, &mut s),
+    }
+    s
+}
+
+fn insufficient() -> Error {
+    err!(
+        INVALID_BINARY_REPRESENTATION,
+        "insufficient data left in message"
+    )
+}
+
+fn wrong_format() -> Error {
+    err!(
+        INVALID_BINARY_REPRESENTATION,
+        "incorrect binary data format"
+    )
+}
+
+fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N]> {
+    match bytes.len().cmp(&N) {
+        std::cmp::Ordering::Less => Err(insufficient()),
+        std::cmp::Ordering::Greater => Err(wrong_format()),
+        std::cmp::Ordering::Equal => {
+            let mut a = [0u8; N];
+            a.copy_from_slice(bytes);
+            Ok(a)
+        }
+    }
+}
+
+/// Validate client text as UTF-8 without NUL bytes (22021), as `pg_verifymbstr` does.
+pub(crate) fn utf8_text(bytes: &[u8]) -> Result<&str> {
+    let bad = |at: usize, len: usize| {
+        let shown: Vec<String> = bytes[at..(at + len).min(bytes.len())]
+            .iter()
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        Error::new(
+            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                shown.join(" ")
+            ),
+        )
+    };
+    match std::str::from_utf8(bytes) {
+        Ok(s) => match s.find('\0') {
+            Some(at) => Err(bad(at, 1)),
+            None => Ok(s),
+        },
+        Err(e) => Err(bad(
+            e.valid_up_to(),
+            e.error_len().unwrap_or(bytes.len() - e.valid_up_to()),
+        )),
+    }
 }
 
 /// Binary receive function for `ty` (22P03 on malformed bytes).
 pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
-    let _ = (ty, bytes);
-    unimplemented!("types::decode_binary")
+    Ok(match ty {
+        DataType::Bool => Value::Bool(fixed::<1>(bytes)?[0] != 0),
+        DataType::Int2 => Value::Int2(i16::from_be_bytes(fixed(bytes)?)),
+        DataType::Int4 => Value::Int4(i32::from_be_bytes(fixed(bytes)?)),
+        DataType::Int8 => Value::Int8(i64::from_be_bytes(fixed(bytes)?)),
+        DataType::Float4 => Value::Float4(f32::from_bits(u32::from_be_bytes(fixed(bytes)?))),
+        DataType::Float8 => Value::Float8(f64::from_bits(u64::from_be_bytes(fixed(bytes)?))),
+        DataType::Numeric(typmod) => {
+            let d = decode_numeric_binary(bytes)?;
+            Value::Numeric(match typmod {
+                Some((p, s)) => apply_typmod(d, *p, *s)?,
+                None => d,
+            })
+        }
+        DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
+            Value::Text(apply_string_typmod(
+                utf8_text(bytes)?.to_string(),
+                ty,
+                false,
+            )?)
+        }
+        DataType::Bytea => Value::Bytea(bytes.to_vec()),
+        DataType::Date => {
+            let d = i32::from_be_bytes(fixed(bytes)?);
+            if !is_valid_date(d) {
+                return Err(err!(DATETIME_FIELD_OVERFLOW, "date out of range"));
+            }
+            Value::Date(d)
+        }
+        DataType::Timestamp | DataType::TimestampTz => {
+            let t = i64::from_be_bytes(fixed(bytes)?);
+            if !is_valid_timestamp(t) {
+                return Err(err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range"));
+            }
+            if *ty == DataType::Timestamp {
+                Value::Timestamp(t)
+            } else {
+                Value::TimestampTz(t)
+            }
+        }
+    })
 }
 
 /// Binary send function: append PostgreSQL's binary format of `value` (not NULL) to `out`.
 pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
-    let _ = (value, out);
-    unimplemented!("types::encode_binary")
+    match value {
+        Value::Null => {}
+        Value::Bool(b) => out.push(*b as u8),
+        Value::Int2(v) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::Int4(v) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::Int8(v) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::Float4(v) => out.extend_from_slice(&v.to_bits().to_be_bytes()),
+        Value::Float8(v) => out.extend_from_slice(&v.to_bits().to_be_bytes()),
+        Value::Numeric(d) => encode_numeric_binary(d, out),
+        Value::Text(s) => out.extend_from_slice(s.as_bytes()),
+        Value::Bytea(b) => out.extend_from_slice(b),
+        Value::Date(d) => out.extend_from_slice(&d.to_be_bytes()),
+        Value::Timestamp(t) | Value::TimestampTz(t) => out.extend_from_slice(&t.to_be_bytes()),
+    }
+}
+
+/// Apply a varchar(n)/char(n) length limit, counting characters. Excess characters are cut
+/// silently by explicit casts; otherwise they must all be spaces (else 22001). char(n) is
+/// blank-padded to n.
+pub(crate) fn apply_string_typmod(mut s: String, ty: &DataType, explicit: bool) -> Result<String> {
+    let (n, pad) = match ty {
+        DataType::Varchar(Some(n)) => (*n as usize, false),
+        DataType::Char(n) => (*n as usize, true),
+        _ => return Ok(s),
+    };
+    match s.char_indices().nth(n) {
+        Some((cut, _)) => {
+            if !explicit && !s[cut..].bytes().all(|b| b == b' ') {
+                return Err(err!(
+                    STRING_DATA_RIGHT_TRUNCATION,
+                    "value too long for type {}",
+                    ty.name()
+                ));
+            }
+            s.truncate(cut);
+        }
+        None if pad => {
+            let len = s.chars().count();
+            s.extend(std::iter::repeat_n(' ', n - len));
+        }
+        None => {}
+    }
+    Ok(s)
+}
+
+/// `boolin`: t/true/y/yes/on/1 and f/false/n/no/off/0, case-insensitive unique prefixes.
+fn parse_bool(text: &str) -> Result<bool> {
+    let s = trim_pg(text).to_ascii_lowercase();
+    let prefix_of = |word: &str, min_len: usize| s.len() >= min_len && word.starts_with(s.as_str());
+    let v = match s.as_bytes().first() {
+        Some(b't') if prefix_of("true", 1) => Some(true),
+        Some(b'y') if prefix_of("yes", 1) => Some(true),
+        Some(b'f') if prefix_of("false", 1) => Some(false),
+        Some(b'n') if prefix_of("no", 1) => Some(false),
+        Some(b'o') if prefix_of("on", 2) => Some(true),
+        Some(b'o') if prefix_of("off", 2) => Some(false),
+        Some(b'1') if s.len() == 1 => Some(true),
+        Some(b'0') if s.len() == 1 => Some(false),
+        _ => None,
+    };
+    v.ok_or_else(|| {
+        err!(
+            INVALID_TEXT_REPRESENTATION,
+            "invalid input syntax for type boolean: \"{text}\""
+        )
+    })
+}
+
+/// `pg_strtoint16/32/64`: optional surrounding whitespace and sign, decimal digits only.
+fn parse_int(text: &str, min: i64, max: i64, ty: &DataType) -> Result<i64> {
+    let invalid = || {
+        err!(
+            INVALID_TEXT_REPRESENTATION,
+            "invalid input syntax for type {}: \"{text}\"",
+            ty.name()
+        )
+    };
+    let out_of_range = || {
+        err!(
+            NUMERIC_VALUE_OUT_OF_RANGE,
+            "value \"{text}\" is out of range for type {}",
+            ty.name()
+        )
+    };
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() && is_pg_space(b[i] as char) {
+        i += 1;
+    }
+    let negative = match b.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    if !b.get(i).is_some_and(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    // Accumulate negatively so that the minimum value parses without overflow.
+    let mut acc: i64 = 0;
+    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        acc = acc
+            .checked_mul(10)
+            .and_then(|v| v.checked_sub((c - b'0') as i64))
+            .filter(|v| *v >= min)
+            .ok_or_else(out_of_range)?;
+        i += 1;
+    }
+    if !text[i..].chars().all(is_pg_space) {
+        return Err(invalid());
+    }
+    if negative {
+        Ok(acc)
+    } else {
+        acc.checked_neg()
+            .filter(|v| *v <= max)
+            .ok_or_else(out_of_range)
+    }
+}
+
+/// `byteain`: `\x` hex format (whitespace allowed between byte pairs) or escape format.
+fn parse_bytea(text: &str) -> Result<Vec<u8>> {
+    let b = text.as_bytes();
+    if let Some(hex) = b.strip_prefix(b"\\x") {
+        let mut out = Vec::with_capacity(hex.len() / 2);
+        let mut i = 0;
+        let digit = |i: usize| -> Result<u8> {
+            let c = hex[i];
+            (c as char).to_digit(16).map(|d| d as u8).ok_or_else(|| {
+                let s = &text[2 + i..];
+                let ch: String = s.chars().take(1).collect();
+                err!(
+                    INVALID_PARAMETER_VALUE,
+                    "invalid hexadecimal digit: \"{ch}\""
+                )
+            })
+        };
+        while i < hex.len() {
+            if matches!(hex[i], b' ' | b'\n' | b'\t' | b'\r') {
+                i += 1;
+                continue;
+            }
+            let hi = digit(i)?;
+            if i + 1 >= hex.len() {
+                return Err(err!(
+                    INVALID_PARAMETER_VALUE,
+                    "invalid hexadecimal data: odd number of digits"
+                ));
+            }
+            let lo = digit(i + 1)?;
+            out.push(hi << 4 | lo);
+            i += 2;
+        }
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+        } else if b.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else if let [d1 @ b'0'..=b'3', d2 @ b'0'..=b'7', d3 @ b'0'..=b'7'] =
+            b.get(i + 1..i + 4).unwrap_or(&[])
+        {
+            out.push((d1 - b'0') << 6 | (d2 - b'0') << 3 | (d3 - b'0'));
+            i += 4;
+        } else {
+            return Err(err!(
+                INVALID_TEXT_REPRESENTATION,
+                "invalid input syntax for type bytea"
+            ));
+        }
+    }
+    Ok(out)
 }

@@ -10,16 +10,26 @@
 //! - Key encoding is order-preserving: `encode_key(a) < encode_key(b)` (memcmp) exactly when
 //!   `a < b` in SQL order, column by column, so a B+tree can range-scan on encoded keys.
 //! - Decoding never panics on bad bytes: bytes from disk or the network give an error.
+//! - A `Value::Text` does not know whether it came from a `char(n)` column. Where bpchar
+//!   semantics matter (trailing blanks insignificant), use the typed variants
+//!   [`compare_typed`], [`encode_key_typed`] and [`cast_from`] with the static type.
 
 mod cast;
+mod datetime;
 mod encoding;
+mod float;
 mod io;
+mod numeric;
 mod ops;
+mod shortest;
+#[cfg(test)]
+mod tests;
 
-pub use cast::{cast, cast_assign};
-pub use encoding::{decode_row, encode_key, encode_row};
-pub use io::{decode_binary, decode_text, encode_binary, encode_text};
-pub use ops::{arith, compare, negate, ArithOp};
+pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
+pub use datetime::{date_to_timestamp, timestamp_to_date, USECS_PER_DAY};
+pub use encoding::{decode_row, decode_row_prefix, encode_key, encode_key_typed, encode_row};
+pub use io::{decode_binary, decode_text, encode_binary, encode_text, format_text};
+pub use ops::{arith, compare, compare_typed, negate, ArithOp};
 
 use rust_decimal::Decimal;
 
@@ -173,7 +183,10 @@ impl DataType {
     }
 
     pub fn is_string(&self) -> bool {
-        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown)
+        matches!(
+            self,
+            DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown
+        )
     }
 
     /// The same type without its typmod (what an expression of this type yields).
@@ -264,7 +277,9 @@ impl std::hash::Hash for Value {
             Value::Null => 0u8.hash(state),
             Value::Bool(b) => b.hash(state),
             Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
-                Decimal::from(self.as_i64().unwrap_or(0)).normalize().hash(state)
+                Decimal::from(self.as_i64().unwrap_or(0))
+                    .normalize()
+                    .hash(state)
             }
             Value::Numeric(d) => d.normalize().hash(state),
             Value::Float4(f) => float_hash(*f as f64, state),
