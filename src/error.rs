@@ -92,7 +92,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(code: SqlState, message: impl Into<String>) -> Error {
-        Error { code, message: message.into(), detail: None, hint: None }
+        Error {
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+        }
     }
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Error {
@@ -119,7 +124,10 @@ impl Error {
     }
 
     pub fn canceled() -> Error {
-        Error::new(SqlState::QUERY_CANCELED, "canceling statement due to user request")
+        Error::new(
+            SqlState::QUERY_CANCELED,
+            "canceling statement due to user request",
+        )
     }
 
     pub fn in_failed_transaction() -> Error {

@@ -4,11 +4,11 @@
 
 pub mod constants;
 pub mod error;
+pub mod server;
 pub mod settings;
-pub mod types;
-pub mod wal;
+pub mod sql;
 pub mod storage;
 pub mod txn;
-pub mod sql;
+pub mod types;
+pub mod wal;
 pub mod wire;
-pub mod server;

@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "steadydb", version, about = "A PostgreSQL-compatible OLTP database server")]
+#[command(
+    name = "steadydb",
+    version,
+    about = "A PostgreSQL-compatible OLTP database server"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -31,13 +35,18 @@ enum Command {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("STEADYDB_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+            tracing_subscriber::EnvFilter::try_from_env("STEADYDB_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Server { data_dir, port, settings } => {
+        Command::Server {
+            data_dir,
+            port,
+            settings,
+        } => {
             let mut overrides = Vec::new();
             for s in settings {
                 match s.split_once('=') {
@@ -48,7 +57,11 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            let opts = steadydb::server::ServerOptions { data_dir, port, overrides };
+            let opts = steadydb::server::ServerOptions {
+                data_dir,
+                port,
+                overrides,
+            };
             match steadydb::server::run(opts) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

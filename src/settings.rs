@@ -28,8 +28,15 @@ pub enum Context {
 pub enum Kind {
     Bool,
     /// An integer, optionally with a unit of memory (base kB) or time (base ms or s).
-    Int { min: i64, max: i64, unit: Unit },
-    Real { min: f64, max: f64 },
+    Int {
+        min: i64,
+        max: i64,
+        unit: Unit,
+    },
+    Real {
+        min: f64,
+        max: f64,
+    },
     Enum(&'static [&'static str]),
     Str,
 }
@@ -98,19 +105,27 @@ pub fn def(name: &str) -> Option<&'static Def> {
 }
 
 fn unknown(name: &str) -> Error {
-    Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+    Error::new(
+        SqlState::UNDEFINED_OBJECT,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
 }
 
 fn invalid(def: &Def, value: &str) -> Error {
     let hint = match def.kind {
         Kind::Enum(values) => format!("Available values: {}.", values.join(", ")),
-        Kind::Int { min, max, .. } => format!("Valid values are between {min} and {max} (before units)."),
+        Kind::Int { min, max, .. } => {
+            format!("Valid values are between {min} and {max} (before units).")
+        }
         Kind::Real { min, max } => format!("Valid values are between {min} and {max}."),
         _ => String::new(),
     };
     let e = Error::new(
         SqlState::INVALID_PARAMETER_VALUE,
-        format!("invalid value for parameter \"{}\": \"{}\"", def.name, value),
+        format!(
+            "invalid value for parameter \"{}\": \"{}\"",
+            def.name, value
+        ),
     );
     if hint.is_empty() {
         e
@@ -149,8 +164,19 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
             _ => Err(invalid(def, value)),
         },
         Kind::Enum(values) => {
-            let norm = |s: &str| s.to_ascii_lowercase().replace(['-', '_'], "").replace(' ', "");
-            let aliases: &[(&str, &str)] = &[("unicode", "UTF8"), ("utf8", "UTF8"), ("etc/utc", "UTC"), ("gmt", "UTC"), ("iso", "ISO, MDY"), ("iso,mdy", "ISO, MDY")];
+            let norm = |s: &str| {
+                s.to_ascii_lowercase()
+                    .replace(['-', '_'], "")
+                    .replace(' ', "")
+            };
+            let aliases: &[(&str, &str)] = &[
+                ("unicode", "UTF8"),
+                ("utf8", "UTF8"),
+                ("etc/utc", "UTC"),
+                ("gmt", "UTC"),
+                ("iso", "ISO, MDY"),
+                ("iso,mdy", "ISO, MDY"),
+            ];
             if let Some(found) = values.iter().find(|x| norm(x) == norm(v)) {
                 return Ok(found.to_string());
             }
@@ -160,7 +186,9 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
                 }
             }
             if def.name == "default_transaction_isolation" && norm(v) == "serializable" {
-                return Err(Error::unsupported("SERIALIZABLE isolation is not supported yet"));
+                return Err(Error::unsupported(
+                    "SERIALIZABLE isolation is not supported yet",
+                ));
             }
             Err(invalid(def, value))
         }
@@ -170,7 +198,9 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
 
 /// Parse an integer with an optional unit into the base unit (kB, ms or s).
 fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
-    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(v.len());
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(v.len());
     let (num, suffix) = v.split_at(split);
     let n: i64 = num.trim().parse().ok()?;
     let factor: i64 = match (unit, suffix.trim()) {
@@ -207,7 +237,13 @@ fn format_with_unit(n: i64, unit: Unit) -> String {
     match unit {
         Unit::None => n.to_string(),
         Unit::Kb => pick(&[(1 << 30, "TB"), (1 << 20, "GB"), (1 << 10, "MB"), (1, "kB")]),
-        Unit::Ms => pick(&[(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1000, "s"), (1, "ms")]),
+        Unit::Ms => pick(&[
+            (86_400_000, "d"),
+            (3_600_000, "h"),
+            (60_000, "min"),
+            (1000, "s"),
+            (1, "ms"),
+        ]),
         Unit::S => pick(&[(86400, "d"), (3600, "h"), (60, "min"), (1, "s")]),
     }
 }
@@ -219,7 +255,13 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { values: RwLock::new(DEFS.iter().map(|d| (d.name, d.default.to_string())).collect()) }
+        Settings {
+            values: RwLock::new(
+                DEFS.iter()
+                    .map(|d| (d.name, d.default.to_string()))
+                    .collect(),
+            ),
+        }
     }
 }
 
@@ -258,7 +300,9 @@ impl Settings {
             Kind::Int { unit, .. } => unit,
             _ => Unit::None,
         };
-        self.show(name).and_then(|v| parse_with_unit(&v, unit)).unwrap_or(0)
+        self.show(name)
+            .and_then(|v| parse_with_unit(&v, unit))
+            .unwrap_or(0)
     }
 }
 
@@ -273,7 +317,10 @@ pub fn check_session_set(name: &str, value: &str) -> Result<(&'static Def, Strin
         )),
         Context::Postmaster => Err(Error::new(
             SqlState::CANT_CHANGE_RUNTIME_PARAM,
-            format!("parameter \"{}\" cannot be changed without restarting the server", def.name),
+            format!(
+                "parameter \"{}\" cannot be changed without restarting the server",
+                def.name
+            ),
         )),
         Context::Sighup => Err(Error::new(
             SqlState::CANT_CHANGE_RUNTIME_PARAM,
@@ -304,10 +351,24 @@ mod tests {
 
     #[test]
     fn set_rules_follow_contexts() {
-        assert_eq!(check_session_set("synchronous_commit", "OFF").unwrap().1, "off");
-        assert_eq!(check_session_set("shared_buffers", "1GB").unwrap_err().code, SqlState::CANT_CHANGE_RUNTIME_PARAM);
-        assert_eq!(check_session_set("nonexistent", "1").unwrap_err().code, SqlState::UNDEFINED_OBJECT);
-        assert_eq!(check_session_set("synchronous_commit", "sometimes").unwrap_err().code, SqlState::INVALID_PARAMETER_VALUE);
+        assert_eq!(
+            check_session_set("synchronous_commit", "OFF").unwrap().1,
+            "off"
+        );
+        assert_eq!(
+            check_session_set("shared_buffers", "1GB").unwrap_err().code,
+            SqlState::CANT_CHANGE_RUNTIME_PARAM
+        );
+        assert_eq!(
+            check_session_set("nonexistent", "1").unwrap_err().code,
+            SqlState::UNDEFINED_OBJECT
+        );
+        assert_eq!(
+            check_session_set("synchronous_commit", "sometimes")
+                .unwrap_err()
+                .code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
         let s = Settings::default();
         assert_eq!(s.get_int("shared_buffers"), 128 * 1024);
         assert_eq!(s.get_int("checkpoint_timeout"), 300);

@@ -39,17 +39,32 @@ pub fn parse_config(text: &str) -> Result<Vec<(usize, String, String)>> {
             None => match line.split_once(char::is_whitespace) {
                 Some((n, v)) => (n.trim(), v.trim()),
                 None => {
-                    return Err(Error::new(SqlState::SYNTAX_ERROR, format!("syntax error in configuration file, line {line_no}: \"{raw}\"")))
+                    return Err(Error::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("syntax error in configuration file, line {line_no}: \"{raw}\""),
+                    ))
                 }
             },
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-            return Err(Error::new(SqlState::SYNTAX_ERROR, format!("syntax error in configuration file, line {line_no}: \"{raw}\"")));
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return Err(Error::new(
+                SqlState::SYNTAX_ERROR,
+                format!("syntax error in configuration file, line {line_no}: \"{raw}\""),
+            ));
         }
         let value = match value.strip_prefix('\'') {
             Some(rest) => rest
                 .strip_suffix('\'')
-                .ok_or_else(|| Error::new(SqlState::SYNTAX_ERROR, format!("unterminated quoted string in configuration file, line {line_no}")))?
+                .ok_or_else(|| {
+                    Error::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("unterminated quoted string in configuration file, line {line_no}"),
+                    )
+                })?
                 .replace("''", "'"),
             None => value.to_string(),
         };
@@ -73,7 +88,13 @@ fn strip_comment(line: &str) -> &str {
 
 pub fn load_config_file(path: &Path) -> Result<Vec<(usize, String, String)>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::new(SqlState::IO_ERROR, format!("could not read configuration file \"{}\": {e}", path.display()))
+        Error::new(
+            SqlState::IO_ERROR,
+            format!(
+                "could not read configuration file \"{}\": {e}",
+                path.display()
+            ),
+        )
     })?;
     parse_config(&text)
 }

@@ -35,9 +35,12 @@ pub fn configure(opts: &ServerOptions) -> Result<Arc<Settings>> {
     }
     let settings = Settings::default();
     for (line, name, value) in load_config_file(&conf)? {
-        settings
-            .set_at_startup(&name, &value)
-            .map_err(|e| Error::new(e.code, format!("{} line {line}: {}", conf.display(), e.message)))?;
+        settings.set_at_startup(&name, &value).map_err(|e| {
+            Error::new(
+                e.code,
+                format!("{} line {line}: {}", conf.display(), e.message),
+            )
+        })?;
     }
     for (name, value) in &opts.overrides {
         settings.set_at_startup(name, value)?;
@@ -51,19 +54,31 @@ pub fn configure(opts: &ServerOptions) -> Result<Arc<Settings>> {
 }
 
 fn io_error(path: &Path, e: std::io::Error) -> Error {
-    Error::new(crate::error::SqlState::IO_ERROR, format!("could not access \"{}\": {e}", path.display()))
+    Error::new(
+        crate::error::SqlState::IO_ERROR,
+        format!("could not access \"{}\": {e}", path.display()),
+    )
 }
 
 /// Run the server until SIGINT/SIGTERM.
 pub fn run(opts: ServerOptions) -> Result<()> {
     let settings = configure(&opts)?;
     let engine = Arc::new(Engine::new(settings.clone()));
-    let host = settings.show("listen_addresses").unwrap_or_else(|| crate::constants::DEFAULT_LISTEN_ADDRESS.into());
+    let host = settings
+        .show("listen_addresses")
+        .unwrap_or_else(|| crate::constants::DEFAULT_LISTEN_ADDRESS.into());
     let port = settings.get_int("port") as u16;
-    let host = if host == "localhost" || host == "*" { "127.0.0.1".to_string() } else { host };
-    let addr: SocketAddr = format!("{host}:{port}")
-        .parse()
-        .map_err(|_| Error::new(crate::error::SqlState::INVALID_PARAMETER_VALUE, format!("invalid listen address \"{host}\"")))?;
+    let host = if host == "localhost" || host == "*" {
+        "127.0.0.1".to_string()
+    } else {
+        host
+    };
+    let addr: SocketAddr = format!("{host}:{port}").parse().map_err(|_| {
+        Error::new(
+            crate::error::SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid listen address \"{host}\""),
+        )
+    })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -73,16 +88,20 @@ pub fn run(opts: ServerOptions) -> Result<()> {
 
 async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| Error::new(crate::error::SqlState::IO_ERROR, format!("could not bind to {addr}: {e}")))?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        Error::new(
+            crate::error::SqlState::IO_ERROR,
+            format!("could not bind to {addr}: {e}"),
+        )
+    })?;
     let max_connections = settings.get_int("max_connections") as usize;
     tracing::info!(
         "SteadyDB {} listening on {addr}, data directory {}",
         crate::settings::SERVER_VERSION,
         settings.show("data_directory").unwrap_or_default()
     );
-    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
+    let mut sigterm =
+        signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
     let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::internal(e.to_string()))?;
     loop {
         tokio::select! {

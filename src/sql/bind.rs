@@ -101,10 +101,13 @@ pub fn object_name(name: &ast::ObjectName) -> Result<String> {
     match parts.as_slice() {
         [t] => Ok(t.clone()),
         [schema, t] if schema == "public" => Ok(t.clone()),
-        [schema, _] if schema == "pg_catalog" || schema == "information_schema" => {
-            Err(Error::unsupported(format!("system catalog \"{name}\" is not supported yet")))
-        }
-        [schema, _] => Err(Error::new(SqlState::UNDEFINED_TABLE, format!("schema \"{schema}\" does not exist"))),
+        [schema, _] if schema == "pg_catalog" || schema == "information_schema" => Err(
+            Error::unsupported(format!("system catalog \"{name}\" is not supported yet")),
+        ),
+        [schema, _] => Err(Error::new(
+            SqlState::UNDEFINED_TABLE,
+            format!("schema \"{schema}\" does not exist"),
+        )),
         _ => Err(Error::unsupported(format!("unsupported name: {name}"))),
     }
 }
@@ -117,7 +120,10 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             None => Ok(None),
             Some(ast::CharacterLength::IntegerLength { length, .. }) => {
                 if *length == 0 || *length > 10_485_760 {
-                    return Err(Error::new(SqlState::INVALID_PARAMETER_VALUE, "length for type varchar must be between 1 and 10485760"));
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "length for type varchar must be between 1 and 10485760",
+                    ));
                 }
                 Ok(Some(*length as u32))
             }
@@ -137,13 +143,17 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             A::Int(_) | A::Integer(_) | A::Int4(_) => DataType::Int4,
             A::BigInt(_) | A::Int8(_) => DataType::Int8,
             A::Real | A::Float4 => DataType::Float4,
-            A::DoublePrecision | A::Float8 | A::Double(ast::ExactNumberInfo::None) => DataType::Float8,
+            A::DoublePrecision | A::Float8 | A::Double(ast::ExactNumberInfo::None) => {
+                DataType::Float8
+            }
             A::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Float4,
             A::Float(_) => DataType::Float8,
             A::Numeric(info) | A::Decimal(info) | A::Dec(info) => numeric(info)?,
             A::Bool | A::Boolean => DataType::Bool,
             A::Text | A::String(None) => DataType::Text,
-            A::Varchar(l) | A::CharacterVarying(l) | A::CharVarying(l) => DataType::Varchar(len(l)?),
+            A::Varchar(l) | A::CharacterVarying(l) | A::CharVarying(l) => {
+                DataType::Varchar(len(l)?)
+            }
             A::Char(l) | A::Character(l) => DataType::Char(len(l)?.unwrap_or(1)),
             A::Bytea => DataType::Bytea,
             A::Date => DataType::Date,
@@ -168,10 +178,19 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("bool", 0) => DataType::Bool,
                     ("text", 0) => DataType::Text,
                     ("varchar", 0) => DataType::Varchar(None),
-                    _ => return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist"))),
+                    _ => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("type \"{n}\" does not exist"),
+                        ))
+                    }
                 }
             }
-            other => return Err(Error::unsupported(format!("type {other} is not supported yet"))),
+            other => {
+                return Err(Error::unsupported(format!(
+                    "type {other} is not supported yet"
+                )))
+            }
         },
         false,
     ))
@@ -179,13 +198,21 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
 
 fn numeric_typmod(p: i64, s: i64) -> Result<DataType> {
     if !(1..=1000).contains(&p) {
-        return Err(Error::new(SqlState::INVALID_PARAMETER_VALUE, format!("NUMERIC precision {p} must be between 1 and 1000")));
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("NUMERIC precision {p} must be between 1 and 1000"),
+        ));
     }
     if s < 0 || s > p {
-        return Err(Error::new(SqlState::INVALID_PARAMETER_VALUE, format!("NUMERIC scale {s} must be between 0 and precision {p}")));
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("NUMERIC scale {s} must be between 0 and precision {p}"),
+        ));
     }
     if p > 28 {
-        return Err(Error::unsupported(format!("NUMERIC precision {p} exceeds the supported maximum of 28")));
+        return Err(Error::unsupported(format!(
+            "NUMERIC precision {p} exceeds the supported maximum of 28"
+        )));
     }
     Ok(DataType::Numeric(Some((p as u8, s as u8))))
 }
@@ -203,23 +230,45 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
             AggFunc::from_name(&function_name(f)).is_some()
                 || match &f.args {
                     ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => contains_aggregate(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            contains_aggregate(e)
+                        }
                         _ => false,
                     }),
                     _ => false,
                 }
         }
         E::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
-        E::UnaryOp { expr, .. } | E::Nested(expr) | E::Cast { expr, .. } => contains_aggregate(expr),
-        E::IsNull(e) | E::IsNotNull(e) | E::IsTrue(e) | E::IsFalse(e) | E::IsNotTrue(e) | E::IsNotFalse(e) => contains_aggregate(e),
-        E::Between { expr, low, high, .. } => contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high),
-        E::InList { expr, list, .. } => contains_aggregate(expr) || list.iter().any(contains_aggregate),
-        E::Case { operand, conditions, else_result, .. } => {
+        E::UnaryOp { expr, .. } | E::Nested(expr) | E::Cast { expr, .. } => {
+            contains_aggregate(expr)
+        }
+        E::IsNull(e)
+        | E::IsNotNull(e)
+        | E::IsTrue(e)
+        | E::IsFalse(e)
+        | E::IsNotTrue(e)
+        | E::IsNotFalse(e) => contains_aggregate(e),
+        E::Between {
+            expr, low, high, ..
+        } => contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high),
+        E::InList { expr, list, .. } => {
+            contains_aggregate(expr) || list.iter().any(contains_aggregate)
+        }
+        E::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
             operand.as_deref().is_some_and(contains_aggregate)
-                || conditions.iter().any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || conditions
+                    .iter()
+                    .any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
                 || else_result.as_deref().is_some_and(contains_aggregate)
         }
-        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => contains_aggregate(expr) || contains_aggregate(pattern),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => {
+            contains_aggregate(expr) || contains_aggregate(pattern)
+        }
         _ => false,
     }
 }
@@ -257,7 +306,9 @@ pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Result<DataType> {
         _ => 0,
     };
     Ok(match (a, b) {
-        (Date, t) | (t, Date) if t.is_integer() && matches!(op, ArithOp::Add | ArithOp::Sub) => Date,
+        (Date, t) | (t, Date) if t.is_integer() && matches!(op, ArithOp::Add | ArithOp::Sub) => {
+            Date
+        }
         (Date, Date) if op == ArithOp::Sub => Int4,
         (Float4, Float4) => Float4,
         (Float4, x) | (x, Float4) if x.is_integer() || matches!(x, Float8 | Numeric(_)) => Float8,
@@ -284,7 +335,11 @@ pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Result<DataType> {
 
 impl Binder {
     pub fn new(param_types: Vec<DataType>) -> Binder {
-        Binder { params: param_types, grouping: None, no_aggregates: None }
+        Binder {
+            params: param_types,
+            grouping: None,
+            no_aggregates: None,
+        }
     }
 
     /// Resolve an untyped expression to `to`: literals are parsed now, parameters take the
@@ -319,7 +374,13 @@ impl Binder {
         match t.1 {
             DataType::Bool => Ok(t.0),
             DataType::Unknown => self.coerce(t, DataType::Bool),
-            other => Err(Error::new(SqlState::DATATYPE_MISMATCH, format!("argument of {clause} must be type boolean, not type {}", other.name()))),
+            other => Err(Error::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!(
+                    "argument of {clause} must be type boolean, not type {}",
+                    other.name()
+                ),
+            )),
         }
     }
 
@@ -328,7 +389,10 @@ impl Binder {
         for (i, c) in scope.columns.iter().enumerate() {
             if c.name == name && qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| x == q)) {
                 if found.is_some() {
-                    return Err(Error::new(SqlState::AMBIGUOUS_COLUMN, format!("column reference \"{name}\" is ambiguous")));
+                    return Err(Error::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("column reference \"{name}\" is ambiguous"),
+                    ));
                 }
                 found = Some((Expr::Column(i), c.data_type));
             }
@@ -347,12 +411,25 @@ impl Binder {
             return Ok(f);
         }
         if let Some(q) = qualifier {
-            if !scope.columns.iter().any(|c| c.qualifiers.iter().any(|x| x == q)) {
-                return Err(Error::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\"")));
+            if !scope
+                .columns
+                .iter()
+                .any(|c| c.qualifiers.iter().any(|x| x == q))
+            {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
             }
-            return Err(Error::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")));
+            return Err(Error::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column {q}.{name} does not exist"),
+            ));
         }
-        Err(Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")))
+        Err(Error::new(
+            SqlState::UNDEFINED_COLUMN,
+            format!("column \"{name}\" does not exist"),
+        ))
     }
 
     pub fn bind(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Typed> {
@@ -371,8 +448,15 @@ impl Binder {
                         "current_user" | "session_user" | "user" | "current_role" => {
                             return Ok((Expr::Func(Func::CurrentUser, vec![]), DataType::Text))
                         }
-                        "current_timestamp" | "localtimestamp" => return Ok((Expr::Func(Func::Now, vec![]), DataType::TimestampTz)),
-                        "current_date" => return Ok((Expr::Cast(Box::new(Expr::Func(Func::Now, vec![])), DataType::Date), DataType::Date)),
+                        "current_timestamp" | "localtimestamp" => {
+                            return Ok((Expr::Func(Func::Now, vec![]), DataType::TimestampTz))
+                        }
+                        "current_date" => {
+                            return Ok((
+                                Expr::Cast(Box::new(Expr::Func(Func::Now, vec![])), DataType::Date),
+                                DataType::Date,
+                            ))
+                        }
                         _ => {}
                     }
                 }
@@ -380,8 +464,12 @@ impl Binder {
             }
             E::CompoundIdentifier(ids) => match ids.as_slice() {
                 [t, c] => self.lookup(Some(&ident_name(t)), &ident_name(c), scope),
-                [s, t, c] if ident_name(s) == "public" => self.lookup(Some(&ident_name(t)), &ident_name(c), scope),
-                _ => Err(Error::unsupported(format!("unsupported column reference {e}"))),
+                [s, t, c] if ident_name(s) == "public" => {
+                    self.lookup(Some(&ident_name(t)), &ident_name(c), scope)
+                }
+                _ => Err(Error::unsupported(format!(
+                    "unsupported column reference {e}"
+                ))),
             },
             E::Value(v) => self.bind_value(&v.value),
             E::Nested(inner) => self.bind(inner, scope),
@@ -389,13 +477,19 @@ impl Binder {
                 ast::UnaryOperator::Minus => {
                     let t = self.bind(expr, scope)?;
                     match t {
-                        (Expr::Const(v), ty) if !v.is_null() && ty != DataType::Unknown => Ok((Expr::Const(types::negate(&v)?), ty)),
+                        (Expr::Const(v), ty) if !v.is_null() && ty != DataType::Unknown => {
+                            Ok((Expr::Const(types::negate(&v)?), ty))
+                        }
                         (ex, DataType::Unknown) => {
-                            let ex = self.coerce((ex, DataType::Unknown), DataType::Numeric(None))?;
+                            let ex =
+                                self.coerce((ex, DataType::Unknown), DataType::Numeric(None))?;
                             Ok((Expr::Neg(Box::new(ex)), DataType::Numeric(None)))
                         }
                         (ex, ty) if ty.is_numeric() => Ok((Expr::Neg(Box::new(ex)), ty)),
-                        (_, ty) => Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: - {}", ty.name()))),
+                        (_, ty) => Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: - {}", ty.name()),
+                        )),
                     }
                 }
                 ast::UnaryOperator::Plus => self.bind(expr, scope),
@@ -403,12 +497,17 @@ impl Binder {
                     let inner = self.bind_bool(expr, scope, "NOT")?;
                     Ok((Expr::Not(Box::new(inner)), DataType::Bool))
                 }
-                other => Err(Error::unsupported(format!("operator {other} is not supported"))),
+                other => Err(Error::unsupported(format!(
+                    "operator {other} is not supported"
+                ))),
             },
             E::BinaryOp { left, op, right } => self.bind_binary(left, op, right, scope),
             E::IsNull(x) | E::IsNotNull(x) => {
                 let t = self.bind(x, scope)?;
-                Ok((Expr::IsNull(Box::new(t.0), matches!(e, E::IsNotNull(_))), DataType::Bool))
+                Ok((
+                    Expr::IsNull(Box::new(t.0), matches!(e, E::IsNotNull(_))),
+                    DataType::Bool,
+                ))
             }
             E::IsTrue(x) | E::IsNotTrue(x) | E::IsFalse(x) | E::IsNotFalse(x) => {
                 let inner = self.bind_bool(x, scope, "IS TRUE")?;
@@ -418,17 +517,36 @@ impl Binder {
             }
             E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
                 let (l, r) = self.bind_pair(a, b, scope)?;
-                Ok((Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, E::IsNotDistinctFrom(..))), DataType::Bool))
+                Ok((
+                    Expr::IsDistinct(
+                        Box::new(l),
+                        Box::new(r),
+                        matches!(e, E::IsNotDistinctFrom(..)),
+                    ),
+                    DataType::Bool,
+                ))
             }
-            E::Between { expr, negated, low, high } => {
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let x = self.bind(expr, scope)?;
                 let lo = self.bind(low, scope)?;
                 let hi = self.bind(high, scope)?;
                 let ty = unify(unify(x.1, lo.1), hi.1);
-                let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+                let ty = if ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    ty
+                };
                 for t in [x.1, lo.1, hi.1] {
                     if !comparable(t, ty) {
-                        return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} >= {}", ty.name(), t.name())));
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: {} >= {}", ty.name(), t.name()),
+                        ));
                     }
                 }
                 let x = self.coerce(x, ty)?;
@@ -438,44 +556,98 @@ impl Binder {
                     Box::new(Expr::Cmp(CmpOp::GtEq, Box::new(x.clone()), Box::new(lo))),
                     Box::new(Expr::Cmp(CmpOp::LtEq, Box::new(x), Box::new(hi))),
                 );
-                Ok((if *negated { Expr::Not(Box::new(both)) } else { both }, DataType::Bool))
+                Ok((
+                    if *negated {
+                        Expr::Not(Box::new(both))
+                    } else {
+                        both
+                    },
+                    DataType::Bool,
+                ))
             }
-            E::InList { expr, list, negated } => {
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let x = self.bind(expr, scope)?;
-                let items = list.iter().map(|i| self.bind(i, scope)).collect::<Result<Vec<_>>>()?;
+                let items = list
+                    .iter()
+                    .map(|i| self.bind(i, scope))
+                    .collect::<Result<Vec<_>>>()?;
                 let mut ty = x.1;
                 for i in &items {
                     ty = unify(ty, i.1);
                 }
-                let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+                let ty = if ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    ty
+                };
                 let x = self.coerce(x, ty)?;
                 let mut bound = Vec::new();
                 for i in items {
                     if !comparable(i.1, ty) {
-                        return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} = {}", ty.name(), i.1.name())));
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: {} = {}", ty.name(), i.1.name()),
+                        ));
                     }
                     bound.push(self.coerce(i, ty)?);
                 }
-                Ok((Expr::InList { expr: Box::new(x), list: bound, negated: *negated }, DataType::Bool))
+                Ok((
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list: bound,
+                        negated: *negated,
+                    },
+                    DataType::Bool,
+                ))
             }
-            E::Like { negated, expr, pattern, escape_char, any: false } | E::ILike { negated, expr, pattern, escape_char, any: false } => {
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
                 if escape_char.is_some() {
                     return Err(Error::unsupported("LIKE ... ESCAPE is not supported yet"));
                 }
                 let x = self.bind_text(expr, scope)?;
                 let p = self.bind_text(pattern, scope)?;
                 Ok((
-                    Expr::Like { expr: Box::new(x), pattern: Box::new(p), negated: *negated, case_insensitive: matches!(e, E::ILike { .. }) },
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                        case_insensitive: matches!(e, E::ILike { .. }),
+                    },
                     DataType::Bool,
                 ))
             }
-            E::Cast { expr, data_type: dt, kind, .. } => {
+            E::Cast {
+                expr,
+                data_type: dt,
+                kind,
+                ..
+            } => {
                 if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
                     return Err(Error::unsupported("TRY_CAST is not supported"));
                 }
                 let (to, serial) = data_type(dt)?;
                 if serial {
-                    return Err(Error::new(SqlState::UNDEFINED_OBJECT, "type \"serial\" does not exist"));
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        "type \"serial\" does not exist",
+                    ));
                 }
                 let t = self.bind(expr, scope)?;
                 self.cast(t, to)
@@ -485,10 +657,24 @@ impl Binder {
                 let t = self.bind_value(&ts.value.value)?;
                 self.cast(t, to)
             }
-            E::Case { operand, conditions, else_result, .. } => self.bind_case(operand.as_deref(), conditions, else_result.as_deref(), scope),
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.bind_case(
+                operand.as_deref(),
+                conditions,
+                else_result.as_deref(),
+                scope,
+            ),
             E::Function(f) => self.bind_function(f, scope),
-            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => Err(Error::unsupported("subqueries are not supported yet")),
-            other => Err(Error::unsupported(format!("expression is not supported yet: {other}"))),
+            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => {
+                Err(Error::unsupported("subqueries are not supported yet"))
+            }
+            other => Err(Error::unsupported(format!(
+                "expression is not supported yet: {other}"
+            ))),
         }
     }
 
@@ -499,9 +685,10 @@ impl Binder {
                 self.params[i] = to.without_typmod();
                 (Expr::Cast(Box::new(Expr::Param(i)), to), to)
             }
-            (ex, DataType::Char(_)) if to.is_string() && !matches!(to, DataType::Char(_)) => {
-                (Expr::Cast(Box::new(Expr::Func(Func::BpcharToText, vec![ex])), to), to)
-            }
+            (ex, DataType::Char(_)) if to.is_string() && !matches!(to, DataType::Char(_)) => (
+                Expr::Cast(Box::new(Expr::Func(Func::BpcharToText, vec![ex])), to),
+                to,
+            ),
             (ex, _) => (Expr::Cast(Box::new(ex), to), to),
         })
     }
@@ -522,8 +709,13 @@ impl Binder {
             V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {
                 (Expr::Const(Value::Text(s.clone())), DataType::Unknown)
             }
-            V::DollarQuotedString(d) => (Expr::Const(Value::Text(d.value.clone())), DataType::Unknown),
-            V::HexStringLiteral(h) => (Expr::Const(Value::Text(format!("\\x{h}"))), DataType::Unknown),
+            V::DollarQuotedString(d) => {
+                (Expr::Const(Value::Text(d.value.clone())), DataType::Unknown)
+            }
+            V::HexStringLiteral(h) => (
+                Expr::Const(Value::Text(format!("\\x{h}"))),
+                DataType::Unknown,
+            ),
             V::Boolean(b) => (Expr::Const(Value::Bool(*b)), DataType::Bool),
             V::Null => (Expr::Const(Value::Null), DataType::Unknown),
             V::Placeholder(p) => {
@@ -537,7 +729,11 @@ impl Binder {
                 }
                 (Expr::Param(n - 1), self.params[n - 1])
             }
-            other => return Err(Error::unsupported(format!("literal {other} is not supported"))),
+            other => {
+                return Err(Error::unsupported(format!(
+                    "literal {other} is not supported"
+                )))
+            }
         })
     }
 
@@ -545,7 +741,11 @@ impl Binder {
         let l = self.bind(a, scope)?;
         let r = self.bind(b, scope)?;
         let ty = unify(l.1, r.1);
-        let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+        let ty = if ty == DataType::Unknown {
+            DataType::Text
+        } else {
+            ty
+        };
         if !comparable(l.1, r.1) {
             return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} = {}", l.1.name(), r.1.name()))
                 .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
@@ -553,7 +753,13 @@ impl Binder {
         Ok((self.coerce(l, ty)?, self.coerce(r, ty)?))
     }
 
-    fn bind_binary(&mut self, left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr, scope: &Scope) -> Result<Typed> {
+    fn bind_binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        scope: &Scope,
+    ) -> Result<Typed> {
         use ast::BinaryOperator as B;
         let cmp = match op {
             B::Eq => Some(CmpOp::Eq),
@@ -572,7 +778,11 @@ impl Binder {
                     .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
             }
             let ty = unify(l.1, r.1);
-            let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+            let ty = if ty == DataType::Unknown {
+                DataType::Text
+            } else {
+                ty
+            };
             let (l, r) = (self.coerce(l, ty)?, self.coerce(r, ty)?);
             return Ok((Expr::Cmp(c, Box::new(l), Box::new(r)), DataType::Bool));
         }
@@ -589,10 +799,27 @@ impl Binder {
             let r = self.bind(right, scope)?;
             let (lt, rt) = match (l.1, r.1) {
                 (DataType::Unknown, DataType::Unknown) => {
-                    return Err(Error::new(SqlState::INDETERMINATE_DATATYPE, "could not determine data type of an operand; add an explicit cast"))
+                    return Err(Error::new(
+                        SqlState::INDETERMINATE_DATATYPE,
+                        "could not determine data type of an operand; add an explicit cast",
+                    ))
                 }
-                (DataType::Unknown, t) => (if t == DataType::Date { DataType::Int4 } else { t }, t),
-                (t, DataType::Unknown) => (t, if t == DataType::Date { DataType::Int4 } else { t }),
+                (DataType::Unknown, t) => (
+                    if t == DataType::Date {
+                        DataType::Int4
+                    } else {
+                        t
+                    },
+                    t,
+                ),
+                (t, DataType::Unknown) => (
+                    t,
+                    if t == DataType::Date {
+                        DataType::Int4
+                    } else {
+                        t
+                    },
+                ),
                 (a, b) => (a, b),
             };
             let ty = arith_type(a, lt, rt)?;
@@ -608,18 +835,33 @@ impl Binder {
             B::And | B::Or => {
                 let l = self.bind_bool(left, scope, if *op == B::And { "AND" } else { "OR" })?;
                 let r = self.bind_bool(right, scope, if *op == B::And { "AND" } else { "OR" })?;
-                Ok((if *op == B::And { Expr::And(Box::new(l), Box::new(r)) } else { Expr::Or(Box::new(l), Box::new(r)) }, DataType::Bool))
+                Ok((
+                    if *op == B::And {
+                        Expr::And(Box::new(l), Box::new(r))
+                    } else {
+                        Expr::Or(Box::new(l), Box::new(r))
+                    },
+                    DataType::Bool,
+                ))
             }
             B::StringConcat => {
                 let l = self.bind_text(left, scope)?;
                 let r = self.bind_text(right, scope)?;
                 Ok((Expr::Concat(Box::new(l), Box::new(r)), DataType::Text))
             }
-            other => Err(Error::unsupported(format!("operator {other} is not supported yet"))),
+            other => Err(Error::unsupported(format!(
+                "operator {other} is not supported yet"
+            ))),
         }
     }
 
-    fn bind_case(&mut self, operand: Option<&ast::Expr>, conditions: &[ast::CaseWhen], otherwise: Option<&ast::Expr>, scope: &Scope) -> Result<Typed> {
+    fn bind_case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        otherwise: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<Typed> {
         let op = match operand {
             Some(o) => Some(self.bind(o, scope)?),
             None => None,
@@ -646,10 +888,18 @@ impl Binder {
         for r in results.iter().chain(other.iter()) {
             ty = unify(ty, r.1);
         }
-        let ty = if ty == DataType::Unknown { DataType::Text } else { ty.without_typmod() };
+        let ty = if ty == DataType::Unknown {
+            DataType::Text
+        } else {
+            ty.without_typmod()
+        };
         let op = match op {
             Some(o) => {
-                let oty = if o.1 == DataType::Unknown { DataType::Text } else { o.1 };
+                let oty = if o.1 == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    o.1
+                };
                 Some(Box::new(self.coerce(o, oty)?))
             }
             None => None,
@@ -658,17 +908,35 @@ impl Binder {
         for (w, r) in whens.into_iter().zip(results) {
             let rt = r.1;
             let r = self.coerce(r, ty)?;
-            pairs.push((w, if rt != ty && rt != DataType::Unknown { Expr::Cast(Box::new(r), ty) } else { r }));
+            pairs.push((
+                w,
+                if rt != ty && rt != DataType::Unknown {
+                    Expr::Cast(Box::new(r), ty)
+                } else {
+                    r
+                },
+            ));
         }
         let otherwise = match other {
             Some(o) => {
                 let ot = o.1;
                 let e = self.coerce(o, ty)?;
-                Some(Box::new(if ot != ty && ot != DataType::Unknown { Expr::Cast(Box::new(e), ty) } else { e }))
+                Some(Box::new(if ot != ty && ot != DataType::Unknown {
+                    Expr::Cast(Box::new(e), ty)
+                } else {
+                    e
+                }))
             }
             None => None,
         };
-        Ok((Expr::Case { operand: op, whens: pairs, otherwise }, ty))
+        Ok((
+            Expr::Case {
+                operand: op,
+                whens: pairs,
+                otherwise,
+            },
+            ty,
+        ))
     }
 
     fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Typed> {
@@ -683,14 +951,29 @@ impl Binder {
                 let mut star = false;
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            args.push(e.clone())
+                        }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
-                        _ => return Err(Error::unsupported(format!("argument form not supported in {name}()"))),
+                        _ => {
+                            return Err(Error::unsupported(format!(
+                                "argument form not supported in {name}()"
+                            )))
+                        }
                     }
                 }
-                (args, star, matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
+                (
+                    args,
+                    star,
+                    matches!(
+                        l.duplicate_treatment,
+                        Some(ast::DuplicateTreatment::Distinct)
+                    ),
+                )
             }
-            ast::FunctionArguments::Subquery(_) => return Err(Error::unsupported("subqueries are not supported yet")),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(Error::unsupported("subqueries are not supported yet"))
+            }
         };
         if let Some(agg) = AggFunc::from_name(&name) {
             return self.bind_aggregate(agg, &name, &args, star, distinct, scope);
@@ -699,7 +982,13 @@ impl Binder {
             if args.len() == n {
                 Ok(())
             } else {
-                Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name} with {} arguments does not exist", args.len())))
+                Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function {name} with {} arguments does not exist",
+                        args.len()
+                    ),
+                ))
             }
         };
         let (func, ty, bound) = match name.as_str() {
@@ -733,16 +1022,28 @@ impl Binder {
                     DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
                     DataType::Unknown => self.coerce(t, DataType::Text)?,
                     ty if ty.is_string() => t.0,
-                    other => return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function length({}) does not exist", other.name()))),
+                    other => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function length({}) does not exist", other.name()),
+                        ))
+                    }
                 };
                 (Func::Length, DataType::Int4, vec![a])
             }
             "abs" => {
                 arity(1)?;
                 let t = self.bind(&args[0], scope)?;
-                let ty = if t.1 == DataType::Unknown { DataType::Float8 } else { t.1 };
+                let ty = if t.1 == DataType::Unknown {
+                    DataType::Float8
+                } else {
+                    t.1
+                };
                 if !ty.is_numeric() {
-                    return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function abs({}) does not exist", ty.name())));
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function abs({}) does not exist", ty.name()),
+                    ));
                 }
                 let a = self.coerce(t, ty)?;
                 (Func::Abs, ty.without_typmod(), vec![a])
@@ -751,20 +1052,38 @@ impl Binder {
                 if args.is_empty() {
                     return Err(Error::syntax("syntax error at or near \")\""));
                 }
-                let items = args.iter().map(|a| self.bind(a, scope)).collect::<Result<Vec<_>>>()?;
+                let items = args
+                    .iter()
+                    .map(|a| self.bind(a, scope))
+                    .collect::<Result<Vec<_>>>()?;
                 let mut ty = DataType::Unknown;
                 for i in &items {
                     if !comparable(ty, i.1) {
-                        return Err(Error::new(SqlState::DATATYPE_MISMATCH, format!("COALESCE types {} and {} cannot be matched", ty.name(), i.1.name())));
+                        return Err(Error::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!(
+                                "COALESCE types {} and {} cannot be matched",
+                                ty.name(),
+                                i.1.name()
+                            ),
+                        ));
                     }
                     ty = unify(ty, i.1);
                 }
-                let ty = if ty == DataType::Unknown { DataType::Text } else { ty.without_typmod() };
+                let ty = if ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    ty.without_typmod()
+                };
                 let mut bound = Vec::new();
                 for i in items {
                     let it = i.1;
                     let e = self.coerce(i, ty)?;
-                    bound.push(if it != ty && it != DataType::Unknown { Expr::Cast(Box::new(e), ty) } else { e });
+                    bound.push(if it != ty && it != DataType::Unknown {
+                        Expr::Cast(Box::new(e), ty)
+                    } else {
+                        e
+                    });
                 }
                 (Func::Coalesce, ty, bound)
             }
@@ -795,31 +1114,55 @@ impl Binder {
                 (Func::CurrentSetting, DataType::Text, vec![a])
             }
             _ => {
-                return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}() does not exist"))
-                    .with_hint("No function matches the given name and argument types."))
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}() does not exist"),
+                )
+                .with_hint("No function matches the given name and argument types."))
             }
         };
         Ok((Expr::Func(func, bound), ty))
     }
 
-    fn bind_aggregate(&mut self, agg: AggFunc, name: &str, args: &[ast::Expr], star: bool, distinct: bool, scope: &Scope) -> Result<Typed> {
+    fn bind_aggregate(
+        &mut self,
+        agg: AggFunc,
+        name: &str,
+        args: &[ast::Expr],
+        star: bool,
+        distinct: bool,
+        scope: &Scope,
+    ) -> Result<Typed> {
         if let Some(clause) = self.no_aggregates {
-            return Err(Error::new(SqlState::GROUPING_ERROR, format!("aggregate functions are not allowed in {clause}")));
+            return Err(Error::new(
+                SqlState::GROUPING_ERROR,
+                format!("aggregate functions are not allowed in {clause}"),
+            ));
         }
         if self.grouping.is_none() {
             return Err(Error::internal("aggregate outside a grouped query"));
         }
         if distinct {
-            return Err(Error::unsupported(format!("{name}(DISTINCT ...) is not supported yet")));
+            return Err(Error::unsupported(format!(
+                "{name}(DISTINCT ...) is not supported yet"
+            )));
         }
         let (arg, arg_type) = if star {
             if agg != AggFunc::Count {
-                return Err(Error::syntax(format!("{name}(*) is not valid; only count(*) takes *")));
+                return Err(Error::syntax(format!(
+                    "{name}(*) is not valid; only count(*) takes *"
+                )));
             }
             (None, DataType::Int8)
         } else {
             if args.len() != 1 {
-                return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name} with {} arguments does not exist", args.len())));
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function {name} with {} arguments does not exist",
+                        args.len()
+                    ),
+                ));
             }
             // Arguments are bound against input rows, where aggregates may not nest.
             let grouping = self.grouping.take();
@@ -831,19 +1174,32 @@ impl Binder {
             let ty = match (agg, t.1) {
                 (AggFunc::Count, DataType::Unknown) => DataType::Text,
                 (_, DataType::Unknown) => {
-                    return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}(unknown) is not unique")));
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}(unknown) is not unique"),
+                    ));
                 }
                 (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() => {
-                    return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.name())));
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.name()),
+                    ));
                 }
                 (_, t) => t,
             };
             let e = self.coerce(t, ty)?;
             (Some(e), ty)
         };
-        let g = self.grouping.as_mut().ok_or_else(|| Error::internal("aggregate outside a grouped query"))?;
+        let g = self
+            .grouping
+            .as_mut()
+            .ok_or_else(|| Error::internal("aggregate outside a grouped query"))?;
         let idx = g.keys.len() + g.aggs.len();
-        g.aggs.push(AggCall { func: agg, arg, arg_type });
+        g.aggs.push(AggCall {
+            func: agg,
+            arg,
+            arg_type,
+        });
         Ok((Expr::Column(idx), agg.result_type(arg_type)))
     }
 }

@@ -30,16 +30,26 @@ impl CopyParser {
     pub fn new(stmt: &CopyStatement) -> Result<CopyParser> {
         let csv = stmt.format == CopyFormat::Csv;
         let delimiter = stmt.delimiter.unwrap_or(if csv { ',' } else { '\t' });
-        if !delimiter.is_ascii() || !stmt.quote.is_ascii() || stmt.escape.is_some_and(|c| !c.is_ascii()) {
-            return Err(Error::unsupported("COPY delimiter, quote and escape must be single-byte characters"));
+        if !delimiter.is_ascii()
+            || !stmt.quote.is_ascii()
+            || stmt.escape.is_some_and(|c| !c.is_ascii())
+        {
+            return Err(Error::unsupported(
+                "COPY delimiter, quote and escape must be single-byte characters",
+            ));
         }
         if stmt.header && !csv {
-            return Err(Error::unsupported("COPY HEADER is available only in CSV mode"));
+            return Err(Error::unsupported(
+                "COPY HEADER is available only in CSV mode",
+            ));
         }
         Ok(CopyParser {
             format: stmt.format.clone(),
             delimiter: delimiter as u8,
-            null: stmt.null.clone().unwrap_or_else(|| if csv { String::new() } else { "\\N".into() }),
+            null: stmt
+                .null
+                .clone()
+                .unwrap_or_else(|| if csv { String::new() } else { "\\N".into() }),
             quote: stmt.quote as u8,
             escape: stmt.escape.unwrap_or(stmt.quote) as u8,
             skip_header: stmt.header,
@@ -57,11 +67,7 @@ impl CopyParser {
         self.buf.extend_from_slice(data);
         let mut out = Vec::new();
         let mut start = 0;
-        loop {
-            let end = match self.record_end(start) {
-                Some(e) => e,
-                None => break,
-            };
+        while let Some(end) = self.record_end(start) {
             let raw = self.buf[start..end].to_vec();
             start = end + 1;
             if let Some(rec) = self.record(&raw)? {
@@ -73,7 +79,10 @@ impl CopyParser {
         }
         self.buf.drain(..start);
         if self.buf.len() > MAX_RECORD_BYTES {
-            return Err(Error::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "COPY record is too long"));
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                "COPY record is too long",
+            ));
         }
         Ok(out)
     }
@@ -83,7 +92,8 @@ impl CopyParser {
         if self.done || self.buf.is_empty() {
             return Ok(Vec::new());
         }
-        if self.format == CopyFormat::Csv && self.record_end(0).is_none() && self.in_quotes_at_end() {
+        if self.format == CopyFormat::Csv && self.record_end(0).is_none() && self.in_quotes_at_end()
+        {
             return Err(bad("unterminated CSV quoted field"));
         }
         let raw = std::mem::take(&mut self.buf);
@@ -111,7 +121,10 @@ impl CopyParser {
         while i < bytes.len() {
             let b = bytes[i];
             if in_quotes {
-                if b == self.escape && self.escape != self.quote && bytes.get(i + 1) == Some(&self.quote) {
+                if b == self.escape
+                    && self.escape != self.quote
+                    && bytes.get(i + 1) == Some(&self.quote)
+                {
                     i += 2;
                     continue;
                 }
@@ -143,8 +156,12 @@ impl CopyParser {
             self.skip_header = false;
             return Ok(None);
         }
-        let text = std::str::from_utf8(raw)
-            .map_err(|_| Error::new(SqlState::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
+        let text = std::str::from_utf8(raw).map_err(|_| {
+            Error::new(
+                SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+                "invalid byte sequence for encoding \"UTF8\"",
+            )
+        })?;
         match self.format {
             CopyFormat::Csv => self.csv_record(text).map(Some),
             _ => self.text_record(text).map(Some),
@@ -154,52 +171,66 @@ impl CopyParser {
     fn text_record(&self, line: &str) -> Result<Record> {
         let delim = self.delimiter as char;
         line.split(delim)
-            .map(|field| if field == self.null { Ok(None) } else { unescape_text(field).map(Some) })
+            .map(|field| {
+                if field == self.null {
+                    Ok(None)
+                } else {
+                    unescape_text(field).map(Some)
+                }
+            })
             .collect()
     }
 
     fn csv_record(&self, line: &str) -> Result<Record> {
-        let (delim, quote, escape) = (self.delimiter as char, self.quote as char, self.escape as char);
+        let (delim, quote, escape) = (
+            self.delimiter as char,
+            self.quote as char,
+            self.escape as char,
+        );
         let mut fields = Vec::new();
         let mut chars = line.chars().peekable();
+        let mut value = String::new();
+        let mut quoted = false;
+        let mut in_quotes = false;
         loop {
-            let mut value = String::new();
-            let mut quoted = false;
-            let mut in_quotes = false;
-            loop {
-                match chars.next() {
-                    None => {
-                        if in_quotes {
-                            return Err(bad("unterminated CSV quoted field"));
-                        }
-                        break;
+            match chars.next() {
+                None => {
+                    if in_quotes {
+                        return Err(bad("unterminated CSV quoted field"));
                     }
-                    Some(c) if in_quotes => {
-                        if c == escape && chars.peek() == Some(&quote) {
-                            // An escaped quote (a doubled quote by default) is one quote.
-                            chars.next();
-                            value.push(quote);
-                        } else if c == quote {
-                            in_quotes = false;
-                        } else {
-                            value.push(c);
-                        }
-                    }
-                    Some(c) if c == quote => {
-                        in_quotes = true;
-                        quoted = true;
-                    }
-                    Some(c) if c == delim => {
-                        fields.push(if !quoted && value == self.null { None } else { Some(value) });
-                        value = String::new();
-                        quoted = false;
-                        continue;
-                    }
-                    Some(c) => value.push(c),
+                    fields.push(if !quoted && value == self.null {
+                        None
+                    } else {
+                        Some(value)
+                    });
+                    return Ok(fields);
                 }
+                Some(c) if in_quotes => {
+                    if c == escape && chars.peek() == Some(&quote) {
+                        // An escaped quote (a doubled quote by default) is one quote.
+                        chars.next();
+                        value.push(quote);
+                    } else if c == quote {
+                        in_quotes = false;
+                    } else {
+                        value.push(c);
+                    }
+                }
+                Some(c) if c == quote => {
+                    in_quotes = true;
+                    quoted = true;
+                }
+                Some(c) if c == delim => {
+                    let v = std::mem::take(&mut value);
+                    fields.push(if !quoted && v == self.null {
+                        None
+                    } else {
+                        Some(v)
+                    });
+                    quoted = false;
+                }
+                Some(c) => value.push(c),
             }
-            fields.push(if !quoted && value == self.null { None } else { Some(value) });
-            return Ok(fields);
         }
     }
 }

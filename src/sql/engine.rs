@@ -12,7 +12,10 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(settings: Arc<Settings>) -> Engine {
-        Engine { settings, txn: TxnManager::default() }
+        Engine {
+            settings,
+            txn: TxnManager::default(),
+        }
     }
 
     /// Whether a database of this name exists (only `postgres` for now).

@@ -61,37 +61,68 @@ fn pk_key(def: &TableDef, row: &[Value]) -> Key {
 }
 
 fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {
-    let names: Vec<&str> = def.primary_key.iter().map(|&i| def.columns[i].name.as_str()).collect();
-    let vals: Vec<String> = def.primary_key.iter().map(|&i| super::expr::text_of(&row[i])).collect();
+    let names: Vec<&str> = def
+        .primary_key
+        .iter()
+        .map(|&i| def.columns[i].name.as_str())
+        .collect();
+    let vals: Vec<String> = def
+        .primary_key
+        .iter()
+        .map(|&i| super::expr::text_of(&row[i]))
+        .collect();
     Error::new(
         SqlState::UNIQUE_VIOLATION,
-        format!("duplicate key value violates unique constraint \"{}\"", def.pkey_name.as_deref().unwrap_or("")),
+        format!(
+            "duplicate key value violates unique constraint \"{}\"",
+            def.pkey_name.as_deref().unwrap_or("")
+        ),
     )
-    .with_detail(format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", ")))
+    .with_detail(format!(
+        "Key ({})=({}) already exists.",
+        names.join(", "),
+        vals.join(", ")
+    ))
 }
 
 fn serialization_failure() -> Error {
-    Error::new(SqlState::SERIALIZATION_FAILURE, "could not serialize access due to concurrent update")
+    Error::new(
+        SqlState::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update",
+    )
 }
 
 /// Cast every value to its column type and check NOT NULL.
 pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
-    for (i, col) in def.columns.iter().enumerate() {
-        let v = std::mem::replace(&mut row[i], Value::Null);
-        let v = if v.is_null() { v } else { types::cast_assign(v, &col.data_type)? };
-        if v.is_null() && col.not_null {
-            let shown: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(j, x)| if j == i || x.is_null() { "null".to_string() } else { super::expr::text_of(x) })
-                .collect();
-            return Err(Error::new(
-                SqlState::NOT_NULL_VIOLATION,
-                format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, def.name),
-            )
-            .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
+    for (v, col) in row.iter_mut().zip(&def.columns) {
+        if !v.is_null() {
+            *v = types::cast_assign(std::mem::replace(v, Value::Null), &col.data_type)?;
         }
-        row[i] = v;
+    }
+    if let Some(i) = def
+        .columns
+        .iter()
+        .zip(&row)
+        .position(|(c, v)| c.not_null && v.is_null())
+    {
+        let shown: Vec<String> = row
+            .iter()
+            .map(|x| {
+                if x.is_null() {
+                    "null".to_string()
+                } else {
+                    super::expr::text_of(x)
+                }
+            })
+            .collect();
+        return Err(Error::new(
+            SqlState::NOT_NULL_VIOLATION,
+            format!(
+                "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                def.columns[i].name, def.name
+            ),
+        )
+        .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
     }
     Ok(row)
 }
@@ -121,7 +152,11 @@ impl Executor<'_> {
                 Ok(c) => c,
                 Err(_) => return Ok(None),
             };
-            Ok(if types::compare(&c, &v) == Some(Ordering::Equal) { Some(c) } else { None })
+            Ok(if types::compare(&c, &v) == Some(Ordering::Equal) {
+                Some(c)
+            } else {
+                None
+            })
         };
         match &scan.access {
             Access::Full => Ok(Some((Bound::Unbounded, Bound::Unbounded))),
@@ -150,7 +185,11 @@ impl Executor<'_> {
                                 Some(v) => {
                                     let mut key = Vec::new();
                                     types::encode_key(&[v], &mut key);
-                                    Some(if *inclusive { Bound::Included(key) } else { Bound::Excluded(key) })
+                                    Some(if *inclusive {
+                                        Bound::Included(key)
+                                    } else {
+                                        Bound::Excluded(key)
+                                    })
                                 }
                                 // Not representable in the key type: scan unbounded, filter.
                                 None => Some(Bound::Unbounded),
@@ -168,14 +207,27 @@ impl Executor<'_> {
 
     /// Visit the rows a scan sees (committed at the snapshot, overlaid with our own
     /// writes), filtered, in key order, until `visit` returns false.
-    fn for_each_row(&self, scan: &ScanPlan, mut visit: impl FnMut(&[u8], &Row) -> Result<bool>) -> Result<()> {
-        let Some((lo, hi)) = self.bounds(scan)? else { return Ok(()) };
+    fn for_each_row(
+        &self,
+        scan: &ScanPlan,
+        mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
+    ) -> Result<()> {
+        let Some((lo, hi)) = self.bounds(scan)? else {
+            return Ok(());
+        };
         if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {
             if a == b {
                 // Point lookup.
                 let row = match self.txn.writes.get(scan.table.id, a) {
                     Some(own) => own,
-                    None if self.txn.writes.table(scan.table.id).is_some_and(|t| t.truncated) => None,
+                    None if self
+                        .txn
+                        .writes
+                        .table(scan.table.id)
+                        .is_some_and(|t| t.truncated) =>
+                    {
+                        None
+                    }
                     None => scan.table.get(a, self.snapshot),
                 };
                 if let Some(row) = row {
@@ -193,13 +245,19 @@ impl Executor<'_> {
         match own {
             None => scan.table.scan(range, self.snapshot, false, |k, row| {
                 n += 1;
-                if n % CANCEL_CHECK_ROWS == 0 {
+                if n.is_multiple_of(CANCEL_CHECK_ROWS) {
                     if let Err(e) = check_cancel(self.slot) {
                         result = Err(e);
                         return false;
                     }
                 }
-                match self.matches(&scan.filter, row).and_then(|m| if m { visit(k, row) } else { Ok(true) }) {
+                match self.matches(&scan.filter, row).and_then(|m| {
+                    if m {
+                        visit(k, row)
+                    } else {
+                        Ok(true)
+                    }
+                }) {
                     Ok(go) => go,
                     Err(e) => {
                         result = Err(e);
@@ -219,7 +277,7 @@ impl Executor<'_> {
                 let mut theirs = committed.into_iter().peekable();
                 loop {
                     n += 1;
-                    if n % CANCEL_CHECK_ROWS == 0 {
+                    if n.is_multiple_of(CANCEL_CHECK_ROWS) {
                         check_cancel(self.slot)?;
                     }
                     let take_mine = match (mine.peek(), theirs.peek()) {
@@ -254,7 +312,11 @@ impl Executor<'_> {
             return Ok(());
         }
         *self.slot.wait_event.lock() = Some("Lock");
-        let r = self.engine.txn.locks.lock(self.txn.id, table.id, key, &self.slot.cancel);
+        let r = self
+            .engine
+            .txn
+            .locks
+            .lock(self.txn.id, table.id, key, &self.slot.cancel);
         *self.slot.wait_event.lock() = None;
         r?;
         self.txn.locks.push((table.id, key.to_vec()));
@@ -278,7 +340,11 @@ impl Executor<'_> {
                 }
                 match v.row {
                     None => Ok(None),
-                    Some(latest) => Ok(if self.matches(&scan.filter, &latest)? { Some(latest) } else { None }),
+                    Some(latest) => Ok(if self.matches(&scan.filter, &latest)? {
+                        Some(latest)
+                    } else {
+                        None
+                    }),
                 }
             }
         }
@@ -303,16 +369,25 @@ impl Executor<'_> {
         let candidates = self.collect(scan)?;
         let mut count = 0;
         let mut returned = Vec::new();
-        let pk_changes = plan.assignments.iter().any(|(c, _)| def.primary_key.contains(c));
+        let pk_changes = plan
+            .assignments
+            .iter()
+            .any(|(c, _)| def.primary_key.contains(c));
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
-            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else { continue };
+            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else {
+                continue;
+            };
             let mut new: Vec<Value> = current.to_vec();
             for (col, e) in &plan.assignments {
                 new[*col] = self.eval(e, &current)?;
             }
             let new = check_row(def, new)?;
-            let new_key = if pk_changes { pk_key(def, &new) } else { key.clone() };
+            let new_key = if pk_changes {
+                pk_key(def, &new)
+            } else {
+                key.clone()
+            };
             if new_key != key {
                 self.claim_key(&scan.table, def, &new_key, &new)?;
                 self.txn.writes.put(&scan.table, key, None);
@@ -327,7 +402,13 @@ impl Executor<'_> {
     }
 
     /// Lock a key a new row will take and fail with 23505 if a live row holds it.
-    fn claim_key(&mut self, table: &Arc<Table>, def: &TableDef, key: &[u8], row: &[Value]) -> Result<()> {
+    fn claim_key(
+        &mut self,
+        table: &Arc<Table>,
+        def: &TableDef,
+        key: &[u8],
+        row: &[Value],
+    ) -> Result<()> {
         match self.txn.writes.get(table.id, key) {
             Some(Some(_)) => return Err(duplicate_key(def, row)),
             Some(None) => return Ok(()),
@@ -348,7 +429,9 @@ impl Executor<'_> {
         let mut returned = Vec::new();
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
-            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else { continue };
+            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else {
+                continue;
+            };
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &current)?);
             }
@@ -359,7 +442,13 @@ impl Executor<'_> {
     }
 
     /// Build a full table row from source values for `targets` and column defaults.
-    pub fn build_row(&self, defaults: &[Option<Expr>], targets: &[usize], values: Vec<Option<Value>>, ncols: usize) -> Result<Vec<Value>> {
+    pub fn build_row(
+        &self,
+        defaults: &[Option<Expr>],
+        targets: &[usize],
+        values: Vec<Option<Value>>,
+        ncols: usize,
+    ) -> Result<Vec<Value>> {
         let mut row: Vec<Option<Value>> = vec![None; ncols];
         for (v, &t) in values.into_iter().zip(targets) {
             row[t] = v;
@@ -377,7 +466,14 @@ impl Executor<'_> {
     }
 
     /// Insert one complete row, handling ON CONFLICT. Returns the row written, if any.
-    pub fn insert_row(&mut self, table: &Arc<Table>, def: &TableDef, row: Vec<Value>, on_conflict: &OnConflict, touched: &mut HashSet<Key>) -> Result<Option<Vec<Value>>> {
+    pub fn insert_row(
+        &mut self,
+        table: &Arc<Table>,
+        def: &TableDef,
+        row: Vec<Value>,
+        on_conflict: &OnConflict,
+        touched: &mut HashSet<Key>,
+    ) -> Result<Option<Vec<Value>>> {
         let row = check_row(def, row)?;
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row);
@@ -392,7 +488,10 @@ impl Executor<'_> {
                 let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
                 match table.latest(&key) {
                     Some(v) if !truncated && v.row.is_some() => {
-                        if self.txn.isolation == Isolation::RepeatableRead && v.lsn > self.snapshot && !matches!(on_conflict, OnConflict::Error) {
+                        if self.txn.isolation == Isolation::RepeatableRead
+                            && v.lsn > self.snapshot
+                            && !matches!(on_conflict, OnConflict::Error)
+                        {
                             return Err(serialization_failure());
                         }
                         v.row
@@ -411,7 +510,10 @@ impl Executor<'_> {
         match on_conflict {
             OnConflict::Error => Err(duplicate_key(def, &row)),
             OnConflict::Nothing => Ok(None),
-            OnConflict::Update { assignments, filter } => {
+            OnConflict::Update {
+                assignments,
+                filter,
+            } => {
                 if !touched.insert(key.clone()) {
                     return Err(Error::new(SqlState::CARDINALITY_VIOLATION, "ON CONFLICT DO UPDATE command cannot affect row a second time")
                         .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
@@ -427,7 +529,9 @@ impl Executor<'_> {
                 }
                 let new = check_row(def, new)?;
                 if pk_key(def, &new) != key {
-                    return Err(Error::unsupported("ON CONFLICT DO UPDATE may not change the primary key"));
+                    return Err(Error::unsupported(
+                        "ON CONFLICT DO UPDATE may not change the primary key",
+                    ));
                 }
                 self.txn.writes.put(table, key, Some(new.clone().into()));
                 Ok(Some(new))
@@ -440,9 +544,17 @@ impl Executor<'_> {
         let source_rows: Vec<Vec<Option<Value>>> = match &plan.source {
             InsertSource::Values(rows) => rows
                 .iter()
-                .map(|r| r.iter().map(|e| e.as_ref().map(|e| self.eval(e, &[])).transpose()).collect::<Result<Vec<_>>>())
+                .map(|r| {
+                    r.iter()
+                        .map(|e| e.as_ref().map(|e| self.eval(e, &[])).transpose())
+                        .collect::<Result<Vec<_>>>()
+                })
                 .collect::<Result<_>>()?,
-            InsertSource::Select(sel) => self.select(sel)?.into_iter().map(|r| r.into_iter().map(Some).collect()).collect(),
+            InsertSource::Select(sel) => self
+                .select(sel)?
+                .into_iter()
+                .map(|r| r.into_iter().map(Some).collect())
+                .collect(),
         };
         let mut count = 0;
         let mut returned = Vec::new();
@@ -450,7 +562,9 @@ impl Executor<'_> {
         for values in source_rows {
             check_cancel(self.slot)?;
             let row = self.build_row(&plan.defaults, &plan.targets, values, ncols)?;
-            if let Some(written) = self.insert_row(&plan.table, &plan.def, row, &plan.on_conflict, &mut touched)? {
+            if let Some(written) =
+                self.insert_row(&plan.table, &plan.def, row, &plan.on_conflict, &mut touched)?
+            {
                 count += 1;
                 if !plan.returning.is_empty() {
                     returned.push(self.project(&plan.returning, &written)?);
@@ -466,9 +580,14 @@ impl Executor<'_> {
             Some(e) => match self.eval(e, &[])? {
                 Value::Null => Ok(None),
                 v => {
-                    let n = v.as_i64().ok_or_else(|| Error::internal("LIMIT is not an integer"))?;
+                    let n = v
+                        .as_i64()
+                        .ok_or_else(|| Error::internal("LIMIT is not an integer"))?;
                     if n < 0 {
-                        return Err(Error::new(SqlState::INVALID_ROW_COUNT, "LIMIT must not be negative"));
+                        return Err(Error::new(
+                            SqlState::INVALID_ROW_COUNT,
+                            "LIMIT must not be negative",
+                        ));
                     }
                     Ok(Some(n as usize))
                 }
@@ -484,7 +603,11 @@ impl Executor<'_> {
         let early_stop = plan.order_by.is_empty() && plan.aggregation.is_none();
         let want = limit.map(|l| l + offset);
         let emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
-            let keys = plan.order_by.iter().map(|k| self.eval(&k.expr, row)).collect::<Result<Vec<_>>>()?;
+            let keys = plan
+                .order_by
+                .iter()
+                .map(|k| self.eval(&k.expr, row))
+                .collect::<Result<Vec<_>>>()?;
             out.push((keys, self.project(&plan.projection, row)?));
             Ok(!(early_stop && want.is_some_and(|w| out.len() >= w)))
         };
@@ -503,11 +626,16 @@ impl Executor<'_> {
                 let mut groups: HashMap<Vec<Value>, usize> = HashMap::new();
                 let mut states: Vec<(Vec<Value>, Vec<AggState>)> = Vec::new();
                 let mut feed = |row: &[Value]| -> Result<bool> {
-                    let key = agg.keys.iter().map(|k| self.eval(k, row)).collect::<Result<Vec<_>>>()?;
+                    let key = agg
+                        .keys
+                        .iter()
+                        .map(|k| self.eval(k, row))
+                        .collect::<Result<Vec<_>>>()?;
                     let idx = match groups.get(&key) {
                         Some(&i) => i,
                         None => {
-                            states.push((key.clone(), agg.aggs.iter().map(AggState::new).collect()));
+                            states
+                                .push((key.clone(), agg.aggs.iter().map(AggState::new).collect()));
                             groups.insert(key, states.len() - 1);
                             states.len() - 1
                         }
@@ -550,14 +678,30 @@ impl Executor<'_> {
                 for (k, (x, y)) in plan.order_by.iter().zip(a.iter().zip(b)) {
                     let ord = match (x.is_null(), y.is_null()) {
                         (true, true) => Ordering::Equal,
-                        (true, false) => if k.nulls_first { Ordering::Less } else { Ordering::Greater },
-                        (false, true) => if k.nulls_first { Ordering::Greater } else { Ordering::Less },
+                        (true, false) => {
+                            if k.nulls_first {
+                                Ordering::Less
+                            } else {
+                                Ordering::Greater
+                            }
+                        }
+                        (false, true) => {
+                            if k.nulls_first {
+                                Ordering::Greater
+                            } else {
+                                Ordering::Less
+                            }
+                        }
                         _ => {
                             let o = types::compare(x, y).unwrap_or_else(|| {
                                 err = Some(Error::internal("incomparable sort keys"));
                                 Ordering::Equal
                             });
-                            if k.desc { o.reverse() } else { o }
+                            if k.desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
                         }
                     };
                     if ord != Ordering::Equal {
@@ -589,19 +733,42 @@ fn as_ref_bound(b: &Bound<Key>) -> Bound<&[u8]> {
 /// Running state of one aggregate in one group.
 enum AggState {
     Count(i64),
-    Sum { acc: Option<Value>, ty: DataType },
-    MinMax { best: Option<Value>, max: bool },
-    Avg { sum: Option<Value>, count: i64, float: bool },
+    Sum {
+        acc: Option<Value>,
+        ty: DataType,
+    },
+    MinMax {
+        best: Option<Value>,
+        max: bool,
+    },
+    Avg {
+        sum: Option<Value>,
+        count: i64,
+        float: bool,
+    },
 }
 
 impl AggState {
     fn new(call: &AggCall) -> AggState {
         match call.func {
             AggFunc::Count => AggState::Count(0),
-            AggFunc::Sum => AggState::Sum { acc: None, ty: call.func.result_type(call.arg_type) },
-            AggFunc::Min => AggState::MinMax { best: None, max: false },
-            AggFunc::Max => AggState::MinMax { best: None, max: true },
-            AggFunc::Avg => AggState::Avg { sum: None, count: 0, float: matches!(call.arg_type, DataType::Float4 | DataType::Float8) },
+            AggFunc::Sum => AggState::Sum {
+                acc: None,
+                ty: call.func.result_type(call.arg_type),
+            },
+            AggFunc::Min => AggState::MinMax {
+                best: None,
+                max: false,
+            },
+            AggFunc::Max => AggState::MinMax {
+                best: None,
+                max: true,
+            },
+            AggFunc::Avg => AggState::Avg {
+                sum: None,
+                count: 0,
+                float: matches!(call.arg_type, DataType::Float4 | DataType::Float8),
+            },
         }
     }
 
@@ -634,7 +801,11 @@ impl AggState {
                 }
             }
             AggState::Avg { sum, count, float } => {
-                let ty = if *float { DataType::Float8 } else { DataType::Numeric(None) };
+                let ty = if *float {
+                    DataType::Float8
+                } else {
+                    DataType::Numeric(None)
+                };
                 let v = types::cast(v.unwrap_or(Value::Null), &ty)?;
                 *sum = Some(match sum.take() {
                     None => v,
@@ -652,8 +823,16 @@ impl AggState {
             AggState::Sum { acc, .. } => acc.unwrap_or(Value::Null),
             AggState::MinMax { best, .. } => best.unwrap_or(Value::Null),
             AggState::Avg { sum: None, .. } => Value::Null,
-            AggState::Avg { sum: Some(Value::Float8(s)), count, .. } => Value::Float8(s / count as f64),
-            AggState::Avg { sum: Some(Value::Numeric(s)), count, .. } => Value::Numeric(numeric_div(s, count.into())?),
+            AggState::Avg {
+                sum: Some(Value::Float8(s)),
+                count,
+                ..
+            } => Value::Float8(s / count as f64),
+            AggState::Avg {
+                sum: Some(Value::Numeric(s)),
+                count,
+                ..
+            } => Value::Numeric(numeric_div(s, count.into())?),
             AggState::Avg { .. } => return Err(Error::internal("avg of unexpected type")),
         })
     }

@@ -82,9 +82,22 @@ pub enum Expr {
     /// IS [NOT] TRUE / FALSE: (expr, value tested, negated).
     IsBool(Box<Expr>, bool, bool),
     IsDistinct(Box<Expr>, Box<Expr>, bool),
-    Like { expr: Box<Expr>, pattern: Box<Expr>, negated: bool, case_insensitive: bool },
-    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>> },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        case_insensitive: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
     Cast(Box<Expr>, DataType),
     Func(Func, Vec<Expr>),
 }
@@ -106,7 +119,10 @@ fn truth(v: &Value) -> Result<Option<bool>> {
         Value::Bool(b) => Ok(Some(*b)),
         other => Err(Error::new(
             SqlState::DATATYPE_MISMATCH,
-            format!("argument of boolean expression must be type boolean, not {:?}", other.data_type().map(|t| t.name())),
+            format!(
+                "argument of boolean expression must be type boolean, not {:?}",
+                other.data_type().map(|t| t.name())
+            ),
         )),
     }
 }
@@ -126,9 +142,15 @@ impl Expr {
         Ok(match self {
             Expr::Const(v) => v.clone(),
             Expr::Param(i) => ctx.params.get(*i).cloned().ok_or_else(|| {
-                Error::new(SqlState::UNDEFINED_PARAMETER, format!("there is no parameter ${}", i + 1))
+                Error::new(
+                    SqlState::UNDEFINED_PARAMETER,
+                    format!("there is no parameter ${}", i + 1),
+                )
             })?,
-            Expr::Column(i) => row.get(*i).cloned().ok_or_else(|| Error::internal("column index out of range"))?,
+            Expr::Column(i) => row
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| Error::internal("column index out of range"))?,
             Expr::Neg(e) => match e.eval(row, ctx)? {
                 Value::Null => Value::Null,
                 v => types::negate(&v)?,
@@ -195,7 +217,12 @@ impl Expr {
                 };
                 Value::Bool(distinct != *negated)
             }
-            Expr::Like { expr, pattern, negated, case_insensitive } => {
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => {
                 let (v, p) = (expr.eval(row, ctx)?, pattern.eval(row, ctx)?);
                 if v.is_null() || p.is_null() {
                     Value::Null
@@ -208,7 +235,11 @@ impl Expr {
                     Value::Bool(like(&s, &p)? != *negated)
                 }
             }
-            Expr::InList { expr, list, negated } => {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let v = expr.eval(row, ctx)?;
                 if v.is_null() {
                     return Ok(Value::Null);
@@ -228,14 +259,21 @@ impl Expr {
                     Value::Bool(*negated)
                 }
             }
-            Expr::Case { operand, whens, otherwise } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
                 let op = match operand {
                     Some(o) => Some(o.eval(row, ctx)?),
                     None => None,
                 };
                 for (cond, result) in whens {
                     let hit = match &op {
-                        Some(o) => compare_values(CmpOp::Eq, o, &cond.eval(row, ctx)?)? == Value::Bool(true),
+                        Some(o) => {
+                            compare_values(CmpOp::Eq, o, &cond.eval(row, ctx)?)?
+                                == Value::Bool(true)
+                        }
                         None => truth(&cond.eval(row, ctx)?)? == Some(true),
                     };
                     if hit {
@@ -257,20 +295,38 @@ impl Expr {
         match self {
             Expr::Const(_) | Expr::Param(_) => true,
             Expr::Column(_) => false,
-            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) | Expr::Cast(e, _) => e.is_row_independent(),
-            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Concat(a, b) | Expr::IsDistinct(a, b, _) => {
-                a.is_row_independent() && b.is_row_independent()
+            Expr::Neg(e)
+            | Expr::Not(e)
+            | Expr::IsNull(e, _)
+            | Expr::IsBool(e, _, _)
+            | Expr::Cast(e, _) => e.is_row_independent(),
+            Expr::Arith(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Concat(a, b)
+            | Expr::IsDistinct(a, b, _) => a.is_row_independent() && b.is_row_independent(),
+            Expr::Like { expr, pattern, .. } => {
+                expr.is_row_independent() && pattern.is_row_independent()
             }
-            Expr::Like { expr, pattern, .. } => expr.is_row_independent() && pattern.is_row_independent(),
-            Expr::InList { expr, list, .. } => expr.is_row_independent() && list.iter().all(Expr::is_row_independent),
-            Expr::Case { operand, whens, otherwise } => {
+            Expr::InList { expr, list, .. } => {
+                expr.is_row_independent() && list.iter().all(Expr::is_row_independent)
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
                 operand.as_ref().is_none_or(|o| o.is_row_independent())
-                    && whens.iter().all(|(a, b)| a.is_row_independent() && b.is_row_independent())
+                    && whens
+                        .iter()
+                        .all(|(a, b)| a.is_row_independent() && b.is_row_independent())
                     && otherwise.as_ref().is_none_or(|o| o.is_row_independent())
             }
             // Volatile functions must run per row.
             Expr::Func(f, args) => {
-                !matches!(f, Func::Random | Func::ClockTimestamp | Func::Nextval) && args.iter().all(Expr::is_row_independent)
+                !matches!(f, Func::Random | Func::ClockTimestamp | Func::Nextval)
+                    && args.iter().all(Expr::is_row_independent)
             }
         }
     }
@@ -324,7 +380,10 @@ fn like(s: &str, pattern: &str) -> Result<bool> {
             match it.next() {
                 Some(n) => p.push((n, true)),
                 None => {
-                    return Err(Error::new(SqlState::INVALID_ESCAPE_SEQUENCE, "LIKE pattern must not end with escape character"))
+                    return Err(Error::new(
+                        SqlState::INVALID_ESCAPE_SEQUENCE,
+                        "LIKE pattern must not end with escape character",
+                    ))
                 }
             }
         } else {
@@ -366,7 +425,10 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
         }
         return Ok(Value::Null);
     }
-    let vals = args.iter().map(|a| a.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
+    let vals = args
+        .iter()
+        .map(|a| a.eval(row, ctx))
+        .collect::<Result<Vec<_>>>()?;
     // Every other function is strict: NULL in, NULL out.
     if vals.iter().any(Value::is_null) {
         return Ok(Value::Null);
@@ -390,19 +452,39 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
         Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
         Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
         Func::Abs => match &vals[0] {
-            Value::Int2(v) => Value::Int2(v.checked_abs().ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "smallint out of range"))?),
-            Value::Int4(v) => Value::Int4(v.checked_abs().ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))?),
-            Value::Int8(v) => Value::Int8(v.checked_abs().ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range"))?),
+            Value::Int2(v) => Value::Int2(v.checked_abs().ok_or_else(|| {
+                Error::new(
+                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "smallint out of range",
+                )
+            })?),
+            Value::Int4(v) => Value::Int4(v.checked_abs().ok_or_else(|| {
+                Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
+            })?),
+            Value::Int8(v) => Value::Int8(v.checked_abs().ok_or_else(|| {
+                Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
+            })?),
             Value::Float4(v) => Value::Float4(v.abs()),
             Value::Float8(v) => Value::Float8(v.abs()),
             Value::Numeric(d) => Value::Numeric(d.abs()),
-            other => return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function abs({}) does not exist", other.data_type().map(|t| t.name()).unwrap_or_default()))),
+            other => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function abs({}) does not exist",
+                        other.data_type().map(|t| t.name()).unwrap_or_default()
+                    ),
+                ))
+            }
         },
         Func::Nextval => {
             let name = text_of(&vals[0]);
             let name = name.trim_matches('"').trim_start_matches("public.");
             let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
-                Error::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
+                Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                )
             })?;
             Value::Int8(seq.nextval())
         }
@@ -418,7 +500,10 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
             match (ctx.settings)(&name) {
                 Some(v) => Value::Text(v),
                 None => {
-                    return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\"")))
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    ))
                 }
             }
         }
@@ -427,21 +512,33 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
     })
 }
 
-
 /// Exact numeric division with PostgreSQL's result scale (at least 16 significant digits),
 /// used by avg().
 pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
     if b.is_zero() {
         return Err(Error::new(SqlState::DIVISION_BY_ZERO, "division by zero"));
     }
-    let q = a.checked_div(b).ok_or_else(|| Error::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format"))?;
+    let q = a.checked_div(b).ok_or_else(|| {
+        Error::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value overflows numeric format",
+        )
+    })?;
     // PostgreSQL: rscale = 16 - (decimal digits before the point of the quotient, in
     // groups of 4) * 4, at least the operands' scales.
     let int_digits = {
         let t = q.trunc().abs();
-        if t.is_zero() { 0 } else { t.to_string().len() as i64 }
+        if t.is_zero() {
+            0
+        } else {
+            t.to_string().len() as i64
+        }
     };
-    let weight = if int_digits == 0 { 0 } else { (int_digits - 1) / 4 };
+    let weight = if int_digits == 0 {
+        0
+    } else {
+        (int_digits - 1) / 4
+    };
     let mut scale = 16 - weight * 4;
     if int_digits == 0 {
         // Leading zero groups after the point raise the scale.
@@ -454,8 +551,12 @@ pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
         }
         scale = 16 + w * 4;
     }
-    let scale = scale.max(a.scale() as i64).max(b.scale() as i64).clamp(0, 28) as u32;
-    let mut r = q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    let scale = scale
+        .max(a.scale() as i64)
+        .max(b.scale() as i64)
+        .clamp(0, 28) as u32;
+    let mut r =
+        q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
     r.rescale(scale);
     Ok(r)
 }

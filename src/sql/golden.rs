@@ -45,17 +45,25 @@ fn run_script(text: &str) -> String {
         }
         let sql = std::mem::take(&mut pending);
         out.push_str(&format!("> {}\n", sql.trim()));
-        let session = sessions.entry(current).or_insert_with(|| Session::new(engine.clone()));
+        let session = sessions
+            .entry(current)
+            .or_insert_with(|| Session::new(engine.clone()));
         match session.prepare_simple(&sql) {
             Err(e) => out.push_str(&format!("ERROR {}: {}\n", e.code, e.message)),
             Ok(stmts) => {
                 for stmt in stmts {
                     match session.execute(&stmt, &[]) {
                         Ok(Outcome::Rows { fields, rows, tag }) => {
-                            let names: Vec<String> = fields.iter().map(|f| format!("{}:{}", f.name, f.data_type.name())).collect();
+                            let names: Vec<String> = fields
+                                .iter()
+                                .map(|f| format!("{}:{}", f.name, f.data_type.name()))
+                                .collect();
                             out.push_str(&format!("  {}\n", names.join(" | ")));
                             for r in rows {
-                                out.push_str(&format!("  {}\n", r.iter().map(render).collect::<Vec<_>>().join(" | ")));
+                                out.push_str(&format!(
+                                    "  {}\n",
+                                    r.iter().map(render).collect::<Vec<_>>().join(" | ")
+                                ));
                             }
                             out.push_str(&format!("{tag}\n"));
                         }
@@ -85,7 +93,11 @@ fn golden_scripts() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sql/testscripts");
     let update = std::env::var("STEADYDB_UPDATE_GOLDEN").is_ok();
     let mut failures = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(&dir).expect("testscripts dir").flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .expect("testscripts dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     let mut ran = 0;
     for path in entries {
@@ -101,9 +113,16 @@ fn golden_scripts() {
         }
         let want = std::fs::read_to_string(&golden).unwrap_or_default();
         if got != want {
-            failures.push(format!("{}:\n--- want\n{want}\n--- got\n{got}", path.display()));
+            failures.push(format!(
+                "{}:\n--- want\n{want}\n--- got\n{got}",
+                path.display()
+            ));
         }
     }
     assert!(ran > 0, "no golden scripts found");
-    assert!(failures.is_empty(), "golden mismatches:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "golden mismatches:\n{}",
+        failures.join("\n")
+    );
 }

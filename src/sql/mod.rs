@@ -18,9 +18,9 @@ mod bind;
 mod copy;
 pub mod engine;
 mod executor;
+mod expr;
 #[cfg(test)]
 mod golden;
-mod expr;
 pub mod parser;
 mod plan;
 mod planner;

@@ -14,7 +14,10 @@ pub enum Statement {
     Ast(Box<ast::Statement>),
     Copy(CopyStatement),
     /// VACUUM / ANALYZE: accepted; storage has nothing to vacuum yet.
-    Maintenance { tag: &'static str, tables: Vec<String> },
+    Maintenance {
+        tag: &'static str,
+        tables: Vec<String>,
+    },
     Checkpoint,
     ShowAll,
     /// An empty query (only in a Parse message; simple queries drop empty statements).
@@ -100,9 +103,14 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
             }
             b'$' => {
                 // $tag$ ... $tag$ (a tag is empty or an identifier not starting with a digit).
-                let tag_end = bytes[i + 1..].iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'));
+                let tag_end = bytes[i + 1..]
+                    .iter()
+                    .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'));
                 match tag_end {
-                    Some(len) if bytes[i + 1 + len] == b'$' && !bytes.get(i + 1).is_some_and(|c| c.is_ascii_digit()) => {
+                    Some(len)
+                        if bytes[i + 1 + len] == b'$'
+                            && !bytes.get(i + 1).is_some_and(|c| c.is_ascii_digit()) =>
+                    {
                         let tag = &sql[i..i + len + 2];
                         let body = i + len + 2;
                         i = match sql[body..].find(tag) {
@@ -152,8 +160,27 @@ fn is_blank(s: &str) -> bool {
 /// other word (a type name as in `date '2020-01-01'`, a keyword with special syntax) the
 /// literal stays in the statement's text.
 const VALUE_CONTEXT_WORDS: &[&str] = &[
-    "and", "or", "not", "in", "is", "like", "ilike", "between", "then", "else", "when", "case", "values", "set",
-    "where", "select", "limit", "offset", "returning", "having", "on",
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "like",
+    "ilike",
+    "between",
+    "then",
+    "else",
+    "when",
+    "case",
+    "values",
+    "set",
+    "where",
+    "select",
+    "limit",
+    "offset",
+    "returning",
+    "having",
+    "on",
 ];
 
 /// For the simple protocol's plan cache: lift numeric and string literals out of a DML
@@ -161,7 +188,13 @@ const VALUE_CONTEXT_WORDS: &[&str] = &[
 /// declared types (numbers typed as their literal would be, strings untyped). Returns None
 /// for statements whose literals may carry meaning beyond their value (ORDER BY / GROUP BY
 /// positions) or that are not DML.
-pub fn lift_literals(sql: &str) -> Option<(String, Vec<crate::types::Value>, Vec<crate::types::DataType>)> {
+pub fn lift_literals(
+    sql: &str,
+) -> Option<(
+    String,
+    Vec<crate::types::Value>,
+    Vec<crate::types::DataType>,
+)> {
     use crate::types::{DataType, Value};
     use sqlparser::tokenizer::{Token, Tokenizer};
     let first = sql.split_whitespace().next()?.to_ascii_lowercase();
@@ -177,7 +210,12 @@ pub fn lift_literals(sql: &str) -> Option<(String, Vec<crate::types::Value>, Vec
     let mut prev_significant: Option<&Token> = None;
     for tok in &tokens {
         let lift = |t: &Token| match prev_significant {
-            Some(Token::Word(_)) => prev_word.as_deref().is_some_and(|w| VALUE_CONTEXT_WORDS.contains(&w)) && !matches!(t, Token::Whitespace(_)),
+            Some(Token::Word(_)) => {
+                prev_word
+                    .as_deref()
+                    .is_some_and(|w| VALUE_CONTEXT_WORDS.contains(&w))
+                    && !matches!(t, Token::Whitespace(_))
+            }
             Some(Token::DoubleColon) => false,
             _ => true,
         };
@@ -196,7 +234,10 @@ pub fn lift_literals(sql: &str) -> Option<(String, Vec<crate::types::Value>, Vec
                 } else if let Ok(i) = n.parse::<i64>() {
                     (Value::Int8(i), DataType::Int8)
                 } else {
-                    (crate::types::decode_text(&DataType::Numeric(None), n).ok()?, DataType::Numeric(None))
+                    (
+                        crate::types::decode_text(&DataType::Numeric(None), n).ok()?,
+                        DataType::Numeric(None),
+                    )
                 };
                 values.push(v);
                 types.push(t);
@@ -257,7 +298,10 @@ fn syntax_error(e: sqlparser::parser::ParserError) -> Error {
         }
         return Error::syntax(format!("syntax error at or near \"{token}\""));
     }
-    Error::syntax(format!("syntax error: {}", msg.trim_start_matches("sql parser error: ")))
+    Error::syntax(format!(
+        "syntax error: {}",
+        msg.trim_start_matches("sql parser error: ")
+    ))
 }
 
 fn syntax_near(token: &str) -> Error {
@@ -285,7 +329,9 @@ impl Words {
                 i += 1;
             } else if c.is_alphanumeric() || c == '_' {
                 let mut s = String::new();
-                while i < chars.len() && (chars[i].1.is_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '.') {
+                while i < chars.len()
+                    && (chars[i].1.is_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '.')
+                {
                     s.extend(chars[i].1.to_lowercase());
                     i += 1;
                 }
@@ -317,7 +363,11 @@ impl Words {
                 i += 1;
             }
         }
-        Words { tokens, offsets, text: sql.to_string() }
+        Words {
+            tokens,
+            offsets,
+            text: sql.to_string(),
+        }
     }
 
     fn first(&self) -> Option<String> {
@@ -338,7 +388,12 @@ fn ident(token: &str) -> Option<String> {
     if let Some(q) = token.strip_prefix('"') {
         return Some(q.to_string());
     }
-    if token.starts_with('\'') || !token.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+    if token.starts_with('\'')
+        || !token
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+    {
         return None;
     }
     // Drop a `public.` schema qualifier.
@@ -351,7 +406,11 @@ fn string_literal(token: &str) -> Option<String> {
 
 fn parse_maintenance(sql: &str) -> Result<Statement> {
     let w = Words::new(sql);
-    let tag = if w.tokens[0] == "vacuum" { "VACUUM" } else { "ANALYZE" };
+    let tag = if w.tokens[0] == "vacuum" {
+        "VACUUM"
+    } else {
+        "ANALYZE"
+    };
     let mut tables = Vec::new();
     let mut i = 1;
     // Options: VACUUM (opts) / VACUUM FULL FREEZE VERBOSE ANALYZE ...
@@ -412,7 +471,9 @@ fn parse_copy(sql: &str) -> Result<Statement> {
     }
     i += 1;
     if tok(i) != "stdin" {
-        return Err(Error::unsupported("COPY FROM a file is not supported; use COPY ... FROM STDIN"));
+        return Err(Error::unsupported(
+            "COPY FROM a file is not supported; use COPY ... FROM STDIN",
+        ));
     }
     i += 1;
     let mut copy = CopyStatement {
@@ -433,7 +494,9 @@ fn parse_copy(sql: &str) -> Result<Statement> {
         let mut chars = v.chars();
         match (chars.next(), chars.next()) {
             (Some(c), None) => Ok(c),
-            _ => Err(Error::unsupported(format!("COPY {what} must be a single one-byte character"))),
+            _ => Err(Error::unsupported(format!(
+                "COPY {what} must be a single one-byte character"
+            ))),
         }
     };
     if tok(i) == "(" {
@@ -454,7 +517,12 @@ fn parse_copy(sql: &str) -> Result<Statement> {
                         "csv" => CopyFormat::Csv,
                         "text" => CopyFormat::Text,
                         "binary" => CopyFormat::Binary,
-                        other => return Err(Error::new(crate::error::SqlState::INVALID_PARAMETER_VALUE, format!("COPY format \"{other}\" not recognized"))),
+                        other => {
+                            return Err(Error::new(
+                                crate::error::SqlState::INVALID_PARAMETER_VALUE,
+                                format!("COPY format \"{other}\" not recognized"),
+                            ))
+                        }
                     }
                 }
                 "header" => copy.header = !matches!(v, "false" | "off" | "0"),
@@ -528,8 +596,16 @@ mod tests {
 
     #[test]
     fn splits_respecting_quotes_and_comments() {
-        let s = split_statements("select 'a;b'; select \"x;\" from t; -- c;\n select $$;$$; /* ; */ ;");
-        assert_eq!(s, vec!["select 'a;b'", "select \"x;\" from t", "-- c;\n select $$;$$"]);
+        let s =
+            split_statements("select 'a;b'; select \"x;\" from t; -- c;\n select $$;$$; /* ; */ ;");
+        assert_eq!(
+            s,
+            vec![
+                "select 'a;b'",
+                "select \"x;\" from t",
+                "-- c;\n select $$;$$"
+            ]
+        );
         assert!(split_statements("  ; ; -- nothing").is_empty());
     }
 
@@ -542,7 +618,11 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        match parse_statement("COPY t (a, \"B\") FROM STDIN WITH (FORMAT csv, HEADER true, NULL 'x')").unwrap() {
+        match parse_statement(
+            "COPY t (a, \"B\") FROM STDIN WITH (FORMAT csv, HEADER true, NULL 'x')",
+        )
+        .unwrap()
+        {
             Statement::Copy(c) => {
                 assert_eq!(c.columns, vec!["a", "B"]);
                 assert_eq!(c.format, CopyFormat::Csv);
@@ -558,7 +638,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(parse_statement("CHECKPOINT").unwrap(), Statement::Checkpoint));
+        assert!(matches!(
+            parse_statement("CHECKPOINT").unwrap(),
+            Statement::Checkpoint
+        ));
         let e = parse_statement("frobnicate the table").unwrap_err();
         assert_eq!(e.code, crate::error::SqlState::SYNTAX_ERROR);
         assert_eq!(e.message, "syntax error at or near \"frobnicate\"");
@@ -571,10 +654,16 @@ mod lift_tests {
 
     #[test]
     fn lifts_values_but_not_positions_or_typed_strings() {
-        let (shape, vals, _) = lift_literals("UPDATE pgbench_accounts SET abalance = abalance + -42 WHERE aid = 7;").unwrap();
-        assert_eq!(shape, "UPDATE pgbench_accounts SET abalance = abalance + -$1 WHERE aid = $2;");
+        let (shape, vals, _) =
+            lift_literals("UPDATE pgbench_accounts SET abalance = abalance + -42 WHERE aid = 7;")
+                .unwrap();
+        assert_eq!(
+            shape,
+            "UPDATE pgbench_accounts SET abalance = abalance + -$1 WHERE aid = $2;"
+        );
         assert_eq!(vals.len(), 2);
-        let (shape, _, _) = lift_literals("insert into t values (1, 'it''s', date '2020-01-01')").unwrap();
+        let (shape, _, _) =
+            lift_literals("insert into t values (1, 'it''s', date '2020-01-01')").unwrap();
         assert_eq!(shape, "insert into t values ($1, $2, date '2020-01-01')");
         assert!(lift_literals("select a from t order by 1").is_none());
         assert!(lift_literals("set x = 1").is_none());

@@ -17,7 +17,10 @@ pub enum Access {
     /// Every primary key column equals a row-independent expression (in key order).
     Point(Vec<Expr>),
     /// Bounds on a single-column primary key: (expression, inclusive).
-    Range { low: Option<(Expr, bool)>, high: Option<(Expr, bool)> },
+    Range {
+        low: Option<(Expr, bool)>,
+        high: Option<(Expr, bool)>,
+    },
 }
 
 pub struct ScanPlan {
@@ -62,7 +65,10 @@ pub enum OnConflict {
     Error,
     Nothing,
     /// Assignments (column, expression) and WHERE, over [existing row ++ excluded row].
-    Update { assignments: Vec<(usize, Expr)>, filter: Option<Expr> },
+    Update {
+        assignments: Vec<(usize, Expr)>,
+        filter: Option<Expr>,
+    },
 }
 
 pub struct InsertPlan {
@@ -102,18 +108,44 @@ pub enum Plan {
     Update(Box<UpdatePlan>),
     Delete(Box<DeletePlan>),
     Copy(Box<CopyPlan>),
-    CreateTable { def: crate::storage::TableDef, if_not_exists: bool },
-    DropTable { names: Vec<String>, if_exists: bool },
-    Truncate { tables: Vec<Arc<Table>> },
-    AddPrimaryKey { table: Arc<Table>, name: Option<String>, columns: Vec<usize> },
-    Begin { isolation: Option<Isolation> },
-    SetTransaction { isolation: Isolation },
+    CreateTable {
+        def: crate::storage::TableDef,
+        if_not_exists: bool,
+    },
+    DropTable {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    Truncate {
+        tables: Vec<Arc<Table>>,
+    },
+    AddPrimaryKey {
+        table: Arc<Table>,
+        name: Option<String>,
+        columns: Vec<usize>,
+    },
+    Begin {
+        isolation: Option<Isolation>,
+    },
+    SetTransaction {
+        isolation: Isolation,
+    },
     Commit,
     Rollback,
-    Set { name: String, value: Option<String>, local: bool },
-    Reset { name: Option<String> },
-    Show { name: String },
+    Set {
+        name: String,
+        value: Option<String>,
+        local: bool,
+    },
+    Reset {
+        name: Option<String>,
+    },
+    Show {
+        name: String,
+    },
     ShowAll,
     Checkpoint,
-    Maintenance { tag: &'static str },
+    Maintenance {
+        tag: &'static str,
+    },
 }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 
-use super::bind::{contains_aggregate, data_type, ident_name, object_name, Binder, Grouping, Scope, ScopeColumn};
+use super::bind::{
+    contains_aggregate, data_type, ident_name, object_name, Binder, Grouping, Scope, ScopeColumn,
+};
 use super::expr::{CmpOp, Expr};
 use super::parser::Statement;
 use super::plan::*;
@@ -23,7 +25,11 @@ pub struct Planned {
 }
 
 pub fn plan(engine: &Engine, stmt: &Statement, param_types: Vec<DataType>) -> Result<Planned> {
-    let mut p = Planner { engine, binder: Binder::new(param_types), fields: Vec::new() };
+    let mut p = Planner {
+        engine,
+        binder: Binder::new(param_types),
+        fields: Vec::new(),
+    };
     let plan = p.plan(stmt)?;
     let mut param_types = p.binder.params;
     for t in param_types.iter_mut() {
@@ -31,7 +37,11 @@ pub fn plan(engine: &Engine, stmt: &Statement, param_types: Vec<DataType>) -> Re
             *t = DataType::Text;
         }
     }
-    Ok(Planned { plan, param_types, fields: p.fields })
+    Ok(Planned {
+        plan,
+        param_types,
+        fields: p.fields,
+    })
 }
 
 struct Planner<'a> {
@@ -50,7 +60,11 @@ fn table_scope(table: &Table, def: &TableDef, alias: Option<&str>) -> Scope {
         columns: def
             .columns
             .iter()
-            .map(|c| ScopeColumn { qualifiers: qualifiers.clone(), name: c.name.clone(), data_type: c.data_type })
+            .map(|c| ScopeColumn {
+                qualifiers: qualifiers.clone(),
+                name: c.name.clone(),
+                data_type: c.data_type,
+            })
             .collect(),
     }
 }
@@ -60,9 +74,19 @@ fn column_name(e: &ast::Expr) -> String {
     use ast::Expr as E;
     match e {
         E::Identifier(i) => ident_name(i),
-        E::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_else(|| "?column?".into()),
-        E::Function(f) => f.name.0.last().map(|p| p.to_string().to_lowercase()).unwrap_or_default(),
-        E::Cast { expr, data_type, .. } => match expr.as_ref() {
+        E::CompoundIdentifier(ids) => ids
+            .last()
+            .map(ident_name)
+            .unwrap_or_else(|| "?column?".into()),
+        E::Function(f) => f
+            .name
+            .0
+            .last()
+            .map(|p| p.to_string().to_lowercase())
+            .unwrap_or_default(),
+        E::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
             E::Identifier(_) | E::CompoundIdentifier(_) | E::Function(_) => column_name(expr),
             _ => match super::bind::data_type(data_type) {
                 Ok((t, _)) => pg_type_name(t).to_string(),
@@ -108,7 +132,9 @@ fn split_conjuncts(e: &Expr, out: &mut Vec<Expr>) {
 
 /// Choose an access path from the filter's conjuncts on the primary key.
 fn access_path(def: &TableDef, filter: Option<&Expr>) -> Access {
-    let Some(filter) = filter else { return Access::Full };
+    let Some(filter) = filter else {
+        return Access::Full;
+    };
     if def.primary_key.is_empty() {
         return Access::Full;
     }
@@ -120,7 +146,9 @@ fn access_path(def: &TableDef, filter: Option<&Expr>) -> Access {
         if let Expr::Cmp(op, a, b) = c {
             match (a.as_ref(), b.as_ref()) {
                 (Expr::Column(i), v) if v.is_row_independent() => cmps.push((*i, *op, v.clone())),
-                (v, Expr::Column(i)) if v.is_row_independent() => cmps.push((*i, op.flip(), v.clone())),
+                (v, Expr::Column(i)) if v.is_row_independent() => {
+                    cmps.push((*i, op.flip(), v.clone()))
+                }
                 _ => {}
             }
         }
@@ -128,7 +156,11 @@ fn access_path(def: &TableDef, filter: Option<&Expr>) -> Access {
     let eq: Vec<Option<Expr>> = def
         .primary_key
         .iter()
-        .map(|pk| cmps.iter().find(|(c, op, _)| c == pk && *op == CmpOp::Eq).map(|(_, _, v)| v.clone()))
+        .map(|pk| {
+            cmps.iter()
+                .find(|(c, op, _)| c == pk && *op == CmpOp::Eq)
+                .map(|(_, _, v)| v.clone())
+        })
         .collect();
     if eq.iter().all(Option::is_some) {
         return Access::Point(eq.into_iter().flatten().collect());
@@ -159,32 +191,42 @@ fn access_path(def: &TableDef, filter: Option<&Expr>) -> Access {
 impl Planner<'_> {
     fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let n = object_name(name)?;
-        self.engine
-            .txn
-            .catalog
-            .table(&n)
-            .ok_or_else(|| Error::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist")))
+        self.engine.txn.catalog.table(&n).ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{n}\" does not exist"),
+            )
+        })
     }
 
     fn plan(&mut self, stmt: &Statement) -> Result<Plan> {
         match stmt {
             Statement::Ast(s) => self.plan_ast(s),
             Statement::Copy(c) => {
-                let table = self
-                    .engine
-                    .txn
-                    .catalog
-                    .table(&c.table)
-                    .ok_or_else(|| Error::new(SqlState::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", c.table)))?;
+                let table = self.engine.txn.catalog.table(&c.table).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{}\" does not exist", c.table),
+                    )
+                })?;
                 let def = table.def();
                 let targets = self.target_columns(&def, c.columns.iter().cloned())?;
                 let defaults = self.defaults(&def)?;
-                Ok(Plan::Copy(Box::new(CopyPlan { table, def, targets, defaults, stmt: c.clone() })))
+                Ok(Plan::Copy(Box::new(CopyPlan {
+                    table,
+                    def,
+                    targets,
+                    defaults,
+                    stmt: c.clone(),
+                })))
             }
             Statement::Maintenance { tag, tables } => {
                 for t in tables {
                     if self.engine.txn.catalog.table(t).is_none() {
-                        return Err(Error::new(SqlState::UNDEFINED_TABLE, format!("relation \"{t}\" does not exist")));
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("relation \"{t}\" does not exist"),
+                        ));
                     }
                 }
                 Ok(Plan::Maintenance { tag })
@@ -194,21 +236,36 @@ impl Planner<'_> {
             Statement::ShowAll => {
                 self.fields = ["name", "setting", "description"]
                     .iter()
-                    .map(|n| Field { name: n.to_string(), data_type: DataType::Text, table_oid: 0, column_id: 0 })
+                    .map(|n| Field {
+                        name: n.to_string(),
+                        data_type: DataType::Text,
+                        table_oid: 0,
+                        column_id: 0,
+                    })
                     .collect();
                 Ok(Plan::ShowAll)
             }
         }
     }
 
-    fn target_columns(&self, def: &TableDef, names: impl Iterator<Item = String>) -> Result<Vec<usize>> {
+    fn target_columns(
+        &self,
+        def: &TableDef,
+        names: impl Iterator<Item = String>,
+    ) -> Result<Vec<usize>> {
         let mut targets = Vec::new();
         for n in names {
             let i = def.column_index(&n).ok_or_else(|| {
-                Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", def.name))
+                Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" of relation \"{}\" does not exist", def.name),
+                )
             })?;
             if targets.contains(&i) {
-                return Err(Error::new(SqlState::DUPLICATE_COLUMN, format!("column \"{n}\" specified more than once")));
+                return Err(Error::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{n}\" specified more than once"),
+                ));
             }
             targets.push(i);
         }
@@ -236,14 +293,23 @@ impl Planner<'_> {
             .collect()
     }
 
-    fn set_fields(&mut self, names: Vec<String>, types: Vec<DataType>, sources: Vec<Option<(u32, i16)>>) {
+    fn set_fields(
+        &mut self,
+        names: Vec<String>,
+        types: Vec<DataType>,
+        sources: Vec<Option<(u32, i16)>>,
+    ) {
         self.fields = names
             .into_iter()
             .zip(types)
             .zip(sources)
             .map(|((name, t), src)| Field {
                 name,
-                data_type: if t == DataType::Unknown { DataType::Text } else { t },
+                data_type: if t == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    t
+                },
                 table_oid: src.map(|s| s.0).unwrap_or(0),
                 column_id: src.map(|s| s.1).unwrap_or(0),
             })
@@ -262,24 +328,46 @@ impl Planner<'_> {
             S::Update(u) => self.plan_update(u),
             S::Delete(d) => self.plan_delete(d),
             S::CreateTable(ct) => self.plan_create_table(ct),
-            S::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => Ok(Plan::DropTable {
+            S::Drop {
+                object_type: ast::ObjectType::Table,
+                if_exists,
+                names,
+                ..
+            } => Ok(Plan::DropTable {
                 names: names.iter().map(object_name).collect::<Result<_>>()?,
                 if_exists: *if_exists,
             }),
             S::Truncate(t) => {
-                let tables = t.table_names.iter().map(|n| self.table(&n.name)).collect::<Result<Vec<_>>>()?;
+                let tables = t
+                    .table_names
+                    .iter()
+                    .map(|n| self.table(&n.name))
+                    .collect::<Result<Vec<_>>>()?;
                 Ok(Plan::Truncate { tables })
             }
             S::AlterTable(at) => self.plan_alter(at),
-            S::StartTransaction { modes, .. } => Ok(Plan::Begin { isolation: isolation_of(modes)? }),
+            S::StartTransaction { modes, .. } => Ok(Plan::Begin {
+                isolation: isolation_of(modes)?,
+            }),
             S::Commit { chain: false, .. } => Ok(Plan::Commit),
-            S::Rollback { chain: false, savepoint: None } => Ok(Plan::Rollback),
-            S::Rollback { savepoint: Some(_), .. } | S::Savepoint { .. } | S::ReleaseSavepoint { .. } => {
+            S::Rollback {
+                chain: false,
+                savepoint: None,
+            } => Ok(Plan::Rollback),
+            S::Rollback {
+                savepoint: Some(_), ..
+            }
+            | S::Savepoint { .. }
+            | S::ReleaseSavepoint { .. } => {
                 Err(Error::unsupported("savepoints are not supported yet"))
             }
             S::Set(set) => self.plan_set(set),
             S::ShowVariable { variable } => {
-                let name = variable.iter().map(|i| i.value.clone()).collect::<Vec<_>>().join(" ");
+                let name = variable
+                    .iter()
+                    .map(|i| i.value.clone())
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 let name = match name.to_lowercase().as_str() {
                     "transaction isolation level" => "transaction_isolation".to_string(),
                     "time zone" => "TimeZone".to_string(),
@@ -288,25 +376,45 @@ impl Planner<'_> {
                 let def_name = crate::settings::def(&name).map(|d| d.name.to_string());
                 let shown = match def_name {
                     Some(n) => n.to_lowercase(),
-                    None if name.eq_ignore_ascii_case("transaction_isolation") => "transaction_isolation".into(),
+                    None if name.eq_ignore_ascii_case("transaction_isolation") => {
+                        "transaction_isolation".into()
+                    }
                     None => {
-                        return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\"")))
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("unrecognized configuration parameter \"{name}\""),
+                        ))
                     }
                 };
-                self.fields = vec![Field { name: shown, data_type: DataType::Text, table_oid: 0, column_id: 0 }];
+                self.fields = vec![Field {
+                    name: shown,
+                    data_type: DataType::Text,
+                    table_oid: 0,
+                    column_id: 0,
+                }];
                 Ok(Plan::Show { name })
             }
             S::Reset(r) => match &r.reset {
                 ast::Reset::ALL => Ok(Plan::Reset { name: None }),
-                ast::Reset::ConfigurationParameter(n) => Ok(Plan::Reset { name: Some(n.to_string()) }),
-                ast::Reset::SessionAuthorization => Err(Error::unsupported("RESET SESSION AUTHORIZATION is not supported")),
+                ast::Reset::ConfigurationParameter(n) => Ok(Plan::Reset {
+                    name: Some(n.to_string()),
+                }),
+                ast::Reset::SessionAuthorization => Err(Error::unsupported(
+                    "RESET SESSION AUTHORIZATION is not supported",
+                )),
             },
             S::Analyze(_) => Ok(Plan::Maintenance { tag: "ANALYZE" }),
             S::Vacuum(_) => Ok(Plan::Maintenance { tag: "VACUUM" }),
-            S::Drop { object_type, .. } => Err(Error::unsupported(format!("DROP {object_type} is not supported yet"))),
+            S::Drop { object_type, .. } => Err(Error::unsupported(format!(
+                "DROP {object_type} is not supported yet"
+            ))),
             other => {
                 let text = other.to_string();
-                let head: String = text.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+                let head: String = text
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 Err(Error::unsupported(format!("{head} is not supported yet")))
             }
         }
@@ -314,11 +422,20 @@ impl Planner<'_> {
 
     fn plan_set(&mut self, set: &ast::Set) -> Result<Plan> {
         match set {
-            ast::Set::SingleAssignment { scope, variable, values, .. } => {
+            ast::Set::SingleAssignment {
+                scope,
+                variable,
+                values,
+                ..
+            } => {
                 let name = variable.to_string();
                 let local = matches!(scope, Some(ast::ContextModifier::Local));
                 let value = match values.as_slice() {
-                    [ast::Expr::Identifier(i)] if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default") => None,
+                    [ast::Expr::Identifier(i)]
+                        if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default") =>
+                    {
+                        None
+                    }
                     vals => Some(
                         vals.iter()
                             .map(|v| match v {
@@ -344,13 +461,25 @@ impl Planner<'_> {
                     },
                     other => other.to_string(),
                 };
-                Ok(Plan::Set { name: "TimeZone".into(), value: Some(v), local: *local })
+                Ok(Plan::Set {
+                    name: "TimeZone".into(),
+                    value: Some(v),
+                    local: *local,
+                })
             }
-            ast::Set::SetTransaction { modes, snapshot: None, session: false } => match isolation_of(modes)? {
+            ast::Set::SetTransaction {
+                modes,
+                snapshot: None,
+                session: false,
+            } => match isolation_of(modes)? {
                 Some(isolation) => Ok(Plan::SetTransaction { isolation }),
                 None => Ok(Plan::Maintenance { tag: "SET" }),
             },
-            ast::Set::SetNames { .. } => Ok(Plan::Set { name: "client_encoding".into(), value: Some("UTF8".into()), local: false }),
+            ast::Set::SetNames { .. } => Ok(Plan::Set {
+                name: "client_encoding".into(),
+                value: Some("UTF8".into()),
+                local: false,
+            }),
             other => Err(Error::unsupported(format!("{other} is not supported yet"))),
         }
     }
@@ -370,10 +499,18 @@ impl Planner<'_> {
         for col in &ct.columns {
             let cname = ident_name(&col.name);
             if columns.iter().any(|c: &Column| c.name == cname) {
-                return Err(Error::new(SqlState::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
+                return Err(Error::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" specified more than once"),
+                ));
             }
             let (ty, serial) = data_type(&col.data_type)?;
-            let mut c = Column { name: cname.clone(), data_type: ty, not_null: false, default: None };
+            let mut c = Column {
+                name: cname.clone(),
+                data_type: ty,
+                not_null: false,
+                default: None,
+            };
             if serial {
                 let seq = format!("{name}_{cname}_seq");
                 c.default = Some(format!("nextval('{seq}')"));
@@ -392,12 +529,25 @@ impl Planner<'_> {
                     }
                     ast::ColumnOption::PrimaryKey(pk) => {
                         if !primary_key.is_empty() {
-                            return Err(Error::new(SqlState::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{name}\" are not allowed")));
+                            return Err(Error::new(
+                                SqlState::INVALID_TABLE_DEFINITION,
+                                format!(
+                                    "multiple primary keys for table \"{name}\" are not allowed"
+                                ),
+                            ));
                         }
                         primary_key.push(columns.len());
-                        pkey_name = pk.name.as_ref().map(ident_name).or_else(|| opt.name.as_ref().map(ident_name));
+                        pkey_name = pk
+                            .name
+                            .as_ref()
+                            .map(ident_name)
+                            .or_else(|| opt.name.as_ref().map(ident_name));
                     }
-                    other => return Err(Error::unsupported(format!("column constraint {other} is not supported yet"))),
+                    other => {
+                        return Err(Error::unsupported(format!(
+                            "column constraint {other} is not supported yet"
+                        )))
+                    }
                 }
             }
             columns.push(c);
@@ -407,21 +557,38 @@ impl Planner<'_> {
             match con {
                 ast::TableConstraint::PrimaryKey(pk) => {
                     if !primary_key.is_empty() {
-                        return Err(Error::new(SqlState::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{name}\" are not allowed")));
+                        return Err(Error::new(
+                            SqlState::INVALID_TABLE_DEFINITION,
+                            format!("multiple primary keys for table \"{name}\" are not allowed"),
+                        ));
                     }
                     for ic in &pk.columns {
                         let cname = match &ic.column.expr {
                             ast::Expr::Identifier(i) => ident_name(i),
-                            other => return Err(Error::unsupported(format!("primary key on expression {other}"))),
+                            other => {
+                                return Err(Error::unsupported(format!(
+                                    "primary key on expression {other}"
+                                )))
+                            }
                         };
-                        let i = def_cols.iter().position(|c| c.name == cname).ok_or_else(|| {
-                            Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{cname}\" named in key does not exist"))
-                        })?;
+                        let i = def_cols
+                            .iter()
+                            .position(|c| c.name == cname)
+                            .ok_or_else(|| {
+                                Error::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("column \"{cname}\" named in key does not exist"),
+                                )
+                            })?;
                         primary_key.push(i);
                     }
                     pkey_name = pk.name.as_ref().map(ident_name);
                 }
-                other => return Err(Error::unsupported(format!("table constraint {other} is not supported yet"))),
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "table constraint {other} is not supported yet"
+                    )))
+                }
             }
         }
         for &i in &primary_key {
@@ -430,8 +597,17 @@ impl Planner<'_> {
         if !primary_key.is_empty() && pkey_name.is_none() {
             pkey_name = Some(format!("{name}_pkey"));
         }
-        let def = TableDef { name, columns, primary_key, pkey_name, owned_sequences };
-        Ok(Plan::CreateTable { def, if_not_exists: ct.if_not_exists })
+        let def = TableDef {
+            name,
+            columns,
+            primary_key,
+            pkey_name,
+            owned_sequences,
+        };
+        Ok(Plan::CreateTable {
+            def,
+            if_not_exists: ct.if_not_exists,
+        })
     }
 
     fn plan_alter(&mut self, at: &ast::AlterTable) -> Result<Plan> {
@@ -442,39 +618,80 @@ impl Planner<'_> {
         };
         let def = table.def();
         match at.operations.as_slice() {
-            [ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(pk), .. }] => {
+            [ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::PrimaryKey(pk),
+                ..
+            }] => {
                 if !def.primary_key.is_empty() {
-                    return Err(Error::new(SqlState::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{}\" are not allowed", def.name)));
+                    return Err(Error::new(
+                        SqlState::INVALID_TABLE_DEFINITION,
+                        format!(
+                            "multiple primary keys for table \"{}\" are not allowed",
+                            def.name
+                        ),
+                    ));
                 }
                 let mut columns = Vec::new();
                 for ic in &pk.columns {
                     let cname = match &ic.column.expr {
                         ast::Expr::Identifier(i) => ident_name(i),
-                        other => return Err(Error::unsupported(format!("primary key on expression {other}"))),
+                        other => {
+                            return Err(Error::unsupported(format!(
+                                "primary key on expression {other}"
+                            )))
+                        }
                     };
                     columns.push(def.column_index(&cname).ok_or_else(|| {
-                        Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{cname}\" of relation \"{}\" does not exist", def.name))
+                        Error::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{cname}\" of relation \"{}\" does not exist",
+                                def.name
+                            ),
+                        )
                     })?);
                 }
-                Ok(Plan::AddPrimaryKey { table, name: pk.name.as_ref().map(ident_name), columns })
+                Ok(Plan::AddPrimaryKey {
+                    table,
+                    name: pk.name.as_ref().map(ident_name),
+                    columns,
+                })
             }
-            _ => Err(Error::unsupported("ALTER TABLE supports only ADD [CONSTRAINT name] PRIMARY KEY (...) yet")),
+            _ => Err(Error::unsupported(
+                "ALTER TABLE supports only ADD [CONSTRAINT name] PRIMARY KEY (...) yet",
+            )),
         }
     }
 
     /// Plan a query; returns the plan and its output names, types and source columns.
     #[allow(clippy::type_complexity)]
-    fn plan_query(&mut self, q: &ast::Query) -> Result<(SelectPlan, Vec<String>, Vec<DataType>, Vec<Option<(u32, i16)>>)> {
+    fn plan_query(
+        &mut self,
+        q: &ast::Query,
+    ) -> Result<(
+        SelectPlan,
+        Vec<String>,
+        Vec<DataType>,
+        Vec<Option<(u32, i16)>>,
+    )> {
         if q.with.is_some() {
             return Err(Error::unsupported("WITH queries are not supported yet"));
         }
         if q.fetch.is_some() || !q.locks.is_empty() {
-            return Err(Error::unsupported("FETCH and FOR UPDATE/SHARE are not supported yet"));
+            return Err(Error::unsupported(
+                "FETCH and FOR UPDATE/SHARE are not supported yet",
+            ));
         }
         let select = match q.body.as_ref() {
             ast::SetExpr::Select(s) => s,
-            ast::SetExpr::Values(_) => return Err(Error::unsupported("VALUES as a query is not supported yet")),
-            _ => return Err(Error::unsupported("set operations (UNION, INTERSECT, EXCEPT) are not supported yet")),
+            ast::SetExpr::Values(_) => {
+                return Err(Error::unsupported("VALUES as a query is not supported yet"))
+            }
+            _ => {
+                return Err(Error::unsupported(
+                    "set operations (UNION, INTERSECT, EXCEPT) are not supported yet",
+                ))
+            }
         };
         if select.distinct.is_some() {
             return Err(Error::unsupported("SELECT DISTINCT is not supported yet"));
@@ -486,13 +703,25 @@ impl Planner<'_> {
         let (scope, source_table) = match select.from.as_slice() {
             [] => (Scope::default(), None),
             [twj] if twj.joins.is_empty() => match &twj.relation {
-                ast::TableFactor::Table { name, alias, args: None, .. } => {
+                ast::TableFactor::Table {
+                    name,
+                    alias,
+                    args: None,
+                    ..
+                } => {
                     let table = self.table(name)?;
                     let def = table.def();
                     let alias = alias.as_ref().map(|a| ident_name(&a.name));
-                    (table_scope(&table, &def, alias.as_deref()), Some((table, def)))
+                    (
+                        table_scope(&table, &def, alias.as_deref()),
+                        Some((table, def)),
+                    )
                 }
-                ast::TableFactor::Derived { .. } => return Err(Error::unsupported("subqueries in FROM are not supported yet")),
+                ast::TableFactor::Derived { .. } => {
+                    return Err(Error::unsupported(
+                        "subqueries in FROM are not supported yet",
+                    ))
+                }
                 _ => return Err(Error::unsupported("this FROM item is not supported yet")),
             },
             _ => return Err(Error::unsupported("joins are not supported yet")),
@@ -507,8 +736,12 @@ impl Planner<'_> {
         // GROUP BY / aggregates
         let group_asts: Vec<ast::Expr> = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs.clone(),
-            ast::GroupByExpr::Expressions(..) => return Err(Error::unsupported("GROUP BY modifiers are not supported")),
-            ast::GroupByExpr::All(_) => return Err(Error::unsupported("GROUP BY ALL is not supported")),
+            ast::GroupByExpr::Expressions(..) => {
+                return Err(Error::unsupported("GROUP BY modifiers are not supported"))
+            }
+            ast::GroupByExpr::All(_) => {
+                return Err(Error::unsupported("GROUP BY ALL is not supported"))
+            }
         };
         // Output list, expanded.
         let mut items: Vec<(ast::Expr, String)> = Vec::new();
@@ -516,10 +749,14 @@ impl Planner<'_> {
         for item in &select.projection {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => items.push((e.clone(), column_name(e))),
-                ast::SelectItem::ExprWithAlias { expr, alias } => items.push((expr.clone(), ident_name(alias))),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push((expr.clone(), ident_name(alias)))
+                }
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
                     if scope.columns.is_empty() {
-                        return Err(Error::syntax("SELECT * with no tables specified is not valid"));
+                        return Err(Error::syntax(
+                            "SELECT * with no tables specified is not valid",
+                        ));
                     }
                     for c in &scope.columns {
                         let ident = ast::Ident::with_quote('"', c.name.clone());
@@ -545,15 +782,24 @@ impl Planner<'_> {
                 let target = match g {
                     ast::Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => {
-                            let pos: usize = n.parse().map_err(|_| Error::syntax("bad GROUP BY position"))?;
+                            let pos: usize = n
+                                .parse()
+                                .map_err(|_| Error::syntax("bad GROUP BY position"))?;
                             match items.get(pos.wrapping_sub(1)) {
                                 Some((e, _)) => e.clone(),
-                                None => return Err(Error::new(SqlState::INVALID_COLUMN_REFERENCE, format!("GROUP BY position {pos} is not in select list"))),
+                                None => {
+                                    return Err(Error::new(
+                                        SqlState::INVALID_COLUMN_REFERENCE,
+                                        format!("GROUP BY position {pos} is not in select list"),
+                                    ))
+                                }
                             }
                         }
                         _ => g.clone(),
                     },
-                    ast::Expr::Identifier(i) if scope.columns.iter().all(|c| c.name != ident_name(i)) => {
+                    ast::Expr::Identifier(i)
+                        if scope.columns.iter().all(|c| c.name != ident_name(i)) =>
+                    {
                         match items.iter().find(|(_, n)| *n == ident_name(i)) {
                             Some((e, _)) => e.clone(),
                             None => g.clone(),
@@ -564,7 +810,11 @@ impl Planner<'_> {
                 self.binder.no_aggregates = Some("GROUP BY");
                 let t = self.binder.bind(&target, &scope)?;
                 self.binder.no_aggregates = None;
-                let ty = if t.1 == DataType::Unknown { DataType::Text } else { t.1 };
+                let ty = if t.1 == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    t.1
+                };
                 let e = self.binder.coerce(t, ty)?;
                 keys.push((target.to_string(), e, ty));
                 // Bare columns also match when written differently (e.g. qualified).
@@ -572,13 +822,19 @@ impl Planner<'_> {
                     let n = ident_name(i);
                     let text = ast::Expr::Identifier(ast::Ident::new(n.clone())).to_string();
                     let ty2 = ty;
-                    let e2 = keys.last().map(|k| k.1.clone()).unwrap_or(Expr::Const(crate::types::Value::Null));
+                    let e2 = keys
+                        .last()
+                        .map(|k| k.1.clone())
+                        .unwrap_or(Expr::Const(crate::types::Value::Null));
                     if text != target.to_string() {
                         keys.push((text, e2, ty2));
                     }
                 }
             }
-            self.binder.grouping = Some(Grouping { keys, aggs: Vec::new() });
+            self.binder.grouping = Some(Grouping {
+                keys,
+                aggs: Vec::new(),
+            });
         }
         let mut projection = Vec::new();
         let mut names = Vec::new();
@@ -586,9 +842,15 @@ impl Planner<'_> {
         let mut sources = Vec::new();
         for (i, (e, name)) in items.iter().enumerate() {
             let t = self.binder.bind(e, &scope)?;
-            let ty = if t.1 == DataType::Unknown { DataType::Text } else { t.1 };
+            let ty = if t.1 == DataType::Unknown {
+                DataType::Text
+            } else {
+                t.1
+            };
             let src = match (&t.0, &source_table) {
-                (Expr::Column(c), Some((table, _))) if !grouped => Some((table.id.0, *c as i16 + 1)),
+                (Expr::Column(c), Some((table, _))) if !grouped => {
+                    Some((table.id.0, *c as i16 + 1))
+                }
                 _ => None,
             };
             let _ = wildcard_cols.contains(&i);
@@ -606,15 +868,22 @@ impl Planner<'_> {
         if let Some(ob) = &q.order_by {
             let exprs = match &ob.kind {
                 ast::OrderByKind::Expressions(v) => v,
-                ast::OrderByKind::All(_) => return Err(Error::unsupported("ORDER BY ALL is not supported")),
+                ast::OrderByKind::All(_) => {
+                    return Err(Error::unsupported("ORDER BY ALL is not supported"))
+                }
             };
             for o in exprs {
                 let by_output = match &o.expr {
                     ast::Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => {
-                            let pos: usize = n.parse().map_err(|_| Error::syntax("bad ORDER BY position"))?;
+                            let pos: usize = n
+                                .parse()
+                                .map_err(|_| Error::syntax("bad ORDER BY position"))?;
                             if pos == 0 || pos > projection.len() {
-                                return Err(Error::new(SqlState::INVALID_COLUMN_REFERENCE, format!("ORDER BY position {pos} is not in select list")));
+                                return Err(Error::new(
+                                    SqlState::INVALID_COLUMN_REFERENCE,
+                                    format!("ORDER BY position {pos} is not in select list"),
+                                ));
                             }
                             Some(projection[pos - 1].clone())
                         }
@@ -622,10 +891,17 @@ impl Planner<'_> {
                     },
                     ast::Expr::Identifier(i) => {
                         let n = ident_name(i);
-                        let matches: Vec<usize> = names.iter().enumerate().filter(|(_, x)| **x == n).map(|(k, _)| k).collect();
+                        let matches: Vec<usize> = names
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, x)| **x == n)
+                            .map(|(k, _)| k)
+                            .collect();
                         match matches.as_slice() {
                             [k] => Some(projection[*k].clone()),
-                            [k, ..] if !scope.columns.iter().any(|c| c.name == n) => Some(projection[*k].clone()),
+                            [k, ..] if !scope.columns.iter().any(|c| c.name == n) => {
+                                Some(projection[*k].clone())
+                            }
                             _ => None,
                         }
                     }
@@ -635,16 +911,26 @@ impl Planner<'_> {
                     Some(e) => e,
                     None => {
                         let t = self.binder.bind(&o.expr, &scope)?;
-                        let ty = if t.1 == DataType::Unknown { DataType::Text } else { t.1 };
+                        let ty = if t.1 == DataType::Unknown {
+                            DataType::Text
+                        } else {
+                            t.1
+                        };
                         self.binder.coerce(t, ty)?
                     }
                 };
                 let desc = match &o.options.sort {
                     Some(ast::OrderBySort::Desc) => true,
-                    Some(ast::OrderBySort::Using(_)) => return Err(Error::unsupported("ORDER BY ... USING is not supported")),
+                    Some(ast::OrderBySort::Using(_)) => {
+                        return Err(Error::unsupported("ORDER BY ... USING is not supported"))
+                    }
                     _ => false,
                 };
-                order_by.push(OrderKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
+                order_by.push(OrderKey {
+                    expr,
+                    desc,
+                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+                });
             }
         }
         if let Some(g) = self.binder.grouping.take() {
@@ -655,14 +941,22 @@ impl Planner<'_> {
                 seen.push(());
                 keys.push(e);
             }
-            aggregation = Some(Aggregation { keys, aggs: g.aggs, having });
+            aggregation = Some(Aggregation {
+                keys,
+                aggs: g.aggs,
+                having,
+            });
         } else if having.is_some() {
             return Err(Error::internal("HAVING without grouping"));
         }
         // LIMIT / OFFSET
         let (limit, offset) = match &q.limit_clause {
             None => (None, None),
-            Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
                 if !limit_by.is_empty() {
                     return Err(Error::unsupported("LIMIT BY is not supported"));
                 }
@@ -676,13 +970,32 @@ impl Planner<'_> {
                 };
                 (l, o)
             }
-            Some(ast::LimitClause::OffsetCommaLimit { .. }) => return Err(Error::syntax("LIMIT #,# syntax is not supported")),
+            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
+                return Err(Error::syntax("LIMIT #,# syntax is not supported"))
+            }
         };
         let source = source_table.map(|(table, def)| {
             let access = access_path(&def, filter.as_ref());
-            ScanPlan { table, def, access, filter }
+            ScanPlan {
+                table,
+                def,
+                access,
+                filter,
+            }
         });
-        Ok((SelectPlan { source, aggregation, projection, order_by, limit, offset }, names, types, sources))
+        Ok((
+            SelectPlan {
+                source,
+                aggregation,
+                projection,
+                order_by,
+                limit,
+                offset,
+            },
+            names,
+            types,
+            sources,
+        ))
     }
 
     fn bind_count(&mut self, e: &ast::Expr, clause: &'static str) -> Result<Expr> {
@@ -690,15 +1003,32 @@ impl Planner<'_> {
         let t = self.binder.bind(e, &Scope::default())?;
         self.binder.no_aggregates = None;
         if t.1 != DataType::Unknown && !t.1.is_integer() && !t.1.is_numeric() {
-            return Err(Error::new(SqlState::DATATYPE_MISMATCH, format!("argument of {clause} must be type bigint, not type {}", t.1.name())));
+            return Err(Error::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!(
+                    "argument of {clause} must be type bigint, not type {}",
+                    t.1.name()
+                ),
+            ));
         }
         let ty = t.1;
         let e = self.binder.coerce(t, DataType::Int8)?;
-        Ok(if ty == DataType::Int8 || ty == DataType::Unknown { e } else { Expr::Cast(Box::new(e), DataType::Int8) })
+        Ok(if ty == DataType::Int8 || ty == DataType::Unknown {
+            e
+        } else {
+            Expr::Cast(Box::new(e), DataType::Int8)
+        })
     }
 
-    fn returning(&mut self, items: &Option<Vec<ast::SelectItem>>, scope: &Scope, table: &Table) -> Result<Vec<Expr>> {
-        let Some(items) = items else { return Ok(Vec::new()) };
+    fn returning(
+        &mut self,
+        items: &Option<Vec<ast::SelectItem>>,
+        scope: &Scope,
+        table: &Table,
+    ) -> Result<Vec<Expr>> {
+        let Some(items) = items else {
+            return Ok(Vec::new());
+        };
         let mut exprs = Vec::new();
         let mut names = Vec::new();
         let mut types = Vec::new();
@@ -706,18 +1036,29 @@ impl Planner<'_> {
         for item in items {
             let list: Vec<(ast::Expr, String)> = match item {
                 ast::SelectItem::UnnamedExpr(e) => vec![(e.clone(), column_name(e))],
-                ast::SelectItem::ExprWithAlias { expr, alias } => vec![(expr.clone(), ident_name(alias))],
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    vec![(expr.clone(), ident_name(alias))]
+                }
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => scope
                     .columns
                     .iter()
                     .filter(|c| !c.qualifiers.iter().any(|q| q == "excluded"))
-                    .map(|c| (ast::Expr::Identifier(ast::Ident::with_quote('"', c.name.clone())), c.name.clone()))
+                    .map(|c| {
+                        (
+                            ast::Expr::Identifier(ast::Ident::with_quote('"', c.name.clone())),
+                            c.name.clone(),
+                        )
+                    })
                     .collect(),
                 _ => return Err(Error::unsupported("this RETURNING item is not supported")),
             };
             for (e, name) in list {
                 let t = self.binder.bind(&e, scope)?;
-                let ty = if t.1 == DataType::Unknown { DataType::Text } else { t.1 };
+                let ty = if t.1 == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    t.1
+                };
                 sources.push(match &t.0 {
                     Expr::Column(c) => Some((table.id.0, *c as i16 + 1)),
                     _ => None,
@@ -734,7 +1075,11 @@ impl Planner<'_> {
     fn plan_insert(&mut self, ins: &ast::Insert) -> Result<Plan> {
         let name = match &ins.table {
             ast::TableObject::TableName(n) => n.clone(),
-            _ => return Err(Error::unsupported("INSERT INTO a table function is not supported")),
+            _ => {
+                return Err(Error::unsupported(
+                    "INSERT INTO a table function is not supported",
+                ))
+            }
         };
         let table = self.table(&name)?;
         let def = table.def();
@@ -742,16 +1087,24 @@ impl Planner<'_> {
         let cols: Vec<String> = ins
             .columns
             .iter()
-            .map(|c| c.0.last().map(|p| match p {
-                ast::ObjectNamePart::Identifier(i) => ident_name(i),
-                other => other.to_string(),
-            }).unwrap_or_default())
+            .map(|c| {
+                c.0.last()
+                    .map(|p| match p {
+                        ast::ObjectNamePart::Identifier(i) => ident_name(i),
+                        other => other.to_string(),
+                    })
+                    .unwrap_or_default()
+            })
             .collect();
         let targets = self.target_columns(&def, cols.into_iter())?;
         let defaults = self.defaults(&def)?;
-        let src = ins.source.as_ref().ok_or_else(|| Error::unsupported("INSERT without VALUES or SELECT is not supported"))?;
+        let src = ins.source.as_ref().ok_or_else(|| {
+            Error::unsupported("INSERT without VALUES or SELECT is not supported")
+        })?;
         let source = match src.body.as_ref() {
-            ast::SetExpr::Values(values) if src.order_by.is_none() && src.limit_clause.is_none() => {
+            ast::SetExpr::Values(values)
+                if src.order_by.is_none() && src.limit_clause.is_none() =>
+            {
                 let mut rows = Vec::new();
                 for row in &values.rows {
                     if row.content.len() != targets.len() {
@@ -801,7 +1154,13 @@ impl Planner<'_> {
                     Some(ast::ConflictTarget::OnConstraint(n)) => {
                         let n = object_name(n)?;
                         if def.pkey_name.as_deref() != Some(n.as_str()) {
-                            return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("constraint \"{n}\" for table \"{}\" does not exist", def.name)));
+                            return Err(Error::new(
+                                SqlState::UNDEFINED_OBJECT,
+                                format!(
+                                    "constraint \"{n}\" for table \"{}\" does not exist",
+                                    def.name
+                                ),
+                            ));
                         }
                     }
                     Some(ast::ConflictTarget::Columns(cols)) => {
@@ -809,7 +1168,10 @@ impl Planner<'_> {
                         for c in cols {
                             let n = ident_name(c);
                             idx.push(def.column_index(&n).ok_or_else(|| {
-                                Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
+                                Error::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("column \"{n}\" does not exist"),
+                                )
                             })?);
                         }
                         let mut a = idx.clone();
@@ -832,24 +1194,48 @@ impl Planner<'_> {
                         }
                         let mut both = scope.clone();
                         for c in &def.columns {
-                            both.columns.push(ScopeColumn { qualifiers: vec!["excluded".into()], name: c.name.clone(), data_type: c.data_type });
+                            both.columns.push(ScopeColumn {
+                                qualifiers: vec!["excluded".into()],
+                                name: c.name.clone(),
+                                data_type: c.data_type,
+                            });
                         }
                         let assignments = self.assignments(&du.assignments, &def, &both)?;
                         let filter = match &du.selection {
                             Some(w) => Some(self.binder.bind_bool(w, &both, "WHERE")?),
                             None => None,
                         };
-                        OnConflict::Update { assignments, filter }
+                        OnConflict::Update {
+                            assignments,
+                            filter,
+                        }
                     }
                 }
             }
-            Some(_) => return Err(Error::unsupported("ON DUPLICATE KEY UPDATE is not PostgreSQL syntax")),
+            Some(_) => {
+                return Err(Error::unsupported(
+                    "ON DUPLICATE KEY UPDATE is not PostgreSQL syntax",
+                ))
+            }
         };
         let returning = self.returning(&ins.returning, &scope, &table)?;
-        Ok(Plan::Insert(Box::new(InsertPlan { table, def, targets, source, defaults, on_conflict, returning })))
+        Ok(Plan::Insert(Box::new(InsertPlan {
+            table,
+            def,
+            targets,
+            source,
+            defaults,
+            on_conflict,
+            returning,
+        })))
     }
 
-    fn assignments(&mut self, list: &[ast::Assignment], def: &TableDef, scope: &Scope) -> Result<Vec<(usize, Expr)>> {
+    fn assignments(
+        &mut self,
+        list: &[ast::Assignment],
+        def: &TableDef,
+        scope: &Scope,
+    ) -> Result<Vec<(usize, Expr)>> {
         let mut out = Vec::new();
         for a in list {
             let name = match &a.target {
@@ -857,17 +1243,33 @@ impl Planner<'_> {
                     Some(ast::ObjectNamePart::Identifier(i)) => ident_name(i),
                     _ => return Err(Error::syntax("bad assignment target")),
                 },
-                ast::AssignmentTarget::Tuple(_) => return Err(Error::unsupported("multiple-column assignment is not supported yet")),
+                ast::AssignmentTarget::Tuple(_) => {
+                    return Err(Error::unsupported(
+                        "multiple-column assignment is not supported yet",
+                    ))
+                }
             };
             let col = def.column_index(&name).ok_or_else(|| {
-                Error::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" of relation \"{}\" does not exist", def.name))
+                Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" of relation \"{}\" does not exist",
+                        def.name
+                    ),
+                )
             })?;
             if out.iter().any(|(c, _)| *c == col) {
-                return Err(Error::new(SqlState::DUPLICATE_COLUMN, format!("multiple assignments to same column \"{name}\"")));
+                return Err(Error::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("multiple assignments to same column \"{name}\""),
+                ));
             }
-            let expr = if matches!(&a.value, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")) {
+            let expr = if matches!(&a.value, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+            {
                 match &def.columns[col].default {
-                    Some(_) => self.defaults(def)?[col].clone().unwrap_or(Expr::Const(crate::types::Value::Null)),
+                    Some(_) => self.defaults(def)?[col]
+                        .clone()
+                        .unwrap_or(Expr::Const(crate::types::Value::Null)),
                     None => Expr::Const(crate::types::Value::Null),
                 }
             } else {
@@ -886,8 +1288,13 @@ impl Planner<'_> {
             return Err(Error::unsupported("joins are not supported yet"));
         }
         match &twj.relation {
-            ast::TableFactor::Table { name, alias, .. } => Ok((self.table(name)?, alias.as_ref().map(|a| ident_name(&a.name)))),
-            _ => Err(Error::unsupported("this table reference is not supported yet")),
+            ast::TableFactor::Table { name, alias, .. } => Ok((
+                self.table(name)?,
+                alias.as_ref().map(|a| ident_name(&a.name)),
+            )),
+            _ => Err(Error::unsupported(
+                "this table reference is not supported yet",
+            )),
         }
     }
 
@@ -907,7 +1314,16 @@ impl Planner<'_> {
         self.binder.no_aggregates = None;
         let returning = self.returning(&u.returning, &scope, &table)?;
         let access = access_path(&def, filter.as_ref());
-        Ok(Plan::Update(Box::new(UpdatePlan { scan: ScanPlan { table, def, access, filter }, assignments, returning })))
+        Ok(Plan::Update(Box::new(UpdatePlan {
+            scan: ScanPlan {
+                table,
+                def,
+                access,
+                filter,
+            },
+            assignments,
+            returning,
+        })))
     }
 
     fn plan_delete(&mut self, d: &ast::Delete) -> Result<Plan> {
@@ -918,7 +1334,9 @@ impl Planner<'_> {
             ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
         };
         let [twj] = from.as_slice() else {
-            return Err(Error::unsupported("DELETE from several tables is not supported"));
+            return Err(Error::unsupported(
+                "DELETE from several tables is not supported",
+            ));
         };
         let (table, alias) = self.single_table(twj)?;
         let def = table.def();
@@ -931,7 +1349,15 @@ impl Planner<'_> {
         self.binder.no_aggregates = None;
         let returning = self.returning(&d.returning, &scope, &table)?;
         let access = access_path(&def, filter.as_ref());
-        Ok(Plan::Delete(Box::new(DeletePlan { scan: ScanPlan { table, def, access, filter }, returning })))
+        Ok(Plan::Delete(Box::new(DeletePlan {
+            scan: ScanPlan {
+                table,
+                def,
+                access,
+                filter,
+            },
+            returning,
+        })))
     }
 }
 
@@ -941,16 +1367,23 @@ fn isolation_of(modes: &[ast::TransactionMode]) -> Result<Option<Isolation>> {
         match m {
             ast::TransactionMode::IsolationLevel(l) => {
                 iso = Some(match l {
-                    ast::TransactionIsolationLevel::ReadUncommitted | ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+                    ast::TransactionIsolationLevel::ReadUncommitted
+                    | ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
                     ast::TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
                     ast::TransactionIsolationLevel::Serializable => {
-                        return Err(Error::unsupported("SERIALIZABLE isolation is not supported yet; use REPEATABLE READ"))
+                        return Err(Error::unsupported(
+                            "SERIALIZABLE isolation is not supported yet; use REPEATABLE READ",
+                        ))
                     }
-                    ast::TransactionIsolationLevel::Snapshot => return Err(Error::syntax("syntax error at or near \"SNAPSHOT\"")),
+                    ast::TransactionIsolationLevel::Snapshot => {
+                        return Err(Error::syntax("syntax error at or near \"SNAPSHOT\""))
+                    }
                 })
             }
             ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => {
-                return Err(Error::unsupported("READ ONLY transactions are not supported yet"))
+                return Err(Error::unsupported(
+                    "READ ONLY transactions are not supported yet",
+                ))
             }
             ast::TransactionMode::AccessMode(_) => {}
         }

@@ -74,7 +74,11 @@ pub struct Prepared {
 /// What executing a statement produced.
 pub enum Outcome {
     /// Rows (SELECT, or DML with RETURNING) and the command tag, e.g. `SELECT 3`.
-    Rows { fields: Vec<Field>, rows: Vec<Vec<Value>>, tag: String },
+    Rows {
+        fields: Vec<Field>,
+        rows: Vec<Vec<Value>>,
+        tag: String,
+    },
     /// A command without rows and its tag, e.g. `INSERT 0 1`, `BEGIN`.
     Command { tag: String },
     /// The query string was empty.
@@ -142,7 +146,14 @@ fn tag_rows(tag: &str, n: u64) -> String {
 impl Session {
     pub fn new(engine: Arc<Engine>) -> Session {
         let slot = engine.txn.register_session();
-        Session { engine, slot, user: "postgres".into(), txn: None, overrides: HashMap::new(), cache: HashMap::new() }
+        Session {
+            engine,
+            slot,
+            user: "postgres".into(),
+            txn: None,
+            overrides: HashMap::new(),
+            cache: HashMap::new(),
+        }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -168,13 +179,28 @@ impl Session {
             // Statements of the same shape (differing only in literals) share one plan.
             if let Some((shape_text, literals, declared)) = parser::lift_literals(text) {
                 if let Some(shape) = self.cache.get(&shape_text) {
-                    out.push(Arc::new(Prepared { param_types: Vec::new(), fields: Vec::new(), shape: shape.clone(), literals }));
+                    out.push(Arc::new(Prepared {
+                        param_types: Vec::new(),
+                        fields: Vec::new(),
+                        shape: shape.clone(),
+                        literals,
+                    }));
                     continue;
                 }
                 if let Ok(stmt) = parser::parse_statement(&shape_text) {
-                    let shape = Arc::new(Shape { stmt, declared, described: false, plan: Mutex::new(None) });
+                    let shape = Arc::new(Shape {
+                        stmt,
+                        declared,
+                        described: false,
+                        plan: Mutex::new(None),
+                    });
                     self.remember(shape_text, shape.clone());
-                    out.push(Arc::new(Prepared { param_types: Vec::new(), fields: Vec::new(), shape, literals }));
+                    out.push(Arc::new(Prepared {
+                        param_types: Vec::new(),
+                        fields: Vec::new(),
+                        shape,
+                        literals,
+                    }));
                     continue;
                 }
             }
@@ -182,12 +208,22 @@ impl Session {
                 Some(shape) => shape.clone(),
                 None => {
                     let stmt = parser::parse_statement(text)?;
-                    let shape = Arc::new(Shape { stmt, declared: Vec::new(), described: false, plan: Mutex::new(None) });
+                    let shape = Arc::new(Shape {
+                        stmt,
+                        declared: Vec::new(),
+                        described: false,
+                        plan: Mutex::new(None),
+                    });
                     self.remember(text.to_string(), shape.clone());
                     shape
                 }
             };
-            out.push(Arc::new(Prepared { param_types: Vec::new(), fields: Vec::new(), shape, literals: Vec::new() }));
+            out.push(Arc::new(Prepared {
+                param_types: Vec::new(),
+                fields: Vec::new(),
+                shape,
+                literals: Vec::new(),
+            }));
         }
         Ok(out)
     }
@@ -207,19 +243,28 @@ impl Session {
     pub fn prepare(&mut self, sql: &str, param_oids: &[u32]) -> Result<Arc<Prepared>> {
         let texts = parser::split_statements(sql);
         if texts.len() > 1 {
-            return Err(Error::syntax("cannot insert multiple commands into a prepared statement"));
+            return Err(Error::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
         }
         let declared = param_oids
             .iter()
             .map(|&oid| {
-                DataType::from_oid(oid).ok_or_else(|| Error::unsupported(format!("parameter type with OID {oid} is not supported")))
+                DataType::from_oid(oid).ok_or_else(|| {
+                    Error::unsupported(format!("parameter type with OID {oid} is not supported"))
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let Some(text) = texts.first() else {
             return Ok(Arc::new(Prepared {
                 param_types: declared.clone(),
                 fields: Vec::new(),
-                shape: Arc::new(Shape { stmt: Statement::Empty, declared, described: false, plan: Mutex::new(None) }),
+                shape: Arc::new(Shape {
+                    stmt: Statement::Empty,
+                    declared,
+                    described: false,
+                    plan: Mutex::new(None),
+                }),
                 literals: Vec::new(),
             }));
         };
@@ -234,7 +279,12 @@ impl Session {
         Ok(Arc::new(Prepared {
             param_types: planned.param_types,
             fields: planned.fields,
-            shape: Arc::new(Shape { stmt, declared, described: true, plan: Mutex::new(Some(cached)) }),
+            shape: Arc::new(Shape {
+                stmt,
+                declared,
+                described: true,
+                plan: Mutex::new(Some(cached)),
+            }),
             literals: Vec::new(),
         }))
     }
@@ -250,8 +300,12 @@ impl Session {
             }
         }
         let planned = planner::plan(&self.engine, &shape.stmt, shape.declared.clone())?;
-        if shape.described && (planned.fields != stmt.fields || planned.param_types != stmt.param_types) {
-            return Err(Error::unsupported("cached plan must not change result type"));
+        if shape.described
+            && (planned.fields != stmt.fields || planned.param_types != stmt.param_types)
+        {
+            return Err(Error::unsupported(
+                "cached plan must not change result type",
+            ));
         }
         let plan = Arc::new(planned.plan);
         *cached = Some(CachedPlan {
@@ -388,7 +442,12 @@ impl Session {
 
     /// A setting's value as this session sees it.
     pub fn show(&self, name: &str) -> Option<String> {
-        show_setting(&self.overrides, &self.engine, self.txn.as_ref().map(|t| t.isolation), name)
+        show_setting(
+            &self.overrides,
+            &self.engine,
+            self.txn.as_ref().map(|t| t.isolation),
+            name,
+        )
     }
 
     /// The snapshot for the next statement (READ COMMITTED: fresh; REPEATABLE READ: the
@@ -399,23 +458,45 @@ impl Session {
         let t = self.txn();
         match t.isolation {
             Isolation::ReadCommitted => engine.txn.snapshot(&slot),
-            Isolation::RepeatableRead => *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot)),
+            Isolation::RepeatableRead => {
+                *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot))
+            }
         }
     }
 
-    fn run(&mut self, plan_arc: &Arc<Plan>, fields: Vec<Field>, params: &[Value]) -> Result<Outcome> {
+    fn run(
+        &mut self,
+        plan_arc: &Arc<Plan>,
+        fields: Vec<Field>,
+        params: &[Value],
+    ) -> Result<Outcome> {
         let plan = plan_arc.as_ref();
-        if self.txn.as_ref().is_some_and(|t| t.failed) && !matches!(plan, Plan::Commit | Plan::Rollback) {
+        if self.txn.as_ref().is_some_and(|t| t.failed)
+            && !matches!(plan, Plan::Commit | Plan::Rollback)
+        {
             return Err(Error::in_failed_transaction());
         }
-        let command = |tag: &str| Ok(Outcome::Command { tag: tag.to_string() });
+        let command = |tag: &str| {
+            Ok(Outcome::Command {
+                tag: tag.to_string(),
+            })
+        };
         match plan {
-            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => self.run_dml(plan, fields, params),
+            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => {
+                self.run_dml(plan, fields, params)
+            }
             Plan::Copy(_) => {
                 let snapshot = self.statement_snapshot();
                 let Plan::Copy(cp) = plan else { unreachable!() };
                 let parser = CopyParser::new(&cp.stmt)?;
-                Ok(Outcome::CopyIn(CopyIn { columns: cp.targets.len(), binary: false, plan: plan_arc.clone(), parser, snapshot, rows: 0 }))
+                Ok(Outcome::CopyIn(CopyIn {
+                    columns: cp.targets.len(),
+                    binary: false,
+                    plan: plan_arc.clone(),
+                    parser,
+                    snapshot,
+                    rows: 0,
+                }))
             }
             Plan::Begin { isolation } => {
                 let default = self.default_isolation();
@@ -429,7 +510,10 @@ impl Session {
             Plan::SetTransaction { isolation } => {
                 if let Some(t) = self.txn.as_mut().filter(|t| t.explicit) {
                     if t.snapshot.is_some() || !t.writes.is_empty() {
-                        return Err(Error::new(SqlState::ACTIVE_SQL_TRANSACTION, "SET TRANSACTION ISOLATION LEVEL must be called before any query"));
+                        return Err(Error::new(
+                            SqlState::ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                        ));
                     }
                     t.isolation = *isolation;
                 }
@@ -458,9 +542,16 @@ impl Session {
                         let (def, v) = settings::check_session_set(name, v)?;
                         (def, Some(v))
                     }
-                    None => (settings::check_session_set(name, "")
-                        .map(|(d, _)| d)
-                        .or_else(|e| settings::def(name).filter(|d| d.context == settings::Context::User).ok_or(e))?, None),
+                    None => (
+                        settings::check_session_set(name, "")
+                            .map(|(d, _)| d)
+                            .or_else(|e| {
+                                settings::def(name)
+                                    .filter(|d| d.context == settings::Context::User)
+                                    .ok_or(e)
+                            })?,
+                        None,
+                    ),
                 };
                 let old = self.overrides.get(def.name).cloned();
                 if *local {
@@ -480,7 +571,10 @@ impl Session {
                     None => self.overrides.clear(),
                     Some(n) => {
                         let def = settings::def(n).ok_or_else(|| {
-                            Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{n}\""))
+                            Error::new(
+                                SqlState::UNDEFINED_OBJECT,
+                                format!("unrecognized configuration parameter \"{n}\""),
+                            )
                         })?;
                         settings::check_session_set(def.name, def.default)?;
                         self.overrides.remove(def.name);
@@ -490,9 +584,16 @@ impl Session {
             }
             Plan::Show { name } => {
                 let value = self.show(name).ok_or_else(|| {
-                    Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+                    Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    )
                 })?;
-                Ok(Outcome::Rows { fields, rows: vec![vec![Value::Text(value)]], tag: "SHOW".into() })
+                Ok(Outcome::Rows {
+                    fields,
+                    rows: vec![vec![Value::Text(value)]],
+                    tag: "SHOW".into(),
+                })
             }
             Plan::ShowAll => {
                 let rows = settings::DEFS
@@ -505,12 +606,19 @@ impl Session {
                         ]
                     })
                     .collect();
-                Ok(Outcome::Rows { fields, rows, tag: "SHOW".into() })
+                Ok(Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: "SHOW".into(),
+                })
             }
             Plan::Checkpoint => command("CHECKPOINT"),
             Plan::Maintenance { tag } => {
                 if *tag == "VACUUM" && self.txn.as_ref().is_some_and(|t| t.explicit) {
-                    return Err(Error::new(SqlState::ACTIVE_SQL_TRANSACTION, "VACUUM cannot run inside a transaction block"));
+                    return Err(Error::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
                 }
                 command(tag)
             }
@@ -527,7 +635,10 @@ impl Session {
                 let catalog = &self.engine.txn.catalog;
                 for n in names {
                     if catalog.table(n).is_none() && !*if_exists {
-                        return Err(Error::new(SqlState::UNDEFINED_TABLE, format!("table \"{n}\" does not exist")));
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("table \"{n}\" does not exist"),
+                        ));
                     }
                 }
                 let mut dropped = Vec::new();
@@ -548,19 +659,38 @@ impl Session {
                 }
                 command("TRUNCATE TABLE")
             }
-            Plan::AddPrimaryKey { table, name, columns } => {
+            Plan::AddPrimaryKey {
+                table,
+                name,
+                columns,
+            } => {
                 self.add_primary_key(table, name.clone(), columns)?;
                 command("ALTER TABLE")
             }
         }
     }
 
-    fn add_primary_key(&mut self, table: &Arc<Table>, name: Option<String>, columns: &[usize]) -> Result<()> {
+    fn add_primary_key(
+        &mut self,
+        table: &Arc<Table>,
+        name: Option<String>,
+        columns: &[usize],
+    ) -> Result<()> {
         let def = table.def();
         if !def.primary_key.is_empty() {
-            return Err(Error::new(SqlState::INVALID_TABLE_DEFINITION, format!("multiple primary keys for table \"{}\" are not allowed", def.name)));
+            return Err(Error::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!(
+                    "multiple primary keys for table \"{}\" are not allowed",
+                    def.name
+                ),
+            ));
         }
-        if self.txn.as_ref().is_some_and(|t| t.writes.table(table.id).is_some()) {
+        if self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.writes.table(table.id).is_some())
+        {
             return Err(Error::unsupported("ALTER TABLE ... ADD PRIMARY KEY on a table this transaction has written is not supported yet"));
         }
         let snapshot = self.engine.txn.visibility.visible_lsn();
@@ -572,33 +702,51 @@ impl Session {
         }
         let mut rows = std::collections::BTreeMap::new();
         let mut failure = None;
-        table.scan((std::ops::Bound::Unbounded, std::ops::Bound::Unbounded), snapshot, false, |_, row| {
-            for &c in columns {
-                if row[c].is_null() {
-                    failure = Some(Error::new(
-                        SqlState::NOT_NULL_VIOLATION,
-                        format!("column \"{}\" of relation \"{}\" contains null values", def.columns[c].name, def.name),
-                    ));
+        table.scan(
+            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+            snapshot,
+            false,
+            |_, row| {
+                for &c in columns {
+                    if row[c].is_null() {
+                        failure = Some(Error::new(
+                            SqlState::NOT_NULL_VIOLATION,
+                            format!(
+                                "column \"{}\" of relation \"{}\" contains null values",
+                                def.columns[c].name, def.name
+                            ),
+                        ));
+                        return false;
+                    }
+                }
+                let vals: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
+                let mut key = Vec::new();
+                types::encode_key(&vals, &mut key);
+                if rows.insert(key, row.clone()).is_some() {
+                    let names: Vec<&str> = columns
+                        .iter()
+                        .map(|&c| def.columns[c].name.as_str())
+                        .collect();
+                    let shown: Vec<String> = vals.iter().map(super::expr::text_of).collect();
+                    failure = Some(
+                        Error::new(
+                            SqlState::UNIQUE_VIOLATION,
+                            format!(
+                                "could not create unique index \"{}\"",
+                                new_def.pkey_name.as_deref().unwrap_or_default()
+                            ),
+                        )
+                        .with_detail(format!(
+                            "Key ({})=({}) is duplicated.",
+                            names.join(", "),
+                            shown.join(", ")
+                        )),
+                    );
                     return false;
                 }
-            }
-            let vals: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
-            let mut key = Vec::new();
-            types::encode_key(&vals, &mut key);
-            if rows.insert(key, row.clone()).is_some() {
-                let names: Vec<&str> = columns.iter().map(|&c| def.columns[c].name.as_str()).collect();
-                let shown: Vec<String> = vals.iter().map(super::expr::text_of).collect();
-                failure = Some(
-                    Error::new(
-                        SqlState::UNIQUE_VIOLATION,
-                        format!("could not create unique index \"{}\"", new_def.pkey_name.as_deref().unwrap_or_default()),
-                    )
-                    .with_detail(format!("Key ({})=({}) is duplicated.", names.join(", "), shown.join(", "))),
-                );
-                return false;
-            }
-            true
-        });
+                true
+            },
+        );
         if let Some(e) = failure {
             return Err(e);
         }
@@ -617,7 +765,9 @@ impl Session {
         let isolation = self.txn.as_ref().map(|t| t.isolation);
         let overrides = &self.overrides;
         let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, n);
-        let Some(txn) = self.txn.as_mut() else { return Err(Error::internal("no transaction")) };
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(Error::internal("no transaction"));
+        };
         let mut exec = Executor {
             engine: &engine,
             slot: &self.slot,
@@ -663,7 +813,10 @@ impl Session {
 
     /// Feed one CopyData message's bytes (any split across rows).
     pub fn copy_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> Result<()> {
-        let result = copy.parser.feed(data).and_then(|records| self.copy_rows(copy, records));
+        let result = copy
+            .parser
+            .feed(data)
+            .and_then(|records| self.copy_rows(copy, records));
         if result.is_err() {
             self.on_error();
         }
@@ -674,11 +827,15 @@ impl Session {
         if records.is_empty() {
             return Ok(());
         }
-        let Plan::Copy(cp) = copy.plan.as_ref() else { return Err(Error::internal("not a COPY plan")) };
+        let Plan::Copy(cp) = copy.plan.as_ref() else {
+            return Err(Error::internal("not a COPY plan"));
+        };
         let engine = self.engine.clone();
         let overrides = &self.overrides;
         let settings_fn = |n: &str| show_setting(overrides, &engine, None, n);
-        let Some(txn) = self.txn.as_mut() else { return Err(Error::internal("COPY without a transaction")) };
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(Error::internal("COPY without a transaction"));
+        };
         let mut exec = Executor {
             engine: &engine,
             slot: &self.slot,
@@ -699,24 +856,33 @@ impl Session {
             let line = copy.parser.line;
             let context = |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
             if rec.len() > cp.targets.len() {
-                return Err(context(Error::new(SqlState::BAD_COPY_FILE_FORMAT, "extra data after last expected column")));
+                return Err(context(Error::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    "extra data after last expected column",
+                )));
             }
             if rec.len() < cp.targets.len() {
                 let missing = &cp.def.columns[cp.targets[rec.len()]].name;
-                return Err(context(Error::new(SqlState::BAD_COPY_FILE_FORMAT, format!("missing data for column \"{missing}\""))));
+                return Err(context(Error::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    format!("missing data for column \"{missing}\""),
+                )));
             }
             let mut values = Vec::with_capacity(rec.len());
             for (field, &col) in rec.into_iter().zip(&cp.targets) {
                 values.push(Some(match field {
                     None => Value::Null,
-                    Some(s) => types::decode_text(&cp.def.columns[col].data_type, &s).map_err(context)?,
+                    Some(s) => {
+                        types::decode_text(&cp.def.columns[col].data_type, &s).map_err(context)?
+                    }
                 }));
             }
             let row = exec.build_row(&cp.defaults, &cp.targets, values, ncols)?;
             let row = check_row(&cp.def, row).map_err(context)?;
-            exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched).map_err(context)?;
+            exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
+                .map_err(context)?;
             copy.rows += 1;
-            if copy.rows % 1024 == 0 && self.slot.cancel.load(Ordering::Acquire) {
+            if copy.rows.is_multiple_of(1024) && self.slot.cancel.load(Ordering::Acquire) {
                 return Err(Error::canceled());
             }
         }
@@ -725,7 +891,10 @@ impl Session {
 
     /// CopyDone: finish the COPY, returning the number of rows copied.
     pub fn copy_done(&mut self, mut copy: CopyIn) -> Result<u64> {
-        let result = copy.parser.finish().and_then(|records| self.copy_rows(&mut copy, records));
+        let result = copy
+            .parser
+            .finish()
+            .and_then(|records| self.copy_rows(&mut copy, records));
         match result {
             Ok(()) => Ok(copy.rows),
             Err(e) => {
@@ -739,19 +908,35 @@ impl Session {
     pub fn copy_fail(&mut self, copy: CopyIn, message: &str) -> Error {
         drop(copy);
         self.on_error();
-        Error::new(SqlState::QUERY_CANCELED, format!("COPY from stdin failed: {message}"))
+        Error::new(
+            SqlState::QUERY_CANCELED,
+            format!("COPY from stdin failed: {message}"),
+        )
     }
 }
 
-fn show_setting(overrides: &HashMap<&'static str, String>, engine: &Engine, isolation: Option<Isolation>, name: &str) -> Option<String> {
+fn show_setting(
+    overrides: &HashMap<&'static str, String>,
+    engine: &Engine,
+    isolation: Option<Isolation>,
+    name: &str,
+) -> Option<String> {
     if name.eq_ignore_ascii_case("transaction_isolation") {
         return Some(
             isolation
                 .map(|i| i.name().to_string())
                 .or_else(|| overrides.get("default_transaction_isolation").cloned())
-                .unwrap_or_else(|| engine.settings.show("default_transaction_isolation").unwrap_or_default()),
+                .unwrap_or_else(|| {
+                    engine
+                        .settings
+                        .show("default_transaction_isolation")
+                        .unwrap_or_default()
+                }),
         );
     }
     let def = settings::def(name)?;
-    overrides.get(def.name).cloned().or_else(|| engine.settings.show(def.name))
+    overrides
+        .get(def.name)
+        .cloned()
+        .or_else(|| engine.settings.show(def.name))
 }

@@ -88,9 +88,13 @@ impl Catalog {
             ));
         }
         for seq in &def.owned_sequences {
-            self.sequences
-                .write()
-                .insert(seq.clone(), Arc::new(Sequence { name: seq.clone(), next: AtomicI64::new(1) }));
+            self.sequences.write().insert(
+                seq.clone(),
+                Arc::new(Sequence {
+                    name: seq.clone(),
+                    next: AtomicI64::new(1),
+                }),
+            );
         }
         let id = TableId(self.next_table_id.fetch_add(1, Ordering::Relaxed) + 16384);
         let table = Arc::new(Table::new(id, def.clone()));
@@ -115,7 +119,12 @@ impl Catalog {
     pub fn drop_table(&self, name: &str) -> Option<(Arc<Table>, Vec<Arc<Sequence>>)> {
         let table = self.tables.write().remove(name)?;
         let mut seqs = self.sequences.write();
-        let owned = table.def().owned_sequences.iter().filter_map(|s| seqs.remove(s)).collect();
+        let owned = table
+            .def()
+            .owned_sequences
+            .iter()
+            .filter_map(|s| seqs.remove(s))
+            .collect();
         self.bump();
         Some((table, owned))
     }

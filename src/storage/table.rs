@@ -70,7 +70,10 @@ impl Table {
 
     /// The newest committed version under `key` (deleted or not), whatever its LSN.
     pub fn latest(&self, key: &[u8]) -> Option<Version> {
-        self.rows.read().get(key).and_then(|chain| chain.first().cloned())
+        self.rows
+            .read()
+            .get(key)
+            .and_then(|chain| chain.first().cloned())
     }
 
     /// Visit rows visible at `snapshot` with keys in `range`, in key order (reversed when
@@ -117,7 +120,10 @@ impl Table {
             // Truncation takes no row locks, so a later commit may already have installed a
             // version of some key: put the tombstone in its LSN place, keeping chains sorted.
             for chain in rows.values_mut() {
-                let pos = chain.iter().position(|v| v.lsn < lsn).unwrap_or(chain.len());
+                let pos = chain
+                    .iter()
+                    .position(|v| v.lsn < lsn)
+                    .unwrap_or(chain.len());
                 let live_below = chain.get(pos).is_some_and(|v| v.row.is_some());
                 if live_below {
                     chain.insert(pos, Version { lsn, row: None });
@@ -126,10 +132,16 @@ impl Table {
             rows.retain(|_, chain| prune(chain, horizon));
         }
         for (key, row) in writes {
-            let version = Version { lsn, row: row.clone() };
+            let version = Version {
+                lsn,
+                row: row.clone(),
+            };
             match rows.get_mut(key) {
                 Some(chain) => {
-                    assert!(chain[0].lsn <= lsn, "versions of a key must be installed in LSN order");
+                    assert!(
+                        chain[0].lsn <= lsn,
+                        "versions of a key must be installed in LSN order"
+                    );
                     chain.insert(0, version);
                     if !prune(chain, horizon) {
                         rows.remove(key);
@@ -148,7 +160,15 @@ impl Table {
     pub fn replace_all(&self, lsn: Lsn, new_rows: BTreeMap<Key, Row>) {
         let map = new_rows
             .into_iter()
-            .map(|(k, row)| (k, vec![Version { lsn, row: Some(row) }]))
+            .map(|(k, row)| {
+                (
+                    k,
+                    vec![Version {
+                        lsn,
+                        row: Some(row),
+                    }],
+                )
+            })
             .collect();
         *self.rows.write() = map;
     }
@@ -160,7 +180,10 @@ impl Table {
 }
 
 fn visible(chain: &Chain, snapshot: Lsn) -> Option<Row> {
-    chain.iter().find(|v| v.lsn <= snapshot).and_then(|v| v.row.clone())
+    chain
+        .iter()
+        .find(|v| v.lsn <= snapshot)
+        .and_then(|v| v.row.clone())
 }
 
 /// Drop versions that no snapshot at or after `horizon` can see. Returns false when the

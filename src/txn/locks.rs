@@ -34,7 +34,10 @@ impl Default for LockTable {
     fn default() -> Self {
         LockTable {
             shards: (0..SHARDS)
-                .map(|_| Shard { holders: Mutex::new(HashMap::new()), released: Condvar::new() })
+                .map(|_| Shard {
+                    holders: Mutex::new(HashMap::new()),
+                    released: Condvar::new(),
+                })
                 .collect(),
             waits_for: Mutex::new(HashMap::new()),
             hasher: Default::default(),
@@ -53,7 +56,13 @@ impl LockTable {
     /// Lock (table, key) for `txn`, waiting while another transaction holds it. Returns
     /// whether it had to wait (the caller then re-reads the latest committed version).
     /// Fails with 40P01 if waiting would deadlock, 57014 if `cancel` is raised.
-    pub fn lock(&self, txn: TxnId, table: TableId, key: &[u8], cancel: &AtomicBool) -> Result<bool> {
+    pub fn lock(
+        &self,
+        txn: TxnId,
+        table: TableId,
+        key: &[u8],
+        cancel: &AtomicBool,
+    ) -> Result<bool> {
         let shard = &self.shards[self.shard_index(table, key)];
         let mut holders = shard.holders.lock();
         let lookup = (table, key.to_vec());
@@ -89,9 +98,11 @@ impl LockTable {
         while let Some(t) = next {
             if t == waiter {
                 graph.remove(&waiter);
-                return Err(Error::new(SqlState::DEADLOCK_DETECTED, "deadlock detected").with_detail(
-                    format!("Transaction {} waits for transaction {}, which waits for it.", waiter.0, holder.0),
-                ));
+                return Err(Error::new(SqlState::DEADLOCK_DETECTED, "deadlock detected")
+                    .with_detail(format!(
+                        "Transaction {} waits for transaction {}, which waits for it.",
+                        waiter.0, holder.0
+                    )));
             }
             if !seen.insert(t) {
                 break;
@@ -136,7 +147,10 @@ mod tests {
         let cancel = AtomicBool::new(false);
         assert!(!locks.lock(TxnId(1), TableId(1), b"k", &cancel).unwrap());
         let l2 = locks.clone();
-        let waiter = std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", &AtomicBool::new(false)).unwrap());
+        let waiter = std::thread::spawn(move || {
+            l2.lock(TxnId(2), TableId(1), b"k", &AtomicBool::new(false))
+                .unwrap()
+        });
         std::thread::sleep(Duration::from_millis(100));
         assert!(!waiter.is_finished(), "the second locker must wait");
         locks.release_all(TxnId(1), &[(TableId(1), b"k".to_vec())]);
@@ -150,7 +164,9 @@ mod tests {
         locks.lock(TxnId(1), TableId(1), b"a", &no).unwrap();
         locks.lock(TxnId(2), TableId(1), b"b", &no).unwrap();
         let l2 = locks.clone();
-        let t1 = std::thread::spawn(move || l2.lock(TxnId(1), TableId(1), b"b", &AtomicBool::new(false)));
+        let t1 = std::thread::spawn(move || {
+            l2.lock(TxnId(1), TableId(1), b"b", &AtomicBool::new(false))
+        });
         std::thread::sleep(Duration::from_millis(100));
         let err = locks.lock(TxnId(2), TableId(1), b"a", &no).unwrap_err();
         assert_eq!(err.code, SqlState::DEADLOCK_DETECTED);
@@ -161,12 +177,17 @@ mod tests {
     #[test]
     fn cancel_interrupts_a_wait() {
         let locks = Arc::new(LockTable::default());
-        locks.lock(TxnId(1), TableId(1), b"k", &AtomicBool::new(false)).unwrap();
+        locks
+            .lock(TxnId(1), TableId(1), b"k", &AtomicBool::new(false))
+            .unwrap();
         let cancel = Arc::new(AtomicBool::new(false));
         let (l2, c2) = (locks.clone(), cancel.clone());
         let waiter = std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", &c2));
         std::thread::sleep(Duration::from_millis(50));
         cancel.store(true, Ordering::Release);
-        assert_eq!(waiter.join().unwrap().unwrap_err().code, SqlState::QUERY_CANCELED);
+        assert_eq!(
+            waiter.join().unwrap().unwrap_err().code,
+            SqlState::QUERY_CANCELED
+        );
     }
 }

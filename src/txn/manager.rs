@@ -145,7 +145,9 @@ impl TxnManager {
         };
         let horizon = self.horizon();
         for writes in writes.tables.values() {
-            writes.table.install(lsn, writes.rows.iter(), writes.truncated, horizon);
+            writes
+                .table
+                .install(lsn, writes.rows.iter(), writes.truncated, horizon);
         }
         self.visibility.installed(lsn);
         self.visibility.wait_visible(lsn);

@@ -41,7 +41,10 @@ impl VisibilityTracker {
             advanced = Some(l);
         }
         if let Some(l) = advanced {
-            assert!(l.0 > self.visible.load(Ordering::Relaxed), "visible_lsn must only grow");
+            assert!(
+                l.0 > self.visible.load(Ordering::Relaxed),
+                "visible_lsn must only grow"
+            );
             self.visible.store(l.0, Ordering::Release);
             self.advanced.notify_all();
         }
