@@ -1,7 +1,259 @@
-//! Wire. (stub)
+//! The PostgreSQL wire protocol (version 3.0, PostgreSQL 15 semantics).
+//!
+//! Each client connection runs on its own OS thread with blocking I/O, like PostgreSQL's
+//! process per connection: the server layer accepts a socket and calls
+//! [`serve_connection`] on a new thread. The connection owns one
+//! [`Session`](crate::sql::Session) and translates protocol messages into calls on it.
+//!
+//! Modules:
+//! - `frontend`: strict decoding of client messages and the read buffer;
+//! - `backend`: encoding of server messages and the write buffer;
+//! - `startup`: SSL/GSS refusal, CancelRequest, StartupMessage, the greeting;
+//! - `connection`: the message loop and the simple query protocol;
+//! - `extended`: Parse/Bind/Describe/Execute/Close, statements and portals;
+//! - `copy`: COPY FROM STDIN.
+//!
+//! # Invariants
+//!
+//! - **Bytes from the network never cause a panic.** Every read in the decoder is
+//!   bounds-checked, every count and length is checked against the bytes that remain, and
+//!   every string must be valid UTF-8 (else `22021 invalid byte sequence for encoding
+//!   "UTF8"`). Message lengths are checked against [`MAX_MESSAGE_BYTES`] (or a 10 kB limit
+//!   for the types that only carry names) from the header, before any of the body is
+//!   buffered, so an oversized claim is refused without allocating it.
+//! - **Framing errors are fatal, body errors are not.** An unknown message type or an
+//!   invalid length leaves the stream impossible to re-synchronise: FATAL 08P01 and close.
+//!   A malformed body of a known type still has a valid length, so it is an ERROR 08P01
+//!   and the connection carries on (skipping to Sync in the extended protocol).
+//! - **Replies are batched.** Messages accumulate in one write buffer, which always ends on
+//!   a message boundary, and reach the socket only at ReadyForQuery, at Flush, on entering
+//!   COPY IN, before blocking on a read with nothing left to parse, or when the buffer
+//!   passes [`WIRE_WRITE_BUFFER_BYTES`]. Reads fetch large chunks, so pipelined messages
+//!   are parsed without a syscall each.
+//! - **After an error in the extended protocol, messages are discarded until Sync**, which
+//!   answers ReadyForQuery. An error in a simple query skips its remaining statements.
+//! - **Portals die with their transaction** (at the Sync or statement that ends it, as
+//!   PostgreSQL closes non-holdable portals at commit and rollback); a simple Query
+//!   destroys the unnamed statement and portal. Named statements live until Close.
+//! - **The server never crashes because of one connection.** A panic in a lower layer is
+//!   caught per connection and becomes FATAL XX000 to that client and a closed connection.
+//! - **The session is always closed** (its transaction rolled back, its locks released)
+//!   when the connection ends, however it ends.
+//! - **Shutdown never corrupts a reply.** [`shutdown_all_connections`] writes its FATAL
+//!   57P01 under the connection's write lock, so it never lands inside another message.
+//!
+//! # Use of `pgwire`
+//!
+//! `pgwire` is used only to *encode* backend messages (`pgwire::messages`). Its frontend
+//! decoders are deliberately not used: they read with `get_u16()`/`get_i32()` on buffers
+//! whose length they have not checked (a truncated body panics) and decode strings lossily
+//! (invalid UTF-8 silently becomes U+FFFD, where PostgreSQL reports 22021). Both would
+//! break the first invariant, so `frontend` is our own strict decoder.
+//!
+//! # Choices visible to clients
+//!
+//! - `server_version` is `15.0 (SteadyDB <version>)`: libpq parses the leading `15.0` as
+//!   version 150000, so psql, pgbench and drivers use their PostgreSQL 15 behaviour (for
+//!   example pgbench's `COPY ... WITH (FREEZE ON)`).
+//! - SSL and GSS encryption requests are refused with `N`; authentication is trust.
+//! - NegotiateProtocolVersion (sent for a minor version above 0 or unknown `_pq_.`
+//!   options) carries the full version number of 3.0, as PostgreSQL sends it and libpq
+//!   expects it.
+//! - `client_encoding` may be UTF8 or SQL_ASCII (no conversion, which on a UTF8 server is
+//!   the same); other encodings are refused with FATAL 0A000. Other startup options (GUCs)
+//!   are ignored.
+//! - The FunctionCall message is answered with ERROR 0A000.
 
-/// Placeholder until the protocol layer lands.
-pub fn serve_connection(_stream: std::net::TcpStream, _engine: std::sync::Arc<crate::sql::Engine>) {
+mod backend;
+mod connection;
+mod copy;
+mod extended;
+mod frontend;
+mod startup;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+#[cfg(doc)]
+use crate::constants::{MAX_MESSAGE_BYTES, WIRE_WRITE_BUFFER_BYTES};
+use crate::error::{Error, SqlState};
+use crate::sql::Engine;
+
+use backend::{error_response_bytes, Severity};
+use connection::{Io, Protocol, Shared};
+
+/// How long [`shutdown_all_connections`] waits for a connection's write lock before it
+/// closes the socket without the FATAL message (the connection is stuck writing).
+const SHUTDOWN_WRITE_WAIT: Duration = Duration::from_millis(100);
+
+/// How long [`shutdown_all_connections`] waits for connection threads to finish (and
+/// close their sessions) after their sockets were shut down.
+const SHUTDOWN_DRAIN_WAIT: Duration = Duration::from_secs(5);
+
+/// A live connection, as the registry sees it.
+struct Registered {
+    /// A handle on the same socket as the connection thread's.
+    stream: TcpStream,
+    shared: Arc<Shared>,
+    engine: Arc<Engine>,
 }
-pub fn shutdown_all_connections() {}
-pub fn refuse_connection(_stream: std::net::TcpStream, _message: &str) {}
+
+struct Registry {
+    next_id: AtomicU64,
+    live: Mutex<HashMap<u64, Arc<Registered>>>,
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Registry {
+        next_id: AtomicU64::new(1),
+        live: Mutex::new(HashMap::new()),
+    })
+}
+
+/// Removes a connection from the registry when dropped (even during a panic).
+struct Registration(u64);
+
+impl Registration {
+    fn new(entry: Registered) -> Registration {
+        let reg = registry();
+        let id = reg.next_id.fetch_add(1, Ordering::Relaxed);
+        reg.live.lock().insert(id, Arc::new(entry));
+        Registration(id)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        registry().live.lock().remove(&self.0);
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}
+
+/// Serve one client connection until it terminates. Runs on its own thread; blocking I/O.
+pub fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
+    let peer = stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    tracing::debug!(%peer, "connection received");
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
+    }
+    let shared = Arc::new(Shared::default());
+    let _registration = match stream.try_clone() {
+        Ok(clone) => Some(Registration::new(Registered {
+            stream: clone,
+            shared: shared.clone(),
+            engine: engine.clone(),
+        })),
+        Err(e) => {
+            tracing::warn!(%peer, error = %e, "could not register connection for shutdown");
+            None
+        }
+    };
+    let mut io = Io::new(stream, shared);
+    let mut protocol: Option<Protocol> = None;
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        connection::run(&mut io, &engine, &mut protocol)
+    }));
+    if let Err(payload) = outcome {
+        let message = panic_message(payload.as_ref());
+        tracing::error!(%peer, "connection terminated by an internal error: {message}");
+        let err = Error::internal(format!("internal error: {message}"));
+        io.output.error(&err, Severity::Fatal);
+        io.flush();
+    }
+    if let Some(mut state) = protocol {
+        let closed = panic::catch_unwind(AssertUnwindSafe(|| state.session.close()));
+        if let Err(payload) = closed {
+            let message = panic_message(payload.as_ref());
+            tracing::error!(%peer, "closing the session failed: {message}");
+        }
+    }
+    tracing::debug!(%peer, "connection closed");
+}
+
+/// Refuse a connection before startup (e.g. too many clients): read its startup packet
+/// so the client is listening, answer FATAL 53300, and close.
+pub fn refuse_connection(stream: TcpStream, message: &str) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut buf = [0u8; 1024];
+    let _ = (&stream).read(&mut buf);
+    let err = Error::new(SqlState::TOO_MANY_CONNECTIONS, message);
+    let _ = (&stream).write_all(&error_response_bytes(&err, Severity::Fatal));
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Shut down every open connection (used at server shutdown): sends FATAL 57P01
+/// "terminating connection due to administrator command" where possible and closes sockets.
+///
+/// The running statement of each session is canceled, and the call waits (at most
+/// `SHUTDOWN_DRAIN_WAIT`) for the connection threads to close their sessions.
+pub fn shutdown_all_connections() {
+    let reg = registry();
+    let entries: Vec<(u64, Arc<Registered>)> = reg
+        .live
+        .lock()
+        .iter()
+        .map(|(id, entry)| (*id, entry.clone()))
+        .collect();
+    if entries.is_empty() {
+        return;
+    }
+    tracing::debug!(connections = entries.len(), "shutting down connections");
+    let err = Error::new(
+        SqlState::ADMIN_SHUTDOWN,
+        "terminating connection due to administrator command",
+    );
+    let fatal = error_response_bytes(&err, Severity::Fatal);
+    for (_, entry) in &entries {
+        // Between two whole replies only; a connection stuck writing just loses the message.
+        if let Some(_guard) = entry.shared.write_lock.try_lock_for(SHUTDOWN_WRITE_WAIT) {
+            let _ = entry.stream.set_write_timeout(Some(SHUTDOWN_WRITE_WAIT));
+            let _ = (&entry.stream).write_all(&fatal);
+        }
+        let _ = entry.stream.shutdown(Shutdown::Both);
+        let key = *entry.shared.backend_key.lock();
+        if let Some((pid, secret)) = key {
+            let engine = &entry.engine;
+            if panic::catch_unwind(AssertUnwindSafe(|| engine.cancel(pid, secret))).is_err() {
+                tracing::error!(pid, "canceling the session's statement failed");
+            }
+        }
+    }
+    let remaining = || {
+        let live = reg.live.lock();
+        entries
+            .iter()
+            .filter(|(id, _)| live.contains_key(id))
+            .count()
+    };
+    let deadline = Instant::now() + SHUTDOWN_DRAIN_WAIT;
+    while remaining() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let left = remaining();
+    if left > 0 {
+        tracing::warn!(
+            connections = left,
+            "connections still running after shutdown"
+        );
+    }
+}

@@ -1,0 +1,424 @@
+//! The per-connection state machine: socket I/O with batching, the main message loop, and
+//! the simple query protocol. The extended protocol is in `extended.rs`, COPY in `copy.rs`.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use super::backend::{Output, Severity};
+use super::extended::Portal;
+use super::frontend::{decode_message, Framed, FrontendMessage, Input};
+use super::startup::{self, Startup};
+use crate::error::{Error, SqlState};
+use crate::sql::{Engine, Outcome, Prepared, Session, TxnStatus};
+use crate::types::Value;
+
+/// How long a client may take to complete the startup phase (PostgreSQL's
+/// `authentication_timeout` default). Idle connections after startup have no timeout.
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A byte stream a connection runs on: the TCP socket, or an in-memory stream in tests.
+pub trait Transport: Read + Write {
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+}
+
+impl Transport for TcpStream {
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, timeout)
+    }
+}
+
+/// State shared between a connection's thread and the connection registry.
+#[derive(Default)]
+pub struct Shared {
+    /// Held while writing to the socket, so that a write from another thread (the shutdown
+    /// FATAL) never lands inside a message.
+    pub write_lock: Mutex<()>,
+    /// The session's backend key, once it has one (used to cancel it at shutdown).
+    pub backend_key: Mutex<Option<(i32, i32)>>,
+}
+
+/// What the message loop does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Close,
+}
+
+/// What reading the next message produced.
+pub enum Next {
+    Message(u8, Bytes),
+    /// End of stream, or the socket failed: close quietly.
+    Eof,
+    /// The stream cannot be framed any more: send this FATAL error and close.
+    Fatal(Error),
+}
+
+/// The socket with its read and write buffers.
+///
+/// Write errors are sticky: once the socket fails, output is discarded and the next read
+/// reports [`Next::Eof`], so handlers never have to thread I/O errors through.
+pub struct Io<S> {
+    stream: S,
+    shared: Arc<Shared>,
+    pub input: Input,
+    pub output: Output,
+    broken: bool,
+}
+
+impl<S: Transport> Io<S> {
+    pub fn new(stream: S, shared: Arc<Shared>) -> Io<S> {
+        Io {
+            stream,
+            shared,
+            input: Input::new(),
+            output: Output::new(),
+            broken: false,
+        }
+    }
+
+    #[cfg(test)]
+    pub fn stream(&self) -> &S {
+        &self.stream
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Whether writing to the socket has failed (the client is gone).
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) {
+        if let Err(e) = self.stream.set_read_timeout(timeout) {
+            tracing::debug!(error = %e, "could not set the read timeout");
+        }
+    }
+
+    /// Write out everything buffered.
+    pub fn flush(&mut self) {
+        if self.broken {
+            self.output.clear();
+            return;
+        }
+        if self.output.pending() == 0 {
+            return;
+        }
+        let _guard = self.shared.write_lock.lock();
+        if let Err(e) = self.output.flush_to(&mut self.stream) {
+            tracing::debug!(error = %e, "write to client failed");
+            self.broken = true;
+        }
+    }
+
+    /// Write out the buffer if it has grown past `WIRE_WRITE_BUFFER_BYTES`.
+    pub fn flush_if_full(&mut self) {
+        if self.output.is_full() {
+            self.flush();
+        }
+    }
+
+    /// One read from the socket into the input buffer; 0 at end of stream.
+    pub fn fill(&mut self) -> io::Result<usize> {
+        self.input.fill(&mut self.stream)
+    }
+
+    /// The next typed message. Output is flushed before blocking on the socket, so the
+    /// client always has our replies before we wait for it.
+    pub fn read_message(&mut self) -> Next {
+        loop {
+            match self.input.take_message() {
+                Ok(Framed::Ready((tag, body))) => return Next::Message(tag, body),
+                Ok(Framed::Incomplete) => {}
+                Err(e) => return Next::Fatal(e),
+            }
+            self.flush();
+            if self.broken {
+                return Next::Eof;
+            }
+            match self.fill() {
+                Ok(0) => {
+                    if self.input.buffered() > 0 {
+                        tracing::warn!("unexpected EOF within a message");
+                    }
+                    return Next::Eof;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(error = %e, "read from client failed");
+                    return Next::Eof;
+                }
+            }
+        }
+    }
+
+    /// Send a FATAL error and write everything out; the caller then closes.
+    pub fn fatal(&mut self, err: &Error) {
+        tracing::warn!(code = %err.code, "closing connection: {}", err.message);
+        self.output.error(err, Severity::Fatal);
+        self.flush();
+    }
+}
+
+/// The protocol state of a connection after startup.
+pub struct Protocol {
+    pub session: Session,
+    /// Prepared statements by name ("" is the unnamed statement).
+    pub statements: HashMap<String, Arc<Prepared>>,
+    /// Portals by name ("" is the unnamed portal).
+    pub portals: HashMap<String, Portal>,
+    /// After an error in an extended-protocol message, messages are discarded until Sync.
+    pub skip_until_sync: bool,
+}
+
+/// Run a connection: startup, then messages until Terminate, EOF or a FATAL error.
+/// `protocol` is filled in once the session exists, so that the caller can close the
+/// session even if this panics.
+pub fn run<S: Transport>(io: &mut Io<S>, engine: &Arc<Engine>, protocol: &mut Option<Protocol>) {
+    io.set_read_timeout(Some(STARTUP_TIMEOUT));
+    let params = match startup::negotiate(io, &|db| engine.database_exists(db)) {
+        Startup::Ready(params) => params,
+        Startup::Cancel { pid, secret } => {
+            let found = engine.cancel(pid, secret);
+            tracing::debug!(pid, found, "cancel request");
+            return;
+        }
+        Startup::Close => {
+            io.flush();
+            return;
+        }
+    };
+    io.set_read_timeout(None);
+    let state = protocol.insert(Protocol {
+        session: Session::new(engine.clone()),
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        skip_until_sync: false,
+    });
+    state.session.set_user(&params.user);
+    let (pid, secret) = state.session.backend_key();
+    *io.shared().backend_key.lock() = Some((pid, secret));
+    tracing::debug!(user = %params.user, database = %params.database, pid, "session started");
+    startup::greeting(&mut io.output, &params, pid, secret);
+    io.flush();
+    loop {
+        let flow = match io.read_message() {
+            Next::Message(tag, body) => state.dispatch(io, tag, body),
+            Next::Eof => Flow::Close,
+            Next::Fatal(e) => {
+                io.fatal(&e);
+                Flow::Close
+            }
+        };
+        if flow == Flow::Close {
+            return;
+        }
+        io.flush_if_full();
+    }
+}
+
+impl Protocol {
+    fn dispatch<S: Transport>(&mut self, io: &mut Io<S>, tag: u8, body: Bytes) -> Flow {
+        let msg = match decode_message(tag, body) {
+            Ok(msg) => msg,
+            Err(e) => return self.malformed(io, tag, e),
+        };
+        if self.skip_until_sync {
+            match msg {
+                FrontendMessage::Sync => {}
+                FrontendMessage::Terminate => return Flow::Close,
+                _ => return Flow::Continue,
+            }
+        }
+        match msg {
+            FrontendMessage::Query { sql } => self.simple_query(io, &sql),
+            FrontendMessage::Parse {
+                name,
+                sql,
+                param_oids,
+            } => {
+                let r = self.parse(io, name, &sql, &param_oids);
+                self.extended_result(io, r)
+            }
+            FrontendMessage::Bind {
+                portal,
+                statement,
+                param_formats,
+                params,
+                result_formats,
+            } => {
+                let r = self.bind(
+                    io,
+                    portal,
+                    &statement,
+                    &param_formats,
+                    &params,
+                    &result_formats,
+                );
+                self.extended_result(io, r)
+            }
+            FrontendMessage::Describe { target, name } => {
+                let r = self.describe(io, target, &name);
+                self.extended_result(io, r)
+            }
+            FrontendMessage::Execute { portal, max_rows } => {
+                let r = self.execute(io, &portal, max_rows);
+                self.extended_result(io, r)
+            }
+            FrontendMessage::Close { target, name } => {
+                self.close(io, target, &name);
+                Flow::Continue
+            }
+            FrontendMessage::Sync => {
+                self.skip_until_sync = false;
+                self.sync_and_ready(io);
+                Flow::Continue
+            }
+            FrontendMessage::Flush => {
+                io.flush();
+                Flow::Continue
+            }
+            FrontendMessage::Terminate => Flow::Close,
+            FrontendMessage::FunctionCall => {
+                let err = Error::unsupported("the FunctionCall protocol message is not supported");
+                io.output.error(&err, Severity::Error);
+                self.sync_and_ready(io);
+                Flow::Continue
+            }
+            // Outside COPY these are ignored, as PostgreSQL does: they are what a client is
+            // still sending after a COPY failed.
+            FrontendMessage::CopyData(_)
+            | FrontendMessage::CopyDone
+            | FrontendMessage::CopyFail { .. } => Flow::Continue,
+        }
+    }
+
+    /// A message of a known type whose body is malformed. Its length was valid, so the
+    /// stream is still framed: report an ERROR and carry on as after any other error.
+    fn malformed<S: Transport>(&mut self, io: &mut Io<S>, tag: u8, err: Error) -> Flow {
+        match tag {
+            // Left-over COPY traffic is ignored whatever it contains.
+            b'd' | b'c' | b'f' => return Flow::Continue,
+            // A Sync ends the skipping even if it is malformed.
+            b'S' => self.skip_until_sync = false,
+            _ if self.skip_until_sync => return Flow::Continue,
+            _ => {}
+        }
+        tracing::warn!(code = %err.code, "malformed '{}' message: {}", tag as char, err.message);
+        io.output.error(&err, Severity::Error);
+        match tag {
+            b'Q' | b'S' => self.sync_and_ready(io),
+            _ => self.skip_until_sync = true,
+        }
+        Flow::Continue
+    }
+
+    /// Report an extended-protocol handler's error and start skipping until Sync.
+    fn extended_result<S: Transport>(&mut self, io: &mut Io<S>, r: Result<Flow, Error>) -> Flow {
+        match r {
+            Ok(flow) => flow,
+            Err(e) => {
+                io.output.error(&e, Severity::Error);
+                self.skip_until_sync = true;
+                Flow::Continue
+            }
+        }
+    }
+
+    /// End of a simple query or a Sync: commit the implicit transaction, report the
+    /// transaction status, and write everything out.
+    pub fn sync_and_ready<S: Transport>(&mut self, io: &mut Io<S>) {
+        if let Err(e) = self.session.sync() {
+            io.output.error(&e, Severity::Error);
+        }
+        let status = self.session.txn_status();
+        if status == TxnStatus::Idle {
+            // Portals do not outlive their transaction.
+            self.portals.clear();
+        }
+        io.output.ready_for_query(status);
+        io.flush();
+    }
+
+    /// After a statement ran: if it ended a transaction block, its portals are gone.
+    pub fn after_statement(&mut self, before: TxnStatus) -> bool {
+        let ended = before != TxnStatus::Idle && self.session.txn_status() == TxnStatus::Idle;
+        if ended {
+            self.portals.clear();
+        }
+        ended
+    }
+
+    fn simple_query<S: Transport>(&mut self, io: &mut Io<S>, sql: &str) -> Flow {
+        // A simple Query destroys the unnamed statement and portal, as in PostgreSQL.
+        self.statements.remove("");
+        self.portals.remove("");
+        match self.session.prepare_simple(sql) {
+            Err(e) => io.output.error(&e, Severity::Error),
+            Ok(statements) if statements.is_empty() => io.output.empty_query(),
+            Ok(statements) => {
+                for stmt in &statements {
+                    if io.is_broken() {
+                        break;
+                    }
+                    match self.run_simple(io, stmt) {
+                        Ok(Flow::Continue) => {}
+                        Ok(Flow::Close) => return Flow::Close,
+                        Err(e) => {
+                            io.output.error(&e, Severity::Error);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.sync_and_ready(io);
+        Flow::Continue
+    }
+
+    /// Run one statement of a simple query and send its results.
+    fn run_simple<S: Transport>(&mut self, io: &mut Io<S>, stmt: &Prepared) -> Result<Flow, Error> {
+        let before = self.session.txn_status();
+        let outcome = self.session.execute(stmt, &[]);
+        self.after_statement(before);
+        match outcome? {
+            Outcome::Rows { fields, rows, tag } => {
+                io.output.row_description(&fields, &[])?;
+                send_rows(io, rows.iter(), &[])?;
+                io.output.command_complete(&tag);
+            }
+            Outcome::Command { tag } => io.output.command_complete(&tag),
+            Outcome::Empty => io.output.empty_query(),
+            Outcome::CopyIn(copy) => return self.copy_in(io, copy),
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+/// Send DataRows, writing out the buffer whenever it fills up.
+pub fn send_rows<S: Transport, R: AsRef<[Value]>>(
+    io: &mut Io<S>,
+    rows: impl Iterator<Item = R>,
+    formats: &[i16],
+) -> Result<usize, Error> {
+    let mut sent = 0;
+    for row in rows {
+        io.output.data_row(row.as_ref(), formats)?;
+        sent += 1;
+        io.flush_if_full();
+        if io.is_broken() {
+            return Err(Error::new(
+                SqlState::CONNECTION_EXCEPTION,
+                "connection to client lost",
+            ));
+        }
+    }
+    Ok(sent)
+}

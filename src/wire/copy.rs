@@ -1,0 +1,84 @@
+//! COPY FROM STDIN: the copy-in sub-protocol, entered from a simple query or an Execute.
+
+use super::connection::{Flow, Io, Next, Protocol, Transport};
+use super::frontend::{decode_message, FrontendMessage};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::CopyIn;
+
+impl Protocol {
+    /// Run a COPY FROM STDIN: send CopyInResponse, then feed CopyData to the session until
+    /// CopyDone (→ CommandComplete `COPY n`) or CopyFail (→ the session's error).
+    ///
+    /// An error ends the COPY at once and is returned for the caller to report, as in
+    /// PostgreSQL; whatever CopyData the client still sends afterwards is ignored by the
+    /// main loop. `Ok(Flow::Close)` means the client went away or broke the protocol.
+    pub fn copy_in<S: Transport>(&mut self, io: &mut Io<S>, mut copy: CopyIn) -> Result<Flow> {
+        let Ok(columns) = i16::try_from(copy.columns) else {
+            let err = Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                "too many columns for COPY",
+            );
+            self.abandon(copy, &err.message);
+            return Err(err);
+        };
+        io.output.copy_in_response(columns, copy.binary);
+        io.flush();
+        loop {
+            let (tag, body) = match io.read_message() {
+                Next::Message(tag, body) => (tag, body),
+                Next::Eof => {
+                    self.abandon(copy, "client closed the connection during COPY");
+                    return Ok(Flow::Close);
+                }
+                Next::Fatal(e) => {
+                    self.abandon(copy, &e.message);
+                    io.fatal(&e);
+                    return Ok(Flow::Close);
+                }
+            };
+            let msg = match decode_message(tag, body) {
+                Ok(msg) => msg,
+                Err(e) => {
+                    self.abandon(copy, &e.message);
+                    return Err(e);
+                }
+            };
+            match msg {
+                FrontendMessage::CopyData(data) => {
+                    if let Err(e) = self.session.copy_data(&mut copy, &data) {
+                        self.abandon(copy, &e.message);
+                        return Err(e);
+                    }
+                }
+                FrontendMessage::CopyDone => {
+                    let rows = self.session.copy_done(copy)?;
+                    io.output.command_complete(&format!("COPY {rows}"));
+                    return Ok(Flow::Continue);
+                }
+                FrontendMessage::CopyFail { message } => {
+                    return Err(self.session.copy_fail(copy, &message));
+                }
+                // Clients may send these without noticing that their command was a COPY.
+                FrontendMessage::Flush | FrontendMessage::Sync => {}
+                FrontendMessage::Terminate => {
+                    self.abandon(copy, "client terminated the connection during COPY");
+                    return Ok(Flow::Close);
+                }
+                _ => {
+                    let err = Error::new(
+                        SqlState::PROTOCOL_VIOLATION,
+                        format!("unexpected message type 0x{tag:02X} during COPY from stdin"),
+                    );
+                    self.abandon(copy, &err.message);
+                    return Err(err);
+                }
+            }
+        }
+    }
+
+    /// Give up a COPY on our side (an error, or the client went away): the session rolls
+    /// it back as if the client had sent CopyFail. Its error is not reported, ours is.
+    fn abandon(&mut self, copy: CopyIn, reason: &str) {
+        let _ = self.session.copy_fail(copy, reason);
+    }
+}

@@ -1,0 +1,403 @@
+//! The extended query protocol: Parse, Bind, Describe, Execute and Close, with named and
+//! unnamed prepared statements and portals.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::connection::{send_rows, Flow, Io, Protocol, Transport};
+use super::frontend::{utf8_text, Target};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::{Outcome, Prepared};
+use crate::types::{decode_binary, decode_text, DataType, Value};
+
+/// `55000 object_not_in_prerequisite_state`, for a portal whose command already ran.
+const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+
+/// A bound statement, ready to execute or partly fetched.
+pub struct Portal {
+    statement: Arc<Prepared>,
+    params: Vec<Value>,
+    /// One format code per result column.
+    formats: Vec<i16>,
+    state: PortalState,
+}
+
+enum PortalState {
+    /// Not executed yet.
+    Ready,
+    /// Executed; the rows not yet sent, and the statement's command tag.
+    Rows {
+        rows: std::vec::IntoIter<Vec<Value>>,
+        tag: String,
+    },
+    /// An empty query: every Execute answers EmptyQueryResponse.
+    Empty,
+    /// A command ran (or failed) in this portal: it cannot run again.
+    Done,
+}
+
+fn statement_not_found(name: &str) -> Error {
+    let message = if name.is_empty() {
+        "unnamed prepared statement does not exist".to_owned()
+    } else {
+        format!("prepared statement \"{name}\" does not exist")
+    };
+    Error::new(SqlState::INVALID_SQL_STATEMENT_NAME, message)
+}
+
+fn portal_not_found(name: &str) -> Error {
+    Error::new(
+        SqlState::INVALID_CURSOR_NAME,
+        format!("portal \"{name}\" does not exist"),
+    )
+}
+
+fn protocol_violation(message: String) -> Error {
+    Error::new(SqlState::PROTOCOL_VIOLATION, message)
+}
+
+/// Whether a format code means binary; only 0 (text) and 1 (binary) exist.
+fn is_binary(code: i16) -> Result<bool> {
+    match code {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("unsupported format code: {other}"),
+        )),
+    }
+}
+
+/// Decode a Bind message's parameter values for a statement with `types`.
+pub fn decode_params(
+    statement: &str,
+    types: &[DataType],
+    formats: &[i16],
+    params: &[Option<Bytes>],
+) -> Result<Vec<Value>> {
+    if formats.len() > 1 && formats.len() != params.len() {
+        return Err(protocol_violation(format!(
+            "bind message has {} parameter formats but {} parameters",
+            formats.len(),
+            params.len()
+        )));
+    }
+    if params.len() != types.len() {
+        return Err(protocol_violation(format!(
+            "bind message supplies {} parameters, but prepared statement \"{statement}\" requires {}",
+            params.len(),
+            types.len()
+        )));
+    }
+    params
+        .iter()
+        .zip(types)
+        .enumerate()
+        .map(|(i, (param, ty))| {
+            // No codes: all text; one code: applies to all; else one per parameter.
+            let code = formats.get(i).or(formats.first()).copied().unwrap_or(0);
+            let binary = is_binary(code)?;
+            match param {
+                None => Ok(Value::Null),
+                Some(bytes) if binary => decode_binary(ty, bytes),
+                Some(bytes) => decode_text(ty, utf8_text(bytes)?),
+            }
+        })
+        .collect()
+}
+
+/// Expand a Bind message's result format codes to one per result column.
+pub fn result_formats(codes: &[i16], columns: usize) -> Result<Vec<i16>> {
+    let formats = match codes {
+        [] => vec![0; columns],
+        [code] => vec![*code; columns],
+        _ if codes.len() == columns => codes.to_vec(),
+        _ => {
+            return Err(protocol_violation(format!(
+                "bind message has {} result formats but query has {columns} columns",
+                codes.len()
+            )))
+        }
+    };
+    for &code in codes {
+        is_binary(code)?;
+    }
+    Ok(formats)
+}
+
+/// The CommandComplete tag of one Execute. A SELECT reports the rows this Execute sent
+/// (as PostgreSQL does when a portal is fetched in parts); other commands keep their tag.
+pub fn execute_tag(tag: &str, rows: usize) -> String {
+    if tag == "SELECT" || tag.starts_with("SELECT ") {
+        format!("SELECT {rows}")
+    } else {
+        tag.to_owned()
+    }
+}
+
+impl Protocol {
+    pub fn parse<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        name: String,
+        sql: &str,
+        param_oids: &[u32],
+    ) -> Result<Flow> {
+        if name.is_empty() {
+            self.statements.remove("");
+        } else if self.statements.contains_key(&name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let prepared = self.session.prepare(sql, param_oids)?;
+        self.statements.insert(name, prepared);
+        io.output.parse_complete();
+        Ok(Flow::Continue)
+    }
+
+    pub fn bind<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        portal: String,
+        statement: &str,
+        param_formats: &[i16],
+        params: &[Option<Bytes>],
+        result_codes: &[i16],
+    ) -> Result<Flow> {
+        let prepared = self
+            .statements
+            .get(statement)
+            .cloned()
+            .ok_or_else(|| statement_not_found(statement))?;
+        if portal.is_empty() {
+            self.portals.remove("");
+        } else if self.portals.contains_key(&portal) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_CURSOR,
+                format!("cursor \"{portal}\" already exists"),
+            ));
+        }
+        let params = decode_params(statement, &prepared.param_types, param_formats, params)?;
+        let formats = result_formats(result_codes, prepared.fields.len())?;
+        self.portals.insert(
+            portal,
+            Portal {
+                statement: prepared,
+                params,
+                formats,
+                state: PortalState::Ready,
+            },
+        );
+        io.output.bind_complete();
+        Ok(Flow::Continue)
+    }
+
+    pub fn describe<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        target: Target,
+        name: &str,
+    ) -> Result<Flow> {
+        match target {
+            Target::Statement => {
+                let stmt = self
+                    .statements
+                    .get(name)
+                    .ok_or_else(|| statement_not_found(name))?;
+                io.output.parameter_description(&stmt.param_types);
+                if stmt.fields.is_empty() {
+                    io.output.no_data();
+                } else {
+                    // Not bound yet, so the formats are unknown: PostgreSQL reports text.
+                    io.output.row_description(&stmt.fields, &[])?;
+                }
+            }
+            Target::Portal => {
+                let portal = self
+                    .portals
+                    .get(name)
+                    .ok_or_else(|| portal_not_found(name))?;
+                if portal.statement.fields.is_empty() {
+                    io.output.no_data();
+                } else {
+                    io.output
+                        .row_description(&portal.statement.fields, &portal.formats)?;
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    pub fn execute<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        name: &str,
+        max_rows: i32,
+    ) -> Result<Flow> {
+        let mut portal = self
+            .portals
+            .remove(name)
+            .ok_or_else(|| portal_not_found(name))?;
+        let before = self.session.txn_status();
+        let result = self.run_portal(io, &mut portal, name, max_rows);
+        // A statement that ended the transaction block closed every portal, this one too.
+        if !self.after_statement(before) {
+            self.portals.insert(name.to_owned(), portal);
+        }
+        result
+    }
+
+    fn run_portal<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        portal: &mut Portal,
+        name: &str,
+        max_rows: i32,
+    ) -> Result<Flow> {
+        if let PortalState::Ready = portal.state {
+            // Whatever happens now, the statement does not run a second time.
+            portal.state = PortalState::Done;
+            match self.session.execute(&portal.statement, &portal.params)? {
+                Outcome::Rows { rows, tag, .. } => {
+                    portal.state = PortalState::Rows {
+                        rows: rows.into_iter(),
+                        tag,
+                    };
+                }
+                Outcome::Command { tag } => {
+                    io.output.command_complete(&tag);
+                    return Ok(Flow::Continue);
+                }
+                Outcome::Empty => {
+                    portal.state = PortalState::Empty;
+                    io.output.empty_query();
+                    return Ok(Flow::Continue);
+                }
+                Outcome::CopyIn(copy) => return self.copy_in(io, copy),
+            }
+        }
+        match &mut portal.state {
+            PortalState::Rows { rows, tag } => {
+                let n = match usize::try_from(max_rows) {
+                    Ok(max) if max > 0 => max.min(rows.len()),
+                    _ => rows.len(),
+                };
+                let sent = send_rows(io, rows.by_ref().take(n), &portal.formats)?;
+                if rows.len() > 0 {
+                    io.output.portal_suspended();
+                } else {
+                    io.output.command_complete(&execute_tag(tag, sent));
+                }
+                Ok(Flow::Continue)
+            }
+            PortalState::Empty => {
+                io.output.empty_query();
+                Ok(Flow::Continue)
+            }
+            PortalState::Ready | PortalState::Done => Err(Error::new(
+                OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("portal \"{name}\" cannot be run"),
+            )),
+        }
+    }
+
+    /// Close a statement or portal; closing one that does not exist is not an error.
+    pub fn close<S: Transport>(&mut self, io: &mut Io<S>, target: Target, name: &str) {
+        match target {
+            Target::Statement => {
+                self.statements.remove(name);
+            }
+            Target::Portal => {
+                self.portals.remove(name);
+            }
+        }
+        io.output.close_complete();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_parameters_decode_without_a_type_function() {
+        let types = [DataType::Int4, DataType::Text];
+        let values = decode_params("s", &types, &[], &[None, None]).unwrap();
+        assert_eq!(values, vec![Value::Null, Value::Null]);
+        let values = decode_params("s", &types, &[1], &[None, None]).unwrap();
+        assert_eq!(values.len(), 2);
+        let values = decode_params("s", &types, &[1, 0], &[None, None]).unwrap();
+        assert_eq!(values.len(), 2);
+    }
+
+    #[test]
+    fn parameter_count_mismatch() {
+        let err = decode_params("", &[DataType::Int4, DataType::Int4], &[], &[None]).unwrap_err();
+        assert_eq!(err.code, SqlState::PROTOCOL_VIOLATION);
+        assert_eq!(
+            err.message,
+            "bind message supplies 1 parameters, but prepared statement \"\" requires 2"
+        );
+    }
+
+    #[test]
+    fn parameter_format_count_mismatch() {
+        let err =
+            decode_params("", &[DataType::Int4; 3], &[0, 1], &[None, None, None]).unwrap_err();
+        assert_eq!(err.code, SqlState::PROTOCOL_VIOLATION);
+        assert_eq!(
+            err.message,
+            "bind message has 2 parameter formats but 3 parameters"
+        );
+    }
+
+    #[test]
+    fn bad_parameter_format_code() {
+        let err = decode_params("", &[DataType::Int4], &[2], &[None]).unwrap_err();
+        assert_eq!(err.code, SqlState::INVALID_PARAMETER_VALUE);
+        assert_eq!(err.message, "unsupported format code: 2");
+    }
+
+    #[test]
+    fn invalid_utf8_text_parameter() {
+        let params = [Some(Bytes::from_static(b"\xff"))];
+        let err = decode_params("", &[DataType::Text], &[0], &params).unwrap_err();
+        assert_eq!(err.code, SqlState::CHARACTER_NOT_IN_REPERTOIRE);
+        let params = [Some(Bytes::from_static(b"a\0b"))];
+        let err = decode_params("", &[DataType::Text], &[], &params).unwrap_err();
+        assert_eq!(err.code, SqlState::CHARACTER_NOT_IN_REPERTOIRE);
+    }
+
+    #[test]
+    fn result_format_expansion() {
+        assert_eq!(result_formats(&[], 3).unwrap(), vec![0, 0, 0]);
+        assert_eq!(result_formats(&[1], 3).unwrap(), vec![1, 1, 1]);
+        assert_eq!(result_formats(&[1], 0).unwrap(), Vec::<i16>::new());
+        assert_eq!(result_formats(&[1, 0], 2).unwrap(), vec![1, 0]);
+        let err = result_formats(&[1, 0], 3).unwrap_err();
+        assert_eq!(err.code, SqlState::PROTOCOL_VIOLATION);
+        assert_eq!(
+            err.message,
+            "bind message has 2 result formats but query has 3 columns"
+        );
+        assert_eq!(
+            result_formats(&[3], 1).unwrap_err().code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+        assert_eq!(
+            result_formats(&[-1], 0).unwrap_err().code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+    }
+
+    #[test]
+    fn execute_tags() {
+        assert_eq!(execute_tag("SELECT 10", 3), "SELECT 3");
+        assert_eq!(execute_tag("SELECT 10", 0), "SELECT 0");
+        assert_eq!(execute_tag("INSERT 0 5", 2), "INSERT 0 5");
+        assert_eq!(execute_tag("UPDATE 5", 2), "UPDATE 5");
+    }
+}

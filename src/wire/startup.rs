@@ -1,0 +1,264 @@
+//! The startup phase: SSL/GSS negotiation, CancelRequest, and the StartupMessage with its
+//! parameters, up to the greeting (AuthenticationOk ... ReadyForQuery).
+
+use pgwire::messages::response::{GssEncResponse, SslResponse};
+use pgwire::messages::startup::{Authentication, NegotiateProtocolVersion};
+use pgwire::messages::PgWireBackendMessage;
+
+use super::backend::{Output, Severity};
+use super::connection::{Io, Transport};
+use super::frontend::{parse_startup_params, Framed, StartupPacket};
+use crate::error::{Error, SqlState};
+use crate::sql::TxnStatus;
+
+/// The `server_version` reported to clients. libpq parses the leading `15.0` as server
+/// version 150000, so clients enable their PostgreSQL 15 behaviour.
+pub const SERVER_VERSION: &str = concat!("15.0 (SteadyDB ", env!("CARGO_PKG_VERSION"), ")");
+
+/// The protocol version we speak, as PostgreSQL encodes it (major << 16 | minor). It is
+/// also what PostgreSQL sends in NegotiateProtocolVersion, and what libpq expects there.
+const PROTOCOL_3_0: i32 = 3 << 16;
+
+/// Longest user or database name, in bytes; longer names are truncated as PostgreSQL
+/// truncates identifiers to `NAMEDATALEN - 1`.
+const MAX_NAME_BYTES: usize = 63;
+
+/// What the client asked for in its StartupMessage, once accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupParams {
+    pub user: String,
+    pub database: String,
+    pub application_name: String,
+    /// The client encoding to report: `UTF8`, or `SQL_ASCII` (no conversion, which is the
+    /// same thing for a UTF8 server).
+    pub client_encoding: &'static str,
+}
+
+/// How the startup phase ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Startup {
+    /// The client may proceed; the caller sends the greeting.
+    Ready(StartupParams),
+    /// A CancelRequest: the caller cancels and closes without replying.
+    Cancel { pid: i32, secret: i32 },
+    /// Close the connection; any FATAL error is already in the output buffer.
+    Close,
+}
+
+fn fatal(io: &mut Io<impl Transport>, err: Error) -> Startup {
+    tracing::warn!(code = %err.code, "startup failed: {}", err.message);
+    io.output.error(&err, Severity::Fatal);
+    Startup::Close
+}
+
+/// Read startup packets until a StartupMessage or CancelRequest arrives.
+pub fn negotiate<S: Transport>(io: &mut Io<S>, database_exists: &dyn Fn(&str) -> bool) -> Startup {
+    let mut ssl_done = false;
+    let mut gss_done = false;
+    loop {
+        let packet = match io.input.take_startup() {
+            Ok(Framed::Ready(packet)) => packet,
+            Ok(Framed::Incomplete) => match io.fill() {
+                Ok(0) => {
+                    if io.input.buffered() > 0 {
+                        tracing::warn!("incomplete startup packet");
+                    } else {
+                        tracing::debug!("client closed the connection before startup");
+                    }
+                    return Startup::Close;
+                }
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read the startup packet");
+                    return Startup::Close;
+                }
+            },
+            Err(e) => {
+                // Like PostgreSQL, send nothing: the peer may not even speak the protocol.
+                tracing::warn!("{}", e.message);
+                return Startup::Close;
+            }
+        };
+        match packet {
+            StartupPacket::SslRequest if !ssl_done => {
+                ssl_done = true;
+                io.output
+                    .message(&PgWireBackendMessage::SslResponse(SslResponse::Refuse));
+                io.flush();
+            }
+            StartupPacket::GssEncRequest if !gss_done => {
+                gss_done = true;
+                io.output.message(&PgWireBackendMessage::GssEncResponse(
+                    GssEncResponse::Refuse,
+                ));
+                io.flush();
+            }
+            // A repeated request is answered as PostgreSQL does: as an unknown protocol.
+            StartupPacket::SslRequest => return unsupported_protocol(io, 1234, 5679),
+            StartupPacket::GssEncRequest => return unsupported_protocol(io, 1234, 5680),
+            StartupPacket::Cancel { pid, secret } => return Startup::Cancel { pid, secret },
+            StartupPacket::Startup {
+                major,
+                minor,
+                params,
+            } => {
+                if major != 3 {
+                    return unsupported_protocol(io, major, minor);
+                }
+                let params = match parse_startup_params(&params) {
+                    Ok(params) => params,
+                    Err(e) => return fatal(io, e),
+                };
+                return accept(io, minor, params, database_exists);
+            }
+        }
+    }
+}
+
+fn unsupported_protocol(io: &mut Io<impl Transport>, major: u16, minor: u16) -> Startup {
+    let err = Error::unsupported(format!(
+        "unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"
+    ));
+    fatal(io, err)
+}
+
+/// Truncate a name to `MAX_NAME_BYTES` on a character boundary.
+fn truncate_name(mut name: String) -> String {
+    if name.len() > MAX_NAME_BYTES {
+        let mut end = MAX_NAME_BYTES;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
+}
+
+/// The client encodings we accept, normalised as PostgreSQL normalises encoding names.
+fn client_encoding(value: &str) -> Option<&'static str> {
+    let clean: String = value
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    match clean.as_str() {
+        "utf8" | "unicode" => Some("UTF8"),
+        "sqlascii" => Some("SQL_ASCII"),
+        _ => None,
+    }
+}
+
+fn is_false(value: &str) -> bool {
+    matches!(
+        value.to_ascii_lowercase().as_str(),
+        "0" | "f" | "false" | "n" | "no" | "off"
+    )
+}
+
+fn accept(
+    io: &mut Io<impl Transport>,
+    minor: u16,
+    params: Vec<(String, String)>,
+    database_exists: &dyn Fn(&str) -> bool,
+) -> Startup {
+    let mut user = String::new();
+    let mut database = String::new();
+    let mut application_name = String::new();
+    let mut encoding = "UTF8";
+    let mut unrecognized = Vec::new();
+    let mut encoding_error = None;
+    let mut replication = false;
+    for (name, value) in params {
+        match name.as_str() {
+            "user" => user = value,
+            "database" => database = value,
+            "application_name" => application_name = value,
+            "client_encoding" => match client_encoding(&value) {
+                Some(e) => encoding = e,
+                None => encoding_error = Some(value),
+            },
+            "replication" => replication = !is_false(&value),
+            _ if name.starts_with("_pq_.") => unrecognized.push(name),
+            _ => tracing::debug!(parameter = %name, "startup parameter ignored"),
+        }
+    }
+    if minor > 0 || !unrecognized.is_empty() {
+        io.output
+            .message(&PgWireBackendMessage::NegotiateProtocolVersion(
+                NegotiateProtocolVersion::new(PROTOCOL_3_0, unrecognized),
+            ));
+    }
+    if user.is_empty() {
+        return fatal(
+            io,
+            Error::new(
+                SqlState::INVALID_AUTHORIZATION,
+                "no PostgreSQL user name specified in startup packet",
+            ),
+        );
+    }
+    if replication {
+        return fatal(
+            io,
+            Error::unsupported("replication connections are not supported"),
+        );
+    }
+    let user = truncate_name(user);
+    let database = if database.is_empty() {
+        user.clone()
+    } else {
+        truncate_name(database)
+    };
+    if !database_exists(&database) {
+        return fatal(
+            io,
+            Error::new(
+                SqlState::INVALID_CATALOG_NAME,
+                format!("database \"{database}\" does not exist"),
+            ),
+        );
+    }
+    if let Some(value) = encoding_error {
+        return fatal(
+            io,
+            Error::unsupported(format!("client_encoding \"{value}\" is not supported"))
+                .with_detail("SteadyDB only supports the UTF8 encoding.")
+                .with_hint("Set client_encoding to UTF8."),
+        );
+    }
+    Startup::Ready(StartupParams {
+        user,
+        database,
+        application_name,
+        client_encoding: encoding,
+    })
+}
+
+/// AuthenticationOk (trust), the ParameterStatus reports, BackendKeyData and ReadyForQuery.
+pub fn greeting(out: &mut Output, params: &StartupParams, pid: i32, secret: i32) {
+    out.message(&PgWireBackendMessage::Authentication(Authentication::Ok));
+    let reports: [(&str, &str); 13] = [
+        ("application_name", &params.application_name),
+        ("client_encoding", params.client_encoding),
+        ("DateStyle", "ISO, MDY"),
+        ("default_transaction_read_only", "off"),
+        ("in_hot_standby", "off"),
+        ("integer_datetimes", "on"),
+        ("IntervalStyle", "postgres"),
+        ("is_superuser", "on"),
+        ("server_encoding", "UTF8"),
+        ("server_version", SERVER_VERSION),
+        ("session_authorization", &params.user),
+        ("standard_conforming_strings", "on"),
+        ("TimeZone", "UTC"),
+    ];
+    for (name, value) in reports {
+        out.parameter_status(name, value);
+    }
+    out.backend_key_data(pid, secret);
+    out.ready_for_query(TxnStatus::Idle);
+}
+
+#[cfg(test)]
+#[path = "startup_tests.rs"]
+mod tests;
