@@ -129,6 +129,7 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
                 let engine = engine.clone();
                 let spawned = std::thread::Builder::new()
                     .name(format!("conn-{peer}"))
+                    .stack_size(crate::constants::CONNECTION_STACK_BYTES)
                     .spawn(move || crate::wire::serve_connection(stream, engine));
                 if let Err(e) = spawned {
                     tracing::warn!("could not start a thread for {peer}: {e}");

@@ -77,6 +77,8 @@ pub struct Binder {
     pub grouping: Option<Grouping>,
     /// Where aggregates are not allowed, the clause name for the error.
     pub no_aggregates: Option<&'static str>,
+    /// Current expression nesting depth.
+    depth: usize,
 }
 
 pub type Typed = (Expr, DataType);
@@ -339,6 +341,7 @@ impl Binder {
             params: param_types,
             grouping: None,
             no_aggregates: None,
+            depth: 0,
         }
     }
 
@@ -433,6 +436,17 @@ impl Binder {
     }
 
     pub fn bind(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Typed> {
+        if self.depth >= crate::constants::MAX_EXPRESSION_DEPTH {
+            return Err(Error::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded")
+                .with_hint("The expression is nested too deeply."));
+        }
+        self.depth += 1;
+        let result = self.bind_inner(e, scope);
+        self.depth -= 1;
+        result
+    }
+
+    fn bind_inner(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Typed> {
         use ast::Expr as E;
         if let Some(g) = &self.grouping {
             let text = e.to_string();
