@@ -1,0 +1,413 @@
+"""Every supported type round-trips through psycopg, in text and binary format.
+
+Three ways of sending values are exercised:
+
+* ``text``    -- extended protocol, parameters and results in text format (``%t``)
+* ``binary``  -- extended protocol, parameters and results in binary format (``%b``, binary=True)
+* ``literal`` -- simple query protocol, values rendered as SQL literals (psycopg.ClientCursor)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import struct
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Callable
+
+import psycopg
+import pytest
+from psycopg.types.numeric import Float4, Float8, Int2, Int4, Int8
+
+MODES = ["text", "binary", "literal"]
+
+UTC = dt.timezone.utc
+IST = dt.timezone(dt.timedelta(hours=5, minutes=30))
+PST = dt.timezone(dt.timedelta(hours=-8))
+
+
+def f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def same_float(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if math.isnan(b):
+        return isinstance(a, float) and math.isnan(a)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def same_float4(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return same_float(f32(a), f32(b))
+
+
+def same_numeric(a, b) -> bool:
+    # b is the expected canonical text (value at the column's scale)
+    if a is None or b is None:
+        return a is b
+    return isinstance(a, Decimal) and str(a) == b
+
+
+def same_exact(a, b) -> bool:
+    return type(a) is type(b) and a == b if b is not None else a is None
+
+
+def same_tz(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return isinstance(a, dt.datetime) and a.tzinfo is not None and a == b
+
+
+@dataclass
+class TypeCase:
+    sqltype: str
+    oid: int
+    # (value sent, expected value back)
+    values: list[tuple[Any, Any]]
+    wrap: Callable[[Any], Any] = lambda v: v
+    same: Callable[[Any, Any], bool] = same_exact
+    literal_skip: tuple = ()  # values whose literal form loses information
+
+
+def _ident(vals):
+    return [(v, v) for v in vals]
+
+
+NEG_ZERO = -0.0
+BIG_BYTES = bytes(random.Random(42).randrange(256) for _ in range(100_000))
+
+CASES = [
+    TypeCase("smallint", 21, _ident([0, 1, -1, -32768, 32767]), Int2),
+    TypeCase("int", 23, _ident([0, 42, -2147483648, 2147483647]), Int4),
+    TypeCase("bigint", 20, _ident([0, -9223372036854775808, 9223372036854775807, 2**40 + 7]), Int8),
+    TypeCase(
+        "real",
+        700,
+        _ident(
+            [
+                0.0,
+                NEG_ZERO,
+                1.5,
+                -2.25,
+                3.4028234663852886e38,
+                1.401298464324817e-45,
+                f32(0.1),
+                math.inf,
+                -math.inf,
+                math.nan,
+            ]
+        ),
+        Float4,
+        same_float4,
+        literal_skip=(NEG_ZERO,),
+    ),
+    TypeCase(
+        "double precision",
+        701,
+        _ident(
+            [
+                0.0,
+                NEG_ZERO,
+                0.1,
+                -123.456,
+                1e-300,
+                5e-324,
+                1.7976931348623157e308,
+                2.2250738585072014e-308,
+                math.inf,
+                -math.inf,
+                math.nan,
+            ]
+        ),
+        Float8,
+        same_float,
+        literal_skip=(NEG_ZERO,),
+    ),
+    TypeCase(
+        "numeric(20,6)",
+        1700,
+        [
+            (Decimal("0"), "0.000000"),
+            (Decimal("1.5"), "1.500000"),
+            (Decimal("-12345678901234.123456"), "-12345678901234.123456"),
+            (Decimal("99999999999999.999999"), "99999999999999.999999"),
+            (Decimal("0.000001"), "0.000001"),
+            (Decimal("-0.0000005"), "-0.000001"),
+            (Decimal("2.0000004"), "2.000000"),
+            (Decimal("1E+3"), "1000.000000"),
+        ],
+        same=same_numeric,
+    ),
+    TypeCase(
+        "numeric(5,2)",
+        1700,
+        [(Decimal("123.45"), "123.45"), (Decimal("-999.99"), "-999.99"), (Decimal("0.005"), "0.01")],
+        same=same_numeric,
+    ),
+    TypeCase("boolean", 16, _ident([True, False])),
+    TypeCase(
+        "text",
+        25,
+        _ident(
+            [
+                "",
+                "hello",
+                "ünïcødé ✓ 日本語 🎉",
+                'it\'s "quoted" \\ back',
+                "tab\there\nnewline\r",
+                "x" * 20000,
+                " leading and trailing  ",
+            ]
+        ),
+    ),
+    TypeCase("varchar(10)", 1043, _ident(["", "abcdefghij", "日本語テキスト", "a b"])),
+    TypeCase("char(5)", 1042, [("ab", "ab   "), ("abcde", "abcde"), ("", "     "), ("é", "é    ")]),
+    TypeCase(
+        "timestamp",
+        1114,
+        _ident(
+            [
+                dt.datetime(2024, 2, 29, 23, 59, 59, 999999),
+                dt.datetime(2000, 1, 1),
+                dt.datetime(1999, 12, 31, 23, 59, 59, 1),
+                dt.datetime(1970, 1, 1, 0, 0, 0, 123456),
+                dt.datetime(1, 1, 1),
+                dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+            ]
+        ),
+    ),
+    TypeCase(
+        "timestamptz",
+        1184,
+        _ident(
+            [
+                dt.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=UTC),
+                dt.datetime(2000, 1, 1, tzinfo=UTC),
+                dt.datetime(1999, 12, 31, 23, 59, 59, 1, tzinfo=UTC),
+                dt.datetime(2024, 6, 1, 12, 30, 0, 500, tzinfo=IST),
+                dt.datetime(1969, 7, 20, 20, 17, 40, tzinfo=PST),
+            ]
+        ),
+        same=same_tz,
+    ),
+    TypeCase(
+        "date",
+        1082,
+        _ident(
+            [
+                dt.date(2024, 2, 29),
+                dt.date(2000, 1, 1),
+                dt.date(1999, 12, 31),
+                dt.date(1, 1, 1),
+                dt.date(9999, 12, 31),
+                dt.date(1970, 1, 1),
+            ]
+        ),
+    ),
+    TypeCase(
+        "bytea",
+        17,
+        _ident([b"", b"\x00", b"\x00\x01\x02\xff\x00", bytes(range(256)), b"\\x41", BIG_BYTES]),
+    ),
+]
+
+CASE_IDS = [c.sqltype.replace(" ", "_").replace("(", "").replace(")", "").replace(",", "_") for c in CASES]
+
+
+def _cursor(conn, mode):
+    if mode == "literal":
+        return psycopg.ClientCursor(conn)
+    return conn.cursor()
+
+
+def _placeholder(mode):
+    return {"text": "%t", "binary": "%b", "literal": "%s"}[mode]
+
+
+def _check_rows(case: TypeCase, got, expected, what):
+    assert len(got) == len(expected), what
+    for (sent, exp), g in zip(expected, got, strict=True):
+        assert case.same(g, exp), f"{what}: sent {sent!r}, expected {exp!r}, got {g!r}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_round_trip_through_table(db, case, mode):
+    conn = db.connect()
+    t = db.table("rt")
+    conn.execute(f"create table {t} (id int primary key, v {case.sqltype})")
+    values = [(s, e) for s, e in case.values if not (mode == "literal" and _is_skipped(case, s))]
+    values.append((None, None))
+    ph = _placeholder(mode)
+    with _cursor(conn, mode) as cur:
+        for i, (sent, _exp) in enumerate(values):
+            param = case.wrap(sent) if (sent is not None and mode != "literal") else sent
+            cur.execute(f"insert into {t} (id, v) values ({ph}, {ph})", (i, param))
+            assert cur.rowcount == 1
+        cur.execute(f"select v from {t} order by id", binary=(mode == "binary"))
+        assert cur.description[0].type_code == case.oid
+        got = [r[0] for r in cur.fetchall()]
+    _check_rows(case, got, values, f"{case.sqltype}/{mode}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_round_trip_select_param(db, case, mode):
+    """select $1::type returns the value unchanged (no table involved)."""
+    conn = db.connect()
+    ph = _placeholder(mode)
+    values = [(s, e) for s, e in case.values if not (mode == "literal" and _is_skipped(case, s))]
+    values.append((None, None))
+    got = []
+    with _cursor(conn, mode) as cur:
+        for sent, _exp in values:
+            param = case.wrap(sent) if (sent is not None and mode != "literal") else sent
+            cur.execute(f"select ({ph})::{case.sqltype}", (param,), binary=(mode == "binary"))
+            assert cur.description[0].type_code == case.oid
+            got.append(cur.fetchone()[0])
+    _check_rows(case, got, values, f"{case.sqltype}/{mode}")
+
+
+def _is_skipped(case, v):
+    return any(
+        v is s or (isinstance(v, float) and isinstance(s, float) and same_float(v, s))
+        for s in case.literal_skip
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_all_types_in_one_row(db, mode):
+    conn = db.connect()
+    t = db.table("wide")
+    cols = ", ".join(f"c{i} {c.sqltype}" for i, c in enumerate(CASES))
+    conn.execute(f"create table {t} (id serial primary key, big bigserial, {cols})")
+    ph = _placeholder(mode)
+    names = ", ".join(f"c{i}" for i in range(len(CASES)))
+    firsts = [c.values[-1] if c.sqltype != "bytea" else c.values[2] for c in CASES]
+    with _cursor(conn, mode) as cur:
+        params = [(c.wrap(s) if mode != "literal" else s) for c, (s, _e) in zip(CASES, firsts, strict=True)]
+        cur.execute(
+            f"insert into {t} ({names}) values ({', '.join([ph] * len(CASES))}) returning id, big",
+            params,
+        )
+        assert cur.fetchall() == [(1, 1)]
+        cur.execute(f"insert into {t} ({names}) values ({', '.join([ph] * len(CASES))})", [None] * len(CASES))
+        cur.execute(f"select * from {t} order by id", binary=(mode == "binary"))
+        assert [d.type_code for d in cur.description] == [23, 20] + [c.oid for c in CASES]
+        r1, r2 = cur.fetchall()
+    assert r1[:2] == (1, 1) and r2[:2] == (2, 2)
+    for c, (s, e), g in zip(CASES, firsts, r1[2:], strict=True):
+        assert c.same(g, e), f"{c.sqltype}/{mode}: sent {s!r}, got {g!r}"
+    assert list(r2[2:]) == [None] * len(CASES)
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_python_default_int_and_str_params(db, binary):
+    """psycopg picks int2/int4/int8/numeric by magnitude and sends str untyped (text)
+    or as text (binary); the server must coerce them to the column types."""
+    conn = db.connect()
+    t = db.table("coerce")
+    conn.execute(
+        f"create table {t} (id bigint primary key, i int, s smallint, v varchar(5), c char(3), "
+        f"n numeric(12,2), f double precision, r real)"
+    )
+    ph = "%b" if binary else "%s"
+    with conn.cursor() as cur:
+        cur.execute(
+            f"insert into {t} values ({', '.join([ph] * 8)})",
+            (5, 70000, 7, "abc", "x", Decimal("12.345"), 2, 1.5),
+        )
+        cur.execute(
+            f"insert into {t} values ({', '.join([ph] * 8)})",
+            (2**40, 1, -3, "", "yz", 7, 1.25, 3),
+        )
+        cur.execute(f"select * from {t} where id = {ph}", (5,), binary=binary)
+        assert cur.fetchall() == [(5, 70000, 7, "abc", "x  ", Decimal("12.35"), 2.0, 1.5)]
+        cur.execute(f"select * from {t} where id = {ph}", (2**40,), binary=binary)
+        assert cur.fetchall() == [(2**40, 1, -3, "", "yz ", Decimal("7.00"), 1.25, 3.0)]
+        cur.execute(f"select id from {t} where i > {ph} and n < {ph} order by id", (0, Decimal(100)))
+        assert cur.fetchall() == [(5,), (2**40,)]
+
+
+def test_wrong_parameter_type_22p02(db):
+    conn = db.connect()
+    t = db.table("badparam")
+    conn.execute(f"create table {t} (id int primary key, d date, b boolean, n numeric(5,1))")
+    with conn.cursor() as cur:
+        for sql, params in [
+            (f"insert into {t} (id) values (%s)", ("abc",)),
+            (f"insert into {t} (id, d) values (1, %s)", ("not a date",)),
+            (f"insert into {t} (id, b) values (1, %s)", ("perhaps",)),
+            (f"insert into {t} (id, n) values (1, %s)", ("1.2.3",)),
+            (f"select * from {t} where id = %s", ("x1",)),
+            ("select %s::bigint", ("12abc",)),
+        ]:
+            with pytest.raises(psycopg.Error) as ei:
+                cur.execute(sql, params)
+            expected = "22007" if "not a date" in params else "22P02"
+            assert ei.value.sqlstate == expected, (sql, params, ei.value.sqlstate, str(ei.value))
+        cur.execute(f"select count(*) from {t}")
+        assert cur.fetchone() == (0,)
+
+
+def test_out_of_range_parameter_22003(db):
+    conn = db.connect()
+    t = db.table("rangeparam")
+    conn.execute(f"create table {t} (id int primary key, s smallint)")
+    with conn.cursor() as cur:
+        with pytest.raises(psycopg.Error) as ei:
+            cur.execute(f"insert into {t} values (%b, 1)", (Int8(2**40),))
+        assert ei.value.sqlstate == "22003"
+        with pytest.raises(psycopg.Error) as ei:
+            cur.execute(f"insert into {t} values (1, %s)", (40000,))
+        assert ei.value.sqlstate == "22003"
+        with pytest.raises(psycopg.Error) as ei:
+            cur.execute(f"insert into {t} values (1, %s)", ("40000",))
+        assert ei.value.sqlstate == "22003"
+
+
+def test_varchar_param_too_long_22001(db):
+    conn = db.connect()
+    t = db.table("vcparam")
+    conn.execute(f"create table {t} (v varchar(3), c char(2))")
+    for ph in ("%t", "%b"):
+        with pytest.raises(psycopg.Error) as ei:
+            conn.execute(f"insert into {t} (v) values ({ph})", ("abcd",))
+        assert ei.value.sqlstate == "22001"
+        with pytest.raises(psycopg.Error) as ei:
+            conn.execute(f"insert into {t} (c) values ({ph})", ("abc",))
+        assert ei.value.sqlstate == "22001"
+    assert conn.execute(f"select count(*) from {t}").fetchone() == (0,)
+
+
+def test_prepared_statement_reuse(db):
+    """The same statement executed many times (psycopg prepares it server side after a few)."""
+    conn = db.connect(prepare_threshold=1)
+    t = db.table("prep")
+    conn.execute(f"create table {t} (id int primary key, v text, f double precision)")
+    with conn.cursor() as cur:
+        for i in range(50):
+            cur.execute(f"insert into {t} values (%s, %s, %s)", (i, f"v{i}", i / 4))
+        for i in range(50):
+            cur.execute(f"select v, f from {t} where id = %b", (i,), binary=(i % 2 == 0))
+            assert cur.fetchall() == [(f"v{i}", i / 4)]
+        cur.execute(f"select count(*), sum(f) from {t}")
+        assert cur.fetchone() == (50, sum(i / 4 for i in range(50)))
+
+
+def test_executemany_and_pipeline(db):
+    conn = db.connect()
+    t = db.table("many")
+    conn.execute(f"create table {t} (id int primary key, v text)")
+    with conn.cursor() as cur:
+        cur.executemany(f"insert into {t} values (%s, %s)", [(i, str(i)) for i in range(200)])
+        with conn.pipeline():
+            for i in range(200, 300):
+                cur.execute(f"insert into {t} values (%b, %b)", (i, str(i)))
+        cur.execute(f"select count(*), min(id), max(id), sum(length(v)) from {t}")
+        assert cur.fetchone() == (300, 0, 299, 10 + 180 + 600)
