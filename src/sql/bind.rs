@@ -91,11 +91,76 @@ pub fn ident_name(ident: &ast::Ident) -> String {
     }
 }
 
+/// PostgreSQL's reserved words that can never be a bare table name.
+const RESERVED: &[&str] = &[
+    "all",
+    "and",
+    "any",
+    "as",
+    "asc",
+    "case",
+    "check",
+    "column",
+    "constraint",
+    "create",
+    "default",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "intersect",
+    "into",
+    "limit",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "primary",
+    "references",
+    "returning",
+    "select",
+    "table",
+    "then",
+    "to",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
 /// A table name, without a `public.` or `pg_catalog.` schema.
 pub fn object_name(name: &ast::ObjectName) -> Result<String> {
     let mut parts = Vec::new();
     for p in &name.0 {
         match p {
+            ast::ObjectNamePart::Identifier(i)
+                if i.quote_style.is_none()
+                    && RESERVED.contains(&i.value.to_lowercase().as_str()) =>
+            {
+                return Err(Error::syntax(format!(
+                    "syntax error at or near \"{}\"",
+                    i.value
+                )));
+            }
             ast::ObjectNamePart::Identifier(i) => parts.push(ident_name(i)),
             _ => return Err(Error::unsupported(format!("unsupported name: {name}"))),
         }
@@ -335,6 +400,29 @@ pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Result<DataType> {
     })
 }
 
+/// A non-integer numeric literal: numeric if our numeric (28 digits) holds it exactly
+/// enough to round-trip as a double, else double precision (e.g. `1e-300`, `1e+308`).
+pub fn numeric_literal(s: &str) -> Result<(Value, DataType)> {
+    let as_float = s.parse::<f64>().ok().filter(|f| f.is_finite());
+    match types::decode_text(&DataType::Numeric(None), s) {
+        Ok(Value::Numeric(d)) => {
+            let exact = match (as_float, d.to_string().parse::<f64>()) {
+                (Some(f), Ok(g)) => f == g,
+                _ => true,
+            };
+            match as_float {
+                Some(f) if !exact => Ok((Value::Float8(f), DataType::Float8)),
+                _ => Ok((Value::Numeric(d), DataType::Numeric(None))),
+            }
+        }
+        Ok(other) => Ok((other, DataType::Numeric(None))),
+        Err(e) => match as_float {
+            Some(f) => Ok((Value::Float8(f), DataType::Float8)),
+            None => Err(e),
+        },
+    }
+}
+
 impl Binder {
     pub fn new(param_types: Vec<DataType>) -> Binder {
         Binder {
@@ -437,8 +525,11 @@ impl Binder {
 
     pub fn bind(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Typed> {
         if self.depth >= crate::constants::MAX_EXPRESSION_DEPTH {
-            return Err(Error::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded")
-                .with_hint("The expression is nested too deeply."));
+            return Err(Error::new(
+                SqlState::STATEMENT_TOO_COMPLEX,
+                "stack depth limit exceeded",
+            )
+            .with_hint("The expression is nested too deeply."));
         }
         self.depth += 1;
         let result = self.bind_inner(e, scope);
@@ -716,8 +807,8 @@ impl Binder {
                 } else if let Ok(i) = s.parse::<i64>() {
                     (Expr::Const(Value::Int8(i)), DataType::Int8)
                 } else {
-                    let d = types::decode_text(&DataType::Numeric(None), s)?;
-                    (Expr::Const(d), DataType::Numeric(None))
+                    let (v, t) = numeric_literal(s)?;
+                    (Expr::Const(v), t)
                 }
             }
             V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {

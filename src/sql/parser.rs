@@ -234,10 +234,7 @@ pub fn lift_literals(
                 } else if let Ok(i) = n.parse::<i64>() {
                     (Value::Int8(i), DataType::Int8)
                 } else {
-                    (
-                        crate::types::decode_text(&DataType::Numeric(None), n).ok()?,
-                        DataType::Numeric(None),
-                    )
+                    super::bind::numeric_literal(n).ok()?
                 };
                 values.push(v);
                 types.push(t);

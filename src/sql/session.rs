@@ -165,6 +165,16 @@ impl Session {
         self.user = user.to_string();
     }
 
+    /// A setting from the startup packet (e.g. `application_name`), applied as a SET.
+    pub fn apply_startup_setting(&mut self, name: &str, value: &str) {
+        match settings::check_session_set(name, value) {
+            Ok((def, v)) => {
+                self.overrides.insert(def.name, v);
+            }
+            Err(e) => tracing::warn!("ignoring startup setting {name}: {}", e.message),
+        }
+    }
+
     /// (process id, secret key) for BackendKeyData; CancelRequest quotes them back.
     pub fn backend_key(&self) -> (i32, i32) {
         (self.slot.pid, self.slot.secret)
@@ -177,7 +187,12 @@ impl Session {
         let mut out = Vec::new();
         for text in parser::split_statements(sql) {
             // Statements of the same shape (differing only in literals) share one plan.
-            if let Some((shape_text, literals, declared)) = parser::lift_literals(text) {
+            if let Some((mut shape_text, literals, declared)) = parser::lift_literals(text) {
+                // The literals' types are part of the shape: `1` and `10000000000` plan
+                // differently (int4 vs int8).
+                for t in &declared {
+                    shape_text.push_str(&format!("\0{}", t.oid()));
+                }
                 if let Some(shape) = self.cache.get(&shape_text) {
                     out.push(Arc::new(Prepared {
                         param_types: Vec::new(),
@@ -187,7 +202,8 @@ impl Session {
                     }));
                     continue;
                 }
-                if let Ok(stmt) = parser::parse_statement(&shape_text) {
+                let parse_text = shape_text.split('\0').next().unwrap_or_default();
+                if let Ok(stmt) = parser::parse_statement(parse_text) {
                     let shape = Arc::new(Shape {
                         stmt,
                         declared,
@@ -349,7 +365,27 @@ impl Session {
 
     fn on_error(&mut self) {
         match &mut self.txn {
-            Some(t) if t.explicit => t.failed = true,
+            Some(t) if t.explicit => {
+                // As in PostgreSQL, the transaction is aborted now (its locks released, its
+                // writes dropped); only the block stays open, failed, until ROLLBACK.
+                let aborted = TxnState {
+                    id: t.id,
+                    isolation: t.isolation,
+                    explicit: true,
+                    failed: true,
+                    snapshot: None,
+                    writes: std::mem::take(&mut t.writes),
+                    locks: std::mem::take(&mut t.locks),
+                    start_us: t.start_us,
+                    undo: std::mem::take(&mut t.undo),
+                    local_restore: Vec::new(),
+                };
+                t.failed = true;
+                t.snapshot = None;
+                self.engine.txn.rollback(aborted.id, &aborted.locks);
+                self.engine.txn.release_snapshot(&self.slot);
+                self.undo(aborted.undo);
+            }
             Some(_) => {
                 if let Some(t) = self.txn.take() {
                     self.rollback(t);
@@ -419,8 +455,13 @@ impl Session {
     fn rollback(&mut self, mut t: TxnState) {
         self.engine.txn.rollback(t.id, &t.locks);
         self.engine.txn.release_snapshot(&self.slot);
+        self.undo(std::mem::take(&mut t.undo));
+        self.restore_locals(t.local_restore);
+    }
+
+    fn undo(&self, mut undo: Vec<Undo>) {
         let catalog = &self.engine.txn.catalog;
-        while let Some(u) = t.undo.pop() {
+        while let Some(u) = undo.pop() {
             match u {
                 Undo::Created(name) => {
                     catalog.drop_table(&name);
@@ -428,7 +469,6 @@ impl Session {
                 Undo::Dropped(table, seqs) => catalog.restore_table(table, seqs),
             }
         }
-        self.restore_locals(t.local_restore);
     }
 
     fn restore_locals(&mut self, list: Vec<(&'static str, Option<String>)>) {

@@ -203,6 +203,11 @@ pub fn run<S: Transport>(io: &mut Io<S>, engine: &Arc<Engine>, protocol: &mut Op
         skip_until_sync: false,
     });
     state.session.set_user(&params.user);
+    if !params.application_name.is_empty() {
+        state
+            .session
+            .apply_startup_setting("application_name", &params.application_name);
+    }
     let (pid, secret) = state.session.backend_key();
     *io.shared().backend_key.lock() = Some((pid, secret));
     tracing::debug!(user = %params.user, database = %params.database, pid, "session started");
