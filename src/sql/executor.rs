@@ -614,7 +614,9 @@ impl Executor<'_> {
         match &plan.aggregation {
             None => match &plan.source {
                 None => {
-                    emit(&[], &mut out)?;
+                    if self.matches(&plan.filter, &[])? {
+                        emit(&[], &mut out)?;
+                    }
                 }
                 Some(scan) => {
                     if want != Some(0) {
@@ -651,7 +653,9 @@ impl Executor<'_> {
                 };
                 match &plan.source {
                     None => {
-                        feed(&[])?;
+                        if self.matches(&plan.filter, &[])? {
+                            feed(&[])?;
+                        }
                     }
                     Some(scan) => self.for_each_row(scan, |_, row| feed(row))?,
                 }

@@ -45,8 +45,10 @@ pub struct Aggregation {
 }
 
 pub struct SelectPlan {
-    /// None for SELECT without FROM (one empty input row).
+    /// None for SELECT without FROM (one empty input row, kept if `filter` passes).
     pub source: Option<ScanPlan>,
+    /// WHERE of a SELECT without FROM (with a source, the scan carries the filter).
+    pub filter: Option<Expr>,
     pub aggregation: Option<Aggregation>,
     /// Output expressions, over input rows or (when aggregating) aggregate rows.
     pub projection: Vec<Expr>,

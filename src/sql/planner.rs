@@ -974,18 +974,25 @@ impl Planner<'_> {
                 return Err(Error::syntax("LIMIT #,# syntax is not supported"))
             }
         };
-        let source = source_table.map(|(table, def)| {
-            let access = access_path(&def, filter.as_ref());
-            ScanPlan {
-                table,
-                def,
-                access,
-                filter,
+        let (source, filter) = match source_table {
+            Some((table, def)) => {
+                let access = access_path(&def, filter.as_ref());
+                (
+                    Some(ScanPlan {
+                        table,
+                        def,
+                        access,
+                        filter,
+                    }),
+                    None,
+                )
             }
-        });
+            None => (None, filter),
+        };
         Ok((
             SelectPlan {
                 source,
+                filter,
                 aggregation,
                 projection,
                 order_by,

@@ -25,3 +25,6 @@ select * from nosuch;
 frobnicate;
 drop table t;
 select * from t;
+select 3 where false;
+select count(*) where false;
+select 1 where 1 = 1;
