@@ -29,3 +29,8 @@ pub const PLAN_CACHE_MAX_QUERY_BYTES: usize = 8 * 1024;
 pub const CONNECTION_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// Deepest expression nesting accepted (deeper gives 54001, like max_stack_depth).
 pub const MAX_EXPRESSION_DEPTH: usize = 10_000;
+
+/// Size of one WAL segment file, in bytes.
+pub const WAL_SEGMENT_BYTES: u64 = 16 * 1024 * 1024;
+/// Appended-but-unflushed WAL bytes before appenders wait for the flusher (`wal_buffers`).
+pub const WAL_BUFFER_BYTES: usize = 16 * 1024 * 1024;

@@ -3,6 +3,7 @@
 //! Layers, bottom up (see `docs/architecture.md` for the guided tour):
 
 pub mod constants;
+pub mod disk;
 pub mod error;
 pub mod server;
 pub mod settings;

@@ -63,7 +63,7 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
 /// Run the server until SIGINT/SIGTERM.
 pub fn run(opts: ServerOptions) -> Result<()> {
     let settings = configure(&opts)?;
-    let engine = Arc::new(Engine::new(settings.clone()));
+    let engine = Engine::open(settings.clone(), &opts.data_dir)?;
     let host = settings
         .show("listen_addresses")
         .unwrap_or_else(|| crate::constants::DEFAULT_LISTEN_ADDRESS.into());
@@ -147,6 +147,7 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
     }
     drop(listener);
     crate::wire::shutdown_all_connections();
+    engine.shutdown();
     tracing::info!("database system is shut down");
     Ok(())
 }

@@ -43,14 +43,11 @@ fn truthy(v: &Value) -> bool {
 
 /// The storage key of a row: its encoded primary key, or a hidden row id.
 pub fn row_key(table: &Table, def: &TableDef, row: &[Value]) -> Key {
-    let mut key = Vec::with_capacity(16);
     if def.primary_key.is_empty() {
-        types::encode_key(&[Value::Int8(table.next_row_id() as i64)], &mut key);
-    } else {
-        let vals: Vec<Value> = def.primary_key.iter().map(|&i| row[i].clone()).collect();
-        types::encode_key(&vals, &mut key);
+        // Hidden row ids: 8 bytes big-endian, so keys sort by id.
+        return table.next_row_id().to_be_bytes().to_vec();
     }
-    key
+    pk_key(def, row)
 }
 
 fn pk_key(def: &TableDef, row: &[Value]) -> Key {

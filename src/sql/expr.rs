@@ -486,7 +486,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
                     format!("relation \"{name}\" does not exist"),
                 )
             })?;
-            Value::Int8(seq.nextval())
+            Value::Int8(ctx.engine.txn.nextval(&seq))
         }
         Func::Version => Value::Text(format!(
             "PostgreSQL {} on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",

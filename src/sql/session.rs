@@ -17,9 +17,10 @@ use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
-use crate::txn::{Isolation, SessionSlot, TxnId, WriteSet};
+use crate::txn::{records, Isolation, SessionSlot, TxnId, WriteSet};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
+use crate::wal::{RecordKind, SyncLevel};
 
 /// One column of a result set, as RowDescription describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,6 +116,8 @@ pub struct TxnState {
     /// REPEATABLE READ: the transaction's snapshot, taken by its first statement.
     pub snapshot: Option<Lsn>,
     pub writes: WriteSet,
+    /// Tables this transaction dropped (logged with its commit).
+    pub dropped: Vec<TableId>,
     pub locks: Vec<(TableId, Key)>,
     pub start_us: i64,
     undo: Vec<Undo>,
@@ -375,6 +378,7 @@ impl Session {
                     failed: true,
                     snapshot: None,
                     writes: std::mem::take(&mut t.writes),
+                    dropped: std::mem::take(&mut t.dropped),
                     locks: std::mem::take(&mut t.locks),
                     start_us: t.start_us,
                     undo: std::mem::take(&mut t.undo),
@@ -437,6 +441,7 @@ impl Session {
                 failed: false,
                 snapshot: None,
                 writes: WriteSet::default(),
+                dropped: Vec::new(),
                 locks: Vec::new(),
                 start_us: now_us(),
                 undo: Vec::new(),
@@ -446,8 +451,23 @@ impl Session {
         self.txn.as_mut().expect("transaction just begun")
     }
 
+    fn sync_level(&self) -> SyncLevel {
+        match self.show("synchronous_commit").as_deref() {
+            Some("off") => SyncLevel::Off,
+            _ => SyncLevel::Local,
+        }
+    }
+
     fn commit(&mut self, t: TxnState) {
-        self.engine.txn.commit(t.id, t.writes, &t.locks);
+        let level = self.sync_level();
+        self.engine.txn.commit(
+            t.id,
+            t.writes,
+            &t.dropped,
+            &t.locks,
+            level,
+            Some(&self.slot),
+        );
         self.engine.txn.release_snapshot(&self.slot);
         self.restore_locals(t.local_restore);
     }
@@ -464,7 +484,16 @@ impl Session {
         while let Some(u) = undo.pop() {
             match u {
                 Undo::Created(name) => {
-                    catalog.drop_table(&name);
+                    if let Some(table) = catalog.table(&name) {
+                        let _ddl = catalog.ddl_lock();
+                        self.engine.txn.commit_ddl(
+                            RecordKind::DropTable,
+                            &records::encode_drop_table(table.id),
+                            |_| {
+                                catalog.drop_table(&name);
+                            },
+                        );
+                    }
                 }
                 Undo::Dropped(table, seqs) => catalog.restore_table(table, seqs),
             }
@@ -663,11 +692,32 @@ impl Session {
                 command(tag)
             }
             Plan::CreateTable { def, if_not_exists } => {
-                let catalog = &self.engine.txn.catalog;
-                if *if_not_exists && catalog.table(&def.name).is_some() {
-                    return command("CREATE TABLE");
+                let engine = self.engine.clone();
+                let catalog = &engine.txn.catalog;
+                {
+                    // Logged and durable before anyone can see the table, so no commit
+                    // that writes to it can precede its creation in the log.
+                    let _ddl = catalog.ddl_lock();
+                    if catalog.table(&def.name).is_some() {
+                        if *if_not_exists {
+                            return command("CREATE TABLE");
+                        }
+                        return Err(Error::new(
+                            SqlState::DUPLICATE_TABLE,
+                            format!("relation \"{}\" already exists", def.name),
+                        ));
+                    }
+                    let id = catalog.allocate_table_id();
+                    let mut created = Ok(());
+                    engine.txn.commit_ddl(
+                        RecordKind::CreateTable,
+                        &records::encode_table_def(id, def),
+                        |_| {
+                            created = catalog.create_table_with_id(id, def.clone()).map(|_| ());
+                        },
+                    );
+                    created?;
                 }
-                catalog.create_table(def.clone())?;
                 self.txn().undo.push(Undo::Created(def.name.clone()));
                 command("CREATE TABLE")
             }
@@ -687,7 +737,14 @@ impl Session {
                         dropped.push(Undo::Dropped(table, seqs));
                     }
                 }
-                self.txn().undo.extend(dropped);
+                // The drop is logged in this transaction's commit record.
+                let t = self.txn();
+                for u in &dropped {
+                    if let Undo::Dropped(table, _) = u {
+                        t.dropped.push(table.id);
+                    }
+                }
+                t.undo.extend(dropped);
                 command("DROP TABLE")
             }
             Plan::Truncate { tables } => {
@@ -791,11 +848,14 @@ impl Session {
             return Err(e);
         }
         let catalog = &self.engine.txn.catalog;
-        self.engine.txn.commit_direct(|lsn| {
-            table.replace_all(lsn, rows);
-            table.set_def(new_def);
-            catalog.table_altered();
-        });
+        let payload = records::encode_table_def(table.id, &new_def);
+        self.engine
+            .txn
+            .commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
+                table.replace_all(lsn, rows);
+                table.set_def(new_def);
+                catalog.table_altered();
+            });
         Ok(())
     }
 

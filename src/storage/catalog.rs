@@ -42,11 +42,23 @@ impl TableDef {
 pub struct Sequence {
     pub name: String,
     next: AtomicI64,
+    logged: AtomicI64,
 }
 
 impl Sequence {
     pub fn nextval(&self) -> i64 {
         self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Values up to this one may have been handed out (and logged as such).
+    pub fn logged_upto(&self) -> &AtomicI64 {
+        &self.logged
+    }
+
+    /// Recovery: values up to `v` may have been handed out; continue after them.
+    pub fn advance_past(&self, v: i64) {
+        self.next.fetch_max(v + 1, Ordering::Relaxed);
+        self.logged.fetch_max(v, Ordering::Relaxed);
     }
 }
 
@@ -57,9 +69,21 @@ pub struct Catalog {
     next_table_id: AtomicU32,
     /// Bumped by every DDL; plans made under an older version are re-planned.
     version: AtomicU64,
+    /// Serializes check-log-apply of catalog changes.
+    ddl: parking_lot::Mutex<()>,
 }
 
 impl Catalog {
+    /// Hold while checking, logging and applying a catalog change.
+    pub fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.ddl.lock()
+    }
+
+    /// A fresh table id (for a CREATE TABLE that is logged before it is applied).
+    pub fn allocate_table_id(&self) -> TableId {
+        TableId(self.next_table_id.fetch_add(1, Ordering::Relaxed) + 16384)
+    }
+
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
@@ -80,6 +104,19 @@ impl Catalog {
 
     /// Create a table; 42P07 if the name is taken.
     pub fn create_table(&self, def: TableDef) -> Result<Arc<Table>> {
+        let id = TableId(self.next_table_id.fetch_add(1, Ordering::Relaxed) + 16384);
+        self.create_table_with_id(id, def)
+    }
+
+    /// The table with this id, if it exists.
+    pub fn table_by_id(&self, id: TableId) -> Option<Arc<Table>> {
+        self.tables.read().values().find(|t| t.id == id).cloned()
+    }
+
+    /// Create a table with a given id (recovery replays ids as they were).
+    pub fn create_table_with_id(&self, id: TableId, def: TableDef) -> Result<Arc<Table>> {
+        self.next_table_id
+            .fetch_max(id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
         let mut tables = self.tables.write();
         if tables.contains_key(&def.name) {
             return Err(Error::new(
@@ -93,10 +130,10 @@ impl Catalog {
                 Arc::new(Sequence {
                     name: seq.clone(),
                     next: AtomicI64::new(1),
+                    logged: AtomicI64::new(0),
                 }),
             );
         }
-        let id = TableId(self.next_table_id.fetch_add(1, Ordering::Relaxed) + 16384);
         let table = Arc::new(Table::new(id, def.clone()));
         tables.insert(def.name, table.clone());
         self.bump();

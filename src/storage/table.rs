@@ -62,6 +62,17 @@ impl Table {
         self.next_row_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// After recovery: continue hidden row ids after the largest one present.
+    pub fn restore_next_row_id(&self) {
+        let rows = self.rows.read();
+        if let Some(last) = rows.keys().next_back() {
+            if let Ok(bytes) = <[u8; 8]>::try_from(last.as_slice()) {
+                self.next_row_id
+                    .fetch_max(u64::from_be_bytes(bytes) + 1, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The row visible at `snapshot` under `key`, if any.
     pub fn get(&self, key: &[u8], snapshot: Lsn) -> Option<Row> {
         let rows = self.rows.read();

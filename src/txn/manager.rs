@@ -7,9 +7,13 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use super::records;
 use super::{LockTable, TxnId, VisibilityTracker, WriteSet};
-use crate::storage::{Catalog, Key, TableId};
-use crate::wal::Lsn;
+use crate::storage::{Catalog, Key, Sequence, TableId};
+use crate::wal::{Lsn, PendingRecord, RecordKind, SyncLevel, Wal};
+
+/// Sequence values logged ahead of use, as PostgreSQL's SEQ_LOG_VALS.
+const SEQUENCE_LOG_AHEAD: i64 = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
@@ -47,6 +51,8 @@ pub struct TxnManager {
     next_txn_id: AtomicU64,
     sessions: RwLock<HashMap<i32, Arc<SessionSlot>>>,
     next_pid: AtomicU64,
+    /// The log; None for a purely in-memory engine (tests).
+    pub wal: Option<Arc<Wal>>,
 }
 
 impl Default for TxnManager {
@@ -59,6 +65,7 @@ impl Default for TxnManager {
             next_txn_id: AtomicU64::new(1),
             sessions: RwLock::new(HashMap::new()),
             next_pid: AtomicU64::new(1000),
+            wal: None,
         }
     }
 }
@@ -129,20 +136,66 @@ impl TxnManager {
         Lsn(horizon)
     }
 
-    /// Commit: take the next place in the commit order, install the writes, wait until the
-    /// commit is visible, then release the locks. Returns the commit's LSN (None if it
-    /// wrote nothing).
-    pub fn commit(&self, txn: TxnId, writes: WriteSet, locks: &[(TableId, Key)]) -> Option<Lsn> {
-        if writes.is_empty() {
+    /// After recovery: continue the commit order after `end` and log from now on.
+    pub fn attach_wal(&mut self, wal: Arc<Wal>, end: Lsn) {
+        *self.last_lsn.get_mut() = end;
+        self.visibility.reset(end);
+        self.wal = Some(wal);
+    }
+
+    /// Take the next place in the commit order, logging `record` if there is a log. The
+    /// returned LSN is registered with the visibility tracker in log order.
+    fn sequence_commit(&self, record: Option<PendingRecord>, is_commit: bool) -> Lsn {
+        match (&self.wal, record) {
+            (Some(wal), Some(rec)) => wal.append(rec, is_commit, |end| {
+                *self.last_lsn.lock() = end;
+                self.visibility.register(end);
+            }),
+            _ => {
+                let mut last = self.last_lsn.lock();
+                *last = Lsn(last.0 + 1);
+                self.visibility.register(*last);
+                *last
+            }
+        }
+    }
+
+    fn wait_durable(&self, lsn: Lsn, level: SyncLevel, slot: Option<&SessionSlot>) {
+        if let (Some(wal), SyncLevel::Local) = (&self.wal, level) {
+            if let Some(s) = slot {
+                *s.wait_event.lock() = Some("WALSync");
+            }
+            wal.wait_flushed(lsn);
+            if let Some(s) = slot {
+                *s.wait_event.lock() = None;
+            }
+        }
+    }
+
+    /// Commit: log one record with every row change, wait until it is as durable as
+    /// `level` asks, install the writes, wait until the commit is visible, then release the
+    /// locks. Returns the commit's LSN (None if it changed nothing).
+    pub fn commit(
+        &self,
+        txn: TxnId,
+        writes: WriteSet,
+        dropped: &[TableId],
+        locks: &[(TableId, Key)],
+        level: SyncLevel,
+        slot: Option<&SessionSlot>,
+    ) -> Option<Lsn> {
+        if writes.is_empty() && dropped.is_empty() {
             self.locks.release_all(txn, locks);
             return None;
         }
-        let lsn = {
-            let mut last = self.last_lsn.lock();
-            *last = Lsn(last.0 + 1);
-            self.visibility.register(*last);
-            *last
-        };
+        let record = self.wal.as_ref().map(|_| {
+            PendingRecord::new(
+                RecordKind::Commit,
+                &records::encode_commit(&writes, dropped),
+            )
+        });
+        let lsn = self.sequence_commit(record, true);
+        self.wait_durable(lsn, level, slot);
         let horizon = self.horizon();
         for writes in writes.tables.values() {
             writes
@@ -160,18 +213,35 @@ impl TxnManager {
         self.locks.release_all(txn, locks);
     }
 
-    /// Take a place in the commit order for a change made outside the write-set path (DDL,
-    /// bulk re-keying), so that it is ordered with commits. `apply` runs with the LSN.
-    pub fn commit_direct(&self, apply: impl FnOnce(Lsn)) -> Lsn {
-        let lsn = {
-            let mut last = self.last_lsn.lock();
-            *last = Lsn(last.0 + 1);
-            self.visibility.register(*last);
-            *last
-        };
+    /// A catalog change that is logged and made durable on its own (CREATE TABLE, ALTER
+    /// TABLE ... ADD PRIMARY KEY, and the DROP that undoes a rolled-back CREATE), ordered
+    /// with commits. `apply` runs with the change's LSN once it is durable.
+    pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
+        let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
+        let lsn = self.sequence_commit(record, false);
+        self.wait_durable(lsn, SyncLevel::Local, None);
         apply(lsn);
         self.visibility.installed(lsn);
         self.visibility.wait_visible(lsn);
         lsn
+    }
+
+    /// The next value of a sequence. Values are logged ahead in batches; a commit that uses
+    /// one is flushed after that log record, so no value is reused after a crash.
+    pub fn nextval(&self, seq: &Sequence) -> i64 {
+        let v = seq.nextval();
+        if let Some(wal) = &self.wal {
+            let logged = seq.logged_upto();
+            if v > logged.load(Ordering::Acquire) {
+                let upto = v + SEQUENCE_LOG_AHEAD;
+                let rec = PendingRecord::new(
+                    RecordKind::SequenceAdvance,
+                    &records::encode_sequence_advance(&seq.name, upto),
+                );
+                wal.append(rec, false, |_| {});
+                logged.fetch_max(upto, Ordering::AcqRel);
+            }
+        }
+        v
     }
 }

@@ -17,6 +17,7 @@
 
 mod locks;
 mod manager;
+pub mod records;
 mod visibility;
 mod writeset;
 

@@ -1,13 +1,32 @@
-//! The write-ahead log. For now this module only defines [`Lsn`], the position that orders
-//! every commit; the log itself (segments, records, group flush) builds on it.
+//! The write-ahead log: one record per commit holding all its row changes as after-images,
+//! made durable in groups by a single flusher.
 //!
-//! Invariant: LSNs are handed out in strictly increasing order, and a commit's LSN is its
-//! place in the serial order of all commits. A snapshot is a single LSN: it sees exactly
-//! the commits whose LSN is at or below it.
+//! Invariants:
+//! - An LSN is a byte position in the log. Records are appended in LSN order under one
+//!   short lock that does no I/O; a commit's LSN is the end of its record.
+//! - `flushed_lsn` is published by the flusher alone, only after the bytes below it were
+//!   written and fdatasynced; it never moves backwards. Waiters compare their own LSN with
+//!   it and are all woken by one broadcast.
+//! - A failed write or sync of the log stops the server before anything else is
+//!   acknowledged: there is no retry (the "fsyncgate" lesson).
+//! - Replay reads records in LSN order and stops at the first one whose length, LSN or
+//!   CRC32C is wrong; the log is cut there, so nothing after a torn record is ever applied.
+//! - Replay is idempotent: records are after-images keyed by primary key (blind writes).
+//!
+//! `docs/design.md` gives the byte layouts.
+
+mod log;
+pub mod record;
+mod stats;
+
+pub use log::{Replayed, SyncLevel, Wal, WalOptions};
+pub use record::{PendingRecord, Reader, RecordKind, Writer};
+pub use stats::{FlushLatency, WalStats};
 
 use std::fmt;
 
-/// A log sequence number: the position of a commit in the total commit order.
+/// A log sequence number: a byte position in the log, and a commit's place in the total
+/// commit order. A snapshot is one LSN: it sees exactly the commits at or below it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lsn(pub u64);
 

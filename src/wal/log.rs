@@ -1,0 +1,485 @@
+//! The log: segment files, the append buffer, the group flusher, and replay.
+//!
+//! Segment file `wal/NNNNNNNNNNNNNNNN` (hex segment number) holds a 32-byte header and then
+//! log bytes `[n * DATA, (n + 1) * DATA)`, where DATA is the segment size minus the header.
+//! Records are contiguous in the log and may cross segment boundaries. New segments are
+//! zero-filled when created, so a zero length field marks the end of what was written.
+//!
+//! Segment header: magic `SDBWAL01` (8), segment number (8, LE), segment size (8, LE),
+//! reserved (4), CRC32C of the first 28 bytes (4, LE).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::record::{check_header, check_record, Invalid, PendingRecord, RecordKind};
+use super::stats::WalStats;
+use super::Lsn;
+use crate::constants::{WAL_BUFFER_BYTES, WAL_SEGMENT_BYTES};
+use crate::disk::{Disk, File};
+use crate::error::{Error, Result, SqlState};
+
+const SEGMENT_HEADER_BYTES: u64 = 32;
+const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
+/// Log bytes held by one segment.
+const SEGMENT_DATA_BYTES: u64 = WAL_SEGMENT_BYTES - SEGMENT_HEADER_BYTES;
+
+fn segment_name(n: u64) -> String {
+    format!("{n:016X}")
+}
+
+fn segment_header(n: u64) -> [u8; 32] {
+    let mut h = [0u8; 32];
+    h[..8].copy_from_slice(SEGMENT_MAGIC);
+    h[8..16].copy_from_slice(&n.to_le_bytes());
+    h[16..24].copy_from_slice(&WAL_SEGMENT_BYTES.to_le_bytes());
+    let crc = crc32c::crc32c(&h[..28]);
+    h[28..32].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// A failed write or sync of the log leaves its durable state unknown. Never acknowledge
+/// anything again: stop the process now; recovery will sort it out from what is on disk.
+fn fatal(what: &str, e: &std::io::Error) -> ! {
+    tracing::error!("PANIC: could not {what}: {e}; stopping the server");
+    eprintln!("steadydb: PANIC: could not {what}: {e}");
+    std::process::abort();
+}
+
+/// How commits wait for durability: what `synchronous_commit` asks of the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncLevel {
+    /// Return at append; the flusher makes it durable within `wal_writer_delay`.
+    Off,
+    /// Wait until the local log is flushed (`on`, `local`, and until replication exists,
+    /// `remote_write` and `remote_apply`).
+    Local,
+}
+
+/// Settings the log reads at start (changes need a restart).
+#[derive(Clone, Debug)]
+pub struct WalOptions {
+    pub fsync: bool,
+    /// `commit_delay` in microseconds and `commit_siblings`.
+    pub commit_delay_us: u64,
+    pub commit_siblings: u64,
+    /// `wal_writer_delay`: the longest an asynchronous commit stays unflushed.
+    pub writer_delay: Duration,
+}
+
+struct AppendState {
+    /// Records appended but not yet handed to the flusher.
+    buffer: Vec<u8>,
+    /// A recycled buffer for the next swap.
+    spare: Vec<u8>,
+    /// Commits in `buffer` (for the commit-group statistics).
+    commits: u64,
+    /// The log position after the last appended record.
+    end: Lsn,
+    shutdown: bool,
+}
+
+/// Open segment files, by number (touched only by the flusher and at startup).
+struct Segments {
+    disk: Arc<dyn Disk>,
+    dir: PathBuf,
+    open: HashMap<u64, Arc<dyn File>>,
+}
+
+impl Segments {
+    fn file(&mut self, n: u64, create: bool) -> std::io::Result<Arc<dyn File>> {
+        if let Some(f) = self.open.get(&n) {
+            return Ok(f.clone());
+        }
+        let path = self.dir.join(segment_name(n));
+        let existed = self.disk.exists(&path);
+        if !existed && !create {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "segment missing",
+            ));
+        }
+        let f = self.disk.open(&path, true)?;
+        if !existed {
+            // Zero-fill now, so later syncs of this segment write data, not metadata.
+            let zeros = vec![0u8; 1 << 20];
+            let mut off = 0;
+            while off < WAL_SEGMENT_BYTES {
+                let n = (WAL_SEGMENT_BYTES - off).min(zeros.len() as u64) as usize;
+                f.write_all_at(&zeros[..n], off)?;
+                off += n as u64;
+            }
+            f.write_all_at(&segment_header(n), 0)?;
+            f.sync_data()?;
+            self.disk.sync_dir(&self.dir)?;
+        }
+        // Keep at most a few files open.
+        if self.open.len() > 4 {
+            self.open.clear();
+        }
+        self.open.insert(n, f.clone());
+        Ok(f)
+    }
+
+    /// Read log bytes at `pos`; returns how many were available.
+    fn read(&mut self, mut pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            let n = pos / SEGMENT_DATA_BYTES;
+            let off = pos % SEGMENT_DATA_BYTES;
+            let f = match self.file(n, false) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) => return Err(e),
+            };
+            let want = ((SEGMENT_DATA_BYTES - off) as usize).min(buf.len() - done);
+            let got = f.read_at(&mut buf[done..done + want], SEGMENT_HEADER_BYTES + off)?;
+            done += got;
+            pos += got as u64;
+            if got < want {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Write log bytes at `pos`; returns the segments written (to sync).
+    fn write(
+        &mut self,
+        mut pos: u64,
+        mut data: &[u8],
+        touched: &mut Vec<u64>,
+    ) -> std::io::Result<()> {
+        while !data.is_empty() {
+            let n = pos / SEGMENT_DATA_BYTES;
+            let off = pos % SEGMENT_DATA_BYTES;
+            let f = self.file(n, true)?;
+            let len = ((SEGMENT_DATA_BYTES - off) as usize).min(data.len());
+            f.write_all_at(&data[..len], SEGMENT_HEADER_BYTES + off)?;
+            if !touched.contains(&n) {
+                touched.push(n);
+            }
+            data = &data[len..];
+            pos += len as u64;
+        }
+        Ok(())
+    }
+
+    /// Zero the log from `pos` to the end of its segment and remove later segments.
+    fn cut(&mut self, pos: u64) -> std::io::Result<usize> {
+        let n = pos / SEGMENT_DATA_BYTES;
+        let off = pos % SEGMENT_DATA_BYTES;
+        if let Ok(f) = self.file(n, false) {
+            let zeros = vec![0u8; (SEGMENT_DATA_BYTES - off) as usize];
+            f.write_all_at(&zeros, SEGMENT_HEADER_BYTES + off)?;
+            f.sync_data()?;
+        }
+        let mut removed = 0;
+        for name in self.disk.list(&self.dir)? {
+            if let Ok(m) = u64::from_str_radix(&name, 16) {
+                if m > n {
+                    self.open.remove(&m);
+                    self.disk.remove(&self.dir.join(&name))?;
+                    removed += 1;
+                }
+            }
+        }
+        self.disk.sync_dir(&self.dir)?;
+        Ok(removed)
+    }
+}
+
+pub struct Wal {
+    opts: WalOptions,
+    state: Mutex<AppendState>,
+    /// Wakes the flusher when records are appended.
+    appended: Condvar,
+    /// Wakes appenders waiting for room in a full buffer.
+    drained: Condvar,
+    segments: Mutex<Segments>,
+    /// The single published durability point: everything below it is on disk.
+    flushed: AtomicU64,
+    flushed_lock: Mutex<()>,
+    flushed_cv: Condvar,
+    pub stats: WalStats,
+    /// Transactions open right now, for `commit_siblings`.
+    pub active_transactions: AtomicU64,
+    stopped: AtomicBool,
+}
+
+/// What replay found.
+pub struct Replayed {
+    pub end: Lsn,
+    pub records: u64,
+    pub bytes: u64,
+    /// Where the log was cut, if it was, and why.
+    pub cut: Option<(Lsn, String)>,
+}
+
+impl Wal {
+    /// Open the log in `dir` and replay it: `apply` is called for every valid record in
+    /// order, with its kind, payload and end position. The log is cut at the first invalid
+    /// record (a torn or corrupt tail), and appending continues from there.
+    pub fn open(
+        disk: Arc<dyn Disk>,
+        dir: &Path,
+        opts: WalOptions,
+        mut apply: impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
+    ) -> Result<(Arc<Wal>, Replayed)> {
+        let io = |what: &str, e: std::io::Error| {
+            Error::new(SqlState::IO_ERROR, format!("could not {what}: {e}"))
+        };
+        disk.create_dir_all(dir)
+            .map_err(|e| io("create the WAL directory", e))?;
+        let mut segments = Segments {
+            disk: disk.clone(),
+            dir: dir.to_path_buf(),
+            open: HashMap::new(),
+        };
+        let mut names: Vec<u64> = disk
+            .list(dir)
+            .map_err(|e| io("list the WAL directory", e))?
+            .iter()
+            .filter_map(|n| u64::from_str_radix(n, 16).ok())
+            .collect();
+        names.sort();
+        for (i, n) in names.iter().enumerate() {
+            if *n != i as u64 {
+                return Err(Error::new(
+                    SqlState("XX001"),
+                    format!("WAL segment {} is missing", segment_name(i as u64)),
+                ));
+            }
+            let f = segments
+                .file(*n, false)
+                .map_err(|e| io("open a WAL segment", e))?;
+            let mut h = [0u8; 32];
+            if f.read_at(&mut h, 0)
+                .map_err(|e| io("read a WAL segment", e))?
+                < 32
+                || h != segment_header(*n)
+            {
+                return Err(Error::new(
+                    SqlState("XX001"),
+                    format!("WAL segment {} has a bad header", segment_name(*n)),
+                ));
+            }
+        }
+        let mut pos = 0u64;
+        let mut records = 0u64;
+        let mut cut = None;
+        let mut record = Vec::new();
+        loop {
+            let mut header = [0u8; 16];
+            let got = segments
+                .read(pos, &mut header)
+                .map_err(|e| io("read the WAL", e))?;
+            let invalid = if got < 16 {
+                if got == 0 || header[..got].iter().all(|b| *b == 0) {
+                    Invalid::End
+                } else {
+                    Invalid::Truncated
+                }
+            } else {
+                match check_header(&header, Lsn(pos)) {
+                    Err(i) => i,
+                    Ok(len) => {
+                        record.resize(len, 0);
+                        let got = segments
+                            .read(pos, &mut record)
+                            .map_err(|e| io("read the WAL", e))?;
+                        if got < len {
+                            Invalid::Truncated
+                        } else {
+                            match check_record(&record) {
+                                Err(i) => i,
+                                Ok(kind) => {
+                                    let end = Lsn(pos + len as u64);
+                                    apply(kind, &record[17..], end)?;
+                                    records += 1;
+                                    pos = end.0;
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            if invalid != Invalid::End {
+                cut = Some((Lsn(pos), format!("{invalid:?}")));
+            }
+            break;
+        }
+        // Make sure nothing stale lies beyond the end, torn or not.
+        let removed = segments.cut(pos).map_err(|e| io("cut the WAL", e))?;
+        if let Some((at, why)) = &cut {
+            tracing::warn!("WAL: invalid record at {at} ({why}); log cut there, {removed} later segment(s) removed");
+        }
+        let wal = Arc::new(Wal {
+            opts,
+            state: Mutex::new(AppendState {
+                buffer: Vec::with_capacity(1 << 20),
+                spare: Vec::with_capacity(1 << 20),
+                commits: 0,
+                end: Lsn(pos),
+                shutdown: false,
+            }),
+            appended: Condvar::new(),
+            drained: Condvar::new(),
+            segments: Mutex::new(segments),
+            flushed: AtomicU64::new(pos),
+            flushed_lock: Mutex::new(()),
+            flushed_cv: Condvar::new(),
+            stats: WalStats::default(),
+            active_transactions: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        });
+        Ok((
+            wal,
+            Replayed {
+                end: Lsn(pos),
+                records,
+                bytes: pos,
+                cut,
+            },
+        ))
+    }
+
+    /// Append a record. `assigned` runs under the append lock with the record's end LSN, so
+    /// that whatever it registers is ordered exactly as the log is. Returns the end LSN.
+    pub fn append(
+        &self,
+        mut rec: PendingRecord,
+        is_commit: bool,
+        assigned: impl FnOnce(Lsn),
+    ) -> Lsn {
+        let mut st = self.state.lock();
+        if st.buffer.len() >= WAL_BUFFER_BYTES {
+            self.stats.buffers_full.fetch_add(1, Ordering::Relaxed);
+            while st.buffer.len() >= WAL_BUFFER_BYTES && !st.shutdown {
+                self.drained.wait(&mut st);
+            }
+        }
+        let start = st.end;
+        rec.finish(start);
+        st.buffer.extend_from_slice(&rec.bytes);
+        st.end = Lsn(start.0 + rec.len() as u64);
+        if is_commit {
+            st.commits += 1;
+        }
+        let end = st.end;
+        assigned(end);
+        drop(st);
+        self.stats.records.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes
+            .fetch_add(rec.len() as u64, Ordering::Relaxed);
+        self.appended.notify_one();
+        end
+    }
+
+    pub fn flushed_lsn(&self) -> Lsn {
+        Lsn(self.flushed.load(Ordering::Acquire))
+    }
+
+    /// Block until the log is durable up to `lsn`: one broadcast wakes every waiter, and
+    /// each compares its own LSN with the published one.
+    pub fn wait_flushed(&self, lsn: Lsn) {
+        if self.flushed_lsn() >= lsn {
+            return;
+        }
+        let mut g = self.flushed_lock.lock();
+        while self.flushed_lsn() < lsn {
+            self.flushed_cv.wait(&mut g);
+        }
+    }
+
+    /// The flusher: writes and syncs whatever has accumulated, while the next group gathers
+    /// in the other buffer, and publishes `flushed_lsn`. Runs until [`Wal::shutdown`].
+    pub fn run_flusher(&self) {
+        loop {
+            let (mut data, end, commits) = {
+                let mut st = self.state.lock();
+                while st.buffer.is_empty() && !st.shutdown {
+                    self.appended.wait(&mut st);
+                }
+                if st.buffer.is_empty() {
+                    break;
+                }
+                if self.opts.commit_delay_us > 0
+                    && self.active_transactions.load(Ordering::Relaxed) >= self.opts.commit_siblings
+                {
+                    // PostgreSQL's commit_delay: give more commits a chance to join.
+                    let delay = Duration::from_micros(self.opts.commit_delay_us);
+                    self.appended.wait_for(&mut st, delay);
+                }
+                let spare = std::mem::take(&mut st.spare);
+                let data = std::mem::replace(&mut st.buffer, spare);
+                let commits = std::mem::take(&mut st.commits);
+                (data, st.end, commits)
+            };
+            self.drained.notify_all();
+            let start = end.0 - data.len() as u64;
+            let began = Instant::now();
+            let mut touched = Vec::new();
+            {
+                let mut segs = self.segments.lock();
+                if let Err(e) = segs.write(start, &data, &mut touched) {
+                    fatal("write to the WAL", &e);
+                }
+                let wrote = Instant::now();
+                self.stats.writes.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .write_time_us
+                    .fetch_add((wrote - began).as_micros() as u64, Ordering::Relaxed);
+                if self.opts.fsync {
+                    for n in &touched {
+                        let f = match segs.file(*n, false) {
+                            Ok(f) => f,
+                            Err(e) => fatal("open a WAL segment to sync it", &e),
+                        };
+                        if let Err(e) = f.sync_data() {
+                            fatal("fdatasync the WAL", &e);
+                        }
+                    }
+                    self.stats.syncs.fetch_add(1, Ordering::Relaxed);
+                    self.stats
+                        .sync_time_us
+                        .fetch_add(wrote.elapsed().as_micros() as u64, Ordering::Relaxed);
+                }
+            }
+            self.stats.record_flush(commits, began.elapsed());
+            {
+                let _g = self.flushed_lock.lock();
+                self.flushed.store(end.0, Ordering::Release);
+            }
+            self.flushed_cv.notify_all();
+            data.clear();
+            let mut st = self.state.lock();
+            if st.spare.capacity() < data.capacity() && data.capacity() <= 4 * WAL_BUFFER_BYTES {
+                st.spare = data;
+            }
+        }
+        self.stopped.store(true, Ordering::Release);
+    }
+
+    /// Flush everything appended so far and stop the flusher.
+    pub fn shutdown(&self) {
+        self.state.lock().shutdown = true;
+        self.appended.notify_all();
+        self.drained.notify_all();
+    }
+
+    /// The longest an asynchronous commit may stay unflushed.
+    pub fn writer_delay(&self) -> Duration {
+        self.opts.writer_delay
+    }
+
+    pub fn end_lsn(&self) -> Lsn {
+        self.state.lock().end
+    }
+}
