@@ -209,6 +209,14 @@ impl Executor<'_> {
         scan: &ScanPlan,
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
+        if let Some(view) = scan.system {
+            for row in view.rows(self.engine) {
+                if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         let Some((lo, hi)) = self.bounds(scan)? else {
             return Ok(());
         };
@@ -308,7 +316,7 @@ impl Executor<'_> {
         if self.txn.writes.get(table.id, key).is_some() {
             return Ok(());
         }
-        *self.slot.wait_event.lock() = Some("Lock");
+        *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
         let r = self
             .engine
             .txn

@@ -127,15 +127,7 @@ fn truth(v: &Value) -> Result<Option<bool>> {
     }
 }
 
-/// Microseconds since 2000-01-01 00:00:00 UTC, now.
-pub fn now_us() -> i64 {
-    const PG_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
-    let since_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0);
-    since_unix - PG_EPOCH_UNIX_US
-}
+pub use crate::types::now_us;
 
 impl Expr {
     pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {

@@ -25,6 +25,7 @@ pub mod parser;
 mod plan;
 mod planner;
 pub mod session;
+mod system;
 
 pub use engine::Engine;
 pub use session::{CopyIn, Field, Outcome, Prepared, Session, TxnStatus};

@@ -24,7 +24,9 @@ pub enum Access {
 }
 
 pub struct ScanPlan {
+    /// For a system view, a placeholder table carrying the view's definition.
     pub table: Arc<Table>,
+    pub system: Option<super::system::SystemView>,
     pub def: Arc<TableDef>,
     pub access: Access,
     pub filter: Option<Expr>,

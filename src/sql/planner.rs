@@ -120,6 +120,23 @@ fn pg_type_name(t: DataType) -> &'static str {
     }
 }
 
+/// A system view named (optionally as `pg_catalog.x`), if it is one.
+fn system_view(name: &ast::ObjectName) -> Option<super::system::SystemView> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => ident_name(i),
+            other => other.to_string(),
+        })
+        .collect();
+    match parts.as_slice() {
+        [n] => super::system::SystemView::by_name(n),
+        [s, n] if s == "pg_catalog" => super::system::SystemView::by_name(n),
+        _ => None,
+    }
+}
+
 fn split_conjuncts(e: &Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::And(a, b) => {
@@ -700,6 +717,7 @@ impl Planner<'_> {
             return Err(Error::unsupported("SELECT INTO is not supported yet"));
         }
         // FROM
+        let mut system = None;
         let (scope, source_table) = match select.from.as_slice() {
             [] => (Scope::default(), None),
             [twj] if twj.joins.is_empty() => match &twj.relation {
@@ -709,7 +727,13 @@ impl Planner<'_> {
                     args: None,
                     ..
                 } => {
-                    let table = self.table(name)?;
+                    let table = match system_view(name) {
+                        Some(view) => {
+                            system = Some(view);
+                            Arc::new(Table::new(crate::storage::TableId(0), view.def()))
+                        }
+                        None => self.table(name)?,
+                    };
                     let def = table.def();
                     let alias = alias.as_ref().map(|a| ident_name(&a.name));
                     (
@@ -980,6 +1004,7 @@ impl Planner<'_> {
                 (
                     Some(ScanPlan {
                         table,
+                        system,
                         def,
                         access,
                         filter,
@@ -1324,6 +1349,7 @@ impl Planner<'_> {
         Ok(Plan::Update(Box::new(UpdatePlan {
             scan: ScanPlan {
                 table,
+                system: None,
                 def,
                 access,
                 filter,
@@ -1359,6 +1385,7 @@ impl Planner<'_> {
         Ok(Plan::Delete(Box::new(DeletePlan {
             scan: ScanPlan {
                 table,
+                system: None,
                 def,
                 access,
                 filter,

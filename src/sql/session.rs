@@ -54,6 +54,8 @@ struct CachedPlan {
 /// A parsed statement shape and its plan, shared by every statement of that shape.
 struct Shape {
     stmt: Statement,
+    /// The statement's text (with `$n` for lifted literals), for pg_stat_activity.
+    text: String,
     declared: Vec<DataType>,
     /// Whether `fields`/`param_types` were promised to the client (extended protocol).
     described: bool,
@@ -118,6 +120,8 @@ pub struct TxnState {
     pub writes: WriteSet,
     /// Tables this transaction dropped (logged with its commit).
     pub dropped: Vec<TableId>,
+    /// An autocommit write declared its intent to commit (see `declare_commit_intent`).
+    pub intent: bool,
     pub locks: Vec<(TableId, Key)>,
     pub start_us: i64,
     undo: Vec<Undo>,
@@ -166,6 +170,33 @@ impl Session {
     /// The role name the client connected as (for current_user).
     pub fn set_user(&mut self, user: &str) {
         self.user = user.to_string();
+        self.slot.activity.lock().user = user.to_string();
+    }
+
+    /// Publish what the session is doing, for pg_stat_activity.
+    fn report_activity(&self, running: Option<&str>) {
+        let mut a = self.slot.activity.lock();
+        match running {
+            Some(q) => {
+                a.state = "active";
+                a.query.clear();
+                a.query.push_str(q);
+                a.query_start_us = Some(now_us());
+            }
+            None => {
+                a.state = match &self.txn {
+                    Some(t) if t.explicit && t.failed => "idle in transaction (aborted)",
+                    Some(t) if t.explicit => "idle in transaction",
+                    _ => "idle",
+                };
+            }
+        }
+        a.xact_start_us = self.txn.as_ref().map(|t| t.start_us);
+        a.application_name = self
+            .overrides
+            .get("application_name")
+            .cloned()
+            .unwrap_or_default();
     }
 
     /// A setting from the startup packet (e.g. `application_name`), applied as a SET.
@@ -209,6 +240,7 @@ impl Session {
                 if let Ok(stmt) = parser::parse_statement(parse_text) {
                     let shape = Arc::new(Shape {
                         stmt,
+                        text: parse_text.to_string(),
                         declared,
                         described: false,
                         plan: Mutex::new(None),
@@ -229,6 +261,7 @@ impl Session {
                     let stmt = parser::parse_statement(text)?;
                     let shape = Arc::new(Shape {
                         stmt,
+                        text: text.to_string(),
                         declared: Vec::new(),
                         described: false,
                         plan: Mutex::new(None),
@@ -280,6 +313,7 @@ impl Session {
                 fields: Vec::new(),
                 shape: Arc::new(Shape {
                     stmt: Statement::Empty,
+                    text: String::new(),
                     declared,
                     described: false,
                     plan: Mutex::new(None),
@@ -300,6 +334,7 @@ impl Session {
             fields: planned.fields,
             shape: Arc::new(Shape {
                 stmt,
+                text: text.to_string(),
                 declared,
                 described: true,
                 plan: Mutex::new(Some(cached)),
@@ -344,6 +379,13 @@ impl Session {
         if matches!(stmt.shape.stmt, Statement::Empty) {
             return Ok(Outcome::Empty);
         }
+        self.report_activity(Some(&stmt.shape.text));
+        let result = self.execute_inner(stmt, params);
+        self.report_activity(None);
+        result
+    }
+
+    fn execute_inner(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
         let result = self.plan_for(stmt).and_then(|(plan, fields, param_types)| {
             if stmt.literals.is_empty() {
                 return self.run(&plan, fields, params);
@@ -379,6 +421,7 @@ impl Session {
                     snapshot: None,
                     writes: std::mem::take(&mut t.writes),
                     dropped: std::mem::take(&mut t.dropped),
+                    intent: std::mem::take(&mut t.intent),
                     locks: std::mem::take(&mut t.locks),
                     start_us: t.start_us,
                     undo: std::mem::take(&mut t.undo),
@@ -386,7 +429,9 @@ impl Session {
                 };
                 t.failed = true;
                 t.snapshot = None;
-                self.engine.txn.rollback(aborted.id, &aborted.locks);
+                self.engine
+                    .txn
+                    .rollback(aborted.id, &aborted.locks, aborted.intent);
                 self.engine.txn.release_snapshot(&self.slot);
                 self.undo(aborted.undo);
             }
@@ -442,6 +487,7 @@ impl Session {
                 snapshot: None,
                 writes: WriteSet::default(),
                 dropped: Vec::new(),
+                intent: false,
                 locks: Vec::new(),
                 start_us: now_us(),
                 undo: Vec::new(),
@@ -467,13 +513,14 @@ impl Session {
             &t.locks,
             level,
             Some(&self.slot),
+            t.intent,
         );
         self.engine.txn.release_snapshot(&self.slot);
         self.restore_locals(t.local_restore);
     }
 
     fn rollback(&mut self, mut t: TxnState) {
-        self.engine.txn.rollback(t.id, &t.locks);
+        self.engine.txn.rollback(t.id, &t.locks, t.intent);
         self.engine.txn.release_snapshot(&self.slot);
         self.undo(std::mem::take(&mut t.undo));
         self.restore_locals(t.local_restore);
@@ -861,6 +908,14 @@ impl Session {
 
     fn run_dml(&mut self, plan: &Plan, fields: Vec<Field>, params: &[Value]) -> Result<Outcome> {
         let snapshot = self.statement_snapshot();
+        if !matches!(plan, Plan::Select(_)) {
+            let engine = self.engine.clone();
+            let t = self.txn();
+            if !t.explicit && !t.intent {
+                t.intent = true;
+                engine.txn.declare_commit_intent();
+            }
+        }
         let engine = self.engine.clone();
         let isolation = self.txn.as_ref().map(|t| t.isolation);
         let overrides = &self.overrides;

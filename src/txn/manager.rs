@@ -38,8 +38,25 @@ pub struct SessionSlot {
     pub cancel: AtomicBool,
     /// The snapshot the session currently reads at, or 0 when it holds none.
     snapshot: AtomicU64,
-    /// What the session is waiting for, as pg_stat_activity's wait_event shows it.
-    pub wait_event: Mutex<Option<&'static str>>,
+    /// What the session is waiting for, as pg_stat_activity's (wait_event_type,
+    /// wait_event) show it.
+    pub wait_event: Mutex<Option<(&'static str, &'static str)>>,
+    /// What pg_stat_activity shows of the session.
+    pub activity: Mutex<Activity>,
+}
+
+/// A session's row in pg_stat_activity.
+#[derive(Clone, Debug, Default)]
+pub struct Activity {
+    pub user: String,
+    pub application_name: String,
+    /// `active`, `idle`, `idle in transaction`, `idle in transaction (aborted)`.
+    pub state: &'static str,
+    pub query: String,
+    /// Microseconds since 2000-01-01 UTC.
+    pub backend_start_us: i64,
+    pub query_start_us: Option<i64>,
+    pub xact_start_us: Option<i64>,
 }
 
 pub struct TxnManager {
@@ -79,6 +96,11 @@ impl TxnManager {
             cancel: AtomicBool::new(false),
             snapshot: AtomicU64::new(0),
             wait_event: Mutex::new(None),
+            activity: Mutex::new(Activity {
+                state: "idle",
+                backend_start_us: crate::types::now_us(),
+                ..Default::default()
+            }),
         });
         self.sessions.write().insert(pid, slot.clone());
         slot
@@ -97,6 +119,13 @@ impl TxnManager {
             }
             _ => false,
         }
+    }
+
+    /// Every session's slot, for pg_stat_activity.
+    pub fn sessions(&self) -> Vec<Arc<SessionSlot>> {
+        let mut v: Vec<Arc<SessionSlot>> = self.sessions.read().values().cloned().collect();
+        v.sort_by_key(|s| s.pid);
+        v
     }
 
     pub fn session_count(&self) -> usize {
@@ -163,7 +192,7 @@ impl TxnManager {
     fn wait_durable(&self, lsn: Lsn, level: SyncLevel, slot: Option<&SessionSlot>) {
         if let (Some(wal), SyncLevel::Local) = (&self.wal, level) {
             if let Some(s) = slot {
-                *s.wait_event.lock() = Some("WALSync");
+                *s.wait_event.lock() = Some(("IO", "WALSync"));
             }
             wal.wait_flushed(lsn);
             if let Some(s) = slot {
@@ -183,8 +212,12 @@ impl TxnManager {
         locks: &[(TableId, Key)],
         level: SyncLevel,
         slot: Option<&SessionSlot>,
+        intent: bool,
     ) -> Option<Lsn> {
         if writes.is_empty() && dropped.is_empty() {
+            if intent {
+                self.drop_commit_intent();
+            }
             self.locks.release_all(txn, locks);
             return None;
         }
@@ -195,6 +228,9 @@ impl TxnManager {
             )
         });
         let lsn = self.sequence_commit(record, true);
+        if intent {
+            self.drop_commit_intent();
+        }
         self.wait_durable(lsn, level, slot);
         let horizon = self.horizon();
         for writes in writes.tables.values() {
@@ -209,8 +245,28 @@ impl TxnManager {
     }
 
     /// Abort: drop the writes and release the locks.
-    pub fn rollback(&self, txn: TxnId, locks: &[(TableId, Key)]) {
+    pub fn rollback(&self, txn: TxnId, locks: &[(TableId, Key)], intent: bool) {
+        if intent {
+            self.drop_commit_intent();
+        }
         self.locks.release_all(txn, locks);
+    }
+
+    /// A transaction that will commit as soon as its statement ends (autocommit writes):
+    /// the flusher lets it join the group it is gathering. Paired with the `intent` flag of
+    /// [`TxnManager::commit`] / [`TxnManager::rollback`].
+    pub fn declare_commit_intent(&self) {
+        if let Some(wal) = &self.wal {
+            wal.committing.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    fn drop_commit_intent(&self) {
+        if let Some(wal) = &self.wal {
+            let _ = wal
+                .committing
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| v.checked_sub(1));
+        }
     }
 
     /// A catalog change that is logged and made durable on its own (CREATE TABLE, ALTER

@@ -302,3 +302,13 @@ fn float_hash<H: std::hash::Hasher>(f: f64, state: &mut H) {
         f.to_bits().hash(state)
     }
 }
+
+/// Microseconds since 2000-01-01 00:00:00 UTC (PostgreSQL's epoch), now.
+pub fn now_us() -> i64 {
+    const PG_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+    let since_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
+    since_unix - PG_EPOCH_UNIX_US
+}

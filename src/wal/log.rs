@@ -25,6 +25,8 @@ use crate::error::{Error, Result, SqlState};
 
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
+/// The longest the flusher waits for commits already underway to join a group.
+const GROUP_GATHER: Duration = Duration::from_micros(200);
 /// Log bytes held by one segment.
 const SEGMENT_DATA_BYTES: u64 = WAL_SEGMENT_BYTES - SEGMENT_HEADER_BYTES;
 
@@ -208,6 +210,9 @@ pub struct Wal {
     pub stats: WalStats,
     /// Transactions open right now, for `commit_siblings`.
     pub active_transactions: AtomicU64,
+    /// Commits between starting to build their record and appending it. The flusher lets
+    /// these join the group it is about to flush instead of flushing without them.
+    pub committing: AtomicU64,
     stopped: AtomicBool,
 }
 
@@ -316,6 +321,10 @@ impl Wal {
         }
         // Make sure nothing stale lies beyond the end, torn or not.
         let removed = segments.cut(pos).map_err(|e| io("cut the WAL", e))?;
+        let stats = WalStats::default();
+        stats
+            .reset_at_us
+            .store(crate::types::now_us().max(0) as u64, Ordering::Relaxed);
         if let Some((at, why)) = &cut {
             tracing::warn!("WAL: invalid record at {at} ({why}); log cut there, {removed} later segment(s) removed");
         }
@@ -334,8 +343,9 @@ impl Wal {
             flushed: AtomicU64::new(pos),
             flushed_lock: Mutex::new(()),
             flushed_cv: Condvar::new(),
-            stats: WalStats::default(),
+            stats,
             active_transactions: AtomicU64::new(0),
+            committing: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         });
         Ok((
@@ -409,6 +419,16 @@ impl Wal {
                 }
                 if st.buffer.is_empty() {
                     break;
+                }
+                // Commits already building their record join this group: wait for them
+                // (never longer than GROUP_GATHER), not for commits yet to start.
+                if self.committing.load(Ordering::Acquire) > 0 {
+                    let deadline = Instant::now() + GROUP_GATHER;
+                    drop(st);
+                    while self.committing.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+                        std::thread::yield_now();
+                    }
+                    st = self.state.lock();
                 }
                 if self.opts.commit_delay_us > 0
                     && self.active_transactions.load(Ordering::Relaxed) >= self.opts.commit_siblings

@@ -1,0 +1,189 @@
+//! System views: statistics as tables, computed when scanned.
+//!
+//! - `pg_stat_wal`: PostgreSQL's columns. `wal_fpi` is always 0: SteadyDB never logs full
+//!   page images. Times are milliseconds, always tracked.
+//! - `steadydb_stat_commit_groups`: how many commits each WAL flush made durable, and how
+//!   long flushes take.
+//! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
+//!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log).
+
+use std::sync::atomic::Ordering;
+
+use rust_decimal::Decimal;
+
+use super::Engine;
+use crate::storage::{Column, Row, TableDef};
+use crate::types::{DataType, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SystemView {
+    StatWal,
+    CommitGroups,
+    Activity,
+}
+
+impl SystemView {
+    pub fn by_name(name: &str) -> Option<SystemView> {
+        match name {
+            "pg_stat_wal" => Some(SystemView::StatWal),
+            "steadydb_stat_commit_groups" => Some(SystemView::CommitGroups),
+            "pg_stat_activity" => Some(SystemView::Activity),
+            _ => None,
+        }
+    }
+
+    pub fn def(self) -> TableDef {
+        let cols: &[(&str, DataType)] = match self {
+            SystemView::StatWal => &[
+                ("wal_records", DataType::Int8),
+                ("wal_fpi", DataType::Int8),
+                ("wal_bytes", DataType::Numeric(None)),
+                ("wal_buffers_full", DataType::Int8),
+                ("wal_write", DataType::Int8),
+                ("wal_sync", DataType::Int8),
+                ("wal_write_time", DataType::Float8),
+                ("wal_sync_time", DataType::Float8),
+                ("stats_reset", DataType::TimestampTz),
+            ],
+            SystemView::CommitGroups => &[
+                ("flushes", DataType::Int8),
+                ("commits", DataType::Int8),
+                ("commits_per_flush_mean", DataType::Float8),
+                ("commits_per_flush_max", DataType::Int8),
+                ("flush_latency_p50_us", DataType::Int8),
+                ("flush_latency_p90_us", DataType::Int8),
+                ("flush_latency_p99_us", DataType::Int8),
+                ("flush_latency_max_us", DataType::Int8),
+            ],
+            SystemView::Activity => &[
+                ("datname", DataType::Text),
+                ("pid", DataType::Int4),
+                ("usename", DataType::Text),
+                ("application_name", DataType::Text),
+                ("backend_start", DataType::TimestampTz),
+                ("xact_start", DataType::TimestampTz),
+                ("query_start", DataType::TimestampTz),
+                ("wait_event_type", DataType::Text),
+                ("wait_event", DataType::Text),
+                ("state", DataType::Text),
+                ("query", DataType::Text),
+                ("backend_type", DataType::Text),
+            ],
+        };
+        TableDef {
+            name: match self {
+                SystemView::StatWal => "pg_stat_wal",
+                SystemView::CommitGroups => "steadydb_stat_commit_groups",
+                SystemView::Activity => "pg_stat_activity",
+            }
+            .into(),
+            columns: cols
+                .iter()
+                .map(|(n, t)| Column {
+                    name: n.to_string(),
+                    data_type: *t,
+                    not_null: false,
+                    default: None,
+                })
+                .collect(),
+            primary_key: Vec::new(),
+            pkey_name: None,
+            owned_sequences: Vec::new(),
+        }
+    }
+
+    pub fn rows(self, engine: &Engine) -> Vec<Row> {
+        let i = |v: u64| Value::Int8(v as i64);
+        match self {
+            SystemView::StatWal => {
+                let Some(wal) = &engine.txn.wal else {
+                    return vec![vec![
+                        i(0),
+                        i(0),
+                        Value::Numeric(Decimal::ZERO),
+                        i(0),
+                        i(0),
+                        i(0),
+                        Value::Float8(0.0),
+                        Value::Float8(0.0),
+                        Value::Null,
+                    ]
+                    .into()];
+                };
+                let s = &wal.stats;
+                let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+                vec![vec![
+                    i(l(&s.records)),
+                    i(0),
+                    Value::Numeric(Decimal::from(l(&s.bytes))),
+                    i(l(&s.buffers_full)),
+                    i(l(&s.writes)),
+                    i(l(&s.syncs)),
+                    Value::Float8(l(&s.write_time_us) as f64 / 1000.0),
+                    Value::Float8(l(&s.sync_time_us) as f64 / 1000.0),
+                    Value::TimestampTz(l(&s.reset_at_us) as i64),
+                ]
+                .into()]
+            }
+            SystemView::CommitGroups => {
+                let (flushes, commits, max, lat) = match &engine.txn.wal {
+                    Some(wal) => {
+                        let s = &wal.stats;
+                        (
+                            s.flushes.load(Ordering::Relaxed),
+                            s.flushed_commits.load(Ordering::Relaxed),
+                            s.max_commits_per_flush.load(Ordering::Relaxed),
+                            Some(s.flush_latency()),
+                        )
+                    }
+                    None => (0, 0, 0, None),
+                };
+                let mean = if flushes == 0 {
+                    0.0
+                } else {
+                    commits as f64 / flushes as f64
+                };
+                let p = |f: fn(&crate::wal::FlushLatency) -> u64| {
+                    lat.as_ref().map(|l| i(f(l))).unwrap_or(Value::Null)
+                };
+                vec![vec![
+                    i(flushes),
+                    i(commits),
+                    Value::Float8(mean),
+                    i(max),
+                    p(|l| l.p50),
+                    p(|l| l.p90),
+                    p(|l| l.p99),
+                    p(|l| l.max),
+                ]
+                .into()]
+            }
+            SystemView::Activity => engine
+                .txn
+                .sessions()
+                .iter()
+                .map(|slot| {
+                    let a = slot.activity.lock().clone();
+                    let wait = *slot.wait_event.lock();
+                    let ts = |v: Option<i64>| v.map(Value::TimestampTz).unwrap_or(Value::Null);
+                    let text = |s: &str| Value::Text(s.to_string());
+                    vec![
+                        text("postgres"),
+                        Value::Int4(slot.pid),
+                        text(&a.user),
+                        text(&a.application_name),
+                        Value::TimestampTz(a.backend_start_us),
+                        ts(a.xact_start_us),
+                        ts(a.query_start_us),
+                        wait.map(|w| text(w.0)).unwrap_or(Value::Null),
+                        wait.map(|w| text(w.1)).unwrap_or(Value::Null),
+                        text(a.state),
+                        text(&a.query),
+                        text("client backend"),
+                    ]
+                    .into()
+                })
+                .collect(),
+        }
+    }
+}
