@@ -17,7 +17,7 @@ use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
-use crate::txn::{records, Isolation, SessionSlot, TxnId, WriteSet};
+use crate::txn::{records, CommitRequest, Isolation, SessionSlot, TxnId, WriteSet};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 use crate::wal::{RecordKind, SyncLevel};
@@ -506,15 +506,15 @@ impl Session {
 
     fn commit(&mut self, t: TxnState) {
         let level = self.sync_level();
-        self.engine.txn.commit(
-            t.id,
-            t.writes,
-            &t.dropped,
-            &t.locks,
+        let request = CommitRequest {
+            txn: t.id,
+            writes: t.writes,
+            dropped: &t.dropped,
+            locks: &t.locks,
             level,
-            Some(&self.slot),
-            t.intent,
-        );
+            intent: t.intent,
+        };
+        self.engine.txn.commit(request, Some(&self.slot));
         self.engine.txn.release_snapshot(&self.slot);
         self.restore_locals(t.local_restore);
     }

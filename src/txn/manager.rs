@@ -59,6 +59,18 @@ pub struct Activity {
     pub xact_start_us: Option<i64>,
 }
 
+/// Everything a commit needs from its transaction.
+pub struct CommitRequest<'a> {
+    pub txn: TxnId,
+    pub writes: WriteSet,
+    /// Tables the transaction dropped (logged with its commit).
+    pub dropped: &'a [TableId],
+    pub locks: &'a [(TableId, Key)],
+    pub level: SyncLevel,
+    /// Whether the transaction declared a commit intent (see `declare_commit_intent`).
+    pub intent: bool,
+}
+
 pub struct TxnManager {
     pub catalog: Catalog,
     pub locks: LockTable,
@@ -204,16 +216,15 @@ impl TxnManager {
     /// Commit: log one record with every row change, wait until it is as durable as
     /// `level` asks, install the writes, wait until the commit is visible, then release the
     /// locks. Returns the commit's LSN (None if it changed nothing).
-    pub fn commit(
-        &self,
-        txn: TxnId,
-        writes: WriteSet,
-        dropped: &[TableId],
-        locks: &[(TableId, Key)],
-        level: SyncLevel,
-        slot: Option<&SessionSlot>,
-        intent: bool,
-    ) -> Option<Lsn> {
+    pub fn commit(&self, c: CommitRequest<'_>, slot: Option<&SessionSlot>) -> Option<Lsn> {
+        let CommitRequest {
+            txn,
+            writes,
+            dropped,
+            locks,
+            level,
+            intent,
+        } = c;
         if writes.is_empty() && dropped.is_empty() {
             if intent {
                 self.drop_commit_intent();
