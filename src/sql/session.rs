@@ -381,6 +381,10 @@ impl Session {
         }
         self.report_activity(Some(&stmt.shape.text));
         let result = self.execute_inner(stmt, params);
+        if let Err(e) = &result {
+            // As PostgreSQL's log_min_error_statement = error: the error and its statement.
+            tracing::info!(code = %e.code, "ERROR: {}; STATEMENT: {}", e.message, stmt.shape.text);
+        }
         self.report_activity(None);
         result
     }
