@@ -206,7 +206,7 @@ class Bench:
             print(f" {rec['startup_seconds']:.1f}s, setup", end="", flush=True)
             t0 = time.monotonic()
             rec["setup_steps"] = setup(w, server, self.pg_bin, a.scale, a.update_pk_rows, Path(rec["setup_log"]))
-            with server.connect(timeout=None) as c:
+            with server.connect(timeout=3600) as c:
                 t1 = time.monotonic()
                 c.query("checkpoint")
                 rec["post_setup_checkpoint_seconds"] = round(time.monotonic() - t1, 3)

@@ -190,7 +190,7 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     result: dict = {"pgbench_command": cmd, "sampling_rate": sampling_rate or 1.0}
     control = None
     try:
-        control = server.connect(timeout=None)
+        control = server.connect(timeout=max(600, 2 * duration))  # a CHECKPOINT may take long
     except (pgwire.PgError, OSError) as e:
         warn(f"{server.label}: control connection failed: {e}")
     wal_before = stat_wal(control)
