@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""Side-by-side pgbench benchmark of SteadyDB and PostgreSQL 15 on this machine.
+
+    python bench/run.py                       # the standard set (see bench/README.md)
+    python bench/run.py --workloads tpcb --clients 1,32 --duration 60 --checkpoint-at 30
+
+For every (workload, client count) each system gets a fresh server and data directory,
+its data is set up, a CHECKPOINT is taken, and pgbench runs for --duration seconds.
+The systems run one after the other, never at the same time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shlex
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+if sys.version_info < (3, 9):
+    sys.exit("bench/run.py needs Python 3.9 or newer (3.11 recommended)")
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from harness import report, servers  # noqa: E402
+from harness.pgbench import run_pgbench  # noqa: E402
+from harness.servers import REGISTRY, log, warn  # noqa: E402
+from harness.workloads import STANDARD_SET, WORKLOADS, prepare_script, setup  # noqa: E402
+
+MAX_LOG_LINES = 5_000_000  # above this (estimated), per-transaction logs are sampled
+
+
+def csv_list(conv):
+    def parse(text: str):
+        try:
+            items = [conv(x.strip()) for x in text.split(",") if x.strip()]
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        if not items:
+            raise argparse.ArgumentTypeError("empty list")
+        return items
+    return parse
+
+
+def positive_int(text: str) -> int:
+    v = int(text)
+    if v <= 0:
+        raise ValueError(f"{text} is not a positive integer")
+    return v
+
+
+def conf_pair(text: str) -> tuple[str, str]:
+    if "=" not in text or not text.split("=", 1)[0].strip():
+        raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def sampling(text: str):
+    if text == "auto":
+        return "auto"
+    v = float(text)
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError("sampling rate must be in (0, 1] or 'auto'")
+    return v
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workloads", type=csv_list(str), default=list(STANDARD_SET),
+                   help=f"comma-separated, from: {', '.join(WORKLOADS)} (default: {','.join(STANDARD_SET)})")
+    p.add_argument("--clients", type=csv_list(positive_int), default=[1, 32, 128],
+                   help="comma-separated client counts (default: 1,32,128)")
+    p.add_argument("--duration", type=positive_int, default=30, help="seconds per run (default: 30)")
+    p.add_argument("--scale", type=positive_int, default=10,
+                   help="pgbench scale for tpcb/select_pk/update_balance (default: 10)")
+    p.add_argument("--update-pk-rows", type=positive_int, default=1_000_000,
+                   help="rows loaded into tbl for update_pk (default: 1000000)")
+    p.add_argument("--shared-buffers", default="128MB", help="shared_buffers for both systems (default: 128MB)")
+    p.add_argument("--systems", type=csv_list(str), default=["postgres", "steadydb"],
+                   help="comma-separated, run in this order (default: postgres,steadydb)")
+    p.add_argument("--threads", type=positive_int, default=None,
+                   help="pgbench -j (capped at the client count; default: min(clients, 2 * nproc))")
+    p.add_argument("--steadydb-bin", default=None,
+                   help="SteadyDB binary (default: target/release/steadydb in the repository, "
+                        "built with cargo build --release if missing)")
+    p.add_argument("--pg-bin-dir", default=str(servers.PG_BIN_DEFAULT),
+                   help=f"PostgreSQL 15 binaries (default: {servers.PG_BIN_DEFAULT}; "
+                        "installed from Debian's postgresql-15 if missing)")
+    p.add_argument("--out", default=None, help="output directory (default: bench/results/<timestamp>)")
+    p.add_argument("--data-root", default=None,
+                   help="where the temporary data directories go (default: the system temp dir); "
+                        "must be a real disk for the fsync numbers to mean anything")
+    p.add_argument("--checkpoint-at", type=csv_list(float), default=[],
+                   help="issue CHECKPOINT at these seconds into every run (e.g. 30,60)")
+    p.add_argument("--extra-steadydb-conf", type=conf_pair, action="append", default=[], metavar="NAME=VALUE",
+                   help="extra -c setting for SteadyDB (repeatable)")
+    p.add_argument("--extra-postgres-conf", type=conf_pair, action="append", default=[], metavar="NAME=VALUE",
+                   help="extra -c setting for PostgreSQL (repeatable)")
+    p.add_argument("--sampling-rate", type=sampling, default="auto",
+                   help="pgbench --sampling-rate for the per-transaction log: a number in (0,1], or 'auto' "
+                        f"(1, unless the log is expected to exceed {MAX_LOG_LINES:,} lines; default)")
+    p.add_argument("--keep-txn-logs", action="store_true",
+                   help="keep pgbench's per-transaction logs (deleted after computing percentiles by default)")
+    a = p.parse_args(argv)
+    unknown = [w for w in a.workloads if w not in WORKLOADS]
+    if unknown:
+        p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+    bad = [s for s in a.systems if s not in ("postgres", "steadydb")]
+    if bad or len(set(a.systems)) != len(a.systems):
+        p.error("--systems takes postgres and/or steadydb")
+    if any(t < 0 for t in a.checkpoint_at):
+        p.error("--checkpoint-at times must be >= 0")
+    return a
+
+
+def system_settings(a: argparse.Namespace) -> dict[str, dict[str, str]]:
+    common = {"fsync": "on", "synchronous_commit": "on", "shared_buffers": a.shared_buffers,
+              "max_connections": "300"}
+    out = {"postgres": dict(common), "steadydb": dict(common)}
+    for system, extras in (("postgres", a.extra_postgres_conf), ("steadydb", a.extra_steadydb_conf)):
+        for k, v in extras:
+            if k in common and common[k] != v:
+                warn(f"--extra-{system}-conf {k}={v} overrides a setting shared by both systems ({k}={common[k]}): "
+                     "the comparison is no longer like for like")
+            out[system][k] = v
+    return out
+
+
+def matplotlib_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+        return True
+    except ImportError:
+        warn("matplotlib is not installed, so no plots will be drawn (JSON and tables are still written). "
+             "Install it with: pip install -r bench/requirements.txt  (or use bench/run.sh, which sets up a venv)")
+        return False
+
+
+def tool_version(cmd: list[str]) -> str | None:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip() or None
+    except OSError:
+        return None
+
+
+class Bench:
+    def __init__(self, a: argparse.Namespace):
+        self.a = a
+        self.pg_bin = Path(a.pg_bin_dir)
+        self.nproc = len(os.sched_getaffinity(0))
+        self.settings = system_settings(a)
+        self.max_tps_seen: dict[str, float] = {}
+        self.problems: list[str] = []
+        self.steadydb_copy: Path | None = None
+        self.bench_user = None
+
+    def threads(self, clients: int) -> int:
+        return min(clients, self.a.threads or 2 * self.nproc)
+
+    def sampling_rate(self, workload: str) -> float:
+        if self.a.sampling_rate != "auto":
+            return self.a.sampling_rate
+        # estimate from the fastest run of this workload so far (x2 for more clients / the other system)
+        est = self.max_tps_seen.get(workload, 0) * self.a.duration * 2
+        if est <= MAX_LOG_LINES:
+            return 1.0
+        return float(f"{MAX_LOG_LINES / est:.2g}")
+
+    def make_server(self, system: str, workdir: Path, log_path: Path):
+        if system == "postgres":
+            return servers.PostgresServer(self.pg_bin, workdir, log_path, self.settings["postgres"], self.bench_user)
+        return servers.SteadyDBServer(self.steadydb_copy, workdir, log_path, self.settings["steadydb"])
+
+    def run_one(self, system: str, wname: str, clients: int, script: Path | None, results: dict) -> dict:
+        a = self.a
+        w = WORKLOADS[wname]
+        tag = f"{wname}_c{clients}_{system}"
+        runs_dir = self.out / "runs"
+        runs_dir.mkdir(exist_ok=True)
+        workdir = self.data_root / tag
+        workdir.mkdir()
+        rec: dict = {"workload": wname, "clients": clients, "threads": self.threads(clients), "system": system,
+                     "status": "error", "settings": self.settings[system],
+                     "server_log": str(runs_dir / f"{tag}.server.log"),
+                     "setup_log": str(runs_dir / f"{tag}.setup.log")}
+        server = self.make_server(system, workdir, Path(rec["server_log"]))
+        label = report.LABELS[system]
+        print(f"  {label:<10} start", end="", flush=True)
+        try:
+            t0 = time.monotonic()
+            server.start()
+            rec["startup_seconds"] = round(time.monotonic() - t0, 2)
+            with server.connect() as c:
+                version = c.query("show server_version").scalar()
+            sw = results["software"].setdefault(system, {})
+            if sw.get("server_version") not in (None, version):
+                warn(f"{label} reported server_version {version!r}, earlier {sw['server_version']!r}")
+            sw["server_version"] = version
+            print(f" {rec['startup_seconds']:.1f}s, setup", end="", flush=True)
+            t0 = time.monotonic()
+            rec["setup_steps"] = setup(w, server, self.pg_bin, a.scale, a.update_pk_rows, Path(rec["setup_log"]))
+            with server.connect(timeout=3600) as c:
+                t1 = time.monotonic()
+                c.query("checkpoint")
+                rec["post_setup_checkpoint_seconds"] = round(time.monotonic() - t1, 3)
+            rec["setup_seconds"] = round(time.monotonic() - t0, 2)
+            print(f" {rec['setup_seconds']:.1f}s, pgbench {a.duration}s ...", end="", flush=True)
+            extra = ["-s", str(a.scale)] if w.pgbench_init and script is not None else []
+            res = run_pgbench(server, self.pg_bin, script=script, extra_args=extra, clients=clients,
+                              threads=self.threads(clients), duration=a.duration,
+                              sampling_rate=self.sampling_rate(wname), checkpoint_at=self.checkpoint_at,
+                              files_prefix=runs_dir / tag)
+            rec.update(res)
+            if res["pgbench_exit_code"] != 0:
+                rec["error"] = (f"pgbench exited with {res['pgbench_exit_code']}: "
+                                + " | ".join(res.get("pgbench_messages", [])[-3:]))
+            elif res.get("tps") is None:
+                rec["error"] = "no tps in pgbench's output"
+            elif not server.alive():
+                rec["error"] = "server exited during the run"
+            else:
+                rec["status"] = "ok"
+            if rec.get("tps"):
+                self.max_tps_seen[wname] = max(self.max_tps_seen.get(wname, 0), rec["tps"])
+            for cp in rec.get("checkpoints", []):
+                if cp.get("error"):
+                    self.problems.append(f"{tag}: CHECKPOINT at {cp['requested_at_s']} s failed: {cp['error']}")
+        except KeyboardInterrupt:
+            rec["error"] = "interrupted"
+            raise
+        except Exception as e:  # record, clean up, go on with the next run
+            rec["error"] = f"{type(e).__name__}: {e}"
+            rec["traceback"] = traceback.format_exc()
+        finally:
+            server.cleanup()
+            rec["server_exit_code"] = server.exit_code
+            rec["server_commands"] = server.commands
+            if not a.keep_txn_logs:
+                for f in rec.get("txn_log_files", []):
+                    Path(f).unlink(missing_ok=True)
+                rec["txn_logs_deleted"] = True
+                try:
+                    (runs_dir / "txnlog").rmdir()  # only if empty
+                except OSError:
+                    pass
+            results["runs"].append(rec)
+        if rec["status"] == "ok":
+            print(f" {rec['tps']:,.1f} tps, p50 {rec.get('p50_ms', float('nan')):.3f} ms, "
+                  f"p99 {rec.get('p99_ms', float('nan')):.3f} ms, {rec.get('failed_transactions', '?')} failed"
+                  + (f" (log sampled at {rec['sampling_rate']:g})" if rec.get("sampling_rate", 1) < 1 else ""))
+        else:
+            print(" ERROR")
+            print(f"    {rec['error']}".replace("\n", "\n    "), file=sys.stderr)
+            self.problems.append(f"{tag}: {rec['error'].splitlines()[0]}")
+        if rec.get("failed_transactions"):
+            self.problems.append(f"{tag}: pgbench reported {rec['failed_transactions']} failed transactions")
+        if server.was_running and server.exit_code != 0:
+            self.problems.append(f"{tag}: {label} exited with code {server.exit_code} when asked to stop")
+        return rec
+
+    def run(self) -> int:
+        a = self.a
+        started = dt.datetime.now().astimezone()
+        stamp = started.strftime("%Y%m%d-%H%M%S")
+        self.out = Path(a.out).resolve() if a.out else BENCH_DIR / "results" / stamp
+        self.out.mkdir(parents=True, exist_ok=True)
+        if (self.out / "results.json").exists():
+            sys.exit(f"{self.out} already holds results; choose another --out")
+        have_plots = matplotlib_available()
+
+        servers.ensure_postgres_installed(self.pg_bin)
+        if "postgres" in a.systems:
+            self.bench_user = servers.ensure_bench_user()
+        parent = Path(a.data_root).resolve() if a.data_root else None
+        if parent:
+            parent.mkdir(parents=True, exist_ok=True)
+        self.data_root = servers.make_tempdir("steadybench-", parent)
+        self.data_root.chmod(0o711)  # PostgreSQL runs as an unprivileged user when we are root
+
+        machine = report.machine_info(self.data_root)
+        others = report.other_database_processes()
+        warnings = []
+        if others:
+            warnings.append("other database servers are running on this machine and may disturb the "
+                            "measurements: " + "; ".join(others))
+        if machine["loadavg_at_start"][0] > 0.5 * self.nproc:
+            warnings.append(f"the machine is busy (load average {machine['loadavg_at_start'][0]:.2f} "
+                            f"on {self.nproc} CPUs)")
+        if machine["data_filesystem"].get("type") in ("tmpfs", "ramfs"):
+            warnings.append("the data directories are on tmpfs: fsync costs nothing there; use --data-root")
+        for w in warnings:
+            warn(w)
+
+        software = {"pgbench": {"version": tool_version([str(self.pg_bin / "pgbench"), "--version"]),
+                                "binary": str(self.pg_bin / "pgbench")}}
+        if "postgres" in a.systems:
+            software["postgres"] = {"binary": str(self.pg_bin / "postgres"),
+                                    "version_output": tool_version([str(self.pg_bin / "postgres"), "--version"]),
+                                    "run_as_user": self.bench_user.pw_name if self.bench_user else None}
+        if "steadydb" in a.systems:
+            _, self.steadydb_copy, info = servers.resolve_steadydb_binary(a.steadydb_bin, REPO_ROOT, self.data_root)
+            info["note"] = "the binary was copied before the first run, so a rebuild during the benchmark has no effect"
+            software["steadydb"] = info
+        try:
+            import matplotlib
+            software["matplotlib"] = matplotlib.__version__
+        except ImportError:
+            software["matplotlib"] = None
+
+        self.checkpoint_at = sorted(t for t in a.checkpoint_at if t < a.duration)
+        dropped = [t for t in a.checkpoint_at if t >= a.duration]
+        if dropped:
+            warn(f"--checkpoint-at {','.join(map(str, dropped))}: not within the {a.duration} s runs; ignored")
+
+        threads_rule = (f"min(clients, {a.threads})" if a.threads else f"min(clients, 2 * nproc = {2 * self.nproc})")
+        results = {
+            "schema_version": 1,
+            "started_at": started.isoformat(timespec="seconds"),
+            "finished_at": None,
+            "command": shlex.join([sys.executable] + sys.argv),
+            "options": {"workloads": a.workloads, "clients": a.clients, "duration": a.duration,
+                        "scale": a.scale, "update_pk_rows": a.update_pk_rows, "shared_buffers": a.shared_buffers,
+                        "systems": a.systems, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
+                        "sampling_rate": a.sampling_rate, "extra_steadydb_conf": dict(a.extra_steadydb_conf),
+                        "extra_postgres_conf": dict(a.extra_postgres_conf)},
+            "method": {
+                "fresh_server_per_run": True,
+                "order": "for each workload, for each client count, the systems one after the other",
+                "post_setup_checkpoint": "CHECKPOINT after loading, before pgbench starts",
+                "pgbench": "-M prepared -n (no vacuum), -P 1 --progress-timestamp, --log",
+                "tps": "pgbench summary 'tps = ... (without initial connection time)'",
+                "latency_percentiles": "nearest-rank, from the per-transaction log (sampled when sampling_rate < 1)",
+            },
+            "settings": self.settings,
+            "machine": machine,
+            "warnings": warnings,
+            "software": software,
+            "workload_info": {w: {"description": WORKLOADS[w].description, "script": WORKLOADS[w].script,
+                                  "tables_grow": WORKLOADS[w].tables_grow} for w in a.workloads},
+            "runs": [],
+        }
+        report.write_results(self.out, results)
+        log(f"results go to {self.out}")
+        total = len(a.workloads) * len(a.clients)
+        n = 0
+        interrupted = False
+        try:
+            for wname in a.workloads:
+                script = prepare_script(WORKLOADS[wname], self.out / "scripts", a.update_pk_rows)
+                results["workload_info"][wname]["script_used"] = str(script) if script else "builtin tpcb-like"
+                for clients in a.clients:
+                    n += 1
+                    log(f"[{n}/{total}] {wname}, {clients} client{'s' if clients != 1 else ''}, "
+                        f"{self.threads(clients)} pgbench thread{'s' if self.threads(clients) != 1 else ''}")
+                    for system in a.systems:
+                        self.run_one(system, wname, clients, script, results)
+                        report.write_results(self.out, results)
+                print()
+                print(report.workload_table(wname, a.clients, a.systems, results["runs"]), flush=True)
+                print()
+                if have_plots:
+                    try:
+                        png = report.plot_workload(self.out, wname, a.clients, a.systems, results["runs"],
+                                                  a.duration)
+                        if png:
+                            results["workload_info"][wname]["plot"] = str(png)
+                    except Exception as e:  # a plot problem must not lose the numbers
+                        warn(f"plotting {wname} failed: {e}")
+        except KeyboardInterrupt:
+            interrupted = True
+            warn("interrupted; stopping servers and writing what was measured so far")
+        finally:
+            REGISTRY.cleanup()
+            results["finished_at"] = None if interrupted else dt.datetime.now().astimezone().isoformat(timespec="seconds")
+            results["problems"] = self.problems
+            report.write_results(self.out, results)
+
+        print("\n" + report.markdown_report(results))
+        written = [self.out / "results.json", self.out / "results.md"] + \
+            [Path(i["plot"]) for i in results["workload_info"].values() if i.get("plot")]
+        log("\nwritten: " + ", ".join(map(str, written)))
+        if self.problems:
+            print("\nProblems:", file=sys.stderr)
+            for p in self.problems:
+                print(f"  - {p}", file=sys.stderr)
+        if interrupted:
+            return 130
+        return 1 if self.problems else 0
+
+
+def main(argv: list[str]) -> int:
+    a = parse_args(argv)
+    servers.install_signal_handlers()
+    try:
+        return Bench(a).run()
+    except KeyboardInterrupt:
+        warn("interrupted")
+        return 130
+    except (RuntimeError, subprocess.CalledProcessError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        REGISTRY.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
