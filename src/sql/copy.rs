@@ -20,7 +20,8 @@ pub struct CopyParser {
     pub line: u64,
 }
 
-pub type Record = Vec<Option<String>>;
+/// One parsed COPY line: its line number and fields (None = NULL).
+pub type Record = (u64, Vec<Option<String>>);
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::new(SqlState::BAD_COPY_FILE_FORMAT, msg)
@@ -146,6 +147,11 @@ impl CopyParser {
     }
 
     fn record(&mut self, raw: &[u8]) -> Result<Option<Record>> {
+        let line = self.line + 1;
+        Ok(self.fields(raw)?.map(|f| (line, f)))
+    }
+
+    fn fields(&mut self, raw: &[u8]) -> Result<Option<Vec<Option<String>>>> {
         self.line += 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if raw == b"\\." {
@@ -168,7 +174,7 @@ impl CopyParser {
         }
     }
 
-    fn text_record(&self, line: &str) -> Result<Record> {
+    fn text_record(&self, line: &str) -> Result<Vec<Option<String>>> {
         let delim = self.delimiter as char;
         line.split(delim)
             .map(|field| {
@@ -181,7 +187,7 @@ impl CopyParser {
             .collect()
     }
 
-    fn csv_record(&self, line: &str) -> Result<Record> {
+    fn csv_record(&self, line: &str) -> Result<Vec<Option<String>>> {
         let (delim, quote, escape) = (
             self.delimiter as char,
             self.quote as char,
@@ -310,6 +316,8 @@ mod tests {
         let mut p = parser("copy t from stdin");
         let mut recs = p.feed(b"1\tab\\tc\n2\t\\N\n3\t").unwrap();
         recs.extend(p.feed(b"x\\\\y\n\\.\nignored\n").unwrap());
+        assert_eq!(recs.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        let recs: Vec<_> = recs.into_iter().map(|r| r.1).collect();
         assert_eq!(
             recs,
             vec![
@@ -325,6 +333,7 @@ mod tests {
         let mut p = parser("copy t from stdin with (format csv, header)");
         let mut recs = p.feed(b"a,b\n1,\"x,\"\"y\"\"\nz\"\n2,\n3,\"\"").unwrap();
         recs.extend(p.finish().unwrap());
+        let recs: Vec<_> = recs.into_iter().map(|r| r.1).collect();
         assert_eq!(
             recs,
             vec![

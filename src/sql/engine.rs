@@ -48,7 +48,10 @@ impl Engine {
         };
         let mut txn = TxnManager::default();
         let started = Instant::now();
-        tracing::info!("database system was shut down or crashed; replaying the WAL");
+        tracing::info!(
+            "starting up: replaying the WAL in {}",
+            data_dir.join("wal").display()
+        );
         let (wal, replayed) =
             Wal::open(disk, &data_dir.join("wal"), opts, |kind, payload, lsn| {
                 records::replay(&txn.catalog, kind, payload, lsn)

@@ -1011,8 +1011,7 @@ impl Session {
         };
         let ncols = cp.def.columns.len();
         let mut touched = std::collections::HashSet::new();
-        for rec in records {
-            let line = copy.parser.line;
+        for (line, rec) in records {
             let context = |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
             if rec.len() > cp.targets.len() {
                 return Err(context(Error::new(
