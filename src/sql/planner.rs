@@ -639,15 +639,7 @@ impl Planner<'_> {
                 constraint: ast::TableConstraint::PrimaryKey(pk),
                 ..
             }] => {
-                if !def.primary_key.is_empty() {
-                    return Err(Error::new(
-                        SqlState::INVALID_TABLE_DEFINITION,
-                        format!(
-                            "multiple primary keys for table \"{}\" are not allowed",
-                            def.name
-                        ),
-                    ));
-                }
+                // An existing key is refused when the statement runs (add_primary_key).
                 let mut columns = Vec::new();
                 for ic in &pk.columns {
                     let cname = match &ic.column.expr {
@@ -1330,6 +1322,32 @@ impl Planner<'_> {
         }
     }
 
+    /// The scan of an UPDATE or DELETE target: its WHERE bound (no aggregates), and the
+    /// access path chosen from it.
+    fn target_scan(
+        &mut self,
+        table: Arc<Table>,
+        scope: &Scope,
+        selection: &Option<ast::Expr>,
+    ) -> Result<ScanPlan> {
+        let def = table.def();
+        self.binder.no_aggregates = Some("WHERE");
+        let filter = match selection {
+            Some(w) => self.binder.bind_bool(w, scope, "WHERE").map(Some),
+            None => Ok(None),
+        };
+        self.binder.no_aggregates = None;
+        let filter = filter?;
+        let access = access_path(&def, filter.as_ref());
+        Ok(ScanPlan {
+            table,
+            system: None,
+            def,
+            access,
+            filter,
+        })
+    }
+
     fn plan_update(&mut self, u: &ast::Update) -> Result<Plan> {
         if u.from.is_some() {
             return Err(Error::unsupported("UPDATE ... FROM is not supported yet"));
@@ -1338,22 +1356,10 @@ impl Planner<'_> {
         let def = table.def();
         let scope = table_scope(&table, &def, alias.as_deref());
         let assignments = self.assignments(&u.assignments, &def, &scope)?;
-        self.binder.no_aggregates = Some("WHERE");
-        let filter = match &u.selection {
-            Some(w) => Some(self.binder.bind_bool(w, &scope, "WHERE")?),
-            None => None,
-        };
-        self.binder.no_aggregates = None;
+        let scan = self.target_scan(table.clone(), &scope, &u.selection)?;
         let returning = self.returning(&u.returning, &scope, &table)?;
-        let access = access_path(&def, filter.as_ref());
         Ok(Plan::Update(Box::new(UpdatePlan {
-            scan: ScanPlan {
-                table,
-                system: None,
-                def,
-                access,
-                filter,
-            },
+            scan,
             assignments,
             returning,
         })))
@@ -1374,24 +1380,9 @@ impl Planner<'_> {
         let (table, alias) = self.single_table(twj)?;
         let def = table.def();
         let scope = table_scope(&table, &def, alias.as_deref());
-        self.binder.no_aggregates = Some("WHERE");
-        let filter = match &d.selection {
-            Some(w) => Some(self.binder.bind_bool(w, &scope, "WHERE")?),
-            None => None,
-        };
-        self.binder.no_aggregates = None;
+        let scan = self.target_scan(table.clone(), &scope, &d.selection)?;
         let returning = self.returning(&d.returning, &scope, &table)?;
-        let access = access_path(&def, filter.as_ref());
-        Ok(Plan::Delete(Box::new(DeletePlan {
-            scan: ScanPlan {
-                table,
-                system: None,
-                def,
-                access,
-                filter,
-            },
-            returning,
-        })))
+        Ok(Plan::Delete(Box::new(DeletePlan { scan, returning })))
     }
 }
 
