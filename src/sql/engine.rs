@@ -52,10 +52,12 @@ impl Engine {
             "starting up: replaying the WAL in {}",
             data_dir.join("wal").display()
         );
+        let mut replay = records::Replay::default();
         let (wal, replayed) =
             Wal::open(disk, &data_dir.join("wal"), opts, |kind, payload, lsn| {
-                records::replay(&txn.catalog, kind, payload, lsn)
+                records::replay(&txn.catalog, &mut replay, kind, payload, lsn)
             })?;
+        replay.finish(&txn.catalog);
         for name in txn.catalog.table_names() {
             if let Some(t) = txn.catalog.table(&name) {
                 t.restore_next_row_id();

@@ -111,6 +111,8 @@ pub struct EvalContext<'a> {
     pub user: &'a str,
     pub engine: &'a super::Engine,
     pub settings: &'a dyn Fn(&str) -> Option<String>,
+    /// The end of any log record written while evaluating (sequence advances).
+    pub logged_upto: std::cell::Cell<u64>,
 }
 
 fn truth(v: &Value) -> Result<Option<bool>> {
@@ -478,7 +480,13 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
                     format!("relation \"{name}\" does not exist"),
                 )
             })?;
-            Value::Int8(ctx.engine.txn.nextval(&seq))
+            {
+                let (v, logged) = ctx.engine.txn.nextval(&seq);
+                if let Some(l) = logged {
+                    ctx.logged_upto.set(ctx.logged_upto.get().max(l.0));
+                }
+                Value::Int8(v)
+            }
         }
         Func::Version => Value::Text(format!(
             "PostgreSQL {} on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",

@@ -122,6 +122,10 @@ pub struct TxnState {
     pub dropped: Vec<TableId>,
     /// An autocommit write declared its intent to commit (see `declare_commit_intent`).
     pub intent: bool,
+    /// Tables this transaction created; its commit confirms their creation in the log.
+    pub created: Vec<TableId>,
+    /// The end of log records it caused outside its commit record (sequence advances).
+    pub logged_upto: u64,
     pub locks: Vec<(TableId, Key)>,
     pub start_us: i64,
     undo: Vec<Undo>,
@@ -426,6 +430,8 @@ impl Session {
                     writes: std::mem::take(&mut t.writes),
                     dropped: std::mem::take(&mut t.dropped),
                     intent: std::mem::take(&mut t.intent),
+                    created: std::mem::take(&mut t.created),
+                    logged_upto: 0,
                     locks: std::mem::take(&mut t.locks),
                     start_us: t.start_us,
                     undo: std::mem::take(&mut t.undo),
@@ -492,6 +498,8 @@ impl Session {
                 writes: WriteSet::default(),
                 dropped: Vec::new(),
                 intent: false,
+                created: Vec::new(),
+                logged_upto: 0,
                 locks: Vec::new(),
                 start_us: now_us(),
                 undo: Vec::new(),
@@ -513,10 +521,12 @@ impl Session {
         let request = CommitRequest {
             txn: t.id,
             writes: t.writes,
+            created: &t.created,
             dropped: &t.dropped,
             locks: &t.locks,
             level,
             intent: t.intent,
+            logged_upto: Lsn(t.logged_upto),
         };
         self.engine.txn.commit(request, Some(&self.slot));
         self.engine.txn.release_snapshot(&self.slot);
@@ -768,8 +778,10 @@ impl Session {
                         },
                     );
                     created?;
+                    let t = self.txn();
+                    t.undo.push(Undo::Created(def.name.clone()));
+                    t.created.push(id);
                 }
-                self.txn().undo.push(Undo::Created(def.name.clone()));
                 command("CREATE TABLE")
             }
             Plan::DropTable { names, if_exists } => {
@@ -938,6 +950,7 @@ impl Session {
                 user: &self.user,
                 engine: &engine,
                 settings: &settings_fn,
+                logged_upto: std::cell::Cell::new(0),
             },
             txn,
         };
@@ -948,7 +961,7 @@ impl Session {
                 Outcome::Rows { fields, rows, tag }
             }
         };
-        match plan {
+        let result = match plan {
             Plan::Select(sel) => {
                 let rows = exec.select(sel)?;
                 let tag = tag_rows("SELECT", rows.len() as u64);
@@ -967,7 +980,10 @@ impl Session {
                 Ok(with_rows(tag_rows("DELETE", n), rows, fields))
             }
             _ => Err(Error::internal("not a DML plan")),
-        }
+        };
+        // Sequence advances logged by this statement must be durable before its commit.
+        exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
+        result
     }
 
     /// Feed one CopyData message's bytes (any split across rows).
@@ -1006,6 +1022,7 @@ impl Session {
                 user: &self.user,
                 engine: &engine,
                 settings: &settings_fn,
+                logged_upto: std::cell::Cell::new(0),
             },
             txn,
         };
@@ -1040,6 +1057,7 @@ impl Session {
             exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
                 .map_err(context)?;
             copy.rows += 1;
+            exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
             if copy.rows.is_multiple_of(1024) && self.slot.cancel.load(Ordering::Acquire) {
                 return Err(Error::canceled());
             }

@@ -63,12 +63,17 @@ pub struct Activity {
 pub struct CommitRequest<'a> {
     pub txn: TxnId,
     pub writes: WriteSet,
-    /// Tables the transaction dropped (logged with its commit).
+    /// Tables the transaction created (their creation was logged when it ran; the commit
+    /// confirms it) and dropped (logged with its commit).
+    pub created: &'a [TableId],
     pub dropped: &'a [TableId],
     pub locks: &'a [(TableId, Key)],
     pub level: SyncLevel,
     /// Whether the transaction declared a commit intent (see `declare_commit_intent`).
     pub intent: bool,
+    /// Log records the transaction caused outside its commit record (sequence advances)
+    /// end here: even a commit without changes is durable only once they are.
+    pub logged_upto: Lsn,
 }
 
 pub struct TxnManager {
@@ -220,14 +225,19 @@ impl TxnManager {
         let CommitRequest {
             txn,
             writes,
+            created,
             dropped,
             locks,
             level,
             intent,
+            logged_upto,
         } = c;
-        if writes.is_empty() && dropped.is_empty() {
+        if writes.is_empty() && dropped.is_empty() && created.is_empty() {
             if intent {
                 self.drop_commit_intent();
+            }
+            if logged_upto > Lsn::ZERO {
+                self.wait_durable(logged_upto, level, slot);
             }
             self.locks.release_all(txn, locks);
             return None;
@@ -235,7 +245,7 @@ impl TxnManager {
         let record = self.wal.as_ref().map(|_| {
             PendingRecord::new(
                 RecordKind::Commit,
-                &records::encode_commit(&writes, dropped),
+                &records::encode_commit(&writes, created, dropped),
             )
         });
         let lsn = self.sequence_commit(record, true);
@@ -295,8 +305,11 @@ impl TxnManager {
 
     /// The next value of a sequence. Values are logged ahead in batches; a commit that uses
     /// one is flushed after that log record, so no value is reused after a crash.
-    pub fn nextval(&self, seq: &Sequence) -> i64 {
+    /// Returns the value and, if a log record was written for it, that record's end: the
+    /// transaction must not commit (even without changes) before it is durable.
+    pub fn nextval(&self, seq: &Sequence) -> (i64, Option<Lsn>) {
         let v = seq.nextval();
+        let mut logged_at = None;
         if let Some(wal) = &self.wal {
             let logged = seq.logged_upto();
             if v > logged.load(Ordering::Acquire) {
@@ -305,10 +318,10 @@ impl TxnManager {
                     RecordKind::SequenceAdvance,
                     &records::encode_sequence_advance(&seq.name, upto),
                 );
-                wal.append(rec, false, |_| {});
+                logged_at = Some(wal.append(rec, false, |_| {}));
                 logged.fetch_max(upto, Ordering::AcqRel);
             }
         }
-        v
+        (v, logged_at)
     }
 }

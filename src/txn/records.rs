@@ -160,9 +160,14 @@ pub fn encode_sequence_advance(name: &str, upto: i64) -> Vec<u8> {
     w.buf
 }
 
-/// A transaction's commit record: tables it dropped, then its row changes.
-pub fn encode_commit(writes: &WriteSet, dropped: &[TableId]) -> Vec<u8> {
+/// A transaction's commit record: tables it created (their creation is confirmed), tables
+/// it dropped, then its row changes.
+pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]) -> Vec<u8> {
     let mut w = Writer::default();
+    w.varint(created.len() as u64);
+    for id in created {
+        w.u32(id.0);
+    }
     w.varint(dropped.len() as u64);
     for id in dropped {
         w.u32(id.0);
@@ -189,8 +194,30 @@ pub fn encode_commit(writes: &WriteSet, dropped: &[TableId]) -> Vec<u8> {
     w.buf
 }
 
+/// Replay state across records: tables whose creating transaction has not (yet) been
+/// seen to commit. Whatever is left at the end of the log was never committed: drop it.
+#[derive(Default)]
+pub struct Replay {
+    pub unconfirmed: std::collections::HashSet<TableId>,
+}
+
+impl Replay {
+    /// Drop the tables whose creation never committed.
+    pub fn finish(self, catalog: &Catalog) {
+        for id in self.unconfirmed {
+            drop_by_id(catalog, id);
+        }
+    }
+}
+
 /// Apply one replayed record to the catalog and storage. `lsn` is the record's end.
-pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> Result<()> {
+pub fn replay(
+    catalog: &Catalog,
+    state: &mut Replay,
+    kind: RecordKind,
+    payload: &[u8],
+    lsn: Lsn,
+) -> Result<()> {
     let mut r = Reader::new(payload);
     match kind {
         RecordKind::CreateTable => {
@@ -198,8 +225,13 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
             if catalog.table_by_id(id).is_none() {
                 catalog.create_table_with_id(id, def)?;
             }
+            state.unconfirmed.insert(id);
         }
-        RecordKind::DropTable => drop_by_id(catalog, TableId(r.u32()?)),
+        RecordKind::DropTable => {
+            let id = TableId(r.u32()?);
+            state.unconfirmed.remove(&id);
+            drop_by_id(catalog, id);
+        }
         RecordKind::SetPrimaryKey => {
             let (id, def) = get_def(&mut r)?;
             let table = catalog
@@ -231,9 +263,15 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
             }
         }
         RecordKind::Commit => {
+            let ncreated = r.varint()?;
+            for _ in 0..ncreated {
+                state.unconfirmed.remove(&TableId(r.u32()?));
+            }
             let ndropped = r.varint()?;
             for _ in 0..ndropped {
-                drop_by_id(catalog, TableId(r.u32()?));
+                let id = TableId(r.u32()?);
+                state.unconfirmed.remove(&id);
+                drop_by_id(catalog, id);
             }
             let ntables = r.varint()?;
             for _ in 0..ntables {

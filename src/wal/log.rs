@@ -105,20 +105,24 @@ impl Segments {
                 "segment missing",
             ));
         }
-        let f = self.disk.open(&path, true)?;
         if !existed {
-            // Zero-fill now, so later syncs of this segment write data, not metadata.
+            // Build the segment under a temporary name and rename it into place, so a
+            // crash never leaves a segment without its header.
+            let tmp = self.dir.join(format!("{}.tmp", segment_name(n)));
+            let f = self.disk.open(&tmp, true)?;
             let zeros = vec![0u8; 1 << 20];
             let mut off = 0;
             while off < WAL_SEGMENT_BYTES {
-                let n = (WAL_SEGMENT_BYTES - off).min(zeros.len() as u64) as usize;
-                f.write_all_at(&zeros[..n], off)?;
-                off += n as u64;
+                let len = (WAL_SEGMENT_BYTES - off).min(zeros.len() as u64) as usize;
+                f.write_all_at(&zeros[..len], off)?;
+                off += len as u64;
             }
             f.write_all_at(&segment_header(n), 0)?;
             f.sync_data()?;
+            self.disk.rename(&tmp, &path)?;
             self.disk.sync_dir(&self.dir)?;
         }
+        let f = self.disk.open(&path, false)?;
         // Keep at most a few files open.
         if self.open.len() > 4 {
             self.open.clear();
