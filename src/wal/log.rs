@@ -26,7 +26,9 @@ use crate::error::{Error, Result, SqlState};
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
 /// The longest the flusher waits for commits already underway to join a group.
-const GROUP_GATHER: Duration = Duration::from_micros(200);
+const GROUP_GATHER: Duration = Duration::from_micros(300);
+/// The flusher stops gathering when no commit has arrived for this long.
+const ARRIVAL_GAP: Duration = Duration::from_micros(30);
 /// Log bytes held by one segment.
 const SEGMENT_DATA_BYTES: u64 = WAL_SEGMENT_BYTES - SEGMENT_HEADER_BYTES;
 
@@ -424,13 +426,29 @@ impl Wal {
                 if st.buffer.is_empty() {
                     break;
                 }
-                // Commits already building their record join this group: wait for them
-                // (never longer than GROUP_GATHER), not for commits yet to start.
-                if self.committing.load(Ordering::Acquire) > 0 {
-                    let deadline = Instant::now() + GROUP_GATHER;
+                // Commits already underway (autocommit writes about to commit) and commits
+                // still arriving join this group: keep gathering while either holds, for at
+                // most GROUP_GATHER, and stop as soon as arrivals pause for ARRIVAL_GAP.
+                if self.committing.load(Ordering::Acquire) > 0 || st.commits > 1 {
+                    let started = Instant::now();
+                    let mut seen = st.commits;
+                    let mut last_arrival = started;
                     drop(st);
-                    while self.committing.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+                    loop {
+                        let now = Instant::now();
+                        if now - started >= GROUP_GATHER {
+                            break;
+                        }
+                        let underway = self.committing.load(Ordering::Acquire) > 0;
+                        if !underway && now - last_arrival >= ARRIVAL_GAP {
+                            break;
+                        }
                         std::thread::yield_now();
+                        let commits = self.state.lock().commits;
+                        if commits != seen {
+                            seen = commits;
+                            last_arrival = Instant::now();
+                        }
                     }
                     st = self.state.lock();
                 }
