@@ -932,28 +932,6 @@ impl Session {
                 engine.txn.declare_commit_intent();
             }
         }
-        let engine = self.engine.clone();
-        let isolation = self.txn.as_ref().map(|t| t.isolation);
-        let overrides = &self.overrides;
-        let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, n);
-        let Some(txn) = self.txn.as_mut() else {
-            return Err(Error::internal("no transaction"));
-        };
-        let mut exec = Executor {
-            engine: &engine,
-            slot: &self.slot,
-            snapshot,
-            ctx: EvalContext {
-                params,
-                txn_start_us: txn.start_us,
-                backend_pid: self.slot.pid,
-                user: &self.user,
-                engine: &engine,
-                settings: &settings_fn,
-                logged_upto: std::cell::Cell::new(0),
-            },
-            txn,
-        };
         let with_rows = |tag: String, rows: Vec<Vec<Value>>, fields: Vec<Field>| {
             if fields.is_empty() {
                 Outcome::Command { tag }
@@ -961,7 +939,7 @@ impl Session {
                 Outcome::Rows { fields, rows, tag }
             }
         };
-        let result = match plan {
+        self.with_executor(snapshot, params, |exec| match plan {
             Plan::Select(sel) => {
                 let rows = exec.select(sel)?;
                 let tag = tag_rows("SELECT", rows.len() as u64);
@@ -980,8 +958,41 @@ impl Session {
                 Ok(with_rows(tag_rows("DELETE", n), rows, fields))
             }
             _ => Err(Error::internal("not a DML plan")),
+        })
+    }
+
+    /// Run `f` with an executor over the current transaction at `snapshot`. Log records the
+    /// statement caused outside its commit record (sequence advances) are remembered in the
+    /// transaction, which must not commit before they are durable.
+    fn with_executor<R>(
+        &mut self,
+        snapshot: Lsn,
+        params: &[Value],
+        f: impl FnOnce(&mut Executor) -> Result<R>,
+    ) -> Result<R> {
+        let engine = self.engine.clone();
+        let isolation = self.txn.as_ref().map(|t| t.isolation);
+        let overrides = &self.overrides;
+        let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, n);
+        let Some(txn) = self.txn.as_mut() else {
+            return Err(Error::internal("statement without a transaction"));
         };
-        // Sequence advances logged by this statement must be durable before its commit.
+        let mut exec = Executor {
+            engine: &engine,
+            slot: &self.slot,
+            snapshot,
+            ctx: EvalContext {
+                params,
+                txn_start_us: txn.start_us,
+                backend_pid: self.slot.pid,
+                user: &self.user,
+                engine: &engine,
+                settings: &settings_fn,
+                logged_upto: std::cell::Cell::new(0),
+            },
+            txn,
+        };
+        let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
         result
     }
@@ -1002,67 +1013,49 @@ impl Session {
         if records.is_empty() {
             return Ok(());
         }
-        let Plan::Copy(cp) = copy.plan.as_ref() else {
+        let plan = copy.plan.clone();
+        let Plan::Copy(cp) = plan.as_ref() else {
             return Err(Error::internal("not a COPY plan"));
         };
-        let engine = self.engine.clone();
-        let overrides = &self.overrides;
-        let settings_fn = |n: &str| show_setting(overrides, &engine, None, n);
-        let Some(txn) = self.txn.as_mut() else {
-            return Err(Error::internal("COPY without a transaction"));
-        };
-        let mut exec = Executor {
-            engine: &engine,
-            slot: &self.slot,
-            snapshot: copy.snapshot,
-            ctx: EvalContext {
-                params: &[],
-                txn_start_us: txn.start_us,
-                backend_pid: self.slot.pid,
-                user: &self.user,
-                engine: &engine,
-                settings: &settings_fn,
-                logged_upto: std::cell::Cell::new(0),
-            },
-            txn,
-        };
-        let ncols = cp.def.columns.len();
-        let mut touched = std::collections::HashSet::new();
-        for (line, rec) in records {
-            let context = |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
-            if rec.len() > cp.targets.len() {
-                return Err(context(Error::new(
-                    SqlState::BAD_COPY_FILE_FORMAT,
-                    "extra data after last expected column",
-                )));
+        let snapshot = copy.snapshot;
+        self.with_executor(snapshot, &[], |exec| {
+            let ncols = cp.def.columns.len();
+            let mut touched = std::collections::HashSet::new();
+            for (line, rec) in records {
+                let context =
+                    |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
+                if rec.len() > cp.targets.len() {
+                    return Err(context(Error::new(
+                        SqlState::BAD_COPY_FILE_FORMAT,
+                        "extra data after last expected column",
+                    )));
+                }
+                if rec.len() < cp.targets.len() {
+                    let missing = &cp.def.columns[cp.targets[rec.len()]].name;
+                    return Err(context(Error::new(
+                        SqlState::BAD_COPY_FILE_FORMAT,
+                        format!("missing data for column \"{missing}\""),
+                    )));
+                }
+                let mut values = Vec::with_capacity(rec.len());
+                for (field, &col) in rec.into_iter().zip(&cp.targets) {
+                    values.push(Some(match field {
+                        None => Value::Null,
+                        Some(s) => types::decode_text(&cp.def.columns[col].data_type, &s)
+                            .map_err(context)?,
+                    }));
+                }
+                let row = exec.build_row(&cp.defaults, &cp.targets, values, ncols)?;
+                let row = check_row(&cp.def, row).map_err(context)?;
+                exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
+                    .map_err(context)?;
+                copy.rows += 1;
+                if copy.rows.is_multiple_of(1024) && exec.slot.cancel.load(Ordering::Acquire) {
+                    return Err(Error::canceled());
+                }
             }
-            if rec.len() < cp.targets.len() {
-                let missing = &cp.def.columns[cp.targets[rec.len()]].name;
-                return Err(context(Error::new(
-                    SqlState::BAD_COPY_FILE_FORMAT,
-                    format!("missing data for column \"{missing}\""),
-                )));
-            }
-            let mut values = Vec::with_capacity(rec.len());
-            for (field, &col) in rec.into_iter().zip(&cp.targets) {
-                values.push(Some(match field {
-                    None => Value::Null,
-                    Some(s) => {
-                        types::decode_text(&cp.def.columns[col].data_type, &s).map_err(context)?
-                    }
-                }));
-            }
-            let row = exec.build_row(&cp.defaults, &cp.targets, values, ncols)?;
-            let row = check_row(&cp.def, row).map_err(context)?;
-            exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
-                .map_err(context)?;
-            copy.rows += 1;
-            exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
-            if copy.rows.is_multiple_of(1024) && self.slot.cancel.load(Ordering::Acquire) {
-                return Err(Error::canceled());
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// CopyDone: finish the COPY, returning the number of rows copied.
