@@ -2,8 +2,9 @@
 //!
 //! Startup order: parse the command line, create the data directory if needed (with a
 //! commented `steadydb.conf`), apply settings (defaults < `steadydb.conf` < `-c`), build the
-//! engine, then listen. Each accepted connection is served on its own thread by the wire
-//! layer. SIGINT or SIGTERM stops accepting, terminates the open connections and exits 0.
+//! engine, then listen. Each accepted connection is served by the wire layer as a task on a
+//! multi-threaded async runtime with one worker thread per core. SIGINT or SIGTERM stops
+//! accepting, terminates the open connections and exits 0.
 
 mod config;
 
@@ -79,8 +80,14 @@ pub fn run(opts: ServerOptions) -> Result<()> {
             format!("invalid listen address \"{host}\""),
         )
     })?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("steadydb-worker")
+        // Statements run on these threads' stacks (deeply nested expressions recurse).
+        .thread_stack_size(crate::constants::CONNECTION_STACK_BYTES)
         .enable_io()
+        .enable_time()
         .build()
         .map_err(|e| Error::internal(format!("could not start runtime: {e}")))?;
     runtime.block_on(serve(addr, engine, settings))
@@ -113,27 +120,12 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
                         continue;
                     }
                 };
-                let stream = match stream.into_std().and_then(|s| s.set_nonblocking(false).map(|_| s)) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        tracing::warn!("could not set up connection from {peer}: {e}");
-                        continue;
-                    }
-                };
                 if engine.txn.session_count() >= max_connections {
                     tracing::warn!("too many connections; refusing {peer}");
-                    std::thread::spawn(move || crate::wire::refuse_connection(stream, "sorry, too many clients already"));
+                    tokio::spawn(crate::wire::refuse_connection(stream, "sorry, too many clients already"));
                     continue;
                 }
-                let _ = stream.set_nodelay(true);
-                let engine = engine.clone();
-                let spawned = std::thread::Builder::new()
-                    .name(format!("conn-{peer}"))
-                    .stack_size(crate::constants::CONNECTION_STACK_BYTES)
-                    .spawn(move || crate::wire::serve_connection(stream, engine));
-                if let Err(e) = spawned {
-                    tracing::warn!("could not start a thread for {peer}: {e}");
-                }
+                tokio::spawn(crate::wire::serve_connection(stream, engine.clone()));
             }
             _ = sigterm.recv() => {
                 tracing::info!("received SIGTERM, shutting down");
@@ -146,8 +138,8 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
         }
     }
     drop(listener);
-    crate::wire::shutdown_all_connections();
-    engine.shutdown();
+    crate::wire::shutdown_all_connections().await;
+    crate::wal::blocking(|| engine.shutdown());
     tracing::info!("database system is shut down");
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
-use crate::txn::{records, CommitRequest, Isolation, SessionSlot, TxnId, WriteSet};
+use crate::txn::{records, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnId, WriteSet};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 use crate::wal::{RecordKind, SyncLevel};
@@ -120,8 +120,6 @@ pub struct TxnState {
     pub writes: WriteSet,
     /// Tables this transaction dropped (logged with its commit).
     pub dropped: Vec<TableId>,
-    /// An autocommit write declared its intent to commit (see `declare_commit_intent`).
-    pub intent: bool,
     /// Tables this transaction created; its commit confirms their creation in the log.
     pub created: Vec<TableId>,
     /// The end of log records it caused outside its commit record (sequence advances).
@@ -141,6 +139,10 @@ pub struct Session {
     overrides: HashMap<&'static str, String>,
     /// Simple-protocol statement shapes by text, with their plans.
     cache: HashMap<String, Arc<Shape>>,
+    /// Whether commits are finished by the caller (see [`Session::defer_commits`]).
+    defer_commits: bool,
+    /// A commit started by the last call and not yet finished.
+    in_flight: Option<CommitInFlight>,
 }
 
 impl Drop for Session {
@@ -164,6 +166,8 @@ impl Session {
             txn: None,
             overrides: HashMap::new(),
             cache: HashMap::new(),
+            defer_commits: false,
+            in_flight: None,
         }
     }
 
@@ -379,6 +383,7 @@ impl Session {
     /// On error the transaction is marked failed (explicit block) or rolled back
     /// (implicit), and the error is returned for the wire layer to send.
     pub fn execute(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
+        self.finish_commit_blocking();
         self.slot.cancel.store(false, Ordering::Release);
         if matches!(stmt.shape.stmt, Statement::Empty) {
             return Ok(Outcome::Empty);
@@ -429,7 +434,6 @@ impl Session {
                     snapshot: None,
                     writes: std::mem::take(&mut t.writes),
                     dropped: std::mem::take(&mut t.dropped),
-                    intent: std::mem::take(&mut t.intent),
                     created: std::mem::take(&mut t.created),
                     logged_upto: 0,
                     locks: std::mem::take(&mut t.locks),
@@ -439,9 +443,7 @@ impl Session {
                 };
                 t.failed = true;
                 t.snapshot = None;
-                self.engine
-                    .txn
-                    .rollback(aborted.id, &aborted.locks, aborted.intent);
+                self.engine.txn.rollback(aborted.id, &aborted.locks);
                 self.engine.txn.release_snapshot(&self.slot);
                 self.undo(aborted.undo);
             }
@@ -456,6 +458,7 @@ impl Session {
 
     /// End of a simple Query message or a Sync message: commit the implicit transaction.
     pub fn sync(&mut self) -> Result<()> {
+        self.finish_commit_blocking();
         if self.txn.as_ref().is_some_and(|t| !t.explicit) {
             if let Some(t) = self.txn.take() {
                 self.commit(t);
@@ -474,6 +477,9 @@ impl Session {
 
     /// The client went away: roll back whatever is open and release locks.
     pub fn close(&mut self) {
+        if let Some(flight) = self.in_flight.take() {
+            self.engine.txn.finish_commit(flight, Some(&self.slot));
+        }
         if let Some(t) = self.txn.take() {
             self.rollback(t);
         }
@@ -497,7 +503,6 @@ impl Session {
                 snapshot: None,
                 writes: WriteSet::default(),
                 dropped: Vec::new(),
-                intent: false,
                 created: Vec::new(),
                 logged_upto: 0,
                 locks: Vec::new(),
@@ -516,25 +521,60 @@ impl Session {
         }
     }
 
+    /// Commit `t`. Its record takes its place in the log now; the rest (durability,
+    /// install, visibility, releasing locks) happens here, or, when commits are deferred,
+    /// in [`Session::finish_commit`], which the caller must await before anything else.
     fn commit(&mut self, t: TxnState) {
+        self.finish_commit_blocking();
         let level = self.sync_level();
         let request = CommitRequest {
             txn: t.id,
             writes: t.writes,
             created: &t.created,
             dropped: &t.dropped,
-            locks: &t.locks,
+            locks: t.locks,
             level,
-            intent: t.intent,
             logged_upto: Lsn(t.logged_upto),
         };
-        self.engine.txn.commit(request, Some(&self.slot));
+        let flight = self.engine.txn.start_commit(request);
         self.engine.txn.release_snapshot(&self.slot);
         self.restore_locals(t.local_restore);
+        if self.defer_commits {
+            self.in_flight = Some(flight);
+        } else {
+            self.engine.txn.finish_commit(flight, Some(&self.slot));
+        }
+    }
+
+    /// Let commits be finished by the caller, as a task ([`Session::finish_commit`]),
+    /// instead of blocking inside the statement that commits.
+    pub fn defer_commits(&mut self) {
+        self.defer_commits = true;
+    }
+
+    /// Finish the commit the last call started, if it started one: wait until it is
+    /// durable and visible, yielding meanwhile. Call after every call that may commit
+    /// (`execute`, `sync`), before replying to the client.
+    pub async fn finish_commit(&mut self) {
+        if let Some(flight) = self.in_flight.take() {
+            self.engine
+                .txn
+                .finish_commit_async(flight, Some(&self.slot))
+                .await;
+        }
+    }
+
+    /// A started commit that the caller did not finish is finished here, blocking.
+    fn finish_commit_blocking(&mut self) {
+        if let Some(flight) = self.in_flight.take() {
+            debug_assert!(false, "a deferred commit was not finished by the caller");
+            self.engine.txn.finish_commit(flight, Some(&self.slot));
+        }
     }
 
     fn rollback(&mut self, mut t: TxnState) {
-        self.engine.txn.rollback(t.id, &t.locks, t.intent);
+        self.engine.txn.rollback(t.id, &t.locks);
+        self.engine.txn.end_transaction();
         self.engine.txn.release_snapshot(&self.slot);
         self.undo(std::mem::take(&mut t.undo));
         self.restore_locals(t.local_restore);
@@ -924,14 +964,6 @@ impl Session {
 
     fn run_dml(&mut self, plan: &Plan, fields: Vec<Field>, params: &[Value]) -> Result<Outcome> {
         let snapshot = self.statement_snapshot();
-        if !matches!(plan, Plan::Select(_)) {
-            let engine = self.engine.clone();
-            let t = self.txn();
-            if !t.explicit && !t.intent {
-                t.intent = true;
-                engine.txn.declare_commit_intent();
-            }
-        }
         let with_rows = |tag: String, rows: Vec<Vec<Value>>, fields: Vec<Field>| {
             if fields.is_empty() {
                 Outcome::Command { tag }

@@ -64,9 +64,33 @@ impl LockTable {
         cancel: &AtomicBool,
     ) -> Result<bool> {
         let shard = &self.shards[self.shard_index(table, key)];
+        {
+            let mut holders = shard.holders.lock();
+            match holders.get(&(table, key.to_vec())) {
+                None => {
+                    holders.insert((table, key.to_vec()), txn);
+                    return Ok(false);
+                }
+                Some(&holder) if holder == txn => return Ok(false),
+                Some(_) => {}
+            }
+        }
+        // Waiting blocks this thread; on a runtime worker its other tasks move elsewhere.
+        crate::wal::blocking(|| self.lock_waiting(shard, txn, table, key, cancel))
+    }
+
+    fn lock_waiting(
+        &self,
+        shard: &Shard,
+        txn: TxnId,
+        table: TableId,
+        key: &[u8],
+        cancel: &AtomicBool,
+    ) -> Result<bool> {
         let mut holders = shard.holders.lock();
         let lookup = (table, key.to_vec());
-        let mut waited = false;
+        // The lock was seen held on the way in: report a wait even if it is free by now.
+        let mut waited = true;
         loop {
             match holders.get(&lookup) {
                 None => {

@@ -59,6 +59,28 @@ pub struct Activity {
     pub xact_start_us: Option<i64>,
 }
 
+fn set_wait_event(slot: Option<&SessionSlot>, event: Option<(&'static str, &'static str)>) {
+    if let Some(s) = slot {
+        *s.wait_event.lock() = event;
+    }
+}
+
+/// A commit whose record has its place in the log but which is not finished: it still has
+/// to become durable, be installed and become visible, and its locks are still held.
+/// Every one must be finished, or `visible_lsn` could never pass it.
+#[must_use = "a started commit must be finished"]
+pub struct CommitInFlight {
+    txn: TxnId,
+    /// The commit's LSN; None for a commit that changed nothing.
+    pub lsn: Option<Lsn>,
+    /// What must be flushed before it is acknowledged (None: nothing to wait for).
+    durable_at: Option<Lsn>,
+    /// The committer flushes it itself (the flusher was not woken for it).
+    lead: bool,
+    writes: WriteSet,
+    locks: Vec<(TableId, Key)>,
+}
+
 /// Everything a commit needs from its transaction.
 pub struct CommitRequest<'a> {
     pub txn: TxnId,
@@ -67,10 +89,8 @@ pub struct CommitRequest<'a> {
     /// confirms it) and dropped (logged with its commit).
     pub created: &'a [TableId],
     pub dropped: &'a [TableId],
-    pub locks: &'a [(TableId, Key)],
+    pub locks: Vec<(TableId, Key)>,
     pub level: SyncLevel,
-    /// Whether the transaction declared a commit intent (see `declare_commit_intent`).
-    pub intent: bool,
     /// Log records the transaction caused outside its commit record (sequence advances)
     /// end here: even a commit without changes is durable only once they are.
     pub logged_upto: Lsn,
@@ -149,7 +169,12 @@ impl TxnManager {
         self.sessions.read().len()
     }
 
+    /// Begin a transaction: it counts as open (for `commit_siblings` and for deciding who
+    /// flushes) until it commits or [`TxnManager::end_transaction`].
     pub fn begin(&self) -> TxnId {
+        if let Some(wal) = &self.wal {
+            wal.active_transactions.fetch_add(1, Ordering::AcqRel);
+        }
         TxnId(self.next_txn_id.fetch_add(1, Ordering::Relaxed))
     }
 
@@ -191,12 +216,15 @@ impl TxnManager {
 
     /// Take the next place in the commit order, logging `record` if there is a log. The
     /// returned LSN is registered with the visibility tracker in log order.
-    fn sequence_commit(&self, record: Option<PendingRecord>, is_commit: bool) -> Lsn {
+    /// With `lead`, the caller flushes the record itself (see [`Wal::may_lead`]).
+    fn sequence_commit(&self, record: Option<PendingRecord>, is_commit: bool, lead: bool) -> Lsn {
+        let assigned = |end: Lsn| {
+            *self.last_lsn.lock() = end;
+            self.visibility.register(end);
+        };
         match (&self.wal, record) {
-            (Some(wal), Some(rec)) => wal.append(rec, is_commit, |end| {
-                *self.last_lsn.lock() = end;
-                self.visibility.register(end);
-            }),
+            (Some(wal), Some(rec)) if lead => wal.append_to_lead(rec, assigned),
+            (Some(wal), Some(rec)) => wal.append(rec, is_commit, assigned),
             _ => {
                 let mut last = self.last_lsn.lock();
                 *last = Lsn(last.0 + 1);
@@ -206,22 +234,20 @@ impl TxnManager {
         }
     }
 
-    fn wait_durable(&self, lsn: Lsn, level: SyncLevel, slot: Option<&SessionSlot>) {
-        if let (Some(wal), SyncLevel::Local) = (&self.wal, level) {
-            if let Some(s) = slot {
-                *s.wait_event.lock() = Some(("IO", "WALSync"));
-            }
-            wal.wait_flushed(lsn);
-            if let Some(s) = slot {
-                *s.wait_event.lock() = None;
-            }
-        }
-    }
-
     /// Commit: log one record with every row change, wait until it is as durable as
     /// `level` asks, install the writes, wait until the commit is visible, then release the
     /// locks. Returns the commit's LSN (None if it changed nothing).
     pub fn commit(&self, c: CommitRequest<'_>, slot: Option<&SessionSlot>) -> Option<Lsn> {
+        let flight = self.start_commit(c);
+        let lsn = flight.lsn;
+        self.finish_commit(flight, slot);
+        lsn
+    }
+
+    /// The first half of a commit, which never waits: log the commit record and take its
+    /// place in the commit order. The caller must pass the result to
+    /// [`TxnManager::finish_commit`] or [`TxnManager::finish_commit_async`].
+    pub fn start_commit(&self, c: CommitRequest<'_>) -> CommitInFlight {
         let CommitRequest {
             txn,
             writes,
@@ -229,18 +255,21 @@ impl TxnManager {
             dropped,
             locks,
             level,
-            intent,
             logged_upto,
         } = c;
+        self.end_transaction();
+        let durable = |lsn: Lsn| (self.wal.is_some() && level == SyncLevel::Local).then_some(lsn);
         if writes.is_empty() && dropped.is_empty() && created.is_empty() {
-            if intent {
-                self.drop_commit_intent();
-            }
-            if logged_upto > Lsn::ZERO {
-                self.wait_durable(logged_upto, level, slot);
-            }
-            self.locks.release_all(txn, locks);
-            return None;
+            return CommitInFlight {
+                txn,
+                lsn: None,
+                lead: false,
+                durable_at: (logged_upto > Lsn::ZERO)
+                    .then(|| durable(logged_upto))
+                    .flatten(),
+                writes,
+                locks,
+            };
         }
         let record = self.wal.as_ref().map(|_| {
             PendingRecord::new(
@@ -248,45 +277,87 @@ impl TxnManager {
                 &records::encode_commit(&writes, created, dropped),
             )
         });
-        let lsn = self.sequence_commit(record, true);
-        if intent {
-            self.drop_commit_intent();
+        let durable_wanted = self.wal.is_some() && level == SyncLevel::Local;
+        let lead = durable_wanted && self.wal.as_ref().is_some_and(|w| w.may_lead());
+        let lsn = self.sequence_commit(record, true, lead);
+        CommitInFlight {
+            txn,
+            lsn: Some(lsn),
+            lead,
+            durable_at: durable(lsn),
+            writes,
+            locks,
         }
-        self.wait_durable(lsn, level, slot);
+    }
+
+    /// The second half of a commit, blocking the calling thread: wait for durability,
+    /// install, wait for visibility, release the locks.
+    pub fn finish_commit(&self, c: CommitInFlight, slot: Option<&SessionSlot>) {
+        if let (Some(wal), Some(at)) = (&self.wal, c.durable_at) {
+            set_wait_event(slot, Some(("IO", "WALSync")));
+            if c.lead {
+                wal.flush_now(at);
+            } else {
+                wal.wait_flushed(at);
+            }
+            set_wait_event(slot, None);
+        }
+        if let Some(lsn) = self.install(&c) {
+            self.visibility.wait_visible(lsn);
+        }
+        self.locks.release_all(c.txn, &c.locks);
+    }
+
+    /// [`TxnManager::finish_commit`] for a task: the waits yield instead of blocking.
+    pub async fn finish_commit_async(&self, c: CommitInFlight, slot: Option<&SessionSlot>) {
+        if let (Some(wal), Some(at)) = (&self.wal, c.durable_at) {
+            set_wait_event(slot, Some(("IO", "WALSync")));
+            if c.lead {
+                // A lone committer: nothing else for this worker to do meanwhile.
+                wal.flush_now(at);
+            } else {
+                wal.wait_flushed_async(at).await;
+            }
+            set_wait_event(slot, None);
+        }
+        if let Some(lsn) = self.install(&c) {
+            self.visibility.wait_visible_async(lsn).await;
+        }
+        self.locks.release_all(c.txn, &c.locks);
+    }
+
+    /// Install a durable commit's writes and mark it installed. Returns its LSN.
+    fn install(&self, c: &CommitInFlight) -> Option<Lsn> {
+        let lsn = c.lsn?;
+        if let (Some(wal), Some(at)) = (&self.wal, c.durable_at) {
+            assert!(
+                wal.flushed_lsn() >= at,
+                "installing a commit that is not durable"
+            );
+        }
         let horizon = self.horizon();
-        for writes in writes.tables.values() {
+        for writes in c.writes.tables.values() {
             writes
                 .table
                 .install(lsn, writes.rows.iter(), writes.truncated, horizon);
         }
         self.visibility.installed(lsn);
-        self.visibility.wait_visible(lsn);
-        self.locks.release_all(txn, locks);
         Some(lsn)
     }
 
-    /// Abort: drop the writes and release the locks.
-    pub fn rollback(&self, txn: TxnId, locks: &[(TableId, Key)], intent: bool) {
-        if intent {
-            self.drop_commit_intent();
-        }
+    /// Abort: drop the writes and release the locks. (The transaction may still be open,
+    /// failed, until its ROLLBACK: [`TxnManager::end_transaction`] is separate.)
+    pub fn rollback(&self, txn: TxnId, locks: &[(TableId, Key)]) {
         self.locks.release_all(txn, locks);
     }
 
-    /// A transaction that will commit as soon as its statement ends (autocommit writes):
-    /// the flusher lets it join the group it is gathering. Paired with the `intent` flag of
-    /// [`TxnManager::commit`] / [`TxnManager::rollback`].
-    pub fn declare_commit_intent(&self) {
+    /// A transaction begun with [`TxnManager::begin`] ended without committing.
+    /// (`start_commit` ends it for a commit.)
+    pub fn end_transaction(&self) {
         if let Some(wal) = &self.wal {
-            wal.committing.fetch_add(1, Ordering::AcqRel);
-        }
-    }
-
-    fn drop_commit_intent(&self) {
-        if let Some(wal) = &self.wal {
-            let _ = wal
-                .committing
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| v.checked_sub(1));
+            let _ =
+                wal.active_transactions
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| v.checked_sub(1));
         }
     }
 
@@ -295,8 +366,10 @@ impl TxnManager {
     /// with commits. `apply` runs with the change's LSN once it is durable.
     pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
-        let lsn = self.sequence_commit(record, false);
-        self.wait_durable(lsn, SyncLevel::Local, None);
+        let lsn = self.sequence_commit(record, false, false);
+        if let Some(wal) = &self.wal {
+            wal.wait_flushed(lsn);
+        }
         apply(lsn);
         self.visibility.installed(lsn);
         self.visibility.wait_visible(lsn);

@@ -22,6 +22,6 @@ mod visibility;
 mod writeset;
 
 pub use locks::{LockTable, TxnId};
-pub use manager::{Activity, CommitRequest, Isolation, SessionSlot, TxnManager};
+pub use manager::{Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnManager};
 pub use visibility::VisibilityTracker;
 pub use writeset::{TableWrites, WriteSet};

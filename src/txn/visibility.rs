@@ -2,23 +2,21 @@
 //! which every commit is installed. Waiters wait for it with one broadcast, never a queue walk.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
-use crate::wal::Lsn;
+use crate::wal::{Lsn, LsnWatch};
 
 #[derive(Default)]
 pub struct VisibilityTracker {
     /// Commits in LSN order that are assigned but not yet visible: (lsn, installed).
     pending: Mutex<VecDeque<(Lsn, bool)>>,
-    visible: AtomicU64,
-    advanced: Condvar,
+    visible: LsnWatch,
 }
 
 impl VisibilityTracker {
     pub fn visible_lsn(&self) -> Lsn {
-        Lsn(self.visible.load(Ordering::Acquire))
+        self.visible.get()
     }
 
     /// Start tracking a commit. Must be called in LSN order (under the LSN allocator's lock).
@@ -41,29 +39,24 @@ impl VisibilityTracker {
             advanced = Some(l);
         }
         if let Some(l) = advanced {
-            assert!(
-                l.0 > self.visible.load(Ordering::Relaxed),
-                "visible_lsn must only grow"
-            );
-            self.visible.store(l.0, Ordering::Release);
-            self.advanced.notify_all();
+            // Published under the lock, so publications happen in order.
+            self.visible.publish(l);
         }
     }
 
     /// Block until `visible_lsn >= lsn`.
     pub fn wait_visible(&self, lsn: Lsn) {
-        if self.visible_lsn() >= lsn {
-            return;
-        }
-        let mut pending = self.pending.lock();
-        while self.visible_lsn() < lsn {
-            self.advanced.wait(&mut pending);
-        }
+        self.visible.wait(lsn)
+    }
+
+    /// [`VisibilityTracker::wait_visible`] for a task.
+    pub async fn wait_visible_async(&self, lsn: Lsn) {
+        self.visible.wait_async(lsn).await
     }
 
     /// Set the starting point (after recovery).
     pub fn reset(&self, lsn: Lsn) {
-        self.visible.store(lsn.0, Ordering::Release);
+        self.visible.reset(lsn);
     }
 }
 

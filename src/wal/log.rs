@@ -14,10 +14,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::record::{check_header, check_record, Invalid, PendingRecord, RecordKind};
 use super::stats::WalStats;
+use super::watch::LsnWatch;
 use super::Lsn;
 use crate::constants::{WAL_BUFFER_BYTES, WAL_SEGMENT_BYTES};
 use crate::disk::{Disk, File};
@@ -25,10 +26,6 @@ use crate::error::{Error, Result, SqlState};
 
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
-/// The longest the flusher waits for commits already underway to join a group.
-const GROUP_GATHER: Duration = Duration::from_micros(300);
-/// The flusher stops gathering when no commit has arrived for this long.
-const ARRIVAL_GAP: Duration = Duration::from_micros(30);
 /// Log bytes held by one segment.
 const SEGMENT_DATA_BYTES: u64 = WAL_SEGMENT_BYTES - SEGMENT_HEADER_BYTES;
 
@@ -210,15 +207,12 @@ pub struct Wal {
     drained: Condvar,
     segments: Mutex<Segments>,
     /// The single published durability point: everything below it is on disk.
-    flushed: AtomicU64,
-    flushed_lock: Mutex<()>,
-    flushed_cv: Condvar,
+    flushed: LsnWatch,
+    /// Held by whoever is flushing (the flusher or a leading committer).
+    flushing: Mutex<()>,
     pub stats: WalStats,
     /// Transactions open right now, for `commit_siblings`.
     pub active_transactions: AtomicU64,
-    /// Commits between starting to build their record and appending it. The flusher lets
-    /// these join the group it is about to flush instead of flushing without them.
-    pub committing: AtomicU64,
     stopped: AtomicBool,
 }
 
@@ -346,12 +340,10 @@ impl Wal {
             appended: Condvar::new(),
             drained: Condvar::new(),
             segments: Mutex::new(segments),
-            flushed: AtomicU64::new(pos),
-            flushed_lock: Mutex::new(()),
-            flushed_cv: Condvar::new(),
+            flushed: LsnWatch::new(Lsn(pos)),
+            flushing: Mutex::new(()),
             stats,
             active_transactions: AtomicU64::new(0),
-            committing: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         });
         Ok((
@@ -367,10 +359,21 @@ impl Wal {
 
     /// Append a record. `assigned` runs under the append lock with the record's end LSN, so
     /// that whatever it registers is ordered exactly as the log is. Returns the end LSN.
-    pub fn append(
+    pub fn append(&self, rec: PendingRecord, is_commit: bool, assigned: impl FnOnce(Lsn)) -> Lsn {
+        self.append_inner(rec, is_commit, true, assigned)
+    }
+
+    /// [`Wal::append`] for a commit whose committer will flush it itself
+    /// ([`Wal::flush_now`]): the flusher is not woken for it.
+    pub fn append_to_lead(&self, rec: PendingRecord, assigned: impl FnOnce(Lsn)) -> Lsn {
+        self.append_inner(rec, true, false, assigned)
+    }
+
+    fn append_inner(
         &self,
         mut rec: PendingRecord,
         is_commit: bool,
+        wake_flusher: bool,
         assigned: impl FnOnce(Lsn),
     ) -> Lsn {
         let mut st = self.state.lock();
@@ -394,63 +397,38 @@ impl Wal {
         self.stats
             .bytes
             .fetch_add(rec.len() as u64, Ordering::Relaxed);
-        self.appended.notify_one();
+        if wake_flusher {
+            self.appended.notify_one();
+        }
         end
     }
 
     pub fn flushed_lsn(&self) -> Lsn {
-        Lsn(self.flushed.load(Ordering::Acquire))
+        self.flushed.get()
     }
 
     /// Block until the log is durable up to `lsn`: one broadcast wakes every waiter, and
     /// each compares its own LSN with the published one.
     pub fn wait_flushed(&self, lsn: Lsn) {
-        if self.flushed_lsn() >= lsn {
-            return;
-        }
-        let mut g = self.flushed_lock.lock();
-        while self.flushed_lsn() < lsn {
-            self.flushed_cv.wait(&mut g);
-        }
+        self.flushed.wait(lsn)
+    }
+
+    /// [`Wal::wait_flushed`] for a task.
+    pub async fn wait_flushed_async(&self, lsn: Lsn) {
+        self.flushed.wait_async(lsn).await
     }
 
     /// The flusher: writes and syncs whatever has accumulated, while the next group gathers
     /// in the other buffer, and publishes `flushed_lsn`. Runs until [`Wal::shutdown`].
     pub fn run_flusher(&self) {
         loop {
-            let (mut data, end, commits) = {
+            {
                 let mut st = self.state.lock();
                 while st.buffer.is_empty() && !st.shutdown {
                     self.appended.wait(&mut st);
                 }
                 if st.buffer.is_empty() {
                     break;
-                }
-                // Commits already underway (autocommit writes about to commit) and commits
-                // still arriving join this group: keep gathering while either holds, for at
-                // most GROUP_GATHER, and stop as soon as arrivals pause for ARRIVAL_GAP.
-                if self.committing.load(Ordering::Acquire) > 0 || st.commits > 1 {
-                    let started = Instant::now();
-                    let mut seen = st.commits;
-                    let mut last_arrival = started;
-                    drop(st);
-                    loop {
-                        let now = Instant::now();
-                        if now - started >= GROUP_GATHER {
-                            break;
-                        }
-                        let underway = self.committing.load(Ordering::Acquire) > 0;
-                        if !underway && now - last_arrival >= ARRIVAL_GAP {
-                            break;
-                        }
-                        std::thread::yield_now();
-                        let commits = self.state.lock().commits;
-                        if commits != seen {
-                            seen = commits;
-                            last_arrival = Instant::now();
-                        }
-                    }
-                    st = self.state.lock();
                 }
                 if self.opts.commit_delay_us > 0
                     && self.active_transactions.load(Ordering::Relaxed) >= self.opts.commit_siblings
@@ -459,54 +437,88 @@ impl Wal {
                     let delay = Duration::from_micros(self.opts.commit_delay_us);
                     self.appended.wait_for(&mut st, delay);
                 }
-                let spare = std::mem::take(&mut st.spare);
-                let data = std::mem::replace(&mut st.buffer, spare);
-                let commits = std::mem::take(&mut st.commits);
-                (data, st.end, commits)
-            };
-            self.drained.notify_all();
-            let start = end.0 - data.len() as u64;
-            let began = Instant::now();
-            let mut touched = Vec::new();
-            {
-                let mut segs = self.segments.lock();
-                if let Err(e) = segs.write(start, &data, &mut touched) {
-                    fatal("write to the WAL", &e);
-                }
-                let wrote = Instant::now();
-                self.stats.writes.fetch_add(1, Ordering::Relaxed);
-                self.stats
-                    .write_time_us
-                    .fetch_add((wrote - began).as_micros() as u64, Ordering::Relaxed);
-                if self.opts.fsync {
-                    for n in &touched {
-                        let f = match segs.file(*n, false) {
-                            Ok(f) => f,
-                            Err(e) => fatal("open a WAL segment to sync it", &e),
-                        };
-                        if let Err(e) = f.sync_data() {
-                            fatal("fdatasync the WAL", &e);
-                        }
-                    }
-                    self.stats.syncs.fetch_add(1, Ordering::Relaxed);
-                    self.stats
-                        .sync_time_us
-                        .fetch_add(wrote.elapsed().as_micros() as u64, Ordering::Relaxed);
-                }
             }
-            self.stats.record_flush(commits, began.elapsed());
-            {
-                let _g = self.flushed_lock.lock();
-                self.flushed.store(end.0, Ordering::Release);
-            }
-            self.flushed_cv.notify_all();
-            data.clear();
-            let mut st = self.state.lock();
-            if st.spare.capacity() < data.capacity() && data.capacity() <= 4 * WAL_BUFFER_BYTES {
-                st.spare = data;
-            }
+            let flushing = self.flushing.lock();
+            self.flush_locked(&flushing);
         }
         self.stopped.store(true, Ordering::Release);
+    }
+
+    /// Flush on the calling thread, if `lsn` is not durable yet: the lone committer does
+    /// this itself rather than hand over to the flusher and wait to be woken (see
+    /// [`Wal::may_lead`]).
+    pub fn flush_now(&self, lsn: Lsn) {
+        if self.flushed_lsn() >= lsn {
+            return;
+        }
+        let flushing = self.flushing.lock();
+        if self.flushed_lsn() < lsn {
+            self.flush_locked(&flushing);
+        }
+        assert!(self.flushed_lsn() >= lsn, "flushed everything appended");
+    }
+
+    /// Whether a committer should flush its own commit: when no other transaction is open
+    /// there is no group to gather, and with no `commit_delay` to honour and no flush
+    /// underway, handing over to the flusher would only add two thread wake-ups.
+    pub fn may_lead(&self) -> bool {
+        self.opts.fsync
+            && self.opts.commit_delay_us == 0
+            && self.active_transactions.load(Ordering::Acquire) == 0
+            && !self.flushing.is_locked()
+    }
+
+    /// Take whatever has accumulated, write it, sync it and publish `flushed_lsn`. Flushes
+    /// are serialized by `flushing` (held by the caller), so they publish in log order.
+    fn flush_locked(&self, _flushing: &MutexGuard<'_, ()>) {
+        let (mut data, end, commits) = {
+            let mut st = self.state.lock();
+            if st.buffer.is_empty() {
+                return;
+            }
+            let spare = std::mem::take(&mut st.spare);
+            let data = std::mem::replace(&mut st.buffer, spare);
+            let commits = std::mem::take(&mut st.commits);
+            (data, st.end, commits)
+        };
+        self.drained.notify_all();
+        let start = end.0 - data.len() as u64;
+        assert_eq!(start, self.flushed_lsn().0, "flushes are contiguous");
+        let began = Instant::now();
+        let mut touched = Vec::new();
+        {
+            let mut segs = self.segments.lock();
+            if let Err(e) = segs.write(start, &data, &mut touched) {
+                fatal("write to the WAL", &e);
+            }
+            let wrote = Instant::now();
+            self.stats.writes.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .write_time_us
+                .fetch_add((wrote - began).as_micros() as u64, Ordering::Relaxed);
+            if self.opts.fsync {
+                for n in &touched {
+                    let f = match segs.file(*n, false) {
+                        Ok(f) => f,
+                        Err(e) => fatal("open a WAL segment to sync it", &e),
+                    };
+                    if let Err(e) = f.sync_data() {
+                        fatal("fdatasync the WAL", &e);
+                    }
+                }
+                self.stats.syncs.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .sync_time_us
+                    .fetch_add(wrote.elapsed().as_micros() as u64, Ordering::Relaxed);
+            }
+        }
+        self.stats.record_flush(commits, began.elapsed());
+        self.flushed.publish(end);
+        data.clear();
+        let mut st = self.state.lock();
+        if st.spare.capacity() < data.capacity() && data.capacity() <= 4 * WAL_BUFFER_BYTES {
+            st.spare = data;
+        }
     }
 
     /// Flush everything appended so far and stop the flusher.

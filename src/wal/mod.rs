@@ -18,10 +18,12 @@
 mod log;
 pub mod record;
 mod stats;
+mod watch;
 
 pub use log::{Replayed, SyncLevel, Wal, WalOptions};
 pub use record::{PendingRecord, Reader, RecordKind, Writer};
 pub use stats::{FlushLatency, WalStats};
+pub use watch::{blocking, LsnWatch};
 
 use std::fmt;
 

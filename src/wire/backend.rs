@@ -5,7 +5,9 @@
 //! not at all, so the buffer always ends on a message boundary and may be written out at
 //! any time without splitting a message.
 
-use std::io::{self, Write};
+use std::io;
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use bytes::{BufMut, BytesMut};
 use pgwire::messages::copy::CopyInResponse;
@@ -108,11 +110,14 @@ impl Output {
     }
 
     /// Write everything buffered with one `write_all` and empty the buffer.
-    pub fn flush_to<W: Write>(&mut self, w: &mut W) -> io::Result<()> {
+    pub async fn flush_to<W: AsyncWrite + Unpin>(&mut self, w: &mut W) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let result = w.write_all(&self.buf).and_then(|()| w.flush());
+        let result = match w.write_all(&self.buf).await {
+            Ok(()) => w.flush().await,
+            Err(e) => Err(e),
+        };
         self.buf.clear();
         // One huge reply should not pin its memory for the rest of the session.
         if self.buf.capacity() > 4 * WIRE_WRITE_BUFFER_BYTES {
@@ -279,6 +284,8 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
 
     /// Split a buffer of backend messages into (type, body) pairs, checking the framing.
     pub(crate) fn split(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
@@ -395,15 +402,29 @@ mod tests {
         writes: usize,
     }
 
-    impl Write for CountingWriter {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    impl AsyncWrite for CountingWriter {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
             self.writes += 1;
             self.data.extend_from_slice(buf);
-            Ok(buf.len())
+            Poll::Ready(Ok(buf.len()))
         }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
         }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
     }
 
     #[test]
@@ -420,13 +441,13 @@ mod tests {
             writes: 0,
         };
         let pending = out.pending();
-        out.flush_to(&mut w).unwrap();
+        block_on(out.flush_to(&mut w)).unwrap();
         assert_eq!(w.writes, 1);
         assert_eq!(w.data.len(), pending);
         assert_eq!(out.pending(), 0);
         assert_eq!(split(&w.data).len(), 2001);
         // Nothing buffered: no write at all.
-        out.flush_to(&mut w).unwrap();
+        block_on(out.flush_to(&mut w)).unwrap();
         assert_eq!(w.writes, 1);
     }
 }

@@ -2,13 +2,15 @@
 //! the simple query protocol. The extended protocol is in `extended.rs`, COPY in `copy.rs`.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
 
 use super::backend::{Output, Severity};
 use super::extended::Portal;
@@ -23,24 +25,46 @@ use crate::types::Value;
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A byte stream a connection runs on: the TCP socket, or an in-memory stream in tests.
-pub trait Transport: Read + Write {
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
-}
+pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send {}
 
-impl Transport for TcpStream {
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        TcpStream::set_read_timeout(self, timeout)
-    }
-}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Transport for T {}
 
-/// State shared between a connection's thread and the connection registry.
-#[derive(Default)]
+/// State shared between a connection's task and the connection registry.
 pub struct Shared {
-    /// Held while writing to the socket, so that a write from another thread (the shutdown
-    /// FATAL) never lands inside a message.
-    pub write_lock: Mutex<()>,
     /// The session's backend key, once it has one (used to cancel it at shutdown).
     pub backend_key: Mutex<Option<(i32, i32)>>,
+    /// Raised (and `stop` notified) when the server shuts down.
+    pub stopping: AtomicBool,
+    pub stop: Notify,
+}
+
+impl Shared {
+    pub fn new() -> Shared {
+        Shared {
+            backend_key: Mutex::new(None),
+            stopping: AtomicBool::new(false),
+            stop: Notify::new(),
+        }
+    }
+
+    /// Ask the connection to close when it next waits for its client.
+    pub fn request_stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.stop.notify_waiters();
+    }
+
+    /// Resolves once [`Shared::request_stop`] was called.
+    async fn stopped(&self) {
+        loop {
+            let notified = self.stop.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// What the message loop does next.
@@ -96,14 +120,8 @@ impl<S: Transport> Io<S> {
         self.broken
     }
 
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) {
-        if let Err(e) = self.stream.set_read_timeout(timeout) {
-            tracing::debug!(error = %e, "could not set the read timeout");
-        }
-    }
-
     /// Write out everything buffered.
-    pub fn flush(&mut self) {
+    pub async fn flush(&mut self) {
         if self.broken {
             self.output.clear();
             return;
@@ -111,39 +129,46 @@ impl<S: Transport> Io<S> {
         if self.output.pending() == 0 {
             return;
         }
-        let _guard = self.shared.write_lock.lock();
-        if let Err(e) = self.output.flush_to(&mut self.stream) {
+        if let Err(e) = self.output.flush_to(&mut self.stream).await {
             tracing::debug!(error = %e, "write to client failed");
             self.broken = true;
         }
     }
 
     /// Write out the buffer if it has grown past `WIRE_WRITE_BUFFER_BYTES`.
-    pub fn flush_if_full(&mut self) {
+    pub async fn flush_if_full(&mut self) {
         if self.output.is_full() {
-            self.flush();
+            self.flush().await;
         }
     }
 
-    /// One read from the socket into the input buffer; 0 at end of stream.
-    pub fn fill(&mut self) -> io::Result<usize> {
-        self.input.fill(&mut self.stream)
+    /// One read from the socket into the input buffer; 0 at end of stream. At server
+    /// shutdown it fails with `ErrorKind::Interrupted` instead of waiting for the client.
+    pub async fn fill(&mut self) -> io::Result<usize> {
+        let shared = &self.shared;
+        tokio::select! {
+            biased;
+            _ = shared.stopped() => {
+                Err(io::Error::new(io::ErrorKind::Interrupted, "server shutting down"))
+            }
+            read = self.input.fill(&mut self.stream) => read,
+        }
     }
 
-    /// The next typed message. Output is flushed before blocking on the socket, so the
+    /// The next typed message. Output is flushed before waiting on the socket, so the
     /// client always has our replies before we wait for it.
-    pub fn read_message(&mut self) -> Next {
+    pub async fn read_message(&mut self) -> Next {
         loop {
             match self.input.take_message() {
                 Ok(Framed::Ready((tag, body))) => return Next::Message(tag, body),
                 Ok(Framed::Incomplete) => {}
                 Err(e) => return Next::Fatal(e),
             }
-            self.flush();
+            self.flush().await;
             if self.broken {
                 return Next::Eof;
             }
-            match self.fill() {
+            match self.fill().await {
                 Ok(0) => {
                     if self.input.buffered() > 0 {
                         tracing::warn!("unexpected EOF within a message");
@@ -151,6 +176,12 @@ impl<S: Transport> Io<S> {
                     return Next::Eof;
                 }
                 Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    return Next::Fatal(Error::new(
+                        SqlState::ADMIN_SHUTDOWN,
+                        "terminating connection due to administrator command",
+                    ));
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "read from client failed");
                     return Next::Eof;
@@ -160,10 +191,10 @@ impl<S: Transport> Io<S> {
     }
 
     /// Send a FATAL error and write everything out; the caller then closes.
-    pub fn fatal(&mut self, err: &Error) {
+    pub async fn fatal(&mut self, err: &Error) {
         tracing::warn!(code = %err.code, "closing connection: {}", err.message);
         self.output.error(err, Severity::Fatal);
-        self.flush();
+        self.flush().await;
     }
 }
 
@@ -181,23 +212,36 @@ pub struct Protocol {
 /// Run a connection: startup, then messages until Terminate, EOF or a FATAL error.
 /// `protocol` is filled in once the session exists, so that the caller can close the
 /// session even if this panics.
-pub fn run<S: Transport>(io: &mut Io<S>, engine: &Arc<Engine>, protocol: &mut Option<Protocol>) {
-    io.set_read_timeout(Some(STARTUP_TIMEOUT));
-    let params = match startup::negotiate(io, &|db| engine.database_exists(db)) {
-        Startup::Ready(params) => params,
-        Startup::Cancel { pid, secret } => {
+pub async fn run<S: Transport>(
+    io: &mut Io<S>,
+    engine: &Arc<Engine>,
+    protocol: &mut Option<Protocol>,
+) {
+    let negotiated = tokio::time::timeout(
+        STARTUP_TIMEOUT,
+        startup::negotiate(io, &|db| engine.database_exists(db)),
+    )
+    .await;
+    let params = match negotiated {
+        Ok(Startup::Ready(params)) => params,
+        Ok(Startup::Cancel { pid, secret }) => {
             let found = engine.cancel(pid, secret);
             tracing::debug!(pid, found, "cancel request");
             return;
         }
-        Startup::Close => {
-            io.flush();
+        Ok(Startup::Close) => {
+            io.flush().await;
+            return;
+        }
+        Err(_) => {
+            tracing::warn!("client did not complete the startup phase in time");
             return;
         }
     };
-    io.set_read_timeout(None);
+    let mut session = Session::new(engine.clone());
+    session.defer_commits();
     let state = protocol.insert(Protocol {
-        session: Session::new(engine.clone()),
+        session,
         statements: HashMap::new(),
         portals: HashMap::new(),
         skip_until_sync: false,
@@ -212,28 +256,28 @@ pub fn run<S: Transport>(io: &mut Io<S>, engine: &Arc<Engine>, protocol: &mut Op
     *io.shared().backend_key.lock() = Some((pid, secret));
     tracing::debug!(user = %params.user, database = %params.database, pid, "session started");
     startup::greeting(&mut io.output, &params, pid, secret);
-    io.flush();
+    io.flush().await;
     loop {
-        let flow = match io.read_message() {
-            Next::Message(tag, body) => state.dispatch(io, tag, body),
+        let flow = match io.read_message().await {
+            Next::Message(tag, body) => state.dispatch(io, tag, body).await,
             Next::Eof => Flow::Close,
             Next::Fatal(e) => {
-                io.fatal(&e);
+                io.fatal(&e).await;
                 Flow::Close
             }
         };
         if flow == Flow::Close {
             return;
         }
-        io.flush_if_full();
+        io.flush_if_full().await;
     }
 }
 
 impl Protocol {
-    fn dispatch<S: Transport>(&mut self, io: &mut Io<S>, tag: u8, body: Bytes) -> Flow {
+    async fn dispatch<S: Transport>(&mut self, io: &mut Io<S>, tag: u8, body: Bytes) -> Flow {
         let msg = match decode_message(tag, body) {
             Ok(msg) => msg,
-            Err(e) => return self.malformed(io, tag, e),
+            Err(e) => return self.malformed(io, tag, e).await,
         };
         if self.skip_until_sync {
             match msg {
@@ -243,7 +287,7 @@ impl Protocol {
             }
         }
         match msg {
-            FrontendMessage::Query { sql } => self.simple_query(io, &sql),
+            FrontendMessage::Query { sql } => self.simple_query(io, &sql).await,
             FrontendMessage::Parse {
                 name,
                 sql,
@@ -274,7 +318,7 @@ impl Protocol {
                 self.extended_result(io, r)
             }
             FrontendMessage::Execute { portal, max_rows } => {
-                let r = self.execute(io, &portal, max_rows);
+                let r = self.execute(io, &portal, max_rows).await;
                 self.extended_result(io, r)
             }
             FrontendMessage::Close { target, name } => {
@@ -283,18 +327,18 @@ impl Protocol {
             }
             FrontendMessage::Sync => {
                 self.skip_until_sync = false;
-                self.sync_and_ready(io);
+                self.sync_and_ready(io).await;
                 Flow::Continue
             }
             FrontendMessage::Flush => {
-                io.flush();
+                io.flush().await;
                 Flow::Continue
             }
             FrontendMessage::Terminate => Flow::Close,
             FrontendMessage::FunctionCall => {
                 let err = Error::unsupported("the FunctionCall protocol message is not supported");
                 io.output.error(&err, Severity::Error);
-                self.sync_and_ready(io);
+                self.sync_and_ready(io).await;
                 Flow::Continue
             }
             // Outside COPY these are ignored, as PostgreSQL does: they are what a client is
@@ -307,7 +351,7 @@ impl Protocol {
 
     /// A message of a known type whose body is malformed. Its length was valid, so the
     /// stream is still framed: report an ERROR and carry on as after any other error.
-    fn malformed<S: Transport>(&mut self, io: &mut Io<S>, tag: u8, err: Error) -> Flow {
+    async fn malformed<S: Transport>(&mut self, io: &mut Io<S>, tag: u8, err: Error) -> Flow {
         match tag {
             // Left-over COPY traffic is ignored whatever it contains.
             b'd' | b'c' | b'f' => return Flow::Continue,
@@ -319,7 +363,7 @@ impl Protocol {
         tracing::warn!(code = %err.code, "malformed '{}' message: {}", tag as char, err.message);
         io.output.error(&err, Severity::Error);
         match tag {
-            b'Q' | b'S' => self.sync_and_ready(io),
+            b'Q' | b'S' => self.sync_and_ready(io).await,
             _ => self.skip_until_sync = true,
         }
         Flow::Continue
@@ -337,10 +381,24 @@ impl Protocol {
         }
     }
 
+    /// Run a statement in the session and finish the commit it started, if any, before
+    /// anything else happens: the commit's waits are where this task yields.
+    pub async fn execute_statement(
+        &mut self,
+        stmt: &Prepared,
+        params: &[Value],
+    ) -> Result<Outcome, Error> {
+        let outcome = self.session.execute(stmt, params);
+        self.session.finish_commit().await;
+        outcome
+    }
+
     /// End of a simple query or a Sync: commit the implicit transaction, report the
     /// transaction status, and write everything out.
-    pub fn sync_and_ready<S: Transport>(&mut self, io: &mut Io<S>) {
-        if let Err(e) = self.session.sync() {
+    pub async fn sync_and_ready<S: Transport>(&mut self, io: &mut Io<S>) {
+        let synced = self.session.sync();
+        self.session.finish_commit().await;
+        if let Err(e) = synced {
             io.output.error(&e, Severity::Error);
         }
         let status = self.session.txn_status();
@@ -349,7 +407,7 @@ impl Protocol {
             self.portals.clear();
         }
         io.output.ready_for_query(status);
-        io.flush();
+        io.flush().await;
     }
 
     /// After a statement ran: if it ended a transaction block, its portals are gone.
@@ -361,7 +419,7 @@ impl Protocol {
         ended
     }
 
-    fn simple_query<S: Transport>(&mut self, io: &mut Io<S>, sql: &str) -> Flow {
+    async fn simple_query<S: Transport>(&mut self, io: &mut Io<S>, sql: &str) -> Flow {
         // A simple Query destroys the unnamed statement and portal, as in PostgreSQL.
         self.statements.remove("");
         self.portals.remove("");
@@ -373,7 +431,7 @@ impl Protocol {
                     if io.is_broken() {
                         break;
                     }
-                    match self.run_simple(io, stmt) {
+                    match self.run_simple(io, stmt).await {
                         Ok(Flow::Continue) => {}
                         Ok(Flow::Close) => return Flow::Close,
                         Err(e) => {
@@ -384,31 +442,35 @@ impl Protocol {
                 }
             }
         }
-        self.sync_and_ready(io);
+        self.sync_and_ready(io).await;
         Flow::Continue
     }
 
     /// Run one statement of a simple query and send its results.
-    fn run_simple<S: Transport>(&mut self, io: &mut Io<S>, stmt: &Prepared) -> Result<Flow, Error> {
+    async fn run_simple<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        stmt: &Prepared,
+    ) -> Result<Flow, Error> {
         let before = self.session.txn_status();
-        let outcome = self.session.execute(stmt, &[]);
+        let outcome = self.execute_statement(stmt, &[]).await;
         self.after_statement(before);
         match outcome? {
             Outcome::Rows { fields, rows, tag } => {
                 io.output.row_description(&fields, &[])?;
-                send_rows(io, rows.iter(), &[])?;
+                send_rows(io, rows.iter(), &[]).await?;
                 io.output.command_complete(&tag);
             }
             Outcome::Command { tag } => io.output.command_complete(&tag),
             Outcome::Empty => io.output.empty_query(),
-            Outcome::CopyIn(copy) => return self.copy_in(io, copy),
+            Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
         }
         Ok(Flow::Continue)
     }
 }
 
 /// Send DataRows, writing out the buffer whenever it fills up.
-pub fn send_rows<S: Transport, R: AsRef<[Value]>>(
+pub async fn send_rows<S: Transport, R: AsRef<[Value]>>(
     io: &mut Io<S>,
     rows: impl Iterator<Item = R>,
     formats: &[i16],
@@ -417,7 +479,7 @@ pub fn send_rows<S: Transport, R: AsRef<[Value]>>(
     for row in rows {
         io.output.data_row(row.as_ref(), formats)?;
         sent += 1;
-        io.flush_if_full();
+        io.flush_if_full().await;
         if io.is_broken() {
             return Err(Error::new(
                 SqlState::CONNECTION_EXCEPTION,

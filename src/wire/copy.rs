@@ -12,7 +12,11 @@ impl Protocol {
     /// An error ends the COPY at once and is returned for the caller to report, as in
     /// PostgreSQL; whatever CopyData the client still sends afterwards is ignored by the
     /// main loop. `Ok(Flow::Close)` means the client went away or broke the protocol.
-    pub fn copy_in<S: Transport>(&mut self, io: &mut Io<S>, mut copy: CopyIn) -> Result<Flow> {
+    pub async fn copy_in<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        mut copy: CopyIn,
+    ) -> Result<Flow> {
         let Ok(columns) = i16::try_from(copy.columns) else {
             let err = Error::new(
                 SqlState::PROGRAM_LIMIT_EXCEEDED,
@@ -22,9 +26,9 @@ impl Protocol {
             return Err(err);
         };
         io.output.copy_in_response(columns, copy.binary);
-        io.flush();
+        io.flush().await;
         loop {
-            let (tag, body) = match io.read_message() {
+            let (tag, body) = match io.read_message().await {
                 Next::Message(tag, body) => (tag, body),
                 Next::Eof => {
                     self.abandon(copy, "client closed the connection during COPY");
@@ -32,7 +36,7 @@ impl Protocol {
                 }
                 Next::Fatal(e) => {
                     self.abandon(copy, &e.message);
-                    io.fatal(&e);
+                    io.fatal(&e).await;
                     return Ok(Flow::Close);
                 }
             };

@@ -231,7 +231,7 @@ impl Protocol {
         Ok(Flow::Continue)
     }
 
-    pub fn execute<S: Transport>(
+    pub async fn execute<S: Transport>(
         &mut self,
         io: &mut Io<S>,
         name: &str,
@@ -242,7 +242,7 @@ impl Protocol {
             .remove(name)
             .ok_or_else(|| portal_not_found(name))?;
         let before = self.session.txn_status();
-        let result = self.run_portal(io, &mut portal, name, max_rows);
+        let result = self.run_portal(io, &mut portal, name, max_rows).await;
         // A statement that ended the transaction block closed every portal, this one too.
         if !self.after_statement(before) {
             self.portals.insert(name.to_owned(), portal);
@@ -250,7 +250,7 @@ impl Protocol {
         result
     }
 
-    fn run_portal<S: Transport>(
+    async fn run_portal<S: Transport>(
         &mut self,
         io: &mut Io<S>,
         portal: &mut Portal,
@@ -260,7 +260,10 @@ impl Protocol {
         if let PortalState::Ready = portal.state {
             // Whatever happens now, the statement does not run a second time.
             portal.state = PortalState::Done;
-            match self.session.execute(&portal.statement, &portal.params)? {
+            match self
+                .execute_statement(&portal.statement, &portal.params)
+                .await?
+            {
                 Outcome::Rows { rows, tag, .. } => {
                     portal.state = PortalState::Rows {
                         rows: rows.into_iter(),
@@ -276,7 +279,7 @@ impl Protocol {
                     io.output.empty_query();
                     return Ok(Flow::Continue);
                 }
-                Outcome::CopyIn(copy) => return self.copy_in(io, copy),
+                Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
             }
         }
         match &mut portal.state {
@@ -285,7 +288,7 @@ impl Protocol {
                     Ok(max) if max > 0 => max.min(rows.len()),
                     _ => rows.len(),
                 };
-                let sent = send_rows(io, rows.by_ref().take(n), &portal.formats)?;
+                let sent = send_rows(io, rows.by_ref().take(n), &portal.formats).await?;
                 if rows.len() > 0 {
                     io.output.portal_suspended();
                 } else {

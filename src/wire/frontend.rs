@@ -9,9 +9,10 @@
 //! out whole messages as [`Bytes`] slices of that buffer (no copy), so pipelined messages
 //! are parsed without a syscall each.
 
-use std::io::{self, Read};
+use std::io;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::constants::{MAX_MESSAGE_BYTES, MAX_STARTUP_PACKET_BYTES};
 use crate::error::{Error, Result, SqlState};
@@ -433,7 +434,6 @@ pub enum Framed<T> {
 /// The connection's read buffer.
 pub struct Input {
     buf: BytesMut,
-    chunk: Box<[u8]>,
 }
 
 impl Default for Input {
@@ -446,7 +446,6 @@ impl Input {
     pub fn new() -> Input {
         Input {
             buf: BytesMut::new(),
-            chunk: vec![0; READ_CHUNK_BYTES].into_boxed_slice(),
         }
     }
 
@@ -455,22 +454,16 @@ impl Input {
         self.buf.len()
     }
 
-    /// One `read` from `src` (retrying on EINTR); returns the number of bytes read, 0 at EOF.
-    pub fn fill<R: Read>(&mut self, src: &mut R) -> io::Result<usize> {
+    /// One read from `src` straight into the buffer (at most `READ_CHUNK_BYTES`); returns
+    /// the number of bytes read, 0 at end of stream.
+    pub async fn fill<R: AsyncRead + Unpin>(&mut self, src: &mut R) -> io::Result<usize> {
         // Do not keep the memory of one huge message for the rest of the session.
         if self.buf.is_empty() && self.buf.capacity() > SHRINK_ABOVE_BYTES {
             self.buf = BytesMut::new();
         }
-        loop {
-            match src.read(&mut self.chunk) {
-                Ok(n) => {
-                    self.buf.extend_from_slice(&self.chunk[..n]);
-                    return Ok(n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        self.buf.reserve(READ_CHUNK_BYTES);
+        let mut limited = (&mut self.buf).limit(READ_CHUNK_BYTES);
+        src.read_buf(&mut limited).await
     }
 
     /// Take one startup-phase packet (its body, after the length word).

@@ -1,9 +1,14 @@
 //! The PostgreSQL wire protocol (version 3.0, PostgreSQL 15 semantics).
 //!
-//! Each client connection runs on its own OS thread with blocking I/O, like PostgreSQL's
-//! process per connection: the server layer accepts a socket and calls
-//! [`serve_connection`] on a new thread. The connection owns one
-//! [`Session`](crate::sql::Session) and translates protocol messages into calls on it.
+//! Each client connection is a task on the async runtime (one worker thread per core),
+//! not a thread of its own: the server layer accepts a socket and spawns
+//! [`serve_connection`]. The connection owns one [`Session`](crate::sql::Session) and
+//! translates protocol messages into calls on it. Statements run synchronously inside the
+//! task; a task yields only where it waits: on the socket, and for its commit to become
+//! durable and visible ([`Session::finish_commit`](crate::sql::Session::finish_commit)).
+//! That is what lets one flush release hundreds of commits without a thread wake-up each.
+//! The rare waits inside a statement (a row lock, DDL) block their worker thread through
+//! [`blocking`](crate::wal::blocking), which first hands the worker's other tasks on.
 //!
 //! Modules:
 //! - `frontend`: strict decoding of client messages and the read buffer;
@@ -39,8 +44,10 @@
 //!   caught per connection and becomes FATAL XX000 to that client and a closed connection.
 //! - **The session is always closed** (its transaction rolled back, its locks released)
 //!   when the connection ends, however it ends.
-//! - **Shutdown never corrupts a reply.** [`shutdown_all_connections`] writes its FATAL
-//!   57P01 under the connection's write lock, so it never lands inside another message.
+//! - **Shutdown never corrupts a reply.** [`shutdown_all_connections`] raises a flag that
+//!   each connection sees when it next waits for its client; the connection itself then
+//!   sends FATAL 57P01 between two whole replies. A commit already started is finished
+//!   first.
 //!
 //! # Use of `pgwire`
 //!
@@ -72,14 +79,17 @@ mod frontend;
 mod startup;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 #[cfg(doc)]
 use crate::constants::{MAX_MESSAGE_BYTES, WIRE_WRITE_BUFFER_BYTES};
@@ -89,25 +99,19 @@ use crate::sql::Engine;
 use backend::{error_response_bytes, Severity};
 use connection::{Io, Protocol, Shared};
 
-/// How long [`shutdown_all_connections`] waits for a connection's write lock before it
-/// closes the socket without the FATAL message (the connection is stuck writing).
-const SHUTDOWN_WRITE_WAIT: Duration = Duration::from_millis(100);
-
-/// How long [`shutdown_all_connections`] waits for connection threads to finish (and
-/// close their sessions) after their sockets were shut down.
+/// How long [`shutdown_all_connections`] waits for connections to finish (and close their
+/// sessions) after it asked them to.
 const SHUTDOWN_DRAIN_WAIT: Duration = Duration::from_secs(5);
 
 /// A live connection, as the registry sees it.
 struct Registered {
-    /// A handle on the same socket as the connection thread's.
-    stream: TcpStream,
     shared: Arc<Shared>,
     engine: Arc<Engine>,
 }
 
 struct Registry {
     next_id: AtomicU64,
-    live: Mutex<HashMap<u64, Arc<Registered>>>,
+    live: Mutex<HashMap<u64, Registered>>,
 }
 
 fn registry() -> &'static Registry {
@@ -125,7 +129,7 @@ impl Registration {
     fn new(entry: Registered) -> Registration {
         let reg = registry();
         let id = reg.next_id.fetch_add(1, Ordering::Relaxed);
-        reg.live.lock().insert(id, Arc::new(entry));
+        reg.live.lock().insert(id, entry);
         Registration(id)
     }
 }
@@ -146,8 +150,24 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Serve one client connection until it terminates. Runs on its own thread; blocking I/O.
-pub fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
+/// A future that turns a panic while polling its inner future into an `Err`.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+/// Serve one client connection until it terminates. Runs as a task.
+pub async fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
@@ -156,29 +176,20 @@ pub fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
     }
-    let shared = Arc::new(Shared::default());
-    let _registration = match stream.try_clone() {
-        Ok(clone) => Some(Registration::new(Registered {
-            stream: clone,
-            shared: shared.clone(),
-            engine: engine.clone(),
-        })),
-        Err(e) => {
-            tracing::warn!(%peer, error = %e, "could not register connection for shutdown");
-            None
-        }
-    };
+    let shared = Arc::new(Shared::new());
+    let _registration = Registration::new(Registered {
+        shared: shared.clone(),
+        engine: engine.clone(),
+    });
     let mut io = Io::new(stream, shared);
     let mut protocol: Option<Protocol> = None;
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-        connection::run(&mut io, &engine, &mut protocol)
-    }));
+    let outcome = CatchUnwind(Box::pin(connection::run(&mut io, &engine, &mut protocol))).await;
     if let Err(payload) = outcome {
         let message = panic_message(payload.as_ref());
         tracing::error!(%peer, "connection terminated by an internal error: {message}");
         let err = Error::internal(format!("internal error: {message}"));
         io.output.error(&err, Severity::Fatal);
-        io.flush();
+        io.flush().await;
     }
     if let Some(mut state) = protocol {
         let closed = panic::catch_unwind(AssertUnwindSafe(|| state.session.close()));
@@ -192,64 +203,48 @@ pub fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
 
 /// Refuse a connection before startup (e.g. too many clients): read its startup packet
 /// so the client is listening, answer FATAL 53300, and close.
-pub fn refuse_connection(stream: TcpStream, message: &str) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+pub async fn refuse_connection(mut stream: TcpStream, message: &str) {
     let mut buf = [0u8; 1024];
-    let _ = (&stream).read(&mut buf);
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await;
     let err = Error::new(SqlState::TOO_MANY_CONNECTIONS, message);
-    let _ = (&stream).write_all(&error_response_bytes(&err, Severity::Fatal));
-    let _ = stream.shutdown(Shutdown::Both);
+    let _ = stream
+        .write_all(&error_response_bytes(&err, Severity::Fatal))
+        .await;
+    let _ = stream.shutdown().await;
 }
 
-/// Shut down every open connection (used at server shutdown): sends FATAL 57P01
-/// "terminating connection due to administrator command" where possible and closes sockets.
+/// Shut down every open connection (used at server shutdown): each one sends FATAL 57P01
+/// "terminating connection due to administrator command" when it next waits for its
+/// client, and closes.
 ///
 /// The running statement of each session is canceled, and the call waits (at most
-/// `SHUTDOWN_DRAIN_WAIT`) for the connection threads to close their sessions.
-pub fn shutdown_all_connections() {
+/// `SHUTDOWN_DRAIN_WAIT`) for the connections to close their sessions.
+pub async fn shutdown_all_connections() {
     let reg = registry();
-    let entries: Vec<(u64, Arc<Registered>)> = reg
+    let live: Vec<(Arc<Shared>, Arc<Engine>)> = reg
         .live
         .lock()
-        .iter()
-        .map(|(id, entry)| (*id, entry.clone()))
+        .values()
+        .map(|e| (e.shared.clone(), e.engine.clone()))
         .collect();
-    if entries.is_empty() {
+    if live.is_empty() {
         return;
     }
-    tracing::debug!(connections = entries.len(), "shutting down connections");
-    let err = Error::new(
-        SqlState::ADMIN_SHUTDOWN,
-        "terminating connection due to administrator command",
-    );
-    let fatal = error_response_bytes(&err, Severity::Fatal);
-    for (_, entry) in &entries {
-        // Between two whole replies only; a connection stuck writing just loses the message.
-        if let Some(_guard) = entry.shared.write_lock.try_lock_for(SHUTDOWN_WRITE_WAIT) {
-            let _ = entry.stream.set_write_timeout(Some(SHUTDOWN_WRITE_WAIT));
-            let _ = (&entry.stream).write_all(&fatal);
-        }
-        let _ = entry.stream.shutdown(Shutdown::Both);
-        let key = *entry.shared.backend_key.lock();
+    tracing::debug!(connections = live.len(), "shutting down connections");
+    for (shared, engine) in live {
+        shared.request_stop();
+        let key = *shared.backend_key.lock();
         if let Some((pid, secret)) = key {
-            let engine = &entry.engine;
             if panic::catch_unwind(AssertUnwindSafe(|| engine.cancel(pid, secret))).is_err() {
                 tracing::error!(pid, "canceling the session's statement failed");
             }
         }
     }
-    let remaining = || {
-        let live = reg.live.lock();
-        entries
-            .iter()
-            .filter(|(id, _)| live.contains_key(id))
-            .count()
-    };
     let deadline = Instant::now() + SHUTDOWN_DRAIN_WAIT;
-    while remaining() > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
+    while !reg.live.lock().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let left = remaining();
+    let left = reg.live.lock().len();
     if left > 0 {
         tracing::warn!(
             connections = left,

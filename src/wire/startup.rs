@@ -52,13 +52,16 @@ fn fatal(io: &mut Io<impl Transport>, err: Error) -> Startup {
 }
 
 /// Read startup packets until a StartupMessage or CancelRequest arrives.
-pub fn negotiate<S: Transport>(io: &mut Io<S>, database_exists: &dyn Fn(&str) -> bool) -> Startup {
+pub async fn negotiate<S: Transport>(
+    io: &mut Io<S>,
+    database_exists: &(dyn Fn(&str) -> bool + Sync),
+) -> Startup {
     let mut ssl_done = false;
     let mut gss_done = false;
     loop {
         let packet = match io.input.take_startup() {
             Ok(Framed::Ready(packet)) => packet,
-            Ok(Framed::Incomplete) => match io.fill() {
+            Ok(Framed::Incomplete) => match io.fill().await {
                 Ok(0) => {
                     if io.input.buffered() > 0 {
                         tracing::warn!("incomplete startup packet");
@@ -84,14 +87,14 @@ pub fn negotiate<S: Transport>(io: &mut Io<S>, database_exists: &dyn Fn(&str) ->
                 ssl_done = true;
                 io.output
                     .message(&PgWireBackendMessage::SslResponse(SslResponse::Refuse));
-                io.flush();
+                io.flush().await;
             }
             StartupPacket::GssEncRequest if !gss_done => {
                 gss_done = true;
                 io.output.message(&PgWireBackendMessage::GssEncResponse(
                     GssEncResponse::Refuse,
                 ));
-                io.flush();
+                io.flush().await;
             }
             // A repeated request is answered as PostgreSQL does: as an unknown protocol.
             StartupPacket::SslRequest => return unsupported_protocol(io, 1234, 5679),

@@ -1,9 +1,12 @@
-use std::io::{self, Cursor, Read, Write};
+use std::io::{self, Cursor, Read};
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::*;
-use crate::wire::connection::{Io, Next, Shared, Transport};
+use crate::wire::connection::{Io, Next, Shared};
 use crate::wire::frontend::{CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, SSL_REQUEST_CODE};
 
 /// An in-memory client: what it sends is fixed up front; what we write is recorded.
@@ -13,27 +16,41 @@ struct Mock {
     writes: usize,
 }
 
-impl Read for Mock {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.input.read(buf)
+impl AsyncRead for Mock {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = self.input.read(buf.initialize_unfilled())?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
     }
 }
 
-impl Write for Mock {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl AsyncWrite for Mock {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.writes += 1;
         self.output.extend_from_slice(buf);
-        Ok(buf.len())
+        Poll::Ready(Ok(buf.len()))
     }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 }
 
-impl Transport for Mock {
-    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
-        Ok(())
-    }
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 fn io_with(input: Vec<u8>) -> Io<Mock> {
@@ -42,7 +59,7 @@ fn io_with(input: Vec<u8>) -> Io<Mock> {
         output: Vec::new(),
         writes: 0,
     };
-    Io::new(mock, Arc::new(Shared::default()))
+    Io::new(mock, Arc::new(Shared::new()))
 }
 
 fn packet(code: u32, rest: &[u8]) -> Vec<u8> {
@@ -73,8 +90,11 @@ fn only_postgres(db: &str) -> bool {
 /// (including whatever was left buffered, as the caller would flush it).
 fn run(input: Vec<u8>) -> (Startup, Vec<u8>) {
     let mut io = io_with(input);
-    let outcome = negotiate(&mut io, &only_postgres);
-    io.flush();
+    let outcome = block_on(async {
+        let outcome = negotiate(&mut io, &only_postgres).await;
+        io.flush().await;
+        outcome
+    });
     (outcome, io.stream().output.clone())
 }
 
@@ -321,7 +341,7 @@ fn greeting_reports_parameters() {
     };
     greeting(&mut out, &params, 42, 7);
     let mut w = Vec::new();
-    out.flush_to(&mut w).unwrap();
+    block_on(out.flush_to(&mut w)).unwrap();
     let msgs = split(&w);
     assert_eq!(msgs.len(), 16);
     assert_eq!(msgs[0], (b'R', vec![0, 0, 0, 0]));
@@ -353,15 +373,21 @@ fn output_is_flushed_only_before_blocking() {
     }
     let mut io = io_with(input);
     // Three pipelined messages arrive in one read; replies to them stay buffered.
-    assert!(matches!(io.read_message(), Next::Message(b'S', _)));
+    assert!(matches!(
+        block_on(io.read_message()),
+        Next::Message(b'S', _)
+    ));
     for _ in 0..2 {
         io.output.parse_complete();
-        assert!(matches!(io.read_message(), Next::Message(b'S', _)));
+        assert!(matches!(
+            block_on(io.read_message()),
+            Next::Message(b'S', _)
+        ));
     }
     io.output.parse_complete();
     assert_eq!(io.stream().writes, 0);
     // Nothing left to parse: the replies are written, in one write, before reading again.
-    assert!(matches!(io.read_message(), Next::Eof));
+    assert!(matches!(block_on(io.read_message()), Next::Eof));
     assert_eq!(io.stream().writes, 1);
     assert_eq!(io.stream().output.len(), 3 * 5);
 }
@@ -369,12 +395,12 @@ fn output_is_flushed_only_before_blocking() {
 #[test]
 fn framing_errors_are_fatal() {
     let mut io = io_with(b"S\0\0\0\x03".to_vec());
-    let Next::Fatal(e) = io.read_message() else {
+    let Next::Fatal(e) = block_on(io.read_message()) else {
         panic!("accepted a bad length")
     };
     assert_eq!(e.message, "invalid message length");
     let mut io = io_with(b"?\0\0\0\x04".to_vec());
-    let Next::Fatal(e) = io.read_message() else {
+    let Next::Fatal(e) = block_on(io.read_message()) else {
         panic!("accepted a bad type")
     };
     assert_eq!(e.message, "invalid frontend message type 63");
