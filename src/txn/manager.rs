@@ -216,20 +216,21 @@ impl TxnManager {
 
     /// Take the next place in the commit order, logging `record` if there is a log. The
     /// returned LSN is registered with the visibility tracker in log order.
-    /// With `lead`, the caller flushes the record itself (see [`Wal::may_lead`]).
-    fn sequence_commit(&self, record: Option<PendingRecord>, is_commit: bool, lead: bool) -> Lsn {
+    /// For a commit that will wait for durability (`wait`), also returns whether the
+    /// caller is to flush it itself (see [`Wal::append_commit`]).
+    fn sequence_commit(&self, record: Option<PendingRecord>, is_commit: bool, wait: bool) -> (Lsn, bool) {
         let assigned = |end: Lsn| {
             *self.last_lsn.lock() = end;
             self.visibility.register(end);
         };
         match (&self.wal, record) {
-            (Some(wal), Some(rec)) if lead => wal.append_to_lead(rec, assigned),
-            (Some(wal), Some(rec)) => wal.append(rec, is_commit, assigned),
+            (Some(wal), Some(rec)) if wait => wal.append_commit(rec, assigned),
+            (Some(wal), Some(rec)) => (wal.append(rec, is_commit, assigned), false),
             _ => {
                 let mut last = self.last_lsn.lock();
                 *last = Lsn(last.0 + 1);
                 self.visibility.register(*last);
-                *last
+                (*last, false)
             }
         }
     }
@@ -277,9 +278,7 @@ impl TxnManager {
                 &records::encode_commit(&writes, created, dropped),
             )
         });
-        let durable_wanted = self.wal.is_some() && level == SyncLevel::Local;
-        let lead = durable_wanted && self.wal.as_ref().is_some_and(|w| w.may_lead());
-        let lsn = self.sequence_commit(record, true, lead);
+        let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
         CommitInFlight {
             txn,
             lsn: Some(lsn),
@@ -366,7 +365,7 @@ impl TxnManager {
     /// with commits. `apply` runs with the change's LSN once it is durable.
     pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
-        let lsn = self.sequence_commit(record, false, false);
+        let (lsn, _) = self.sequence_commit(record, false, false);
         if let Some(wal) = &self.wal {
             wal.wait_flushed(lsn);
         }

@@ -26,6 +26,7 @@ use crate::error::{Error, Result, SqlState};
 
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
+const GATHER_MAX: Duration = Duration::from_micros(100);
 /// Log bytes held by one segment.
 const SEGMENT_DATA_BYTES: u64 = WAL_SEGMENT_BYTES - SEGMENT_HEADER_BYTES;
 
@@ -79,6 +80,11 @@ struct AppendState {
     spare: Vec<u8>,
     /// Commits in `buffer` (for the commit-group statistics).
     commits: u64,
+    /// Commits in the last group taken for a flush.
+    last_group_commits: u64,
+    /// While the flusher gathers a group, appends wake it only once this many commits
+    /// are in the buffer.
+    gather_target: u64,
     /// The log position after the last appended record.
     end: Lsn,
     shutdown: bool,
@@ -334,6 +340,8 @@ impl Wal {
                 buffer: Vec::with_capacity(1 << 20),
                 spare: Vec::with_capacity(1 << 20),
                 commits: 0,
+                last_group_commits: 0,
+                gather_target: 1,
                 end: Lsn(pos),
                 shutdown: false,
             }),
@@ -360,22 +368,26 @@ impl Wal {
     /// Append a record. `assigned` runs under the append lock with the record's end LSN, so
     /// that whatever it registers is ordered exactly as the log is. Returns the end LSN.
     pub fn append(&self, rec: PendingRecord, is_commit: bool, assigned: impl FnOnce(Lsn)) -> Lsn {
-        self.append_inner(rec, is_commit, true, assigned)
+        self.append_inner(rec, is_commit, false, assigned).0
     }
 
-    /// [`Wal::append`] for a commit whose committer will flush it itself
-    /// ([`Wal::flush_now`]): the flusher is not woken for it.
-    pub fn append_to_lead(&self, rec: PendingRecord, assigned: impl FnOnce(Lsn)) -> Lsn {
-        self.append_inner(rec, true, false, assigned)
+    /// Append a commit record that will be waited for. Returns its end LSN and whether the
+    /// committer is to flush it itself with [`Wal::flush_now`] (then the flusher is not
+    /// woken for it). A committer leads when commits are not arriving in groups: the last
+    /// flush carried at most one, no other commit is waiting in the buffer, no flush is
+    /// underway and there is no `commit_delay` to honour. Handing a lone commit to the
+    /// flusher would only add two thread wake-ups to its latency.
+    pub fn append_commit(&self, rec: PendingRecord, assigned: impl FnOnce(Lsn)) -> (Lsn, bool) {
+        self.append_inner(rec, true, true, assigned)
     }
 
     fn append_inner(
         &self,
         mut rec: PendingRecord,
         is_commit: bool,
-        wake_flusher: bool,
+        may_lead: bool,
         assigned: impl FnOnce(Lsn),
-    ) -> Lsn {
+    ) -> (Lsn, bool) {
         let mut st = self.state.lock();
         if st.buffer.len() >= WAL_BUFFER_BYTES {
             self.stats.buffers_full.fetch_add(1, Ordering::Relaxed);
@@ -383,6 +395,12 @@ impl Wal {
                 self.drained.wait(&mut st);
             }
         }
+        let lead = may_lead
+            && self.opts.fsync
+            && self.opts.commit_delay_us == 0
+            && st.commits == 0
+            && st.last_group_commits <= 1
+            && !self.flushing.is_locked();
         let start = st.end;
         rec.finish(start);
         st.buffer.extend_from_slice(&rec.bytes);
@@ -392,15 +410,16 @@ impl Wal {
         }
         let end = st.end;
         assigned(end);
+        let wake = !lead && (!is_commit || st.commits >= st.gather_target);
         drop(st);
         self.stats.records.fetch_add(1, Ordering::Relaxed);
         self.stats
             .bytes
             .fetch_add(rec.len() as u64, Ordering::Relaxed);
-        if wake_flusher {
+        if wake {
             self.appended.notify_one();
         }
-        end
+        (end, lead)
     }
 
     pub fn flushed_lsn(&self) -> Lsn {
@@ -430,6 +449,12 @@ impl Wal {
                 if st.buffer.is_empty() {
                     break;
                 }
+                let target = st.last_group_commits;
+                if self.opts.commit_delay_us == 0 && st.commits < target && !st.shutdown {
+                    st.gather_target = target;
+                    self.appended.wait_for(&mut st, GATHER_MAX);
+                    st.gather_target = 1;
+                }
                 if self.opts.commit_delay_us > 0
                     && self.active_transactions.load(Ordering::Relaxed) >= self.opts.commit_siblings
                 {
@@ -444,9 +469,9 @@ impl Wal {
         self.stopped.store(true, Ordering::Release);
     }
 
-    /// Flush on the calling thread, if `lsn` is not durable yet: the lone committer does
+    /// Flush on the calling thread, if `lsn` is not durable yet: a lone committer does
     /// this itself rather than hand over to the flusher and wait to be woken (see
-    /// [`Wal::may_lead`]).
+    /// [`Wal::append_commit`]).
     pub fn flush_now(&self, lsn: Lsn) {
         if self.flushed_lsn() >= lsn {
             return;
@@ -456,16 +481,6 @@ impl Wal {
             self.flush_locked(&flushing);
         }
         assert!(self.flushed_lsn() >= lsn, "flushed everything appended");
-    }
-
-    /// Whether a committer should flush its own commit: when no other transaction is open
-    /// there is no group to gather, and with no `commit_delay` to honour and no flush
-    /// underway, handing over to the flusher would only add two thread wake-ups.
-    pub fn may_lead(&self) -> bool {
-        self.opts.fsync
-            && self.opts.commit_delay_us == 0
-            && self.active_transactions.load(Ordering::Acquire) == 0
-            && !self.flushing.is_locked()
     }
 
     /// Take whatever has accumulated, write it, sync it and publish `flushed_lsn`. Flushes
@@ -479,6 +494,7 @@ impl Wal {
             let spare = std::mem::take(&mut st.spare);
             let data = std::mem::replace(&mut st.buffer, spare);
             let commits = std::mem::take(&mut st.commits);
+            st.last_group_commits = commits;
             (data, st.end, commits)
         };
         self.drained.notify_all();
