@@ -28,6 +28,10 @@ pub struct Executor<'a> {
     pub txn: &'a mut TxnState,
     pub snapshot: Lsn,
     pub ctx: EvalContext<'a>,
+    /// The caller waits for row locks as a task (see `Outcome::WaitForLock`): a lock held
+    /// by another transaction stops the statement, if it has not changed anything yet
+    /// (the transaction's write count is still this).
+    pub defer_lock_waits: Option<usize>,
 }
 
 fn check_cancel(slot: &SessionSlot) -> Result<()> {
@@ -316,12 +320,17 @@ impl Executor<'_> {
         if self.txn.writes.get(table.id, key).is_some() {
             return Ok(());
         }
+        let locks = &self.engine.txn.locks;
+        if locks.try_lock(self.txn.id, table.id, key) {
+            self.txn.locks.push((table.id, key.to_vec()));
+            return Ok(());
+        }
+        if self.defer_lock_waits == Some(self.txn.writes.row_count()) {
+            self.txn.lock_wait = Some((table.id, key.to_vec()));
+            return Err(Error::internal("the statement waits for a row lock"));
+        }
         *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
-        let r = self
-            .engine
-            .txn
-            .locks
-            .lock(self.txn.id, table.id, key, &self.slot.cancel);
+        let r = locks.lock(self.txn.id, table.id, key, &self.slot.cancel);
         *self.slot.wait_event.lock() = None;
         r?;
         self.txn.locks.push((table.id, key.to_vec()));

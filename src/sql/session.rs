@@ -89,6 +89,10 @@ pub enum Outcome {
     /// COPY ... FROM STDIN: the wire layer sends CopyInResponse and feeds CopyData to
     /// [`Session::copy_data`], then calls [`Session::copy_done`] or [`Session::copy_fail`].
     CopyIn(CopyIn),
+    /// Only for a caller that defers commits (see [`Session::defer_commits`]): the
+    /// statement met a row lock before it changed anything and stopped, having done
+    /// nothing. Await [`Session::wait_for_lock`], then run the statement again.
+    WaitForLock,
 }
 
 /// The state of a COPY FROM STDIN in progress.
@@ -125,6 +129,8 @@ pub struct TxnState {
     /// The end of log records it caused outside its commit record (sequence advances).
     pub logged_upto: u64,
     pub locks: Vec<(TableId, Key)>,
+    /// A row lock the current statement stopped at (see [`Outcome::WaitForLock`]).
+    pub lock_wait: Option<(TableId, Key)>,
     pub start_us: i64,
     undo: Vec<Undo>,
     /// Settings changed by SET LOCAL, with the values to restore.
@@ -416,9 +422,45 @@ impl Session {
             self.run(&plan, fields, &bound)
         });
         if result.is_err() {
+            if self.txn.as_ref().is_some_and(|t| t.lock_wait.is_some()) {
+                return Ok(Outcome::WaitForLock);
+            }
             self.on_error();
         }
         result
+    }
+
+    /// Wait, as a task, for the row lock the last statement stopped at, and take it. On
+    /// an error (deadlock, cancel) the transaction fails as after any statement error.
+    pub async fn wait_for_lock(&mut self) -> Result<()> {
+        let Some(t) = self.txn.as_mut() else {
+            return Ok(());
+        };
+        let Some((table, key)) = t.lock_wait.take() else {
+            return Ok(());
+        };
+        let id = t.id;
+        *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
+        let locked = self
+            .engine
+            .txn
+            .locks
+            .lock_async(id, table, &key, &self.slot.cancel)
+            .await;
+        *self.slot.wait_event.lock() = None;
+        match locked {
+            Ok(()) => {
+                if let Some(t) = self.txn.as_mut() {
+                    t.locks.push((table, key));
+                }
+                Ok(())
+            }
+            Err(e) => {
+                tracing::info!(code = %e.code, "ERROR: {}", e.message);
+                self.on_error();
+                Err(e)
+            }
+        }
     }
 
     fn on_error(&mut self) {
@@ -437,6 +479,7 @@ impl Session {
                     created: std::mem::take(&mut t.created),
                     logged_upto: 0,
                     locks: std::mem::take(&mut t.locks),
+                    lock_wait: None,
                     start_us: t.start_us,
                     undo: std::mem::take(&mut t.undo),
                     local_restore: Vec::new(),
@@ -506,6 +549,7 @@ impl Session {
                 created: Vec::new(),
                 logged_upto: 0,
                 locks: Vec::new(),
+                lock_wait: None,
                 start_us: now_us(),
                 undo: Vec::new(),
                 local_restore: Vec::new(),
@@ -1009,10 +1053,13 @@ impl Session {
         let Some(txn) = self.txn.as_mut() else {
             return Err(Error::internal("statement without a transaction"));
         };
+        txn.lock_wait = None;
+        let writes_before = txn.writes.row_count();
         let mut exec = Executor {
             engine: &engine,
             slot: &self.slot,
             snapshot,
+            defer_lock_waits: self.defer_commits.then_some(writes_before),
             ctx: EvalContext {
                 params,
                 txn_start_us: txn.start_us,

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
+use tokio::sync::Notify;
 
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{Key, TableId};
@@ -20,7 +21,10 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 struct Shard {
     holders: Mutex<HashMap<(TableId, Key), TxnId>>,
+    /// Wakes blocked threads when a lock of this shard is released.
     released: Condvar,
+    /// Wakes waiting tasks when a lock of this shard is released.
+    released_async: Notify,
 }
 
 pub struct LockTable {
@@ -37,6 +41,7 @@ impl Default for LockTable {
                 .map(|_| Shard {
                     holders: Mutex::new(HashMap::new()),
                     released: Condvar::new(),
+                    released_async: Notify::new(),
                 })
                 .collect(),
             waits_for: Mutex::new(HashMap::new()),
@@ -51,6 +56,60 @@ impl LockTable {
         table.hash(&mut h);
         key.hash(&mut h);
         h.finish() as usize % SHARDS
+    }
+
+    /// Lock (table, key) for `txn` if no other transaction holds it. Returns whether
+    /// `txn` holds it now.
+    pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
+        let shard = &self.shards[self.shard_index(table, key)];
+        let mut holders = shard.holders.lock();
+        match holders.get(&(table, key.to_vec())) {
+            None => {
+                holders.insert((table, key.to_vec()), txn);
+                true
+            }
+            Some(&holder) => holder == txn,
+        }
+    }
+
+    /// [`LockTable::lock`] for a task: waiting yields instead of blocking the thread.
+    pub async fn lock_async(
+        &self,
+        txn: TxnId,
+        table: TableId,
+        key: &[u8],
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let shard = &self.shards[self.shard_index(table, key)];
+        let lookup = (table, key.to_vec());
+        loop {
+            let released = shard.released_async.notified();
+            tokio::pin!(released);
+            // Registered before the check, so a release in between is not missed.
+            released.as_mut().enable();
+            {
+                let mut holders = shard.holders.lock();
+                match holders.get(&lookup) {
+                    Some(&holder) if holder != txn => self.start_wait(txn, holder)?,
+                    held => {
+                        if held.is_none() {
+                            holders.insert(lookup, txn);
+                        }
+                        drop(holders);
+                        self.waits_for.lock().remove(&txn);
+                        return Ok(());
+                    }
+                }
+            }
+            if cancel.load(Ordering::Acquire) {
+                self.waits_for.lock().remove(&txn);
+                return Err(Error::canceled());
+            }
+            tokio::select! {
+                _ = released => {}
+                _ = tokio::time::sleep(CANCEL_POLL) => {}
+            }
+        }
     }
 
     /// Lock (table, key) for `txn`, waiting while another transaction holds it. Returns
@@ -154,6 +213,7 @@ impl LockTable {
                 // Take the mutex so a waiter between its check and its wait cannot miss this.
                 let _guard = self.shards[idx].holders.lock();
                 self.shards[idx].released.notify_all();
+                self.shards[idx].released_async.notify_waiters();
             }
         }
         self.waits_for.lock().remove(&txn);

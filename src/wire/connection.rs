@@ -382,15 +382,22 @@ impl Protocol {
     }
 
     /// Run a statement in the session and finish the commit it started, if any, before
-    /// anything else happens: the commit's waits are where this task yields.
+    /// anything else happens. The commit's waits, and a row lock the statement stopped
+    /// at before changing anything (after which it runs again), are where this task
+    /// yields. Never returns [`Outcome::WaitForLock`].
     pub async fn execute_statement(
         &mut self,
         stmt: &Prepared,
         params: &[Value],
     ) -> Result<Outcome, Error> {
-        let outcome = self.session.execute(stmt, params);
-        self.session.finish_commit().await;
-        outcome
+        loop {
+            let outcome = self.session.execute(stmt, params);
+            self.session.finish_commit().await;
+            match outcome {
+                Ok(Outcome::WaitForLock) => self.session.wait_for_lock().await?,
+                other => return other,
+            }
+        }
     }
 
     /// End of a simple query or a Sync: commit the implicit transaction, report the
@@ -464,6 +471,7 @@ impl Protocol {
             Outcome::Command { tag } => io.output.command_complete(&tag),
             Outcome::Empty => io.output.empty_query(),
             Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
+            Outcome::WaitForLock => return Err(Error::internal("unexpected lock wait")),
         }
         Ok(Flow::Continue)
     }

@@ -280,6 +280,7 @@ impl Protocol {
                     return Ok(Flow::Continue);
                 }
                 Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
+                Outcome::WaitForLock => return Err(Error::internal("unexpected lock wait")),
             }
         }
         match &mut portal.state {
