@@ -1,8 +1,18 @@
-//! The row-lock table: exclusive locks on (table, key), held until transaction end.
+//! The row-lock table: exclusive locks on (table, key), held until the transaction's
+//! commit record is appended (or it aborts).
+//!
+//! Waiting comes in two kinds. A task (a client connection) waits with
+//! [`LockTable::lock_async`] on the key's own queue: a release wakes exactly one waiter
+//! of that key, the longest waiting, so a hot row passes from holder to holder without
+//! waking everyone queued behind it. A thread (tests, and statements that must wait
+//! in the middle of their work) waits with [`LockTable::lock`] on the shard's condvar.
+//! Both kinds record their edge in one wait-for graph, which refuses a wait that would
+//! close a cycle (40P01).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -19,12 +29,27 @@ const SHARDS: usize = 64;
 /// How often a waiting transaction re-checks its cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
+type LockKey = (TableId, Key);
+
+/// The tasks waiting for one key.
+struct Queue {
+    notify: Arc<Notify>,
+    waiting: usize,
+}
+
+#[derive(Default)]
+struct ShardState {
+    holders: HashMap<LockKey, TxnId>,
+    queues: HashMap<LockKey, Queue>,
+    /// Threads blocked in [`LockTable::lock`] on this shard.
+    blocked_threads: usize,
+}
+
+#[derive(Default)]
 struct Shard {
-    holders: Mutex<HashMap<(TableId, Key), TxnId>>,
+    state: Mutex<ShardState>,
     /// Wakes blocked threads when a lock of this shard is released.
     released: Condvar,
-    /// Wakes waiting tasks when a lock of this shard is released.
-    released_async: Notify,
 }
 
 pub struct LockTable {
@@ -37,42 +62,76 @@ pub struct LockTable {
 impl Default for LockTable {
     fn default() -> Self {
         LockTable {
-            shards: (0..SHARDS)
-                .map(|_| Shard {
-                    holders: Mutex::new(HashMap::new()),
-                    released: Condvar::new(),
-                    released_async: Notify::new(),
-                })
-                .collect(),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             waits_for: Mutex::new(HashMap::new()),
             hasher: Default::default(),
         }
     }
 }
 
+impl ShardState {
+    /// Take the lock if it is free (or already ours). Returns the other holder if not.
+    fn acquire(&mut self, txn: TxnId, key: &LockKey) -> Option<TxnId> {
+        match self.holders.get(key) {
+            Some(&holder) if holder != txn => Some(holder),
+            Some(_) => None,
+            None => {
+                self.holders.insert(key.clone(), txn);
+                None
+            }
+        }
+    }
+
+    /// A task stops waiting for `key`.
+    fn leave_queue(&mut self, key: &LockKey) {
+        if let Some(q) = self.queues.get_mut(key) {
+            q.waiting -= 1;
+            if q.waiting == 0 {
+                self.queues.remove(key);
+            }
+        }
+    }
+}
+
+/// A task's wait for a key: leaves the key's queue and the wait-for graph when dropped,
+/// however the wait ends (even if the task is dropped mid-wait).
+struct AsyncWait<'a> {
+    table: &'a LockTable,
+    shard: &'a Shard,
+    txn: TxnId,
+    lookup: LockKey,
+    queued: bool,
+}
+
+impl Drop for AsyncWait<'_> {
+    fn drop(&mut self) {
+        if self.queued {
+            self.shard.state.lock().leave_queue(&self.lookup);
+        }
+        self.table.waits_for.lock().remove(&self.txn);
+    }
+}
+
 impl LockTable {
-    fn shard_index(&self, table: TableId, key: &[u8]) -> usize {
+    fn shard(&self, table: TableId, key: &[u8]) -> &Shard {
         let mut h = self.hasher.build_hasher();
         table.hash(&mut h);
         key.hash(&mut h);
-        h.finish() as usize % SHARDS
+        &self.shards[h.finish() as usize % SHARDS]
     }
 
     /// Lock (table, key) for `txn` if no other transaction holds it. Returns whether
     /// `txn` holds it now.
     pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
-        let shard = &self.shards[self.shard_index(table, key)];
-        let mut holders = shard.holders.lock();
-        match holders.get(&(table, key.to_vec())) {
-            None => {
-                holders.insert((table, key.to_vec()), txn);
-                true
-            }
-            Some(&holder) => holder == txn,
-        }
+        let lookup = (table, key.to_vec());
+        self.shard(table, key)
+            .state
+            .lock()
+            .acquire(txn, &lookup)
+            .is_none()
     }
 
-    /// [`LockTable::lock`] for a task: waiting yields instead of blocking the thread.
+    /// [`LockTable::lock`] for a task: it waits in the key's queue, yielding.
     pub async fn lock_async(
         &self,
         txn: TxnId,
@@ -80,31 +139,41 @@ impl LockTable {
         key: &[u8],
         cancel: &AtomicBool,
     ) -> Result<()> {
-        let shard = &self.shards[self.shard_index(table, key)];
-        let lookup = (table, key.to_vec());
+        let shard = self.shard(table, key);
+        let mut waiting = AsyncWait {
+            table: self,
+            shard,
+            txn,
+            lookup: (table, key.to_vec()),
+            queued: false,
+        };
+        let lookup = waiting.lookup.clone();
         loop {
-            let released = shard.released_async.notified();
-            tokio::pin!(released);
-            // Registered before the check, so a release in between is not missed.
-            released.as_mut().enable();
-            {
-                let mut holders = shard.holders.lock();
-                match holders.get(&lookup) {
-                    Some(&holder) if holder != txn => self.start_wait(txn, holder)?,
-                    held => {
-                        if held.is_none() {
-                            holders.insert(lookup, txn);
-                        }
-                        drop(holders);
-                        self.waits_for.lock().remove(&txn);
-                        return Ok(());
-                    }
+            let notify = {
+                let mut st = shard.state.lock();
+                let Some(holder) = st.acquire(txn, &lookup) else {
+                    return Ok(());
+                };
+                if let Err(e) = self.start_wait(txn, holder) {
+                    break Err(e);
                 }
-            }
-            if cancel.load(Ordering::Acquire) {
-                self.waits_for.lock().remove(&txn);
-                return Err(Error::canceled());
-            }
+                if cancel.load(Ordering::Acquire) {
+                    break Err(Error::canceled());
+                }
+                let q = st.queues.entry(lookup.clone()).or_insert_with(|| Queue {
+                    notify: Arc::new(Notify::new()),
+                    waiting: 0,
+                });
+                if !waiting.queued {
+                    q.waiting += 1;
+                    waiting.queued = true;
+                }
+                q.notify.clone()
+            };
+            let released = notify.notified();
+            tokio::pin!(released);
+            // A release between dropping the shard lock and here leaves a permit behind.
+            released.as_mut().enable();
             tokio::select! {
                 _ = released => {}
                 _ = tokio::time::sleep(CANCEL_POLL) => {}
@@ -122,55 +191,32 @@ impl LockTable {
         key: &[u8],
         cancel: &AtomicBool,
     ) -> Result<bool> {
-        let shard = &self.shards[self.shard_index(table, key)];
-        {
-            let mut holders = shard.holders.lock();
-            match holders.get(&(table, key.to_vec())) {
-                None => {
-                    holders.insert((table, key.to_vec()), txn);
-                    return Ok(false);
-                }
-                Some(&holder) if holder == txn => return Ok(false),
-                Some(_) => {}
-            }
+        let shard = self.shard(table, key);
+        let lookup = (table, key.to_vec());
+        if shard.state.lock().acquire(txn, &lookup).is_none() {
+            return Ok(false);
         }
         // Waiting blocks this thread; on a runtime worker its other tasks move elsewhere.
-        crate::wal::blocking(|| self.lock_waiting(shard, txn, table, key, cancel))
-    }
-
-    fn lock_waiting(
-        &self,
-        shard: &Shard,
-        txn: TxnId,
-        table: TableId,
-        key: &[u8],
-        cancel: &AtomicBool,
-    ) -> Result<bool> {
-        let mut holders = shard.holders.lock();
-        let lookup = (table, key.to_vec());
-        // The lock was seen held on the way in: report a wait even if it is free by now.
-        let mut waited = true;
-        loop {
-            match holders.get(&lookup) {
-                None => {
-                    holders.insert(lookup, txn);
-                    if waited {
-                        self.waits_for.lock().remove(&txn);
-                    }
-                    return Ok(waited);
+        crate::wal::blocking(|| {
+            let mut st = shard.state.lock();
+            st.blocked_threads += 1;
+            let outcome = loop {
+                let Some(holder) = st.acquire(txn, &lookup) else {
+                    break Ok(true);
+                };
+                if let Err(e) = self.start_wait(txn, holder) {
+                    break Err(e);
                 }
-                Some(&holder) if holder == txn => return Ok(waited),
-                Some(&holder) => {
-                    self.start_wait(txn, holder)?;
-                    waited = true;
-                    if cancel.load(Ordering::Acquire) {
-                        self.waits_for.lock().remove(&txn);
-                        return Err(Error::canceled());
-                    }
-                    shard.released.wait_for(&mut holders, CANCEL_POLL);
+                if cancel.load(Ordering::Acquire) {
+                    break Err(Error::canceled());
                 }
-            }
-        }
+                shard.released.wait_for(&mut st, CANCEL_POLL);
+            };
+            st.blocked_threads -= 1;
+            drop(st);
+            self.waits_for.lock().remove(&txn);
+            outcome
+        })
     }
 
     /// Record that `waiter` waits for `holder`, unless that closes a cycle.
@@ -196,27 +242,23 @@ impl LockTable {
         Ok(())
     }
 
-    /// Release every lock in `keys` held by `txn` and wake waiters.
+    /// Release every lock in `keys` held by `txn`, waking one waiting task per key and
+    /// every blocked thread of the shard.
     pub fn release_all(&self, txn: TxnId, keys: &[(TableId, Key)]) {
-        let mut touched = [false; SHARDS];
-        for (table, key) in keys {
-            let idx = self.shard_index(*table, key);
-            let mut holders = self.shards[idx].holders.lock();
-            let lookup = (*table, key.clone());
-            if holders.get(&lookup) == Some(&txn) {
-                holders.remove(&lookup);
+        for lookup in keys {
+            let shard = self.shard(lookup.0, &lookup.1);
+            let mut st = shard.state.lock();
+            if st.holders.get(lookup) != Some(&txn) {
+                continue;
             }
-            touched[idx] = true;
-        }
-        for (idx, t) in touched.iter().enumerate() {
-            if *t {
-                // Take the mutex so a waiter between its check and its wait cannot miss this.
-                let _guard = self.shards[idx].holders.lock();
-                self.shards[idx].released.notify_all();
-                self.shards[idx].released_async.notify_waiters();
+            st.holders.remove(lookup);
+            if let Some(q) = st.queues.get(lookup) {
+                q.notify.notify_one();
+            }
+            if st.blocked_threads > 0 {
+                shard.released.notify_all();
             }
         }
-        self.waits_for.lock().remove(&txn);
     }
 }
 
