@@ -400,7 +400,10 @@ impl Session {
             // As PostgreSQL's log_min_error_statement = error: the error and its statement.
             tracing::info!(code = %e.code, "ERROR: {}; STATEMENT: {}", e.message, stmt.shape.text);
         }
-        self.report_activity(None);
+        // A statement waiting for a row lock is still running.
+        if !matches!(result, Ok(Outcome::WaitForLock)) {
+            self.report_activity(None);
+        }
         result
     }
 
@@ -458,6 +461,7 @@ impl Session {
             Err(e) => {
                 tracing::info!(code = %e.code, "ERROR: {}", e.message);
                 self.on_error();
+                self.report_activity(None);
                 Err(e)
             }
         }
