@@ -237,9 +237,8 @@ impl TxnManager {
         }
     }
 
-    /// Commit: log one record with every row change, wait until it is as durable as
-    /// `level` asks, install the writes, wait until the commit is visible, then release the
-    /// locks. Returns the commit's LSN (None if it changed nothing).
+    /// Commit, blocking: [`TxnManager::start_commit`] then [`TxnManager::finish_commit`].
+    /// Returns the commit's LSN (None if it changed nothing).
     pub fn commit(&self, c: CommitRequest<'_>, slot: Option<&SessionSlot>) -> Option<Lsn> {
         let flight = self.start_commit(c);
         let lsn = flight.lsn;

@@ -4,12 +4,16 @@
 //! - A transaction's writes stay in its private [`WriteSet`] until commit. Storage never
 //!   sees uncommitted data, so aborting is just dropping the write set and the locks.
 //! - Every row a transaction writes (insert, update, delete, or the key an insert claims)
-//!   is locked in the [`LockTable`] first, and stays locked until the transaction ends.
-//!   So two live transactions never have the same key in their write sets, and the
-//!   installs of concurrent commits touch disjoint keys and may run in parallel.
+//!   is locked in the [`LockTable`] first, and stays locked until the transaction aborts
+//!   or its commit record is appended and its writes installed. So two live transactions
+//!   never have the same key in their write sets, installs of concurrent commits touch
+//!   disjoint keys, and the versions of one key are installed in LSN order.
 //! - A snapshot is one LSN. `visible_lsn` only advances over a prefix of commits that are
-//!   all installed, so a snapshot taken at `visible_lsn` sees each commit whole or not at
-//!   all, in commit order.
+//!   all installed and durable at their `synchronous_commit` level, so a snapshot taken at
+//!   `visible_lsn` sees each commit whole or not at all, in commit order, and never sees
+//!   one that a crash could still take away. (Storage may hold installed versions above
+//!   `visible_lsn`: commits whose locks were released early, see
+//!   [`TxnManager::start_commit`]. Only lock holders read them, and only to build on them.)
 //! - A commit is acknowledged only after it is visible: a client that hears "COMMIT" and
 //!   then reads, on any connection, sees its own write.
 //! - Lock waits detect deadlocks immediately (a wait that would close a cycle in the

@@ -4,8 +4,9 @@
 //! Invariants:
 //! - An LSN is a byte position in the log. Records are appended in LSN order under one
 //!   short lock that does no I/O; a commit's LSN is the end of its record.
-//! - `flushed_lsn` is published by the flusher alone, only after the bytes below it were
-//!   written and fdatasynced; it never moves backwards. Waiters compare their own LSN with
+//! - `flushed_lsn` is published only after the bytes below it were written and
+//!   fdatasynced, by whoever flushed them (the flusher thread, or a lone committer);
+//!   flushes never overlap, so it never moves backwards. Waiters compare their own LSN with
 //!   it and are all woken by one broadcast.
 //! - A failed write or sync of the log stops the server before anything else is
 //!   acknowledged: there is no retry (the "fsyncgate" lesson).
