@@ -284,8 +284,7 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
+    use crate::wire::test_support::{block_on, CountingWriter};
 
     /// Split a buffer of backend messages into (type, body) pairs, checking the framing.
     pub(crate) fn split(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
@@ -396,37 +395,6 @@ mod tests {
         assert_eq!(msgs[3], (b'K', vec![0, 0, 0, 7, 255, 255, 255, 255]));
     }
 
-    /// Counts `write` calls, to check that replies are batched.
-    struct CountingWriter {
-        data: Vec<u8>,
-        writes: usize,
-    }
-
-    impl AsyncWrite for CountingWriter {
-        fn poll_write(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            buf: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            self.writes += 1;
-            self.data.extend_from_slice(buf);
-            Poll::Ready(Ok(buf.len()))
-        }
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
-
     #[test]
     fn many_messages_one_write() {
         let mut out = Output::new();
@@ -436,10 +404,7 @@ mod tests {
         }
         out.ready_for_query(TxnStatus::Idle);
         assert!(!out.is_full());
-        let mut w = CountingWriter {
-            data: Vec::new(),
-            writes: 0,
-        };
+        let mut w = CountingWriter::default();
         let pending = out.pending();
         block_on(out.flush_to(&mut w)).unwrap();
         assert_eq!(w.writes, 1);

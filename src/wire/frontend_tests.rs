@@ -183,10 +183,7 @@ fn pipelined_messages_are_framed_one_by_one() {
     // Everything arrives in one read, plus half of the next message's header.
     stream.extend_from_slice(&[b'Q', 0, 0]);
     let mut src = stream.as_slice();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    assert!(runtime.block_on(input.fill(&mut src)).unwrap() > 0);
+    assert!(crate::wire::test_support::block_on(input.fill(&mut src)).unwrap() > 0);
     let mut tags = Vec::new();
     while let Framed::Ready((tag, body)) = input.take_message().unwrap() {
         decode_message(tag, body).unwrap();

@@ -77,6 +77,8 @@ mod copy;
 mod extended;
 mod frontend;
 mod startup;
+#[cfg(test)]
+mod test_support;
 
 use std::collections::HashMap;
 use std::future::Future;

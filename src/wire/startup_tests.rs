@@ -8,12 +8,12 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use super::*;
 use crate::wire::connection::{Io, Next, Shared};
 use crate::wire::frontend::{CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, SSL_REQUEST_CODE};
+use crate::wire::test_support::{block_on, CountingWriter};
 
 /// An in-memory client: what it sends is fixed up front; what we write is recorded.
 struct Mock {
     input: Cursor<Vec<u8>>,
-    output: Vec<u8>,
-    writes: usize,
+    output: CountingWriter,
 }
 
 impl AsyncRead for Mock {
@@ -31,33 +31,23 @@ impl AsyncRead for Mock {
 impl AsyncWrite for Mock {
     fn poll_write(
         mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
+        cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.writes += 1;
-        self.output.extend_from_slice(buf);
-        Poll::Ready(Ok(buf.len()))
+        Pin::new(&mut self.output).poll_write(cx, buf)
     }
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.output).poll_flush(cx)
     }
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.output).poll_shutdown(cx)
     }
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 fn io_with(input: Vec<u8>) -> Io<Mock> {
     let mock = Mock {
         input: Cursor::new(input),
-        output: Vec::new(),
-        writes: 0,
+        output: CountingWriter::default(),
     };
     Io::new(mock, Arc::new(Shared::new()))
 }
@@ -95,7 +85,7 @@ fn run(input: Vec<u8>) -> (Startup, Vec<u8>) {
         io.flush().await;
         outcome
     });
-    (outcome, io.stream().output.clone())
+    (outcome, io.stream().output.data.clone())
 }
 
 fn split(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
@@ -385,11 +375,11 @@ fn output_is_flushed_only_before_blocking() {
         ));
     }
     io.output.parse_complete();
-    assert_eq!(io.stream().writes, 0);
+    assert_eq!(io.stream().output.writes, 0);
     // Nothing left to parse: the replies are written, in one write, before reading again.
     assert!(matches!(block_on(io.read_message()), Next::Eof));
-    assert_eq!(io.stream().writes, 1);
-    assert_eq!(io.stream().output.len(), 3 * 5);
+    assert_eq!(io.stream().output.writes, 1);
+    assert_eq!(io.stream().output.data.len(), 3 * 5);
 }
 
 #[test]
