@@ -443,17 +443,25 @@ impl Wal {
         loop {
             {
                 let mut st = self.state.lock();
+                // Gather a group as large as the last one, sleeping once: the append that
+                // completes it wakes the flusher, or GATHER_MAX passes. Only if nothing at
+                // all arrived by then does it sleep until the next append.
+                let target = st.last_group_commits.max(1);
+                if self.opts.commit_delay_us == 0 && st.commits < target && !st.shutdown {
+                    st.gather_target = target;
+                    loop {
+                        let timed_out = self.appended.wait_for(&mut st, GATHER_MAX).timed_out();
+                        if st.shutdown || st.commits >= target || timed_out {
+                            break;
+                        }
+                    }
+                    st.gather_target = 1;
+                }
                 while st.buffer.is_empty() && !st.shutdown {
                     self.appended.wait(&mut st);
                 }
                 if st.buffer.is_empty() {
                     break;
-                }
-                let target = st.last_group_commits;
-                if self.opts.commit_delay_us == 0 && st.commits < target && !st.shutdown {
-                    st.gather_target = target;
-                    self.appended.wait_for(&mut st, GATHER_MAX);
-                    st.gather_target = 1;
                 }
                 if self.opts.commit_delay_us > 0
                     && self.active_transactions.load(Ordering::Relaxed) >= self.opts.commit_siblings
