@@ -580,14 +580,7 @@ impl Planner<'_> {
                         ));
                     }
                     for ic in &pk.columns {
-                        let cname = match &ic.column.expr {
-                            ast::Expr::Identifier(i) => ident_name(i),
-                            other => {
-                                return Err(Error::unsupported(format!(
-                                    "primary key on expression {other}"
-                                )))
-                            }
-                        };
+                        let cname = key_column_name(ic)?;
                         let i = def_cols
                             .iter()
                             .position(|c| c.name == cname)
@@ -642,14 +635,7 @@ impl Planner<'_> {
                 // An existing key is refused when the statement runs (add_primary_key).
                 let mut columns = Vec::new();
                 for ic in &pk.columns {
-                    let cname = match &ic.column.expr {
-                        ast::Expr::Identifier(i) => ident_name(i),
-                        other => {
-                            return Err(Error::unsupported(format!(
-                                "primary key on expression {other}"
-                            )))
-                        }
-                    };
+                    let cname = key_column_name(ic)?;
                     columns.push(def.column_index(&cname).ok_or_else(|| {
                         Error::new(
                             SqlState::UNDEFINED_COLUMN,
@@ -1414,4 +1400,14 @@ fn isolation_of(modes: &[ast::TransactionMode]) -> Result<Option<Isolation>> {
         }
     }
     Ok(iso)
+}
+
+/// The column a PRIMARY KEY element names (expressions are not supported).
+fn key_column_name(ic: &ast::IndexColumn) -> Result<String> {
+    match &ic.column.expr {
+        ast::Expr::Identifier(i) => Ok(ident_name(i)),
+        other => Err(Error::unsupported(format!(
+            "primary key on expression {other}"
+        ))),
+    }
 }

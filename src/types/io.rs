@@ -102,30 +102,38 @@ fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N]> {
     }
 }
 
-/// Validate client text as UTF-8 without NUL bytes (22021), as `pg_verifymbstr` does.
-pub(crate) fn utf8_text(bytes: &[u8]) -> Result<&str> {
-    let bad = |at: usize, len: usize| {
-        let shown: Vec<String> = bytes[at..(at + len).min(bytes.len())]
-            .iter()
-            .map(|b| format!("0x{b:02x}"))
-            .collect();
-        Error::new(
-            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-            format!(
-                "invalid byte sequence for encoding \"UTF8\": {}",
-                shown.join(" ")
-            ),
-        )
+/// 22021 for an invalid byte sequence, showing its bytes as PostgreSQL does.
+fn invalid_byte_sequence(sequence: &[u8]) -> Error {
+    let shown: Vec<String> = sequence.iter().map(|b| format!("0x{b:02x}")).collect();
+    Error::new(
+        SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+        format!(
+            "invalid byte sequence for encoding \"UTF8\": {}",
+            shown.join(" ")
+        ),
+    )
+}
+
+/// Check that client bytes are valid UTF-8 (22021 otherwise), reporting the offending
+/// bytes as PostgreSQL does.
+pub fn utf8(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let start = e.valid_up_to();
+        let len = e.error_len().unwrap_or(bytes.len() - start).max(1);
+        invalid_byte_sequence(&bytes[start..start.saturating_add(len).min(bytes.len())])
+    })
+}
+
+/// Validate client text as UTF-8 without NUL bytes (22021), as `pg_verifymbstr` does:
+/// whichever offending byte comes first is reported.
+pub fn utf8_text(bytes: &[u8]) -> Result<&str> {
+    let valid_up_to = match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) => e.valid_up_to(),
     };
-    match std::str::from_utf8(bytes) {
-        Ok(s) => match s.find('\0') {
-            Some(at) => Err(bad(at, 1)),
-            None => Ok(s),
-        },
-        Err(e) => Err(bad(
-            e.valid_up_to(),
-            e.error_len().unwrap_or(bytes.len() - e.valid_up_to()),
-        )),
+    match bytes[..valid_up_to].iter().position(|&b| b == 0) {
+        Some(at) => Err(invalid_byte_sequence(&bytes[at..at + 1])),
+        None => utf8(bytes),
     }
 }
 

@@ -284,18 +284,7 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::test_support::{block_on, CountingWriter};
-
-    /// Split a buffer of backend messages into (type, body) pairs, checking the framing.
-    pub(crate) fn split(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
-        let mut out = Vec::new();
-        while !bytes.is_empty() {
-            let len = i32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]) as usize;
-            out.push((bytes[0], bytes[5..1 + len].to_vec()));
-            bytes = &bytes[1 + len..];
-        }
-        out
-    }
+    use crate::wire::test_support::{block_on, split, CountingWriter};
 
     #[test]
     fn error_response_has_all_fields() {

@@ -148,37 +148,7 @@ pub fn check_startup_length(length: i32) -> Result<usize> {
     }
 }
 
-/// Check that `bytes` is valid UTF-8 (as PostgreSQL checks client strings against the
-/// server encoding), reporting the offending bytes as PostgreSQL does.
-pub fn utf8(bytes: &[u8]) -> Result<&str> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let start = e.valid_up_to();
-        let len = e.error_len().unwrap_or(bytes.len() - start).max(1);
-        let end = start.saturating_add(len).min(bytes.len());
-        let shown: Vec<String> = bytes[start..end]
-            .iter()
-            .map(|b| format!("0x{b:02x}"))
-            .collect();
-        Error::new(
-            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-            format!(
-                "invalid byte sequence for encoding \"UTF8\": {}",
-                shown.join(" ")
-            ),
-        )
-    })
-}
-
-/// Like [`utf8`], but also refuses NUL, which PostgreSQL's text values cannot contain.
-pub fn utf8_text(bytes: &[u8]) -> Result<&str> {
-    if bytes.contains(&0) {
-        return Err(Error::new(
-            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-            "invalid byte sequence for encoding \"UTF8\": 0x00",
-        ));
-    }
-    utf8(bytes)
-}
+pub use crate::types::{utf8, utf8_text};
 
 /// A bounds-checked reader over one message body.
 struct Reader {

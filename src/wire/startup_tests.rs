@@ -8,7 +8,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use super::*;
 use crate::wire::connection::{Io, Next, Shared};
 use crate::wire::frontend::{CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, SSL_REQUEST_CODE};
-use crate::wire::test_support::{block_on, CountingWriter};
+use crate::wire::test_support::{block_on, split, CountingWriter};
 
 /// An in-memory client: what it sends is fixed up front; what we write is recorded.
 struct Mock {
@@ -86,16 +86,6 @@ fn run(input: Vec<u8>) -> (Startup, Vec<u8>) {
         outcome
     });
     (outcome, io.stream().output.data.clone())
-}
-
-fn split(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
-    let mut out = Vec::new();
-    while !bytes.is_empty() {
-        let len = i32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]) as usize;
-        out.push((bytes[0], bytes[5..1 + len].to_vec()));
-        bytes = &bytes[1 + len..];
-    }
-    out
 }
 
 /// The (code, message) of a FATAL ErrorResponse.

@@ -40,3 +40,14 @@ pub fn block_on<F: Future>(f: F) -> F::Output {
         .expect("test runtime")
         .block_on(f)
 }
+
+/// Split a buffer of backend messages into (type, body) pairs, checking the framing.
+pub fn split(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let len = i32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]) as usize;
+        out.push((bytes[0], bytes[5..1 + len].to_vec()));
+        bytes = &bytes[1 + len..];
+    }
+    out
+}
