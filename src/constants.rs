@@ -24,8 +24,9 @@ pub const PLAN_CACHE_ENTRIES: usize = 256;
 /// Longest query text whose plan is cached, in bytes.
 pub const PLAN_CACHE_MAX_QUERY_BYTES: usize = 8 * 1024;
 
-/// Stack size of a connection thread, in bytes. Reserved address space, committed only as
-/// it is used; deep expressions recurse in the binder and evaluator.
+/// Stack size of the runtime's worker threads, on which statements run, in bytes. Reserved
+/// address space, committed only as it is used; deep expressions recurse in the binder and
+/// evaluator.
 pub const CONNECTION_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// Deepest expression nesting accepted (deeper gives 54001, like max_stack_depth).
 pub const MAX_EXPRESSION_DEPTH: usize = 10_000;

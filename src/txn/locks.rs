@@ -9,6 +9,7 @@
 //! Both kinds record their edge in one wait-for graph, which refuses a wait that would
 //! close a cycle (40P01).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,8 +74,7 @@ impl ShardState {
     /// Take the lock if it is free (or already ours). Returns the other holder if not.
     fn acquire(&mut self, txn: TxnId, key: &LockKey) -> Option<TxnId> {
         match self.holders.get(key) {
-            Some(&holder) if holder != txn => Some(holder),
-            Some(_) => None,
+            Some(&holder) => (holder != txn).then_some(holder),
             None => {
                 self.holders.insert(key.clone(), txn);
                 None
@@ -123,12 +123,15 @@ impl LockTable {
     /// Lock (table, key) for `txn` if no other transaction holds it. Returns whether
     /// `txn` holds it now.
     pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
-        let lookup = (table, key.to_vec());
-        self.shard(table, key)
-            .state
-            .lock()
-            .acquire(txn, &lookup)
-            .is_none()
+        let mut st = self.shard(table, key).state.lock();
+        // One allocation for the key, moved into the table when the lock is free.
+        match st.holders.entry((table, key.to_vec())) {
+            Entry::Occupied(holder) => *holder.get() == txn,
+            Entry::Vacant(free) => {
+                free.insert(txn);
+                true
+            }
+        }
     }
 
     /// [`LockTable::lock`] for a task: it waits in the key's queue, yielding.

@@ -237,15 +237,6 @@ impl TxnManager {
         }
     }
 
-    /// Commit, blocking: [`TxnManager::start_commit`] then [`TxnManager::finish_commit`].
-    /// Returns the commit's LSN (None if it changed nothing).
-    pub fn commit(&self, c: CommitRequest<'_>, slot: Option<&SessionSlot>) -> Option<Lsn> {
-        let flight = self.start_commit(c);
-        let lsn = flight.lsn;
-        self.finish_commit(flight, slot);
-        lsn
-    }
-
     /// The first half of a commit, which never waits: log the commit record, take its
     /// place in the commit order, install its writes and release its row locks. The
     /// caller must pass the result to [`TxnManager::finish_commit`] or
