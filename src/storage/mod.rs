@@ -3,7 +3,10 @@
 //!
 //! Invariants:
 //! - Storage only ever holds *committed* data. Uncommitted writes live in each
-//!   transaction's write set (see `txn`), so nothing here is ever rolled back.
+//!   transaction's write set (see `txn`), so nothing here is ever rolled back. A commit is
+//!   installed when its log record is appended, before it is durable; snapshots (at or below
+//!   `visible_lsn`) do not see it until it is, so versions above `visible_lsn` are read only
+//!   by the lock holder that builds on them.
 //! - Each key maps to a version chain, newest first, each version stamped with the LSN of the
 //!   commit that wrote it. Versions are installed in increasing LSN order per key (row locks
 //!   make the installs of conflicting commits ordered), so a chain is sorted by LSN.
