@@ -63,6 +63,8 @@ impl SqlState {
     pub const INVALID_AUTHORIZATION: SqlState = SqlState("28000");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const IO_ERROR: SqlState = SqlState("58030");
+    pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
+    pub const OUT_OF_MEMORY: SqlState = SqlState("53200");
     pub const UNDEFINED_SETTING: SqlState = SqlState("42704");
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
     pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");

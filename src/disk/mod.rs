@@ -129,3 +129,5 @@ impl Disk for OsDisk {
 pub fn join(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }
+
+pub mod sim;

@@ -18,6 +18,8 @@
 //! 8 KiB pages, a buffer pool and checkpoints) replaces the map behind the same methods.
 
 mod catalog;
+pub mod page;
+pub mod pool;
 mod table;
 
 pub use catalog::{Catalog, Column, Sequence, TableDef};
