@@ -17,6 +17,7 @@
 //! This is the in-memory implementation of the storage interface; paged storage (B+tree over
 //! 8 KiB pages, a buffer pool and checkpoints) replaces the map behind the same methods.
 
+pub mod btree;
 mod catalog;
 pub mod page;
 pub mod pool;

@@ -1,0 +1,656 @@
+//! One table's B+tree over buffer-pool pages: keys are memcomparable byte strings, each
+//! with its newest committed version (an LSN and a row image, or a tombstone).
+//!
+//! Invariants (checked by [`BTree::check`]):
+//! - The root's page id never changes: a root split moves the root's cells into two new
+//!   children, and a root left with one child takes that child's cells.
+//! - Every leaf is at the same depth. Keys in a page are strictly increasing, and every
+//!   key under an internal cell's child is at or above that cell's key and below the next
+//!   cell's key.
+//! - A leaf cell longer than `MAX_INLINE_CELL_BYTES` keeps its value in a chain of overflow
+//!   pages owned by that cell alone; replacing or removing the cell frees the chain.
+//! - Structure changes (splits, merges) happen under the caller's exclusive tree lock;
+//!   readers hold it shared. Page latches order each page's bytes against the checkpointer
+//!   and the evictor, which do not take the tree lock.
+
+use std::ops::Bound;
+
+use super::page::{
+    decode_leaf_cell, internal_cell, leaf_cell, LeafValue, Page, PageId, PageKind, HEADER_BYTES,
+    MAX_INLINE_CELL_BYTES, MAX_KEY_BYTES, OVERFLOW_DATA_BYTES, PAGE_BYTES,
+};
+use super::pool::BufferPool;
+use crate::error::{Error, Result, SqlState};
+use crate::wal::Lsn;
+
+/// A stored version: its commit LSN and row image (`None` for a tombstone).
+pub type Entry = (Lsn, Option<Vec<u8>>);
+
+/// A page holding less than this many bytes of cells is merged with a sibling if they fit.
+const MERGE_BELOW_BYTES: usize = (PAGE_BYTES - HEADER_BYTES) / 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BTree {
+    pub root: PageId,
+}
+
+/// A scan's visitor: key, version LSN, row image (`None` for a tombstone); false stops.
+pub type Visit<'a> = dyn FnMut(&[u8], Lsn, Option<&[u8]>) -> Result<bool> + 'a;
+
+/// A child with the key range it must hold: [low, high).
+type ChildBounds = (PageId, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// A step of a root-to-leaf path: an internal page and the child position taken.
+type Path = Vec<(PageId, usize)>;
+
+impl BTree {
+    /// A new, empty tree.
+    pub fn create(pool: &BufferPool) -> Result<BTree> {
+        let root = pool.allocate(PageKind::Leaf)?;
+        Ok(BTree { root: root.id() })
+    }
+
+    fn find_leaf(&self, pool: &BufferPool, key: &[u8]) -> Result<(PageId, Path)> {
+        let mut path = Vec::new();
+        let mut id = self.root;
+        loop {
+            let page = pool.read(id)?;
+            if page.kind() == PageKind::Leaf {
+                return Ok((id, path));
+            }
+            let (pos, child) = page.child_for(key);
+            path.push((id, pos));
+            id = child;
+        }
+    }
+
+    /// The stored version of `key`, if any.
+    pub fn get(&self, pool: &BufferPool, key: &[u8]) -> Result<Option<Entry>> {
+        let (leaf, _) = self.find_leaf(pool, key)?;
+        let page = pool.read(leaf)?;
+        match page.search(key) {
+            Ok(i) => {
+                let (lsn, value) = page.leaf_entry(i);
+                Ok(Some((lsn, read_value(pool, value)?)))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Store `value` (or a tombstone) at `lsn` under `key`; returns the previous version.
+    pub fn put(
+        &self,
+        pool: &BufferPool,
+        key: &[u8],
+        lsn: Lsn,
+        value: Option<&[u8]>,
+    ) -> Result<Option<Entry>> {
+        if key.len() > MAX_KEY_BYTES {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "index row size {} exceeds btree maximum, {MAX_KEY_BYTES}",
+                    key.len()
+                ),
+            ));
+        }
+        let cell = match value {
+            None => leaf_cell(key, lsn, LeafValue::Tombstone),
+            Some(v) if key.len() + v.len() + 13 <= MAX_INLINE_CELL_BYTES => {
+                leaf_cell(key, lsn, LeafValue::Inline(v))
+            }
+            Some(v) => {
+                let first = write_overflow(pool, v)?;
+                let len = u32::try_from(v.len()).map_err(|_| {
+                    Error::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "row is too large")
+                })?;
+                leaf_cell(key, lsn, LeafValue::Overflow { len, first })
+            }
+        };
+        let (leaf_id, path) = self.find_leaf(pool, key)?;
+        let mut leaf = pool.write(leaf_id)?;
+        let (previous, pos) = match leaf.search(key) {
+            Ok(i) => {
+                let (lsn, value) = leaf.leaf_entry(i);
+                let old = read_value(pool, value)?;
+                if let LeafValue::Overflow { first, .. } = value {
+                    free_overflow(pool, first)?;
+                }
+                leaf.remove_cell(i);
+                (Some((lsn, old)), i)
+            }
+            Err(i) => (None, i),
+        };
+        if !leaf.insert_cell(pos, &cell) {
+            let (sep, right) = split(pool, &mut leaf, pos, &cell)?;
+            drop(leaf);
+            self.insert_separator(pool, path, sep, right)?;
+        }
+        Ok(previous)
+    }
+
+    /// Remove `key`'s cell altogether (and its overflow chain); merges underfull pages.
+    pub fn remove(&self, pool: &BufferPool, key: &[u8]) -> Result<Option<Entry>> {
+        let (leaf_id, path) = self.find_leaf(pool, key)?;
+        let mut leaf = pool.write(leaf_id)?;
+        let i = match leaf.search(key) {
+            Ok(i) => i,
+            Err(_) => return Ok(None),
+        };
+        let (lsn, value) = leaf.leaf_entry(i);
+        let old = read_value(pool, value)?;
+        if let LeafValue::Overflow { first, .. } = value {
+            free_overflow(pool, first)?;
+        }
+        leaf.remove_cell(i);
+        let underfull = leaf.used_bytes() < MERGE_BELOW_BYTES;
+        drop(leaf);
+        if underfull {
+            self.rebalance(pool, leaf_id, path)?;
+        }
+        Ok(Some((lsn, old)))
+    }
+
+    /// After a split of the page at the end of `path`: add (`sep`, `right`) to its parent,
+    /// splitting upwards as needed.
+    fn insert_separator(
+        &self,
+        pool: &BufferPool,
+        mut path: Path,
+        mut sep: Vec<u8>,
+        mut right: PageId,
+    ) -> Result<()> {
+        loop {
+            let Some((parent_id, pos)) = path.pop() else {
+                return self.grow_root(pool, sep, right);
+            };
+            let mut parent = pool.write(parent_id)?;
+            let cell = internal_cell(&sep, right);
+            // Child position `pos` is cell `pos - 1`; the new right sibling follows it.
+            if parent.insert_cell(pos, &cell) {
+                return Ok(());
+            }
+            let (up, new_right) = split(pool, &mut parent, pos, &cell)?;
+            sep = up;
+            right = new_right;
+        }
+    }
+
+    /// The root split: its cells (now the left half) move to a new page, and the root
+    /// becomes an internal page over that page and `right`.
+    fn grow_root(&self, pool: &BufferPool, sep: Vec<u8>, right: PageId) -> Result<()> {
+        let mut root = pool.write(self.root)?;
+        let mut left = pool.allocate(root.kind())?;
+        let left_id = left.id();
+        move_all(&mut root, &mut left);
+        root.reset(PageKind::Internal);
+        root.set_link(left_id);
+        let fitted = root.insert_cell(0, &internal_cell(&sep, right));
+        assert!(fitted, "an empty root takes one separator");
+        Ok(())
+    }
+
+    /// Merge the underfull page at the end of `path` into a sibling when both fit in one
+    /// page, then the parent in turn; a root left with one child absorbs it.
+    fn rebalance(&self, pool: &BufferPool, mut id: PageId, mut path: Path) -> Result<()> {
+        while let Some((parent_id, pos)) = path.pop() {
+            let mut parent = pool.write(parent_id)?;
+            let children = parent.count() + 1;
+            if children < 2 {
+                break;
+            }
+            // Merge child `l` and child `l + 1`, with the underfull one among them.
+            let l = if pos + 1 < children { pos } else { pos - 1 };
+            let (left_id, right_id) = (parent.child_at(l), parent.child_at(l + 1));
+            debug_assert!(left_id == id || right_id == id);
+            let sep = parent.key(l).to_vec();
+            let mut left = pool.write(left_id)?;
+            let right = pool.write(right_id)?;
+            let extra = if left.kind() == PageKind::Internal {
+                internal_cell(&sep, right.link()).len() + 2
+            } else {
+                0
+            };
+            if left.used_bytes() + right.used_bytes() + extra > PAGE_BYTES - HEADER_BYTES {
+                break;
+            }
+            if left.kind() == PageKind::Internal {
+                let n = left.count();
+                let fitted = left.insert_cell(n, &internal_cell(&sep, right.link()));
+                assert!(fitted, "space was checked");
+            }
+            for i in 0..right.count() {
+                let n = left.count();
+                let fitted = left.insert_cell(n, right.cell(i));
+                assert!(fitted, "space was checked");
+            }
+            parent.remove_cell(l);
+            pool.free(right);
+            drop(left);
+            if parent_id == self.root && parent.count() == 0 {
+                // The root has a single child left: take its cells.
+                let mut only = pool.write(parent.link())?;
+                move_all(&mut only, &mut parent);
+                pool.free(only);
+                break;
+            }
+            if parent.used_bytes() >= MERGE_BELOW_BYTES || parent_id == self.root {
+                break;
+            }
+            drop(parent);
+            id = parent_id;
+        }
+        Ok(())
+    }
+
+    /// Visit versions with keys in `range`, in key order (reversed when `reverse`), until
+    /// `visit` returns false.
+    pub fn scan(
+        &self,
+        pool: &BufferPool,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        reverse: bool,
+        visit: &mut Visit<'_>,
+    ) -> Result<bool> {
+        self.scan_page(pool, self.root, range, reverse, visit)
+    }
+
+    fn scan_page(
+        &self,
+        pool: &BufferPool,
+        id: PageId,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        reverse: bool,
+        visit: &mut Visit<'_>,
+    ) -> Result<bool> {
+        let page = pool.read(id)?;
+        if page.kind() == PageKind::Internal {
+            let first = match range.0 {
+                Bound::Included(k) | Bound::Excluded(k) => page.child_for(k).0,
+                Bound::Unbounded => 0,
+            };
+            let last = match range.1 {
+                Bound::Included(k) | Bound::Excluded(k) => page.child_for(k).0,
+                Bound::Unbounded => page.count(),
+            };
+            let mut children: Vec<PageId> = (first..=last).map(|p| page.child_at(p)).collect();
+            drop(page);
+            if reverse {
+                children.reverse();
+            }
+            for child in children {
+                if !self.scan_page(pool, child, range, reverse, visit)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        let start = match range.0 {
+            Bound::Included(k) => page.search(k).unwrap_or_else(|i| i),
+            Bound::Excluded(k) => page.search(k).map_or_else(|i| i, |i| i + 1),
+            Bound::Unbounded => 0,
+        };
+        let end = match range.1 {
+            Bound::Included(k) => page.search(k).map_or_else(|i| i, |i| i + 1),
+            Bound::Excluded(k) => page.search(k).unwrap_or_else(|i| i),
+            Bound::Unbounded => page.count(),
+        };
+        let positions: Box<dyn Iterator<Item = usize>> = if reverse {
+            Box::new((start..end.max(start)).rev())
+        } else {
+            Box::new(start..end.max(start))
+        };
+        for i in positions {
+            let (key, (lsn, value)) = decode_leaf_cell(page.cell(i));
+            let keep_going = match value {
+                LeafValue::Inline(v) => visit(key, lsn, Some(v))?,
+                LeafValue::Tombstone => visit(key, lsn, None)?,
+                LeafValue::Overflow { .. } => {
+                    let v = read_value(pool, value)?;
+                    visit(key, lsn, v.as_deref())?
+                }
+            };
+            if !keep_going {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Verify the whole tree: key order, separator bounds, equal leaf depth and overflow
+    /// chains. Returns the number of stored versions.
+    pub fn check(&self, pool: &BufferPool) -> Result<usize> {
+        let mut leaf_depth = None;
+        check_page(pool, self.root, None, None, 0, &mut leaf_depth)
+    }
+}
+
+fn corrupt(message: String) -> Error {
+    Error::new(SqlState::DATA_CORRUPTED, message)
+}
+
+fn check_page(
+    pool: &BufferPool,
+    id: PageId,
+    low: Option<&[u8]>,
+    high: Option<&[u8]>,
+    depth: usize,
+    leaf_depth: &mut Option<usize>,
+) -> Result<usize> {
+    let page = pool.read(id)?;
+    for i in 0..page.count() {
+        let key = page.key(i);
+        if i > 0 && page.key(i - 1) >= key {
+            return Err(corrupt(format!("page {}: keys out of order at {i}", id.0)));
+        }
+        if low.is_some_and(|l| key < l) || high.is_some_and(|h| key >= h) {
+            return Err(corrupt(format!(
+                "page {}: key {i} outside its parent's range",
+                id.0
+            )));
+        }
+    }
+    match page.kind() {
+        PageKind::Leaf => {
+            if *leaf_depth.get_or_insert(depth) != depth {
+                return Err(corrupt(format!("leaf {} at depth {depth}", id.0)));
+            }
+            for i in 0..page.count() {
+                read_value(pool, page.leaf_entry(i).1)?;
+            }
+            Ok(page.count())
+        }
+        PageKind::Internal => {
+            let mut total = 0;
+            let bounds: Vec<ChildBounds> = (0..=page.count())
+                .map(|pos| {
+                    let lo = if pos == 0 {
+                        low.map(<[u8]>::to_vec)
+                    } else {
+                        Some(page.key(pos - 1).to_vec())
+                    };
+                    let hi = if pos == page.count() {
+                        high.map(<[u8]>::to_vec)
+                    } else {
+                        Some(page.key(pos).to_vec())
+                    };
+                    (page.child_at(pos), lo, hi)
+                })
+                .collect();
+            drop(page);
+            for (child, lo, hi) in bounds {
+                total += check_page(
+                    pool,
+                    child,
+                    lo.as_deref(),
+                    hi.as_deref(),
+                    depth + 1,
+                    leaf_depth,
+                )?;
+            }
+            Ok(total)
+        }
+        PageKind::Overflow => Err(corrupt(format!(
+            "overflow page {} linked as a tree page",
+            id.0
+        ))),
+    }
+}
+
+/// Move every cell of `from` into the empty `to`, and make `to` the same kind.
+fn move_all(from: &mut Page, to: &mut Page) {
+    to.reset(from.kind());
+    to.set_link(from.link());
+    for i in 0..from.count() {
+        let fitted = to.insert_cell(i, from.cell(i));
+        assert!(fitted, "a page's cells fit in an empty page");
+    }
+    from.reset(from.kind());
+}
+
+/// Insert `cell` at `pos` into the full `page` by splitting it: the upper part moves to a
+/// new right sibling. Returns the separator for the parent and the sibling's id.
+fn split(pool: &BufferPool, page: &mut Page, pos: usize, cell: &[u8]) -> Result<(Vec<u8>, PageId)> {
+    let mut cells: Vec<Vec<u8>> = (0..page.count()).map(|i| page.cell(i).to_vec()).collect();
+    cells.insert(pos, cell.to_vec());
+    let total: usize = cells.iter().map(|c| c.len() + 2).sum();
+    let internal = page.kind() == PageKind::Internal;
+    // The first cell of the right half: at least one cell stays on each side (for an
+    // internal page the middle cell moves up, so at least one on each side of it).
+    let mut at = 0;
+    let mut left_bytes = 0;
+    while at < cells.len() && left_bytes + cells[at].len() + 2 <= total / 2 {
+        left_bytes += cells[at].len() + 2;
+        at += 1;
+    }
+    let (min, max) = if internal {
+        (1, cells.len() - 2)
+    } else {
+        (1, cells.len() - 1)
+    };
+    let at = at.clamp(min, max);
+    let mut right = pool.allocate(page.kind())?;
+    let sep;
+    let right_cells = if internal {
+        let middle = &cells[at];
+        let key_len = u16::from_le_bytes([middle[0], middle[1]]) as usize;
+        sep = middle[2..2 + key_len].to_vec();
+        let mut child = [0u8; 8];
+        child.copy_from_slice(&middle[middle.len() - 8..]);
+        right.set_link(PageId(u64::from_le_bytes(child)));
+        &cells[at + 1..]
+    } else {
+        let (key, _) = decode_leaf_cell(&cells[at]);
+        sep = key.to_vec();
+        &cells[at..]
+    };
+    for c in right_cells {
+        let n = right.count();
+        assert!(right.insert_cell(n, c), "half of two pages fits in one");
+    }
+    let link = page.link();
+    page.reset(page.kind());
+    page.set_link(link);
+    for c in &cells[..at] {
+        let n = page.count();
+        assert!(page.insert_cell(n, c), "half of two pages fits in one");
+    }
+    Ok((sep, right.id()))
+}
+
+/// Write `value` to a new chain of overflow pages; returns the first page.
+fn write_overflow(pool: &BufferPool, value: &[u8]) -> Result<PageId> {
+    let mut next = PageId::NONE;
+    for chunk in value.chunks(OVERFLOW_DATA_BYTES).rev() {
+        let mut page = pool.allocate(PageKind::Overflow)?;
+        page.set_overflow_data(chunk);
+        page.set_link(next);
+        next = page.id();
+    }
+    Ok(next)
+}
+
+fn read_value(pool: &BufferPool, value: LeafValue<'_>) -> Result<Option<Vec<u8>>> {
+    match value {
+        LeafValue::Inline(v) => Ok(Some(v.to_vec())),
+        LeafValue::Tombstone => Ok(None),
+        LeafValue::Overflow { len, first } => {
+            let mut out = Vec::with_capacity(len as usize);
+            let mut next = first;
+            while next != PageId::NONE && out.len() < len as usize {
+                let page = pool.read(next)?;
+                if page.kind() != PageKind::Overflow {
+                    return Err(corrupt(format!("page {} is not an overflow page", next.0)));
+                }
+                out.extend_from_slice(page.overflow_data());
+                next = page.link();
+            }
+            if out.len() != len as usize || next != PageId::NONE {
+                return Err(corrupt(format!(
+                    "overflow chain from page {} holds {} bytes, expected {len}",
+                    first.0,
+                    out.len()
+                )));
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+fn free_overflow(pool: &BufferPool, first: PageId) -> Result<()> {
+    let mut next = first;
+    while next != PageId::NONE {
+        let page = pool.write(next)?;
+        next = page.link();
+        pool.free(page);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::disk::sim::SimDisk;
+    use crate::disk::Disk;
+    use crate::storage::pool::PageMap;
+
+    fn pool(frames: usize) -> BufferPool {
+        let disk = SimDisk::new();
+        disk.create_dir_all(std::path::Path::new("/d"))
+            .expect("dir");
+        let file = disk
+            .open(std::path::Path::new("/d/pages"), true)
+            .expect("file");
+        BufferPool::new(file, PageMap::default(), frames)
+    }
+
+    /// A deterministic generator for the model test.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    fn collect(
+        tree: &BTree,
+        pool: &BufferPool,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        reverse: bool,
+    ) -> Vec<(Vec<u8>, Entry)> {
+        let mut out = Vec::new();
+        tree.scan(pool, range, reverse, &mut |k, lsn, v| {
+            out.push((k.to_vec(), (lsn, v.map(<[u8]>::to_vec))));
+            Ok(true)
+        })
+        .expect("scan");
+        out
+    }
+
+    #[test]
+    fn matches_a_reference_model_through_splits_merges_and_eviction() {
+        for seed in 0..4u64 {
+            let pool = pool(32);
+            let tree = BTree::create(&pool).expect("create");
+            let mut model: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
+            let mut rng = Rng(seed);
+            for step in 0..6000u64 {
+                let key = format!("k{:05}", rng.next() % 1500).into_bytes();
+                let lsn = Lsn(step + 1);
+                match rng.next() % 10 {
+                    0..=5 => {
+                        let len = match rng.next() % 20 {
+                            0 => 3000 + (rng.next() % 30000) as usize,
+                            _ => (rng.next() % 300) as usize,
+                        };
+                        let value = vec![(step % 251) as u8; len];
+                        let prev = tree.put(&pool, &key, lsn, Some(&value)).expect("put");
+                        assert_eq!(prev, model.insert(key, (lsn, Some(value))));
+                    }
+                    6 => {
+                        let prev = tree.put(&pool, &key, lsn, None).expect("tombstone");
+                        assert_eq!(prev, model.insert(key, (lsn, None)));
+                    }
+                    _ => {
+                        let prev = tree.remove(&pool, &key).expect("remove");
+                        assert_eq!(prev, model.remove(&key));
+                    }
+                }
+                if step % 1000 == 999 {
+                    assert_eq!(tree.check(&pool).expect("valid tree"), model.len());
+                }
+            }
+            for (k, v) in model.iter().step_by(7) {
+                assert_eq!(tree.get(&pool, k).expect("get").as_ref(), Some(v));
+            }
+            let all: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            assert_eq!(
+                collect(&tree, &pool, (Bound::Unbounded, Bound::Unbounded), false),
+                all
+            );
+            let mut rev = all.clone();
+            rev.reverse();
+            assert_eq!(
+                collect(&tree, &pool, (Bound::Unbounded, Bound::Unbounded), true),
+                rev
+            );
+            let (lo, hi) = (b"k00300".as_slice(), b"k00900".as_slice());
+            let expect: Vec<_> = model
+                .range::<[u8], _>((Bound::Excluded(lo), Bound::Included(hi)))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(
+                collect(
+                    &tree,
+                    &pool,
+                    (Bound::Excluded(lo), Bound::Included(hi)),
+                    false
+                ),
+                expect
+            );
+            assert_eq!(
+                pool.read(tree.root).expect("root").kind(),
+                PageKind::Internal
+            );
+            assert!(pool.stats().evictions_written > 0 && pool.stats().reads > 0);
+            // Removing everything merges the tree back into a single root leaf.
+            let keys: Vec<_> = model.keys().cloned().collect();
+            for k in keys {
+                tree.remove(&pool, &k).expect("remove");
+            }
+            assert_eq!(tree.check(&pool).expect("valid empty tree"), 0);
+            let root = pool.read(tree.root).expect("root");
+            assert_eq!(root.kind(), PageKind::Leaf);
+        }
+    }
+
+    #[test]
+    fn an_oversized_key_is_refused_with_54000() {
+        let pool = pool(16);
+        let tree = BTree::create(&pool).expect("create");
+        let err = tree
+            .put(&pool, &[1; MAX_KEY_BYTES + 1], Lsn(1), Some(b"x"))
+            .expect_err("refused");
+        assert_eq!(err.code, SqlState::PROGRAM_LIMIT_EXCEEDED);
+        assert_eq!(tree.check(&pool).expect("still valid"), 0);
+    }
+
+    #[test]
+    fn large_keys_split_internal_pages() {
+        let pool = pool(64);
+        let tree = BTree::create(&pool).expect("create");
+        for i in 0..2000u32 {
+            let mut key = vec![b'x'; MAX_KEY_BYTES - 4];
+            key.extend_from_slice(&i.to_be_bytes());
+            tree.put(&pool, &key, Lsn(i as u64 + 1), Some(&[1; 10]))
+                .expect("put");
+        }
+        assert_eq!(tree.check(&pool).expect("valid"), 2000);
+    }
+}
