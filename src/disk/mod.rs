@@ -25,6 +25,11 @@ pub trait File: Send + Sync {
     /// Read up to `buf.len()` bytes at `offset`; returns how many were read (0 at EOF).
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     fn sync_data(&self) -> io::Result<()>;
+    /// Start writeback of a byte range without waiting for it (a hint: it makes nothing
+    /// durable, but leaves less for the next `sync_data` to write).
+    fn start_writeback(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
     fn set_len(&self, len: u64) -> io::Result<()>;
     fn len(&self) -> io::Result<u64>;
     fn is_empty(&self) -> io::Result<bool> {
@@ -71,6 +76,24 @@ impl File for OsFile {
 
     fn sync_data(&self) -> io::Result<()> {
         self.0.sync_data()
+    }
+
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on a file descriptor this struct owns.
+        let rc = unsafe {
+            libc::sync_file_range(
+                self.0.as_raw_fd(),
+                offset as libc::off64_t,
+                len as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {

@@ -19,6 +19,9 @@
 
 pub mod btree;
 mod catalog;
+pub mod checkpoint;
+#[cfg(test)]
+mod crash_tests;
 pub mod page;
 pub mod pool;
 mod table;

@@ -52,6 +52,9 @@ struct FrameMeta {
     dirty: bool,
     /// The frame holds the image the running checkpoint must write, not yet taken.
     image_pending: bool,
+    /// Changes made to the frame's page, counted: tells whether an image taken from the
+    /// frame is still its current content when written.
+    changes: u64,
 }
 
 /// Logical page ids and physical slots: what is mapped where, and what is free.
@@ -330,6 +333,7 @@ impl BufferPool {
         let mut inner = self.inner.lock();
         let meta = &mut inner.meta[frame];
         meta.dirty = true;
+        meta.changes += 1;
         if meta.image_pending {
             meta.image_pending = false;
             inner.image_copies.insert(page.id(), page.clone_page());
@@ -484,6 +488,7 @@ impl BufferPool {
                 usage: 2,
                 dirty: false,
                 image_pending: false,
+                changes: 0,
             };
             inner.table.insert(id, frame);
             let guard = self.frames[frame]
@@ -523,6 +528,140 @@ impl BufferPool {
         self.stats.lock().evictions_written += 1;
         drop(latch);
         Ok(())
+    }
+
+    /// Start a checkpoint image of every page as it is now, stamped `epoch`. The caller
+    /// makes sure no page changes during this call. Returns the pages whose image must be
+    /// written (those that differ from their current slot), in page order.
+    pub fn begin_image(&self, epoch: u64) -> Vec<PageId> {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        assert!(inner.map.image.is_none(), "one checkpoint at a time");
+        inner.epoch = epoch;
+        let image = inner.map.current.clone();
+        for &slot in &image {
+            if slot != 0 {
+                inner.map.add_ref(slot, SlotRefs::IMAGE);
+            }
+        }
+        inner.map.image = Some(image);
+        let mut pending = Vec::new();
+        for meta in inner.meta.iter_mut() {
+            if let (Some(id), true) = (meta.page, meta.dirty) {
+                meta.image_pending = true;
+                pending.push(id);
+            }
+        }
+        pending.sort();
+        pending
+    }
+
+    /// The image of `id` the running checkpoint must write, and the frame's change count
+    /// if it came from the frame itself; `None` if eviction already wrote it.
+    pub fn take_image(&self, id: PageId) -> Option<(Page, Option<(usize, u64)>)> {
+        let mut inner = self.inner.lock();
+        if let Some(copy) = inner.image_copies.remove(&id) {
+            return Some((copy, None));
+        }
+        let frame = *inner.table.get(&id)?;
+        if !inner.meta[frame].image_pending {
+            return None;
+        }
+        inner.meta[frame].pins += 1;
+        drop(inner);
+        let latch = self.frames[frame].read();
+        let mut inner = self.inner.lock();
+        let taken = if inner.meta[frame].image_pending {
+            inner.meta[frame].image_pending = false;
+            let changes = inner.meta[frame].changes;
+            Some((latch.clone_page(), Some((frame, changes))))
+        } else {
+            inner.image_copies.remove(&id).map(|copy| (copy, None))
+        };
+        inner.meta[frame].pins -= 1;
+        taken
+    }
+
+    /// Fresh slots for `n` image pages, lowest first (so writes coalesce).
+    pub fn allocate_slots(&self, n: usize) -> Vec<u64> {
+        let mut inner = self.inner.lock();
+        let mut slots: Vec<u64> = (0..n).map(|_| inner.map.allocate_slot()).collect();
+        slots.sort_unstable();
+        slots
+    }
+
+    /// The image of `id` was written at `slot`. If it came from the frame and the frame
+    /// has not changed since, the page's current slot moves there and the frame is clean.
+    pub fn image_written(&self, id: PageId, slot: u64, from_frame: Option<(usize, u64)>) {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        inner.map.set_image(id, slot);
+        if let Some((frame, changes)) = from_frame {
+            let meta = &mut inner.meta[frame];
+            if meta.page == Some(id) && meta.changes == changes && !meta.image_pending {
+                meta.dirty = false;
+                inner.map.move_current(id, slot);
+            }
+        }
+    }
+
+    /// Return a slot taken by [`BufferPool::allocate_slots`] but not written.
+    pub fn release_slot(&self, slot: u64) {
+        self.inner.lock().map.free_slots.insert(slot);
+    }
+
+    /// The finished image's page map (index = page id).
+    pub fn image_map(&self) -> Vec<u64> {
+        let inner = self.inner.lock();
+        let image = inner
+            .map
+            .image
+            .as_ref()
+            .expect("a checkpoint is being written");
+        assert!(
+            inner.image_copies.is_empty(),
+            "every image copy was written"
+        );
+        image.clone()
+    }
+
+    /// The image is now the durable checkpoint: the previous one's slots and page ids that
+    /// nothing else refers to become free.
+    pub fn image_durable(&self) {
+        let mut inner = self.inner.lock();
+        let map = &mut inner.map;
+        for slot in 1..map.refs.len() as u64 {
+            let r = map.refs[slot as usize].0;
+            let mut next = r & !SlotRefs::DURABLE;
+            if r & SlotRefs::IMAGE != 0 {
+                next = (next & !SlotRefs::IMAGE) | SlotRefs::DURABLE;
+            }
+            map.refs[slot as usize].0 = next;
+            if next == 0 && r != 0 {
+                map.free_slots.insert(slot);
+            }
+        }
+        map.image = None;
+        map.checkpointed = true;
+        let pending = std::mem::take(&mut map.freed_pages_pending);
+        map.free_pages.extend(pending);
+    }
+
+    /// The checkpoint failed: forget its image (the durable checkpoint stays as it was).
+    pub fn abort_image(&self) {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        if let Some(image) = inner.map.image.take() {
+            for slot in image {
+                if slot != 0 {
+                    inner.map.drop_ref(slot, SlotRefs::IMAGE);
+                }
+            }
+        }
+        inner.image_copies.clear();
+        for meta in inner.meta.iter_mut() {
+            meta.image_pending = false;
+        }
     }
 
     /// Write every dirty frame out (tests and shutdown use this; checkpoints do not).
