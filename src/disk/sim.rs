@@ -152,13 +152,18 @@ pub fn is_simulated_crash(err: &io::Error) -> bool {
     err.get_ref().is_some_and(|e| e.is::<SimulatedCrash>())
 }
 
-/// SplitMix64 (Steele, Lea and Flood, 2014), fixed here so seeds replay forever.
-struct Prng {
+/// SplitMix64 (Steele, Lea and Flood, 2014), fixed here so seeds replay forever. Seeded
+/// tests of other layers draw from it too.
+pub struct Prng {
     state: u64,
 }
 
 impl Prng {
-    fn next_u64(&mut self) -> u64 {
+    pub fn new(seed: u64) -> Prng {
+        Prng { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -382,7 +387,7 @@ impl SimDisk {
     pub fn crash(&self, seed: u64) -> SimDisk {
         let state = self.state.lock();
         state.check_invariants(true);
-        let mut rng = Prng { state: seed };
+        let mut rng = Prng::new(seed);
         let mut names = state.names_durable.clone();
         for op in &state.dir_ops_unsynced {
             if rng.coin() {

@@ -512,7 +512,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::disk::sim::SimDisk;
+    use crate::disk::sim::{Prng, SimDisk};
     use crate::disk::Disk;
     use crate::storage::pool::PageMap;
 
@@ -524,18 +524,6 @@ mod tests {
             .open(std::path::Path::new("/d/pages"), true)
             .expect("file");
         BufferPool::new(file, PageMap::default(), frames)
-    }
-
-    /// A deterministic generator for the model test.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
     }
 
     fn collect(
@@ -559,15 +547,15 @@ mod tests {
             let pool = pool(32);
             let tree = BTree::create(&pool).expect("create");
             let mut model: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
-            let mut rng = Rng(seed);
+            let mut rng = Prng::new(seed);
             for step in 0..6000u64 {
-                let key = format!("k{:05}", rng.next() % 1500).into_bytes();
+                let key = format!("k{:05}", rng.next_u64() % 1500).into_bytes();
                 let lsn = Lsn(step + 1);
-                match rng.next() % 10 {
+                match rng.next_u64() % 10 {
                     0..=5 => {
-                        let len = match rng.next() % 20 {
-                            0 => 3000 + (rng.next() % 30000) as usize,
-                            _ => (rng.next() % 300) as usize,
+                        let len = match rng.next_u64() % 20 {
+                            0 => 3000 + (rng.next_u64() % 30000) as usize,
+                            _ => (rng.next_u64() % 300) as usize,
                         };
                         let value = vec![(step % 251) as u8; len];
                         let prev = tree.put(&pool, &key, lsn, Some(&value)).expect("put");

@@ -85,6 +85,21 @@ fn io(what: String, e: std::io::Error) -> Error {
     Error::new(SqlState::IO_ERROR, format!("could not {what}: {e}"))
 }
 
+/// Run one sync, counting its time in `stats`.
+fn timed_sync(
+    stats: &mut CheckpointStats,
+    what: &str,
+    sync: impl FnOnce() -> std::io::Result<()>,
+) -> Result<()> {
+    let start = Instant::now();
+    sync().map_err(|e| io(format!("fdatasync {what}"), e))?;
+    let us = start.elapsed().as_micros() as u64;
+    stats.sync_time_us += us;
+    stats.longest_sync_us = stats.longest_sync_us.max(us);
+    stats.syncs += 1;
+    Ok(())
+}
+
 fn corrupt(what: String) -> Error {
     Error::new(SqlState::DATA_CORRUPTED, what)
 }
@@ -194,45 +209,21 @@ impl Checkpointer {
         pacing: Pacing,
         before_switch: impl FnOnce() -> Result<()>,
     ) -> Result<CheckpointStats> {
-        let result = self.run_steps(pool, pending, control, catalog, pacing, before_switch);
+        let steps = || {
+            let mut stats = write_image(pool, pending, control.epoch, pacing)?;
+            let map = pool.image_map();
+            self.write_map(control.epoch, &map, catalog, &mut stats)?;
+            before_switch()?;
+            self.switch_control(control, &mut stats)?;
+            pool.image_durable();
+            self.remove_old_maps(control.epoch);
+            Ok(stats)
+        };
+        let result = steps();
         if result.is_err() {
             pool.abort_image();
         }
         result
-    }
-
-    fn run_steps(
-        &self,
-        pool: &BufferPool,
-        pending: &[PageId],
-        control: Control,
-        catalog: &[u8],
-        pacing: Pacing,
-        before_switch: impl FnOnce() -> Result<()>,
-    ) -> Result<CheckpointStats> {
-        let mut stats = write_image(pool, pending, control.epoch, pacing)?;
-        let map = pool.image_map();
-        self.write_map(control.epoch, &map, catalog, &mut stats)?;
-        before_switch()?;
-        self.switch_control(control, &mut stats)?;
-        pool.image_durable();
-        self.remove_old_maps(control.epoch);
-        Ok(stats)
-    }
-
-    fn timed_sync(
-        &self,
-        stats: &mut CheckpointStats,
-        sync: impl FnOnce() -> std::io::Result<()>,
-        what: &str,
-    ) -> Result<()> {
-        let start = Instant::now();
-        sync().map_err(|e| io(format!("fdatasync {what}"), e))?;
-        let us = start.elapsed().as_micros() as u64;
-        stats.sync_time_us += us;
-        stats.longest_sync_us = stats.longest_sync_us.max(us);
-        stats.syncs += 1;
-        Ok(())
     }
 
     fn write_map(
@@ -262,12 +253,10 @@ impl Checkpointer {
         file.set_len(0)
             .and_then(|_| file.write_all_at(&m, 0))
             .map_err(|e| io(format!("write \"{}\"", path.display()), e))?;
-        self.timed_sync(stats, || file.sync_data(), "page map")?;
-        self.timed_sync(
-            stats,
-            || self.disk.sync_dir(&self.dir),
-            "checkpoint directory",
-        )
+        timed_sync(stats, "page map", || file.sync_data())?;
+        timed_sync(stats, "checkpoint directory", || {
+            self.disk.sync_dir(&self.dir)
+        })
     }
 
     fn switch_control(&self, control: Control, stats: &mut CheckpointStats) -> Result<()> {
@@ -287,15 +276,13 @@ impl Checkpointer {
         file.set_len(0)
             .and_then(|_| file.write_all_at(&c, 0))
             .map_err(|e| io("write control.tmp".into(), e))?;
-        self.timed_sync(stats, || file.sync_data(), "control.tmp")?;
+        timed_sync(stats, "control.tmp", || file.sync_data())?;
         self.disk
             .rename(&tmp, &self.control_path())
             .map_err(|e| io("rename control.tmp".into(), e))?;
-        self.timed_sync(
-            stats,
-            || self.disk.sync_dir(&self.dir),
-            "checkpoint directory",
-        )
+        timed_sync(stats, "checkpoint directory", || {
+            self.disk.sync_dir(&self.dir)
+        })
     }
 
     /// Remove map files of checkpoints before `current` (best effort: a leftover is
@@ -395,12 +382,6 @@ fn write_image(
     }
     write_run(&mut run, &mut run_pages, run_start, &mut stats)?;
     stats.write_time_us = start.elapsed().as_micros() as u64;
-    let sync_start = Instant::now();
-    file.sync_data()
-        .map_err(|e| io("fdatasync page file".into(), e))?;
-    let us = sync_start.elapsed().as_micros() as u64;
-    stats.sync_time_us += us;
-    stats.longest_sync_us = stats.longest_sync_us.max(us);
-    stats.syncs += 1;
+    timed_sync(&mut stats, "page file", || file.sync_data())?;
     Ok(stats)
 }

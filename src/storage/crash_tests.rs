@@ -21,7 +21,7 @@ use super::btree::BTree;
 use super::checkpoint::{Checkpointer, Control, Pacing};
 use super::page::PageId;
 use super::pool::{BufferPool, PageMap};
-use crate::disk::sim::SimDisk;
+use crate::disk::sim::{Prng, SimDisk};
 use crate::disk::Disk;
 use crate::error::Result;
 use crate::wal::Lsn;
@@ -33,18 +33,6 @@ const DIR: &str = "/data";
 const KEYS: u64 = 2000;
 const ROUNDS: u64 = 6;
 const FRAMES: usize = 16;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 struct Db {
     pool: BufferPool,
@@ -107,16 +95,16 @@ fn open(disk: &SimDisk) -> Result<(Db, Model)> {
     }
 }
 
-fn change(db: &Db, model: &mut Model, rng: &mut Rng, step: u64) -> Result<()> {
-    let key = format!("key{:04}", rng.next() % KEYS).into_bytes();
-    if rng.next().is_multiple_of(4) {
+fn change(db: &Db, model: &mut Model, rng: &mut Prng, step: u64) -> Result<()> {
+    let key = format!("key{:04}", rng.next_u64() % KEYS).into_bytes();
+    if rng.next_u64().is_multiple_of(4) {
         db.tree.remove(&db.pool, &key)?;
         model.remove(&key);
     } else {
-        let len = if rng.next().is_multiple_of(25) {
+        let len = if rng.next_u64().is_multiple_of(25) {
             9000
         } else {
-            20 + (rng.next() % 400) as usize
+            20 + (rng.next_u64() % 400) as usize
         };
         let value = vec![(step % 253) as u8; len];
         db.tree.put(&db.pool, &key, Lsn(step), Some(&value))?;
@@ -134,7 +122,7 @@ fn workload(
     rounds: u64,
     images: &mut BTreeMap<u64, Model>,
 ) -> Result<u64> {
-    let mut rng = Rng(seed);
+    let mut rng = Prng::new(seed);
     let mut done = db.epoch;
     for round in 0..rounds {
         for i in 0..150 {

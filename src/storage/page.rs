@@ -153,11 +153,6 @@ impl Page {
         &self.bytes
     }
 
-    /// Overwrite this page with `other`'s image (same logical page).
-    pub fn copy_from(&mut self, other: &Page) {
-        self.bytes.copy_from_slice(&other.bytes[..]);
-    }
-
     pub fn clone_page(&self) -> Page {
         Page {
             bytes: self.bytes.clone(),

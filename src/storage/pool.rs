@@ -158,10 +158,6 @@ impl PageMap {
         self.drop_ref(old, SlotRefs::IMAGE);
     }
 
-    pub fn slots_in_use(&self) -> usize {
-        self.refs.iter().filter(|r| r.0 != 0).count()
-    }
-
     /// Highest slot number ever allocated plus one: the page file's length in slots.
     pub fn file_slots(&self) -> u64 {
         self.refs.len() as u64
@@ -278,10 +274,6 @@ impl BufferPool {
 
     pub fn stats(&self) -> PoolStats {
         *self.stats.lock()
-    }
-
-    pub fn frame_count(&self) -> usize {
-        self.frames.len()
     }
 
     fn unpin(&self, frame: usize) {
@@ -511,9 +503,7 @@ impl BufferPool {
             .file
             .write_all_at(image.bytes(), slot * PAGE_BYTES as u64)
         {
-            let mut inner = self.inner.lock();
-            inner.map.add_ref(slot, 0);
-            inner.map.free_slots.insert(slot);
+            self.release_slot(slot);
             return Err(io_error("write", e));
         }
         let mut inner = self.inner.lock();
@@ -664,7 +654,7 @@ impl BufferPool {
         }
     }
 
-    /// Write every dirty frame out (tests and shutdown use this; checkpoints do not).
+    /// Write every dirty frame out to fresh slots (tests use this; checkpoints do not).
     pub fn write_all_dirty(&self) -> Result<()> {
         for frame in 0..self.frames.len() {
             let id = {
