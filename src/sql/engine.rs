@@ -9,28 +9,39 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::disk::{Disk, OsDisk};
-use crate::error::Result;
+use crate::error::{Error, Result, SqlState};
 use crate::settings::Settings;
+use crate::storage::checkpoint::{Checkpointer, Control};
+use crate::storage::pool::{BufferPool, PageMap};
+use crate::storage::Catalog;
+use crate::txn::checkpoints::{Checkpoints, Reason};
 use crate::txn::{records, TxnManager};
-use crate::wal::{Wal, WalOptions};
+use crate::wal::{Lsn, Wal, WalOptions};
 
 pub struct Engine {
     pub settings: Arc<Settings>,
-    pub txn: TxnManager,
-    flusher: Mutex<Option<JoinHandle<()>>>,
+    pub txn: Arc<TxnManager>,
+    /// The checkpointer; None for an engine without a data directory.
+    pub checkpoints: Option<Arc<Checkpoints>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
+
+/// Where the page file, the page maps and the control file live, under the data directory.
+const STORAGE_DIR: &str = "storage";
 
 impl Engine {
     /// An engine without a log: nothing survives it (unit tests).
     pub fn new(settings: Arc<Settings>) -> Engine {
         Engine {
             settings,
-            txn: TxnManager::default(),
-            flusher: Mutex::new(None),
+            txn: Arc::new(TxnManager::default()),
+            checkpoints: None,
+            threads: Mutex::new(Vec::new()),
         }
     }
 
-    /// Open the database in `data_dir`: replay the WAL, then start the flusher.
+    /// Open the database in `data_dir`: load the last checkpoint, replay the WAL from its
+    /// redo LSN, then start the WAL flusher and the checkpointer.
     pub fn open(settings: Arc<Settings>, data_dir: &Path) -> Result<Arc<Engine>> {
         Self::open_on(settings, Arc::new(OsDisk), data_dir)
     }
@@ -46,23 +57,58 @@ impl Engine {
             commit_siblings: settings.get_int("commit_siblings").max(0) as u64,
             writer_delay: Duration::from_millis(settings.get_int("wal_writer_delay").max(1) as u64),
         };
-        let mut txn = TxnManager::default();
         let started = Instant::now();
-        tracing::info!(
-            "starting up: replaying the WAL in {}",
-            data_dir.join("wal").display()
-        );
-        let mut replay = records::Replay::default();
-        let (wal, replayed) =
-            Wal::open(disk, &data_dir.join("wal"), opts, |kind, payload, lsn| {
-                records::replay(&txn.catalog, &mut replay, kind, payload, lsn)
-            })?;
-        replay.finish(&txn.catalog);
-        for name in txn.catalog.table_names() {
-            if let Some(t) = txn.catalog.table(&name) {
-                t.restore_next_row_id();
+        let storage_dir = data_dir.join(STORAGE_DIR);
+        disk.create_dir_all(&storage_dir).map_err(|e| {
+            Error::new(
+                SqlState::IO_ERROR,
+                format!("could not create \"{}\": {e}", storage_dir.display()),
+            )
+        })?;
+        let files = Checkpointer::new(disk.clone(), &storage_dir);
+        let loaded = files.load()?;
+        let page_file = disk.open(&storage_dir.join("pages"), true).map_err(|e| {
+            Error::new(
+                SqlState::IO_ERROR,
+                format!("could not open the page file: {e}"),
+            )
+        })?;
+        // Every connection pins a few pages at once; never fewer frames than they need.
+        let frames = (settings.get_int("shared_buffers").max(0) as usize / 8)
+            .max(64 + 8 * settings.get_int("max_connections").max(0) as usize);
+        let (control, catalog) = match loaded {
+            Some(cp) => {
+                let pool = Arc::new(BufferPool::new(
+                    page_file,
+                    PageMap::from_checkpoint(cp.map),
+                    frames,
+                ));
+                tracing::info!(
+                    "starting up from checkpoint {} (redo lsn {}): replaying the WAL in {}",
+                    cp.control.epoch,
+                    cp.control.redo,
+                    data_dir.join("wal").display()
+                );
+                (cp.control, Catalog::from_image(pool, &cp.catalog)?)
             }
-        }
+            None => {
+                tracing::info!(
+                    "starting up without a checkpoint: replaying the WAL in {}",
+                    data_dir.join("wal").display()
+                );
+                let pool = Arc::new(BufferPool::new(page_file, PageMap::default(), frames));
+                (Control { epoch: 0, redo: Lsn::ZERO }, Catalog::new(pool))
+            }
+        };
+        let mut txn = TxnManager::new(catalog);
+        let (wal, replayed) = Wal::open(
+            disk,
+            &data_dir.join("wal"),
+            opts,
+            control.redo,
+            |kind, payload, lsn| records::replay(&txn.catalog, kind, payload, lsn),
+        )?;
+        records::finish_replay(&txn.catalog)?;
         tracing::info!(
             "redo done at {}: {} records, {} bytes replayed in {:.3} s{}",
             replayed.end,
@@ -75,26 +121,57 @@ impl Engine {
             }
         );
         txn.attach_wal(wal.clone(), replayed.end);
-        let flusher = std::thread::Builder::new()
-            .name("wal-flusher".into())
-            .spawn(move || wal.run_flusher())
-            .map_err(|e| {
-                crate::error::Error::internal(format!("could not start the WAL flusher: {e}"))
-            })?;
+        let txn = Arc::new(txn);
+        let checkpoints = Arc::new(Checkpoints::new(files, settings.clone(), control));
+        let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(f)
+                .map_err(|e| Error::internal(format!("could not start the {name} thread: {e}")))
+        };
+        let flusher = spawn("wal-flusher", Box::new(move || wal.run_flusher()))?;
+        let checkpointer = {
+            let (cp, txn) = (checkpoints.clone(), txn.clone());
+            spawn("checkpointer", Box::new(move || cp.run(&txn)))?
+        };
         Ok(Arc::new(Engine {
             settings,
             txn,
-            flusher: Mutex::new(Some(flusher)),
+            checkpoints: Some(checkpoints),
+            threads: Mutex::new(vec![checkpointer, flusher]),
         }))
     }
 
-    /// Flush everything logged and stop the flusher.
+    /// `CHECKPOINT`: take a checkpoint now and wait for it (nothing to do without a data
+    /// directory).
+    pub fn checkpoint(&self) {
+        if let Some(cp) = &self.checkpoints {
+            crate::wal::blocking(|| cp.request_and_wait());
+        }
+    }
+
+    /// Stop the checkpointer, take a last checkpoint (so the next start replays nothing),
+    /// then flush everything logged and stop the flusher.
     pub fn shutdown(&self) {
+        if let Some(cp) = &self.checkpoints {
+            cp.stop();
+        }
+        let mut threads = self.threads.lock();
+        if let Some(checkpointer) = threads.first_mut().is_some().then(|| threads.remove(0)) {
+            let _ = checkpointer.join();
+        }
+        if let Some(cp) = &self.checkpoints {
+            if let Err(e) = cp.checkpoint(&self.txn, Reason::Shutdown) {
+                tracing::error!("PANIC: shutdown checkpoint failed: {e}");
+                eprintln!("steadydb: PANIC: shutdown checkpoint failed: {e}");
+                std::process::abort();
+            }
+        }
         if let Some(wal) = &self.txn.wal {
             wal.shutdown();
         }
-        if let Some(h) = self.flusher.lock().take() {
-            let _ = h.join();
+        for t in threads.drain(..) {
+            let _ = t.join();
         }
     }
 

@@ -237,7 +237,7 @@ impl Executor<'_> {
                     {
                         None
                     }
-                    None => scan.table.get(a, self.snapshot),
+                    None => scan.table.get(a, self.snapshot)?,
                 };
                 if let Some(row) = row {
                     if self.matches(&scan.filter, &row)? {
@@ -273,14 +273,14 @@ impl Executor<'_> {
                         false
                     }
                 }
-            }),
+            })?,
             Some(own) => {
                 let mut committed: Vec<(Key, Row)> = Vec::new();
                 if !own.truncated {
                     scan.table.scan(range, self.snapshot, false, |k, row| {
                         committed.push((k.to_vec(), row.clone()));
                         true
-                    });
+                    })?;
                 }
                 let mut mine = own.rows.range::<[u8], _>(range).peekable();
                 let mut theirs = committed.into_iter().peekable();
@@ -345,7 +345,7 @@ impl Executor<'_> {
             return Ok(Some(seen));
         }
         self.lock_row(&scan.table, key)?;
-        match scan.table.latest(key) {
+        match scan.table.latest(key)? {
             None => Ok(None),
             Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
             Some(v) => {
@@ -430,7 +430,7 @@ impl Executor<'_> {
         }
         self.lock_row(table, key)?;
         let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
-        if !truncated && table.latest(key).is_some_and(|v| v.row.is_some()) {
+        if !truncated && table.latest(key)?.is_some_and(|v| v.row.is_some()) {
             return Err(duplicate_key(def, row));
         }
         Ok(())
@@ -500,7 +500,7 @@ impl Executor<'_> {
             None => {
                 self.lock_row(table, &key)?;
                 let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
-                match table.latest(&key) {
+                match table.latest(&key)? {
                     Some(v) if !truncated && v.row.is_some() => {
                         if self.txn.isolation == Isolation::RepeatableRead
                             && v.lsn > self.snapshot

@@ -708,7 +708,14 @@ impl Planner<'_> {
                     let table = match system_view(name) {
                         Some(view) => {
                             system = Some(view);
-                            Arc::new(Table::new(crate::storage::TableId(0), view.def()))
+                            // A table of no pages: only its definition is used.
+                            Arc::new(Table::open(
+                                crate::storage::TableId(0),
+                                view.def(),
+                                self.engine.txn.catalog.pool().clone(),
+                                crate::storage::page::PageId::NONE,
+                                1,
+                            ))
                         }
                         None => self.table(name)?,
                     };

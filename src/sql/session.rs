@@ -830,7 +830,10 @@ impl Session {
                     tag: "SHOW".into(),
                 })
             }
-            Plan::Checkpoint => command("CHECKPOINT"),
+            Plan::Checkpoint => {
+                self.engine.checkpoint();
+                command("CHECKPOINT")
+            }
             Plan::Maintenance { tag } => {
                 if *tag == "VACUUM" && self.txn.as_ref().is_some_and(|t| t.explicit) {
                     return Err(Error::new(
@@ -994,7 +997,7 @@ impl Session {
                 }
                 true
             },
-        );
+        )?;
         if let Some(e) = failure {
             return Err(e);
         }
@@ -1003,7 +1006,9 @@ impl Session {
         self.engine
             .txn
             .commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
-                table.replace_all(lsn, rows);
+                if let Err(e) = table.replace_all(lsn, rows) {
+                    crate::txn::fatal_after_logging("re-key a table", &e);
+                }
                 table.set_def(new_def);
                 catalog.table_altered();
             });

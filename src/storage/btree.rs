@@ -317,6 +317,16 @@ impl BTree {
         Ok(true)
     }
 
+    /// Free every page of the tree but the root, which becomes an empty leaf (TRUNCATE).
+    pub fn clear(&self, pool: &BufferPool) -> Result<()> {
+        free_subtree(pool, self.root, true)
+    }
+
+    /// Free every page of the tree, the root too (DROP TABLE). The tree is gone after.
+    pub fn destroy(self, pool: &BufferPool) -> Result<()> {
+        free_subtree(pool, self.root, false)
+    }
+
     /// Verify the whole tree: key order, separator bounds, equal leaf depth and overflow
     /// chains. Returns the number of stored versions.
     pub fn check(&self, pool: &BufferPool) -> Result<usize> {
@@ -495,6 +505,38 @@ fn read_value(pool: &BufferPool, value: LeafValue<'_>) -> Result<Option<Vec<u8>>
             Ok(Some(out))
         }
     }
+}
+
+/// Free the pages below `id` and their overflow chains; then free `id` itself, or, for
+/// `keep`, reset it to an empty leaf. Holds the latches of one root-to-leaf path at a time.
+fn free_subtree(pool: &BufferPool, id: PageId, keep: bool) -> Result<()> {
+    let mut page = pool.write(id)?;
+    match page.kind() {
+        PageKind::Internal => {
+            for pos in 0..=page.count() {
+                free_subtree(pool, page.child_at(pos), false)?;
+            }
+        }
+        PageKind::Leaf => {
+            for i in 0..page.count() {
+                if let (_, LeafValue::Overflow { first, .. }) = page.leaf_entry(i) {
+                    free_overflow(pool, first)?;
+                }
+            }
+        }
+        PageKind::Overflow => {
+            return Err(corrupt(format!(
+                "overflow page {} linked as a tree page",
+                id.0
+            )))
+        }
+    }
+    if keep {
+        page.reset(PageKind::Leaf);
+    } else {
+        pool.free(page);
+    }
+    Ok(())
 }
 
 fn free_overflow(pool: &BufferPool, first: PageId) -> Result<()> {

@@ -1,14 +1,158 @@
-//! The catalog: table definitions and sequences, by name.
+//! The catalog: table definitions and sequences, by name, and the buffer pool their
+//! trees live in.
+//!
+//! Invariants:
+//! - A dropped table stays known (in `dropping`) until its drop commits, so a checkpoint
+//!   taken meanwhile still holds it, and a rollback can put it back. Its pages are freed
+//!   only once the drop is committed.
+//! - A table whose creating transaction has not committed is `unconfirmed`; a checkpoint
+//!   records that, so recovery drops it if the commit never comes.
+//! - The catalog image ([`Catalog::image`]) is taken under the checkpoint barrier, when no
+//!   commit or catalog change is between its log append and its install.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use super::page::PageId;
+use super::pool::{BufferPool, PageMap};
 use super::{Table, TableId};
+use crate::disk::sim::SimDisk;
+use crate::disk::Disk;
 use crate::error::{Error, Result, SqlState};
 use crate::types::DataType;
+use crate::wal::{Reader, Writer};
+
+/// Frames of the pool of a catalog without a data directory (tests).
+const IN_MEMORY_FRAMES: usize = 256;
+
+fn corrupt(what: String) -> Error {
+    Error::new(SqlState::DATA_CORRUPTED, format!("corrupt catalog: {what}"))
+}
+
+fn put_type(w: &mut Writer, t: &DataType) {
+    match t {
+        DataType::Bool => w.u8(1),
+        DataType::Int2 => w.u8(2),
+        DataType::Int4 => w.u8(3),
+        DataType::Int8 => w.u8(4),
+        DataType::Float4 => w.u8(5),
+        DataType::Float8 => w.u8(6),
+        DataType::Numeric(m) => {
+            w.u8(7);
+            let (p, s) = m.unwrap_or((0, 0));
+            w.u8(p);
+            w.u8(s);
+        }
+        DataType::Text => w.u8(8),
+        DataType::Varchar(n) => {
+            w.u8(9);
+            w.u32(n.unwrap_or(0));
+        }
+        DataType::Char(n) => {
+            w.u8(10);
+            w.u32(*n);
+        }
+        DataType::Bytea => w.u8(11),
+        DataType::Date => w.u8(12),
+        DataType::Timestamp => w.u8(13),
+        DataType::TimestampTz => w.u8(14),
+        DataType::Unknown => w.u8(8),
+    }
+}
+
+fn get_type(r: &mut Reader) -> Result<DataType> {
+    Ok(match r.u8()? {
+        1 => DataType::Bool,
+        2 => DataType::Int2,
+        3 => DataType::Int4,
+        4 => DataType::Int8,
+        5 => DataType::Float4,
+        6 => DataType::Float8,
+        7 => {
+            let (p, s) = (r.u8()?, r.u8()?);
+            DataType::Numeric(if p == 0 { None } else { Some((p, s)) })
+        }
+        8 => DataType::Text,
+        9 => {
+            let n = r.u32()?;
+            DataType::Varchar(if n == 0 { None } else { Some(n) })
+        }
+        10 => DataType::Char(r.u32()?),
+        11 => DataType::Bytea,
+        12 => DataType::Date,
+        13 => DataType::Timestamp,
+        14 => DataType::TimestampTz,
+        t => return Err(corrupt(format!("unknown type tag {t}"))),
+    })
+}
+
+pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
+    w.u32(id.0);
+    w.str(&def.name);
+    w.varint(def.columns.len() as u64);
+    for c in &def.columns {
+        w.str(&c.name);
+        put_type(w, &c.data_type);
+        w.u8(c.not_null as u8);
+        w.opt_str(c.default.as_deref());
+    }
+    w.varint(def.primary_key.len() as u64);
+    for &i in &def.primary_key {
+        w.varint(i as u64);
+    }
+    w.opt_str(def.pkey_name.as_deref());
+    w.varint(def.owned_sequences.len() as u64);
+    for s in &def.owned_sequences {
+        w.str(s);
+    }
+}
+
+pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
+    let id = TableId(r.u32()?);
+    let name = r.str()?;
+    let ncols = r.varint()?;
+    let mut columns = Vec::new();
+    for _ in 0..ncols {
+        let name = r.str()?;
+        let data_type = get_type(r)?;
+        let not_null = r.u8()? != 0;
+        let default = r.opt_str()?;
+        columns.push(Column {
+            name,
+            data_type,
+            not_null,
+            default,
+        });
+    }
+    let npk = r.varint()?;
+    let mut primary_key = Vec::new();
+    for _ in 0..npk {
+        let i = r.varint()? as usize;
+        if i >= columns.len() {
+            return Err(corrupt("primary key column out of range".into()));
+        }
+        primary_key.push(i);
+    }
+    let pkey_name = r.opt_str()?;
+    let nseq = r.varint()?;
+    let mut owned_sequences = Vec::new();
+    for _ in 0..nseq {
+        owned_sequences.push(r.str()?);
+    }
+    Ok((
+        id,
+        TableDef {
+            name,
+            columns,
+            primary_key,
+            pkey_name,
+            owned_sequences,
+        },
+    ))
+}
 
 #[derive(Clone, Debug)]
 pub struct Column {
@@ -62,9 +206,13 @@ impl Sequence {
     }
 }
 
-#[derive(Default)]
 pub struct Catalog {
+    pool: Arc<BufferPool>,
     tables: RwLock<HashMap<String, Arc<Table>>>,
+    /// Dropped by a transaction that has not committed yet.
+    dropping: RwLock<HashMap<TableId, Arc<Table>>>,
+    /// Created by a transaction that has not committed yet.
+    unconfirmed: RwLock<HashSet<TableId>>,
     sequences: RwLock<HashMap<String, Arc<Sequence>>>,
     next_table_id: AtomicU32,
     /// Bumped by every DDL; plans made under an older version are re-planned.
@@ -73,7 +221,40 @@ pub struct Catalog {
     ddl: parking_lot::Mutex<()>,
 }
 
+impl Default for Catalog {
+    /// A catalog whose pages live in memory only (tests).
+    fn default() -> Catalog {
+        let disk = SimDisk::new();
+        let file = disk
+            .open(std::path::Path::new("pages"), true)
+            .expect("a simulated disk opens any file");
+        Catalog::new(Arc::new(BufferPool::new(
+            file,
+            PageMap::default(),
+            IN_MEMORY_FRAMES,
+        )))
+    }
+}
+
 impl Catalog {
+    /// An empty catalog over `pool`.
+    pub fn new(pool: Arc<BufferPool>) -> Catalog {
+        Catalog {
+            pool,
+            tables: RwLock::default(),
+            dropping: RwLock::default(),
+            unconfirmed: RwLock::default(),
+            sequences: RwLock::default(),
+            next_table_id: AtomicU32::new(0),
+            version: AtomicU64::new(0),
+            ddl: parking_lot::Mutex::new(()),
+        }
+    }
+
+    pub fn pool(&self) -> &Arc<BufferPool> {
+        &self.pool
+    }
+
     /// Hold while checking, logging and applying a catalog change.
     pub fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
         self.ddl.lock()
@@ -108,9 +289,10 @@ impl Catalog {
         self.create_table_with_id(id, def)
     }
 
-    /// The table with this id, if it exists.
+    /// The table with this id, if it exists (or is being dropped).
     pub fn table_by_id(&self, id: TableId) -> Option<Arc<Table>> {
-        self.tables.read().values().find(|t| t.id == id).cloned()
+        let found = self.tables.read().values().find(|t| t.id == id).cloned();
+        found.or_else(|| self.dropping.read().get(&id).cloned())
     }
 
     /// Create a table with a given id (recovery replays ids as they were).
@@ -134,15 +316,38 @@ impl Catalog {
                 }),
             );
         }
-        let table = Arc::new(Table::new(id, def.clone()));
+        let table = Arc::new(Table::create(id, def.clone(), self.pool.clone())?);
         tables.insert(def.name, table.clone());
+        self.unconfirmed.write().insert(id);
         self.bump();
         Ok(table)
+    }
+
+    /// The transaction that created these tables committed.
+    pub fn confirm(&self, ids: &[TableId]) {
+        let mut unconfirmed = self.unconfirmed.write();
+        for id in ids {
+            unconfirmed.remove(id);
+        }
+    }
+
+    /// The drops of these tables committed: forget them. Returns them, for
+    /// [`Table::destroy`] (which the caller runs outside the checkpoint barrier).
+    pub fn finish_drops(&self, ids: &[TableId]) -> Vec<Arc<Table>> {
+        let mut dropping = self.dropping.write();
+        let mut unconfirmed = self.unconfirmed.write();
+        ids.iter()
+            .filter_map(|id| {
+                unconfirmed.remove(id);
+                dropping.remove(id)
+            })
+            .collect()
     }
 
     /// Put back a table removed by [`Catalog::drop_table`] (used when its dropping
     /// transaction rolls back).
     pub fn restore_table(&self, table: Arc<Table>, sequences: Vec<Arc<Sequence>>) {
+        self.dropping.write().remove(&table.id);
         let def = table.def();
         self.tables.write().insert(def.name.clone(), table);
         let mut seqs = self.sequences.write();
@@ -153,8 +358,10 @@ impl Catalog {
     }
 
     /// Remove a table and the sequences it owns; returns them so a rollback can restore them.
+    /// The table stays known as being dropped until [`Catalog::finish_drops`].
     pub fn drop_table(&self, name: &str) -> Option<(Arc<Table>, Vec<Arc<Sequence>>)> {
         let table = self.tables.write().remove(name)?;
+        self.dropping.write().insert(table.id, table.clone());
         let mut seqs = self.sequences.write();
         let owned = table
             .def()
@@ -174,4 +381,117 @@ impl Catalog {
     pub fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
         self.sequences.read().get(name).cloned()
     }
+
+    /// The catalog as a checkpoint stores it: every table (those being dropped too) with
+    /// its root page, hidden row id and whether its creation is confirmed, and every
+    /// sequence with the value it is logged up to.
+    pub fn image(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u32(self.next_table_id.load(Ordering::Acquire));
+        let tables = self.tables.read();
+        let dropping = self.dropping.read();
+        let unconfirmed = self.unconfirmed.read();
+        w.varint((tables.len() + dropping.len()) as u64);
+        let all = tables
+            .values()
+            .map(|t| (t, false))
+            .chain(dropping.values().map(|t| (t, true)));
+        for (t, being_dropped) in all {
+            put_def(&mut w, t.id, &t.def());
+            w.u64(t.root().0);
+            w.u64(t.peek_next_row_id());
+            w.u8(unconfirmed.contains(&t.id) as u8 | (being_dropped as u8) << 1);
+        }
+        let sequences = self.sequences.read();
+        w.varint(sequences.len() as u64);
+        for s in sequences.values() {
+            w.str(&s.name);
+            w.u64(s.logged.load(Ordering::Acquire) as u64);
+        }
+        w.buf
+    }
+
+    /// The catalog of a checkpoint's `image` over `pool`. Tables that were being dropped
+    /// come back as being dropped: replay finishes or undoes their drop.
+    pub fn from_image(pool: Arc<BufferPool>, image: &[u8]) -> Result<Catalog> {
+        let catalog = Catalog::new(pool);
+        let mut r = Reader::new(image);
+        catalog.next_table_id.store(r.u32()?, Ordering::Release);
+        let ntables = r.varint()?;
+        for _ in 0..ntables {
+            let (id, def) = get_def(&mut r)?;
+            let root = PageId(r.u64()?);
+            let next_row_id = r.u64()?;
+            let flags = r.u8()?;
+            let table = Arc::new(Table::open(
+                id,
+                def.clone(),
+                catalog.pool.clone(),
+                root,
+                next_row_id,
+            ));
+            if flags & 1 != 0 {
+                catalog.unconfirmed.write().insert(id);
+            }
+            if flags & 2 != 0 {
+                catalog.dropping.write().insert(id, table);
+            } else if catalog
+                .tables
+                .write()
+                .insert(def.name.clone(), table)
+                .is_some()
+            {
+                return Err(corrupt(format!("table \"{}\" twice", def.name)));
+            }
+        }
+        let nsequences = r.varint()?;
+        for _ in 0..nsequences {
+            let name = r.str()?;
+            let logged = r.u64()? as i64;
+            let seq = Arc::new(Sequence {
+                name: name.clone(),
+                next: AtomicI64::new(1),
+                logged: AtomicI64::new(0),
+            });
+            seq.advance_past(logged);
+            catalog.sequences.write().insert(name, seq);
+        }
+        if !r.is_done() {
+            return Err(corrupt("trailing bytes".into()));
+        }
+        Ok(catalog)
+    }
+
+    /// Tables whose creation never committed (at the end of recovery).
+    pub fn unconfirmed(&self) -> Vec<TableId> {
+        self.unconfirmed.read().iter().copied().collect()
+    }
+
+    /// At the end of recovery: drops that never committed are undone. A name taken since
+    /// (DDL is not transactional across sessions) keeps the newer table.
+    pub fn undo_unfinished_drops(&self) {
+        let pending: Vec<Arc<Table>> = self.dropping.write().drain().map(|(_, t)| t).collect();
+        for table in pending {
+            let name = table.def().name.clone();
+            let mut tables = self.tables.write();
+            match tables.entry(name) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(table);
+                }
+                std::collections::hash_map::Entry::Occupied(taken) => {
+                    tracing::warn!(
+                        "table \"{}\" (id {}) was being dropped and its name is taken; it is dropped",
+                        taken.key(),
+                        table.id.0
+                    );
+                    drop(tables);
+                    if let Err(e) = table.destroy() {
+                        tracing::warn!("could not free the pages of table {}: {e}", table.id.0);
+                    }
+                }
+            }
+        }
+        self.bump();
+    }
 }
+

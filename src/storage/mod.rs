@@ -28,5 +28,5 @@ pub mod page;
 pub mod pool;
 mod table;
 
-pub use catalog::{Catalog, Column, Sequence, TableDef};
+pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};
 pub use table::{Key, Row, Table, TableId, Version};

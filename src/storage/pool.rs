@@ -276,6 +276,11 @@ impl BufferPool {
         *self.stats.lock()
     }
 
+    /// The number of frames (`shared_buffers` in pages).
+    pub fn frames(&self) -> usize {
+        self.frames.len()
+    }
+
     fn unpin(&self, frame: usize) {
         let mut inner = self.inner.lock();
         let meta = &mut inner.meta[frame];

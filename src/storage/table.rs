@@ -1,14 +1,32 @@
-//! One table's committed rows: an ordered map from encoded key to version chain.
+//! One table's committed rows: the newest version of each key in the table's B+tree, and
+//! in memory the older versions that some snapshot may still need.
+//!
+//! A reader at snapshot `s` sees, for a key, the tree's version if its LSN is at or below
+//! `s`; otherwise the older version valid at `s`: each older version is valid from its own
+//! LSN up to (not including) the LSN that superseded it. Deletions are not stored: a deleted
+//! key leaves the tree, and its last row stays among the older versions, superseded at the
+//! deletion, for as long as a snapshot may need it. So the tree never holds tombstones, and
+//! nothing needs purging from it later.
+//!
+//! An older version is kept when its replacement is installed above the horizon (the
+//! oldest snapshot any session reads at, never above `visible_lsn`), which is every
+//! ordinary commit, since a commit is installed before it is visible; it is dropped once
+//! the horizon reaches the LSN that superseded it. Recovery replays at the horizon of each
+//! record and keeps none.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use super::btree::BTree;
+use super::page::PageId;
+use super::pool::BufferPool;
 use super::TableDef;
-use crate::types::Value;
+use crate::error::{Error, Result, SqlState};
+use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
 /// Identifies a table for its whole life; never reused while the server runs.
@@ -21,40 +39,122 @@ pub type Key = Vec<u8>;
 /// A row's column values, in table column order. Shared, never mutated.
 pub type Row = Arc<[Value]>;
 
-/// One committed version of a row: `None` is a deletion (a tombstone).
+/// One committed version of a row: `None` is a deletion.
 #[derive(Clone, Debug)]
 pub struct Version {
     pub lsn: Lsn,
     pub row: Option<Row>,
 }
 
-/// Newest first. Almost always one element.
-type Chain = Vec<Version>;
+/// A row image replaced or deleted at `superseded`: valid for snapshots in
+/// `[lsn, superseded)`.
+struct OldVersion {
+    lsn: Lsn,
+    superseded: Lsn,
+    image: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Older {
+    /// Per key, newest first.
+    chains: BTreeMap<Key, Vec<OldVersion>>,
+    /// (superseded, key) in install order: where to look when the horizon moves.
+    by_superseded: VecDeque<(Lsn, Key)>,
+}
+
+impl Older {
+    fn push(&mut self, key: &[u8], version: OldVersion) {
+        self.by_superseded
+            .push_back((version.superseded, key.to_vec()));
+        let chain = self.chains.entry(key.to_vec()).or_default();
+        debug_assert!(chain.first().is_none_or(|v| v.superseded <= version.lsn));
+        chain.insert(0, version);
+    }
+
+    /// Drop versions no snapshot at or above `horizon` can see.
+    fn prune(&mut self, horizon: Lsn) {
+        while self
+            .by_superseded
+            .front()
+            .is_some_and(|(superseded, _)| *superseded <= horizon)
+        {
+            let Some((_, key)) = self.by_superseded.pop_front() else {
+                break;
+            };
+            if let Some(chain) = self.chains.get_mut(&key) {
+                chain.retain(|v| v.superseded > horizon);
+                if chain.is_empty() {
+                    self.chains.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+/// The older version of a chain valid at `snapshot`.
+fn valid_at(chain: &[OldVersion], snapshot: Lsn) -> Option<&[u8]> {
+    chain
+        .iter()
+        .find(|v| v.lsn <= snapshot && snapshot < v.superseded)
+        .map(|v| v.image.as_slice())
+}
 
 pub struct Table {
     pub id: TableId,
-    def: RwLock<Arc<TableDef>>,
-    rows: RwLock<BTreeMap<Key, Chain>>,
+    def: RwLock<(Arc<TableDef>, Arc<[DataType]>)>,
+    pool: Arc<BufferPool>,
+    tree: BTree,
+    /// The tree lock (shared to read, exclusive to change the tree) and the older versions.
+    older: RwLock<Older>,
     /// The next hidden row id, for tables without a primary key.
     next_row_id: AtomicU64,
+    /// Set once the table's pages are freed (its drop committed).
+    destroyed: AtomicBool,
+}
+
+fn column_types(def: &TableDef) -> Arc<[DataType]> {
+    def.columns.iter().map(|c| c.data_type).collect()
 }
 
 impl Table {
-    pub fn new(id: TableId, def: TableDef) -> Table {
+    /// A new, empty table with a tree of its own.
+    pub fn create(id: TableId, def: TableDef, pool: Arc<BufferPool>) -> Result<Table> {
+        let tree = BTree::create(&pool)?;
+        Ok(Table::open(id, def, pool, tree.root, 1))
+    }
+
+    /// A table whose tree has root `root` (loaded from a checkpoint).
+    pub fn open(
+        id: TableId,
+        def: TableDef,
+        pool: Arc<BufferPool>,
+        root: PageId,
+        next_row_id: u64,
+    ) -> Table {
+        let types = column_types(&def);
         Table {
             id,
-            def: RwLock::new(Arc::new(def)),
-            rows: RwLock::new(BTreeMap::new()),
-            next_row_id: AtomicU64::new(1),
+            def: RwLock::new((Arc::new(def), types)),
+            pool,
+            tree: BTree { root },
+            older: RwLock::new(Older::default()),
+            next_row_id: AtomicU64::new(next_row_id),
+            destroyed: AtomicBool::new(false),
         }
     }
 
     pub fn def(&self) -> Arc<TableDef> {
-        self.def.read().clone()
+        self.def.read().0.clone()
     }
 
     pub fn set_def(&self, def: TableDef) {
-        *self.def.write() = Arc::new(def);
+        let types = column_types(&def);
+        *self.def.write() = (Arc::new(def), types);
+    }
+
+    /// The tree's root page (for the checkpoint's catalog image).
+    pub fn root(&self) -> PageId {
+        self.tree.root
     }
 
     /// A fresh hidden row id for a table without a primary key.
@@ -62,149 +162,264 @@ impl Table {
         self.next_row_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The next hidden row id that would be handed out.
+    pub fn peek_next_row_id(&self) -> u64 {
+        self.next_row_id.load(Ordering::Relaxed)
+    }
+
     /// After recovery: continue hidden row ids after the largest one present.
-    pub fn restore_next_row_id(&self) {
-        let rows = self.rows.read();
-        if let Some(last) = rows.keys().next_back() {
-            if let Ok(bytes) = <[u8; 8]>::try_from(last.as_slice()) {
-                self.next_row_id
-                    .fetch_max(u64::from_be_bytes(bytes) + 1, Ordering::Relaxed);
-            }
+    pub fn restore_next_row_id(&self) -> Result<()> {
+        let mut last = None;
+        self.tree.scan(
+            &self.pool,
+            (Bound::Unbounded, Bound::Unbounded),
+            true,
+            &mut |key, _, _| {
+                last = Some(key.to_vec());
+                Ok(false)
+            },
+        )?;
+        if let Some(Ok(bytes)) = last.map(<[u8; 8]>::try_from) {
+            self.next_row_id
+                .fetch_max(u64::from_be_bytes(bytes) + 1, Ordering::Relaxed);
         }
+        Ok(())
+    }
+
+    fn check_live(&self) -> Result<()> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{}\" was dropped", self.def().name),
+            ));
+        }
+        Ok(())
+    }
+
+    fn decode(&self, image: &[u8]) -> Result<Row> {
+        let types = self.def.read().1.clone();
+        Ok(Arc::from(types::decode_row(image, &types)?))
     }
 
     /// The row visible at `snapshot` under `key`, if any.
-    pub fn get(&self, key: &[u8], snapshot: Lsn) -> Option<Row> {
-        let rows = self.rows.read();
-        visible(rows.get(key)?, snapshot)
+    pub fn get(&self, key: &[u8], snapshot: Lsn) -> Result<Option<Row>> {
+        let older = self.older.read_recursive();
+        self.check_live()?;
+        let newest = self.tree.get(&self.pool, key)?;
+        let image = match &newest {
+            Some((lsn, image)) if *lsn <= snapshot => image.as_deref(),
+            _ => older
+                .chains
+                .get(key)
+                .and_then(|chain| valid_at(chain, snapshot)),
+        };
+        image.map(|i| self.decode(i)).transpose()
     }
 
-    /// The newest committed version under `key` (deleted or not), whatever its LSN.
-    pub fn latest(&self, key: &[u8]) -> Option<Version> {
-        self.rows
-            .read()
-            .get(key)
-            .and_then(|chain| chain.first().cloned())
+    /// The newest committed version under `key` (a deletion or not), whatever its LSN.
+    pub fn latest(&self, key: &[u8]) -> Result<Option<Version>> {
+        let older = self.older.read_recursive();
+        self.check_live()?;
+        if let Some((lsn, image)) = self.tree.get(&self.pool, key)? {
+            let row = image.map(|i| self.decode(&i)).transpose()?;
+            return Ok(Some(Version { lsn, row }));
+        }
+        // Deleted: the deletion's LSN is where its last row was superseded.
+        Ok(older.chains.get(key).and_then(|chain| {
+            chain.first().map(|v| Version {
+                lsn: v.superseded,
+                row: None,
+            })
+        }))
     }
 
     /// Visit rows visible at `snapshot` with keys in `range`, in key order (reversed when
-    /// `reverse`), until `visit` returns false.
+    /// `reverse`), until `visit` returns false: the tree's versions merged with the older
+    /// ones of keys deleted since.
     pub fn scan(
         &self,
         range: (Bound<&[u8]>, Bound<&[u8]>),
         snapshot: Lsn,
         reverse: bool,
         mut visit: impl FnMut(&[u8], &Row) -> bool,
-    ) {
-        let rows = self.rows.read();
-        let iter = rows.range::<[u8], _>(range);
-        let mut step = |(key, chain): (&Key, &Chain)| match visible(chain, snapshot) {
-            Some(row) => visit(key, &row),
-            None => true,
-        };
-        if reverse {
-            for entry in iter.rev() {
-                if !step(entry) {
-                    break;
-                }
-            }
+    ) -> Result<()> {
+        let older = self.older.read_recursive();
+        self.check_live()?;
+        let chains: Box<dyn Iterator<Item = (&Key, &Vec<OldVersion>)>> = if reverse {
+            Box::new(older.chains.range::<[u8], _>(range).rev())
         } else {
-            for entry in iter {
-                if !step(entry) {
+            Box::new(older.chains.range::<[u8], _>(range))
+        };
+        let mut chains = chains.peekable();
+        let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
+        let mut emit = |key: &[u8], image: Option<&[u8]>| -> Result<bool> {
+            match image {
+                Some(i) => Ok(visit(key, &self.decode(i)?)),
+                None => Ok(true),
+            }
+        };
+        let finished = self.tree.scan(
+            &self.pool,
+            range,
+            reverse,
+            &mut |key, lsn, image| {
+                // Deleted keys that come before this one.
+                while let Some((old_key, chain)) = chains.peek() {
+                    if !before(old_key, key) {
+                        break;
+                    }
+                    if !emit(old_key, valid_at(chain, snapshot))? {
+                        return Ok(false);
+                    }
+                    chains.next();
+                }
+                let chain = match chains.peek() {
+                    Some((old_key, chain)) if old_key.as_slice() == key => {
+                        let chain = *chain;
+                        chains.next();
+                        Some(chain)
+                    }
+                    _ => None,
+                };
+                let visible = if lsn <= snapshot {
+                    image
+                } else {
+                    chain.and_then(|c| valid_at(c, snapshot))
+                };
+                emit(key, visible)
+            },
+        )?;
+        if finished {
+            for (key, chain) in chains {
+                if !emit(key, valid_at(chain, snapshot))? {
                     break;
                 }
             }
         }
+        Ok(())
     }
 
-    /// Install committed writes at `lsn`. `horizon` is the oldest live snapshot: versions
-    /// hidden from every snapshot by a newer visible one are pruned on the way.
+    /// Install committed writes at `lsn`. `horizon` is the oldest snapshot any session may
+    /// read at: a replaced version is kept for snapshots only if it is below `lsn`.
+    /// An error here leaves the table partly changed: the caller must not go on.
     pub fn install<'a>(
         &self,
         lsn: Lsn,
         writes: impl IntoIterator<Item = (&'a Key, &'a Option<Row>)>,
         truncate: bool,
         horizon: Lsn,
-    ) {
-        let mut rows = self.rows.write();
+    ) -> Result<()> {
+        let mut older = self.older.write();
+        self.check_live()?;
+        older.prune(horizon);
         if truncate {
-            // Truncation takes no row locks, so a later commit may already have installed a
-            // version of some key: put the tombstone in its LSN place, keeping chains sorted.
-            for chain in rows.values_mut() {
-                let pos = chain
-                    .iter()
-                    .position(|v| v.lsn < lsn)
-                    .unwrap_or(chain.len());
-                let live_below = chain.get(pos).is_some_and(|v| v.row.is_some());
-                if live_below {
-                    chain.insert(pos, Version { lsn, row: None });
-                }
-            }
-            rows.retain(|_, chain| prune(chain, horizon));
+            self.truncate_locked(&mut older, lsn, horizon)?;
         }
+        let mut image = Vec::new();
         for (key, row) in writes {
-            let version = Version {
-                lsn,
-                row: row.clone(),
+            let previous = match row {
+                Some(row) => {
+                    image.clear();
+                    types::encode_row(row, &mut image);
+                    self.tree.put(&self.pool, key, lsn, Some(&image))?
+                }
+                None => self.tree.remove(&self.pool, key)?,
             };
-            match rows.get_mut(key) {
-                Some(chain) => {
-                    assert!(
-                        chain[0].lsn <= lsn,
-                        "versions of a key must be installed in LSN order"
+            if let Some((previous_lsn, previous_image)) = previous {
+                assert!(
+                    previous_lsn <= lsn,
+                    "versions of a key must be installed in LSN order"
+                );
+                if let (Some(image), true) = (previous_image, horizon < lsn) {
+                    older.push(
+                        key,
+                        OldVersion {
+                            lsn: previous_lsn,
+                            superseded: lsn,
+                            image,
+                        },
                     );
-                    chain.insert(0, version);
-                    if !prune(chain, horizon) {
-                        rows.remove(key);
-                    }
                 }
-                None if row.is_some() => {
-                    rows.insert(key.clone(), vec![version]);
-                }
-                None => {}
             }
         }
+        Ok(())
+    }
+
+    /// Truncation at `lsn` takes no row locks, so a later commit may already have
+    /// installed a version of some key: those stay, and everything older ends at `lsn`.
+    fn truncate_locked(&self, older: &mut Older, lsn: Lsn, horizon: Lsn) -> Result<()> {
+        for chain in older.chains.values_mut() {
+            for v in chain.iter_mut() {
+                if v.lsn < lsn && lsn < v.superseded {
+                    v.superseded = lsn;
+                }
+            }
+        }
+        let mut rows: Vec<(Key, Lsn, Option<Vec<u8>>)> = Vec::new();
+        self.tree.scan(
+            &self.pool,
+            (Bound::Unbounded, Bound::Unbounded),
+            false,
+            &mut |key, version_lsn, image| {
+                rows.push((key.to_vec(), version_lsn, image.map(<[u8]>::to_vec)));
+                Ok(true)
+            },
+        )?;
+        let later_survive = rows.iter().any(|(_, v, _)| *v > lsn);
+        if !later_survive {
+            self.tree.clear(&self.pool)?;
+        }
+        for (key, version_lsn, image) in rows {
+            if version_lsn > lsn {
+                continue;
+            }
+            if later_survive {
+                self.tree.remove(&self.pool, &key)?;
+            }
+            if let (Some(image), true) = (image, horizon < lsn) {
+                older.push(
+                    &key,
+                    OldVersion {
+                        lsn: version_lsn,
+                        superseded: lsn,
+                        image,
+                    },
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Replace all rows with `rows` (committed at `lsn`), used by ALTER TABLE ... ADD
     /// PRIMARY KEY to re-key the table. Older versions are dropped.
-    pub fn replace_all(&self, lsn: Lsn, new_rows: BTreeMap<Key, Row>) {
-        let map = new_rows
-            .into_iter()
-            .map(|(k, row)| {
-                (
-                    k,
-                    vec![Version {
-                        lsn,
-                        row: Some(row),
-                    }],
-                )
-            })
-            .collect();
-        *self.rows.write() = map;
-    }
-
-    /// Number of keys with any version (for statistics and tests).
-    pub fn key_count(&self) -> usize {
-        self.rows.read().len()
-    }
-}
-
-fn visible(chain: &Chain, snapshot: Lsn) -> Option<Row> {
-    chain
-        .iter()
-        .find(|v| v.lsn <= snapshot)
-        .and_then(|v| v.row.clone())
-}
-
-/// Drop versions that no snapshot at or after `horizon` can see. Returns false when the
-/// whole chain can go (its newest version is a deletion visible to everyone).
-fn prune(chain: &mut Chain, horizon: Lsn) -> bool {
-    if let Some(pos) = chain.iter().position(|v| v.lsn <= horizon) {
-        chain.truncate(pos + 1);
-        if pos == 0 && chain[0].row.is_none() {
-            return false;
+    pub fn replace_all(&self, lsn: Lsn, rows: BTreeMap<Key, Row>) -> Result<()> {
+        let mut older = self.older.write();
+        self.check_live()?;
+        *older = Older::default();
+        self.tree.clear(&self.pool)?;
+        let mut image = Vec::new();
+        for (key, row) in rows {
+            image.clear();
+            types::encode_row(&row, &mut image);
+            self.tree.put(&self.pool, &key, lsn, Some(&image))?;
         }
+        Ok(())
     }
-    true
+
+    /// The table's drop is final: free its pages. Later reads fail with 42P01.
+    pub fn destroy(&self) -> Result<()> {
+        let mut older = self.older.write();
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        *older = Older::default();
+        self.tree.destroy(&self.pool)
+    }
+
+    /// Verify the tree (tests and recovery checks); returns the number of keys stored.
+    pub fn check(&self) -> Result<usize> {
+        let _older = self.older.read_recursive();
+        self.check_live()?;
+        self.tree.check(&self.pool)
+    }
 }

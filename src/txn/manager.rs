@@ -65,6 +65,14 @@ fn set_wait_event(slot: Option<&SessionSlot>, event: Option<(&'static str, &'sta
     }
 }
 
+/// A change is in the log but could not be applied in memory: stop now, and let recovery
+/// apply it from the log (as a failed log write or sync does).
+pub fn fatal_after_logging(what: &str, e: &crate::error::Error) -> ! {
+    tracing::error!("PANIC: could not {what}: {e}; stopping the server");
+    eprintln!("steadydb: PANIC: could not {what}: {e}");
+    std::process::abort();
+}
+
 /// A commit whose record has its place in the log and whose writes are installed, but
 /// which is not finished: it still has to become durable and then visible. Every one must
 /// be finished, or `visible_lsn` could never pass it.
@@ -99,6 +107,10 @@ pub struct TxnManager {
     pub visibility: VisibilityTracker,
     /// The last LSN handed out; held while a commit takes its place in the order.
     last_lsn: Mutex<Lsn>,
+    /// The checkpoint barrier: held shared from a change's log append to its install in
+    /// storage and the catalog, exclusively while a checkpoint fixes its image and redo
+    /// LSN. So the image holds exactly the changes logged below the redo LSN.
+    barrier: RwLock<()>,
     next_txn_id: AtomicU64,
     sessions: RwLock<HashMap<i32, Arc<SessionSlot>>>,
     next_pid: AtomicU64,
@@ -108,20 +120,25 @@ pub struct TxnManager {
 
 impl Default for TxnManager {
     fn default() -> Self {
+        TxnManager::new(Catalog::default())
+    }
+}
+
+impl TxnManager {
+    pub fn new(catalog: Catalog) -> TxnManager {
         TxnManager {
-            catalog: Catalog::default(),
+            catalog,
             locks: LockTable::default(),
             visibility: VisibilityTracker::default(),
             last_lsn: Mutex::new(Lsn::ZERO),
+            barrier: RwLock::new(()),
             next_txn_id: AtomicU64::new(1),
             sessions: RwLock::new(HashMap::new()),
             next_pid: AtomicU64::new(1000),
             wal: None,
         }
     }
-}
 
-impl TxnManager {
     pub fn register_session(&self) -> Arc<SessionSlot> {
         let pid = (self.next_pid.fetch_add(1, Ordering::Relaxed) % i32::MAX as u64) as i32;
         let slot = Arc::new(SessionSlot {
@@ -237,6 +254,17 @@ impl TxnManager {
         }
     }
 
+    /// Fix a checkpoint: with no change between its log append and its install, `fix`
+    /// gets the log's end, which is the checkpoint's redo LSN, and takes the image.
+    pub fn at_checkpoint_barrier<R>(&self, fix: impl FnOnce(Lsn) -> R) -> R {
+        let _barrier = self.barrier.write();
+        let end = match &self.wal {
+            Some(wal) => wal.end_lsn(),
+            None => *self.last_lsn.lock(),
+        };
+        fix(end)
+    }
+
     /// The first half of a commit, which never waits: log the commit record, take its
     /// place in the commit order, install its writes and release its row locks. The
     /// caller must pass the result to [`TxnManager::finish_commit`] or
@@ -276,15 +304,33 @@ impl TxnManager {
                 &records::encode_commit(&writes, created, dropped),
             )
         });
+        let barrier = self.barrier.read();
         let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
         // Under the row locks, so versions of a key are installed in LSN order.
         let horizon = self.horizon();
         for writes in writes.tables.values() {
-            writes
-                .table
-                .install(lsn, writes.rows.iter(), writes.truncated, horizon);
+            if let Err(e) =
+                writes
+                    .table
+                    .install(lsn, writes.rows.iter(), writes.truncated, horizon)
+            {
+                // The commit is in the log but only partly in storage: only recovery
+                // can make storage whole again.
+                fatal_after_logging("install a commit", &e);
+            }
         }
+        self.catalog.confirm(created);
+        let dropped_tables = self.catalog.finish_drops(dropped);
+        drop(barrier);
         self.locks.release_all(txn, &locks);
+        for table in dropped_tables {
+            if let Err(e) = table.destroy() {
+                tracing::warn!(
+                    "could not free the pages of dropped table {}: {e}; they stay allocated",
+                    table.id.0
+                );
+            }
+        }
         CommitInFlight {
             lsn: Some(lsn),
             lead,
@@ -361,11 +407,13 @@ impl TxnManager {
     /// with commits. `apply` runs with the change's LSN once it is durable.
     pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
+        let barrier = self.barrier.read();
         let (lsn, _) = self.sequence_commit(record, false, false);
         if let Some(wal) = &self.wal {
             wal.wait_flushed(lsn);
         }
         apply(lsn);
+        drop(barrier);
         self.visibility.installed(lsn);
         self.visibility.wait_visible(lsn);
         lsn
@@ -386,8 +434,10 @@ impl TxnManager {
                     RecordKind::SequenceAdvance,
                     &records::encode_sequence_advance(&seq.name, upto),
                 );
-                logged_at = Some(wal.append(rec, false, |_| {}));
+                // Raised before the append, so a checkpoint image taken in between
+                // already covers the values this record hands out.
                 logged.fetch_max(upto, Ordering::AcqRel);
+                logged_at = Some(wal.append(rec, false, |_| {}));
             }
         }
         (v, logged_at)

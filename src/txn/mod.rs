@@ -19,6 +19,7 @@
 //! - Lock waits detect deadlocks immediately (a wait that would close a cycle in the
 //!   wait-for graph fails with 40P01) and can be cancelled.
 
+pub mod checkpoints;
 mod locks;
 mod manager;
 pub mod records;
@@ -26,6 +27,6 @@ mod visibility;
 mod writeset;
 
 pub use locks::{LockTable, TxnId};
-pub use manager::{Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnManager};
+pub use manager::{fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnManager};
 pub use visibility::VisibilityTracker;
 pub use writeset::{TableWrites, WriteSet};

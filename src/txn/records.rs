@@ -11,134 +11,12 @@ use std::sync::Arc;
 
 use super::WriteSet;
 use crate::error::{Error, Result, SqlState};
-use crate::storage::{Catalog, Column, Key, Row, TableDef, TableId};
+use crate::storage::{get_def, put_def, Catalog, Key, Row, TableDef, TableId};
 use crate::types::{self, DataType, Value};
 use crate::wal::{Lsn, Reader, RecordKind, Writer};
 
 fn corrupt(what: String) -> Error {
     Error::new(SqlState("XX001"), format!("corrupt WAL record: {what}"))
-}
-
-fn put_type(w: &mut Writer, t: &DataType) {
-    match t {
-        DataType::Bool => w.u8(1),
-        DataType::Int2 => w.u8(2),
-        DataType::Int4 => w.u8(3),
-        DataType::Int8 => w.u8(4),
-        DataType::Float4 => w.u8(5),
-        DataType::Float8 => w.u8(6),
-        DataType::Numeric(m) => {
-            w.u8(7);
-            let (p, s) = m.unwrap_or((0, 0));
-            w.u8(p);
-            w.u8(s);
-        }
-        DataType::Text => w.u8(8),
-        DataType::Varchar(n) => {
-            w.u8(9);
-            w.u32(n.unwrap_or(0));
-        }
-        DataType::Char(n) => {
-            w.u8(10);
-            w.u32(*n);
-        }
-        DataType::Bytea => w.u8(11),
-        DataType::Date => w.u8(12),
-        DataType::Timestamp => w.u8(13),
-        DataType::TimestampTz => w.u8(14),
-        DataType::Unknown => w.u8(8),
-    }
-}
-
-fn get_type(r: &mut Reader) -> Result<DataType> {
-    Ok(match r.u8()? {
-        1 => DataType::Bool,
-        2 => DataType::Int2,
-        3 => DataType::Int4,
-        4 => DataType::Int8,
-        5 => DataType::Float4,
-        6 => DataType::Float8,
-        7 => {
-            let (p, s) = (r.u8()?, r.u8()?);
-            DataType::Numeric(if p == 0 { None } else { Some((p, s)) })
-        }
-        8 => DataType::Text,
-        9 => {
-            let n = r.u32()?;
-            DataType::Varchar(if n == 0 { None } else { Some(n) })
-        }
-        10 => DataType::Char(r.u32()?),
-        11 => DataType::Bytea,
-        12 => DataType::Date,
-        13 => DataType::Timestamp,
-        14 => DataType::TimestampTz,
-        t => return Err(corrupt(format!("unknown type tag {t}"))),
-    })
-}
-
-fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
-    w.u32(id.0);
-    w.str(&def.name);
-    w.varint(def.columns.len() as u64);
-    for c in &def.columns {
-        w.str(&c.name);
-        put_type(w, &c.data_type);
-        w.u8(c.not_null as u8);
-        w.opt_str(c.default.as_deref());
-    }
-    w.varint(def.primary_key.len() as u64);
-    for &i in &def.primary_key {
-        w.varint(i as u64);
-    }
-    w.opt_str(def.pkey_name.as_deref());
-    w.varint(def.owned_sequences.len() as u64);
-    for s in &def.owned_sequences {
-        w.str(s);
-    }
-}
-
-fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
-    let id = TableId(r.u32()?);
-    let name = r.str()?;
-    let ncols = r.varint()?;
-    let mut columns = Vec::new();
-    for _ in 0..ncols {
-        let name = r.str()?;
-        let data_type = get_type(r)?;
-        let not_null = r.u8()? != 0;
-        let default = r.opt_str()?;
-        columns.push(Column {
-            name,
-            data_type,
-            not_null,
-            default,
-        });
-    }
-    let npk = r.varint()?;
-    let mut primary_key = Vec::new();
-    for _ in 0..npk {
-        let i = r.varint()? as usize;
-        if i >= columns.len() {
-            return Err(corrupt("primary key column out of range".into()));
-        }
-        primary_key.push(i);
-    }
-    let pkey_name = r.opt_str()?;
-    let nseq = r.varint()?;
-    let mut owned_sequences = Vec::new();
-    for _ in 0..nseq {
-        owned_sequences.push(r.str()?);
-    }
-    Ok((
-        id,
-        TableDef {
-            name,
-            columns,
-            primary_key,
-            pkey_name,
-            owned_sequences,
-        },
-    ))
 }
 
 pub fn encode_table_def(id: TableId, def: &TableDef) -> Vec<u8> {
@@ -194,26 +72,24 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
     w.buf
 }
 
-/// Replay state across records: tables whose creating transaction has not (yet) been
-/// seen to commit. Whatever is left at the end of the log was never committed: drop it.
-#[derive(Default)]
-pub struct Replay {
-    pub unconfirmed: std::collections::HashSet<TableId>,
-}
-
-impl Replay {
-    /// Drop the tables whose creation never committed.
-    pub fn finish(self, catalog: &Catalog) {
-        for id in self.unconfirmed {
-            drop_by_id(catalog, id);
+/// At the end of replay: tables whose creation never committed are dropped, and drops
+/// that never committed are undone.
+pub fn finish_replay(catalog: &Catalog) -> Result<()> {
+    for id in catalog.unconfirmed() {
+        drop_by_id(catalog, id)?;
+    }
+    catalog.undo_unfinished_drops();
+    for name in catalog.table_names() {
+        if let Some(t) = catalog.table(&name) {
+            t.restore_next_row_id()?;
         }
     }
+    Ok(())
 }
 
 /// Apply one replayed record to the catalog and storage. `lsn` is the record's end.
 pub fn replay(
     catalog: &Catalog,
-    state: &mut Replay,
     kind: RecordKind,
     payload: &[u8],
     lsn: Lsn,
@@ -225,12 +101,9 @@ pub fn replay(
             if catalog.table_by_id(id).is_none() {
                 catalog.create_table_with_id(id, def)?;
             }
-            state.unconfirmed.insert(id);
         }
         RecordKind::DropTable => {
-            let id = TableId(r.u32()?);
-            state.unconfirmed.remove(&id);
-            drop_by_id(catalog, id);
+            drop_by_id(catalog, TableId(r.u32()?))?;
         }
         RecordKind::SetPrimaryKey => {
             let (id, def) = get_def(&mut r)?;
@@ -250,8 +123,8 @@ pub fn replay(
                     rows.insert(key, row.clone());
                     true
                 },
-            );
-            table.replace_all(lsn, rows);
+            )?;
+            table.replace_all(lsn, rows)?;
             table.set_def(def);
             catalog.table_altered();
         }
@@ -265,13 +138,11 @@ pub fn replay(
         RecordKind::Commit => {
             let ncreated = r.varint()?;
             for _ in 0..ncreated {
-                state.unconfirmed.remove(&TableId(r.u32()?));
+                catalog.confirm(&[TableId(r.u32()?)]);
             }
             let ndropped = r.varint()?;
             for _ in 0..ndropped {
-                let id = TableId(r.u32()?);
-                state.unconfirmed.remove(&id);
-                drop_by_id(catalog, id);
+                drop_by_id(catalog, TableId(r.u32()?))?;
             }
             let ntables = r.varint()?;
             for _ in 0..ntables {
@@ -303,7 +174,7 @@ pub fn replay(
                 }
                 // Rows of a table dropped later in the log are skipped with it.
                 if let Some(table) = table {
-                    table.install(lsn, rows.iter().map(|(k, v)| (k, v)), truncated, lsn);
+                    table.install(lsn, rows.iter().map(|(k, v)| (k, v)), truncated, lsn)?;
                 }
             }
         }
@@ -314,8 +185,15 @@ pub fn replay(
     Ok(())
 }
 
-fn drop_by_id(catalog: &Catalog, id: TableId) {
+/// Drop a table for good: its drop (or the rollback of its creation) committed.
+fn drop_by_id(catalog: &Catalog, id: TableId) -> Result<()> {
     if let Some(t) = catalog.table_by_id(id) {
-        catalog.drop_table(&t.def().name);
+        if catalog.table(&t.def().name).is_some_and(|named| named.id == id) {
+            catalog.drop_table(&t.def().name);
+        }
     }
+    for table in catalog.finish_drops(&[id]) {
+        table.destroy()?;
+    }
+    Ok(())
 }

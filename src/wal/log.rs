@@ -232,13 +232,15 @@ pub struct Replayed {
 }
 
 impl Wal {
-    /// Open the log in `dir` and replay it: `apply` is called for every valid record in
-    /// order, with its kind, payload and end position. The log is cut at the first invalid
-    /// record (a torn or corrupt tail), and appending continues from there.
+    /// Open the log in `dir` and replay it from `start` (the redo LSN of the checkpoint
+    /// recovery starts from, or zero): `apply` is called for every valid record in order,
+    /// with its kind, payload and end position. The log is cut at the first invalid record
+    /// (a torn or corrupt tail), and appending continues from there.
     pub fn open(
         disk: Arc<dyn Disk>,
         dir: &Path,
         opts: WalOptions,
+        start: Lsn,
         mut apply: impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
     ) -> Result<(Arc<Wal>, Replayed)> {
         let io = |what: &str, e: std::io::Error| {
@@ -258,11 +260,14 @@ impl Wal {
             .filter_map(|n| u64::from_str_radix(n, 16).ok())
             .collect();
         names.sort();
+        // Segments below the redo LSN's may have been removed; from it on, none may be.
+        let first = start.0 / SEGMENT_DATA_BYTES;
+        names.retain(|n| *n >= first);
         for (i, n) in names.iter().enumerate() {
-            if *n != i as u64 {
+            if *n != first + i as u64 {
                 return Err(Error::new(
-                    SqlState("XX001"),
-                    format!("WAL segment {} is missing", segment_name(i as u64)),
+                    SqlState::DATA_CORRUPTED,
+                    format!("WAL segment {} is missing", segment_name(first + i as u64)),
                 ));
             }
             let f = segments
@@ -280,7 +285,7 @@ impl Wal {
                 ));
             }
         }
-        let mut pos = 0u64;
+        let mut pos = start.0;
         let mut records = 0u64;
         let mut cut = None;
         let mut record = Vec::new();
@@ -359,7 +364,7 @@ impl Wal {
             Replayed {
                 end: Lsn(pos),
                 records,
-                bytes: pos,
+                bytes: pos - start.0,
                 cut,
             },
         ))
@@ -559,5 +564,38 @@ impl Wal {
 
     pub fn end_lsn(&self) -> Lsn {
         self.state.lock().end
+    }
+
+    /// Remove the segments that hold only log below `lsn` (a durable checkpoint's redo
+    /// LSN: recovery never reads below it). Returns how many were removed.
+    pub fn remove_segments_before(&self, lsn: Lsn) -> Result<usize> {
+        let io = |e: std::io::Error| {
+            Error::new(
+                SqlState::IO_ERROR,
+                format!("could not remove old WAL segments: {e}"),
+            )
+        };
+        let (disk, dir, old) = {
+            let mut segs = self.segments.lock();
+            let old: Vec<u64> = segs
+                .disk
+                .list(&segs.dir)
+                .map_err(io)?
+                .iter()
+                .filter_map(|n| u64::from_str_radix(n, 16).ok())
+                .filter(|n| (n + 1) * SEGMENT_DATA_BYTES <= lsn.0)
+                .collect();
+            for n in &old {
+                segs.open.remove(n);
+            }
+            (segs.disk.clone(), segs.dir.clone(), old)
+        };
+        for n in &old {
+            disk.remove(&dir.join(segment_name(*n))).map_err(io)?;
+        }
+        if !old.is_empty() {
+            disk.sync_dir(&dir).map_err(io)?;
+        }
+        Ok(old.len())
     }
 }

@@ -1,0 +1,267 @@
+//! The checkpointer: decides when to take a checkpoint and takes it, on its own thread.
+//!
+//! A checkpoint starts when `checkpoint_timeout` has passed since the last one started
+//! (and something changed), when the WAL written since the last redo LSN passes
+//! `max_wal_size / (1 + checkpoint_completion_target)` (so that, paced as it is, the
+//! checkpoint ends before `max_wal_size` of WAL accumulates, as in PostgreSQL), or on the
+//! `CHECKPOINT` command, which waits for a checkpoint that started after it asked.
+//!
+//! Taking one: at the barrier ([`TxnManager::at_checkpoint_barrier`]) the redo LSN and the
+//! page image are fixed and the catalog image is taken; the image is written by
+//! [`Checkpointer::run`], paced over `checkpoint_completion_target × checkpoint_timeout`
+//! unless the checkpoint was requested (then at full speed); the WAL is made durable up to
+//! the redo LSN before the control file switches; then the WAL segments below the redo LSN
+//! are removed. Commits never wait for any of it: they only pass the barrier, held for the
+//! time it takes to note which frames are dirty.
+//!
+//! A failed write or sync of a checkpoint stops the server, as one of the WAL does.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::TxnManager;
+use crate::error::Result;
+use crate::settings::Settings;
+use crate::storage::checkpoint::{CheckpointStats, Checkpointer, Control, Pacing};
+use crate::wal::Lsn;
+
+/// How often the checkpointer looks at the clock and the WAL when nothing wakes it.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Why a checkpoint was taken, as `log_checkpoints` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Time,
+    Wal,
+    Requested,
+    Shutdown,
+}
+
+impl Reason {
+    fn name(self) -> &'static str {
+        match self {
+            Reason::Time => "time",
+            Reason::Wal => "wal",
+            Reason::Requested => "immediate force wait",
+            Reason::Shutdown => "shutdown immediate",
+        }
+    }
+}
+
+/// What `pg_stat_checkpointer` shows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckpointerStats {
+    pub num_timed: u64,
+    pub num_requested: u64,
+    pub write_time_ms: f64,
+    pub sync_time_ms: f64,
+    pub buffers_written: u64,
+    /// Microseconds since 2000-01-01 UTC.
+    pub stats_reset_us: i64,
+}
+
+struct State {
+    /// The durable checkpoint.
+    last: Control,
+    last_started: Instant,
+    /// A `CHECKPOINT` command is waiting for the next checkpoint to start.
+    requested: bool,
+    started: u64,
+    completed: u64,
+    shutdown: bool,
+}
+
+pub struct Checkpoints {
+    files: Checkpointer,
+    settings: Arc<Settings>,
+    state: Mutex<State>,
+    /// Wakes the checkpointer thread.
+    wake: Condvar,
+    /// Wakes `CHECKPOINT` commands waiting for a checkpoint to complete.
+    done: Condvar,
+    stats: Mutex<CheckpointerStats>,
+}
+
+impl Checkpoints {
+    /// `last` is the checkpoint recovery started from (epoch 0, redo 0 for none).
+    pub fn new(files: Checkpointer, settings: Arc<Settings>, last: Control) -> Checkpoints {
+        Checkpoints {
+            files,
+            settings,
+            state: Mutex::new(State {
+                last,
+                last_started: Instant::now(),
+                requested: false,
+                started: 0,
+                completed: 0,
+                shutdown: false,
+            }),
+            wake: Condvar::new(),
+            done: Condvar::new(),
+            stats: Mutex::new(CheckpointerStats {
+                stats_reset_us: crate::types::now_us(),
+                ..CheckpointerStats::default()
+            }),
+        }
+    }
+
+    pub fn stats(&self) -> CheckpointerStats {
+        *self.stats.lock()
+    }
+
+    /// The current durable checkpoint.
+    pub fn last(&self) -> Control {
+        self.state.lock().last
+    }
+
+    /// `CHECKPOINT`: ask for a checkpoint at full speed and wait until one that started
+    /// after this call has completed. False if the checkpointer stopped first.
+    pub fn request_and_wait(&self) -> bool {
+        let mut st = self.state.lock();
+        let target = st.started + 1;
+        st.requested = true;
+        self.wake.notify_one();
+        while st.completed < target && !st.shutdown {
+            self.done.wait(&mut st);
+        }
+        st.completed >= target
+    }
+
+    /// Stop the checkpointer thread (after the checkpoint it is writing, if any).
+    pub fn stop(&self) {
+        self.state.lock().shutdown = true;
+        self.wake.notify_all();
+        self.done.notify_all();
+    }
+
+    fn completion_target(&self) -> f64 {
+        self.settings
+            .show("checkpoint_completion_target")
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.9)
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.settings.get_int("checkpoint_timeout").max(1) as u64)
+    }
+
+    /// WAL bytes since the last redo LSN that start a checkpoint.
+    fn wal_trigger_bytes(&self) -> u64 {
+        let max_wal_bytes = self.settings.get_int("max_wal_size").max(1) as f64 * 1024.0;
+        (max_wal_bytes / (1.0 + self.completion_target())) as u64
+    }
+
+    /// The checkpointer thread: runs until [`Checkpoints::stop`].
+    pub fn run(&self, txn: &TxnManager) {
+        loop {
+            let reason = {
+                let mut st = self.state.lock();
+                loop {
+                    if st.shutdown {
+                        return;
+                    }
+                    if st.requested {
+                        break Reason::Requested;
+                    }
+                    let end = txn.wal.as_ref().map_or(Lsn::ZERO, |w| w.end_lsn());
+                    if end.0.saturating_sub(st.last.redo.0) >= self.wal_trigger_bytes() {
+                        break Reason::Wal;
+                    }
+                    let due = st.last_started + self.timeout();
+                    let now = Instant::now();
+                    if now >= due {
+                        break Reason::Time;
+                    }
+                    self.wake.wait_for(&mut st, (due - now).min(POLL));
+                }
+            };
+            let taken = self.checkpoint(txn, reason);
+            let mut st = self.state.lock();
+            st.completed += 1;
+            self.done.notify_all();
+            if let Err(e) = taken {
+                drop(st);
+                tracing::error!("PANIC: checkpoint failed: {e}; stopping the server");
+                eprintln!("steadydb: PANIC: checkpoint failed: {e}");
+                std::process::abort();
+            }
+        }
+    }
+
+    /// Take one checkpoint now. A timed checkpoint when nothing changed is skipped.
+    pub fn checkpoint(&self, txn: &TxnManager, reason: Reason) -> Result<()> {
+        let started_at = Instant::now();
+        let last = {
+            let mut st = self.state.lock();
+            st.requested = false;
+            st.started += 1;
+            st.last_started = started_at;
+            st.last
+        };
+        let epoch = last.epoch + 1;
+        let pool = txn.catalog.pool();
+        let (redo, pending, catalog) = txn.at_checkpoint_barrier(|end| {
+            (end, pool.begin_image(epoch), txn.catalog.image())
+        });
+        if reason == Reason::Time && redo == last.redo && pending.is_empty() {
+            pool.abort_image();
+            return Ok(());
+        }
+        let log = self.settings.get_bool("log_checkpoints");
+        if log {
+            tracing::info!("checkpoint starting: {}", reason.name());
+        }
+        let paced = matches!(reason, Reason::Time | Reason::Wal);
+        let pacing = Pacing {
+            deadline: paced.then(|| {
+                started_at + self.timeout().mul_f64(self.completion_target())
+            }),
+            flush_after_bytes: self.settings.get_int("checkpoint_flush_after").max(0) as u64
+                * 1024,
+        };
+        let control = Control { epoch, redo };
+        let stats = self
+            .files
+            .run(pool, &pending, control, &catalog, pacing, || {
+                if let Some(wal) = &txn.wal {
+                    wal.flush_now(redo);
+                }
+                Ok(())
+            })?;
+        let removed = match &txn.wal {
+            Some(wal) => wal.remove_segments_before(redo)?,
+            None => 0,
+        };
+        self.state.lock().last = control;
+        self.record(reason, &stats);
+        if log {
+            let total = started_at.elapsed().as_secs_f64();
+            let frames = pool.frames().max(1) as f64;
+            tracing::info!(
+                "checkpoint complete: wrote {} buffers ({:.1}%); 0 WAL file(s) added, {removed} removed, 0 recycled; write={:.3} s, sync={:.3} s, total={total:.3} s; sync files={}, longest={:.3} s, average={:.3} s; distance={} kB; redo lsn={redo}",
+                stats.pages_written,
+                stats.pages_written as f64 * 100.0 / frames,
+                stats.write_time_us as f64 / 1e6,
+                stats.sync_time_us as f64 / 1e6,
+                stats.syncs,
+                stats.longest_sync_us as f64 / 1e6,
+                stats.sync_time_us as f64 / 1e6 / stats.syncs.max(1) as f64,
+                redo.0.saturating_sub(last.redo.0) / 1024,
+            );
+        }
+        Ok(())
+    }
+
+    fn record(&self, reason: Reason, stats: &CheckpointStats) {
+        let mut s = self.stats.lock();
+        match reason {
+            Reason::Time => s.num_timed += 1,
+            Reason::Wal | Reason::Requested | Reason::Shutdown => s.num_requested += 1,
+        }
+        s.write_time_ms += stats.write_time_us as f64 / 1000.0;
+        s.sync_time_ms += stats.sync_time_us as f64 / 1000.0;
+        s.buffers_written += stats.pages_written;
+    }
+}
