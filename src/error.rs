@@ -34,6 +34,7 @@ impl SqlState {
     pub const INVALID_CATALOG_NAME: SqlState = SqlState("3D000");
     pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
     pub const DEADLOCK_DETECTED: SqlState = SqlState("40P01");
+    pub const OBJECT_IN_USE: SqlState = SqlState("55006");
     pub const SYNTAX_ERROR: SqlState = SqlState("42601");
     pub const INSUFFICIENT_PRIVILEGE: SqlState = SqlState("42501");
     pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");

@@ -61,9 +61,42 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
     )
 }
 
+/// Hold the data directory for this process: an exclusive lock on `postmaster.pid` (with
+/// our process id in it), released when the process exits, however it exits. Two servers
+/// on one data directory would overwrite each other's log and pages.
+fn lock_data_dir(dir: &Path) -> Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let path = dir.join("postmaster.pid");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_error(&path, e))?;
+    // SAFETY: flock on a file descriptor we own; no memory is involved.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let other = std::fs::read_to_string(&path).unwrap_or_default();
+        return Err(Error::new(
+            crate::error::SqlState::OBJECT_IN_USE,
+            format!(
+                "lock file \"{}\" is held by another server (PID {}): is another server running in this data directory?",
+                path.display(),
+                other.trim()
+            ),
+        ));
+    }
+    file.set_len(0)
+        .and_then(|_| write!(file, "{}", std::process::id()))
+        .map_err(|e| io_error(&path, e))?;
+    Ok(file)
+}
+
 /// Run the server until SIGINT/SIGTERM.
 pub fn run(opts: ServerOptions) -> Result<()> {
     let settings = configure(&opts)?;
+    let _lock = lock_data_dir(&opts.data_dir)?;
     let engine = Engine::open(settings.clone(), &opts.data_dir)?;
     let host = settings
         .show("listen_addresses")

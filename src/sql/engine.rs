@@ -97,7 +97,13 @@ impl Engine {
                     data_dir.join("wal").display()
                 );
                 let pool = Arc::new(BufferPool::new(page_file, PageMap::default(), frames));
-                (Control { epoch: 0, redo: Lsn::ZERO }, Catalog::new(pool))
+                (
+                    Control {
+                        epoch: 0,
+                        redo: Lsn::ZERO,
+                    },
+                    Catalog::new(pool),
+                )
             }
         };
         let mut txn = TxnManager::new(catalog);

@@ -4,6 +4,8 @@
 //!   page images. Times are milliseconds, always tracked.
 //! - `steadydb_stat_commit_groups`: how many commits each WAL flush made durable, and how
 //!   long flushes take.
+//! - `pg_stat_checkpointer`: PostgreSQL 17's columns (restart points are always 0: there
+//!   are no standbys yet). Times are milliseconds.
 //! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
 //!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log).
 
@@ -20,6 +22,7 @@ pub enum SystemView {
     StatWal,
     CommitGroups,
     Activity,
+    Checkpointer,
 }
 
 impl SystemView {
@@ -28,6 +31,7 @@ impl SystemView {
             "pg_stat_wal" => Some(SystemView::StatWal),
             "steadydb_stat_commit_groups" => Some(SystemView::CommitGroups),
             "pg_stat_activity" => Some(SystemView::Activity),
+            "pg_stat_checkpointer" => Some(SystemView::Checkpointer),
             _ => None,
         }
     }
@@ -69,12 +73,24 @@ impl SystemView {
                 ("query", DataType::Text),
                 ("backend_type", DataType::Text),
             ],
+            SystemView::Checkpointer => &[
+                ("num_timed", DataType::Int8),
+                ("num_requested", DataType::Int8),
+                ("restartpoints_timed", DataType::Int8),
+                ("restartpoints_req", DataType::Int8),
+                ("restartpoints_done", DataType::Int8),
+                ("write_time", DataType::Float8),
+                ("sync_time", DataType::Float8),
+                ("buffers_written", DataType::Int8),
+                ("stats_reset", DataType::TimestampTz),
+            ],
         };
         TableDef {
             name: match self {
                 SystemView::StatWal => "pg_stat_wal",
                 SystemView::CommitGroups => "steadydb_stat_commit_groups",
                 SystemView::Activity => "pg_stat_activity",
+                SystemView::Checkpointer => "pg_stat_checkpointer",
             }
             .into(),
             columns: cols
@@ -155,6 +171,28 @@ impl SystemView {
                     p(|l| l.p90),
                     p(|l| l.p99),
                     p(|l| l.max),
+                ]
+                .into()]
+            }
+            SystemView::Checkpointer => {
+                let s = engine
+                    .checkpoints
+                    .as_ref()
+                    .map(|c| c.stats())
+                    .unwrap_or_default();
+                vec![vec![
+                    i(s.num_timed),
+                    i(s.num_requested),
+                    i(0),
+                    i(0),
+                    i(0),
+                    Value::Float8(s.write_time_ms),
+                    Value::Float8(s.sync_time_ms),
+                    i(s.buffers_written),
+                    match engine.checkpoints {
+                        Some(_) => Value::TimestampTz(s.stats_reset_us),
+                        None => Value::Null,
+                    },
                 ]
                 .into()]
             }

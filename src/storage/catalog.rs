@@ -494,4 +494,3 @@ impl Catalog {
         self.bump();
     }
 }
-

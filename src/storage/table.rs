@@ -258,11 +258,9 @@ impl Table {
                 None => Ok(true),
             }
         };
-        let finished = self.tree.scan(
-            &self.pool,
-            range,
-            reverse,
-            &mut |key, lsn, image| {
+        let finished = self
+            .tree
+            .scan(&self.pool, range, reverse, &mut |key, lsn, image| {
                 // Deleted keys that come before this one.
                 while let Some((old_key, chain)) = chains.peek() {
                     if !before(old_key, key) {
@@ -287,8 +285,7 @@ impl Table {
                     chain.and_then(|c| valid_at(c, snapshot))
                 };
                 emit(key, visible)
-            },
-        )?;
+            })?;
         if finished {
             for (key, chain) in chains {
                 if !emit(key, valid_at(chain, snapshot))? {

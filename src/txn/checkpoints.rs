@@ -202,9 +202,8 @@ impl Checkpoints {
         };
         let epoch = last.epoch + 1;
         let pool = txn.catalog.pool();
-        let (redo, pending, catalog) = txn.at_checkpoint_barrier(|end| {
-            (end, pool.begin_image(epoch), txn.catalog.image())
-        });
+        let (redo, pending, catalog) =
+            txn.at_checkpoint_barrier(|end| (end, pool.begin_image(epoch), txn.catalog.image()));
         if reason == Reason::Time && redo == last.redo && pending.is_empty() {
             pool.abort_image();
             return Ok(());
@@ -215,11 +214,8 @@ impl Checkpoints {
         }
         let paced = matches!(reason, Reason::Time | Reason::Wal);
         let pacing = Pacing {
-            deadline: paced.then(|| {
-                started_at + self.timeout().mul_f64(self.completion_target())
-            }),
-            flush_after_bytes: self.settings.get_int("checkpoint_flush_after").max(0) as u64
-                * 1024,
+            deadline: paced.then(|| started_at + self.timeout().mul_f64(self.completion_target())),
+            flush_after_bytes: self.settings.get_int("checkpoint_flush_after").max(0) as u64 * 1024,
         };
         let control = Control { epoch, redo };
         let stats = self

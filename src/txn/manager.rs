@@ -309,10 +309,9 @@ impl TxnManager {
         // Under the row locks, so versions of a key are installed in LSN order.
         let horizon = self.horizon();
         for writes in writes.tables.values() {
-            if let Err(e) =
-                writes
-                    .table
-                    .install(lsn, writes.rows.iter(), writes.truncated, horizon)
+            if let Err(e) = writes
+                .table
+                .install(lsn, writes.rows.iter(), writes.truncated, horizon)
             {
                 // The commit is in the log but only partly in storage: only recovery
                 // can make storage whole again.

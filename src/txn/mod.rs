@@ -27,6 +27,9 @@ mod visibility;
 mod writeset;
 
 pub use locks::{LockTable, TxnId};
-pub use manager::{fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnManager};
+pub use manager::{
+    fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot,
+    TxnManager,
+};
 pub use visibility::VisibilityTracker;
 pub use writeset::{TableWrites, WriteSet};

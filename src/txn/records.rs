@@ -88,12 +88,7 @@ pub fn finish_replay(catalog: &Catalog) -> Result<()> {
 }
 
 /// Apply one replayed record to the catalog and storage. `lsn` is the record's end.
-pub fn replay(
-    catalog: &Catalog,
-    kind: RecordKind,
-    payload: &[u8],
-    lsn: Lsn,
-) -> Result<()> {
+pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> Result<()> {
     let mut r = Reader::new(payload);
     match kind {
         RecordKind::CreateTable => {
@@ -188,7 +183,10 @@ pub fn replay(
 /// Drop a table for good: its drop (or the rollback of its creation) committed.
 fn drop_by_id(catalog: &Catalog, id: TableId) -> Result<()> {
     if let Some(t) = catalog.table_by_id(id) {
-        if catalog.table(&t.def().name).is_some_and(|named| named.id == id) {
+        if catalog
+            .table(&t.def().name)
+            .is_some_and(|named| named.id == id)
+        {
             catalog.drop_table(&t.def().name);
         }
     }

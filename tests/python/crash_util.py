@@ -178,6 +178,12 @@ class Node:
         with open(path, "rb") as f:
             return f.read().decode("utf-8", "replace")
 
+    def redo_start(self) -> int:
+        """The LSN replay started from: the redo LSN of the checkpoint recovery loaded (0
+        without one), from the current incarnation's ``starting up`` line."""
+        m = re.search(r"starting up from checkpoint \d+ \(redo lsn ([0-9A-F]+)/([0-9A-F]+)\)", self.log())
+        return (int(m.group(1), 16) << 32 | int(m.group(2), 16)) if m else 0
+
     def redo_done(self) -> tuple[str, int, int]:
         """(end LSN text, records, bytes) from the current incarnation's ``redo done`` line."""
         m = re.search(r"redo done at ([0-9A-F]+/[0-9A-F]+): (\d+) records, (\d+) bytes replayed", self.log())

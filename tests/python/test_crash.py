@@ -54,10 +54,39 @@ def lsn_value(text: str) -> int:
     return (int(hi, 16) << 32) | int(lo, 16)
 
 
+class CheckpointLoop:
+    """Issues CHECKPOINT over and over, with short random pauses, until the server dies:
+    so kills land before, during and after checkpoints."""
+
+    def __init__(self, node, seed: int):
+        self.node = node
+        self.rng = random.Random(seed)
+        self.completed = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> "CheckpointLoop":
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            with self.node.connect() as conn:
+                while True:
+                    conn.execute("checkpoint")
+                    self.completed += 1
+                    time.sleep(self.rng.uniform(0.0, 0.15))
+        except psycopg.Error:
+            pass  # the server was killed
+
+    def join(self) -> None:
+        self.thread.join(timeout=30)
+
+
 @pytest.mark.timeout(90 + 15 * CYCLES)
 def test_acknowledged_commits_survive_sigkill(nodes):
-    """CYCLES kill points on one growing data directory: every cycle runs the insert load,
-    SIGKILLs the server 0.2-1.5 s into it, restarts it and checks the whole table."""
+    """CYCLES kill points on one growing data directory: every cycle runs the insert load
+    and a loop of CHECKPOINTs, SIGKILLs the server 0.2-1.5 s into it, restarts it and
+    checks the whole table."""
     seed = seed_from_env()
     rng = random.Random(seed)
     node = nodes().start()
@@ -66,20 +95,25 @@ def test_acknowledged_commits_survive_sigkill(nodes):
     ledger = Ledger()
     last_end = 0
     total_acked = 0
+    from_checkpoint = 0
     for cycle in range(1, CYCLES + 1):
         delay = rng.uniform(0.2, 1.5)
         load = InsertLoad(node, prefix_base=cycle * 100, clients=CLIENTS, seed=seed + cycle).start()
+        checkpoints = CheckpointLoop(node, seed + cycle).start()
         time.sleep(delay)
         kill_at = time.monotonic()
         node.kill()
         load.join()
+        checkpoints.join()
         load.assert_errors_only_after(kill_at)
         acked = load.count(ACKED)
         assert acked > 0, f"cycle {cycle}: no transaction was acknowledged in {delay:.2f} s of load"
         total_acked += acked
         node.start()
         end, records, nbytes = node.redo_done()
-        assert nbytes == lsn_value(end), node.log()
+        redo = node.redo_start()
+        from_checkpoint += redo > 0
+        assert nbytes == lsn_value(end) - redo, node.log()
         # Nothing recovered before is ever cut: the log only grows from one recovery to the next.
         assert lsn_value(end) >= last_end, f"log end went back from {last_end:X} to {end}\n{node.log()}"
         last_end = lsn_value(end)
@@ -89,9 +123,11 @@ def test_acknowledged_commits_survive_sigkill(nodes):
         print(
             f"cycle {cycle:2}: killed after {delay:.2f} s; {load.summary()}; "
             f"in doubt present/absent {res['in_doubt_present']}/{res['in_doubt_absent']}; "
-            f"redo {records} records to {end}{' (torn tail cut)' if torn else ''}; table {res['rows']} rows"
+            f"{checkpoints.completed} checkpoints; redo {records} records from {redo:X} to {end}"
+            f"{' (torn tail cut)' if torn else ''}; table {res['rows']} rows"
         )
     assert total_acked >= CYCLES
+    assert from_checkpoint > 0, "no recovery started from a checkpoint"
     node.stop_clean()
 
 

@@ -2,7 +2,8 @@
 
 The log is read and modified here in Python (``wal_format``), independently of the
 server: each test writes N commits in N autocommit transactions (one WAL record each),
-stops the server cleanly, damages the log at an exact record, and checks that recovery
+kills the server (a clean stop would take a shutdown checkpoint, and recovery would then
+not read the records before it), damages the log at an exact record, and checks that recovery
 keeps every record before the damage, cuts the log exactly there (with a WARNING
 ``invalid record at X/Y``), and then logs new commits that survive a restart.
 """
@@ -50,17 +51,17 @@ def invalid_record_lines(node) -> list[str]:
 
 
 def setup_log(nodes):
-    """A server stopped cleanly after CREATE TABLE and N single-row commits; returns
+    """A server killed after CREATE TABLE and N acknowledged single-row commits; returns
     (node, log, records) where the last N records are the commits of rows 1..N."""
     node = nodes().start()
     with node.connect() as conn:
         conn.execute("create table t (id int primary key, v text)")
     write_rows(node, 1, N)
-    node.stop_clean()
+    node.kill()
     log = Log(node.datadir)
     assert log.check_segment_headers() == [0]
     records, end, why = log.walk()
-    assert why == "end", f"the log of a clean shutdown ends with {why} at {end}"
+    assert why == "end", f"the log of acknowledged commits ends with {why} at {end}"
     kinds = [r.kind for r in records]
     assert kinds[0] == KIND_CREATE_TABLE, kinds
     # The CREATE TABLE's own transaction commits too (confirming the creation), then one
@@ -101,11 +102,11 @@ def check_new_commits_survive(node, log: Log, have: int) -> None:
     """The server accepts new commits after the cut, and they survive a restart."""
     write_rows(node, have + 1, N)
     assert ids(node) == list(range(1, N + 1))
-    node.stop_clean()
+    node.kill()
     node.start()
     assert not invalid_record_lines(node), node.log()
     assert ids(node) == list(range(1, N + 1))
-    node.stop_clean()
+    node.kill()
     records, end, why = log.walk()
     assert why == "end"
     assert [r.kind for r in records].count(KIND_COMMIT) == N + 1  # with the CREATE TABLE's commit
@@ -157,7 +158,7 @@ def test_damaged_last_record_is_cut(nodes, damage):
     # Exactly the last commit (row N) is gone; every earlier one is kept.
     assert ids(node) == list(range(1, N))
     check_recovered(node, log, records, last)
-    node.stop_clean()
+    node.kill()
     check_log_cut(log, records[last].pos)
     node.start()
     assert not invalid_record_lines(node), "the cut log was found damaged again:\n" + node.log()
@@ -176,7 +177,7 @@ def test_corrupt_record_in_the_middle_cuts_everything_after_it(nodes):
     node.start()
     assert ids(node) == list(range(1, k))
     check_recovered(node, log, records, index)
-    node.stop_clean()
+    node.kill()
     check_log_cut(log, records[index].pos)
     node.start()
     check_new_commits_survive(node, log, k - 1)
@@ -193,7 +194,7 @@ def test_garbage_after_the_end_is_cut_without_loss(nodes):
     node.start()
     assert ids(node) == list(range(1, N + 1))
     check_recovered(node, log, records, len(records))
-    node.stop_clean()
+    node.kill()
     check_log_cut(log, end)
     node.start()
     assert not invalid_record_lines(node), node.log()
@@ -201,11 +202,11 @@ def test_garbage_after_the_end_is_cut_without_loss(nodes):
     # More commits after the cut, on top of the kept ones.
     with node.connect() as conn:
         conn.execute("insert into t (id, v) values (%s, 'after')", (N + 1,))
-    node.stop_clean()
+    node.kill()
     node.start()
     assert not invalid_record_lines(node), node.log()
     assert ids(node) == list(range(1, N + 2))
-    node.stop_clean()
+    node.kill()
 
 
 @pytest.mark.parametrize("damage", ["remove_next_segment", "zero_next_segment"])
@@ -225,7 +226,7 @@ def test_torn_record_across_a_segment_boundary(nodes, damage):
                 for lo in range(0, big_rows, 5000):
                     cp.write("".join(f"{1000 + i}\t{pad}\n" for i in range(lo, min(lo + 5000, big_rows))))
         conn.commit()
-    node.stop_clean()
+    node.kill()
     log = Log(node.datadir)
     assert log.check_segment_headers() == [0, 1]
     records, end, why = log.walk()
@@ -244,16 +245,16 @@ def test_torn_record_across_a_segment_boundary(nodes, damage):
         assert conn.execute("select count(*), max(id) from t").fetchone() == (N, N)
     check_recovered(node, log, records, len(records) - 1)
     assert not os.path.exists(segment_path(node.datadir, 1)), "segment 1 was not removed by the cut"
-    node.stop_clean()
+    node.kill()
     check_log_cut(log, big.pos)
     node.start()
     assert not invalid_record_lines(node), node.log()
     with node.connect() as conn:
         conn.execute("insert into t (id, v) values (%s, 'after')", (N + 1,))
-    node.stop_clean()
+    node.kill()
     node.start()
     assert ids(node) == list(range(1, N + 2))
-    node.stop_clean()
+    node.kill()
 
 
 def test_wal_format_reader_matches_server(nodes):
@@ -264,4 +265,4 @@ def test_wal_format_reader_matches_server(nodes):
     assert (end, replayed, nbytes) == (lsn_text(records[-1].end), len(records), records[-1].end)
     assert not invalid_record_lines(node)
     assert re.search(r"redo done at \S+: \d+ records", node.log())
-    node.stop_clean()
+    node.kill()
