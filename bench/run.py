@@ -3,6 +3,7 @@
 
     python bench/run.py                       # the standard set (see bench/README.md)
     python bench/run.py --workloads tpcb --clients 1,32 --duration 60 --checkpoint-at 30
+    python bench/run.py --checkpoint-dip      # = --preset checkpoint-dip (see PRESETS)
 
 For every (workload, client count) each system gets a fresh server and data directory,
 its data is set up, a CHECKPOINT is taken, and pgbench runs for --duration seconds.
@@ -28,12 +29,19 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from harness import report, servers  # noqa: E402
+from harness import dip, report, servers  # noqa: E402
 from harness.pgbench import run_pgbench  # noqa: E402
 from harness.servers import REGISTRY, log, warn  # noqa: E402
 from harness.workloads import STANDARD_SET, WORKLOADS, prepare_script, setup  # noqa: E402
 
 MAX_LOG_LINES = 5_000_000  # above this (estimated), per-transaction logs are sampled
+
+# Named option sets; options given on the command line override them.
+PRESETS = {
+    # throughput and WAL volume around CHECKPOINTs issued mid-run (bench/README.md, "Checkpoint dip")
+    "checkpoint-dip": {"workloads": ["update_pk"], "update_pk_rows": 1_000_000, "clients": [32],
+                       "duration": 120, "checkpoint_at": [30.0, 60.0], "systems": ["postgres", "steadydb"]},
+}
 
 
 def csv_list(conv):
@@ -73,6 +81,11 @@ def sampling(text: str):
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="a named set of options; options given explicitly override it. checkpoint-dip: "
+                        + ", ".join(f"{k}={v}" for k, v in PRESETS["checkpoint-dip"].items()))
+    p.add_argument("--checkpoint-dip", dest="preset", action="store_const", const="checkpoint-dip",
+                   help="same as --preset checkpoint-dip")
     p.add_argument("--workloads", type=csv_list(str), default=list(STANDARD_SET),
                    help=f"comma-separated, from: {', '.join(WORKLOADS)} (default: {','.join(STANDARD_SET)})")
     p.add_argument("--clients", type=csv_list(positive_int), default=[1, 32, 128],
@@ -108,6 +121,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         f"(1, unless the log is expected to exceed {MAX_LOG_LINES:,} lines; default)")
     p.add_argument("--keep-txn-logs", action="store_true",
                    help="keep pgbench's per-transaction logs (deleted after computing percentiles by default)")
+    preset = p.parse_known_args(argv)[0].preset
+    if preset:
+        p.set_defaults(**PRESETS[preset])
     a = p.parse_args(argv)
     unknown = [w for w in a.workloads if w not in WORKLOADS]
     if unknown:
@@ -229,6 +245,15 @@ class Bench:
                 rec["status"] = "ok"
             if rec.get("tps"):
                 self.max_tps_seen[wname] = max(self.max_tps_seen.get(wname, 0), rec["tps"])
+            if rec.get("wal_series_error"):
+                warn(f"{tag}: sampling pg_stat_wal failed: {rec['wal_series_error']}")
+            try:
+                figures = dip.checkpoint_dip(rec)
+                if figures:
+                    rec["checkpoint_dip"] = figures
+            except Exception as e:  # an analysis problem must not lose the run
+                rec["checkpoint_dip_error"] = f"{type(e).__name__}: {e}"
+                warn(f"{tag}: computing the checkpoint dip failed: {rec['checkpoint_dip_error']}")
             for cp in rec.get("checkpoints", []):
                 if cp.get("error"):
                     self.problems.append(f"{tag}: CHECKPOINT at {cp['requested_at_s']} s failed: {cp['error']}")
@@ -325,7 +350,7 @@ class Bench:
             "started_at": started.isoformat(timespec="seconds"),
             "finished_at": None,
             "command": shlex.join([sys.executable] + sys.argv),
-            "options": {"workloads": a.workloads, "clients": a.clients, "duration": a.duration,
+            "options": {"preset": a.preset, "workloads": a.workloads, "clients": a.clients, "duration": a.duration,
                         "scale": a.scale, "update_pk_rows": a.update_pk_rows, "shared_buffers": a.shared_buffers,
                         "systems": a.systems, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
                         "sampling_rate": a.sampling_rate, "extra_steadydb_conf": dict(a.extra_steadydb_conf),
@@ -337,6 +362,10 @@ class Bench:
                 "pgbench": "-M prepared -n (no vacuum), -P 1 --progress-timestamp, --log",
                 "tps": "pgbench summary 'tps = ... (without initial connection time)'",
                 "latency_percentiles": "nearest-rank, from the per-transaction log (sampled when sampling_rate < 1)",
+                "wal_series": "select wal_bytes, wal_fpi, wal_records from pg_stat_wal once per second on its own "
+                              "connection while pgbench runs, and once more after it exited; t_s is seconds since "
+                              "pgbench was launched, the same base as the progress series' t",
+                "checkpoint_dip": dip.DEFINITIONS,
             },
             "settings": self.settings,
             "machine": machine,
@@ -347,6 +376,10 @@ class Bench:
             "runs": [],
         }
         report.write_results(self.out, results)
+        if a.preset:
+            log(f"preset {a.preset}: workloads {','.join(a.workloads)}, clients {','.join(map(str, a.clients))}, "
+                f"{a.duration} s, CHECKPOINT at {','.join(f'{t:g}' for t in self.checkpoint_at) or '-'} s, "
+                f"update_pk rows {a.update_pk_rows}, systems {','.join(a.systems)}")
         log(f"results go to {self.out}")
         total = len(a.workloads) * len(a.clients)
         n = 0
@@ -365,6 +398,9 @@ class Bench:
                 print()
                 print(report.workload_table(wname, a.clients, a.systems, results["runs"]), flush=True)
                 print()
+                dip_tables = report.checkpoint_dip_tables(wname, a.clients, a.systems, results["runs"])
+                if dip_tables:
+                    print(dip_tables + "\n", flush=True)
                 if have_plots:
                     try:
                         png = report.plot_workload(self.out, wname, a.clients, a.systems, results["runs"],

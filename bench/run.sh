@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the SteadyDB vs PostgreSQL benchmark in a virtualenv at bench/.venv (created on first use).
-# With no arguments it runs the standard set; arguments are passed to bench/run.py.
+# With no arguments it runs the standard set; arguments are passed to bench/run.py
+# (e.g. bench/run.sh --checkpoint-dip for the checkpoint-dip benchmark).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

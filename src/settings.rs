@@ -92,7 +92,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "server_encoding", default: "UTF8", kind: Kind::Str, context: Context::Internal, description: "Shows the server (database) character set encoding." },
     Def { name: "server_version", default: SERVER_VERSION, kind: Kind::Str, context: Context::Internal, description: "Shows the server version." },
     Def { name: "server_version_num", default: "150000", kind: Kind::Int { min: 150000, max: 150000, unit: NO }, context: Context::Internal, description: "Shows the server version as an integer." },
-    Def { name: "shared_buffers", default: "128MB", kind: Kind::Int { min: 128, max: 1 << 30, unit: Unit::Kb }, context: Context::Postmaster, description: "Sets the number of shared memory buffers used by the server." },
+    Def { name: "shared_buffers", default: "128MB", kind: Kind::Int { min: 16, max: 1 << 30, unit: Unit::Kb }, context: Context::Postmaster, description: "Sets the number of shared memory buffers used by the server." },
     Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },
     Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
     Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },

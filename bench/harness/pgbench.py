@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from . import pgwire
@@ -133,6 +135,55 @@ def stat_wal_delta(before: dict, after: dict) -> dict | None:
     return delta
 
 
+class WalSampler(threading.Thread):
+    """Reads the cumulative pg_stat_wal counters once per second on its own connection while
+    pgbench runs. Times are seconds since `launched_at`, the same base as the `t` of the
+    parsed -P 1 progress lines, so the two series line up."""
+
+    QUERY = "select wal_bytes, wal_fpi, wal_records from pg_stat_wal"
+    COLUMNS = ("wal_bytes", "wal_fpi", "wal_records")
+
+    def __init__(self, conn: pgwire.Connection, launched_at: float, interval_s: float = 1.0):
+        super().__init__(daemon=True, name="wal-sampler")
+        self.conn = conn
+        self.launched_at = launched_at
+        self.interval_s = interval_s
+        self.stop_event = threading.Event()
+        self.samples: list[dict] = []
+        self.error: str | None = None
+
+    def sample(self) -> bool:
+        """Take one sample (stamped with the middle of the query); False after an error."""
+        if self.error is not None:
+            return False
+        t0 = time.time()
+        try:
+            row = self.conn.query(self.QUERY).dicts()[0]
+            values = {k: int(Decimal(row[k])) for k in self.COLUMNS}
+        except (pgwire.PgError, OSError, IndexError, KeyError, TypeError, InvalidOperation) as e:
+            self.error = f"{type(e).__name__}: {e}"
+            return False
+        t = (t0 + time.time()) / 2
+        self.samples.append({"t_s": round(t - self.launched_at, 3), "epoch_s": round(t, 3), **values})
+        return True
+
+    def run(self) -> None:
+        while self.sample():
+            # next whole interval after launch (skipping any missed while a query was slow)
+            elapsed_s = time.time() - self.launched_at
+            next_s = (int(elapsed_s / self.interval_s) + 1) * self.interval_s
+            if self.stop_event.wait(max(0.0, self.launched_at + next_s - time.time())):
+                break
+
+
+def write_wal_csv(path: Path, samples: list[dict]) -> None:
+    fields = ["t_s", "epoch_s", *WalSampler.COLUMNS]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(samples)
+
+
 # ---------------------------------------------------------------- checkpoints
 
 class CheckpointIssuer(threading.Thread):
@@ -194,10 +245,16 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     except (pgwire.PgError, OSError) as e:
         warn(f"{server.label}: control connection failed: {e}")
     wal_before = stat_wal(control)
+    sampler_conn = None
+    try:
+        sampler_conn = server.connect(timeout=60)
+    except (pgwire.PgError, OSError) as e:
+        warn(f"{server.label}: pg_stat_wal sampling connection failed: {e}")
 
     stdout_path = files_prefix.with_suffix(".stdout.txt")
     progress_path = files_prefix.with_suffix(".progress.txt")
     issuer = None
+    sampler = None
     with open(stdout_path, "wb") as out, open(progress_path, "wb") as err:
         launched_at = time.time()
         with REGISTRY.lock:
@@ -205,6 +262,9 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
                                     env=clean_env(), start_new_session=True)
             REGISTRY.procs.append(proc)
         try:
+            if sampler_conn is not None:
+                sampler = WalSampler(sampler_conn, launched_at)
+                sampler.start()
             if checkpoint_at and control is not None:
                 issuer = CheckpointIssuer(control, checkpoint_at, launched_at)
                 issuer.start()
@@ -233,6 +293,19 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     wal_after = stat_wal(control)
     if control is not None:
         control.close()
+    if sampler is not None:
+        sampler.stop_event.set()
+        sampler.join()
+        sampler.sample()  # after pgbench's backends have exited and flushed their statistics
+        sampler_conn.close()
+        wal_csv = files_prefix.with_suffix(".wal.csv")
+        write_wal_csv(wal_csv, sampler.samples)
+        result["wal_series"] = sampler.samples
+        result["wal_series_file"] = str(wal_csv)
+        if sampler.error:
+            result["wal_series_error"] = sampler.error
+    elif sampler_conn is not None:
+        sampler_conn.close()
     result["pg_stat_wal"] = {"before": wal_before, "after": wal_after,
                              "delta": stat_wal_delta(wal_before, wal_after)}
     result["checkpoints"] = issuer.records if issuer else []

@@ -8,6 +8,8 @@ import platform
 import subprocess
 from pathlib import Path
 
+from . import dip
+
 LABELS = {"postgres": "PostgreSQL", "steadydb": "SteadyDB"}
 SHORT = {"postgres": "PG", "steadydb": "SDB"}
 COLORS = {"postgres": "tab:blue", "steadydb": "tab:orange"}
@@ -145,6 +147,86 @@ def workload_table(workload: str, clients_list: list[int], systems: list[str], r
     return "\n".join(lines)
 
 
+def _seconds_label(v: float | None) -> str:
+    return "?" if v is None else f"{v:g}"
+
+
+def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: list[dict]) -> str | None:
+    """Both systems side by side: the checkpoint-dip figures of one (workload, clients)."""
+    dips = {}
+    for s in systems:
+        r = next((r for r in runs if r["workload"] == workload and r["clients"] == clients and r["system"] == s), None)
+        dips[s] = (r or {}).get("checkpoint_dip")
+    present = [d for d in dips.values() if d]
+    if not present:
+        return None
+    with_target = "steadydb" in systems
+    head = [""] + [LABELS[s] for s in systems] + (["SteadyDB target"] if with_target else [])
+    lines = [f"checkpoint dip: {workload}, {clients} client{'s' if clients != 1 else ''}", "",
+             "| " + " | ".join(head) + " |",
+             "|---|" + "|".join("---:" for _ in systems) + ("|---|" if with_target else "|")]
+
+    def add_row(label: str, cell, target: str = "") -> None:
+        cells = [cell(dips[s]) if dips[s] else "-" for s in systems]
+        lines.append("| " + " | ".join([label] + cells + ([target] if with_target else [])) + " |")
+
+    def checkpoint(d: dict, k: int) -> dict:
+        return d["checkpoints"][k] if k < len(d["checkpoints"]) else {}
+
+    def target(k: int, meets, text: str) -> str:
+        d = dips.get("steadydb")
+        verdict = meets(checkpoint(d, k)) if d else None
+        return text if verdict is None else f"{text}: {'met' if verdict else 'MISSED'}"
+
+    add_row("median tps, whole run", lambda d: _fmt(d.get("median_tps")))
+    add_row("WAL bytes/txn, steady state", lambda d: _fmt(d.get("wal_bytes_per_txn_steady")))
+    add_row("WAL bytes/txn, whole run", lambda d: _fmt(d.get("wal_bytes_per_txn_run")))
+    add_row("wal_fpi, whole run", lambda d: _fmt(d.get("wal_fpi_run")))
+    min_window_s, wal_window_s = present[0]["min_tps_window_s"], present[0]["wal_window_s"]
+    for k in range(max(len(d["checkpoints"]) for d in present)):
+        first = next(checkpoint(d, k) for d in present if checkpoint(d, k))
+        at = f"CHECKPOINT at {_seconds_label(first.get('requested_at_s'))} s"
+
+        def took(d: dict, k=k) -> str:
+            cp = checkpoint(d, k)
+            return "ERROR" if cp.get("checkpoint_error") else _fmt(cp.get("checkpoint_duration_s"), 3)
+
+        def min_tps(d: dict, k=k) -> str:
+            cp = checkpoint(d, k)
+            if cp.get("min_tps") is None:
+                return "-"
+            text = f"{_fmt(cp['min_tps'])} at {cp['min_tps_at_s']:.0f} s"
+            if cp["min_tps_window_s"] < d["min_tps_window_s"] - 0.5:
+                text += f" (window cut to {cp['min_tps_window_s']:.0f} s)"
+            return text
+
+        def field(key: str, digits: int, k=k):
+            return lambda d: _fmt(checkpoint(d, k).get(key), digits)
+
+        add_row(f"{at}: took s", took)
+        add_row(f"{at}: min tps in {min_window_s:g} s after", min_tps)
+        add_row(f"{at}: min / median tps", field("min_to_median_tps_ratio", 2),
+                target(k, dip.meets_tps_target, f">= {dip.TARGET_MIN_TO_MEDIAN_TPS:.2f}"))
+        add_row(f"{at}: WAL bytes/txn in {wal_window_s:g} s after", field("wal_bytes_per_txn_after", 1))
+        add_row(f"{at}: WAL bytes/txn after / steady", field("wal_bytes_per_txn_ratio", 3),
+                target(k, dip.meets_wal_target, f"1 +- {dip.TARGET_WAL_RATIO_TOLERANCE:.2f}"))
+        add_row(f"{at}: wal_fpi in {wal_window_s:g} s after", field("wal_fpi_after", 0))
+    return "\n".join(lines)
+
+
+def checkpoint_dip_tables(workload: str, clients_list: list[int], systems: list[str], runs: list[dict]) -> str:
+    tables = [checkpoint_dip_table(workload, c, systems, runs) for c in clients_list]
+    return "\n\n".join(t for t in tables if t)
+
+
+CHECKPOINT_DIP_NOTE = (
+    f"Checkpoint dip: min tps is the lowest pgbench -P 1 second in the {dip.MIN_TPS_WINDOW_S:g} s after the "
+    f"CHECKPOINT was issued, median over the whole run; WAL bytes/txn from pg_stat_wal sampled once per second, "
+    f"in the {dip.WAL_WINDOW_S:g} s after the CHECKPOINT vs. the rest of the run (steady state); "
+    "PostgreSQL publishes backends' WAL statistics up to about a second late. \"took\" is how long the "
+    "CHECKPOINT command took. The SteadyDB targets are informational.")
+
+
 def workload_heading(workload: str, info: dict) -> str:
     return f"### {workload}\n\n{info.get('description', '')}\n"
 
@@ -166,7 +248,9 @@ def markdown_report(results: dict) -> str:
     parts.append(f"- duration {o['duration']} s per run, clients {','.join(map(str, o['clients']))}, "
                  f"threads {o['threads_rule']}, scale {o['scale']}, update_pk rows {o['update_pk_rows']}, "
                  f"shared_buffers {o['shared_buffers']}, fsync=on, synchronous_commit=on"
-                 + (f", CHECKPOINT at {','.join(map(str, o['checkpoint_at']))} s" if o["checkpoint_at"] else ""))
+                 + (f", CHECKPOINT at {','.join(f'{t:g}' for t in o['checkpoint_at'])} s" if o["checkpoint_at"] else ""))
+    if o.get("preset"):
+        parts.append(f"- preset: {o['preset']}")
     parts.append("- every (workload, clients, system) run uses a freshly created server and data directory")
     parts.append("")
     parts.append("tps: pgbench's \"without initial connection time\"; p50/p99: from pgbench's per-transaction "
@@ -184,6 +268,12 @@ def markdown_report(results: dict) -> str:
                 f"{LABELS[r['system']]} c={r['clients']} (rate {r['sampling_rate']:g})" for r in sampled)
                 + " come from a random sample of transactions (pgbench --sampling-rate).")
         parts.append("")
+        dip_tables = checkpoint_dip_tables(w, o["clients"], o["systems"], results["runs"])
+        if dip_tables:
+            parts.append(dip_tables)
+            parts.append("")
+            parts.append(CHECKPOINT_DIP_NOTE)
+            parts.append("")
     errors = [r for r in results["runs"] if r.get("status") != "ok"]
     if errors:
         parts.append("## Errors\n")
@@ -206,7 +296,8 @@ def write_results(out_dir: Path, results: dict) -> None:
 
 def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems: list[str],
                   runs: list[dict], duration: float) -> Path | None:
-    """tps (left) and average latency (right) over time, one row per client count."""
+    """tps, average latency and (when pg_stat_wal was sampled) WAL bytes per second over time,
+    one row per client count."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -215,9 +306,13 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
             if any(r["workload"] == workload and r["clients"] == c and r.get("progress") for r in runs)]
     if not rows:
         return None
-    fig, axes = plt.subplots(len(rows), 2, figsize=(13, 3.2 * len(rows) + 0.8), squeeze=False)
+    with_wal = any(r.get("wal_series") for r in runs if r["workload"] == workload)
+    ncols = 3 if with_wal else 2
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 * ncols, 3.2 * len(rows) + 0.8), squeeze=False)
     for i, c in enumerate(rows):
-        ax_tps, ax_lat = axes[i]
+        ax_tps, ax_lat = axes[i][:2]
+        ax_wal = axes[i][2] if with_wal else None
+        panels = [ax for ax in (ax_tps, ax_lat, ax_wal) if ax is not None]
         for s in systems:
             r = next((r for r in runs if r["workload"] == workload and r["clients"] == c and r["system"] == s), None)
             if not r or not r.get("progress"):
@@ -230,8 +325,15 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
                         label=label, lw=1.4)
             ax_lat.step(t, [p["lat_ms"] for p in prog] + [prog[-1]["lat_ms"]], where="post", color=COLORS[s],
                         label=LABELS[s], lw=1.4)
+            wal = r.get("wal_series") or []
+            if ax_wal is not None and len(wal) > 1:
+                # each rate covers the time between two samples
+                rates = [(b["wal_bytes"] - a["wal_bytes"]) / (b["t_s"] - a["t_s"]) / 2**20
+                         for a, b in zip(wal, wal[1:])]
+                ax_wal.step([w["t_s"] for w in wal], rates + [rates[-1]], where="post", color=COLORS[s],
+                            label=LABELS[s], lw=1.4)
             for k, cp in enumerate(r.get("checkpoints", [])):
-                for ax in (ax_tps, ax_lat):
+                for ax in panels:
                     ax.axvline(cp["issued_at_s"], color=COLORS[s], ls="--", lw=1,
                                label=(f"{LABELS[s]} CHECKPOINT" if k == 0 and ax is ax_tps else None))
                     if cp.get("duration_s", 0) > 0.05:
@@ -241,9 +343,11 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
         ax_lat.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: average latency")
         ax_tps.set_ylabel("transactions / s")
         ax_lat.set_ylabel("ms")
-        ax_tps.set_ylim(bottom=0)
-        ax_lat.set_ylim(bottom=0)
-        for ax in (ax_tps, ax_lat):
+        if ax_wal is not None:
+            ax_wal.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: WAL written (pg_stat_wal)")
+            ax_wal.set_ylabel("MiB / s")
+        for ax in panels:
+            ax.set_ylim(bottom=0)
             ax.set_xlim(left=0, right=max(duration, ax.get_xlim()[1]))
             ax.set_xlabel("seconds since pgbench start")
             ax.grid(alpha=0.3)

@@ -147,6 +147,20 @@ impl fmt::Display for SimulatedCrash {
 
 impl std::error::Error for SimulatedCrash {}
 
+/// Print nothing for the panics of [`SimDisk::arm_stop_after`]; other panics print as
+/// before.
+pub fn silence_simulated_crash_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<SimulatedCrash>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Whether `err` is the error of a mutation refused because the disk crashed.
 pub fn is_simulated_crash(err: &io::Error) -> bool {
     err.get_ref().is_some_and(|e| e.is::<SimulatedCrash>())
@@ -312,6 +326,8 @@ struct State {
     op_count: u64,
     crash_at_op_count: Option<u64>,
     crashed: bool,
+    /// At the crash point, unwind the calling thread instead of returning an error.
+    stop_at_crash: bool,
 }
 
 fn error(kind: io::ErrorKind, path: &Path) -> io::Error {
@@ -319,14 +335,22 @@ fn error(kind: io::ErrorKind, path: &Path) -> io::Error {
 }
 
 impl State {
+    fn refuse_if_crashed(&self) -> io::Result<()> {
+        if self.crashed {
+            if self.stop_at_crash {
+                std::panic::panic_any(SimulatedCrash);
+            }
+            return Err(io::Error::other(SimulatedCrash));
+        }
+        Ok(())
+    }
+
     /// Admit one mutating operation: refuse it if crashed, count it, apply matching faults.
     fn mutate(&mut self, fault_target: Option<(FaultOp, &Path)>) -> io::Result<()> {
         if self.crash_at_op_count.is_some_and(|n| self.op_count >= n) {
             self.crashed = true;
         }
-        if self.crashed {
-            return Err(io::Error::other(SimulatedCrash));
-        }
+        self.refuse_if_crashed()?;
         self.op_count += 1;
         if let Some((op, path)) = fault_target {
             if let Some(i) = self.faults.iter().position(|f| f.matches(op, path)) {
@@ -437,6 +461,17 @@ impl SimDisk {
     /// Refuse every mutation once `op_count()` reaches `op_count`.
     pub fn arm_crash_after(&self, op_count: u64) {
         self.state.lock().crash_at_op_count = Some(op_count);
+    }
+
+    /// Like [`SimDisk::arm_crash_after`], but the mutation that reaches the crash point
+    /// unwinds its thread with a [`SimulatedCrash`] panic, as if the process died right
+    /// there: code that would stop the process on a failed write never sees an error.
+    /// Tests catch the unwind ([`std::panic::catch_unwind`]) and recover from
+    /// [`SimDisk::crash`]; [`silence_simulated_crash_panics`] keeps them quiet.
+    pub fn arm_stop_after(&self, op_count: u64) {
+        let mut state = self.state.lock();
+        state.crash_at_op_count = Some(op_count);
+        state.stop_at_crash = true;
     }
 
     /// Whether an armed crash point has refused a mutation.
@@ -562,9 +597,7 @@ impl Disk for SimDisk {
 
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         let mut state = self.state.lock();
-        if state.crashed {
-            return Err(io::Error::other(SimulatedCrash));
-        }
+        state.refuse_if_crashed()?;
         if dir
             .ancestors()
             .any(|a| state.names_volatile.contains_key(a))

@@ -51,84 +51,18 @@ impl Engine {
         disk: Arc<dyn Disk>,
         data_dir: &Path,
     ) -> Result<Arc<Engine>> {
-        let opts = WalOptions {
-            fsync: settings.get_bool("fsync"),
-            commit_delay_us: settings.get_int("commit_delay").max(0) as u64,
-            commit_siblings: settings.get_int("commit_siblings").max(0) as u64,
-            writer_delay: Duration::from_millis(settings.get_int("wal_writer_delay").max(1) as u64),
-        };
-        let started = Instant::now();
-        let storage_dir = data_dir.join(STORAGE_DIR);
-        disk.create_dir_all(&storage_dir).map_err(|e| {
-            Error::new(
-                SqlState::IO_ERROR,
-                format!("could not create \"{}\": {e}", storage_dir.display()),
-            )
-        })?;
-        let files = Checkpointer::new(disk.clone(), &storage_dir);
-        let loaded = files.load()?;
-        let page_file = disk.open(&storage_dir.join("pages"), true).map_err(|e| {
-            Error::new(
-                SqlState::IO_ERROR,
-                format!("could not open the page file: {e}"),
-            )
-        })?;
-        // Every connection pins a few pages at once; never fewer frames than they need.
-        let frames = (settings.get_int("shared_buffers").max(0) as usize / 8)
-            .max(64 + 8 * settings.get_int("max_connections").max(0) as usize);
-        let (control, catalog) = match loaded {
-            Some(cp) => {
-                let pool = Arc::new(BufferPool::new(
-                    page_file,
-                    PageMap::from_checkpoint(cp.map),
-                    frames,
-                ));
-                tracing::info!(
-                    "starting up from checkpoint {} (redo lsn {}): replaying the WAL in {}",
-                    cp.control.epoch,
-                    cp.control.redo,
-                    data_dir.join("wal").display()
-                );
-                (cp.control, Catalog::from_image(pool, &cp.catalog)?)
-            }
-            None => {
-                tracing::info!(
-                    "starting up without a checkpoint: replaying the WAL in {}",
-                    data_dir.join("wal").display()
-                );
-                let pool = Arc::new(BufferPool::new(page_file, PageMap::default(), frames));
-                (
-                    Control {
-                        epoch: 0,
-                        redo: Lsn::ZERO,
-                    },
-                    Catalog::new(pool),
-                )
-            }
-        };
-        let mut txn = TxnManager::new(catalog);
-        let (wal, replayed) = Wal::open(
+        let Recovered {
+            txn,
+            checkpoints,
+            wal,
+        } = recover(
+            &settings,
             disk,
-            &data_dir.join("wal"),
-            opts,
-            control.redo,
-            |kind, payload, lsn| records::replay(&txn.catalog, kind, payload, lsn),
+            data_dir,
+            crate::constants::WAL_SEGMENT_BYTES,
         )?;
-        records::finish_replay(&txn.catalog)?;
-        tracing::info!(
-            "redo done at {}: {} records, {} bytes replayed in {:.3} s{}",
-            replayed.end,
-            replayed.records,
-            replayed.bytes,
-            started.elapsed().as_secs_f64(),
-            match &replayed.cut {
-                Some((at, why)) => format!("; invalid record at {at} ({why}) cut"),
-                None => String::new(),
-            }
-        );
-        txn.attach_wal(wal.clone(), replayed.end);
         let txn = Arc::new(txn);
-        let checkpoints = Arc::new(Checkpoints::new(files, settings.clone(), control));
+        let checkpoints = Arc::new(checkpoints);
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
                 .name(name.into())
@@ -191,4 +125,105 @@ impl Engine {
     pub fn cancel(&self, backend_pid: i32, secret_key: i32) -> bool {
         self.txn.cancel(backend_pid, secret_key)
     }
+}
+
+/// What recovery builds, before any thread is started.
+pub(crate) struct Recovered {
+    pub txn: TxnManager,
+    pub checkpoints: Checkpoints,
+    pub wal: Arc<Wal>,
+}
+
+/// Recovery: load the last checkpoint (pages, page map and catalog), replay the WAL from
+/// its redo LSN, and drop what never committed. Starts no thread: the caller runs the
+/// flusher and the checkpointer (or, in tests, flushes and checkpoints itself).
+pub(crate) fn recover(
+    settings: &Arc<Settings>,
+    disk: Arc<dyn Disk>,
+    data_dir: &Path,
+    segment_bytes: u64,
+) -> Result<Recovered> {
+    let opts = WalOptions {
+        fsync: settings.get_bool("fsync"),
+        commit_delay_us: settings.get_int("commit_delay").max(0) as u64,
+        commit_siblings: settings.get_int("commit_siblings").max(0) as u64,
+        writer_delay: Duration::from_millis(settings.get_int("wal_writer_delay").max(1) as u64),
+        segment_bytes,
+    };
+    let started = Instant::now();
+    let storage_dir = data_dir.join(STORAGE_DIR);
+    disk.create_dir_all(&storage_dir).map_err(|e| {
+        Error::new(
+            SqlState::IO_ERROR,
+            format!("could not create \"{}\": {e}", storage_dir.display()),
+        )
+    })?;
+    let files = Checkpointer::new(disk.clone(), &storage_dir);
+    let loaded = files.load()?;
+    let page_file = disk.open(&storage_dir.join("pages"), true).map_err(|e| {
+        Error::new(
+            SqlState::IO_ERROR,
+            format!("could not open the page file: {e}"),
+        )
+    })?;
+    // Every connection pins a few pages at once; never fewer frames than they need.
+    let frames = (settings.get_int("shared_buffers").max(0) as usize / 8)
+        .max(16 + 4 * settings.get_int("max_connections").max(0) as usize);
+    let (control, catalog) = match loaded {
+        Some(cp) => {
+            let pool = Arc::new(BufferPool::new(
+                page_file,
+                PageMap::from_checkpoint(cp.map),
+                frames,
+            ));
+            tracing::info!(
+                "starting up from checkpoint {} (redo lsn {}): replaying the WAL in {}",
+                cp.control.epoch,
+                cp.control.redo,
+                data_dir.join("wal").display()
+            );
+            (cp.control, Catalog::from_image(pool, &cp.catalog)?)
+        }
+        None => {
+            tracing::info!(
+                "starting up without a checkpoint: replaying the WAL in {}",
+                data_dir.join("wal").display()
+            );
+            let pool = Arc::new(BufferPool::new(page_file, PageMap::default(), frames));
+            (
+                Control {
+                    epoch: 0,
+                    redo: Lsn::ZERO,
+                },
+                Catalog::new(pool),
+            )
+        }
+    };
+    let mut txn = TxnManager::new(catalog);
+    let (wal, replayed) = Wal::open(
+        disk,
+        &data_dir.join("wal"),
+        opts,
+        control.redo,
+        |kind, payload, lsn| records::replay(&txn.catalog, kind, payload, lsn),
+    )?;
+    records::finish_replay(&txn.catalog)?;
+    tracing::info!(
+        "redo done at {}: {} records, {} bytes replayed in {:.3} s{}",
+        replayed.end,
+        replayed.records,
+        replayed.bytes,
+        started.elapsed().as_secs_f64(),
+        match &replayed.cut {
+            Some((at, why)) => format!("; invalid record at {at} ({why}) cut"),
+            None => String::new(),
+        }
+    );
+    txn.attach_wal(wal.clone(), replayed.end);
+    let checkpoints = Checkpoints::new(files, settings.clone(), control);
+    Ok(Recovered {
+        txn,
+        checkpoints,
+        wal,
+    })
 }

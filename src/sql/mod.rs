@@ -16,6 +16,8 @@
 
 mod bind;
 mod copy;
+#[cfg(test)]
+mod crash_tests;
 pub mod engine;
 mod executor;
 mod expr;

@@ -409,7 +409,8 @@ impl TxnManager {
         let barrier = self.barrier.read();
         let (lsn, _) = self.sequence_commit(record, false, false);
         if let Some(wal) = &self.wal {
-            wal.wait_flushed(lsn);
+            // Catalog changes are rare: flush on this thread rather than wait to be woken.
+            wal.flush_now(lsn);
         }
         apply(lsn);
         drop(barrier);

@@ -94,6 +94,14 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
         RecordKind::CreateTable => {
             let (id, def) = get_def(&mut r)?;
             if catalog.table_by_id(id).is_none() {
+                // A table of this name whose creation never committed was lost in a crash
+                // (its drop at recovery is not logged): no one else could have taken the
+                // name while it was held.
+                if let Some(lost) = catalog.table(&def.name) {
+                    if catalog.unconfirmed().contains(&lost.id) {
+                        drop_by_id(catalog, lost.id)?;
+                    }
+                }
                 catalog.create_table_with_id(id, def)?;
             }
         }

@@ -20,25 +20,23 @@ use super::record::{check_header, check_record, Invalid, PendingRecord, RecordKi
 use super::stats::WalStats;
 use super::watch::LsnWatch;
 use super::Lsn;
-use crate::constants::{WAL_BUFFER_BYTES, WAL_SEGMENT_BYTES};
+use crate::constants::WAL_BUFFER_BYTES;
 use crate::disk::{Disk, File};
 use crate::error::{Error, Result, SqlState};
 
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
 const GATHER_MAX: Duration = Duration::from_micros(100);
-/// Log bytes held by one segment.
-const SEGMENT_DATA_BYTES: u64 = WAL_SEGMENT_BYTES - SEGMENT_HEADER_BYTES;
 
 fn segment_name(n: u64) -> String {
     format!("{n:016X}")
 }
 
-fn segment_header(n: u64) -> [u8; 32] {
+fn segment_header(n: u64, segment_bytes: u64) -> [u8; 32] {
     let mut h = [0u8; 32];
     h[..8].copy_from_slice(SEGMENT_MAGIC);
     h[8..16].copy_from_slice(&n.to_le_bytes());
-    h[16..24].copy_from_slice(&WAL_SEGMENT_BYTES.to_le_bytes());
+    h[16..24].copy_from_slice(&segment_bytes.to_le_bytes());
     let crc = crc32c::crc32c(&h[..28]);
     h[28..32].copy_from_slice(&crc.to_le_bytes());
     h
@@ -71,6 +69,8 @@ pub struct WalOptions {
     pub commit_siblings: u64,
     /// `wal_writer_delay`: the longest an asynchronous commit stays unflushed.
     pub writer_delay: Duration,
+    /// Size of a segment file, header included (`WAL_SEGMENT_BYTES`; tests use less).
+    pub segment_bytes: u64,
 }
 
 struct AppendState {
@@ -95,9 +95,15 @@ struct Segments {
     disk: Arc<dyn Disk>,
     dir: PathBuf,
     open: HashMap<u64, Arc<dyn File>>,
+    segment_bytes: u64,
 }
 
 impl Segments {
+    /// Log bytes held by one segment.
+    fn data_bytes(&self) -> u64 {
+        self.segment_bytes - SEGMENT_HEADER_BYTES
+    }
+
     fn file(&mut self, n: u64, create: bool) -> std::io::Result<Arc<dyn File>> {
         if let Some(f) = self.open.get(&n) {
             return Ok(f.clone());
@@ -117,12 +123,12 @@ impl Segments {
             let f = self.disk.open(&tmp, true)?;
             let zeros = vec![0u8; 1 << 20];
             let mut off = 0;
-            while off < WAL_SEGMENT_BYTES {
-                let len = (WAL_SEGMENT_BYTES - off).min(zeros.len() as u64) as usize;
+            while off < self.segment_bytes {
+                let len = (self.segment_bytes - off).min(zeros.len() as u64) as usize;
                 f.write_all_at(&zeros[..len], off)?;
                 off += len as u64;
             }
-            f.write_all_at(&segment_header(n), 0)?;
+            f.write_all_at(&segment_header(n, self.segment_bytes), 0)?;
             f.sync_data()?;
             self.disk.rename(&tmp, &path)?;
             self.disk.sync_dir(&self.dir)?;
@@ -140,14 +146,14 @@ impl Segments {
     fn read(&mut self, mut pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
         let mut done = 0;
         while done < buf.len() {
-            let n = pos / SEGMENT_DATA_BYTES;
-            let off = pos % SEGMENT_DATA_BYTES;
+            let n = pos / self.data_bytes();
+            let off = pos % self.data_bytes();
             let f = match self.file(n, false) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
                 Err(e) => return Err(e),
             };
-            let want = ((SEGMENT_DATA_BYTES - off) as usize).min(buf.len() - done);
+            let want = ((self.data_bytes() - off) as usize).min(buf.len() - done);
             let got = f.read_at(&mut buf[done..done + want], SEGMENT_HEADER_BYTES + off)?;
             done += got;
             pos += got as u64;
@@ -166,10 +172,10 @@ impl Segments {
         touched: &mut Vec<u64>,
     ) -> std::io::Result<()> {
         while !data.is_empty() {
-            let n = pos / SEGMENT_DATA_BYTES;
-            let off = pos % SEGMENT_DATA_BYTES;
+            let n = pos / self.data_bytes();
+            let off = pos % self.data_bytes();
             let f = self.file(n, true)?;
-            let len = ((SEGMENT_DATA_BYTES - off) as usize).min(data.len());
+            let len = ((self.data_bytes() - off) as usize).min(data.len());
             f.write_all_at(&data[..len], SEGMENT_HEADER_BYTES + off)?;
             if !touched.contains(&n) {
                 touched.push(n);
@@ -182,10 +188,10 @@ impl Segments {
 
     /// Zero the log from `pos` to the end of its segment and remove later segments.
     fn cut(&mut self, pos: u64) -> std::io::Result<usize> {
-        let n = pos / SEGMENT_DATA_BYTES;
-        let off = pos % SEGMENT_DATA_BYTES;
+        let n = pos / self.data_bytes();
+        let off = pos % self.data_bytes();
         if let Ok(f) = self.file(n, false) {
-            let zeros = vec![0u8; (SEGMENT_DATA_BYTES - off) as usize];
+            let zeros = vec![0u8; (self.data_bytes() - off) as usize];
             f.write_all_at(&zeros, SEGMENT_HEADER_BYTES + off)?;
             f.sync_data()?;
         }
@@ -252,6 +258,7 @@ impl Wal {
             disk: disk.clone(),
             dir: dir.to_path_buf(),
             open: HashMap::new(),
+            segment_bytes: opts.segment_bytes,
         };
         let mut names: Vec<u64> = disk
             .list(dir)
@@ -261,7 +268,7 @@ impl Wal {
             .collect();
         names.sort();
         // Segments below the redo LSN's may have been removed; from it on, none may be.
-        let first = start.0 / SEGMENT_DATA_BYTES;
+        let first = start.0 / segments.data_bytes();
         names.retain(|n| *n >= first);
         for (i, n) in names.iter().enumerate() {
             if *n != first + i as u64 {
@@ -277,7 +284,7 @@ impl Wal {
             if f.read_at(&mut h, 0)
                 .map_err(|e| io("read a WAL segment", e))?
                 < 32
-                || h != segment_header(*n)
+                || h != segment_header(*n, segments.segment_bytes)
             {
                 return Err(Error::new(
                     SqlState("XX001"),
@@ -583,7 +590,7 @@ impl Wal {
                 .map_err(io)?
                 .iter()
                 .filter_map(|n| u64::from_str_radix(n, 16).ok())
-                .filter(|n| (n + 1) * SEGMENT_DATA_BYTES <= lsn.0)
+                .filter(|n| (n + 1) * segs.data_bytes() <= lsn.0)
                 .collect();
             for n in &old {
                 segs.open.remove(n);

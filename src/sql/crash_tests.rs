@@ -1,0 +1,283 @@
+//! Crash consistency of the whole write path on the simulated disk: the WAL, the pages,
+//! the page maps and the control file together, through the real commit path, recovery
+//! and checkpoints.
+//!
+//! A seeded workload commits small transactions (inserts, updates and deletes, some rows
+//! large enough for overflow pages) synchronously on one thread, through a pool small
+//! enough that pages are evicted all the time, with checkpoints in between and WAL
+//! segments small enough that they are created and removed. It is stopped at every disk
+//! operation in turn ([`SimDisk::arm_stop_after`]: the thread unwinds there, as if the
+//! process died); the stopped disk is crashed with a seed (unsynced writes dropped, torn
+//! or kept) and recovered. Every recovered database must:
+//! - hold every acknowledged commit, and of the one commit in flight at the crash either
+//!   all of its rows or none (nothing partly visible);
+//! - pass the tree integrity check (page checksums on every read, key order, separators,
+//!   depth, overflow chains) with exactly the rows of the reference model;
+//! - start from a checkpoint no older than the last one that completed;
+//! - keep working: more commits and a checkpoint on the recovered disk, crashed again,
+//!   recover to the new model.
+//!
+//! A failure names the seed and the crash point; [`replay`] runs that one case.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::engine::{recover, Recovered};
+use crate::disk::sim::{silence_simulated_crash_panics, Prng, SimDisk, SimulatedCrash};
+use crate::settings::Settings;
+use crate::storage::{Column, TableDef};
+use crate::txn::checkpoints::Reason;
+use crate::txn::{records, CommitRequest, TxnManager, WriteSet};
+use crate::types::{encode_key, DataType, Value};
+use crate::wal::{Lsn, RecordKind, SyncLevel};
+
+type Model = BTreeMap<i64, String>;
+
+const DIR: &str = "/db";
+/// Small segments, so that they are created, filled and removed during a workload.
+const SEGMENT_BYTES: u64 = 64 * 1024;
+const KEYS: u64 = 400;
+const TXNS: u64 = 48;
+const CHECKPOINT_EVERY: u64 = 12;
+
+fn settings() -> Arc<Settings> {
+    let s = Settings::default();
+    s.set_at_startup("shared_buffers", "128kB")
+        .expect("valid setting");
+    s.set_at_startup("max_connections", "1")
+        .expect("valid setting");
+    Arc::new(s)
+}
+
+fn open(disk: &SimDisk) -> Recovered {
+    recover(
+        &settings(),
+        Arc::new(disk.clone()),
+        Path::new(DIR),
+        SEGMENT_BYTES,
+    )
+    .unwrap_or_else(|e| panic!("recovery failed: {e}"))
+}
+
+/// The rows of table `t` visible now (empty if it does not exist), after checking its tree.
+fn contents(txn: &TxnManager) -> Model {
+    let Some(table) = txn.catalog.table("t") else {
+        return Model::new();
+    };
+    let stored = table
+        .check()
+        .unwrap_or_else(|e| panic!("integrity check failed: {e}"));
+    let mut rows = Model::new();
+    table
+        .scan(
+            (Bound::Unbounded, Bound::Unbounded),
+            txn.visibility.visible_lsn(),
+            false,
+            |_, row| {
+                match (&row[0], &row[1]) {
+                    (Value::Int8(k), Value::Text(v)) => rows.insert(*k, v.clone()),
+                    other => panic!("unexpected row {other:?}"),
+                };
+                true
+            },
+        )
+        .unwrap_or_else(|e| panic!("scan failed: {e}"));
+    assert_eq!(
+        stored,
+        rows.len(),
+        "the tree stores exactly the visible rows"
+    );
+    rows
+}
+
+fn create_table(txn: &TxnManager) {
+    let def = TableDef {
+        name: "t".into(),
+        columns: vec![
+            Column {
+                name: "k".into(),
+                data_type: DataType::Int8,
+                not_null: true,
+                default: None,
+            },
+            Column {
+                name: "v".into(),
+                data_type: DataType::Text,
+                not_null: false,
+                default: None,
+            },
+        ],
+        primary_key: vec![0],
+        pkey_name: Some("t_pkey".into()),
+        owned_sequences: vec![],
+    };
+    let id = txn.catalog.allocate_table_id();
+    txn.commit_ddl(
+        RecordKind::CreateTable,
+        &records::encode_table_def(id, &def),
+        |_| {
+            txn.catalog
+                .create_table_with_id(id, def.clone())
+                .expect("create table");
+        },
+    );
+    commit(txn, WriteSet::default(), &[id]);
+}
+
+fn commit(txn: &TxnManager, writes: WriteSet, created: &[crate::storage::TableId]) {
+    let id = txn.begin();
+    let flight = txn.start_commit(CommitRequest {
+        txn: id,
+        writes,
+        created,
+        dropped: &[],
+        locks: Vec::new(),
+        level: SyncLevel::Local,
+        logged_upto: Lsn::ZERO,
+    });
+    txn.finish_commit(flight, None);
+}
+
+/// What the workload has seen acknowledged, and the commit in flight (if any).
+#[derive(Default, Clone)]
+struct Ledger {
+    acked: Model,
+    in_flight: Option<Model>,
+    /// The epoch of the last checkpoint that completed.
+    checkpoint_epoch: u64,
+}
+
+/// `txns` transactions of random writes, a checkpoint every `CHECKPOINT_EVERY`.
+fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
+    if db.txn.catalog.table("t").is_none() {
+        ledger.in_flight = Some(Model::new());
+        create_table(&db.txn);
+        ledger.in_flight = None;
+    }
+    let table = db.txn.catalog.table("t").expect("table t");
+    for n in 1..=txns {
+        let mut next = ledger.acked.clone();
+        let mut writes = WriteSet::default();
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let k = (rng.next_u64() % KEYS) as i64;
+            let mut key = Vec::new();
+            encode_key(&[Value::Int8(k)], &mut key);
+            if rng.next_u64().is_multiple_of(5) {
+                writes.put(&table, key, None);
+                next.remove(&k);
+            } else {
+                // Now and then a row too large for a page: an overflow chain.
+                let len = if rng.next_u64().is_multiple_of(10) {
+                    3000 + rng.next_u64() % 9000
+                } else {
+                    rng.next_u64() % 300
+                };
+                let v: String = (0..len)
+                    .map(|i| char::from(b'a' + ((k as u64 + i + n) % 26) as u8))
+                    .collect();
+                writes.put(
+                    &table,
+                    key,
+                    Some(vec![Value::Int8(k), Value::Text(v.clone())].into()),
+                );
+                next.insert(k, v);
+            }
+        }
+        ledger.in_flight = Some(next.clone());
+        commit(&db.txn, writes, &[]);
+        ledger.acked = next;
+        ledger.in_flight = None;
+        if n % CHECKPOINT_EVERY == 0 {
+            db.checkpoints
+                .checkpoint(&db.txn, Reason::Requested)
+                .unwrap_or_else(|e| panic!("checkpoint failed: {e}"));
+            ledger.checkpoint_epoch = db.checkpoints.last().epoch;
+        }
+    }
+}
+
+/// Check a recovered database against the ledger; returns the model it holds.
+fn verify(db: &Recovered, ledger: &Ledger, what: &str) -> Model {
+    let got = contents(&db.txn);
+    let ok = got == ledger.acked || ledger.in_flight.as_ref() == Some(&got);
+    assert!(
+        ok,
+        "{what}: recovered {} rows; acknowledged {} rows{}",
+        got.len(),
+        ledger.acked.len(),
+        match &ledger.in_flight {
+            Some(m) => format!(", in flight {} rows", m.len()),
+            None => String::new(),
+        }
+    );
+    assert!(
+        db.checkpoints.last().epoch >= ledger.checkpoint_epoch,
+        "{what}: recovered from checkpoint {} but checkpoint {} had completed",
+        db.checkpoints.last().epoch,
+        ledger.checkpoint_epoch
+    );
+    got
+}
+
+/// One case: stop the workload at disk operation `stop_at`, crash with `seed`, recover
+/// and verify; then work on and crash again.
+pub fn replay(workload_seed: u64, stop_at: u64, crash_seed: u64) {
+    silence_simulated_crash_panics();
+    let what =
+        format!("workload seed {workload_seed}, stopped at op {stop_at}, crash seed {crash_seed}");
+    let disk = SimDisk::new();
+    disk.arm_stop_after(stop_at);
+    let mut ledger = Ledger::default();
+    let stopped = catch_unwind(AssertUnwindSafe(|| {
+        let db = open(&disk);
+        workload(&db, &mut Prng::new(workload_seed), TXNS, &mut ledger);
+    }));
+    match stopped {
+        Ok(()) => {}
+        Err(payload) if payload.is::<SimulatedCrash>() => {}
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+    let crashed = disk.crash(crash_seed);
+    let db = open(&crashed);
+    let model = verify(&db, &ledger, &what);
+    // The recovered database keeps working, and survives the next crash too.
+    let mut after = Ledger {
+        acked: model,
+        in_flight: None,
+        checkpoint_epoch: db.checkpoints.last().epoch,
+    };
+    workload(&db, &mut Prng::new(crash_seed ^ 0x5EED), 8, &mut after);
+    drop(db);
+    let again = open(&crashed.crash(crash_seed.wrapping_add(1)));
+    verify(
+        &again,
+        &after,
+        &format!("{what}, after more work and a second crash"),
+    );
+}
+
+/// Disk operations the whole workload of `seed` takes.
+fn ops_of(seed: u64) -> u64 {
+    let disk = SimDisk::new();
+    let db = open(&disk);
+    workload(&db, &mut Prng::new(seed), TXNS, &mut Ledger::default());
+    disk.op_count()
+}
+
+#[test]
+fn every_crash_point_of_the_write_path_recovers() {
+    let seeds: u64 = if cfg!(debug_assertions) { 4 } else { 60 };
+    let mut points = 0;
+    for seed in 1..=seeds {
+        let ops = ops_of(seed);
+        for stop_at in 0..=ops {
+            replay(seed, stop_at, seed * 1_000_003 + stop_at);
+            points += 1;
+        }
+    }
+    println!("{points} crash points recovered");
+    assert!(points >= seeds * 100, "only {points} crash points");
+}
