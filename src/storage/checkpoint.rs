@@ -37,6 +37,8 @@ const CONTROL_MAGIC: u32 = 0x4344_4253; // "SBDC"
 const MAP_MAGIC: u32 = 0x4D44_4253; // "SBDM"
 const FORMAT_VERSION: u32 = 1;
 const CONTROL_BYTES: usize = 28;
+/// Pacing sleeps only once the writes are this far ahead of schedule.
+const PACE_QUANTUM: Duration = Duration::from_millis(10);
 /// Most bytes written to the page file in one call (a run of consecutive slots).
 const MAX_RUN_BYTES: usize = 32 * PAGE_BYTES;
 
@@ -373,7 +375,9 @@ fn write_image(
             if deadline > now {
                 let span = deadline.duration_since(start).as_secs_f64();
                 let due = start + Duration::from_secs_f64(span * (n + 1) as f64 / total);
-                if due > now {
+                // Sleep only when well ahead, so runs still coalesce and sleeps are long
+                // enough to be accurate.
+                if due > now + PACE_QUANTUM {
                     write_run(&mut run, &mut run_pages, run_start, &mut stats)?;
                     std::thread::sleep(due - now);
                 }

@@ -1,5 +1,6 @@
 //! Storage: the catalog of tables and, per table, the committed row versions keyed by an
-//! order-preserving encoding of the primary key (or of a hidden row id).
+//! order-preserving encoding of the primary key (or of a hidden row id): the newest in the
+//! table's B+tree over the shared buffer pool, older ones in memory for snapshots.
 //!
 //! Invariants:
 //! - Storage only ever holds *committed* data. Uncommitted writes live in each
@@ -7,17 +8,18 @@
 //!   installed when its log record is appended, before it is durable; snapshots (at or below
 //!   `visible_lsn`) do not see it until it is, so versions above `visible_lsn` are read only
 //!   by the lock holder that builds on them.
-//! - Each key maps to a version chain, newest first, each version stamped with the LSN of the
-//!   commit that wrote it. Versions are installed in increasing LSN order per key (row locks
-//!   make the installs of conflicting commits ordered), so a chain is sorted by LSN.
+//! - Versions of a key are installed in increasing LSN order (row locks order the installs
+//!   of conflicting commits). The tree holds the newest; each older version is valid from
+//!   its LSN up to the LSN that superseded it.
 //! - A reader at snapshot `s` sees, for each key, the newest version with `lsn <= s`.
-//! - A version may be pruned once a newer version is visible to every live snapshot
-//!   (its LSN is at or below the oldest snapshot, the horizon).
+//! - An older version is dropped once every live snapshot is at or above the LSN that
+//!   superseded it (the horizon).
+//! - Pages are written only to free slots (shadow paging); a checkpoint is a consistent page
+//!   image at a redo LSN, current once the control file switches.
 //!
-//! Tables are still served from an in-memory map (`table.rs`). The paged engine that will
-//! replace it behind the same methods is built below it and crash-tested, not yet wired in:
-//! pages (`page`), the buffer pool and page map (`pool`), one B+tree per table (`btree`)
-//! and shadow-paged checkpoints (`checkpoint`). Their own invariants open each module.
+//! Bottom up: pages (`page`), the buffer pool and page map (`pool`), one B+tree per table
+//! (`btree`), tables (`table`), the catalog (`catalog`) and checkpoints (`checkpoint`).
+//! Their own invariants open each module.
 
 pub mod btree;
 mod catalog;

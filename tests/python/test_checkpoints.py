@@ -1,0 +1,97 @@
+"""Checkpoints as a user sees them: CHECKPOINT waits for one, pg_stat_checkpointer and the
+log_checkpoints line report it, recovery starts from it, and the WAL before it goes."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import psycopg
+import pytest
+
+from crash_util import nodes  # noqa: F401  (fixture)
+from wal_format import list_segments
+
+pytestmark = pytest.mark.steadydb_only
+
+STAT = ("select num_timed, num_requested, write_time, sync_time, buffers_written, stats_reset "
+        "from pg_stat_checkpointer")
+
+
+def stat(conn) -> dict:
+    cur = conn.execute(STAT)
+    names = [d.name for d in cur.description]
+    return dict(zip(names, cur.fetchone()))
+
+
+def fill(conn, first: int, rows: int, width: int = 200) -> None:
+    for start in range(first, first + rows, 500):
+        values = ",".join(f"({i}, '{'x' * width}')" for i in range(start, min(start + 500, first + rows)))
+        conn.execute(f"insert into t values {values}")
+
+
+@pytest.mark.timeout(120)
+def test_checkpoint_is_reported_and_recovery_starts_from_it(nodes):
+    node = nodes().start()
+    with node.connect() as conn:
+        conn.execute("create table t (id int primary key, v text)")
+        fill(conn, 1, 20_000)
+        before = stat(conn)
+        conn.execute("checkpoint")
+        after = stat(conn)
+        assert after["num_requested"] == before["num_requested"] + 1, (before, after)
+        assert after["num_timed"] == before["num_timed"]
+        # 20,000 rows of ~210 bytes: hundreds of pages, all written by this checkpoint.
+        assert after["buffers_written"] - before["buffers_written"] >= 300, (before, after)
+        assert after["write_time"] >= before["write_time"] and after["sync_time"] >= before["sync_time"]
+        assert after["stats_reset"] is not None
+        conn.execute("update t set v = 'changed' where id <= 10")
+    lines = [line for line in node.log().splitlines() if "checkpoint complete: wrote" in line]
+    assert lines, node.log()
+    m = re.search(r"wrote (\d+) buffers .* write=[0-9.]+ s, sync=[0-9.]+ s, total=[0-9.]+ s; "
+                  r"sync files=\d+, longest=[0-9.]+ s, average=[0-9.]+ s; distance=\d+ kB", lines[-1])
+    assert m and int(m.group(1)) >= 300, lines[-1]
+    node.kill()
+    node.start()
+    # Recovery started from the checkpoint and replayed only the update after it.
+    assert node.redo_start() > 0, node.log()
+    _, records, _ = node.redo_done()
+    assert records == 1, node.log()
+    with node.connect() as conn:
+        assert conn.execute("select count(*) from t").fetchone()[0] == 20_000
+        assert conn.execute("select count(*) from t where v = 'changed'").fetchone()[0] == 10
+    node.stop_clean()
+
+
+@pytest.mark.timeout(180)
+def test_wal_segments_before_the_checkpoint_are_removed(nodes):
+    node = nodes().start()
+    with node.connect() as conn:
+        conn.execute("create table t (id int primary key, v text)")
+        # About 40 MiB of WAL: the log spans three 16 MiB segments.
+        for round_ in range(4):
+            fill(conn, 1 + round_ * 20_000, 20_000, width=500)
+        segments = list_segments(node.datadir)
+        assert len(segments) >= 3, segments
+        conn.execute("checkpoint")
+        left = list_segments(node.datadir)
+        assert left == segments[-1:], (segments, left)
+        assert conn.execute("select count(*) from t").fetchone()[0] == 80_000
+    node.kill()
+    node.start()
+    with node.connect() as conn:
+        assert conn.execute("select count(*) from t").fetchone()[0] == 80_000
+    node.stop_clean()
+
+
+@pytest.mark.timeout(60)
+def test_a_second_server_on_the_same_data_directory_is_refused(nodes):
+    node = nodes().start()
+    other = nodes()
+    other.datadir = node.datadir
+    with pytest.raises(Exception):
+        other.start()
+    assert "is held by another server" in other.log(), other.log()
+    with node.connect() as conn:
+        assert conn.execute("select 1").fetchone()[0] == 1
+    node.stop_clean()
