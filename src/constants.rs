@@ -35,9 +35,3 @@ pub const MAX_EXPRESSION_DEPTH: usize = 10_000;
 pub const WAL_SEGMENT_BYTES: u64 = 16 * 1024 * 1024;
 /// Appended-but-unflushed WAL bytes before appenders wait for the flusher (`wal_buffers`).
 pub const WAL_BUFFER_BYTES: usize = 16 * 1024 * 1024;
-
-/// The fastest a `CHECKPOINT` command writes pages (bytes per second). Unpaced, a
-/// checkpoint's burst of page writes queues the WAL's fdatasyncs behind it and commits slow
-/// down for seconds after; at this rate the writes stream out under
-/// `checkpoint_flush_after` writeback (120 MB takes about a second).
-pub const CHECKPOINT_REQUESTED_WRITE_BYTES_PER_S: u64 = 128 * 1024 * 1024;
