@@ -1,5 +1,7 @@
 //! The engine: everything sessions share (catalog, storage, transactions, settings), and
-//! its life cycle: recovery at open, the WAL flusher while running, a final flush at close.
+//! its life cycle: recovery at open (the last checkpoint, then the WAL from its redo LSN),
+//! the WAL flusher and the checkpointer while running, a shutdown checkpoint and a final
+//! flush at close.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,7 +25,9 @@ pub struct Engine {
     pub txn: Arc<TxnManager>,
     /// The checkpointer; None for an engine without a data directory.
     pub checkpoints: Option<Arc<Checkpoints>>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The checkpointer and WAL flusher threads (none without a data directory).
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// Where the page file, the page maps and the control file live, under the data directory.
@@ -36,7 +40,8 @@ impl Engine {
             settings,
             txn: Arc::new(TxnManager::default()),
             checkpoints: None,
-            threads: Mutex::new(Vec::new()),
+            checkpointer: Mutex::new(None),
+            flusher: Mutex::new(None),
         }
     }
 
@@ -78,7 +83,8 @@ impl Engine {
             settings,
             txn,
             checkpoints: Some(checkpoints),
-            threads: Mutex::new(vec![checkpointer, flusher]),
+            checkpointer: Mutex::new(Some(checkpointer)),
+            flusher: Mutex::new(Some(flusher)),
         }))
     }
 
@@ -96,8 +102,7 @@ impl Engine {
         if let Some(cp) = &self.checkpoints {
             cp.stop();
         }
-        let mut threads = self.threads.lock();
-        if let Some(checkpointer) = threads.first_mut().is_some().then(|| threads.remove(0)) {
+        if let Some(checkpointer) = self.checkpointer.lock().take() {
             let _ = checkpointer.join();
         }
         if let Some(cp) = &self.checkpoints {
@@ -110,8 +115,8 @@ impl Engine {
         if let Some(wal) = &self.txn.wal {
             wal.shutdown();
         }
-        for t in threads.drain(..) {
-            let _ = t.join();
+        if let Some(flusher) = self.flusher.lock().take() {
+            let _ = flusher.join();
         }
     }
 

@@ -296,13 +296,14 @@ impl Table {
         Ok(())
     }
 
-    /// Install committed writes at `lsn`. `horizon` is the oldest snapshot any session may
+    /// Install committed writes at `lsn`: per key, its row image (`types::encode_row`, as
+    /// the commit record holds it) or `None` for a deletion. `horizon` is the oldest snapshot any session may
     /// read at: a replaced version is kept for snapshots only if it is below `lsn`.
     /// An error here leaves the table partly changed: the caller must not go on.
     pub fn install<'a>(
         &self,
         lsn: Lsn,
-        writes: impl IntoIterator<Item = (&'a Key, &'a Option<Row>)>,
+        writes: impl IntoIterator<Item = (&'a [u8], Option<&'a [u8]>)>,
         truncate: bool,
         horizon: Lsn,
     ) -> Result<()> {
@@ -312,14 +313,9 @@ impl Table {
         if truncate {
             self.truncate_locked(&mut older, lsn, horizon)?;
         }
-        let mut image = Vec::new();
-        for (key, row) in writes {
-            let previous = match row {
-                Some(row) => {
-                    image.clear();
-                    types::encode_row(row, &mut image);
-                    self.tree.put(&self.pool, key, lsn, Some(&image))?
-                }
+        for (key, image) in writes {
+            let previous = match image {
+                Some(image) => self.tree.put(&self.pool, key, lsn, Some(image))?,
                 None => self.tree.remove(&self.pool, key)?,
             };
             if let Some((previous_lsn, previous_image)) = previous {

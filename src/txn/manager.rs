@@ -298,21 +298,23 @@ impl TxnManager {
                     .flatten(),
             };
         }
-        let record = self.wal.as_ref().map(|_| {
-            PendingRecord::new(
-                RecordKind::Commit,
-                &records::encode_commit(&writes, created, dropped),
-            )
-        });
+        let commit = records::encode_commit(&writes, created, dropped);
+        let record = self
+            .wal
+            .as_ref()
+            .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
         let barrier = self.barrier.read();
         let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
-        // Under the row locks, so versions of a key are installed in LSN order.
+        // Under the row locks, so versions of a key are installed in LSN order. The
+        // images are the record's, in the order it was encoded in.
         let horizon = self.horizon();
+        let mut images = commit.images.iter();
         for writes in writes.tables.values() {
-            if let Err(e) = writes
-                .table
-                .install(lsn, writes.rows.iter(), writes.truncated, horizon)
-            {
+            let rows = writes.rows.keys().map(|key| {
+                let image = images.next().cloned().flatten();
+                (key.as_slice(), image.map(|at| &commit.payload[at]))
+            });
+            if let Err(e) = writes.table.install(lsn, rows, writes.truncated, horizon) {
                 // The commit is in the log but only partly in storage: only recovery
                 // can make storage whole again.
                 fatal_after_logging("install a commit", &e);

@@ -16,6 +16,10 @@
 //!   [`TxnManager::start_commit`]. Only lock holders read them, and only to build on them.)
 //! - A commit is acknowledged only after it is visible: a client that hears "COMMIT" and
 //!   then reads, on any connection, sees its own write.
+//! - A change holds the checkpoint barrier (shared) from its log append to its install in
+//!   storage and the catalog; a checkpoint takes it exclusively to fix its redo LSN and
+//!   image (`checkpoints`), so the image holds exactly the changes logged below the redo
+//!   LSN.
 //! - Lock waits detect deadlocks immediately (a wait that would close a cycle in the
 //!   wait-for graph fails with 40P01) and can be cancelled.
 

@@ -7,12 +7,12 @@
 //! - SequenceAdvance: sequence name and the highest value that may have been handed out.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::ops::Range;
 
 use super::WriteSet;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{get_def, put_def, Catalog, Key, Row, TableDef, TableId};
-use crate::types::{self, DataType, Value};
+use crate::types::{self, Value};
 use crate::wal::{Lsn, Reader, RecordKind, Writer};
 
 fn corrupt(what: String) -> Error {
@@ -38,9 +38,18 @@ pub fn encode_sequence_advance(name: &str, upto: i64) -> Vec<u8> {
     w.buf
 }
 
+/// A commit record's payload, and where each written row's image lies in it.
+pub struct EncodedCommit {
+    pub payload: Vec<u8>,
+    /// Per written key, in the order of `writes.tables` and then of each table's rows:
+    /// the range of its row image in `payload` (`None` for a deletion). The install reads
+    /// the images from here, so each row is encoded once per commit.
+    pub images: Vec<Option<Range<usize>>>,
+}
+
 /// A transaction's commit record: tables it created (their creation is confirmed), tables
 /// it dropped, then its row changes.
-pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]) -> Vec<u8> {
+pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]) -> EncodedCommit {
     let mut w = Writer::default();
     w.varint(created.len() as u64);
     for id in created {
@@ -52,6 +61,7 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
     }
     w.varint(writes.tables.len() as u64);
     let mut row = Vec::new();
+    let mut images = Vec::with_capacity(writes.row_count());
     for (id, tw) in &writes.tables {
         w.u32(id.0);
         w.u8(tw.truncated as u8);
@@ -59,17 +69,24 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
         for (key, image) in &tw.rows {
             w.bytes(key);
             match image {
-                None => w.u8(0),
+                None => {
+                    w.u8(0);
+                    images.push(None);
+                }
                 Some(r) => {
                     w.u8(1);
                     row.clear();
                     types::encode_row(r, &mut row);
                     w.bytes(&row);
+                    images.push(Some(w.buf.len() - row.len()..w.buf.len()));
                 }
             }
         }
     }
-    w.buf
+    EncodedCommit {
+        payload: w.buf,
+        images,
+    }
 }
 
 /// At the end of replay: tables whose creation never committed are dropped, and drops
@@ -153,31 +170,20 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
                 let truncated = r.u8()? != 0;
                 let nrows = r.varint()?;
                 let table = catalog.table_by_id(id);
-                let types: Vec<DataType> = table
-                    .as_ref()
-                    .map(|t| t.def().columns.iter().map(|c| c.data_type).collect())
-                    .unwrap_or_default();
-                let mut rows: Vec<(Key, Option<Row>)> =
+                let mut rows: Vec<(&[u8], Option<&[u8]>)> =
                     Vec::with_capacity(nrows.min(1 << 20) as usize);
                 for _ in 0..nrows {
-                    let key = r.bytes()?.to_vec();
+                    let key = r.bytes()?;
                     let image = match r.u8()? {
                         0 => None,
-                        1 => {
-                            let bytes = r.bytes()?;
-                            if table.is_some() {
-                                Some(Arc::from(types::decode_row(bytes, &types)?))
-                            } else {
-                                None
-                            }
-                        }
+                        1 => Some(r.bytes()?),
                         t => return Err(corrupt(format!("bad row image tag {t}"))),
                     };
                     rows.push((key, image));
                 }
                 // Rows of a table dropped later in the log are skipped with it.
                 if let Some(table) = table {
-                    table.install(lsn, rows.iter().map(|(k, v)| (k, v)), truncated, lsn)?;
+                    table.install(lsn, rows, truncated, lsn)?;
                 }
             }
         }
