@@ -3,7 +3,9 @@
 //! and checkpoints.
 //!
 //! A seeded workload commits small transactions (inserts, updates and deletes, some rows
-//! large enough for overflow pages) synchronously on one thread, through a pool small
+//! large enough for overflow pages) and now and then a bulk load that replaces the table
+//! (some with a checkpoint taken while the load is still private, some abandoned)
+//! synchronously on one thread, through a pool small
 //! enough that pages are evicted all the time, with checkpoints in between and WAL
 //! segments small enough that they are created and removed. It is stopped at every disk
 //! operation in turn ([`SimDisk::arm_stop_after`]: the thread unwinds there, as if the
@@ -28,10 +30,10 @@ use std::sync::Arc;
 use super::engine::{recover, Recovered};
 use crate::disk::sim::{silence_simulated_crash_panics, Prng, SimDisk, SimulatedCrash};
 use crate::settings::Settings;
-use crate::storage::{Column, TableDef};
+use crate::storage::{BulkLoad, Column, Table, TableDef};
 use crate::txn::checkpoints::Reason;
 use crate::txn::{records, CommitRequest, TxnManager, WriteSet};
-use crate::types::{encode_key, DataType, Value};
+use crate::types::{encode_key, encode_row, DataType, Value};
 use crate::wal::{Lsn, RecordKind, SyncLevel};
 
 type Model = BTreeMap<i64, String>;
@@ -159,6 +161,10 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
     }
     let table = db.txn.catalog.table("t").expect("table t");
     for n in 1..=txns {
+        if rng.next_u64().is_multiple_of(8) {
+            bulk_load(db, &table, rng, n, ledger);
+            continue;
+        }
         let mut next = ledger.acked.clone();
         let mut writes = WriteSet::default();
         for _ in 0..1 + rng.next_u64() % 4 {
@@ -191,12 +197,57 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
         ledger.acked = next;
         ledger.in_flight = None;
         if n % CHECKPOINT_EVERY == 0 {
-            db.checkpoints
-                .checkpoint(&db.txn, Reason::Requested)
-                .unwrap_or_else(|e| panic!("checkpoint failed: {e}"));
-            ledger.checkpoint_epoch = db.checkpoints.last().epoch;
+            checkpoint(db, ledger);
         }
     }
+}
+
+fn checkpoint(db: &Recovered, ledger: &mut Ledger) {
+    db.checkpoints
+        .checkpoint(&db.txn, Reason::Requested)
+        .unwrap_or_else(|e| panic!("checkpoint failed: {e}"));
+    ledger.checkpoint_epoch = db.checkpoints.last().epoch;
+}
+
+/// A transaction that truncates the table and loads new rows straight into pages;
+/// sometimes a checkpoint runs while the load is private, sometimes it is abandoned.
+fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger: &mut Ledger) {
+    let mut writes = WriteSet::default();
+    let w = writes.table_mut(table);
+    w.truncated = true;
+    let mut load = BulkLoad::new(db.txn.catalog.pool().clone()).expect("bulk load");
+    let mut next = Model::new();
+    let mut k = (rng.next_u64() % 10) as i64;
+    for _ in 0..rng.next_u64() % 150 {
+        let len = if rng.next_u64().is_multiple_of(12) {
+            3000 + rng.next_u64() % 6000
+        } else {
+            rng.next_u64() % 200
+        };
+        let v: String = (0..len)
+            .map(|i| char::from(b'a' + ((k as u64 + i + n) % 26) as u8))
+            .collect();
+        let (mut key, mut image) = (Vec::new(), Vec::new());
+        encode_key(&[Value::Int8(k)], &mut key);
+        encode_row(&[Value::Int8(k), Value::Text(v.clone())], &mut image);
+        assert!(load.insert(&key, &image).expect("load a row"), "keys ascend");
+        next.insert(k, v);
+        k += 1 + (rng.next_u64() % 4) as i64;
+    }
+    w.bulk = Some(load);
+    if rng.next_u64().is_multiple_of(2) {
+        checkpoint(db, ledger);
+    }
+    if rng.next_u64().is_multiple_of(5) {
+        return; // abandoned: dropping the writes frees the load's pages
+    }
+    ledger.in_flight = Some(next.clone());
+    db.txn
+        .flush_bulk_loads(&mut writes)
+        .unwrap_or_else(|e| panic!("bulk load flush failed: {e}"));
+    commit(&db.txn, writes, &[]);
+    ledger.acked = next;
+    ledger.in_flight = None;
 }
 
 /// Check a recovered database against the ledger; returns the model it holds.

@@ -171,6 +171,14 @@ pub(crate) fn recover(
             format!("could not open the page file: {e}"),
         )
     })?;
+    // The page file must outlive a crash before any checkpoint: a bulk load's commit
+    // record names pages in it.
+    disk.sync_dir(&storage_dir).map_err(|e| {
+        Error::new(
+            SqlState::IO_ERROR,
+            format!("could not fsync \"{}\": {e}", storage_dir.display()),
+        )
+    })?;
     // Every connection pins a few pages at once; never fewer frames than they need.
     let frames = (settings.get_int("shared_buffers").max(0) as usize / 8)
         .max(16 + 4 * settings.get_int("max_connections").max(0) as usize);
@@ -205,6 +213,7 @@ pub(crate) fn recover(
         }
     };
     let mut txn = TxnManager::new(catalog);
+    txn.catalog.pool().begin_replay()?;
     let (wal, replayed) = Wal::open(
         disk,
         &data_dir.join("wal"),
@@ -213,6 +222,7 @@ pub(crate) fn recover(
         |kind, payload, lsn| records::replay(&txn.catalog, kind, payload, lsn),
     )?;
     records::finish_replay(&txn.catalog)?;
+    txn.catalog.pool().end_replay();
     tracing::info!(
         "redo done at {}: {} records, {} bytes replayed in {:.3} s{}",
         replayed.end,

@@ -14,7 +14,7 @@ use super::plan::*;
 use super::session::TxnState;
 use super::Engine;
 use crate::error::{Error, Result, SqlState};
-use crate::storage::{Key, Row, Table, TableDef};
+use crate::storage::{BulkLoad, Key, Row, Table, TableDef};
 use crate::txn::{Isolation, SessionSlot};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
@@ -229,15 +229,17 @@ impl Executor<'_> {
                 // Point lookup.
                 let row = match self.txn.writes.get(scan.table.id, a) {
                     Some(own) => own,
-                    None if self
-                        .txn
-                        .writes
-                        .table(scan.table.id)
-                        .is_some_and(|t| t.truncated) =>
-                    {
-                        None
-                    }
-                    None => scan.table.get(a, self.snapshot)?,
+                    None => match self.txn.writes.table(scan.table.id) {
+                        Some(own) if own.bulk.is_some() => match &own.bulk {
+                            Some(load) => load
+                                .get(a)?
+                                .map(|image| scan.table.decode_image(&image))
+                                .transpose()?,
+                            None => None,
+                        },
+                        Some(own) if own.truncated => None,
+                        _ => scan.table.get(a, self.snapshot)?,
+                    },
                 };
                 if let Some(row) = row {
                     if self.matches(&scan.filter, &row)? {
@@ -276,7 +278,13 @@ impl Executor<'_> {
             })?,
             Some(own) => {
                 let mut committed: Vec<(Key, Row)> = Vec::new();
-                if !own.truncated {
+                if let Some(load) = &own.bulk {
+                    // The rows this transaction loaded stand in for the committed ones.
+                    load.scan(range, &mut |k, image| {
+                        committed.push((k.to_vec(), scan.table.decode_image(image)?));
+                        Ok(true)
+                    })?;
+                } else if !own.truncated {
                     scan.table.scan(range, self.snapshot, false, |k, row| {
                         committed.push((k.to_vec(), row.clone()));
                         true
@@ -377,7 +385,53 @@ impl Executor<'_> {
         exprs.iter().map(|e| self.eval(e, row)).collect()
     }
 
+    /// Whether COPY may load `table` straight into pages: this transaction created or
+    /// truncated it and has written no rows to it otherwise.
+    pub fn can_bulk_load(&self, table: &Table) -> bool {
+        let created = self.txn.created.contains(&table.id);
+        match self.txn.writes.table(table.id) {
+            Some(w) => w.bulk.is_some() || ((w.truncated || created) && w.rows.is_empty()),
+            None => created,
+        }
+    }
+
+    /// Add one complete row to this transaction's bulk load of `table`.
+    pub fn bulk_insert(&mut self, table: &Arc<Table>, def: &TableDef, row: Vec<Value>) -> Result<()> {
+        let row = check_row(def, row)?;
+        let key = row_key(table, def, &row);
+        let mut image = Vec::new();
+        types::encode_row(&row, &mut image);
+        let w = self.txn.writes.table_mut(table);
+        let load = match &mut w.bulk {
+            Some(load) => load,
+            None => w
+                .bulk
+                .insert(BulkLoad::new(self.engine.txn.catalog.pool().clone())?),
+        };
+        if !load.insert(&key, &image)? {
+            return Err(duplicate_key(def, &row));
+        }
+        Ok(())
+    }
+
+    /// After a COPY loaded `table` into pages, only more COPY may change it before commit.
+    fn refuse_if_bulk_loaded(&self, table: &Table) -> Result<()> {
+        if self
+            .txn
+            .writes
+            .table(table.id)
+            .is_some_and(|w| w.bulk.is_some())
+        {
+            return Err(Error::unsupported(format!(
+                "INSERT, UPDATE or DELETE on table \"{}\" after COPY into it in the same transaction is not supported yet",
+                table.def().name
+            )));
+        }
+        Ok(())
+    }
+
     pub fn update(&mut self, plan: &UpdatePlan) -> Result<(u64, Vec<Vec<Value>>)> {
+        self.refuse_if_bulk_loaded(&plan.scan.table)?;
         let scan = &plan.scan;
         let def = &scan.def;
         let candidates = self.collect(scan)?;
@@ -437,6 +491,7 @@ impl Executor<'_> {
     }
 
     pub fn delete(&mut self, plan: &DeletePlan) -> Result<(u64, Vec<Vec<Value>>)> {
+        self.refuse_if_bulk_loaded(&plan.scan.table)?;
         let scan = &plan.scan;
         let candidates = self.collect(scan)?;
         let mut count = 0;
@@ -554,6 +609,7 @@ impl Executor<'_> {
     }
 
     pub fn insert(&mut self, plan: &InsertPlan) -> Result<(u64, Vec<Vec<Value>>)> {
+        self.refuse_if_bulk_loaded(&plan.table)?;
         let ncols = plan.def.columns.len();
         let source_rows: Vec<Vec<Option<Value>>> = match &plan.source {
             InsertSource::Values(rows) => rows

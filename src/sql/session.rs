@@ -508,7 +508,7 @@ impl Session {
         self.finish_commit_blocking();
         if self.txn.as_ref().is_some_and(|t| !t.explicit) {
             if let Some(t) = self.txn.take() {
-                self.commit(t);
+                self.commit(t)?;
             }
         }
         Ok(())
@@ -572,8 +572,12 @@ impl Session {
     /// Commit `t`. Its record takes its place in the log now; the rest (durability,
     /// install, visibility, releasing locks) happens here, or, when commits are deferred,
     /// in [`Session::finish_commit`], which the caller must await before anything else.
-    fn commit(&mut self, t: TxnState) {
+    fn commit(&mut self, mut t: TxnState) -> Result<()> {
         self.finish_commit_blocking();
+        if let Err(e) = self.engine.txn.flush_bulk_loads(&mut t.writes) {
+            self.rollback(t);
+            return Err(e);
+        }
         let level = self.sync_level();
         let request = CommitRequest {
             txn: t.id,
@@ -592,6 +596,7 @@ impl Session {
         } else {
             self.engine.txn.finish_commit(flight, Some(&self.slot));
         }
+        Ok(())
     }
 
     /// Let commits be finished by the caller, as a task ([`Session::finish_commit`]),
@@ -743,7 +748,7 @@ impl Session {
                     command("ROLLBACK")
                 }
                 Some(t) => {
-                    self.commit(t);
+                    self.commit(t)?;
                     command("COMMIT")
                 }
                 None => command("COMMIT"),
@@ -907,6 +912,7 @@ impl Session {
                     let w = t.writes.table_mut(table);
                     w.truncated = true;
                     w.rows.clear();
+                    w.bulk = None;
                 }
                 command("TRUNCATE TABLE")
             }
@@ -1109,6 +1115,7 @@ impl Session {
         self.with_executor(snapshot, &[], |exec| {
             let ncols = cp.def.columns.len();
             let mut touched = std::collections::HashSet::new();
+            let bulk = exec.can_bulk_load(&cp.table);
             for (line, rec) in records {
                 let context =
                     |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
@@ -1135,8 +1142,12 @@ impl Session {
                 }
                 let row = exec.build_row(&cp.defaults, &cp.targets, values, ncols)?;
                 let row = check_row(&cp.def, row).map_err(context)?;
-                exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
-                    .map_err(context)?;
+                if bulk {
+                    exec.bulk_insert(&cp.table, &cp.def, row).map_err(context)?;
+                } else {
+                    exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
+                        .map_err(context)?;
+                }
                 copy.rows += 1;
                 if copy.rows.is_multiple_of(1024) && exec.slot.cancel.load(Ordering::Acquire) {
                     return Err(Error::canceled());

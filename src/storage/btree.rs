@@ -19,7 +19,7 @@ use super::page::{
     decode_leaf_cell, internal_cell, leaf_cell, LeafValue, Page, PageId, PageKind, HEADER_BYTES,
     MAX_INLINE_CELL_BYTES, MAX_KEY_BYTES, OVERFLOW_DATA_BYTES, PAGE_BYTES,
 };
-use super::pool::BufferPool;
+use super::pool::{BufferPool, Owner};
 use crate::error::{Error, Result, SqlState};
 use crate::wal::Lsn;
 
@@ -32,6 +32,8 @@ const MERGE_BELOW_BYTES: usize = (PAGE_BYTES - HEADER_BYTES) / 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BTree {
     pub root: PageId,
+    /// Whose pages the tree allocates: shared, or a bulk load's private ones.
+    pub owner: Owner,
 }
 
 /// A scan's visitor: key, version LSN, row image (`None` for a tombstone); false stops.
@@ -47,7 +49,41 @@ impl BTree {
     /// A new, empty tree.
     pub fn create(pool: &BufferPool) -> Result<BTree> {
         let root = pool.allocate(PageKind::Leaf)?;
-        Ok(BTree { root: root.id() })
+        Ok(BTree::open(root.id()))
+    }
+
+    /// The shared tree whose root is `root`.
+    pub fn open(root: PageId) -> BTree {
+        BTree {
+            root,
+            owner: Owner::Shared,
+        }
+    }
+
+    /// A new, empty tree of private pages for a bulk load; its root's id is its tag.
+    pub fn create_private(pool: &BufferPool) -> Result<BTree> {
+        let root = pool.allocate_for(Owner::Bulk(0), PageKind::Leaf)?;
+        let id = root.id();
+        // Retag with the root's own id, which is unique while the load lives.
+        drop(root);
+        pool.retag_private(id, id.0);
+        Ok(BTree {
+            root: id,
+            owner: Owner::Bulk(id.0),
+        })
+    }
+
+    /// Give this tree (an empty root leaf, as [`BTree::clear`] leaves it) the contents of
+    /// `other`, whose root page is freed. Page ids below the root are kept as they are.
+    pub fn adopt(&self, pool: &BufferPool, other: BTree) -> Result<()> {
+        let mut root = pool.write(self.root)?;
+        if root.kind() != PageKind::Leaf || root.count() != 0 {
+            return Err(Error::internal("a tree adopts another only when empty"));
+        }
+        let mut theirs = pool.write(other.root)?;
+        move_all(&mut theirs, &mut root);
+        pool.free(theirs);
+        Ok(())
     }
 
     fn find_leaf(&self, pool: &BufferPool, key: &[u8]) -> Result<(PageId, Path)> {
@@ -100,7 +136,7 @@ impl BTree {
                 leaf_cell(key, lsn, LeafValue::Inline(v))
             }
             Some(v) => {
-                let first = write_overflow(pool, v)?;
+                let first = write_overflow(pool, self.owner, v)?;
                 let len = u32::try_from(v.len()).map_err(|_| {
                     Error::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "row is too large")
                 })?;
@@ -122,7 +158,7 @@ impl BTree {
             Err(i) => (None, i),
         };
         if !leaf.insert_cell(pos, &cell) {
-            let (sep, right) = split(pool, &mut leaf, pos, &cell)?;
+            let (sep, right) = split(pool, self.owner, &mut leaf, pos, &cell)?;
             drop(leaf);
             self.insert_separator(pool, path, sep, right)?;
         }
@@ -170,7 +206,7 @@ impl BTree {
             if parent.insert_cell(pos, &cell) {
                 return Ok(());
             }
-            let (up, new_right) = split(pool, &mut parent, pos, &cell)?;
+            let (up, new_right) = split(pool, self.owner, &mut parent, pos, &cell)?;
             sep = up;
             right = new_right;
         }
@@ -180,7 +216,7 @@ impl BTree {
     /// becomes an internal page over that page and `right`.
     fn grow_root(&self, pool: &BufferPool, sep: Vec<u8>, right: PageId) -> Result<()> {
         let mut root = pool.write(self.root)?;
-        let mut left = pool.allocate(root.kind())?;
+        let mut left = pool.allocate_for(self.owner, root.kind())?;
         let left_id = left.id();
         move_all(&mut root, &mut left);
         root.reset(PageKind::Internal);
@@ -420,7 +456,16 @@ fn move_all(from: &mut Page, to: &mut Page) {
 
 /// Insert `cell` at `pos` into the full `page` by splitting it: the upper part moves to a
 /// new right sibling. Returns the separator for the parent and the sibling's id.
-fn split(pool: &BufferPool, page: &mut Page, pos: usize, cell: &[u8]) -> Result<(Vec<u8>, PageId)> {
+/// A leaf split by a cell added at its end (ascending keys: row ids, serials) keeps the
+/// leaf full and starts the new sibling with that cell alone, so a load in key order
+/// fills its pages.
+fn split(
+    pool: &BufferPool,
+    owner: Owner,
+    page: &mut Page,
+    pos: usize,
+    cell: &[u8],
+) -> Result<(Vec<u8>, PageId)> {
     let mut cells: Vec<Vec<u8>> = (0..page.count()).map(|i| page.cell(i).to_vec()).collect();
     cells.insert(pos, cell.to_vec());
     let total: usize = cells.iter().map(|c| c.len() + 2).sum();
@@ -438,8 +483,12 @@ fn split(pool: &BufferPool, page: &mut Page, pos: usize, cell: &[u8]) -> Result<
     } else {
         (1, cells.len() - 1)
     };
-    let at = at.clamp(min, max);
-    let mut right = pool.allocate(page.kind())?;
+    let at = if !internal && pos == cells.len() - 1 {
+        max
+    } else {
+        at.clamp(min, max)
+    };
+    let mut right = pool.allocate_for(owner, page.kind())?;
     let sep;
     let right_cells = if internal {
         let middle = &cells[at];
@@ -469,10 +518,10 @@ fn split(pool: &BufferPool, page: &mut Page, pos: usize, cell: &[u8]) -> Result<
 }
 
 /// Write `value` to a new chain of overflow pages; returns the first page.
-fn write_overflow(pool: &BufferPool, value: &[u8]) -> Result<PageId> {
+fn write_overflow(pool: &BufferPool, owner: Owner, value: &[u8]) -> Result<PageId> {
     let mut next = PageId::NONE;
     for chunk in value.chunks(OVERFLOW_DATA_BYTES).rev() {
-        let mut page = pool.allocate(PageKind::Overflow)?;
+        let mut page = pool.allocate_for(owner, PageKind::Overflow)?;
         page.set_overflow_data(chunk);
         page.set_link(next);
         next = page.id();

@@ -217,7 +217,7 @@ impl Checkpointer {
             self.write_map(control.epoch, &map, catalog, &mut stats)?;
             before_switch()?;
             self.switch_control(control, &mut stats)?;
-            pool.image_durable();
+            pool.image_durable(control.redo);
             self.remove_old_maps(control.epoch);
             Ok(stats)
         };

@@ -71,7 +71,7 @@ fn open(disk: &SimDisk) -> Result<(Db, Model)> {
                     .expect("catalog holds the root"),
             ));
             let pool = BufferPool::new(file, PageMap::from_checkpoint(loaded.map), FRAMES);
-            let tree = BTree { root };
+            let tree = BTree::open(root);
             let mut model = Model::new();
             tree.scan(
                 &pool,

@@ -22,6 +22,7 @@
 //! Their own invariants open each module.
 
 pub mod btree;
+mod bulk;
 mod catalog;
 pub mod checkpoint;
 #[cfg(test)]
@@ -30,5 +31,6 @@ pub mod page;
 pub mod pool;
 mod table;
 
+pub use bulk::BulkLoad;
 pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};
 pub use table::{Key, Row, Table, TableId, Version};

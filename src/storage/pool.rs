@@ -17,7 +17,7 @@
 //! - Every image read is verified ([`Page::verify`]); every image written is sealed
 //!   ([`Page::seal`]) with a checksum first.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -28,6 +28,7 @@ use parking_lot::{Mutex, RawRwLock, RwLock};
 use super::page::{Page, PageId, PageKind, PAGE_BYTES};
 use crate::disk::File;
 use crate::error::{Error, Result, SqlState};
+use crate::wal::Lsn;
 
 /// A physical place in the page file: bytes `slot · 8192 ..`. Slot 0 is never used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -41,6 +42,24 @@ impl SlotRefs {
     const DURABLE: u8 = 1;
     const IMAGE: u8 = 2;
     const CURRENT: u8 = 4;
+    /// A committed bulk load's log record names the slot: recovery from a checkpoint
+    /// older than that record reads it.
+    const LOGGED: u8 = 8;
+}
+
+/// In a page map: a page id held by a bulk load that had not committed when the image
+/// was fixed. It is neither free nor mapped; replaying the load's commit claims it.
+pub const RESERVED_SLOT: u64 = u64::MAX;
+
+/// Who a new page is for: the shared trees, or the private tree a bulk load builds (its
+/// tag). Shared pages take reused ids first, else fresh even ones; a bulk load's pages take
+/// fresh odd ids. Every id allocated after a checkpoint's image is fixed is at or past
+/// the image's length, so replay from that checkpoint (which allocates shared pages only)
+/// can never take an id that a bulk load's commit record, later in the log, names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    Shared,
+    Bulk(u64),
 }
 
 #[derive(Clone, Copy, Default)]
@@ -58,7 +77,6 @@ struct FrameMeta {
 }
 
 /// Logical page ids and physical slots: what is mapped where, and what is free.
-#[derive(Default)]
 pub struct PageMap {
     /// Current slot of each logical page, indexed by page id; 0 = none yet (never written).
     current: Vec<u64>,
@@ -66,32 +84,70 @@ pub struct PageMap {
     image: Option<Vec<u64>>,
     refs: Vec<SlotRefs>,
     free_slots: BTreeSet<u64>,
-    /// Page ids in use: 1..next_page.
+    /// Fresh ids start here: shared pages take the first even one, bulk loads the first
+    /// odd one (ids skipped over are reused after a restart).
     next_page: u64,
     free_pages: Vec<u64>,
+    /// Pages of bulk loads not yet committed, with their load's tag.
+    private: HashMap<u64, u64>,
+    /// Page ids the loaded checkpoint marked [`RESERVED_SLOT`], not claimed yet.
+    reserved: HashSet<u64>,
+    /// Slots named by committed bulk loads, by commit LSN: kept until a checkpoint whose
+    /// redo LSN is at or past that LSN is durable.
+    logged: Vec<(Lsn, Vec<u64>)>,
+    /// While recovery replays: slots below this may hold pages a bulk load's commit
+    /// record names, so new writes go at or above it.
+    replay_floor: u64,
+    /// While recovery replays: the loaded checkpoint's number of page ids; odd ids from
+    /// here on are fresh bulk-load ids.
+    replay_fresh_from: u64,
     /// Freed while a checkpoint may refer to them: reusable after the next one.
     freed_pages_pending: Vec<u64>,
     /// A checkpoint exists that may refer to freed page ids.
     checkpointed: bool,
 }
 
+impl Default for PageMap {
+    /// An empty map (a new data directory).
+    fn default() -> PageMap {
+        PageMap {
+            current: vec![0],
+            image: None,
+            refs: Vec::new(),
+            free_slots: BTreeSet::new(),
+            next_page: 1,
+            free_pages: Vec::new(),
+            private: HashMap::new(),
+            reserved: HashSet::new(),
+            logged: Vec::new(),
+            replay_floor: 0,
+            replay_fresh_from: 0,
+            freed_pages_pending: Vec::new(),
+            checkpointed: false,
+        }
+    }
+}
+
 impl PageMap {
     /// A map loaded from a checkpoint (`slots[i]` is page i's slot, 0 = unused page).
-    pub fn from_checkpoint(slots: Vec<u64>) -> PageMap {
+    pub fn from_checkpoint(mut slots: Vec<u64>) -> PageMap {
+        let len = slots.len() as u64;
         let mut map = PageMap {
-            next_page: slots.len().max(1) as u64,
+            next_page: len.max(1),
             checkpointed: true,
             ..PageMap::default()
         };
-        for (page, &slot) in slots.iter().enumerate() {
-            if slot != 0 {
-                map.add_ref(slot, SlotRefs::DURABLE | SlotRefs::CURRENT);
+        for (page, slot) in slots.iter_mut().enumerate() {
+            if *slot == RESERVED_SLOT {
+                map.reserved.insert(page as u64);
+                *slot = 0;
+            } else if *slot != 0 {
+                map.add_ref(*slot, SlotRefs::DURABLE | SlotRefs::CURRENT);
             } else if page != 0 {
                 map.free_pages.push(page as u64);
             }
         }
         map.current = slots;
-        map.current.resize(map.next_page as usize, 0);
         let end = map.refs.len() as u64;
         map.free_slots = (1..end).filter(|&s| map.refs[s as usize].0 == 0).collect();
         map
@@ -117,8 +173,12 @@ impl PageMap {
     }
 
     fn allocate_slot(&mut self) -> u64 {
-        let slot = match self.free_slots.pop_first() {
-            Some(s) => s,
+        let reusable = self.free_slots.range(self.replay_floor..).next().copied();
+        let slot = match reusable {
+            Some(s) => {
+                self.free_slots.remove(&s);
+                s
+            }
             None => (self.refs.len() as u64).max(1),
         };
         self.add_ref(slot, 0);
@@ -129,17 +189,30 @@ impl PageMap {
         slot
     }
 
-    fn allocate_page(&mut self) -> PageId {
-        let id = match self.free_pages.pop() {
-            Some(id) => id,
-            None => {
-                self.next_page = self.next_page.max(1);
-                let id = self.next_page;
-                self.next_page += 1;
-                self.current.resize(self.next_page as usize, 0);
+    fn allocate_page(&mut self, owner: Owner) -> PageId {
+        fn fresh(counter: &mut u64, odd: bool) -> u64 {
+            let id = if (*counter % 2 == 1) == odd {
+                *counter
+            } else {
+                *counter + 1
+            };
+            *counter = id + 1;
+            id
+        }
+        let id = match owner {
+            Owner::Shared => match self.free_pages.pop() {
+                Some(id) => id,
+                None => fresh(&mut self.next_page, false),
+            },
+            Owner::Bulk(tag) => {
+                let id = fresh(&mut self.next_page, true);
+                self.private.insert(id, tag);
                 id
             }
         };
+        if self.current.len() <= id as usize {
+            self.current.resize(id as usize + 1, 0);
+        }
         debug_assert_eq!(self.current[id as usize], 0);
         PageId(id)
     }
@@ -154,8 +227,58 @@ impl PageMap {
     fn set_image(&mut self, id: PageId, slot: u64) {
         let image = self.image.as_mut().expect("a checkpoint is being written");
         let old = std::mem::replace(&mut image[id.0 as usize], slot);
+        assert_ne!(old, RESERVED_SLOT, "a bulk load's private page is in no image");
         self.add_ref(slot, SlotRefs::IMAGE);
         self.drop_ref(old, SlotRefs::IMAGE);
+    }
+
+    /// Replay claims page `id` at `slot`, as a committed bulk load's record (at `lsn`)
+    /// names it: the id was reserved in the loaded checkpoint or is past all its ids, and
+    /// the slot is one nothing else refers to.
+    fn claim(&mut self, id: PageId, slot: u64, fresh_from: u64) -> Result<()> {
+        let i = id.0 as usize;
+        let known = self.reserved.remove(&id.0) || (id.0 >= fresh_from && id.0 % 2 == 1);
+        let slot_free = slot != 0
+            && slot != RESERVED_SLOT
+            && self.refs.get(slot as usize).is_none_or(|r| r.0 == 0);
+        let why = if !known {
+            Some("the page id is in use")
+        } else if !slot_free || self.current.get(i).is_some_and(|&s| s != 0) {
+            Some("the slot is in use")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!(
+                    "bulk load record names page {} at slot {slot}: {why}",
+                    id.0
+                ),
+            ));
+        }
+        if self.current.len() <= i {
+            self.current.resize(i + 1, 0);
+        }
+        self.next_page = self.next_page.max(id.0 + 1);
+        self.current[i] = slot;
+        self.free_slots.remove(&slot);
+        self.add_ref(slot, SlotRefs::CURRENT | SlotRefs::LOGGED);
+        Ok(())
+    }
+
+    /// Drop the LOGGED protection of bulk loads committed at or below `redo`.
+    fn release_logged(&mut self, redo: Lsn) {
+        let logged = std::mem::take(&mut self.logged);
+        for (lsn, slots) in logged {
+            if lsn <= redo {
+                for slot in slots {
+                    self.drop_ref(slot, SlotRefs::LOGGED);
+                }
+            } else {
+                self.logged.push((lsn, slots));
+            }
+        }
     }
 
     /// Highest slot number ever allocated plus one: the page file's length in slots.
@@ -337,13 +460,19 @@ impl BufferPool {
         }
     }
 
-    /// A new, empty page of `kind`, latched exclusively.
+    /// A new, empty shared page of `kind`, latched exclusively.
     pub fn allocate(&self, kind: PageKind) -> Result<PageMut<'_>> {
+        self.allocate_for(Owner::Shared, kind)
+    }
+
+    /// A new, empty page of `kind` for `owner`, latched exclusively.
+    pub fn allocate_for(&self, owner: Owner, kind: PageKind) -> Result<PageMut<'_>> {
         let mut inner = self.inner.lock();
-        let id = inner.map.allocate_page();
+        let id = inner.map.allocate_page(owner);
         let (frame, mut guard) = match self.claim_clean_frame(&mut inner, id) {
             Ok(claimed) => claimed,
             Err(e) => {
+                inner.map.private.remove(&id.0);
                 inner.map.free_pages.push(id.0);
                 return Err(e);
             }
@@ -371,6 +500,7 @@ impl BufferPool {
         meta.dirty = false;
         meta.page = None;
         inner.table.remove(&id);
+        inner.map.private.remove(&id.0);
         let old = std::mem::replace(&mut inner.map.current[id.0 as usize], 0);
         inner.map.drop_ref(old, SlotRefs::CURRENT);
         if inner.map.image.is_some() || inner.map.checkpointed {
@@ -533,16 +663,22 @@ impl BufferPool {
         let inner = &mut *inner;
         assert!(inner.map.image.is_none(), "one checkpoint at a time");
         inner.epoch = epoch;
-        let image = inner.map.current.clone();
+        let mut image = inner.map.current.clone();
+        for &id in inner.map.private.keys() {
+            image[id as usize] = RESERVED_SLOT;
+        }
         for &slot in &image {
-            if slot != 0 {
+            if slot != 0 && slot != RESERVED_SLOT {
                 inner.map.add_ref(slot, SlotRefs::IMAGE);
             }
         }
         inner.map.image = Some(image);
         let mut pending = Vec::new();
         for meta in inner.meta.iter_mut() {
-            if let (Some(id), true) = (meta.page, meta.dirty) {
+            let private = meta
+                .page
+                .is_some_and(|id| inner.map.private.contains_key(&id.0));
+            if let (Some(id), true, false) = (meta.page, meta.dirty, private) {
                 meta.image_pending = true;
                 pending.push(id);
             }
@@ -620,11 +756,13 @@ impl BufferPool {
         image.clone()
     }
 
-    /// The image is now the durable checkpoint: the previous one's slots and page ids that
-    /// nothing else refers to become free.
-    pub fn image_durable(&self) {
+    /// The image (at redo LSN `redo`) is now the durable checkpoint: the previous one's
+    /// slots and page ids that nothing else refers to become free, and so do the slots of
+    /// bulk loads that recovery will no longer replay.
+    pub fn image_durable(&self, redo: Lsn) {
         let mut inner = self.inner.lock();
         let map = &mut inner.map;
+        map.release_logged(redo);
         for slot in 1..map.refs.len() as u64 {
             let r = map.refs[slot as usize].0;
             let mut next = r & !SlotRefs::DURABLE;
@@ -648,7 +786,7 @@ impl BufferPool {
         let inner = &mut *inner;
         if let Some(image) = inner.map.image.take() {
             for slot in image {
-                if slot != 0 {
+                if slot != 0 && slot != RESERVED_SLOT {
                     inner.map.drop_ref(slot, SlotRefs::IMAGE);
                 }
             }
@@ -678,6 +816,118 @@ impl BufferPool {
             res?;
         }
         Ok(())
+    }
+
+    /// Write the private pages of bulk load `tag` that are not on disk yet and make the
+    /// page file durable. Returns every page of the load with its slot, for the commit
+    /// record. The caller makes them durable with [`BufferPool::sync`]. The pages stay
+    /// private (out of checkpoint images) until [`BufferPool::publish`].
+    pub fn flush_private(&self, tag: u64) -> Result<Vec<(PageId, u64)>> {
+        let ids: Vec<PageId> = {
+            let inner = self.inner.lock();
+            let mut ids: Vec<PageId> = inner
+                .map
+                .private
+                .iter()
+                .filter(|(_, &t)| t == tag)
+                .map(|(&id, _)| PageId(id))
+                .collect();
+            ids.sort();
+            ids
+        };
+        for &id in &ids {
+            let frame = {
+                let mut inner = self.inner.lock();
+                match inner.table.get(&id).copied() {
+                    Some(frame) if inner.meta[frame].dirty => {
+                        inner.meta[frame].pins += 1;
+                        Some(frame)
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(frame) = frame {
+                let written = self.write_out(frame, id);
+                self.unpin(frame);
+                written?;
+            }
+        }
+        let inner = self.inner.lock();
+        let pages = ids
+            .iter()
+            .map(|&id| {
+                let slot = inner.map.current[id.0 as usize];
+                assert!(slot != 0, "a flushed private page has a slot");
+                (id, slot)
+            })
+            .collect();
+        Ok(pages)
+    }
+
+    /// Private page `id` belongs to bulk load `tag`.
+    pub fn retag_private(&self, id: PageId, tag: u64) {
+        let mut inner = self.inner.lock();
+        let owner = inner.map.private.get_mut(&id.0).expect("a private page");
+        *owner = tag;
+    }
+
+    /// fdatasync the page file (a failure is fatal to the caller).
+    pub fn sync(&self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// Bulk load `tag` committed at `lsn` (its record names `pages`): its pages become
+    /// shared, and their slots stay untouched until a checkpoint past `lsn` is durable.
+    pub fn publish(&self, tag: u64, lsn: Lsn, pages: &[(PageId, u64)]) {
+        let mut inner = self.inner.lock();
+        let map = &mut inner.map;
+        let mut slots = Vec::with_capacity(pages.len());
+        for &(id, slot) in pages {
+            assert_eq!(map.private.remove(&id.0), Some(tag), "the load's own page");
+            assert_eq!(map.current[id.0 as usize], slot, "flushed pages do not move");
+            map.add_ref(slot, SlotRefs::LOGGED);
+            slots.push(slot);
+        }
+        map.logged.push((lsn, slots));
+    }
+
+    /// Recovery is about to replay the log: until [`BufferPool::end_replay`], pages are
+    /// written past the page file's end, never over a slot a bulk load's record may name.
+    pub fn begin_replay(&self) -> Result<()> {
+        let len = self.file.len().map_err(|e| io_error("stat", e))?;
+        let mut inner = self.inner.lock();
+        let map = &mut inner.map;
+        let end = len.div_ceil(PAGE_BYTES as u64).max(1);
+        if (map.refs.len() as u64) < end {
+            let from = map.refs.len() as u64;
+            map.refs.resize(end as usize, SlotRefs::default());
+            map.free_slots.extend(from.max(1)..end);
+        }
+        map.replay_floor = end;
+        map.replay_fresh_from = map.current.len() as u64;
+        Ok(())
+    }
+
+    /// Replay of a bulk load's commit at `lsn`: its pages are where its record says.
+    pub fn claim(&self, pages: &[(PageId, u64)], lsn: Lsn) -> Result<()> {
+        let mut inner = self.inner.lock();
+        let map = &mut inner.map;
+        let fresh_from = map.replay_fresh_from;
+        for &(id, slot) in pages {
+            map.claim(id, slot, fresh_from)?;
+        }
+        map.logged
+            .push((lsn, pages.iter().map(|&(_, slot)| slot).collect()));
+        Ok(())
+    }
+
+    /// Replay is over: reserved ids no record claimed are free, writes go anywhere.
+    pub fn end_replay(&self) {
+        let mut inner = self.inner.lock();
+        let map = &mut inner.map;
+        map.replay_floor = 0;
+        let reserved: Vec<u64> = map.reserved.drain().collect();
+        map.free_pages.extend(reserved);
     }
 
     /// Slots of all pages (index = page id), for the tests' integrity checks.

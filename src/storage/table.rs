@@ -110,6 +110,10 @@ pub struct Table {
     next_row_id: AtomicU64,
     /// Set once the table's pages are freed (its drop committed).
     destroyed: AtomicBool,
+    /// The commit LSN of the last bulk load adopted since startup. Its rows are stored
+    /// with LSN 0, written before the commit LSN was known; they count as committed at
+    /// this LSN. (After a restart no snapshot predates them: 0 is right.)
+    bulk_lsn: AtomicU64,
 }
 
 fn column_types(def: &TableDef) -> Arc<[DataType]> {
@@ -136,10 +140,11 @@ impl Table {
             id,
             def: RwLock::new((Arc::new(def), types)),
             pool,
-            tree: BTree { root },
+            tree: BTree::open(root),
             older: RwLock::new(Older::default()),
             next_row_id: AtomicU64::new(next_row_id),
             destroyed: AtomicBool::new(false),
+            bulk_lsn: AtomicU64::new(0),
         }
     }
 
@@ -196,6 +201,20 @@ impl Table {
         Ok(())
     }
 
+    /// A stored version's commit LSN: LSN 0 marks a bulk-loaded row.
+    fn effective(&self, lsn: Lsn) -> Lsn {
+        if lsn == Lsn::ZERO {
+            Lsn(self.bulk_lsn.load(Ordering::Acquire))
+        } else {
+            lsn
+        }
+    }
+
+    /// Decode a row image of this table (one a bulk load holds, say).
+    pub fn decode_image(&self, image: &[u8]) -> Result<Row> {
+        self.decode(image)
+    }
+
     fn decode(&self, image: &[u8]) -> Result<Row> {
         let types = self.def.read().1.clone();
         Ok(Arc::from(types::decode_row(image, &types)?))
@@ -207,7 +226,7 @@ impl Table {
         self.check_live()?;
         let newest = self.tree.get(&self.pool, key)?;
         let image = match &newest {
-            Some((lsn, image)) if *lsn <= snapshot => image.as_deref(),
+            Some((lsn, image)) if self.effective(*lsn) <= snapshot => image.as_deref(),
             _ => older
                 .chains
                 .get(key)
@@ -222,6 +241,7 @@ impl Table {
         self.check_live()?;
         if let Some((lsn, image)) = self.tree.get(&self.pool, key)? {
             let row = image.map(|i| self.decode(&i)).transpose()?;
+            let lsn = self.effective(lsn);
             return Ok(Some(Version { lsn, row }));
         }
         // Deleted: the deletion's LSN is where its last row was superseded.
@@ -279,7 +299,7 @@ impl Table {
                     }
                     _ => None,
                 };
-                let visible = if lsn <= snapshot {
+                let visible = if self.effective(lsn) <= snapshot {
                     image
                 } else {
                     chain.and_then(|c| valid_at(c, snapshot))
@@ -319,6 +339,7 @@ impl Table {
                 None => self.tree.remove(&self.pool, key)?,
             };
             if let Some((previous_lsn, previous_image)) = previous {
+                let previous_lsn = self.effective(previous_lsn);
                 assert!(
                     previous_lsn <= lsn,
                     "versions of a key must be installed in LSN order"
@@ -354,6 +375,7 @@ impl Table {
             (Bound::Unbounded, Bound::Unbounded),
             false,
             &mut |key, version_lsn, image| {
+                let version_lsn = self.effective(version_lsn);
                 rows.push((key.to_vec(), version_lsn, image.map(<[u8]>::to_vec)));
                 Ok(true)
             },
@@ -375,6 +397,48 @@ impl Table {
                     OldVersion {
                         lsn: version_lsn,
                         superseded: lsn,
+                        image,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Take the rows of a bulk load committed at `lsn` (its private tree `bulk`), after
+    /// the same commit truncated (or created) the table. Versions other commits installed
+    /// meanwhile (neither takes a table lock) stay: later ones over the load's rows,
+    /// earlier ones only where the load has no row.
+    pub fn adopt(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
+        let mut older = self.older.write();
+        self.check_live()?;
+        let mut later: Vec<(Key, Lsn, Option<Vec<u8>>)> = Vec::new();
+        self.tree.scan(
+            &self.pool,
+            (Bound::Unbounded, Bound::Unbounded),
+            false,
+            &mut |key, version_lsn, image| {
+                later.push((key.to_vec(), version_lsn, image.map(<[u8]>::to_vec)));
+                Ok(true)
+            },
+        )?;
+        self.tree.clear(&self.pool)?;
+        self.tree.adopt(&self.pool, bulk)?;
+        self.bulk_lsn.store(lsn.0, Ordering::Release);
+        for (key, version_lsn, image) in later {
+            if version_lsn <= lsn && self.tree.get(&self.pool, &key)?.is_some() {
+                continue;
+            }
+            let previous = match &image {
+                Some(image) => self.tree.put(&self.pool, &key, version_lsn, Some(image))?,
+                None => self.tree.remove(&self.pool, &key)?,
+            };
+            if let (Some((_, Some(image))), true) = (previous, horizon < version_lsn) {
+                older.push(
+                    &key,
+                    OldVersion {
+                        lsn,
+                        superseded: version_lsn,
                         image,
                     },
                 );

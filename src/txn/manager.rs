@@ -298,6 +298,7 @@ impl TxnManager {
                     .flatten(),
             };
         }
+        let mut writes = writes;
         let commit = records::encode_commit(&writes, created, dropped);
         let record = self
             .wal
@@ -309,12 +310,22 @@ impl TxnManager {
         // images are the record's, in the order it was encoded in.
         let horizon = self.horizon();
         let mut images = commit.images.iter();
-        for writes in writes.tables.values() {
+        for writes in writes.tables.values_mut() {
             let rows = writes.rows.keys().map(|key| {
                 let image = images.next().cloned().flatten();
                 (key.as_slice(), image.map(|at| &commit.payload[at]))
             });
-            if let Err(e) = writes.table.install(lsn, rows, writes.truncated, horizon) {
+            let installed = writes
+                .table
+                .install(lsn, rows, writes.truncated, horizon)
+                .and_then(|()| match writes.bulk.as_mut() {
+                    Some(load) => {
+                        let tree = load.commit(lsn)?;
+                        writes.table.adopt(lsn, tree, horizon)
+                    }
+                    None => Ok(()),
+                });
+            if let Err(e) = installed {
                 // The commit is in the log but only partly in storage: only recovery
                 // can make storage whole again.
                 fatal_after_logging("install a commit", &e);
@@ -337,6 +348,27 @@ impl TxnManager {
             lead,
             durable_at: durable(lsn),
         }
+    }
+
+    /// Before [`TxnManager::start_commit`]: write the pages of the transaction's bulk
+    /// loads and make the page file durable, so its commit record may name them. A write
+    /// error fails the commit (the caller rolls back); a failed sync is fatal.
+    pub fn flush_bulk_loads(&self, writes: &mut WriteSet) -> crate::error::Result<()> {
+        let mut any = false;
+        for load in writes.tables.values_mut().filter_map(|w| w.bulk.as_mut()) {
+            load.flush()?;
+            any = true;
+        }
+        if any {
+            if let Err(e) = self.catalog.pool().sync() {
+                let e = crate::error::Error::new(
+                    crate::error::SqlState::IO_ERROR,
+                    format!("could not fdatasync the page file: {e}"),
+                );
+                fatal_after_logging("make a bulk load durable", &e);
+            }
+        }
+        Ok(())
     }
 
     /// The second half of a commit, blocking the calling thread: wait until it is durable

@@ -11,6 +11,8 @@ use std::ops::Range;
 
 use super::WriteSet;
 use crate::error::{Error, Result, SqlState};
+use crate::storage::btree::BTree;
+use crate::storage::page::PageId;
 use crate::storage::{get_def, put_def, Catalog, Key, Row, TableDef, TableId};
 use crate::types::{self, Value};
 use crate::wal::{Lsn, Reader, RecordKind, Writer};
@@ -80,6 +82,28 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
                     w.bytes(&row);
                     images.push(Some(w.buf.len() - row.len()..w.buf.len()));
                 }
+            }
+        }
+    }
+    // Bulk loads: each one's pages, written and synced before this record (see
+    // `storage::bulk`). Absent from records without any.
+    let bulk: Vec<_> = writes
+        .tables
+        .iter()
+        .filter_map(|(id, tw)| tw.bulk.as_ref().map(|b| (id, b)))
+        .collect();
+    if !bulk.is_empty() {
+        w.varint(bulk.len() as u64);
+        for (id, load) in bulk {
+            let (root, pages) = load
+                .record()
+                .expect("a bulk load is encoded before its commit");
+            w.u32(id.0);
+            w.u64(root.0);
+            w.varint(pages.len() as u64);
+            for (page, slot) in pages {
+                w.u64(page.0);
+                w.u64(*slot);
             }
         }
     }
@@ -184,6 +208,24 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
                 // Rows of a table dropped later in the log are skipped with it.
                 if let Some(table) = table {
                     table.install(lsn, rows, truncated, lsn)?;
+                }
+            }
+            if !r.is_done() {
+                let nbulk = r.varint()?;
+                for _ in 0..nbulk {
+                    let id = TableId(r.u32()?);
+                    let root = PageId(r.u64()?);
+                    let npages = r.varint()?;
+                    let mut pages = Vec::with_capacity(npages.min(1 << 20) as usize);
+                    for _ in 0..npages {
+                        pages.push((PageId(r.u64()?), r.u64()?));
+                    }
+                    // A load into a table dropped by now is not claimed: its ids and
+                    // slots stay free.
+                    if let Some(table) = catalog.table_by_id(id) {
+                        catalog.pool().claim(&pages, lsn)?;
+                        table.adopt(lsn, BTree::open(root), lsn)?;
+                    }
                 }
             }
         }

@@ -1,17 +1,21 @@
 //! A transaction's private, uncommitted writes: per table, the after-image of every key it
-//! wrote (`None` = deleted), plus whether it truncated the table.
+//! wrote (`None` = deleted), whether it truncated the table, and the rows a COPY loaded
+//! straight into pages (a bulk load, for a table it created or truncated).
 
 use std::collections::{BTreeMap, HashMap};
 
 use std::sync::Arc;
 
-use crate::storage::{Key, Row, Table, TableId};
+use crate::storage::{BulkLoad, Key, Row, Table, TableId};
 
 pub struct TableWrites {
     pub table: Arc<Table>,
     /// The table was truncated by this transaction: committed rows are invisible to it.
     pub truncated: bool,
     pub rows: BTreeMap<Key, Option<Row>>,
+    /// Rows COPY loaded into private pages; then `rows` stays empty (other changes to
+    /// the table in the same transaction are refused).
+    pub bulk: Option<BulkLoad>,
 }
 
 #[derive(Default)]
@@ -33,6 +37,7 @@ impl WriteSet {
             table: table.clone(),
             truncated: false,
             rows: Default::default(),
+            bulk: None,
         })
     }
 

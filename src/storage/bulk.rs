@@ -1,0 +1,144 @@
+//! A bulk load: COPY into a table that the same transaction created or truncated writes
+//! its rows straight into pages, not into the log.
+//!
+//! The rows go into a private B+tree ([`BTree::create_private`]): its pages take fresh
+//! odd page ids, no checkpoint image includes them (a checkpoint records their ids as
+//! reserved), and no other transaction can reach them. At commit:
+//! 1. [`BulkLoad::flush`] writes the tree's pages that are not on disk yet; the caller
+//!    fdatasyncs the page file. Until then a crash leaves the load's slots free.
+//! 2. The commit record names every page of the tree with its slot, not the rows.
+//! 3. Under the checkpoint barrier the pages are published (shared, with their slots kept
+//!    untouched until a checkpoint past the commit is durable) and the table adopts the
+//!    tree ([`Table::adopt`]).
+//!
+//! Replay of the record claims the same ids at the same slots and adopts the tree again,
+//! so recovery reads the load back from the pages, whatever checkpoint it starts from.
+//! A load that does not commit frees its pages when it is dropped.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use super::btree::BTree;
+use super::page::PageId;
+use super::pool::BufferPool;
+use crate::error::{Error, Result};
+use crate::wal::Lsn;
+
+/// Rows of a bulk load are stored at LSN 0: their commit LSN is not known when they are
+/// written ([`Table`](super::Table) reads LSN 0 as its last adopted load's).
+pub const BULK_ROW_LSN: Lsn = Lsn::ZERO;
+
+pub struct BulkLoad {
+    pool: Arc<BufferPool>,
+    /// `None` once committed: the table owns the pages then.
+    tree: Option<BTree>,
+    rows: u64,
+    /// Every page with its slot, once flushed.
+    pages: Vec<(PageId, u64)>,
+}
+
+impl BulkLoad {
+    pub fn new(pool: Arc<BufferPool>) -> Result<BulkLoad> {
+        let tree = BTree::create_private(&pool)?;
+        Ok(BulkLoad {
+            pool,
+            tree: Some(tree),
+            rows: 0,
+            pages: Vec::new(),
+        })
+    }
+
+    fn tree(&self) -> Result<&BTree> {
+        self.tree
+            .as_ref()
+            .ok_or_else(|| Error::internal("bulk load used after its commit"))
+    }
+
+    /// Add a row image under `key`. Returns false, storing nothing new, if the load
+    /// already holds `key` (the caller reports the duplicate and abandons the load).
+    pub fn insert(&mut self, key: &[u8], image: &[u8]) -> Result<bool> {
+        let tree = *self.tree()?;
+        let previous = tree.put(&self.pool, key, BULK_ROW_LSN, Some(image))?;
+        if previous.is_some() {
+            return Ok(false);
+        }
+        self.rows += 1;
+        Ok(true)
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The row image under `key`, if loaded.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.tree()?.get(&self.pool, key)?.and_then(|(_, image)| image))
+    }
+
+    /// Visit the loaded rows in `range`, in key order, until `visit` returns false.
+    pub fn scan(
+        &self,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.tree()?.scan(&self.pool, range, false, &mut |key, _, image| match image {
+            Some(image) => visit(key, image),
+            None => Ok(true),
+        })?;
+        Ok(())
+    }
+
+    /// Step 1 of the commit: write the tree's pages that are not on disk yet. The caller
+    /// makes the page file durable before logging the commit.
+    pub fn flush(&mut self) -> Result<()> {
+        let tree = *self.tree()?;
+        let Some(tag) = private_tag(&tree) else {
+            return Err(Error::internal("a bulk load's tree is private"));
+        };
+        self.pages = self.pool.flush_private(tag)?;
+        assert!(
+            self.pages.iter().any(|&(id, _)| id == tree.root),
+            "the flushed pages include the root"
+        );
+        Ok(())
+    }
+
+    /// The root and every page with its slot, for the commit record (after `flush`).
+    pub fn record(&self) -> Result<(PageId, &[(PageId, u64)])> {
+        Ok((self.tree()?.root, &self.pages))
+    }
+
+    /// Step 3 of the commit, at `lsn` under the checkpoint barrier: publish the pages and
+    /// hand over the tree. The load no longer frees them when dropped.
+    pub fn commit(&mut self, lsn: Lsn) -> Result<BTree> {
+        let tree = self
+            .tree
+            .take()
+            .ok_or_else(|| Error::internal("bulk load committed twice"))?;
+        if let Some(tag) = private_tag(&tree) {
+            self.pool.publish(tag, lsn, &self.pages);
+        }
+        Ok(BTree::open(tree.root))
+    }
+}
+
+fn private_tag(tree: &BTree) -> Option<u64> {
+    match tree.owner {
+        super::pool::Owner::Bulk(tag) => Some(tag),
+        super::pool::Owner::Shared => None,
+    }
+}
+
+impl Drop for BulkLoad {
+    fn drop(&mut self) {
+        // While a panic unwinds, the process is going down: leave the pages alone.
+        if std::thread::panicking() {
+            return;
+        }
+        if let Some(tree) = self.tree.take() {
+            if let Err(e) = tree.destroy(&self.pool) {
+                tracing::warn!("could not free the pages of an abandoned bulk load: {e}");
+            }
+        }
+    }
+}
