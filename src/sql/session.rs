@@ -957,7 +957,8 @@ impl Session {
         for &c in columns {
             new_def.columns[c].not_null = true;
         }
-        let mut rows = std::collections::BTreeMap::new();
+        // Keys seen so far, in private pages: a table larger than memory can be checked.
+        let mut seen = crate::storage::BulkLoad::new(self.engine.txn.catalog.pool().clone())?;
         let mut failure = None;
         table.scan(
             (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
@@ -976,10 +977,16 @@ impl Session {
                         return false;
                     }
                 }
-                let vals: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
-                let mut key = Vec::new();
-                types::encode_key(&vals, &mut key);
-                if rows.insert(key, row.clone()).is_some() {
+                let key = records::primary_key_of(columns, row);
+                let fresh = match seen.insert(&key, &[]) {
+                    Ok(fresh) => fresh,
+                    Err(e) => {
+                        failure = Some(e);
+                        return false;
+                    }
+                };
+                if !fresh {
+                    let vals: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
                     let names: Vec<&str> = columns
                         .iter()
                         .map(|&c| def.columns[c].name.as_str())
@@ -1004,6 +1011,7 @@ impl Session {
                 true
             },
         )?;
+        drop(seen);
         if let Some(e) = failure {
             return Err(e);
         }
@@ -1012,7 +1020,8 @@ impl Session {
         self.engine
             .txn
             .commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
-                if let Err(e) = table.replace_all(lsn, rows) {
+                let key_of = |row: &crate::storage::Row| records::primary_key_of(&new_def.primary_key, row);
+                if let Err(e) = table.rekey(lsn, &key_of) {
                     crate::txn::fatal_after_logging("re-key a table", &e);
                 }
                 table.set_def(new_def);

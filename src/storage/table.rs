@@ -447,20 +447,40 @@ impl Table {
         Ok(())
     }
 
-    /// Replace all rows with `rows` (committed at `lsn`), used by ALTER TABLE ... ADD
-    /// PRIMARY KEY to re-key the table. Older versions are dropped.
-    pub fn replace_all(&self, lsn: Lsn, rows: BTreeMap<Key, Row>) -> Result<()> {
+    /// Re-key every row visible at `lsn` with `key_of` (ALTER TABLE ... ADD PRIMARY KEY),
+    /// committed at `lsn`; older versions are dropped. The rows go into a new tree
+    /// through the buffer pool, so a table larger than memory can be re-keyed. The caller
+    /// holds the checkpoint barrier and has ruled out duplicate keys.
+    pub fn rekey(&self, lsn: Lsn, key_of: &dyn Fn(&Row) -> Key) -> Result<()> {
+        let rebuilt = BTree::create(&self.pool)?;
+        let mut image = Vec::new();
+        let mut failed = Ok(());
+        self.scan(
+            (Bound::Unbounded, Bound::Unbounded),
+            lsn,
+            false,
+            |_, row| {
+                image.clear();
+                types::encode_row(row, &mut image);
+                match rebuilt.put(&self.pool, &key_of(row), lsn, Some(&image)) {
+                    Ok(None) => true,
+                    Ok(Some(_)) => {
+                        failed = Err(Error::internal("duplicate key while re-keying a table"));
+                        false
+                    }
+                    Err(e) => {
+                        failed = Err(e);
+                        false
+                    }
+                }
+            },
+        )?;
+        failed?;
         let mut older = self.older.write();
         self.check_live()?;
         *older = Older::default();
         self.tree.clear(&self.pool)?;
-        let mut image = Vec::new();
-        for (key, row) in rows {
-            image.clear();
-            types::encode_row(&row, &mut image);
-            self.tree.put(&self.pool, &key, lsn, Some(&image))?;
-        }
-        Ok(())
+        self.tree.adopt(&self.pool, rebuilt)
     }
 
     /// The table's drop is final: free its pages. Later reads fail with 42P01.

@@ -6,7 +6,6 @@
 //! - DropTable: table id (used when a transaction that created a table rolls back).
 //! - SequenceAdvance: sequence name and the highest value that may have been handed out.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::WriteSet;
@@ -154,21 +153,7 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
             let table = catalog
                 .table_by_id(id)
                 .ok_or_else(|| corrupt(format!("no table {}", id.0)))?;
-            let mut rows: BTreeMap<Key, Row> = BTreeMap::new();
-            table.scan(
-                (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-                lsn,
-                false,
-                |_, row| {
-                    let vals: Vec<Value> =
-                        def.primary_key.iter().map(|&i| row[i].clone()).collect();
-                    let mut key = Vec::new();
-                    types::encode_key(&vals, &mut key);
-                    rows.insert(key, row.clone());
-                    true
-                },
-            )?;
-            table.replace_all(lsn, rows)?;
+            table.rekey(lsn, &|row| primary_key_of(&def.primary_key, row))?;
             table.set_def(def);
             catalog.table_altered();
         }
@@ -234,6 +219,14 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
         return Err(corrupt(format!("{kind:?} record has trailing bytes")));
     }
     Ok(())
+}
+
+/// The encoded primary key of `row`, whose key columns are `columns`.
+pub fn primary_key_of(columns: &[usize], row: &Row) -> Key {
+    let vals: Vec<Value> = columns.iter().map(|&i| row[i].clone()).collect();
+    let mut key = Vec::new();
+    types::encode_key(&vals, &mut key);
+    key
 }
 
 /// Drop a table for good: its drop (or the rollback of its creation) committed.
