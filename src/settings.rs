@@ -86,7 +86,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "log_checkpoints", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Logs each checkpoint." },
     Def { name: "max_connections", default: "1000", kind: Kind::Int { min: 1, max: 10000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of concurrent connections." },
     Def { name: "max_identifier_length", default: "63", kind: Kind::Int { min: 63, max: 63, unit: NO }, context: Context::Internal, description: "Shows the maximum identifier length." },
-    Def { name: "max_wal_size", default: "1GB", kind: Kind::Int { min: 2048, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::Sighup, description: "Sets the WAL size that triggers a checkpoint." },
+    Def { name: "max_wal_size", default: "1GB", kind: Kind::Int { min: 2, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::Sighup, description: "Sets the WAL size that triggers a checkpoint." },
     Def { name: "port", default: "5433", kind: Kind::Int { min: 1, max: 65535, unit: NO }, context: Context::Postmaster, description: "Sets the TCP port the server listens on." },
     Def { name: "search_path", default: "\"$user\", public", kind: Kind::Str, context: Context::User, description: "Sets the schema search order for names that are not schema-qualified." },
     Def { name: "server_encoding", default: "UTF8", kind: Kind::Str, context: Context::Internal, description: "Shows the server (database) character set encoding." },

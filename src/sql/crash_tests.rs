@@ -230,7 +230,10 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
         let (mut key, mut image) = (Vec::new(), Vec::new());
         encode_key(&[Value::Int8(k)], &mut key);
         encode_row(&[Value::Int8(k), Value::Text(v.clone())], &mut image);
-        assert!(load.insert(&key, &image).expect("load a row"), "keys ascend");
+        assert!(
+            load.insert(&key, &image).expect("load a row"),
+            "keys ascend"
+        );
         next.insert(k, v);
         k += 1 + (rng.next_u64() % 4) as i64;
     }

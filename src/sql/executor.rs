@@ -396,7 +396,12 @@ impl Executor<'_> {
     }
 
     /// Add one complete row to this transaction's bulk load of `table`.
-    pub fn bulk_insert(&mut self, table: &Arc<Table>, def: &TableDef, row: Vec<Value>) -> Result<()> {
+    pub fn bulk_insert(
+        &mut self,
+        table: &Arc<Table>,
+        def: &TableDef,
+        row: Vec<Value>,
+    ) -> Result<()> {
         let row = check_row(def, row)?;
         let key = row_key(table, def, &row);
         let mut image = Vec::new();

@@ -1020,7 +1020,8 @@ impl Session {
         self.engine
             .txn
             .commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
-                let key_of = |row: &crate::storage::Row| records::primary_key_of(&new_def.primary_key, row);
+                let key_of =
+                    |row: &crate::storage::Row| records::primary_key_of(&new_def.primary_key, row);
                 if let Err(e) = table.rekey(lsn, &key_of) {
                     crate::txn::fatal_after_logging("re-key a table", &e);
                 }

@@ -28,6 +28,9 @@ use crate::wal::Lsn;
 /// written ([`Table`](super::Table) reads LSN 0 as its last adopted load's).
 pub const BULK_ROW_LSN: Lsn = Lsn::ZERO;
 
+/// A visitor of loaded rows: key and row image; false stops.
+pub type LoadedRow<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
+
 pub struct BulkLoad {
     pool: Arc<BufferPool>,
     /// `None` once committed: the table owns the pages then.
@@ -72,19 +75,23 @@ impl BulkLoad {
 
     /// The row image under `key`, if loaded.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.tree()?.get(&self.pool, key)?.and_then(|(_, image)| image))
+        Ok(self
+            .tree()?
+            .get(&self.pool, key)?
+            .and_then(|(_, image)| image))
     }
 
     /// Visit the loaded rows in `range`, in key order, until `visit` returns false.
     pub fn scan(
         &self,
         range: (Bound<&[u8]>, Bound<&[u8]>),
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+        visit: &mut LoadedRow<'_>,
     ) -> Result<()> {
-        self.tree()?.scan(&self.pool, range, false, &mut |key, _, image| match image {
-            Some(image) => visit(key, image),
-            None => Ok(true),
-        })?;
+        self.tree()?
+            .scan(&self.pool, range, false, &mut |key, _, image| match image {
+                Some(image) => visit(key, image),
+                None => Ok(true),
+            })?;
         Ok(())
     }
 

@@ -24,6 +24,7 @@
 //! unchanged. The server treats a failed sync as fatal all the same.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,8 @@ const FORMAT_VERSION: u32 = 1;
 const CONTROL_BYTES: usize = 28;
 /// Pacing sleeps only once the writes are this far ahead of schedule.
 const PACE_QUANTUM: Duration = Duration::from_millis(10);
+/// The longest single sleep of a paced checkpoint.
+const PACE_NAP: Duration = Duration::from_millis(50);
 /// Most bytes written to the page file in one call (a run of consecutive slots).
 const MAX_RUN_BYTES: usize = 32 * PAGE_BYTES;
 
@@ -59,11 +62,13 @@ pub struct Loaded {
     pub catalog: Vec<u8>,
 }
 
-/// How fast to write: spread over the time until `deadline` (none: at full speed), and
-/// start writeback every `flush_after_bytes`.
-#[derive(Clone, Copy, Debug)]
+/// How fast to write: spread over the time until `deadline` (none: at full speed, and
+/// at full speed from the moment `hurry` is set), and start writeback every
+/// `flush_after_bytes`.
+#[derive(Clone, Debug)]
 pub struct Pacing {
     pub deadline: Option<Instant>,
+    pub hurry: Arc<AtomicBool>,
     pub flush_after_bytes: u64,
 }
 
@@ -212,7 +217,7 @@ impl Checkpointer {
         before_switch: impl FnOnce() -> Result<()>,
     ) -> Result<CheckpointStats> {
         let steps = || {
-            let mut stats = write_image(pool, pending, control.epoch, pacing)?;
+            let mut stats = write_image(pool, pending, control.epoch, &pacing)?;
             let map = pool.image_map();
             self.write_map(control.epoch, &map, catalog, &mut stats)?;
             before_switch()?;
@@ -317,7 +322,7 @@ fn write_image(
     pool: &BufferPool,
     pending: &[PageId],
     epoch: u64,
-    pacing: Pacing,
+    pacing: &Pacing,
 ) -> Result<CheckpointStats> {
     let mut stats = CheckpointStats::default();
     let start = Instant::now();
@@ -379,7 +384,15 @@ fn write_image(
                 // enough to be accurate.
                 if due > now + PACE_QUANTUM {
                     write_run(&mut run, &mut run_pages, run_start, &mut stats)?;
-                    std::thread::sleep(due - now);
+                    // In short naps, so a CHECKPOINT command or a shutdown that comes
+                    // meanwhile is not kept waiting for the schedule.
+                    while !pacing.hurry.load(Ordering::Acquire) {
+                        let now = Instant::now();
+                        if now >= due {
+                            break;
+                        }
+                        std::thread::sleep((due - now).min(PACE_NAP));
+                    }
                 }
             }
         }

@@ -144,6 +144,7 @@ fn workload(
         };
         let pacing = Pacing {
             deadline: None,
+            hurry: Default::default(),
             flush_after_bytes: 64 * 1024,
         };
         db.checkpointer.run(

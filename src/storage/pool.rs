@@ -227,7 +227,10 @@ impl PageMap {
     fn set_image(&mut self, id: PageId, slot: u64) {
         let image = self.image.as_mut().expect("a checkpoint is being written");
         let old = std::mem::replace(&mut image[id.0 as usize], slot);
-        assert_ne!(old, RESERVED_SLOT, "a bulk load's private page is in no image");
+        assert_ne!(
+            old, RESERVED_SLOT,
+            "a bulk load's private page is in no image"
+        );
         self.add_ref(slot, SlotRefs::IMAGE);
         self.drop_ref(old, SlotRefs::IMAGE);
     }
@@ -251,10 +254,7 @@ impl PageMap {
         if let Some(why) = why {
             return Err(Error::new(
                 SqlState::DATA_CORRUPTED,
-                format!(
-                    "bulk load record names page {} at slot {slot}: {why}",
-                    id.0
-                ),
+                format!("bulk load record names page {} at slot {slot}: {why}", id.0),
             ));
         }
         if self.current.len() <= i {
@@ -884,7 +884,10 @@ impl BufferPool {
         let mut slots = Vec::with_capacity(pages.len());
         for &(id, slot) in pages {
             assert_eq!(map.private.remove(&id.0), Some(tag), "the load's own page");
-            assert_eq!(map.current[id.0 as usize], slot, "flushed pages do not move");
+            assert_eq!(
+                map.current[id.0 as usize], slot,
+                "flushed pages do not move"
+            );
             map.add_ref(slot, SlotRefs::LOGGED);
             slots.push(slot);
         }

@@ -17,6 +17,7 @@
 //!
 //! A failed write or sync of a checkpoint stops the server, as one of the WAL does.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -83,6 +84,9 @@ pub struct Checkpoints {
     /// Wakes `CHECKPOINT` commands waiting for a checkpoint to complete.
     done: Condvar,
     stats: Mutex<CheckpointerStats>,
+    /// Set by a `CHECKPOINT` command or a shutdown: a paced checkpoint that is running
+    /// finishes at full speed.
+    hurry: Arc<AtomicBool>,
 }
 
 impl Checkpoints {
@@ -105,6 +109,7 @@ impl Checkpoints {
                 stats_reset_us: crate::types::now_us(),
                 ..CheckpointerStats::default()
             }),
+            hurry: Arc::default(),
         }
     }
 
@@ -123,6 +128,7 @@ impl Checkpoints {
         let mut st = self.state.lock();
         let target = st.started + 1;
         st.requested = true;
+        self.hurry.store(true, Ordering::Release);
         self.wake.notify_one();
         while st.completed < target && !st.shutdown {
             self.done.wait(&mut st);
@@ -133,6 +139,7 @@ impl Checkpoints {
     /// Stop the checkpointer thread (after the checkpoint it is writing, if any).
     pub fn stop(&self) {
         self.state.lock().shutdown = true;
+        self.hurry.store(true, Ordering::Release);
         self.wake.notify_all();
         self.done.notify_all();
     }
@@ -196,6 +203,9 @@ impl Checkpoints {
         let started_at = Instant::now();
         let last = {
             let mut st = self.state.lock();
+            // Hurry only for a request or shutdown that this checkpoint serves.
+            self.hurry
+                .store(st.requested || st.shutdown, Ordering::Release);
             st.requested = false;
             st.started += 1;
             st.last_started = started_at;
@@ -220,6 +230,7 @@ impl Checkpoints {
             .then(|| started_at + self.timeout().mul_f64(self.completion_target()));
         let pacing = Pacing {
             deadline,
+            hurry: self.hurry.clone(),
             flush_after_bytes: self.settings.get_int("checkpoint_flush_after").max(0) as u64 * 1024,
         };
         let control = Control { epoch, redo };

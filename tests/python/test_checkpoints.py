@@ -4,6 +4,7 @@ log_checkpoints line report it, recovery starts from it, and the WAL before it g
 from __future__ import annotations
 
 import os
+import time
 import re
 
 import psycopg
@@ -95,3 +96,22 @@ def test_a_second_server_on_the_same_data_directory_is_refused(nodes):
     with node.connect() as conn:
         assert conn.execute("select 1").fetchone()[0] == 1
     node.stop_clean()
+
+
+@pytest.mark.timeout(180)
+def test_a_shutdown_does_not_wait_for_a_paced_checkpoint(nodes):
+    # A checkpoint started by WAL volume is paced over 0.9 × checkpoint_timeout (54 min
+    # here); SIGTERM must finish it at full speed, not on that schedule.
+    node = nodes({"max_wal_size": "32MB", "checkpoint_timeout": "1h"}).start()
+    with node.connect() as conn:
+        conn.execute("create table t (id int primary key, v text)")
+        fill(conn, 1, 30_000)
+        deadline = time.monotonic() + 60
+        first = 100_000
+        while "checkpoint starting: wal" not in node.log() and time.monotonic() < deadline:
+            fill(conn, first, 500)
+            first += 500
+        assert "checkpoint starting: wal" in node.log(), node.log()
+    assert "checkpoint complete" not in node.log(), node.log()
+    assert node.terminate(timeout=30) == 0, node.log()
+    assert node.log().count("checkpoint complete") == 2, node.log()
