@@ -60,6 +60,7 @@ fn open(disk: &SimDisk) -> Recovered {
         Arc::new(disk.clone()),
         Path::new(DIR),
         SEGMENT_BYTES,
+        false,
     )
     .unwrap_or_else(|e| panic!("recovery failed: {e}"))
 }

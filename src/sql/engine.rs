@@ -65,6 +65,7 @@ impl Engine {
             disk,
             data_dir,
             crate::constants::WAL_SEGMENT_BYTES,
+            true,
         )?;
         let txn = Arc::new(txn);
         let checkpoints = Arc::new(checkpoints);
@@ -147,6 +148,7 @@ pub(crate) fn recover(
     disk: Arc<dyn Disk>,
     data_dir: &Path,
     segment_bytes: u64,
+    prepare_ahead: bool,
 ) -> Result<Recovered> {
     let opts = WalOptions {
         fsync: settings.get_bool("fsync"),
@@ -154,6 +156,7 @@ pub(crate) fn recover(
         commit_siblings: settings.get_int("commit_siblings").max(0) as u64,
         writer_delay: Duration::from_millis(settings.get_int("wal_writer_delay").max(1) as u64),
         segment_bytes,
+        prepare_ahead,
     };
     let started = Instant::now();
     let storage_dir = data_dir.join(STORAGE_DIR);

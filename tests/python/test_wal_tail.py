@@ -59,7 +59,8 @@ def setup_log(nodes):
     write_rows(node, 1, N)
     node.kill()
     log = Log(node.datadir)
-    assert log.check_segment_headers() == [0]
+    # (the next segment may already be built ahead of need)
+    assert log.check_segment_headers() in ([0], [0, 1])
     records, end, why = log.walk()
     assert why == "end", f"the log of acknowledged commits ends with {why} at {end}"
     kinds = [r.kind for r in records]
@@ -228,7 +229,7 @@ def test_torn_record_across_a_segment_boundary(nodes, damage):
         conn.commit()
     node.kill()
     log = Log(node.datadir)
-    assert log.check_segment_headers() == [0, 1]
+    assert log.check_segment_headers() in ([0, 1], [0, 1, 2])
     records, end, why = log.walk()
     assert why == "end"
     big = records[-1]
