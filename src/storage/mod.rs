@@ -3,8 +3,10 @@
 //! table's B+tree over the shared buffer pool, older ones in memory for snapshots.
 //!
 //! Invariants:
-//! - Storage only ever holds *committed* data. Uncommitted writes live in each
-//!   transaction's write set (see `txn`), so nothing here is ever rolled back. A commit is
+//! - Tables only ever hold *committed* data. Uncommitted writes live in each
+//!   transaction's write set (see `txn`), so nothing here is ever rolled back. (A bulk
+//!   load's rows are in pages before commit, but in a private tree that no table, reader
+//!   or checkpoint sees until the table adopts it at install: `bulk`.) A commit is
 //!   installed when its log record is appended, before it is durable; snapshots (at or below
 //!   `visible_lsn`) do not see it until it is, so versions above `visible_lsn` are read only
 //!   by the lock holder that builds on them.
@@ -18,7 +20,8 @@
 //!   image at a redo LSN, current once the control file switches.
 //!
 //! Bottom up: pages (`page`), the buffer pool and page map (`pool`), one B+tree per table
-//! (`btree`), tables (`table`), the catalog (`catalog`) and checkpoints (`checkpoint`).
+//! (`btree`), tables (`table`), bulk loads (`bulk`), the catalog (`catalog`) and
+//! checkpoints (`checkpoint`).
 //! Their own invariants open each module.
 
 pub mod btree;
