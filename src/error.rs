@@ -158,3 +158,21 @@ macro_rules! err {
         $crate::error::Error::new($crate::error::SqlState::$code, format!($($arg)*))
     };
 }
+
+/// What a stopped server unwinds with in tests (see [`stop_server`]).
+#[derive(Debug)]
+pub struct ServerStopped;
+
+/// Stop the server because a promise to clients could no longer be kept: a write or sync of
+/// the log failed, a logged commit could not be installed, a checkpoint failed. Nothing is
+/// acknowledged after this; recovery sorts it out from what is on disk. The message is
+/// logged, then the process aborts. In unit tests the calling thread unwinds with
+/// [`ServerStopped`] instead, so a test can recover the disk it left behind.
+pub fn stop_server(message: &str) -> ! {
+    tracing::error!("PANIC: {message}; stopping the server");
+    eprintln!("steadydb: PANIC: {message}");
+    #[cfg(test)]
+    std::panic::panic_any(ServerStopped);
+    #[cfg(not(test))]
+    std::process::abort();
+}

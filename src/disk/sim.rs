@@ -98,6 +98,8 @@ pub struct Fault {
     error: FaultError,
     forever: bool,
     path_contains: Option<String>,
+    /// Matching operations to let through before the fault strikes.
+    skip: u64,
 }
 
 impl Fault {
@@ -109,6 +111,7 @@ impl Fault {
             error,
             forever,
             path_contains: None,
+            skip: 0,
         }
     }
 
@@ -118,6 +121,12 @@ impl Fault {
             forever: true,
             ..Fault::once(op, error)
         }
+    }
+
+    /// Let the first `n` matching operations succeed.
+    pub fn after(mut self, n: u64) -> Fault {
+        self.skip = n;
+        self
     }
 
     /// Match only operations whose path contains `substring`.
@@ -154,7 +163,8 @@ pub fn silence_simulated_crash_panics() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !info.payload().is::<SimulatedCrash>() {
+            let payload = info.payload();
+            if !payload.is::<SimulatedCrash>() && !payload.is::<crate::error::ServerStopped>() {
                 previous(info);
             }
         }));
@@ -354,6 +364,10 @@ impl State {
         self.op_count += 1;
         if let Some((op, path)) = fault_target {
             if let Some(i) = self.faults.iter().position(|f| f.matches(op, path)) {
+                if self.faults[i].skip > 0 {
+                    self.faults[i].skip -= 1;
+                    return Ok(());
+                }
                 let fault = if self.faults[i].forever {
                     self.faults[i].clone()
                 } else {

@@ -20,6 +20,13 @@
 //!   recover to the new model.
 //!
 //! A failure names the seed and the crash point; [`replay`] runs that one case.
+//!
+//! A second suite injects I/O errors instead (EIO or ENOSPC, once or for good, on a write
+//! or sync of the WAL, the pages, the page maps or the control file, after a seeded number
+//! of matching operations). Whatever the error does (stop the server, fail a checkpoint,
+//! fail a bulk load's commit), the disk is then crashed and recovered, and the same checks
+//! apply: above all, no commit acknowledged after a failed sync is missing. A failure
+//! names the seed; [`replay_fault`] runs that one case.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -28,7 +35,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::engine::{recover, Recovered};
-use crate::disk::sim::{silence_simulated_crash_panics, Prng, SimDisk, SimulatedCrash};
+use crate::disk::sim::{
+    silence_simulated_crash_panics, Fault, FaultError, FaultOp, Prng, SimDisk, SimulatedCrash,
+};
+use crate::error::{stop_server, ServerStopped};
 use crate::settings::Settings;
 use crate::storage::{BulkLoad, Column, Table, TableDef};
 use crate::txn::checkpoints::Reason;
@@ -206,7 +216,7 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
 fn checkpoint(db: &Recovered, ledger: &mut Ledger) {
     db.checkpoints
         .checkpoint(&db.txn, Reason::Requested)
-        .unwrap_or_else(|e| panic!("checkpoint failed: {e}"));
+        .unwrap_or_else(|e| stop_server(&format!("checkpoint failed: {e}")));
     ledger.checkpoint_epoch = db.checkpoints.last().epoch;
 }
 
@@ -216,7 +226,11 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
     let mut writes = WriteSet::default();
     let w = writes.table_mut(table);
     w.truncated = true;
-    let mut load = BulkLoad::new(db.txn.catalog.pool().clone()).expect("bulk load");
+    // A failed load or flush fails the transaction in the server; here the workload stops.
+    fn failed<T>(e: crate::error::Error) -> T {
+        stop_server(&format!("bulk load failed: {e}"))
+    }
+    let mut load = BulkLoad::new(db.txn.catalog.pool().clone()).unwrap_or_else(failed);
     let mut next = Model::new();
     let mut k = (rng.next_u64() % 10) as i64;
     for _ in 0..rng.next_u64() % 150 {
@@ -232,7 +246,7 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
         encode_key(&[Value::Int8(k)], &mut key);
         encode_row(&[Value::Int8(k), Value::Text(v.clone())], &mut image);
         assert!(
-            load.insert(&key, &image).expect("load a row"),
+            load.insert(&key, &image).unwrap_or_else(failed),
             "keys ascend"
         );
         next.insert(k, v);
@@ -246,9 +260,7 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
         return; // abandoned: dropping the writes frees the load's pages
     }
     ledger.in_flight = Some(next.clone());
-    db.txn
-        .flush_bulk_loads(&mut writes)
-        .unwrap_or_else(|e| panic!("bulk load flush failed: {e}"));
+    db.txn.flush_bulk_loads(&mut writes).unwrap_or_else(failed);
     commit(&db.txn, writes, &[]);
     ledger.acked = next;
     ledger.in_flight = None;
@@ -312,6 +324,69 @@ pub fn replay(workload_seed: u64, stop_at: u64, crash_seed: u64) {
         &after,
         &format!("{what}, after more work and a second crash"),
     );
+}
+
+/// Where the I/O-error suite strikes: an operation on files whose path contains the text.
+const FAULT_TARGETS: [(FaultOp, &str); 10] = [
+    (FaultOp::Write, "/wal/"),
+    (FaultOp::SyncData, "/wal/"),
+    (FaultOp::SyncDir, "/wal"),
+    (FaultOp::Write, "/pages"),
+    (FaultOp::SyncData, "/pages"),
+    (FaultOp::Write, "/map."),
+    (FaultOp::SyncData, "/map."),
+    (FaultOp::SyncDir, "/storage"),
+    (FaultOp::Write, "/control"),
+    (FaultOp::SyncData, "/control"),
+];
+
+/// One case of the I/O-error suite, all drawn from `seed`.
+pub fn replay_fault(seed: u64) {
+    silence_simulated_crash_panics();
+    let mut rng = Prng::new(seed ^ 0xFA17);
+    let (op, path) = FAULT_TARGETS[(rng.next_u64() % FAULT_TARGETS.len() as u64) as usize];
+    let error = if rng.next_u64().is_multiple_of(2) {
+        FaultError::Eio
+    } else {
+        FaultError::Enospc
+    };
+    let skip = rng.next_u64() % 60;
+    let forever = rng.next_u64().is_multiple_of(2);
+    let what = format!(
+        "fault seed {seed}: {op:?} on {path} fails with {error:?} after {skip} \
+         (forever: {forever})"
+    );
+    let disk = SimDisk::new();
+    let mut ledger = Ledger::default();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let db = open(&disk);
+        let fault = if forever {
+            Fault::forever(op, error)
+        } else {
+            Fault::once(op, error)
+        };
+        disk.inject(fault.path_contains(path).after(skip));
+        workload(&db, &mut Prng::new(seed), TXNS, &mut ledger);
+    }));
+    if let Err(payload) = outcome {
+        if !payload.is::<ServerStopped>() {
+            eprintln!("{what}: unexpected panic");
+            std::panic::resume_unwind(payload);
+        }
+    }
+    // The process is gone either way: crash the disk and recover without the fault.
+    disk.clear_faults();
+    let db = open(&disk.crash(seed));
+    verify(&db, &ledger, &what);
+}
+
+#[test]
+fn no_acknowledged_commit_is_lost_to_an_io_error() {
+    let seeds: u64 = if cfg!(debug_assertions) { 40 } else { 600 };
+    for seed in 1..=seeds {
+        replay_fault(seed);
+    }
+    println!("{seeds} injected I/O errors recovered");
 }
 
 /// Disk operations the whole workload of `seed` takes.

@@ -108,9 +108,7 @@ impl Engine {
         }
         if let Some(cp) = &self.checkpoints {
             if let Err(e) = cp.checkpoint(&self.txn, Reason::Shutdown) {
-                tracing::error!("PANIC: shutdown checkpoint failed: {e}");
-                eprintln!("steadydb: PANIC: shutdown checkpoint failed: {e}");
-                std::process::abort();
+                crate::error::stop_server(&format!("shutdown checkpoint failed: {e}"));
             }
         }
         if let Some(wal) = &self.txn.wal {

@@ -191,9 +191,7 @@ impl Checkpoints {
             self.done.notify_all();
             if let Err(e) = taken {
                 drop(st);
-                tracing::error!("PANIC: checkpoint failed: {e}; stopping the server");
-                eprintln!("steadydb: PANIC: checkpoint failed: {e}");
-                std::process::abort();
+                crate::error::stop_server(&format!("checkpoint failed: {e}"));
             }
         }
     }

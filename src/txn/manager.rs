@@ -68,9 +68,7 @@ fn set_wait_event(slot: Option<&SessionSlot>, event: Option<(&'static str, &'sta
 /// A change is in the log but could not be applied in memory: stop now, and let recovery
 /// apply it from the log (as a failed log write or sync does).
 pub fn fatal_after_logging(what: &str, e: &crate::error::Error) -> ! {
-    tracing::error!("PANIC: could not {what}: {e}; stopping the server");
-    eprintln!("steadydb: PANIC: could not {what}: {e}");
-    std::process::abort();
+    crate::error::stop_server(&format!("could not {what}: {e}"))
 }
 
 /// A commit whose record has its place in the log and whose writes are installed, but

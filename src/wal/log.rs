@@ -45,9 +45,7 @@ fn segment_header(n: u64, segment_bytes: u64) -> [u8; 32] {
 /// A failed write or sync of the log leaves its durable state unknown. Never acknowledge
 /// anything again: stop the process now; recovery will sort it out from what is on disk.
 fn fatal(what: &str, e: &std::io::Error) -> ! {
-    tracing::error!("PANIC: could not {what}: {e}; stopping the server");
-    eprintln!("steadydb: PANIC: could not {what}: {e}");
-    std::process::abort();
+    crate::error::stop_server(&format!("could not {what}: {e}"))
 }
 
 /// How commits wait for durability: what `synchronous_commit` asks of the log.
