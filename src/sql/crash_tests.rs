@@ -154,6 +154,13 @@ fn commit(txn: &TxnManager, writes: WriteSet, created: &[crate::storage::TableId
     txn.finish_commit(flight, None);
 }
 
+/// The text stored under key `k` by transaction `n`: `len` letters.
+fn text_value(k: i64, n: u64, len: u64) -> String {
+    (0..len)
+        .map(|i| char::from(b'a' + ((k as u64 + i + n) % 26) as u8))
+        .collect()
+}
+
 /// What the workload has seen acknowledged, and the commit in flight (if any).
 #[derive(Default, Clone)]
 struct Ledger {
@@ -192,9 +199,7 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
                 } else {
                     rng.next_u64() % 300
                 };
-                let v: String = (0..len)
-                    .map(|i| char::from(b'a' + ((k as u64 + i + n) % 26) as u8))
-                    .collect();
+                let v = text_value(k, n, len);
                 writes.put(
                     &table,
                     key,
@@ -239,9 +244,7 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
         } else {
             rng.next_u64() % 200
         };
-        let v: String = (0..len)
-            .map(|i| char::from(b'a' + ((k as u64 + i + n) % 26) as u8))
-            .collect();
+        let v = text_value(k, n, len);
         let (mut key, mut image) = (Vec::new(), Vec::new());
         encode_key(&[Value::Int8(k)], &mut key);
         encode_row(&[Value::Int8(k), Value::Text(v.clone())], &mut image);

@@ -60,16 +60,13 @@ impl BTree {
         }
     }
 
-    /// A new, empty tree of private pages for a bulk load; its root's id is its tag.
+    /// A new, empty tree of private pages for a bulk load.
     pub fn create_private(pool: &BufferPool) -> Result<BTree> {
-        let root = pool.allocate_for(Owner::Bulk(0), PageKind::Leaf)?;
-        let id = root.id();
-        // Retag with the root's own id, which is unique while the load lives.
-        drop(root);
-        pool.retag_private(id, id.0);
+        let owner = Owner::Bulk(pool.new_bulk_tag());
+        let root = pool.allocate_for(owner, PageKind::Leaf)?;
         Ok(BTree {
-            root: id,
-            owner: Owner::Bulk(id.0),
+            root: root.id(),
+            owner,
         })
     }
 

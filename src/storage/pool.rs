@@ -14,6 +14,12 @@
 //!   writes the image as it was at the checkpoint's start. Nothing goes to the WAL for it.
 //! - A logical page id freed while a checkpoint may need it is reused only after the next
 //!   checkpoint is durable.
+//! - A bulk load's pages are private until its commit: no checkpoint image includes them
+//!   (their ids are marked reserved). Once committed, the slots its log record names are
+//!   referred to (LOGGED) until a checkpoint at or past that record is durable, and while
+//!   recovery replays, no page is written below the page file's end at startup; so replay
+//!   always finds a load's pages where its record says. Shared pages take even fresh ids,
+//!   bulk loads odd ones, so replay never takes an id a later record names.
 //! - Every image read is verified ([`Page::verify`]); every image written is sealed
 //!   ([`Page::seal`]) with a checksum first.
 
@@ -310,6 +316,8 @@ pub struct BufferPool {
     inner: Mutex<Inner>,
     file: Arc<dyn File>,
     stats: Mutex<PoolStats>,
+    /// The next bulk load's tag ([`Owner::Bulk`]).
+    bulk_tags: std::sync::atomic::AtomicU64,
 }
 
 fn io_error(what: &str, e: std::io::Error) -> Error {
@@ -392,6 +400,7 @@ impl BufferPool {
             }),
             file,
             stats: Mutex::new(PoolStats::default()),
+            bulk_tags: std::sync::atomic::AtomicU64::new(1),
         }
     }
 
@@ -864,11 +873,10 @@ impl BufferPool {
         Ok(pages)
     }
 
-    /// Private page `id` belongs to bulk load `tag`.
-    pub fn retag_private(&self, id: PageId, tag: u64) {
-        let mut inner = self.inner.lock();
-        let owner = inner.map.private.get_mut(&id.0).expect("a private page");
-        *owner = tag;
+    /// A tag no other bulk load of this process has.
+    pub fn new_bulk_tag(&self) -> u64 {
+        self.bulk_tags
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// fdatasync the page file (a failure is fatal to the caller).

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::btree::BTree;
+use super::bulk::BULK_ROW_LSN;
 use super::page::PageId;
 use super::pool::BufferPool;
 use super::TableDef;
@@ -38,6 +39,9 @@ pub type Key = Vec<u8>;
 
 /// A row's column values, in table column order. Shared, never mutated.
 pub type Row = Arc<[Value]>;
+
+/// A version as the tree stores it: key, commit LSN, row image (`None`: a tombstone).
+type StoredVersion = (Key, Lsn, Option<Vec<u8>>);
 
 /// One committed version of a row: `None` is a deletion.
 #[derive(Clone, Debug)]
@@ -203,7 +207,7 @@ impl Table {
 
     /// A stored version's commit LSN: LSN 0 marks a bulk-loaded row.
     fn effective(&self, lsn: Lsn) -> Lsn {
-        if lsn == Lsn::ZERO {
+        if lsn == BULK_ROW_LSN {
             Lsn(self.bulk_lsn.load(Ordering::Acquire))
         } else {
             lsn
@@ -359,6 +363,22 @@ impl Table {
         Ok(())
     }
 
+    /// Every version in the tree, with its commit LSN, in key order (for truncation and
+    /// adoption, which rebuild the tree around them).
+    fn stored_versions(&self) -> Result<Vec<StoredVersion>> {
+        let mut versions = Vec::new();
+        self.tree.scan(
+            &self.pool,
+            (Bound::Unbounded, Bound::Unbounded),
+            false,
+            &mut |key, lsn, image| {
+                versions.push((key.to_vec(), self.effective(lsn), image.map(<[u8]>::to_vec)));
+                Ok(true)
+            },
+        )?;
+        Ok(versions)
+    }
+
     /// Truncation at `lsn` takes no row locks, so a later commit may already have
     /// installed a version of some key: those stay, and everything older ends at `lsn`.
     fn truncate_locked(&self, older: &mut Older, lsn: Lsn, horizon: Lsn) -> Result<()> {
@@ -369,17 +389,7 @@ impl Table {
                 }
             }
         }
-        let mut rows: Vec<(Key, Lsn, Option<Vec<u8>>)> = Vec::new();
-        self.tree.scan(
-            &self.pool,
-            (Bound::Unbounded, Bound::Unbounded),
-            false,
-            &mut |key, version_lsn, image| {
-                let version_lsn = self.effective(version_lsn);
-                rows.push((key.to_vec(), version_lsn, image.map(<[u8]>::to_vec)));
-                Ok(true)
-            },
-        )?;
+        let rows = self.stored_versions()?;
         let later_survive = rows.iter().any(|(_, v, _)| *v > lsn);
         if !later_survive {
             self.tree.clear(&self.pool)?;
@@ -412,16 +422,7 @@ impl Table {
     pub fn adopt(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
         let mut older = self.older.write();
         self.check_live()?;
-        let mut later: Vec<(Key, Lsn, Option<Vec<u8>>)> = Vec::new();
-        self.tree.scan(
-            &self.pool,
-            (Bound::Unbounded, Bound::Unbounded),
-            false,
-            &mut |key, version_lsn, image| {
-                later.push((key.to_vec(), version_lsn, image.map(<[u8]>::to_vec)));
-                Ok(true)
-            },
-        )?;
+        let later = self.stored_versions()?;
         self.tree.clear(&self.pool)?;
         self.tree.adopt(&self.pool, bulk)?;
         self.bulk_lsn.store(lsn.0, Ordering::Release);

@@ -359,11 +359,9 @@ impl TxnManager {
         }
         if any {
             if let Err(e) = self.catalog.pool().sync() {
-                let e = crate::error::Error::new(
-                    crate::error::SqlState::IO_ERROR,
-                    format!("could not fdatasync the page file: {e}"),
-                );
-                fatal_after_logging("make a bulk load durable", &e);
+                crate::error::stop_server(&format!(
+                    "could not fdatasync the page file for a bulk load: {e}"
+                ));
             }
         }
         Ok(())

@@ -4,6 +4,9 @@
 //! log bytes `[n * DATA, (n + 1) * DATA)`, where DATA is the segment size minus the header.
 //! Records are contiguous in the log and may cross segment boundaries. New segments are
 //! zero-filled when created, so a zero length field marks the end of what was written.
+//! The server builds the next segment on a thread of its own as soon as writing enters a
+//! segment (`WalOptions::prepare_ahead`), so the flusher does not zero-fill in the commit
+//! path; segments past the log's end hold no records, and recovery removes them.
 //!
 //! Segment header: magic `SDBWAL01` (8), segment number (8, LE), segment size (8, LE),
 //! reserved (4), CRC32C of the first 28 bytes (4, LE).
