@@ -9,9 +9,12 @@
 //!   cell's key.
 //! - A leaf cell longer than `MAX_INLINE_CELL_BYTES` keeps its value in a chain of overflow
 //!   pages owned by that cell alone; replacing or removing the cell frees the chain.
-//! - Structure changes (splits, merges) happen under the caller's exclusive tree lock;
-//!   readers hold it shared. Page latches order each page's bytes against the checkpointer
-//!   and the evictor, which do not take the tree lock.
+//! - Structure changes (splits, merges, overflow chains) happen under the caller's
+//!   exclusive tree lock. Readers hold it shared, and so may [`BTree::put_in_place`],
+//!   which changes one leaf under its exclusive latch and nothing else: with the
+//!   structure fixed, every descent still ends at the right leaf. Page latches also order
+//!   each page's bytes against the checkpointer and the evictor, which do not take the
+//!   tree lock.
 
 use std::ops::Bound;
 
@@ -25,6 +28,16 @@ use crate::wal::Lsn;
 
 /// A stored version: its commit LSN and row image (`None` for a tombstone).
 pub type Entry = (Lsn, Option<Vec<u8>>);
+
+/// What [`BTree::put_in_place`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum InPlace {
+    /// The version is stored.
+    Done,
+    /// Nothing was changed: storing it needs a split or overflow pages, which only
+    /// [`BTree::put`] under the exclusive tree lock may do.
+    NeedsExclusive,
+}
 
 /// A page holding less than this many bytes of cells is merged with a sibling if they fit.
 const MERGE_BELOW_BYTES: usize = (PAGE_BYTES - HEADER_BYTES) / 4;
@@ -160,6 +173,53 @@ impl BTree {
             self.insert_separator(pool, path, sep, right)?;
         }
         Ok(previous)
+    }
+
+    /// Store inline `value` at `lsn` under `key` if that changes the key's leaf alone: the
+    /// new cell is inline and fits in the leaf, and the version it replaces (if any) is
+    /// inline too. Needs only the shared tree lock. `before` gets the previous version
+    /// while the leaf is latched exclusively, before the new one replaces it: whatever it
+    /// records is in place before any reader can find the new version.
+    pub fn put_in_place(
+        &self,
+        pool: &BufferPool,
+        key: &[u8],
+        lsn: Lsn,
+        value: &[u8],
+        before: impl FnOnce(Option<Entry>),
+    ) -> Result<InPlace> {
+        if key.len() > MAX_KEY_BYTES || key.len() + value.len() + 13 > MAX_INLINE_CELL_BYTES {
+            return Ok(InPlace::NeedsExclusive);
+        }
+        let cell = leaf_cell(key, lsn, LeafValue::Inline(value));
+        let (leaf_id, _) = self.find_leaf(pool, key)?;
+        let mut leaf = pool.write(leaf_id)?;
+        debug_assert_eq!(leaf.kind(), PageKind::Leaf);
+        match leaf.search(key) {
+            Ok(i) => {
+                let (old_lsn, old) = leaf.leaf_entry(i);
+                let old = match old {
+                    LeafValue::Overflow { .. } => return Ok(InPlace::NeedsExclusive),
+                    LeafValue::Inline(v) => Some(v.to_vec()),
+                    LeafValue::Tombstone => None,
+                };
+                if !leaf.fits_replacing(i, cell.len()) {
+                    return Ok(InPlace::NeedsExclusive);
+                }
+                before(Some((old_lsn, old)));
+                let replaced = leaf.replace_cell(i, &cell);
+                assert!(replaced, "space was checked");
+            }
+            Err(i) => {
+                if !leaf.fits(cell.len()) {
+                    return Ok(InPlace::NeedsExclusive);
+                }
+                before(None);
+                let inserted = leaf.insert_cell(i, &cell);
+                assert!(inserted, "space was checked");
+            }
+        }
+        Ok(InPlace::Done)
     }
 
     /// Remove `key`'s cell altogether (and its overflow chain); merges underfull pages.
@@ -646,8 +706,22 @@ mod tests {
                             _ => (rng.next_u64() % 300) as usize,
                         };
                         let value = vec![(step % 251) as u8; len];
-                        let prev = tree.put(&pool, &key, lsn, Some(&value)).expect("put");
-                        assert_eq!(prev, model.insert(key, (lsn, Some(value))));
+                        let expected = model.get(&key).cloned();
+                        // Half the time in place when it can be, as installs do.
+                        let mut seen = None;
+                        let in_place = step % 2 == 0
+                            && tree
+                                .put_in_place(&pool, &key, lsn, &value, |p| seen = Some(p))
+                                .expect("put in place")
+                                == InPlace::Done;
+                        let prev = if in_place {
+                            seen.expect("told the previous version")
+                        } else {
+                            assert!(seen.is_none(), "told of a change it did not make");
+                            tree.put(&pool, &key, lsn, Some(&value)).expect("put")
+                        };
+                        assert_eq!(prev, expected);
+                        model.insert(key, (lsn, Some(value)));
                     }
                     6 => {
                         let prev = tree.put(&pool, &key, lsn, None).expect("tombstone");

@@ -33,6 +33,8 @@ mod crash_tests;
 pub mod page;
 pub mod pool;
 mod table;
+#[cfg(test)]
+mod table_tests;
 
 pub use bulk::BulkLoad;
 pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};

@@ -337,12 +337,23 @@ impl Page {
         PAGE_BYTES - HEADER_BYTES - self.used_bytes()
     }
 
+    /// Whether a new cell of `len` bytes fits (after compaction, if need be).
+    pub fn fits(&self, len: usize) -> bool {
+        self.upper() - self.lower() >= len + 2 || self.free_bytes() >= len + 2
+    }
+
+    /// Whether cell `i` may be replaced by one of `len` bytes.
+    pub fn fits_replacing(&self, i: usize, len: usize) -> bool {
+        let old = self.cell(i).len();
+        len <= old || self.free_bytes() + old >= len
+    }
+
     /// Insert `cell` as cell `i`. False (and no change) if it does not fit even after
     /// compaction.
     pub fn insert_cell(&mut self, i: usize, cell: &[u8]) -> bool {
         assert!(i <= self.count());
         if self.upper() - self.lower() < cell.len() + 2 {
-            if self.free_bytes() < cell.len() + 2 {
+            if !self.fits(cell.len()) {
                 return false;
             }
             self.compact();
@@ -375,7 +386,7 @@ impl Page {
     /// Replace cell `i` with `cell`. False (and no change) if it does not fit.
     pub fn replace_cell(&mut self, i: usize, cell: &[u8]) -> bool {
         let old = self.cell(i).len();
-        if cell.len() > old && self.free_bytes() + old < cell.len() {
+        if !self.fits_replacing(i, cell.len()) {
             return false;
         }
         if cell.len() <= old {

@@ -13,15 +13,20 @@
 //! ordinary commit, since a commit is installed before it is visible; it is dropped once
 //! the horizon reaches the LSN that superseded it. Recovery replays at the horizon of each
 //! record and keeps none.
+//!
+//! Concurrency: installs of different keys run side by side under the shared tree lock
+//! when each changes one leaf only; an install records the version it replaces before
+//! the leaf shows the new one, so a reader never finds a new version without its
+//! predecessor. Everything else that changes the tree is exclusive (see `tree_lock`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
-use super::btree::BTree;
+use super::btree::{BTree, InPlace};
 use super::bulk::BULK_ROW_LSN;
 use super::page::PageId;
 use super::pool::BufferPool;
@@ -52,6 +57,7 @@ pub struct Version {
 
 /// A row image replaced or deleted at `superseded`: valid for snapshots in
 /// `[lsn, superseded)`.
+#[derive(Clone)]
 struct OldVersion {
     lsn: Lsn,
     superseded: Lsn,
@@ -108,8 +114,17 @@ pub struct Table {
     def: RwLock<(Arc<TableDef>, Arc<[DataType]>)>,
     pool: Arc<BufferPool>,
     tree: BTree,
-    /// The tree lock (shared to read, exclusive to change the tree) and the older versions.
-    older: RwLock<Older>,
+    /// The tree lock. Shared: to read the tree, or to store a version that changes one
+    /// leaf only ([`BTree::put_in_place`]). Exclusive: for anything else that changes the
+    /// tree (splits, merges, deletions, overflow chains, truncation, adoption). Deletions
+    /// are exclusive so that a scan, which copies the older versions of its range when it
+    /// starts, finds every key deleted since in that copy.
+    tree_lock: RwLock<()>,
+    /// The older versions. Taken after a leaf latch and never before one (unless the tree
+    /// lock is held exclusively, when no one else latches this tree's pages): an install
+    /// records the version it replaces here while it holds the leaf, so a reader that
+    /// finds the new version in the tree finds the old one here.
+    older: Mutex<Older>,
     /// The next hidden row id, for tables without a primary key.
     next_row_id: AtomicU64,
     /// Set once the table's pages are freed (its drop committed).
@@ -145,7 +160,8 @@ impl Table {
             def: RwLock::new((Arc::new(def), types)),
             pool,
             tree: BTree::open(root),
-            older: RwLock::new(Older::default()),
+            tree_lock: RwLock::new(()),
+            older: Mutex::new(Older::default()),
             next_row_id: AtomicU64::new(next_row_id),
             destroyed: AtomicBool::new(false),
             bulk_lsn: AtomicU64::new(0),
@@ -226,22 +242,27 @@ impl Table {
 
     /// The row visible at `snapshot` under `key`, if any.
     pub fn get(&self, key: &[u8], snapshot: Lsn) -> Result<Option<Row>> {
-        let older = self.older.read_recursive();
+        let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
-        let newest = self.tree.get(&self.pool, key)?;
-        let image = match &newest {
-            Some((lsn, image)) if self.effective(*lsn) <= snapshot => image.as_deref(),
-            _ => older
-                .chains
-                .get(key)
-                .and_then(|chain| valid_at(chain, snapshot)),
-        };
-        image.map(|i| self.decode(i)).transpose()
+        match self.tree.get(&self.pool, key)? {
+            Some((lsn, image)) if self.effective(lsn) <= snapshot => {
+                image.map(|i| self.decode(&i)).transpose()
+            }
+            _ => {
+                let older = self.older.lock();
+                older
+                    .chains
+                    .get(key)
+                    .and_then(|chain| valid_at(chain, snapshot))
+                    .map(|i| self.decode(i))
+                    .transpose()
+            }
+        }
     }
 
     /// The newest committed version under `key` (a deletion or not), whatever its LSN.
     pub fn latest(&self, key: &[u8]) -> Result<Option<Version>> {
-        let older = self.older.read_recursive();
+        let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
         if let Some((lsn, image)) = self.tree.get(&self.pool, key)? {
             let row = image.map(|i| self.decode(&i)).transpose()?;
@@ -249,7 +270,7 @@ impl Table {
             return Ok(Some(Version { lsn, row }));
         }
         // Deleted: the deletion's LSN is where its last row was superseded.
-        Ok(older.chains.get(key).and_then(|chain| {
+        Ok(self.older.lock().chains.get(key).and_then(|chain| {
             chain.first().map(|v| Version {
                 lsn: v.superseded,
                 row: None,
@@ -267,14 +288,22 @@ impl Table {
         reverse: bool,
         mut visit: impl FnMut(&[u8], &Row) -> bool,
     ) -> Result<()> {
-        let older = self.older.read_recursive();
+        let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
-        let chains: Box<dyn Iterator<Item = (&Key, &Vec<OldVersion>)>> = if reverse {
-            Box::new(older.chains.range::<[u8], _>(range).rev())
-        } else {
-            Box::new(older.chains.range::<[u8], _>(range))
+        // A copy: the scan latches pages, and the older versions are never taken before
+        // a latch. Keys deleted later are not missing from it (deletions wait for the
+        // tree lock); a version replaced later is looked up again below.
+        let copied: Vec<(Key, Vec<OldVersion>)> = {
+            let older = self.older.lock();
+            let range = older.chains.range::<[u8], _>(range);
+            let cloned = |(k, c): (&Key, &Vec<OldVersion>)| (k.clone(), c.clone());
+            if reverse {
+                range.rev().map(cloned).collect()
+            } else {
+                range.map(cloned).collect()
+            }
         };
-        let mut chains = chains.peekable();
+        let mut chains = copied.iter().map(|(k, c)| (k, c)).peekable();
         let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
         let mut emit = |key: &[u8], image: Option<&[u8]>| -> Result<bool> {
             match image {
@@ -295,20 +324,23 @@ impl Table {
                     }
                     chains.next();
                 }
-                let chain = match chains.peek() {
-                    Some((old_key, chain)) if old_key.as_slice() == key => {
-                        let chain = *chain;
-                        chains.next();
-                        Some(chain)
-                    }
-                    _ => None,
-                };
-                let visible = if self.effective(lsn) <= snapshot {
-                    image
-                } else {
-                    chain.and_then(|c| valid_at(c, snapshot))
-                };
-                emit(key, visible)
+                if chains
+                    .peek()
+                    .is_some_and(|(old_key, _)| old_key.as_slice() == key)
+                {
+                    chains.next();
+                }
+                if self.effective(lsn) <= snapshot {
+                    return emit(key, image);
+                }
+                // Replaced after the snapshot, perhaps after the copy was taken.
+                let replaced = self
+                    .older
+                    .lock()
+                    .chains
+                    .get(key)
+                    .and_then(|chain| valid_at(chain, snapshot).map(<[u8]>::to_vec));
+                emit(key, replaced.as_deref())
             })?;
         if finished {
             for (key, chain) in chains {
@@ -324,6 +356,10 @@ impl Table {
     /// the commit record holds it) or `None` for a deletion. `horizon` is the oldest snapshot any session may
     /// read at: a replaced version is kept for snapshots only if it is below `lsn`.
     /// An error here leaves the table partly changed: the caller must not go on.
+    ///
+    /// Versions that change one leaf only are stored under the shared tree lock, so
+    /// installs into different leaves, and reads, run side by side; the rest (deletions,
+    /// splits, large rows, truncation) then take the tree lock exclusively.
     pub fn install<'a>(
         &self,
         lsn: Lsn,
@@ -331,36 +367,76 @@ impl Table {
         truncate: bool,
         horizon: Lsn,
     ) -> Result<()> {
-        let mut older = self.older.write();
+        let mut rest = Vec::new();
+        if truncate {
+            rest.extend(writes);
+        } else {
+            let _tree = self.tree_lock.read();
+            self.check_live()?;
+            self.older.lock().prune(horizon);
+            for (key, image) in writes {
+                let Some(value) = image else {
+                    rest.push((key, image));
+                    continue;
+                };
+                let stored = self
+                    .tree
+                    .put_in_place(&self.pool, key, lsn, value, |previous| {
+                        self.supersede(&mut self.older.lock(), key, previous, lsn, horizon)
+                    })?;
+                if stored == InPlace::NeedsExclusive {
+                    rest.push((key, image));
+                }
+            }
+        }
+        if rest.is_empty() && !truncate {
+            return Ok(());
+        }
+        let _tree = self.tree_lock.write();
+        let mut older = self.older.lock();
         self.check_live()?;
         older.prune(horizon);
         if truncate {
             self.truncate_locked(&mut older, lsn, horizon)?;
         }
-        for (key, image) in writes {
+        for (key, image) in rest {
             let previous = match image {
                 Some(image) => self.tree.put(&self.pool, key, lsn, Some(image))?,
                 None => self.tree.remove(&self.pool, key)?,
             };
-            if let Some((previous_lsn, previous_image)) = previous {
-                let previous_lsn = self.effective(previous_lsn);
-                assert!(
-                    previous_lsn <= lsn,
-                    "versions of a key must be installed in LSN order"
-                );
-                if let (Some(image), true) = (previous_image, horizon < lsn) {
-                    older.push(
-                        key,
-                        OldVersion {
-                            lsn: previous_lsn,
-                            superseded: lsn,
-                            image,
-                        },
-                    );
-                }
-            }
+            self.supersede(&mut older, key, previous, lsn, horizon);
         }
         Ok(())
+    }
+
+    /// `key`'s version `previous` (if any) was replaced or deleted at `lsn`: keep its row
+    /// as an older version if a snapshot below `lsn` may read it.
+    fn supersede(
+        &self,
+        older: &mut Older,
+        key: &[u8],
+        previous: Option<(Lsn, Option<Vec<u8>>)>,
+        lsn: Lsn,
+        horizon: Lsn,
+    ) {
+        let Some((previous_lsn, previous_image)) = previous else {
+            return;
+        };
+        let previous_lsn = self.effective(previous_lsn);
+        assert!(
+            previous_lsn <= lsn,
+            "versions of a key must be installed in LSN order"
+        );
+        if let (Some(image), true) = (previous_image, horizon < lsn) {
+            older.push(
+                key,
+                OldVersion {
+                    lsn: previous_lsn,
+                    superseded: lsn,
+                    image,
+                },
+            );
+        }
     }
 
     /// Every version in the tree, with its commit LSN, in key order (for truncation and
@@ -420,7 +496,8 @@ impl Table {
     /// meanwhile (neither takes a table lock) stay: later ones over the load's rows,
     /// earlier ones only where the load has no row.
     pub fn adopt(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
-        let mut older = self.older.write();
+        let _tree = self.tree_lock.write();
+        let mut older = self.older.lock();
         self.check_live()?;
         let later = self.stored_versions()?;
         self.tree.clear(&self.pool)?;
@@ -477,7 +554,8 @@ impl Table {
             },
         )?;
         failed?;
-        let mut older = self.older.write();
+        let _tree = self.tree_lock.write();
+        let mut older = self.older.lock();
         self.check_live()?;
         *older = Older::default();
         self.tree.clear(&self.pool)?;
@@ -486,7 +564,8 @@ impl Table {
 
     /// The table's drop is final: free its pages. Later reads fail with 42P01.
     pub fn destroy(&self) -> Result<()> {
-        let mut older = self.older.write();
+        let _tree = self.tree_lock.write();
+        let mut older = self.older.lock();
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
@@ -496,7 +575,7 @@ impl Table {
 
     /// Verify the tree (tests and recovery checks); returns the number of keys stored.
     pub fn check(&self) -> Result<usize> {
-        let _older = self.older.read_recursive();
+        let _tree = self.tree_lock.write();
         self.check_live()?;
         self.tree.check(&self.pool)
     }
