@@ -22,7 +22,7 @@ use super::page::{
     decode_leaf_cell, internal_cell, leaf_cell, LeafValue, Page, PageId, PageKind, HEADER_BYTES,
     MAX_INLINE_CELL_BYTES, MAX_KEY_BYTES, OVERFLOW_DATA_BYTES, PAGE_BYTES,
 };
-use super::pool::{BufferPool, Owner};
+use super::pool::{BufferPool, Owner, PageRef};
 use crate::error::{Error, Result, SqlState};
 use crate::wal::Lsn;
 
@@ -96,6 +96,16 @@ impl BTree {
         Ok(())
     }
 
+    /// The leaf that holds `key`'s range, latched shared.
+    fn read_leaf<'p>(&self, pool: &'p BufferPool, key: &[u8]) -> Result<PageRef<'p>> {
+        let mut page = pool.read(self.root)?;
+        while page.kind() != PageKind::Leaf {
+            let (_, child) = page.child_for(key);
+            page = pool.read(child)?;
+        }
+        Ok(page)
+    }
+
     fn find_leaf(&self, pool: &BufferPool, key: &[u8]) -> Result<(PageId, Path)> {
         let mut path = Vec::new();
         let mut id = self.root;
@@ -112,8 +122,7 @@ impl BTree {
 
     /// The stored version of `key`, if any.
     pub fn get(&self, pool: &BufferPool, key: &[u8]) -> Result<Option<Entry>> {
-        let (leaf, _) = self.find_leaf(pool, key)?;
-        let page = pool.read(leaf)?;
+        let page = self.read_leaf(pool, key)?;
         match page.search(key) {
             Ok(i) => {
                 let (lsn, value) = page.leaf_entry(i);

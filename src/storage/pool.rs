@@ -4,7 +4,10 @@
 //!
 //! Invariants:
 //! - A frame is evicted only when nobody pins it. A guard ([`PageRef`], [`PageMut`]) pins
-//!   its frame and holds its latch (shared or exclusive) for as long as it lives.
+//!   its frame and holds its latch (shared or exclusive) for as long as it lives. Pins
+//!   are taken only under the pool lock, where the evictor looks for unpinned frames, and
+//!   dropped without it: a frame seen unpinned under the lock stays unpinned until the
+//!   lock is released.
 //! - A page image is never written over a slot that a checkpoint may still need (shadow
 //!   paging): every write of a page goes to a free slot, and the page map moves to it. A
 //!   slot is free only when neither the durable checkpoint, the checkpoint being written,
@@ -26,6 +29,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::lock_api::{ArcRwLockReadGuard, ArcRwLockWriteGuard};
@@ -71,7 +75,6 @@ pub enum Owner {
 #[derive(Clone, Copy, Default)]
 struct FrameMeta {
     page: Option<PageId>,
-    pins: u32,
     usage: u8,
     /// The frame differs from the image at the page's current slot.
     dirty: bool,
@@ -313,11 +316,13 @@ pub struct PoolStats {
 
 pub struct BufferPool {
     frames: Vec<Arc<RwLock<Page>>>,
+    /// Each frame's pin count: raised only under `inner`, lowered anywhere.
+    pins: Vec<AtomicU32>,
     inner: Mutex<Inner>,
     file: Arc<dyn File>,
     stats: Mutex<PoolStats>,
     /// The next bulk load's tag ([`Owner::Bulk`]).
-    bulk_tags: std::sync::atomic::AtomicU64,
+    bulk_tags: AtomicU64,
 }
 
 fn io_error(what: &str, e: std::io::Error) -> Error {
@@ -390,6 +395,7 @@ impl BufferPool {
             frames: (0..frames)
                 .map(|_| Arc::new(RwLock::new(Page::new(PageKind::Leaf, PageId::NONE))))
                 .collect(),
+            pins: (0..frames).map(|_| AtomicU32::new(0)).collect(),
             inner: Mutex::new(Inner {
                 table: HashMap::with_capacity(frames),
                 meta: vec![FrameMeta::default(); frames],
@@ -400,7 +406,7 @@ impl BufferPool {
             }),
             file,
             stats: Mutex::new(PoolStats::default()),
-            bulk_tags: std::sync::atomic::AtomicU64::new(1),
+            bulk_tags: AtomicU64::new(1),
         }
     }
 
@@ -413,11 +419,20 @@ impl BufferPool {
         self.frames.len()
     }
 
+    /// Pin `frame`; the caller holds the pool lock (`_inner`).
+    fn pin_locked(&self, _inner: &Inner, frame: usize) {
+        self.pins[frame].fetch_add(1, Ordering::Relaxed);
+    }
+
     fn unpin(&self, frame: usize) {
-        let mut inner = self.inner.lock();
-        let meta = &mut inner.meta[frame];
-        assert!(meta.pins > 0, "unpin of an unpinned frame");
-        meta.pins -= 1;
+        let before = self.pins[frame].fetch_sub(1, Ordering::Release);
+        assert!(before > 0, "unpin of an unpinned frame");
+    }
+
+    /// Whether `frame` is pinned; the caller holds the pool lock (`_inner`), so an
+    /// unpinned frame stays so until it lets go.
+    fn pinned(&self, _inner: &Inner, frame: usize) -> bool {
+        self.pins[frame].load(Ordering::Acquire) > 0
     }
 
     /// Read page `id`, latched shared.
@@ -526,9 +541,8 @@ impl BufferPool {
     fn pin(&self, id: PageId) -> Result<usize> {
         let mut inner = self.inner.lock();
         if let Some(&frame) = inner.table.get(&id) {
-            let meta = &mut inner.meta[frame];
-            meta.pins += 1;
-            meta.usage = 2;
+            self.pin_locked(&inner, frame);
+            inner.meta[frame].usage = 2;
             return Ok(frame);
         }
         let slot = inner.map.current.get(id.0 as usize).copied().unwrap_or(0);
@@ -566,9 +580,10 @@ impl BufferPool {
                 *guard = Page::new(PageKind::Leaf, PageId::NONE);
                 let mut inner = self.inner.lock();
                 inner.table.remove(&id);
-                let meta = &mut inner.meta[frame];
-                meta.page = None;
-                meta.pins -= 1;
+                inner.meta[frame].page = None;
+                drop(inner);
+                drop(guard);
+                self.unpin(frame);
                 Err(e)
             }
         }
@@ -593,23 +608,23 @@ impl BufferPool {
             swept += 1;
             let frame = inner.hand;
             inner.hand = (inner.hand + 1) % n;
-            let meta = &mut inner.meta[frame];
-            if meta.pins > 0 {
+            if self.pinned(inner, frame) {
                 continue;
             }
+            let meta = &mut inner.meta[frame];
             if meta.usage > 0 {
                 meta.usage -= 1;
                 continue;
             }
             if meta.dirty || meta.image_pending {
-                meta.pins = 1;
                 let victim = meta.page.expect("a dirty frame holds a page");
+                self.pin_locked(inner, frame);
                 let written =
                     parking_lot::MutexGuard::unlocked(inner, || self.write_out(frame, victim));
-                let meta = &mut inner.meta[frame];
-                meta.pins -= 1;
+                self.unpin(frame);
                 written?;
-                if meta.pins > 0 || meta.dirty || meta.image_pending {
+                let meta = &inner.meta[frame];
+                if self.pinned(inner, frame) || meta.dirty || meta.image_pending {
                     continue;
                 }
             }
@@ -620,13 +635,13 @@ impl BufferPool {
             let meta = &mut inner.meta[frame];
             *meta = FrameMeta {
                 page: Some(id),
-                pins: 1,
                 usage: 2,
                 dirty: false,
                 image_pending: false,
                 changes: 0,
             };
             inner.table.insert(id, frame);
+            self.pin_locked(inner, frame);
             let guard = self.frames[frame]
                 .try_write_arc()
                 .expect("an unpinned frame is not latched");
@@ -707,7 +722,7 @@ impl BufferPool {
         if !inner.meta[frame].image_pending {
             return None;
         }
-        inner.meta[frame].pins += 1;
+        self.pin_locked(&inner, frame);
         drop(inner);
         let latch = self.frames[frame].read();
         let mut inner = self.inner.lock();
@@ -718,7 +733,9 @@ impl BufferPool {
         } else {
             inner.image_copies.remove(&id).map(|copy| (copy, None))
         };
-        inner.meta[frame].pins -= 1;
+        drop(inner);
+        drop(latch);
+        self.unpin(frame);
         taken
     }
 
@@ -810,11 +827,11 @@ impl BufferPool {
     pub fn write_all_dirty(&self) -> Result<()> {
         for frame in 0..self.frames.len() {
             let id = {
-                let mut inner = self.inner.lock();
-                let meta = &mut inner.meta[frame];
+                let inner = self.inner.lock();
+                let meta = &inner.meta[frame];
                 match meta.page {
                     Some(id) if meta.dirty => {
-                        meta.pins += 1;
+                        self.pin_locked(&inner, frame);
                         id
                     }
                     _ => continue,
@@ -846,10 +863,10 @@ impl BufferPool {
         };
         for &id in &ids {
             let frame = {
-                let mut inner = self.inner.lock();
+                let inner = self.inner.lock();
                 match inner.table.get(&id).copied() {
                     Some(frame) if inner.meta[frame].dirty => {
-                        inner.meta[frame].pins += 1;
+                        self.pin_locked(&inner, frame);
                         Some(frame)
                     }
                     _ => None,
@@ -875,8 +892,7 @@ impl BufferPool {
 
     /// A tag no other bulk load of this process has.
     pub fn new_bulk_tag(&self) -> u64 {
-        self.bulk_tags
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        self.bulk_tags.fetch_add(1, Ordering::Relaxed)
     }
 
     /// fdatasync the page file (a failure is fatal to the caller).
