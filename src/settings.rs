@@ -286,6 +286,12 @@ impl Settings {
         self.values.read().get(def.name).cloned()
     }
 
+    /// Whether the server-wide value of `name` (a canonical name) is `value`, as SHOW
+    /// prints it: for the per-statement checks, without copying the value.
+    pub fn is(&self, name: &str, value: &str) -> bool {
+        self.values.read().get(name).is_some_and(|v| v == value)
+    }
+
     pub fn get_bool(&self, name: &str) -> bool {
         self.show(name).as_deref() == Some("on")
     }

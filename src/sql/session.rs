@@ -206,11 +206,13 @@ impl Session {
             }
         }
         a.xact_start_us = self.txn.as_ref().map(|t| t.start_us);
-        a.application_name = self
+        let application_name = self
             .overrides
             .get("application_name")
-            .cloned()
-            .unwrap_or_default();
+            .map_or("", String::as_str);
+        if a.application_name != application_name {
+            a.application_name = application_name.to_string();
+        }
     }
 
     /// A setting from the startup packet (e.g. `application_name`), applied as a SET.
@@ -533,9 +535,20 @@ impl Session {
     }
 
     fn default_isolation(&self) -> Isolation {
-        match self.show("default_transaction_isolation").as_deref() {
-            Some("repeatable read") => Isolation::RepeatableRead,
-            _ => Isolation::ReadCommitted,
+        if self.setting_is("default_transaction_isolation", "repeatable read") {
+            Isolation::RepeatableRead
+        } else {
+            Isolation::ReadCommitted
+        }
+    }
+
+    /// Whether setting `name` (a canonical name; not `transaction_isolation`) is `value`
+    /// in this session, as SHOW would print it.
+    fn setting_is(&self, name: &'static str, value: &str) -> bool {
+        debug_assert_eq!(settings::def(name).map(|d| d.name), Some(name));
+        match self.overrides.get(name) {
+            Some(v) => v == value,
+            None => self.engine.settings.is(name, value),
         }
     }
 
@@ -563,9 +576,10 @@ impl Session {
     }
 
     fn sync_level(&self) -> SyncLevel {
-        match self.show("synchronous_commit").as_deref() {
-            Some("off") => SyncLevel::Off,
-            _ => SyncLevel::Local,
+        if self.setting_is("synchronous_commit", "off") {
+            SyncLevel::Off
+        } else {
+            SyncLevel::Local
         }
     }
 

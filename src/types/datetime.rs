@@ -9,6 +9,7 @@
 
 use crate::err;
 use crate::error::{Error, Result, SqlState};
+use std::fmt::Write;
 
 pub const USECS_PER_DAY: i64 = 86_400_000_000;
 pub const DATE_NOBEGIN: i32 = i32::MIN;
@@ -484,7 +485,7 @@ fn push_ymd(out: &mut String, days: i64) -> bool {
     let (year, month, day) = civil_from_days(days);
     let bc = year <= 0;
     let shown = if bc { 1 - year } else { year };
-    out.push_str(&format!("{shown:04}-{month:02}-{day:02}"));
+    let _ = write!(out, "{shown:04}-{month:02}-{day:02}");
     bc
 }
 
@@ -512,16 +513,21 @@ pub fn format_timestamp(t: i64, with_tz: bool, out: &mut String) {
     let time = t.rem_euclid(USECS_PER_DAY);
     let bc = push_ymd(out, days);
     let (secs, fsec) = (time / 1_000_000, time % 1_000_000);
-    out.push_str(&format!(
+    let _ = write!(
+        out,
         " {:02}:{:02}:{:02}",
         secs / 3600,
         secs / 60 % 60,
         secs % 60
-    ));
+    );
     if fsec != 0 {
-        let frac = format!("{fsec:06}");
-        out.push('.');
-        out.push_str(frac.trim_end_matches('0'));
+        // Six digits, trailing zeros dropped.
+        let (mut digits, mut value) = (6, fsec);
+        while value % 10 == 0 {
+            value /= 10;
+            digits -= 1;
+        }
+        let _ = write!(out, ".{value:0digits$}");
     }
     if with_tz {
         out.push_str("+00");
