@@ -403,9 +403,13 @@ impl Page {
 
     /// Pack the cells against the end of the page, removing holes.
     pub fn compact(&mut self) {
-        let cells: Vec<Vec<u8>> = (0..self.count()).map(|i| self.cell(i).to_vec()).collect();
+        // One copy of the page to read the cells from, not one allocation per cell.
+        let old = Page {
+            bytes: self.bytes.clone(),
+        };
         let mut at = PAGE_BYTES;
-        for (i, cell) in cells.iter().enumerate() {
+        for i in 0..old.count() {
+            let cell = old.cell(i);
             at -= cell.len();
             self.bytes[at..at + cell.len()].copy_from_slice(cell);
             put_u16(&mut self.bytes[..], HEADER_BYTES + 2 * i, at);
