@@ -216,8 +216,7 @@ impl BTree {
                     return Ok(InPlace::NeedsExclusive);
                 }
                 before(Some((old_lsn, old)));
-                let replaced = leaf.replace_cell(i, &cell);
-                assert!(replaced, "space was checked");
+                leaf.replace_fitting(i, &cell);
             }
             Err(i) => {
                 if !leaf.fits(cell.len()) {
@@ -669,18 +668,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::disk::sim::{Prng, SimDisk};
-    use crate::disk::Disk;
-    use crate::storage::pool::PageMap;
+    use crate::disk::sim::Prng;
 
     fn pool(frames: usize) -> BufferPool {
-        let disk = SimDisk::new();
-        disk.create_dir_all(std::path::Path::new("/d"))
-            .expect("dir");
-        let file = disk
-            .open(std::path::Path::new("/d/pages"), true)
-            .expect("file");
-        BufferPool::new(file, PageMap::default(), frames)
+        BufferPool::on_sim_disk(frames)
     }
 
     fn collect(

@@ -385,20 +385,25 @@ impl Page {
 
     /// Replace cell `i` with `cell`. False (and no change) if it does not fit.
     pub fn replace_cell(&mut self, i: usize, cell: &[u8]) -> bool {
-        let old = self.cell(i).len();
         if !self.fits_replacing(i, cell.len()) {
             return false;
         }
+        self.replace_fitting(i, cell);
+        true
+    }
+
+    /// Replace cell `i` with `cell`, which [`Page::fits_replacing`] said fits.
+    pub fn replace_fitting(&mut self, i: usize, cell: &[u8]) {
+        let old = self.cell(i).len();
         if cell.len() <= old {
             // Overwrite in place; the tail of the old cell becomes a hole.
             let at = self.cell_at(i);
             self.bytes[at..at + cell.len()].copy_from_slice(cell);
-            return true;
+            return;
         }
         self.remove_cell(i);
         let fitted = self.insert_cell(i, cell);
         assert!(fitted, "space was checked");
-        true
     }
 
     /// Pack the cells against the end of the page, removing holes.

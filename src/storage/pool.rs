@@ -414,6 +414,19 @@ impl BufferPool {
         *self.stats.lock()
     }
 
+    /// A pool of `frames` frames over a page file on a fresh simulated disk (tests).
+    #[cfg(test)]
+    pub fn on_sim_disk(frames: usize) -> BufferPool {
+        use crate::disk::Disk;
+        let disk = crate::disk::sim::SimDisk::new();
+        disk.create_dir_all(std::path::Path::new("/d"))
+            .expect("dir");
+        let file = disk
+            .open(std::path::Path::new("/d/pages"), true)
+            .expect("file");
+        BufferPool::new(file, PageMap::default(), frames)
+    }
+
     /// The number of frames (`shared_buffers` in pages).
     pub fn frames(&self) -> usize {
         self.frames.len()

@@ -395,8 +395,8 @@ impl Table {
         let _tree = self.tree_lock.write();
         let mut older = self.older.lock();
         self.check_live()?;
-        older.prune(horizon);
         if truncate {
+            older.prune(horizon);
             self.truncate_locked(&mut older, lsn, horizon)?;
         }
         for (key, image) in rest {
