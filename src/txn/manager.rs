@@ -102,7 +102,7 @@ pub struct CommitRequest<'a> {
 pub struct TxnManager {
     pub catalog: Catalog,
     pub locks: LockTable,
-    pub visibility: VisibilityTracker,
+    pub visibility: Arc<VisibilityTracker>,
     /// The last LSN handed out; held while a commit takes its place in the order.
     last_lsn: Mutex<Lsn>,
     /// The checkpoint barrier: held shared from a change's log append to its install in
@@ -127,7 +127,7 @@ impl TxnManager {
         TxnManager {
             catalog,
             locks: LockTable::default(),
-            visibility: VisibilityTracker::default(),
+            visibility: Arc::default(),
             last_lsn: Mutex::new(Lsn::ZERO),
             barrier: RwLock::new(()),
             next_txn_id: AtomicU64::new(1),
@@ -223,11 +223,19 @@ impl TxnManager {
     pub fn attach_wal(&mut self, wal: Arc<Wal>, end: Lsn) {
         *self.last_lsn.get_mut() = end;
         self.visibility.reset(end);
+        let visibility = self.visibility.clone();
+        wal.on_flushed(Box::new(move |flushed| visibility.flushed(flushed)));
         self.wal = Some(wal);
     }
 
+    /// The log's `flushed_lsn`; without a log, everything counts as flushed.
+    fn flushed_lsn(&self) -> Lsn {
+        self.wal.as_ref().map_or(Lsn(u64::MAX), |w| w.flushed_lsn())
+    }
+
     /// Take the next place in the commit order, logging `record` if there is a log. The
-    /// returned LSN is registered with the visibility tracker in log order.
+    /// returned LSN is registered with the visibility tracker in log order; with a log,
+    /// it becomes visible only once it is flushed if `durable` says so.
     /// For a commit that will wait for durability (`wait`), also returns whether the
     /// caller is to flush it itself (see [`Wal::append_commit`]).
     fn sequence_commit(
@@ -235,10 +243,12 @@ impl TxnManager {
         record: Option<PendingRecord>,
         is_commit: bool,
         wait: bool,
+        durable: bool,
     ) -> (Lsn, bool) {
+        let needs_flush = durable && self.wal.is_some();
         let assigned = |end: Lsn| {
             *self.last_lsn.lock() = end;
-            self.visibility.register(end);
+            self.visibility.register(end, needs_flush);
         };
         match (&self.wal, record) {
             (Some(wal), Some(rec)) if wait => wal.append_commit(rec, assigned),
@@ -246,7 +256,7 @@ impl TxnManager {
             _ => {
                 let mut last = self.last_lsn.lock();
                 *last = Lsn(last.0 + 1);
-                self.visibility.register(*last);
+                self.visibility.register(*last, false);
                 (*last, false)
             }
         }
@@ -303,7 +313,8 @@ impl TxnManager {
             .as_ref()
             .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
         let barrier = self.barrier.read();
-        let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
+        let sync = level == SyncLevel::Local;
+        let (lsn, lead) = self.sequence_commit(record, true, sync, sync);
         // Under the row locks, so versions of a key are installed in LSN order. The
         // images are the record's, in the order it was encoded in.
         let horizon = self.horizon();
@@ -333,6 +344,8 @@ impl TxnManager {
         let dropped_tables = self.catalog.finish_drops(dropped);
         drop(barrier);
         self.locks.release_all(txn, &locks);
+        // Visible once durable too: by the flusher, or here if the flush came first.
+        self.visibility.installed(lsn, || self.flushed_lsn());
         for table in dropped_tables {
             if let Err(e) = table.destroy() {
                 tracing::warn!(
@@ -367,52 +380,56 @@ impl TxnManager {
         Ok(())
     }
 
-    /// The second half of a commit, blocking the calling thread: wait until it is durable
-    /// at its level, then until it is visible.
+    /// The second half of a commit, blocking the calling thread: wait until it is
+    /// visible, which it becomes only once it is durable at its level (a commit that
+    /// changed nothing waits only for the log records it caused).
     pub fn finish_commit(&self, c: CommitInFlight, slot: Option<&SessionSlot>) {
-        if let (Some(wal), Some(at)) = (&self.wal, c.durable_at) {
-            set_wait_event(slot, Some(("IO", "WALSync")));
-            if c.lead {
-                wal.flush_now(at);
-            } else {
-                wal.wait_flushed(at);
+        let wal = self.begin_finish(&c, slot);
+        match c.lsn {
+            Some(lsn) => self.visibility.wait_visible(lsn),
+            None => {
+                if let (Some(wal), Some(at)) = (wal, c.durable_at) {
+                    wal.wait_flushed(at);
+                }
             }
-            set_wait_event(slot, None);
         }
-        if let Some(lsn) = self.make_ready(&c) {
-            self.visibility.wait_visible(lsn);
-        }
+        self.end_finish(&c, slot);
     }
 
     /// [`TxnManager::finish_commit`] for a task: the waits yield instead of blocking.
     pub async fn finish_commit_async(&self, c: CommitInFlight, slot: Option<&SessionSlot>) {
-        if let (Some(wal), Some(at)) = (&self.wal, c.durable_at) {
-            set_wait_event(slot, Some(("IO", "WALSync")));
-            if c.lead {
-                // A lone committer: nothing else for this worker to do meanwhile.
-                wal.flush_now(at);
-            } else {
-                wal.wait_flushed_async(at).await;
+        let wal = self.begin_finish(&c, slot);
+        match c.lsn {
+            Some(lsn) => self.visibility.wait_visible_async(lsn).await,
+            None => {
+                if let (Some(wal), Some(at)) = (wal, c.durable_at) {
+                    wal.wait_flushed_async(at).await;
+                }
             }
-            set_wait_event(slot, None);
         }
-        if let Some(lsn) = self.make_ready(&c) {
-            self.visibility.wait_visible_async(lsn).await;
-        }
+        self.end_finish(&c, slot);
     }
 
-    /// A commit that is durable at its level may become visible: tell the tracker.
-    /// Returns its LSN.
-    fn make_ready(&self, c: &CommitInFlight) -> Option<Lsn> {
-        let lsn = c.lsn?;
+    /// Before a commit's wait: a lone committer flushes its commit itself (nothing else
+    /// for its thread to do meanwhile); the flush makes it visible.
+    fn begin_finish(&self, c: &CommitInFlight, slot: Option<&SessionSlot>) -> Option<&Wal> {
+        let wal = self.wal.as_deref()?;
+        let at = c.durable_at?;
+        set_wait_event(slot, Some(("IO", "WALSync")));
+        if c.lead {
+            wal.flush_now(at);
+        }
+        Some(wal)
+    }
+
+    fn end_finish(&self, c: &CommitInFlight, slot: Option<&SessionSlot>) {
         if let (Some(wal), Some(at)) = (&self.wal, c.durable_at) {
             assert!(
                 wal.flushed_lsn() >= at,
-                "a commit may become visible only once it is durable"
+                "a commit is acknowledged only once it is durable"
             );
+            set_wait_event(slot, None);
         }
-        self.visibility.installed(lsn);
-        Some(lsn)
     }
 
     /// Abort: drop the writes and release the locks. (The transaction may still be open,
@@ -437,14 +454,14 @@ impl TxnManager {
     pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
         let barrier = self.barrier.read();
-        let (lsn, _) = self.sequence_commit(record, false, false);
+        let (lsn, _) = self.sequence_commit(record, false, false, true);
         if let Some(wal) = &self.wal {
             // Catalog changes are rare: flush on this thread rather than wait to be woken.
             wal.flush_now(lsn);
         }
         apply(lsn);
         drop(barrier);
-        self.visibility.installed(lsn);
+        self.visibility.installed(lsn, || self.flushed_lsn());
         self.visibility.wait_visible(lsn);
         lsn
     }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -257,6 +257,9 @@ impl Segments {
     }
 }
 
+/// See [`Wal::on_flushed`].
+pub type AfterFlush = Box<dyn Fn(Lsn) + Send + Sync>;
+
 pub struct Wal {
     opts: WalOptions,
     state: Mutex<AppendState>,
@@ -269,6 +272,9 @@ pub struct Wal {
     flushed: LsnWatch,
     /// Held by whoever is flushing (the flusher or a leading committer).
     flushing: Mutex<()>,
+    /// Called by whoever flushed, right after it published `flushed_lsn`, with the new
+    /// value (the commit order makes the flushed commits visible: see [`Wal::on_flushed`]).
+    after_flush: OnceLock<AfterFlush>,
     pub stats: WalStats,
     /// Transactions open right now, for `commit_siblings`.
     pub active_transactions: AtomicU64,
@@ -434,6 +440,7 @@ impl Wal {
             segments: Mutex::new(segments),
             flushed: LsnWatch::new(Lsn(pos)),
             flushing: Mutex::new(()),
+            after_flush: OnceLock::new(),
             stats,
             active_transactions: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
@@ -504,6 +511,16 @@ impl Wal {
             self.appended.notify_one();
         }
         (end, lead)
+    }
+
+    /// Have `f` called after every flush, with the new `flushed_lsn`, on the thread that
+    /// flushed (flushes are serialized, so calls come in LSN order). Set once, before the
+    /// first commit.
+    pub fn on_flushed(&self, f: AfterFlush) {
+        assert!(
+            self.after_flush.set(f).is_ok(),
+            "the after-flush hook is set once"
+        );
     }
 
     pub fn flushed_lsn(&self) -> Lsn {
@@ -622,6 +639,9 @@ impl Wal {
         }
         self.stats.record_flush(commits, began.elapsed());
         self.flushed.publish(end);
+        if let Some(after) = self.after_flush.get() {
+            after(end);
+        }
         data.clear();
         let mut st = self.state.lock();
         if st.spare.capacity() < data.capacity() && data.capacity() <= 4 * WAL_BUFFER_BYTES {
