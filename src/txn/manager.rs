@@ -234,18 +234,17 @@ impl TxnManager {
     }
 
     /// Take the next place in the commit order, logging `record` if there is a log. The
-    /// returned LSN is registered with the visibility tracker in log order; with a log,
-    /// it becomes visible only once it is flushed if `durable` says so.
-    /// For a commit that will wait for durability (`wait`), also returns whether the
-    /// caller is to flush it itself (see [`Wal::append_commit`]).
+    /// returned LSN is registered with the visibility tracker in log order.
+    /// A commit that will wait for durability (`wait`) becomes visible only once it is
+    /// flushed; for it, also returns whether the caller is to flush it itself (see
+    /// [`Wal::append_commit`]).
     fn sequence_commit(
         &self,
         record: Option<PendingRecord>,
         is_commit: bool,
         wait: bool,
-        durable: bool,
     ) -> (Lsn, bool) {
-        let needs_flush = durable && self.wal.is_some();
+        let needs_flush = wait && self.wal.is_some();
         let assigned = |end: Lsn| {
             *self.last_lsn.lock() = end;
             self.visibility.register(end, needs_flush);
@@ -313,8 +312,7 @@ impl TxnManager {
             .as_ref()
             .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
         let barrier = self.barrier.read();
-        let sync = level == SyncLevel::Local;
-        let (lsn, lead) = self.sequence_commit(record, true, sync, sync);
+        let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
         // Under the row locks, so versions of a key are installed in LSN order. The
         // images are the record's, in the order it was encoded in.
         let horizon = self.horizon();
@@ -454,9 +452,10 @@ impl TxnManager {
     pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
         let barrier = self.barrier.read();
-        let (lsn, _) = self.sequence_commit(record, false, false, true);
+        let (lsn, _) = self.sequence_commit(record, false, false);
         if let Some(wal) = &self.wal {
             // Catalog changes are rare: flush on this thread rather than wait to be woken.
+            // Flushed before it is marked installed, so it is visible only once durable.
             wal.flush_now(lsn);
         }
         apply(lsn);
