@@ -100,6 +100,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="comma-separated, run in this order (default: postgres,steadydb)")
     p.add_argument("--threads", type=positive_int, default=None,
                    help="pgbench -j (capped at the client count; default: min(clients, 2 * nproc))")
+    p.add_argument("--transport", choices=["unix", "tcp"], default="unix",
+                   help="how pgbench and psql reach both servers: the Unix-domain socket, as pgbench does by "
+                        "default on one machine, or TCP to 127.0.0.1 (default: unix)")
     p.add_argument("--steadydb-bin", default=None,
                    help="SteadyDB binary (default: target/release/steadydb in the repository, "
                         "built with cargo build --release if missing)")
@@ -191,8 +194,12 @@ class Bench:
 
     def make_server(self, system: str, workdir: Path, log_path: Path):
         if system == "postgres":
-            return servers.PostgresServer(self.pg_bin, workdir, log_path, self.settings["postgres"], self.bench_user)
-        return servers.SteadyDBServer(self.steadydb_copy, workdir, log_path, self.settings["steadydb"])
+            server = servers.PostgresServer(self.pg_bin, workdir, log_path, self.settings["postgres"],
+                                            self.bench_user)
+        else:
+            server = servers.SteadyDBServer(self.steadydb_copy, workdir, log_path, self.settings["steadydb"])
+        server.transport = self.a.transport
+        return server
 
     def run_one(self, system: str, wname: str, clients: int, script: Path | None, results: dict) -> dict:
         a = self.a
@@ -352,7 +359,7 @@ class Bench:
             "command": shlex.join([sys.executable] + sys.argv),
             "options": {"preset": a.preset, "workloads": a.workloads, "clients": a.clients, "duration": a.duration,
                         "scale": a.scale, "update_pk_rows": a.update_pk_rows, "shared_buffers": a.shared_buffers,
-                        "systems": a.systems, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
+                        "systems": a.systems, "transport": a.transport, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
                         "sampling_rate": a.sampling_rate, "extra_steadydb_conf": dict(a.extra_steadydb_conf),
                         "extra_postgres_conf": dict(a.extra_postgres_conf)},
             "method": {

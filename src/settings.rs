@@ -96,6 +96,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },
     Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
     Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
+    Def { name: "unix_socket_directories", default: "/tmp", kind: Kind::Str, context: Context::Postmaster, description: "Sets the directories where Unix-domain sockets will be created." },
     Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
 ];
 

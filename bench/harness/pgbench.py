@@ -236,7 +236,7 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     cmd += extra_args
     if script is not None:
         cmd += ["-f", str(script)]
-    cmd += ["-h", "127.0.0.1", "-p", str(server.port), "-U", "postgres", "postgres"]
+    cmd += ["-h", server.client_host(), "-p", str(server.port), "-U", "postgres", "postgres"]
 
     result: dict = {"pgbench_command": cmd, "sampling_rate": sampling_rate or 1.0}
     control = None

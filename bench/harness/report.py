@@ -249,6 +249,9 @@ def markdown_report(results: dict) -> str:
                  f"threads {o['threads_rule']}, scale {o['scale']}, update_pk rows {o['update_pk_rows']}, "
                  f"shared_buffers {o['shared_buffers']}, fsync=on, synchronous_commit=on"
                  + (f", CHECKPOINT at {','.join(f'{t:g}' for t in o['checkpoint_at'])} s" if o["checkpoint_at"] else ""))
+    transport = o.get("transport", "tcp")
+    parts.append("- clients connect through " + ("each server's Unix-domain socket" if transport == "unix"
+                                                 else "TCP to 127.0.0.1"))
     if o.get("preset"):
         parts.append(f"- preset: {o['preset']}")
     parts.append("- every (workload, clients, system) run uses a freshly created server and data directory")

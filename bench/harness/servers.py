@@ -167,6 +167,15 @@ class Server:
         self.exit_code: int | None = None
         self.was_running = False  # still running when stop() was called
         self._log_file = None
+        # clients connect through this server's Unix-domain socket (in `sockdir`), or to
+        # 127.0.0.1 over TCP; set by the caller before start()
+        self.transport = "unix"
+        # unix socket in a short private directory (socket paths are limited to ~107 bytes)
+        self.sockdir = make_tempdir("sbsock-", None)
+
+    def client_host(self) -> str:
+        """What pgbench and psql get as -h: the socket directory, or the TCP address."""
+        return str(self.sockdir) if self.transport == "unix" else "127.0.0.1"
 
     def _spawn(self, cmd: list[str], user: pwd.struct_passwd | None = None) -> None:
         self.commands.append(cmd)
@@ -225,6 +234,7 @@ class Server:
         """Stop the server and remove its directories."""
         self.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
+        shutil.rmtree(self.sockdir, ignore_errors=True)
 
 
 class PostgresServer(Server):
@@ -238,8 +248,6 @@ class PostgresServer(Server):
         self.bin_dir = bin_dir
         self.user = user
         self.datadir = workdir / "data"
-        # unix socket in a short private directory (socket paths are limited to ~107 bytes)
-        self.sockdir = make_tempdir("sbsock-", None)
 
     def _own(self, path: Path) -> None:
         if self.user is not None:
@@ -268,9 +276,6 @@ class PostgresServer(Server):
         self._spawn(cmd, self.user)
         self.wait_ready()
 
-    def cleanup(self) -> None:
-        super().cleanup()
-        shutil.rmtree(self.sockdir, ignore_errors=True)
 
 
 class SteadyDBServer(Server):
@@ -285,7 +290,8 @@ class SteadyDBServer(Server):
 
     def start(self) -> None:
         self.port = free_port()
-        cmd = [str(self.binary), "server", "-D", str(self.datadir), "-p", str(self.port)]
+        cmd = [str(self.binary), "server", "-D", str(self.datadir), "-p", str(self.port),
+               "-c", f"unix_socket_directories={self.sockdir}"]
         for k, v in self.settings.items():
             cmd += ["-c", f"{k}={v}"]
         self._spawn(cmd)

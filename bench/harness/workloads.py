@@ -65,7 +65,7 @@ def prepare_script(w: Workload, script_dir: Path, update_pk_rows: int) -> Path |
 
 
 def conn_args(server: Server) -> list[str]:
-    return ["-h", "127.0.0.1", "-p", str(server.port), "-U", "postgres"]
+    return ["-h", server.client_host(), "-p", str(server.port), "-U", "postgres"]
 
 
 def setup(w: Workload, server: Server, pg_bin: Path, scale: int, update_pk_rows: int,

@@ -11,6 +11,7 @@ pub const DEFAULT_CONFIG: &str = "\
 
 #listen_addresses = '127.0.0.1'
 #port = 5433
+#unix_socket_directories = '/tmp'
 #max_connections = 1000
 #shared_buffers = 128MB
 #fsync = on

@@ -2,11 +2,12 @@
 //!
 //! Startup order: parse the command line, create the data directory if needed (with a
 //! commented `steadydb.conf`), apply settings (defaults < `steadydb.conf` < `-c`), build the
-//! engine, then listen. Each accepted connection is served by the wire layer as a task on a
+//! engine, then listen on TCP and on the Unix-domain sockets (`listen`). Each accepted connection is served by the wire layer as a task on a
 //! multi-threaded async runtime with one worker thread per core. SIGINT or SIGTERM stops
 //! accepting, terminates the open connections and exits 0.
 
 mod config;
+mod listen;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -135,11 +136,28 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
         )
     })?;
     let max_connections = settings.get_int("max_connections") as usize;
+    let unix = listen::bind_unix_sockets(
+        &settings.show("unix_socket_directories").unwrap_or_default(),
+        addr.port(),
+    )?;
     tracing::info!(
         "SteadyDB {} listening on {addr}, data directory {}",
         crate::settings::SERVER_VERSION,
         settings.show("data_directory").unwrap_or_default()
     );
+    let mut unix_accepts = tokio::task::JoinSet::new();
+    for socket in unix {
+        tracing::info!("listening on Unix socket \"{}\"", socket.path.display());
+        let engine = engine.clone();
+        unix_accepts.spawn(async move {
+            loop {
+                match socket.listener.accept().await {
+                    Ok((stream, _)) => admit(stream, "[local]".into(), &engine, max_connections),
+                    Err(e) => tracing::warn!("accept failed on \"{}\": {e}", socket.path.display()),
+                }
+            }
+        });
+    }
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
     let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::internal(e.to_string()))?;
@@ -153,12 +171,10 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
                         continue;
                     }
                 };
-                if engine.txn.session_count() >= max_connections {
-                    tracing::warn!("too many connections; refusing {peer}");
-                    tokio::spawn(crate::wire::refuse_connection(stream, "sorry, too many clients already"));
-                    continue;
+                if let Err(e) = stream.set_nodelay(true) {
+                    tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
                 }
-                tokio::spawn(crate::wire::serve_connection(stream, engine.clone()));
+                admit(stream, peer.to_string(), &engine, max_connections);
             }
             _ = sigterm.recv() => {
                 tracing::info!("received SIGTERM, shutting down");
@@ -170,9 +186,30 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
             }
         }
     }
+    // Stop accepting everywhere; the sockets' files go with their tasks.
+    unix_accepts.shutdown().await;
     drop(listener);
     crate::wire::shutdown_all_connections().await;
     crate::wal::blocking(|| engine.shutdown());
     tracing::info!("database system is shut down");
     Ok(())
+}
+
+/// Serve an accepted client as a task of its own, or refuse it (FATAL 53300) when
+/// `max_connections` sessions are open already.
+fn admit<S: crate::wire::Transport + 'static>(
+    stream: S,
+    peer: String,
+    engine: &Arc<Engine>,
+    max_connections: usize,
+) {
+    if engine.txn.session_count() >= max_connections {
+        tracing::warn!("too many connections; refusing {peer}");
+        tokio::spawn(crate::wire::refuse_connection(
+            stream,
+            "sorry, too many clients already",
+        ));
+        return;
+    }
+    tokio::spawn(crate::wire::serve_connection(stream, peer, engine.clone()));
 }

@@ -1113,7 +1113,8 @@ impl Planner<'_> {
                     .unwrap_or_default()
             })
             .collect();
-        let targets = self.target_columns(&def, cols.into_iter())?;
+        let explicit_columns = !cols.is_empty();
+        let mut targets = self.target_columns(&def, cols.into_iter())?;
         let defaults = self.defaults(&def)?;
         let src = ins.source.as_ref().ok_or_else(|| {
             Error::unsupported("INSERT without VALUES or SELECT is not supported")
@@ -1122,15 +1123,13 @@ impl Planner<'_> {
             ast::SetExpr::Values(values)
                 if src.order_by.is_none() && src.limit_clause.is_none() =>
             {
+                let width = values.rows.first().map_or(0, |r| r.content.len());
+                if values.rows.iter().any(|r| r.content.len() != width) {
+                    return Err(Error::syntax("VALUES lists must all be the same length"));
+                }
+                fit_insert_targets(&mut targets, width, explicit_columns)?;
                 let mut rows = Vec::new();
                 for row in &values.rows {
-                    if row.content.len() != targets.len() {
-                        return Err(Error::syntax(if row.content.len() > targets.len() {
-                            "INSERT has more expressions than target columns"
-                        } else {
-                            "INSERT has more target columns than expressions"
-                        }));
-                    }
                     let mut out = Vec::new();
                     for (e, &col) in row.content.iter().zip(&targets) {
                         if let ast::Expr::Identifier(i) = e {
@@ -1152,13 +1151,7 @@ impl Planner<'_> {
                 let saved = std::mem::take(&mut self.fields);
                 let (plan, _, types, _) = self.plan_query(src)?;
                 self.fields = saved;
-                if types.len() != targets.len() {
-                    return Err(Error::syntax(if types.len() > targets.len() {
-                        "INSERT has more expressions than target columns"
-                    } else {
-                        "INSERT has more target columns than expressions"
-                    }));
-                }
+                fit_insert_targets(&mut targets, types.len(), explicit_columns)?;
                 InsertSource::Select(Box::new(plan))
             }
         };
@@ -1417,4 +1410,24 @@ fn key_column_name(ic: &ast::IndexColumn) -> Result<String> {
             "primary key on expression {other}"
         ))),
     }
+}
+
+/// Match an INSERT's target columns to the width of its rows, as PostgreSQL does: more
+/// expressions than columns is an error; fewer is an error against an explicit column
+/// list, but without one the rows fill the leading columns and the rest take defaults.
+fn fit_insert_targets(targets: &mut Vec<usize>, width: usize, explicit: bool) -> Result<()> {
+    if width > targets.len() {
+        return Err(Error::syntax(
+            "INSERT has more expressions than target columns",
+        ));
+    }
+    if width < targets.len() {
+        if explicit {
+            return Err(Error::syntax(
+                "INSERT has more target columns than expressions",
+            ));
+        }
+        targets.truncate(width);
+    }
+    Ok(())
 }

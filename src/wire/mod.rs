@@ -91,7 +91,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 #[cfg(doc)]
 use crate::constants::{MAX_MESSAGE_BYTES, WIRE_WRITE_BUFFER_BYTES};
@@ -99,6 +98,7 @@ use crate::error::{Error, SqlState};
 use crate::sql::Engine;
 
 use backend::{error_response_bytes, Severity};
+pub use connection::Transport;
 use connection::{Io, Protocol, Shared};
 
 /// How long [`shutdown_all_connections`] waits for connections to finish (and close their
@@ -168,16 +168,14 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
     }
 }
 
-/// Serve one client connection until it terminates. Runs as a task.
-pub async fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
-    let peer = stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| "unknown".into());
+/// Serve one client connection until it terminates. Runs as a task. `peer` names the
+/// client in the log: its address, or `[local]` for a Unix-domain socket.
+pub async fn serve_connection<S: Transport + 'static>(
+    stream: S,
+    peer: String,
+    engine: Arc<Engine>,
+) {
     tracing::debug!(%peer, "connection received");
-    if let Err(e) = stream.set_nodelay(true) {
-        tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
-    }
     let shared = Arc::new(Shared::new());
     let _registration = Registration::new(Registered {
         shared: shared.clone(),
@@ -205,7 +203,7 @@ pub async fn serve_connection(stream: TcpStream, engine: Arc<Engine>) {
 
 /// Refuse a connection before startup (e.g. too many clients): read its startup packet
 /// so the client is listening, answer FATAL 53300, and close.
-pub async fn refuse_connection(mut stream: TcpStream, message: &str) {
+pub async fn refuse_connection<S: Transport>(mut stream: S, message: &str) {
     let mut buf = [0u8; 1024];
     let _ = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await;
     let err = Error::new(SqlState::TOO_MANY_CONNECTIONS, message);

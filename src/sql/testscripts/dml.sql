@@ -10,6 +10,13 @@ update t set score = score + 1 where id >= 2 returning id, score;
 delete from t where name like 'c%' returning *;
 select id, score from t order by score desc, id;
 insert into t values (1, 'dup', 0, null);
+-- Without a column list, short rows fill the leading columns; the rest take defaults.
+insert into t values (5, 'eve') returning *;
+insert into t select 6, 'fay' returning *;
+insert into t values (7, 'gus'), (8);
+insert into t values (7, 'gus', 1, null, 'extra');
+insert into t (id, name, score) values (7, 'gus');
+delete from t where id = 5 or id = 6;
 insert into t values (4, null, 0, null);
 insert into t values (1, 'ann2', 1, null) on conflict (id) do update set name = excluded.name where t.score > 5 returning *;
 insert into t values (1, 'x', 1, null) on conflict on constraint t_pkey do nothing;
