@@ -2,9 +2,10 @@
 //!
 //! Startup order: parse the command line, create the data directory if needed (with a
 //! commented `steadydb.conf`), apply settings (defaults < `steadydb.conf` < `-c`), build the
-//! engine, then listen on TCP and on the Unix-domain sockets (`listen`). Each accepted connection is served by the wire layer as a task on a
-//! multi-threaded async runtime with one worker thread per core. SIGINT or SIGTERM stops
-//! accepting, terminates the open connections and exits 0.
+//! engine, then listen on TCP and on the Unix-domain sockets (`listen`). Each accepted
+//! connection is served by the wire layer as a task on a multi-threaded async runtime with
+//! one worker thread per core. SIGINT or SIGTERM stops accepting, terminates the open
+//! connections and exits 0.
 
 mod config;
 mod listen;
@@ -153,7 +154,11 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
             loop {
                 match socket.listener.accept().await {
                     Ok((stream, _)) => admit(stream, "[local]".into(), &engine, max_connections),
-                    Err(e) => tracing::warn!("accept failed on \"{}\": {e}", socket.path.display()),
+                    Err(e) => {
+                        tracing::warn!("accept failed on \"{}\": {e}", socket.path.display());
+                        // Out of file descriptors, say: let connections close first.
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    }
                 }
             }
         });
