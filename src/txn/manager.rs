@@ -297,12 +297,19 @@ impl TxnManager {
         let durable = |lsn: Lsn| (self.wal.is_some() && level == SyncLevel::Local).then_some(lsn);
         if writes.is_empty() && dropped.is_empty() && created.is_empty() {
             self.locks.release_all(txn, &locks);
+            // Records this transaction logged on the way (sequence advances) did not wake
+            // the flusher: a commit that waits flushes them itself, one that does not has
+            // the flusher woken for them.
+            let durable_at = (logged_upto > Lsn::ZERO)
+                .then(|| durable(logged_upto))
+                .flatten();
+            if let (Some(wal), None, true) = (&self.wal, durable_at, logged_upto > Lsn::ZERO) {
+                wal.wake_flusher();
+            }
             return CommitInFlight {
                 lsn: None,
-                lead: false,
-                durable_at: (logged_upto > Lsn::ZERO)
-                    .then(|| durable(logged_upto))
-                    .flatten(),
+                lead: durable_at.is_some(),
+                durable_at,
             };
         }
         let mut writes = writes;
@@ -466,7 +473,9 @@ impl TxnManager {
     }
 
     /// The next value of a sequence. Values are logged ahead in batches; a commit that uses
-    /// one is flushed after that log record, so no value is reused after a crash.
+    /// one is flushed after that log record, so no value is reused after a crash. The
+    /// record does not wake the flusher: the flush of the commit that follows it carries
+    /// it (see [`Wal::append_unforced`]), as PostgreSQL's flush of the commit carries its.
     /// Returns the value and, if a log record was written for it, that record's end: the
     /// transaction must not commit (even without changes) before it is durable.
     pub fn nextval(&self, seq: &Sequence) -> (i64, Option<Lsn>) {
@@ -483,7 +492,7 @@ impl TxnManager {
                 // Raised before the append, so a checkpoint image taken in between
                 // already covers the values this record hands out.
                 logged.fetch_max(upto, Ordering::AcqRel);
-                logged_at = Some(wal.append(rec, false, |_| {}));
+                logged_at = Some(wal.append_unforced(rec));
             }
         }
         (v, logged_at)

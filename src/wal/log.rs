@@ -459,7 +459,22 @@ impl Wal {
     /// Append a record. `assigned` runs under the append lock with the record's end LSN, so
     /// that whatever it registers is ordered exactly as the log is. Returns the end LSN.
     pub fn append(&self, rec: PendingRecord, is_commit: bool, assigned: impl FnOnce(Lsn)) -> Lsn {
-        self.append_inner(rec, is_commit, false, assigned).0
+        self.append_inner(rec, is_commit, false, true, assigned).0
+    }
+
+    /// Append a record that needs no flush of its own, without waking the flusher: the
+    /// next flush carries it. Whoever must wait for it flushes it ([`Wal::flush_now`]) or
+    /// wakes the flusher ([`Wal::wake_flusher`]). A sequence advance is one: the commit of
+    /// the transaction that used the value comes after it in the log, so that commit's
+    /// flush carries it, and waking the flusher for it alone would cost a lone committer a
+    /// second fdatasync.
+    pub fn append_unforced(&self, rec: PendingRecord) -> Lsn {
+        self.append_inner(rec, false, false, false, |_| {}).0
+    }
+
+    /// Have the flusher flush whatever is buffered.
+    pub fn wake_flusher(&self) {
+        self.appended.notify_one();
     }
 
     /// Append a commit record that will be waited for. Returns its end LSN and whether the
@@ -469,7 +484,7 @@ impl Wal {
     /// underway and there is no `commit_delay` to honour. Handing a lone commit to the
     /// flusher would only add two thread wake-ups to its latency.
     pub fn append_commit(&self, rec: PendingRecord, assigned: impl FnOnce(Lsn)) -> (Lsn, bool) {
-        self.append_inner(rec, true, true, assigned)
+        self.append_inner(rec, true, true, true, assigned)
     }
 
     fn append_inner(
@@ -477,11 +492,13 @@ impl Wal {
         mut rec: PendingRecord,
         is_commit: bool,
         may_lead: bool,
+        forced: bool,
         assigned: impl FnOnce(Lsn),
     ) -> (Lsn, bool) {
         let mut st = self.state.lock();
         if st.buffer.len() >= WAL_BUFFER_BYTES {
             self.stats.buffers_full.fetch_add(1, Ordering::Relaxed);
+            self.appended.notify_one();
             while st.buffer.len() >= WAL_BUFFER_BYTES && !st.shutdown {
                 self.drained.wait(&mut st);
             }
@@ -501,7 +518,7 @@ impl Wal {
         }
         let end = st.end;
         assigned(end);
-        let wake = !lead && (!is_commit || st.commits >= st.gather_target);
+        let wake = forced && !lead && (!is_commit || st.commits >= st.gather_target);
         drop(st);
         self.stats.records.fetch_add(1, Ordering::Relaxed);
         self.stats
