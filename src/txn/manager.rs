@@ -303,8 +303,10 @@ impl TxnManager {
             let durable_at = (logged_upto > Lsn::ZERO)
                 .then(|| durable(logged_upto))
                 .flatten();
-            if let (Some(wal), None, true) = (&self.wal, durable_at, logged_upto > Lsn::ZERO) {
-                wal.wake_flusher();
+            if durable_at.is_none() && logged_upto > Lsn::ZERO {
+                if let Some(wal) = &self.wal {
+                    wal.wake_flusher();
+                }
             }
             return CommitInFlight {
                 lsn: None,
