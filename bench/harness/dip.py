@@ -7,6 +7,11 @@ Inputs (all on the same time base, seconds since pgbench was launched):
   samples by linear interpolation;
 - `checkpoints`: when each CHECKPOINT was issued and how long it took.
 
+Without a checkpoint (the control): the same lowest-second statistic over the 20 s that end
+when the first CHECKPOINT is issued, if the run had that long before it. The machine's own
+second-to-second noise sets a floor under every "lowest second" figure; this shows it, measured
+in the same run.
+
 Per checkpoint:
 - the lowest one-second tps among the -P 1 seconds lying mostly in (issued, issued + 20 s],
   and its ratio to the median one-second tps of the whole run;
@@ -33,6 +38,9 @@ DEFINITIONS = {
     "min_tps": f"lowest one-second tps (pgbench -P 1) among the seconds lying mostly in "
                f"(issued, issued + {MIN_TPS_WINDOW_S:g} s]; min_tps_at_s is when that second ended",
     "median_tps": "median one-second tps over the whole run",
+    "control_min_tps": f"lowest one-second tps among the seconds lying mostly in (first issued - "
+                       f"{MIN_TPS_WINDOW_S:g} s, first issued], with no CHECKPOINT in it (omitted when the run "
+                       f"had less than {MIN_TPS_WINDOW_S:g} s before the first CHECKPOINT)",
     "wal_bytes_per_txn_after": f"pg_stat_wal.wal_bytes added in [issued, issued + {WAL_WINDOW_S:g} s] / "
                                "transactions in that window (-P 1 rates integrated over it)",
     "wal_bytes_per_txn_steady": f"the same over the whole run (between the first and last WAL samples within "
@@ -85,6 +93,12 @@ def counter_at(samples: list[dict], key: str, t_s: float) -> float | None:
 def counter_between(samples: list[dict], key: str, a_s: float, b_s: float) -> float | None:
     a, b = counter_at(samples, key, a_s), counter_at(samples, key, b_s)
     return None if a is None or b is None else b - a
+
+
+def lowest_second(intervals: list[tuple[float, float, float]], a_s: float, b_s: float) -> tuple[float, float] | None:
+    """(end_s, tps) of the slowest -P 1 second lying mostly inside (a_s, b_s], or None."""
+    inside = [(end_s, tps) for start_s, end_s, tps in intervals if a_s < (start_s + end_s) / 2 <= b_s]
+    return min(inside, key=lambda x: x[1]) if inside else None
 
 
 def merge_windows(windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -145,6 +159,14 @@ def checkpoint_dip(run: dict) -> dict | None:
     # all of it, from just before pgbench was launched to just after it exited
     run_fpi = wal[-1]["wal_fpi"] - wal[0]["wal_fpi"] if len(wal) > 1 else None
 
+    control = {}
+    first_issued_s = min(c["issued_at_s"] for c in checkpoints)
+    if first_issued_s - MIN_TPS_WINDOW_S >= run_start_s:
+        before = lowest_second(intervals, first_issued_s - MIN_TPS_WINDOW_S, first_issued_s)
+        if before:
+            control = {"control_min_tps": before[1], "control_min_tps_at_s": before[0],
+                       "control_min_to_median_tps_ratio": _round(_ratio(before[1], median_tps), 4)}
+
     per_checkpoint = []
     for c in checkpoints:
         issued_s = c["issued_at_s"]
@@ -152,11 +174,9 @@ def checkpoint_dip(run: dict) -> dict | None:
                "checkpoint_duration_s": c.get("duration_s")}
         if c.get("error"):
             rec["checkpoint_error"] = c["error"]
-        # the -P 1 seconds lying mostly inside (issued, issued + MIN_TPS_WINDOW_S]
-        after = [(end_s, tps) for start_s, end_s, tps in intervals
-                 if issued_s < (start_s + end_s) / 2 <= issued_s + MIN_TPS_WINDOW_S]
-        if after:
-            lowest_end_s, lowest_tps = min(after, key=lambda x: x[1])
+        lowest = lowest_second(intervals, issued_s, issued_s + MIN_TPS_WINDOW_S)
+        if lowest:
+            lowest_end_s, lowest_tps = lowest
             rec.update({"min_tps": lowest_tps, "min_tps_at_s": lowest_end_s,
                         "min_tps_window_s": round(min(MIN_TPS_WINDOW_S, run_end_s - issued_s), 3),
                         "min_to_median_tps_ratio": _round(_ratio(lowest_tps, median_tps), 4)})
@@ -190,6 +210,7 @@ def checkpoint_dip(run: dict) -> dict | None:
         "wal_bytes_per_txn_steady": _round(steady_per_txn, 1),
         "wal_fpi_run": _int(run_fpi),
         "wal_samples": len(wal),
+        **control,
         "checkpoints": per_checkpoint,
     }
 

@@ -183,6 +183,12 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
     add_row("WAL bytes/txn, whole run", lambda d: _fmt(d.get("wal_bytes_per_txn_run")))
     add_row("wal_fpi, whole run", lambda d: _fmt(d.get("wal_fpi_run")))
     min_window_s, wal_window_s = present[0]["min_tps_window_s"], present[0]["wal_window_s"]
+    if any(d.get("control_min_tps") is not None for d in present):
+        add_row(f"no CHECKPOINT (the {min_window_s:g} s before the first): min tps",
+                lambda d: "-" if d.get("control_min_tps") is None
+                else f"{_fmt(d['control_min_tps'])} at {d['control_min_tps_at_s']:.0f} s")
+        add_row(f"no CHECKPOINT (the {min_window_s:g} s before the first): min / median tps",
+                lambda d: _fmt(d.get("control_min_to_median_tps_ratio"), 2))
     for k in range(max(len(d["checkpoints"]) for d in present)):
         first = next(checkpoint(d, k) for d in present if checkpoint(d, k))
         at = f"CHECKPOINT at {_seconds_label(first.get('requested_at_s'))} s"
@@ -221,7 +227,9 @@ def checkpoint_dip_tables(workload: str, clients_list: list[int], systems: list[
 
 CHECKPOINT_DIP_NOTE = (
     f"Checkpoint dip: min tps is the lowest pgbench -P 1 second in the {dip.MIN_TPS_WINDOW_S:g} s after the "
-    f"CHECKPOINT was issued, median over the whole run; WAL bytes/txn from pg_stat_wal sampled once per second, "
+    f"CHECKPOINT was issued, median over the whole run; the \"no CHECKPOINT\" rows give the same lowest "
+    f"second for the {dip.MIN_TPS_WINDOW_S:g} s before the first CHECKPOINT: the noise floor of the same run. "
+    f"WAL bytes/txn from pg_stat_wal sampled once per second, "
     f"in the {dip.WAL_WINDOW_S:g} s after the CHECKPOINT vs. the rest of the run (steady state); "
     "PostgreSQL publishes backends' WAL statistics up to about a second late. \"took\" is how long the "
     "CHECKPOINT command took. The SteadyDB targets are informational.")
