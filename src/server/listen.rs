@@ -63,7 +63,7 @@ pub fn bind_unix_sockets(directories: &str, port: u16) -> Result<Vec<UnixSocket>
     let dirs = socket_directories(directories);
     let mut sockets = Vec::new();
     for dir in &dirs {
-        match bind_one(&socket_path(dir, port)) {
+        match bind_one(dir, port) {
             Ok(socket) => sockets.push(socket),
             Err(e) if e.code == SqlState::OBJECT_IN_USE => return Err(e),
             Err(e) => tracing::warn!("{}", e.message),
@@ -78,7 +78,8 @@ pub fn bind_unix_sockets(directories: &str, port: u16) -> Result<Vec<UnixSocket>
     Ok(sockets)
 }
 
-fn bind_one(path: &Path) -> Result<UnixSocket> {
+fn bind_one(dir: &str, port: u16) -> Result<UnixSocket> {
+    let path = &socket_path(dir, port);
     let shown = path.display();
     if path.as_os_str().len() > MAX_SOCKET_PATH_BYTES {
         return Err(Error::new(
@@ -105,8 +106,7 @@ fn bind_one(path: &Path) -> Result<UnixSocket> {
             if std::os::unix::net::UnixStream::connect(path).is_ok() {
                 return Err(Error::new(
                     SqlState::OBJECT_IN_USE,
-                    format!("another server is listening on the socket \"{shown}\": is another server running on port {}?",
-                        path.file_name().and_then(|n| n.to_str()).and_then(|n| n.rsplit('.').next()).unwrap_or("?")),
+                    format!("another server is listening on the socket \"{shown}\": is another server running on port {port}?"),
                 ));
             }
             tracing::info!("removing stale socket file \"{shown}\"");
@@ -193,8 +193,7 @@ mod tests {
             assert_eq!(live[0].path, socket_path(&tmp.display().to_string(), 5998));
         });
         let long = "/tmp/".to_owned() + &"d".repeat(120);
-        let err =
-            rt.block_on(async { bind_one(&socket_path(&long, 5997)).err().expect("too long") });
+        let err = rt.block_on(async { bind_one(&long, 5997).err().expect("too long") });
         assert_eq!(err.code, SqlState::INVALID_PARAMETER_VALUE);
     }
 }

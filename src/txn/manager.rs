@@ -300,11 +300,10 @@ impl TxnManager {
             // Records this transaction logged on the way (sequence advances) did not wake
             // the flusher: a commit that waits flushes them itself, one that does not has
             // the flusher woken for them.
-            let durable_at = (logged_upto > Lsn::ZERO)
-                .then(|| durable(logged_upto))
-                .flatten();
-            if durable_at.is_none() && logged_upto > Lsn::ZERO {
-                if let Some(wal) = &self.wal {
+            let mut durable_at = None;
+            if logged_upto > Lsn::ZERO {
+                durable_at = durable(logged_upto);
+                if let (None, Some(wal)) = (durable_at, &self.wal) {
                     wal.wake_flusher();
                 }
             }
