@@ -16,6 +16,8 @@ pub const MAX_STARTUP_PACKET_BYTES: usize = 10_000;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
 /// Bytes of replies buffered before they are written to the socket even without Sync/Flush.
 pub const WIRE_WRITE_BUFFER_BYTES: usize = 256 * 1024;
+/// Most replies of different connections sent by one system call (see `wire::reply_batch`).
+pub const REPLY_BATCH_MAX_SENDS: usize = 128;
 /// Most parameters in one Bind message (the protocol's Int16 count).
 pub const MAX_BIND_PARAMETERS: usize = 65_535;
 

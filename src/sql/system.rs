@@ -4,6 +4,8 @@
 //!   page images. Times are milliseconds, always tracked.
 //! - `steadydb_stat_commit_groups`: how many commits each WAL flush made durable, and how
 //!   long flushes take.
+//! - `steadydb_stat_reply_batches`: how many replies of different connections went out
+//!   together in one system call (see `wire::reply_batch`).
 //! - `pg_stat_checkpointer`: PostgreSQL 17's columns (restart points are always 0: there
 //!   are no standbys yet). Times are milliseconds.
 //! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
@@ -21,6 +23,7 @@ use crate::types::{DataType, Value};
 pub enum SystemView {
     StatWal,
     CommitGroups,
+    ReplyBatches,
     Activity,
     Checkpointer,
 }
@@ -30,6 +33,7 @@ impl SystemView {
         match name {
             "pg_stat_wal" => Some(SystemView::StatWal),
             "steadydb_stat_commit_groups" => Some(SystemView::CommitGroups),
+            "steadydb_stat_reply_batches" => Some(SystemView::ReplyBatches),
             "pg_stat_activity" => Some(SystemView::Activity),
             "pg_stat_checkpointer" => Some(SystemView::Checkpointer),
             _ => None,
@@ -58,6 +62,14 @@ impl SystemView {
                 ("flush_latency_p90_us", DataType::Int8),
                 ("flush_latency_p99_us", DataType::Int8),
                 ("flush_latency_max_us", DataType::Int8),
+            ],
+            SystemView::ReplyBatches => &[
+                ("state", DataType::Text),
+                ("batches", DataType::Int8),
+                ("replies", DataType::Int8),
+                ("replies_per_batch_mean", DataType::Float8),
+                ("replies_per_batch_max", DataType::Int8),
+                ("finished_by_connection", DataType::Int8),
             ],
             SystemView::Activity => &[
                 ("datname", DataType::Text),
@@ -89,6 +101,7 @@ impl SystemView {
             name: match self {
                 SystemView::StatWal => "pg_stat_wal",
                 SystemView::CommitGroups => "steadydb_stat_commit_groups",
+                SystemView::ReplyBatches => "steadydb_stat_reply_batches",
                 SystemView::Activity => "pg_stat_activity",
                 SystemView::Checkpointer => "pg_stat_checkpointer",
             }
@@ -171,6 +184,23 @@ impl SystemView {
                     p(|l| l.p90),
                     p(|l| l.p99),
                     p(|l| l.max),
+                ]
+                .into()]
+            }
+            SystemView::ReplyBatches => {
+                let s = crate::wire::reply_batch::stats();
+                let mean = if s.batches == 0 {
+                    0.0
+                } else {
+                    s.replies as f64 / s.batches as f64
+                };
+                vec![vec![
+                    Value::Text(s.state.into()),
+                    i(s.batches),
+                    i(s.replies),
+                    Value::Float8(mean),
+                    i(s.max_replies_per_batch),
+                    i(s.finished_by_connection),
                 ]
                 .into()]
             }

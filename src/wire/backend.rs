@@ -9,7 +9,7 @@ use std::io;
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use pgwire::messages::copy::CopyInResponse;
 use pgwire::messages::data::{
     DataRow, FieldDescription, NoData, ParameterDescription, RowDescription, FORMAT_CODE_BINARY,
@@ -107,6 +107,16 @@ impl Output {
     /// Drop everything buffered (the client is gone).
     pub fn clear(&mut self) {
         self.buf.clear();
+    }
+
+    /// Take everything buffered, leaving the buffer empty.
+    pub fn take(&mut self) -> Bytes {
+        let taken = self.buf.split().freeze();
+        // One huge reply should not pin its memory for the rest of the session.
+        if self.buf.capacity() > 4 * WIRE_WRITE_BUFFER_BYTES {
+            self.buf = BytesMut::with_capacity(8 * 1024);
+        }
+        taken
     }
 
     /// Write everything buffered with one `write_all` and empty the buffer.

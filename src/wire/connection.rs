@@ -3,18 +3,20 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use super::backend::{Output, Severity};
 use super::extended::Portal;
 use super::frontend::{decode_message, Framed, FrontendMessage, Input};
+use super::reply_batch::{self, Sent};
 use super::startup::{self, Startup};
 use crate::error::{Error, SqlState};
 use crate::sql::{Engine, Outcome, Prepared, Session, TxnStatus};
@@ -24,10 +26,27 @@ use crate::types::Value;
 /// `authentication_timeout` default). Idle connections after startup have no timeout.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A byte stream a connection runs on: the TCP socket, or an in-memory stream in tests.
-pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send {}
+/// A byte stream a connection runs on: a TCP or Unix-domain socket, or an in-memory
+/// stream in tests.
+pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
+    /// The socket's descriptor, if replies may be sent on it by [`reply_batch`]: a
+    /// nonblocking stream socket that stays open as long as `self`.
+    fn socket_fd(&self) -> Option<RawFd> {
+        None
+    }
+}
 
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Transport for T {}
+impl Transport for tokio::net::TcpStream {
+    fn socket_fd(&self) -> Option<RawFd> {
+        Some(self.as_raw_fd())
+    }
+}
+
+impl Transport for tokio::net::UnixStream {
+    fn socket_fd(&self) -> Option<RawFd> {
+        Some(self.as_raw_fd())
+    }
+}
 
 /// State shared between a connection's task and the connection registry.
 pub struct Shared {
@@ -93,6 +112,17 @@ pub struct Io<S> {
     pub input: Input,
     pub output: Output,
     broken: bool,
+    /// Whether this connection counts in [`reply_batch::busy_connections`]: it has read a
+    /// request and not yet gone back to waiting for the next.
+    busy: bool,
+}
+
+impl<S> Drop for Io<S> {
+    fn drop(&mut self) {
+        if self.busy {
+            reply_batch::set_busy(false);
+        }
+    }
 }
 
 impl<S: Transport> Io<S> {
@@ -103,6 +133,7 @@ impl<S: Transport> Io<S> {
             input: Input::new(),
             output: Output::new(),
             broken: false,
+            busy: false,
         }
     }
 
@@ -135,6 +166,40 @@ impl<S: Transport> Io<S> {
         }
     }
 
+    /// Write out everything buffered at the end of a round trip, before waiting for the
+    /// client: together with other connections' replies when the socket allows it (see
+    /// [`reply_batch`]), else as [`Io::flush`] does.
+    pub async fn flush_reply(&mut self) {
+        let fd = match self.stream.socket_fd() {
+            Some(fd)
+                if !self.broken
+                    && self.output.pending() > 0
+                    && reply_batch::busy_connections() > 1
+                    && reply_batch::enabled() =>
+            {
+                fd
+            }
+            _ => return self.flush().await,
+        };
+        let reply = self.output.take();
+        let written = match reply_batch::send(fd, reply.clone()).await {
+            Sent::Bytes(n) => n.min(reply.len()),
+            Sent::NotSent => 0,
+            Sent::Failed(e) => {
+                tracing::debug!(error = %e, "write to client failed");
+                self.broken = true;
+                return;
+            }
+        };
+        if written < reply.len() {
+            reply_batch::note_finished_by_connection();
+            if let Err(e) = self.stream.write_all(&reply[written..]).await {
+                tracing::debug!(error = %e, "write to client failed");
+                self.broken = true;
+            }
+        }
+    }
+
     /// Write out the buffer if it has grown past `WIRE_WRITE_BUFFER_BYTES`.
     pub async fn flush_if_full(&mut self) {
         if self.output.is_full() {
@@ -145,13 +210,23 @@ impl<S: Transport> Io<S> {
     /// One read from the socket into the input buffer; 0 at end of stream. At server
     /// shutdown it fails with `ErrorKind::Interrupted` instead of waiting for the client.
     pub async fn fill(&mut self) -> io::Result<usize> {
+        self.set_busy(false);
         let shared = &self.shared;
-        tokio::select! {
+        let read = tokio::select! {
             biased;
             _ = shared.stopped() => {
                 Err(io::Error::new(io::ErrorKind::Interrupted, "server shutting down"))
             }
             read = self.input.fill(&mut self.stream) => read,
+        };
+        self.set_busy(true);
+        read
+    }
+
+    fn set_busy(&mut self, busy: bool) {
+        if self.busy != busy {
+            self.busy = busy;
+            reply_batch::set_busy(busy);
         }
     }
 
@@ -164,7 +239,7 @@ impl<S: Transport> Io<S> {
                 Ok(Framed::Incomplete) => {}
                 Err(e) => return Next::Fatal(e),
             }
-            self.flush().await;
+            self.flush_reply().await;
             if self.broken {
                 return Next::Eof;
             }
@@ -414,7 +489,7 @@ impl Protocol {
             self.portals.clear();
         }
         io.output.ready_for_query(status);
-        io.flush().await;
+        io.flush_reply().await;
     }
 
     /// After a statement ran: if it ended a transaction block, its portals are gone.

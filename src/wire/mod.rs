@@ -76,6 +76,7 @@ mod connection;
 mod copy;
 mod extended;
 mod frontend;
+pub mod reply_batch;
 mod startup;
 #[cfg(test)]
 mod test_support;

@@ -16,6 +16,8 @@ struct Mock {
     output: CountingWriter,
 }
 
+impl Transport for Mock {}
+
 impl AsyncRead for Mock {
     fn poll_read(
         mut self: Pin<&mut Self>,

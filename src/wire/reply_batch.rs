@@ -1,0 +1,341 @@
+//! Replies of many connections, sent with one system call.
+//!
+//! A worker thread serves many connections. When it writes a reply with `send`, the kernel
+//! wakes the client thread waiting for it, and on a busy machine that thread takes the core
+//! as the system call returns: the worker is switched out in the middle of its run queue,
+//! and the client, woken for one reply, goes back to `poll` over all its sockets for the
+//! next. At 128 clients that ping-pong is most of the CPU a transaction costs, on both
+//! sides of the socket.
+//!
+//! So a reply that ends a round trip (the one written just before the connection waits for
+//! its client) is not written at once. It joins the worker's open [`Batch`], and the task
+//! yields to the back of the worker's queue (tokio's `yield_now`, which runs it again only
+//! after every task that was ready has run and the I/O driver was polled). The first task
+//! of the batch to run again sends the whole batch: one `io_uring_enter` carrying one
+//! `IORING_OP_SEND` per reply. The clients are all woken inside that one system call, and
+//! the core changes hands once per batch, when it returns.
+//!
+//! # Invariants
+//!
+//! - **Every reply is written whole, in order, or the connection is marked broken.** A send
+//!   is issued with `MSG_DONTWAIT`: one that would block, or that wrote only part of the
+//!   reply, reports how much went out, and the connection writes the rest itself through
+//!   its ordinary async write before it reads again. Nothing else is written to that socket
+//!   in between, because its task is suspended in [`send`] until the batch has gone out.
+//! - **A file descriptor in a batch is open until the batch is sent.** The batch holds the
+//!   descriptor number, not the socket. A task dropped while its reply waits (at runtime
+//!   shutdown) withdraws the reply under the batch's lock before its socket can be closed,
+//!   and the batch is sent under that same lock, so a number reused by a new socket is
+//!   never written to.
+//! - **Bounded.** A batch holds at most [`REPLY_BATCH_MAX_SENDS`] replies; the next reply
+//!   opens a new batch. A batch waits at most for one pass over the worker's ready tasks.
+//! - **Falls back, never fails.** Where io_uring cannot be set up (an old kernel, a seccomp
+//!   profile that forbids it), or `io_uring_enter` fails, replies are written one by one as
+//!   before. Batching changes when bytes reach the socket, never which bytes.
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use io_uring::{opcode, types, IoUring};
+use parking_lot::Mutex;
+
+use crate::constants::REPLY_BATCH_MAX_SENDS;
+
+/// What a batched send did with one reply.
+#[derive(Debug)]
+pub enum Sent {
+    /// This many leading bytes reached the socket (all, some, or none if it would block);
+    /// the caller writes the rest.
+    Bytes(usize),
+    /// The socket failed (the client is gone).
+    Failed(io::Error),
+    /// The batch could not be sent; the caller writes the whole reply itself.
+    NotSent,
+}
+
+struct Entry {
+    fd: RawFd,
+    data: Bytes,
+    withdrawn: bool,
+    outcome: Option<Sent>,
+}
+
+/// Replies waiting to be sent together.
+struct Batch {
+    entries: Vec<Entry>,
+    sent: bool,
+}
+
+type SharedBatch = Arc<Mutex<Batch>>;
+
+thread_local! {
+    /// The batch that replies written on this thread join, until it is sent or full.
+    static OPEN: RefCell<Option<SharedBatch>> = const { RefCell::new(None) };
+    /// This thread's ring, set up on first use.
+    static RING: RefCell<Option<IoUring>> = const { RefCell::new(None) };
+}
+
+const UNKNOWN: u8 = 0;
+const AVAILABLE: u8 = 1;
+const UNAVAILABLE: u8 = 2;
+
+/// Whether io_uring works here; settled by the first ring set up.
+static SUPPORT: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// Whether replies may be batched at all: io_uring has not been found missing, and the
+/// server was not told to write replies one by one.
+pub fn enabled() -> bool {
+    SUPPORT.load(Ordering::Relaxed) != UNAVAILABLE && !disabled_by_environment()
+}
+
+fn disabled_by_environment() -> bool {
+    static DISABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DISABLED.get_or_init(|| std::env::var_os("STEADYDB_REPLY_BATCHING").is_some_and(|v| v == "off"))
+}
+
+/// Connections that have read a request and not yet gone back to waiting for the next.
+static BUSY_CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Count a connection in or out of [`busy_connections`].
+pub fn set_busy(busy: bool) {
+    if busy {
+        BUSY_CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+    } else {
+        BUSY_CONNECTIONS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How many connections are between a request and their reply. A reply is batched only
+/// when another one is: alone, it would wait for nothing and gain nothing.
+pub fn busy_connections() -> usize {
+    BUSY_CONNECTIONS.load(Ordering::Relaxed)
+}
+
+/// Counters behind the `steadydb_stat_reply_batches` view.
+struct Counters {
+    batches: AtomicU64,
+    replies: AtomicU64,
+    max_replies_per_batch: AtomicU64,
+    finished_by_connection: AtomicU64,
+}
+
+static STATS: Counters = Counters {
+    batches: AtomicU64::new(0),
+    replies: AtomicU64::new(0),
+    max_replies_per_batch: AtomicU64::new(0),
+    finished_by_connection: AtomicU64::new(0),
+};
+
+/// What reply batching has done since the server started.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    /// Batches sent (one `io_uring_enter` each).
+    pub batches: u64,
+    /// Replies in those batches.
+    pub replies: u64,
+    /// The largest batch.
+    pub max_replies_per_batch: u64,
+    /// Batched replies that the connection had to finish writing itself (the socket was
+    /// full, or the batch could not be sent).
+    pub finished_by_connection: u64,
+    /// `on`, `unavailable` (io_uring could not be used) or `off` (disabled at start).
+    pub state: &'static str,
+}
+
+pub fn stats() -> Stats {
+    let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    Stats {
+        batches: l(&STATS.batches),
+        replies: l(&STATS.replies),
+        max_replies_per_batch: l(&STATS.max_replies_per_batch),
+        finished_by_connection: l(&STATS.finished_by_connection),
+        state: if disabled_by_environment() {
+            "off"
+        } else if SUPPORT.load(Ordering::Relaxed) == UNAVAILABLE {
+            "unavailable"
+        } else {
+            "on"
+        },
+    }
+}
+
+/// Count a batched reply whose rest the connection wrote itself.
+pub fn note_finished_by_connection() {
+    STATS.finished_by_connection.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Withdraws a reply from its batch if the waiting task is dropped before the batch is sent.
+struct Membership {
+    batch: SharedBatch,
+    index: usize,
+    done: bool,
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        if !self.done {
+            let mut batch = self.batch.lock();
+            if !batch.sent {
+                batch.entries[self.index].withdrawn = true;
+            }
+        }
+    }
+}
+
+/// Send `data` on the socket `fd` as part of this thread's batch, and report what was sent.
+/// The caller must keep the socket open until this returns (or is dropped).
+pub async fn send(fd: RawFd, data: Bytes) -> Sent {
+    let mut member = join(fd, data);
+    tokio::task::yield_now().await;
+    let outcome = {
+        let mut batch = member.batch.lock();
+        if !batch.sent {
+            send_all(&mut batch);
+        }
+        batch.entries[member.index].outcome.take()
+    };
+    member.done = true;
+    outcome.unwrap_or(Sent::NotSent)
+}
+
+fn join(fd: RawFd, data: Bytes) -> Membership {
+    OPEN.with(|open| {
+        let mut open = open.borrow_mut();
+        if let Some(batch) = open.as_ref() {
+            let mut b = batch.lock();
+            if !b.sent && b.entries.len() < REPLY_BATCH_MAX_SENDS {
+                b.entries.push(Entry {
+                    fd,
+                    data,
+                    withdrawn: false,
+                    outcome: None,
+                });
+                return Membership {
+                    batch: batch.clone(),
+                    index: b.entries.len() - 1,
+                    done: false,
+                };
+            }
+        }
+        let mut entries = Vec::with_capacity(REPLY_BATCH_MAX_SENDS);
+        entries.push(Entry {
+            fd,
+            data,
+            withdrawn: false,
+            outcome: None,
+        });
+        let batch = Arc::new(Mutex::new(Batch {
+            entries,
+            sent: false,
+        }));
+        *open = Some(batch.clone());
+        Membership {
+            batch,
+            index: 0,
+            done: false,
+        }
+    })
+}
+
+/// Send every reply of the batch with one `io_uring_enter`, on the calling thread's ring.
+/// Called with the batch locked; afterwards every entry that was not withdrawn has an
+/// outcome.
+fn send_all(batch: &mut Batch) {
+    batch.sent = true;
+    let replies = batch.entries.iter().filter(|e| !e.withdrawn).count() as u64;
+    STATS.batches.fetch_add(1, Ordering::Relaxed);
+    STATS.replies.fetch_add(replies, Ordering::Relaxed);
+    STATS.max_replies_per_batch.fetch_max(replies, Ordering::Relaxed);
+    let result = RING.with(|ring| {
+        let mut ring = ring.borrow_mut();
+        if ring.is_none() {
+            *ring = Some(new_ring()?);
+        }
+        match ring.as_mut() {
+            Some(ring) => submit(ring, &mut batch.entries),
+            None => Err(io::Error::other("no ring")),
+        }
+    });
+    if let Err(e) = result {
+        // Replies without an outcome were never read by the kernel: their tasks write them.
+        RING.with(|ring| ring.borrow_mut().take());
+        if SUPPORT.swap(UNAVAILABLE, Ordering::Relaxed) != UNAVAILABLE {
+            tracing::warn!(error = %e, "batched reply send failed; replies are sent one by one from now on");
+        }
+    }
+}
+
+fn new_ring() -> io::Result<IoUring> {
+    match IoUring::new(REPLY_BATCH_MAX_SENDS as u32) {
+        Ok(ring) => {
+            SUPPORT.store(AVAILABLE, Ordering::Relaxed);
+            Ok(ring)
+        }
+        Err(e) => {
+            if SUPPORT.swap(UNAVAILABLE, Ordering::Relaxed) != UNAVAILABLE {
+                tracing::info!(error = %e, "io_uring is not available; replies are sent one by one");
+            }
+            Err(e)
+        }
+    }
+}
+
+fn submit(ring: &mut IoUring, entries: &mut [Entry]) -> io::Result<()> {
+    let mut queued = 0usize;
+    {
+        let mut sq = ring.submission();
+        for (i, e) in entries.iter().enumerate() {
+            if e.withdrawn || e.data.is_empty() {
+                continue;
+            }
+            let len = u32::try_from(e.data.len()).unwrap_or(u32::MAX);
+            let sqe = opcode::Send::new(types::Fd(e.fd), e.data.as_ptr(), len)
+                .flags(libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+                .build()
+                .user_data(i as u64);
+            // SAFETY: the buffer is owned by the entry, which the caller keeps locked and
+            // alive until every completion below has been reaped; the descriptor stays open
+            // for the same span (see the module's invariants).
+            if unsafe { sq.push(&sqe) }.is_err() {
+                break;
+            }
+            queued += 1;
+        }
+    }
+    let mut reaped = 0usize;
+    let mut failure = None;
+    while reaped < queued {
+        match ring.submit_and_wait(queued - reaped) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // Nothing was submitted by the failed call. What completed before it is reaped
+            // below; the caller then drops the ring, so the rest is never read.
+            Err(e) => failure = Some(e),
+        }
+        for cqe in ring.completion() {
+            reaped += 1;
+            let Some(entry) = usize::try_from(cqe.user_data())
+                .ok()
+                .and_then(|i| entries.get_mut(i))
+            else {
+                continue;
+            };
+            let res = cqe.result();
+            entry.outcome = Some(if res >= 0 {
+                Sent::Bytes(res as usize)
+            } else if res == -libc::EAGAIN || res == -libc::EINTR {
+                Sent::Bytes(0)
+            } else {
+                Sent::Failed(io::Error::from_raw_os_error(-res))
+            });
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
