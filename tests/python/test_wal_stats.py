@@ -1,5 +1,5 @@
 """Statistics views of the log and of sessions: pg_stat_wal, steadydb_stat_commit_groups,
-pg_stat_activity.
+steadydb_stat_reply_batches, pg_stat_activity.
 
 A missing view is a failure (with a message naming the view), not a skip.
 
@@ -28,6 +28,10 @@ PG_STAT_WAL = (
 COMMIT_GROUPS = (
     "select flushes, commits, commits_per_flush_mean, commits_per_flush_max, "
     "flush_latency_p50_us, flush_latency_p99_us from steadydb_stat_commit_groups"
+)
+REPLY_BATCHES = (
+    "select state, batches, replies, replies_per_batch_mean, replies_per_batch_max, "
+    "finished_by_connection from steadydb_stat_reply_batches"
 )
 ACTIVITY = "select pid, state, wait_event_type, wait_event, query from pg_stat_activity"
 
@@ -136,6 +140,7 @@ def test_group_commit_visible_in_pg_stat_wal(server, db):
     db.drop_later("test")
     script = REPO_ROOT / "bench" / "workloads" / "insert_serial.sql"
     before = wal_stats(conn)
+    batches_before = one_row(conn, REPLY_BATCHES, "steadydb_stat_reply_batches")
     res = run_pgbench(
         server, "-n", "-M", "prepared", "-c", "32", "-j", "2", "-T", str(GROUP_COMMIT_TIME), "-f", str(script),
         timeout=GROUP_COMMIT_TIME + 60,
@@ -150,6 +155,17 @@ def test_group_commit_visible_in_pg_stat_wal(server, db):
     assert records >= processed, f"{processed} commits but only {records} WAL records"
     assert syncs >= 1
     assert syncs * 10 <= processed, f"{syncs} syncs for {processed} commits: group commit does not group"
+    # With 32 clients busy at once, their replies leave in batches (where io_uring works);
+    # every transaction above was acknowledged through them and counted.
+    batches = one_row(conn, REPLY_BATCHES, "steadydb_stat_reply_batches")
+    print(f"reply batches before {batches_before}\nafter  {batches}")
+    assert batches["state"] in ("on", "unavailable"), batches
+    if batches["state"] == "on":
+        sent = batches["replies"] - batches_before["replies"]
+        assert batches["batches"] > batches_before["batches"]
+        assert sent >= batches["batches"] - batches_before["batches"]
+        assert batches["replies_per_batch_max"] >= 2, batches
+        assert 1 <= batches["replies_per_batch_mean"] <= batches["replies_per_batch_max"]
 
 
 def test_pg_stat_activity_shows_own_session(db):
