@@ -16,7 +16,8 @@
 //! - `startup`: SSL/GSS refusal, CancelRequest, StartupMessage, the greeting;
 //! - `connection`: the message loop and the simple query protocol;
 //! - `extended`: Parse/Bind/Describe/Execute/Close, statements and portals;
-//! - `copy`: COPY FROM STDIN.
+//! - `copy`: COPY FROM STDIN;
+//! - `reply_batch`: the replies of many connections sent with one system call.
 //!
 //! # Invariants
 //!
@@ -34,7 +35,8 @@
 //!   a message boundary, and reach the socket only at ReadyForQuery, at Flush, on entering
 //!   COPY IN, before blocking on a read with nothing left to parse, or when the buffer
 //!   passes [`WIRE_WRITE_BUFFER_BYTES`]. Reads fetch large chunks, so pipelined messages
-//!   are parsed without a syscall each.
+//!   are parsed without a syscall each. While other connections are busy too, the reply
+//!   that ends a round trip goes out with theirs in one system call (`reply_batch`).
 //! - **After an error in the extended protocol, messages are discarded until Sync**, which
 //!   answers ReadyForQuery. An error in a simple query skips its remaining statements.
 //! - **Portals die with their transaction** (at the Sync or statement that ends it, as

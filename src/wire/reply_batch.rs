@@ -222,7 +222,7 @@ fn join(fd: RawFd, data: Bytes) -> Membership {
                 };
             }
         }
-        let mut entries = Vec::with_capacity(REPLY_BATCH_MAX_SENDS);
+        let mut entries = Vec::with_capacity(16);
         entries.push(Entry {
             fd,
             data,
