@@ -516,6 +516,15 @@ impl Session {
         Ok(())
     }
 
+    /// Whether another transaction waits for a row lock this session's transaction holds:
+    /// its replies should not wait for anything (see `wire::reply_batch`).
+    pub fn blocks_others(&self) -> bool {
+        match &self.txn {
+            Some(t) if !t.locks.is_empty() => self.engine.txn.locks.is_waited_on(t.id),
+            _ => false,
+        }
+    }
+
     pub fn txn_status(&self) -> TxnStatus {
         match &self.txn {
             Some(t) if t.explicit && t.failed => TxnStatus::Failed,

@@ -245,6 +245,11 @@ impl LockTable {
         Ok(())
     }
 
+    /// Whether another transaction is waiting for a lock that `txn` holds.
+    pub fn is_waited_on(&self, txn: TxnId) -> bool {
+        self.waits_for.lock().values().any(|&holder| holder == txn)
+    }
+
     /// Release every lock in `keys` held by `txn`, waking one waiting task per key and
     /// every blocked thread of the shard.
     pub fn release_all(&self, txn: TxnId, keys: &[(TableId, Key)]) {
@@ -317,6 +322,34 @@ mod tests {
         assert_eq!(
             waiter.join().unwrap().unwrap_err().code,
             SqlState::QUERY_CANCELED
+        );
+    }
+
+    #[test]
+    fn a_holder_knows_when_others_wait_for_it() {
+        let locks = Arc::new(LockTable::default());
+        let no = AtomicBool::new(false);
+        locks.lock(TxnId(1), TableId(1), b"k", &no).unwrap();
+        assert!(!locks.is_waited_on(TxnId(1)));
+        let l2 = locks.clone();
+        let waiter = std::thread::spawn(move || {
+            l2.lock(TxnId(2), TableId(1), b"k", &AtomicBool::new(false))
+                .unwrap()
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !locks.is_waited_on(TxnId(1)) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the wait was never seen"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!locks.is_waited_on(TxnId(2)));
+        locks.release_all(TxnId(1), &[(TableId(1), b"k".to_vec())]);
+        assert!(waiter.join().unwrap());
+        assert!(
+            !locks.is_waited_on(TxnId(1)),
+            "a finished wait is forgotten"
         );
     }
 }

@@ -491,7 +491,13 @@ impl Protocol {
             self.portals.clear();
         }
         io.output.ready_for_query(status);
-        io.flush_reply().await;
+        if self.session.blocks_others() {
+            // Others wait for this transaction's locks: the sooner its client has the
+            // reply, the sooner it commits and lets them go.
+            io.flush().await;
+        } else {
+            io.flush_reply().await;
+        }
     }
 
     /// After a statement ran: if it ended a transaction block, its portals are gone.
