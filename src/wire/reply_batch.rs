@@ -15,6 +15,12 @@
 //! `IORING_OP_SEND` per reply. The clients are all woken inside that one system call, and
 //! the core changes hands once per batch, when it returns.
 //!
+//! Not every reply waits. One is written at once when its connection is the only busy one
+//! (there is nothing to batch with), when the client has already sent more (a pipelining
+//! client), and when its transaction holds a row lock another transaction waits for (the
+//! sooner that client has its reply, the sooner the lock is released). The connection
+//! layer decides; this module only batches.
+//!
 //! # Invariants
 //!
 //! - **Every reply is written whole, in order, or the connection is marked broken.** A send
