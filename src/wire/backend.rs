@@ -112,11 +112,15 @@ impl Output {
     /// Take everything buffered, leaving the buffer empty.
     pub fn take(&mut self) -> Bytes {
         let taken = self.buf.split().freeze();
-        // One huge reply should not pin its memory for the rest of the session.
+        self.release_if_huge();
+        taken
+    }
+
+    /// One huge reply should not pin its memory for the rest of the session.
+    fn release_if_huge(&mut self) {
         if self.buf.capacity() > 4 * WIRE_WRITE_BUFFER_BYTES {
             self.buf = BytesMut::with_capacity(8 * 1024);
         }
-        taken
     }
 
     /// Write everything buffered with one `write_all` and empty the buffer.
@@ -129,10 +133,7 @@ impl Output {
             Err(e) => Err(e),
         };
         self.buf.clear();
-        // One huge reply should not pin its memory for the rest of the session.
-        if self.buf.capacity() > 4 * WIRE_WRITE_BUFFER_BYTES {
-            self.buf = BytesMut::with_capacity(8 * 1024);
-        }
+        self.release_if_huge();
         result
     }
 

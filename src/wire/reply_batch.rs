@@ -182,6 +182,16 @@ struct Membership {
     done: bool,
 }
 
+impl Membership {
+    fn new(batch: SharedBatch, index: usize) -> Membership {
+        Membership {
+            batch,
+            index,
+            done: false,
+        }
+    }
+}
+
 impl Drop for Membership {
     fn drop(&mut self) {
         if !self.done {
@@ -210,41 +220,27 @@ pub async fn send(fd: RawFd, data: Bytes) -> Sent {
 }
 
 fn join(fd: RawFd, data: Bytes) -> Membership {
+    let entry = Entry {
+        fd,
+        data,
+        withdrawn: false,
+        outcome: None,
+    };
     OPEN.with(|open| {
         let mut open = open.borrow_mut();
         if let Some(batch) = open.as_ref() {
             let mut b = batch.lock();
             if !b.sent && b.entries.len() < REPLY_BATCH_MAX_SENDS {
-                b.entries.push(Entry {
-                    fd,
-                    data,
-                    withdrawn: false,
-                    outcome: None,
-                });
-                return Membership {
-                    batch: batch.clone(),
-                    index: b.entries.len() - 1,
-                    done: false,
-                };
+                b.entries.push(entry);
+                return Membership::new(batch.clone(), b.entries.len() - 1);
             }
         }
-        let mut entries = Vec::with_capacity(16);
-        entries.push(Entry {
-            fd,
-            data,
-            withdrawn: false,
-            outcome: None,
-        });
         let batch = Arc::new(Mutex::new(Batch {
-            entries,
+            entries: vec![entry],
             sent: false,
         }));
         *open = Some(batch.clone());
-        Membership {
-            batch,
-            index: 0,
-            done: false,
-        }
+        Membership::new(batch, 0)
     })
 }
 
@@ -259,22 +255,30 @@ fn send_all(batch: &mut Batch) {
     STATS
         .max_replies_per_batch
         .fetch_max(replies, Ordering::Relaxed);
-    let result = RING.with(|ring| {
-        let mut ring = ring.borrow_mut();
-        if ring.is_none() {
-            *ring = Some(new_ring()?);
-        }
-        match ring.as_mut() {
-            Some(ring) => submit(ring, &mut batch.entries),
-            None => Err(io::Error::other("no ring")),
-        }
+    // The ring goes back to its slot only after a successful submission: after a failed
+    // one, dropping it makes sure the kernel never reads what was left in it.
+    let result = RING.with(|slot| {
+        let mut ring = match slot.borrow_mut().take() {
+            Some(ring) => ring,
+            None => new_ring()?,
+        };
+        submit(&mut ring, &mut batch.entries)?;
+        *slot.borrow_mut() = Some(ring);
+        Ok(())
     });
     if let Err(e) = result {
         // Replies without an outcome were never read by the kernel: their tasks write them.
-        RING.with(|ring| ring.borrow_mut().take());
-        if SUPPORT.swap(UNAVAILABLE, Ordering::Relaxed) != UNAVAILABLE {
-            tracing::warn!(error = %e, "batched reply send failed; replies are sent one by one from now on");
-        }
+        give_up(
+            &e,
+            "batched reply send failed; replies are sent one by one from now on",
+        );
+    }
+}
+
+/// Stop batching for the rest of the server's life, logging why once.
+fn give_up(e: &io::Error, why: &str) {
+    if SUPPORT.swap(UNAVAILABLE, Ordering::Relaxed) != UNAVAILABLE {
+        tracing::warn!(error = %e, "{why}");
     }
 }
 
@@ -299,9 +303,7 @@ fn new_ring() -> io::Result<IoUring> {
             Ok(ring)
         }
         Err(e) => {
-            if SUPPORT.swap(UNAVAILABLE, Ordering::Relaxed) != UNAVAILABLE {
-                tracing::info!(error = %e, "io_uring is not available; replies are sent one by one");
-            }
+            give_up(&e, "io_uring is not available; replies are sent one by one");
             Err(e)
         }
     }
@@ -396,6 +398,16 @@ mod tests {
         out
     }
 
+    /// Send one reply in a batch of its own (on this test's thread) and take its outcome.
+    fn send_alone(fd: RawFd, data: Bytes) -> Option<Sent> {
+        let mut member = join(fd, data);
+        let batch = member.batch.clone();
+        send_all(&mut batch.lock());
+        member.done = true;
+        let outcome = batch.lock().entries[member.index].outcome.take();
+        outcome
+    }
+
     #[test]
     fn a_batch_sends_every_reply_whole_and_skips_withdrawn_ones() {
         if !ring_works() {
@@ -448,17 +460,13 @@ mod tests {
         }
         let (ours, mut peer) = pair();
         let reply = Bytes::from(vec![7u8; 8 << 20]);
-        let member = join(ours.as_raw_fd(), reply.clone());
-        let batch = member.batch.clone();
-        send_all(&mut batch.lock());
-        let outcome = batch.lock().entries[member.index].outcome.take();
+        let outcome = send_alone(ours.as_raw_fd(), reply.clone());
         let Some(Sent::Bytes(n)) = outcome else {
             panic!("unexpected outcome {outcome:?}");
         };
         assert!(n < reply.len(), "8 MiB fit in a socket buffer");
         let got = received(&mut peer);
         assert_eq!(got.len(), n);
-        drop(member);
     }
 
     #[test]
@@ -469,12 +477,8 @@ mod tests {
         }
         let (ours, peer) = pair();
         drop(peer);
-        let member = join(ours.as_raw_fd(), Bytes::from_static(b"reply"));
-        let batch = member.batch.clone();
-        send_all(&mut batch.lock());
-        let outcome = batch.lock().entries[member.index].outcome.take();
+        let outcome = send_alone(ours.as_raw_fd(), Bytes::from_static(b"reply"));
         assert!(matches!(outcome, Some(Sent::Failed(_))), "{outcome:?}");
-        drop(member);
     }
 
     #[test]
