@@ -11,11 +11,11 @@ use std::sync::Arc;
 use super::bind::{AggCall, AggFunc};
 use super::expr::{numeric_div, EvalContext, Expr};
 use super::plan::*;
-use super::session::TxnState;
+use super::session::{LockWait, TxnState};
 use super::Engine;
 use crate::error::{Error, Result, SqlState};
-use crate::storage::{BulkLoad, Key, Row, Table, TableDef};
-use crate::txn::{Isolation, SessionSlot};
+use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId};
+use crate::txn::{Increment, Isolation, SessionSlot, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
@@ -126,6 +126,26 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
         .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
     }
     Ok(row)
+}
+
+/// Apply deferred increments to the latest version of a row, checked as an UPDATE's new
+/// row is. The row exists: its holders keep it.
+pub fn apply_increments(table: &Table, key: &[u8], incs: &[Increment]) -> Result<Vec<Value>> {
+    let Some(current) = table.latest(key)?.and_then(|v| v.row) else {
+        return Err(Error::internal(
+            "a row with deferred increments has no committed version",
+        ));
+    };
+    let mut new = current.to_vec();
+    for inc in incs {
+        let value = &new[inc.column];
+        new[inc.column] = if inc.operand_first {
+            types::arith(inc.op, &inc.operand, value)?
+        } else {
+            types::arith(inc.op, value, &inc.operand)?
+        };
+    }
+    check_row(&table.def(), new)
 }
 
 impl Executor<'_> {
@@ -328,21 +348,146 @@ impl Executor<'_> {
         if self.txn.writes.get(table.id, key).is_some() {
             return Ok(());
         }
+        self.acquire(table.id, key, Want::Write, true)
+    }
+
+    /// Get `want` on a key, waiting if someone is in the way: as a task, by stopping the
+    /// statement (if it has changed nothing yet, see `Outcome::WaitForLock`), else by
+    /// blocking. `new_lock`: the transaction does not hold the key yet.
+    fn acquire(&mut self, table: TableId, key: &[u8], want: Want, new_lock: bool) -> Result<()> {
         let locks = &self.engine.txn.locks;
-        if locks.try_lock(self.txn.id, table.id, key) {
-            self.txn.locks.push((table.id, key.to_vec()));
-            return Ok(());
+        if !locks.try_lock(self.txn.id, table, key, want) {
+            if self.defer_lock_waits == Some(self.txn.writes.row_count()) {
+                self.txn.lock_wait = Some(LockWait {
+                    table,
+                    key: key.to_vec(),
+                    want,
+                    new_lock,
+                });
+                return Err(Error::internal("the statement waits for a row lock"));
+            }
+            *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
+            let r = locks.lock(self.txn.id, table, key, want, &self.slot.cancel);
+            *self.slot.wait_event.lock() = None;
+            r?;
         }
-        if self.defer_lock_waits == Some(self.txn.writes.row_count()) {
-            self.txn.lock_wait = Some((table.id, key.to_vec()));
-            return Err(Error::internal("the statement waits for a row lock"));
+        if new_lock {
+            self.txn.locks.push((table, key.to_vec()));
         }
-        *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
-        let r = locks.lock(self.txn.id, table.id, key, &self.slot.cancel);
-        *self.slot.wait_event.lock() = None;
-        r?;
-        self.txn.locks.push((table.id, key.to_vec()));
         Ok(())
+    }
+
+    /// Before a statement reads or rewrites rows of `tables` (None: of every table), turn
+    /// this transaction's deferred increments to them into ordinary writes: become each
+    /// row's owner (once every earlier holder has gone) and apply the increments to the
+    /// latest version, so the statement sees exactly what this transaction will commit.
+    pub fn materialize(&mut self, tables: Option<&[TableId]>) -> Result<()> {
+        let pending: Vec<(Arc<Table>, Key)> = self
+            .txn
+            .writes
+            .tables
+            .values()
+            .filter(|w| tables.is_none_or(|ts| ts.contains(&w.table.id)))
+            .flat_map(|w| w.increments.keys().map(|k| (w.table.clone(), k.clone())))
+            .collect();
+        for (table, key) in pending {
+            self.acquire(table.id, &key, Want::Write, false)?;
+            let w = self.txn.writes.table_mut(&table);
+            let Some(incs) = w.increments.remove(&key) else {
+                continue;
+            };
+            // Under the key's latch: a holder that passed its commit-order check before
+            // we became the owner installs before we read.
+            let latch = self
+                .engine
+                .txn
+                .locks
+                .latch_increments(std::iter::once((table.id, key.as_slice())));
+            let row = apply_increments(&table, &key, &incs);
+            drop(latch);
+            w.rows.insert(key, Some(row?.into()));
+        }
+        Ok(())
+    }
+
+    /// Before COMMIT: wait until no other transaction owns a row this one holds with
+    /// deferred increments (see `txn::Want::CommitOrder`).
+    pub fn commit_order(&mut self) -> Result<()> {
+        let keys: Vec<(TableId, Key)> = self
+            .txn
+            .writes
+            .tables
+            .values()
+            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.clone())))
+            .collect();
+        for (table, key) in keys {
+            self.acquire(table, &key, Want::CommitOrder, false)?;
+        }
+        Ok(())
+    }
+
+    /// An UPDATE that only increments columns of one row named by its key holds the row
+    /// with a deferred increment, shared with other increments (see
+    /// `txn::Want::Increment`). Returns None to run the UPDATE the ordinary way; else the
+    /// row count.
+    fn defer_increment(
+        &mut self,
+        plan: &UpdatePlan,
+        incs: &[IncrementPlan],
+    ) -> Result<Option<u64>> {
+        let scan = &plan.scan;
+        let table = &scan.table;
+        if !self.txn.explicit
+            || self.txn.isolation != Isolation::ReadCommitted
+            || self.txn.writes.table(table.id).is_some_and(|w| w.truncated)
+        {
+            return Ok(None);
+        }
+        let Some((Bound::Included(key), _)) = self.bounds(scan)? else {
+            return Ok(None);
+        };
+        if self.txn.writes.get(table.id, &key).is_some() {
+            return Ok(None);
+        }
+        let held = self
+            .txn
+            .writes
+            .table(table.id)
+            .is_some_and(|w| w.increments.contains_key(&key));
+        if !held {
+            self.acquire(table.id, &key, Want::Increment, true)?;
+            // The row must be one this statement sees; while we hold it, nobody deletes it
+            // or changes its key.
+            let visible = match scan.table.get(&key, self.snapshot)? {
+                Some(row) => self.matches(&scan.filter, &row)?,
+                None => false,
+            };
+            if !visible {
+                self.engine
+                    .txn
+                    .locks
+                    .release_all(self.txn.id, &[(table.id, key)]);
+                return Ok(Some(0));
+            }
+        }
+        let mut added = Vec::with_capacity(incs.len());
+        for inc in incs {
+            added.push(Increment {
+                column: inc.column,
+                op: inc.op,
+                operand: self.eval(&inc.operand, &[])?,
+                operand_first: inc.operand_first,
+            });
+        }
+        let w = self.txn.writes.table_mut(table);
+        let mut all = w.increments.get(&key).cloned().unwrap_or_default();
+        all.extend(added);
+        // Errors (overflow, NOT NULL) show now, against the latest version, as they would
+        // for an ordinary UPDATE; the commit applies the increments again to the version
+        // it finds then.
+        apply_increments(table, &key, &all)?;
+        w.increments.insert(key, all);
+        Ok(Some(1))
     }
 
     /// Lock a row we saw, then return the version to act on: our snapshot's version if it
@@ -437,6 +582,11 @@ impl Executor<'_> {
 
     pub fn update(&mut self, plan: &UpdatePlan) -> Result<(u64, Vec<Vec<Value>>)> {
         self.refuse_if_bulk_loaded(&plan.scan.table)?;
+        if let Some(incs) = plan.increments.as_ref().filter(|_| plan.defer.allowed()) {
+            if let Some(n) = self.defer_increment(plan, incs)? {
+                return Ok((n, Vec::new()));
+            }
+        }
         let scan = &plan.scan;
         let def = &scan.def;
         let candidates = self.collect(scan)?;
@@ -462,6 +612,7 @@ impl Executor<'_> {
                 key.clone()
             };
             if new_key != key {
+                self.acquire(scan.table.id, &key, Want::Sole, false)?;
                 self.claim_key(&scan.table, def, &new_key, &new)?;
                 self.txn.writes.put(&scan.table, key, None);
             }
@@ -506,6 +657,7 @@ impl Executor<'_> {
             let Some(current) = self.lock_and_recheck(scan, &key, seen)? else {
                 continue;
             };
+            self.acquire(scan.table.id, &key, Want::Sole, false)?;
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &current)?);
             }

@@ -286,41 +286,42 @@ impl Expr {
 
     /// Whether the expression reads no column (so it can be evaluated once per statement).
     pub fn is_row_independent(&self) -> bool {
+        self.reads_only(&|_| false)
+    }
+
+    /// Whether the expression reads no column but those `column_ok` accepts, and calls no
+    /// volatile function.
+    pub fn reads_only(&self, column_ok: &impl Fn(usize) -> bool) -> bool {
+        let go = |e: &Expr| e.reads_only(column_ok);
         match self {
             Expr::Const(_) | Expr::Param(_) => true,
-            Expr::Column(_) => false,
+            Expr::Column(c) => column_ok(*c),
             Expr::Neg(e)
             | Expr::Not(e)
             | Expr::IsNull(e, _)
             | Expr::IsBool(e, _, _)
-            | Expr::Cast(e, _) => e.is_row_independent(),
+            | Expr::Cast(e, _) => go(e),
             Expr::Arith(_, a, b)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b)
             | Expr::Concat(a, b)
-            | Expr::IsDistinct(a, b, _) => a.is_row_independent() && b.is_row_independent(),
-            Expr::Like { expr, pattern, .. } => {
-                expr.is_row_independent() && pattern.is_row_independent()
-            }
-            Expr::InList { expr, list, .. } => {
-                expr.is_row_independent() && list.iter().all(Expr::is_row_independent)
-            }
+            | Expr::IsDistinct(a, b, _) => go(a) && go(b),
+            Expr::Like { expr, pattern, .. } => go(expr) && go(pattern),
+            Expr::InList { expr, list, .. } => go(expr) && list.iter().all(go),
             Expr::Case {
                 operand,
                 whens,
                 otherwise,
             } => {
-                operand.as_ref().is_none_or(|o| o.is_row_independent())
-                    && whens
-                        .iter()
-                        .all(|(a, b)| a.is_row_independent() && b.is_row_independent())
-                    && otherwise.as_ref().is_none_or(|o| o.is_row_independent())
+                operand.as_ref().is_none_or(|o| go(o))
+                    && whens.iter().all(|(a, b)| go(a) && go(b))
+                    && otherwise.as_ref().is_none_or(|o| go(o))
             }
             // Volatile functions must run per row.
             Expr::Func(f, args) => {
                 !matches!(f, Func::Random | Func::ClockTimestamp | Func::Nextval)
-                    && args.iter().all(Expr::is_row_independent)
+                    && args.iter().all(go)
             }
         }
     }

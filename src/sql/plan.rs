@@ -91,6 +91,61 @@ pub struct UpdatePlan {
     pub scan: ScanPlan,
     pub assignments: Vec<(usize, Expr)>,
     pub returning: Vec<Expr>,
+    /// The same assignments as increments, when the UPDATE may defer them (see
+    /// `Executor::defer_increment`): it names one row by its whole key, its WHERE reads
+    /// only key columns, it returns nothing, and every assignment is
+    /// `c = c + e`, `c = c - e` or `c = e + c` for a numeric non-key column `c` and a
+    /// row-independent `e`. Then the statement's outcome does not depend on the row's
+    /// other contents, so the increments may be applied to whatever version is latest
+    /// when the transaction commits.
+    pub increments: Option<Vec<IncrementPlan>>,
+    /// Whether this statement defers its increments, learned per plan (see
+    /// [`DeferIncrements`]).
+    pub defer: DeferIncrements,
+}
+
+/// Whether an UPDATE whose assignments are increments defers them. Deferring pays only
+/// for a row the transaction does not read again: one it reads must first be fixed
+/// ("materialized", which waits for the increments ahead of it), and a transaction that
+/// waits there while holding other rows could deadlock where an ordinary UPDATE, which
+/// waits before taking anything, would not. So a plan starts by running the ordinary
+/// way; once a transaction that ran it commits without having touched its table again
+/// afterwards, it defers; a transaction that touches the table after it (reads, writes
+/// or DDL) turns deferring off for good.
+#[derive(Default)]
+pub struct DeferIncrements(std::sync::atomic::AtomicU8);
+
+impl DeferIncrements {
+    const UNTRIED: u8 = 0;
+    const ALLOWED: u8 = 1;
+    const NEVER: u8 = 2;
+
+    pub fn allowed(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) == Self::ALLOWED
+    }
+
+    /// A transaction that ran the plan touched its table again.
+    pub fn touched_after(&self) {
+        self.0
+            .store(Self::NEVER, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A transaction that ran the plan committed without touching its table again.
+    pub fn committed_untouched(&self) {
+        let _ = self.0.compare_exchange(
+            Self::UNTRIED,
+            Self::ALLOWED,
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+}
+
+pub struct IncrementPlan {
+    pub column: usize,
+    pub op: crate::types::ArithOp,
+    pub operand: Expr,
+    pub operand_first: bool,
 }
 
 pub struct DeletePlan {

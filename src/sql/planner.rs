@@ -16,7 +16,7 @@ use super::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{Column, Table, TableDef};
 use crate::txn::Isolation;
-use crate::types::DataType;
+use crate::types::{ArithOp, DataType};
 
 pub struct Planned {
     pub plan: Plan,
@@ -1344,10 +1344,13 @@ impl Planner<'_> {
         let assignments = self.assignments(&u.assignments, &def, &scope)?;
         let scan = self.target_scan(table.clone(), &scope, &u.selection)?;
         let returning = self.returning(&u.returning, &scope, &table)?;
+        let increments = increment_form(&def, &scan, &assignments, &returning);
         Ok(Plan::Update(Box::new(UpdatePlan {
             scan,
             assignments,
             returning,
+            increments,
+            defer: Default::default(),
         })))
     }
 
@@ -1430,4 +1433,53 @@ fn fit_insert_targets(targets: &mut Vec<usize>, width: usize, explicit: bool) ->
         targets.truncate(width);
     }
     Ok(())
+}
+
+/// The UPDATE as deferrable increments, if it is one (see [`UpdatePlan::increments`]).
+fn increment_form(
+    def: &TableDef,
+    scan: &ScanPlan,
+    assignments: &[(usize, Expr)],
+    returning: &[Expr],
+) -> Option<Vec<IncrementPlan>> {
+    let is_key = |c: usize| def.primary_key.contains(&c);
+    let names_one_row = matches!(scan.access, Access::Point(_))
+        && scan.filter.as_ref().is_none_or(|f| f.reads_only(&is_key));
+    if !names_one_row || !returning.is_empty() || assignments.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(assignments.len());
+    for (column, e) in assignments {
+        let column = *column;
+        let numeric = matches!(
+            def.columns[column].data_type,
+            DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_)
+        );
+        if is_key(column) || !numeric {
+            return None;
+        }
+        let e = match e {
+            Expr::Cast(inner, ty) if *ty == def.columns[column].data_type => inner.as_ref(),
+            e => e,
+        };
+        let Expr::Arith(op, a, b) = e else {
+            return None;
+        };
+        let own = |x: &Expr| matches!(x, Expr::Column(c) if *c == column);
+        let (operand, operand_first) = match op {
+            ArithOp::Add | ArithOp::Sub if own(a) => (b.as_ref(), false),
+            ArithOp::Add if own(b) => (a.as_ref(), true),
+            _ => return None,
+        };
+        if !operand.is_row_independent() {
+            return None;
+        }
+        out.push(IncrementPlan {
+            column,
+            op: *op,
+            operand: operand.clone(),
+            operand_first,
+        });
+    }
+    Some(out)
 }

@@ -17,7 +17,9 @@ use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
-use crate::txn::{records, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnId, WriteSet};
+use crate::txn::{
+    records, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnId, Want, WriteSet,
+};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 use crate::wal::{RecordKind, SyncLevel};
@@ -113,6 +115,15 @@ enum Undo {
     Dropped(Arc<Table>, Vec<Arc<Sequence>>),
 }
 
+/// A row lock a statement stopped at, to be awaited before it runs again.
+pub struct LockWait {
+    pub table: TableId,
+    pub key: Key,
+    pub want: Want,
+    /// The transaction does not hold the key yet: it joins `TxnState::locks` once granted.
+    pub new_lock: bool,
+}
+
 /// The session's current transaction.
 pub struct TxnState {
     pub id: TxnId,
@@ -130,8 +141,10 @@ pub struct TxnState {
     pub logged_upto: u64,
     pub locks: Vec<(TableId, Key)>,
     /// A row lock the current statement stopped at (see [`Outcome::WaitForLock`]).
-    pub lock_wait: Option<(TableId, Key)>,
+    pub lock_wait: Option<LockWait>,
     pub start_us: i64,
+    /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
+    increment_plans: Vec<Arc<Plan>>,
     undo: Vec<Undo>,
     /// Settings changed by SET LOCAL, with the values to restore.
     local_restore: Vec<(&'static str, Option<String>)>,
@@ -441,7 +454,7 @@ impl Session {
         let Some(t) = self.txn.as_mut() else {
             return Ok(());
         };
-        let Some((table, key)) = t.lock_wait.take() else {
+        let Some(wait) = t.lock_wait.take() else {
             return Ok(());
         };
         let id = t.id;
@@ -450,13 +463,13 @@ impl Session {
             .engine
             .txn
             .locks
-            .lock_async(id, table, &key, &self.slot.cancel)
+            .lock_async(id, wait.table, &wait.key, wait.want, &self.slot.cancel)
             .await;
         *self.slot.wait_event.lock() = None;
         match locked {
             Ok(()) => {
-                if let Some(t) = self.txn.as_mut() {
-                    t.locks.push((table, key));
+                if let Some(t) = self.txn.as_mut().filter(|_| wait.new_lock) {
+                    t.locks.push((wait.table, wait.key));
                 }
                 Ok(())
             }
@@ -487,6 +500,7 @@ impl Session {
                     locks: std::mem::take(&mut t.locks),
                     lock_wait: None,
                     start_us: t.start_us,
+                    increment_plans: Vec::new(),
                     undo: std::mem::take(&mut t.undo),
                     local_restore: Vec::new(),
                 };
@@ -577,6 +591,7 @@ impl Session {
                 locks: Vec::new(),
                 lock_wait: None,
                 start_us: now_us(),
+                increment_plans: Vec::new(),
                 undo: Vec::new(),
                 local_restore: Vec::new(),
             });
@@ -601,7 +616,21 @@ impl Session {
             self.rollback(t);
             return Err(e);
         }
+        let engine = self.engine.clone();
+        // Held until the commit is installed (see `apply_increments`).
+        let _latches = match self.apply_increments(&engine, &mut t) {
+            Ok(latches) => latches,
+            Err(e) => {
+                self.rollback(t);
+                return Err(e);
+            }
+        };
         let level = self.sync_level();
+        for p in std::mem::take(&mut t.increment_plans) {
+            if let Plan::Update(u) = p.as_ref() {
+                u.defer.committed_untouched();
+            }
+        }
         let request = CommitRequest {
             txn: t.id,
             writes: t.writes,
@@ -620,6 +649,47 @@ impl Session {
             self.engine.txn.finish_commit(flight, Some(&self.slot));
         }
         Ok(())
+    }
+
+    /// Turn the transaction's deferred increments into after-images of each row's latest
+    /// version. Returns the increment latches of those rows, which the caller holds until
+    /// the commit has installed them: nobody else applies to the rows meanwhile. Under the
+    /// latches, no other transaction may own one of the rows (`Want::CommitOrder`); one
+    /// that does is waited for, blocking (the task already waited before COMMIT ran, so
+    /// this is only a race with a holder that has just turned owner).
+    fn apply_increments<'e>(
+        &self,
+        engine: &'e Engine,
+        t: &mut TxnState,
+    ) -> Result<Vec<parking_lot::MutexGuard<'e, ()>>> {
+        if !t.writes.has_increments() {
+            return Ok(Vec::new());
+        }
+        let locks = &engine.txn.locks;
+        let keys: Vec<(TableId, Key)> = t
+            .writes
+            .tables
+            .values()
+            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.clone())))
+            .collect();
+        let latches = loop {
+            let latches = locks.latch_increments(keys.iter().map(|(t, k)| (*t, k.as_slice())));
+            let blocked = keys
+                .iter()
+                .find(|(table, key)| !locks.try_lock(t.id, *table, key, Want::CommitOrder));
+            let Some((table, key)) = blocked else {
+                break latches;
+            };
+            drop(latches);
+            locks.lock(t.id, *table, key, Want::CommitOrder, &self.slot.cancel)?;
+        };
+        for w in t.writes.tables.values_mut() {
+            for (key, incs) in std::mem::take(&mut w.increments) {
+                let row = super::executor::apply_increments(&w.table, &key, &incs)?;
+                w.rows.insert(key, Some(row.into()));
+            }
+        }
+        Ok(latches)
     }
 
     /// Let commits be finished by the caller, as a task ([`Session::finish_commit`]),
@@ -727,7 +797,38 @@ impl Session {
                 tag: tag.to_string(),
             })
         };
+        if let Some(t) = self.txn.as_ref().filter(|t| !t.increment_plans.is_empty()) {
+            if let Some(tables) = touched_tables(plan) {
+                for p in &t.increment_plans {
+                    if let Plan::Update(u) = p.as_ref() {
+                        if tables
+                            .as_ref()
+                            .is_none_or(|ts| ts.contains(&u.scan.table.id))
+                        {
+                            u.defer.touched_after();
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(t) = self.txn.as_ref().filter(|t| t.writes.has_increments()) {
+            if let Some(tables) = touched_tables(plan) {
+                self.with_executor(Lsn::ZERO, params, |exec| {
+                    exec.materialize(tables.as_deref())
+                })?;
+            } else if matches!(plan, Plan::Commit) && !t.failed {
+                // Wait here, as a task, for the owners ahead of our increments.
+                self.with_executor(Lsn::ZERO, params, |exec| exec.commit_order())?;
+            }
+        }
         match plan {
+            Plan::Update(u) if u.increments.is_some() => {
+                let t = self.txn();
+                if !t.increment_plans.iter().any(|p| Arc::ptr_eq(p, plan_arc)) {
+                    t.increment_plans.push(plan_arc.clone());
+                }
+                self.run_dml(plan, fields, params)
+            }
             Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => {
                 self.run_dml(plan, fields, params)
             }
@@ -1213,6 +1314,47 @@ impl Session {
             SqlState::QUERY_CANCELED,
             format!("COPY from stdin failed: {message}"),
         )
+    }
+}
+
+/// The tables whose rows a statement reads or rewrites, so the transaction's deferred
+/// increments to them must become ordinary writes first: `Some(None)` for every table,
+/// None for none. An UPDATE that may defer increments itself reads only its own row,
+/// and adds to an increment it already deferred there.
+fn touched_tables(plan: &Plan) -> Option<Option<Vec<TableId>>> {
+    let scanned = |s: &Option<super::plan::ScanPlan>| -> Vec<TableId> {
+        s.iter()
+            .filter(|scan| scan.system.is_none())
+            .map(|scan| scan.table.id)
+            .collect()
+    };
+    match plan {
+        Plan::Select(sel) => Some(Some(scanned(&sel.source))),
+        Plan::Insert(ins) => {
+            let mut tables = vec![ins.table.id];
+            if let super::plan::InsertSource::Select(sel) = &ins.source {
+                tables.extend(scanned(&sel.source));
+            }
+            Some(Some(tables))
+        }
+        Plan::Update(upd) if upd.increments.is_some() => None,
+        Plan::Update(upd) => Some(Some(vec![upd.scan.table.id])),
+        Plan::Delete(del) => Some(Some(vec![del.scan.table.id])),
+        Plan::Copy(cp) => Some(Some(vec![cp.table.id])),
+        Plan::CreateTable { .. }
+        | Plan::DropTable { .. }
+        | Plan::Truncate { .. }
+        | Plan::AddPrimaryKey { .. } => Some(None),
+        Plan::Begin { .. }
+        | Plan::SetTransaction { .. }
+        | Plan::Commit
+        | Plan::Rollback
+        | Plan::Set { .. }
+        | Plan::Reset { .. }
+        | Plan::Show { .. }
+        | Plan::ShowAll
+        | Plan::Checkpoint
+        | Plan::Maintenance { .. } => None,
     }
 }
 

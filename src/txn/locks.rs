@@ -1,13 +1,30 @@
-//! The row-lock table: exclusive locks on (table, key), held until the transaction's
-//! commit record is appended (or it aborts).
+//! The row-lock table: locks on (table, key), held until the transaction's commit record
+//! is appended (or it aborts).
+//!
+//! A key's lock has at most one **owner**, the transaction whose after-image of the row
+//! is fixed, and any number of **deferring** holders, transactions that added a
+//! commutative increment to the row (`SET c = c + $1 WHERE <key> = ...`, see
+//! `sql::executor`) and will apply it to the latest version at their commit. Increments
+//! share a row ([`Want::Increment`]) unless an ordinary writer owns it or waits for it,
+//! so a hot counter row is not held across round trips, and a writer is never starved.
+//!
+//! The rules that keep the row's history serial:
+//! - An ordinary writer ([`Want::Write`]) owns the row alone: it waits for every holder.
+//! - A deferring holder that must read or rewrite its row ("materializing") becomes the
+//!   owner only once every earlier holder has gone, and then reads the latest version.
+//!   Increments may still join after it: they are applied after its after-image.
+//! - A deferring holder commits only when no other transaction owns the row
+//!   ([`Want::CommitOrder`]). Deferring holders apply among themselves in any order, one
+//!   at a time per key ([`LockTable::latch_increments`]).
+//! - Deleting a row or changing its key needs the owner to be the only holder
+//!   ([`Want::Sole`]), so an increment that was acknowledged never finds its row gone.
 //!
 //! Waiting comes in two kinds. A task (a client connection) waits with
-//! [`LockTable::lock_async`] on the key's own queue: a release wakes exactly one waiter
-//! of that key, the longest waiting, so a hot row passes from holder to holder without
-//! waking everyone queued behind it. A thread (tests, and statements that must wait
-//! in the middle of their work) waits with [`LockTable::lock`] on the shard's condvar.
-//! Both kinds record their edge in one wait-for graph, which refuses a wait that would
-//! close a cycle (40P01).
+//! [`LockTable::lock_async`] on the key's own queue: a release wakes the one task
+//! waiting for that key, or all of them when several wait, each re-checking its own
+//! condition. A thread (tests, and statements that must wait in the middle of their
+//! work) waits with [`LockTable::lock`] on the shard's condvar. Both kinds record their
+//! edges in one wait-for graph, which refuses a wait that would close a cycle (40P01).
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -32,6 +49,113 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 type LockKey = (TableId, Key);
 
+/// What a lock request asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// To write the row: be its owner. A deferring holder becomes the owner once every
+    /// earlier holder has gone.
+    Write,
+    /// To hold the row with a deferred increment.
+    Increment,
+    /// To be the owner and the only holder: to delete the row or change its key.
+    Sole,
+    /// A deferring holder's commit: no other transaction owns the row.
+    CommitOrder,
+}
+
+/// The holders of one key.
+#[derive(Default)]
+struct Held {
+    owner: Option<TxnId>,
+    /// Holders with deferred increments, in the order they joined.
+    deferring: Vec<TxnId>,
+    /// The owner is a deferring holder turned owner: increments may join after it.
+    shareable: bool,
+    /// Transactions that hold nothing here and wait to write: while any do, no increment
+    /// joins, so they are not starved.
+    writers_waiting: u32,
+}
+
+impl Held {
+    fn is_free(&self) -> bool {
+        self.owner.is_none() && self.deferring.is_empty()
+    }
+
+    fn holders(&self) -> impl Iterator<Item = TxnId> + '_ {
+        self.owner
+            .iter()
+            .copied()
+            .chain(self.deferring.iter().copied())
+    }
+
+    fn holds(&self, txn: TxnId) -> bool {
+        self.holders().any(|t| t == txn)
+    }
+
+    /// Grant `want` to `txn`, or name the transactions it has to wait for.
+    fn grant(&mut self, txn: TxnId, want: Want) -> std::result::Result<(), Vec<TxnId>> {
+        match want {
+            Want::CommitOrder => {
+                return match self.owner {
+                    Some(owner) if owner != txn => Err(vec![owner]),
+                    _ => Ok(()),
+                }
+            }
+            Want::Increment => {
+                if self.holds(txn) {
+                    return Ok(());
+                }
+                if self.writers_waiting > 0 {
+                    return Err(self.holders().collect());
+                }
+                if let Some(owner) = self.owner.filter(|_| !self.shareable) {
+                    return Err(vec![owner]);
+                }
+                self.deferring.push(txn);
+                return Ok(());
+            }
+            Want::Write | Want::Sole => {}
+        }
+        if self.owner != Some(txn) {
+            if let Some(at) = self.deferring.iter().position(|&t| t == txn) {
+                if self.owner.is_some() || at > 0 {
+                    return Err(self.holders().take(at + 1).filter(|&t| t != txn).collect());
+                }
+                self.deferring.remove(0);
+                self.owner = Some(txn);
+                self.shareable = true;
+            } else if self.is_free() {
+                self.owner = Some(txn);
+                self.shareable = false;
+            } else {
+                return Err(self.holders().collect());
+            }
+        }
+        if want == Want::Sole {
+            if !self.deferring.is_empty() {
+                return Err(self.deferring.clone());
+            }
+            self.shareable = false;
+        }
+        Ok(())
+    }
+
+    /// `txn` lets go of the key. Returns whether it held it.
+    fn release(&mut self, txn: TxnId) -> bool {
+        if self.owner == Some(txn) {
+            self.owner = None;
+        } else if let Some(at) = self.deferring.iter().position(|&t| t == txn) {
+            self.deferring.remove(at);
+        } else {
+            return false;
+        }
+        if self.is_free() {
+            self.shareable = false;
+        }
+        true
+    }
+}
+
 /// The tasks waiting for one key.
 struct Queue {
     notify: Arc<Notify>,
@@ -40,7 +164,7 @@ struct Queue {
 
 #[derive(Default)]
 struct ShardState {
-    holders: HashMap<LockKey, TxnId>,
+    held: HashMap<LockKey, Held>,
     queues: HashMap<LockKey, Queue>,
     /// Threads blocked in [`LockTable::lock`] on this shard.
     blocked_threads: usize,
@@ -55,8 +179,11 @@ struct Shard {
 
 pub struct LockTable {
     shards: Vec<Shard>,
-    /// Wait-for graph: waiting transaction → the holder it waits for.
-    waits_for: Mutex<HashMap<TxnId, TxnId>>,
+    /// Serialize the commits that apply deferred increments to the same key (striped by
+    /// the key's hash; taken in stripe order).
+    increment_latches: Vec<Mutex<()>>,
+    /// Wait-for graph: waiting transaction → the holders it waits for.
+    waits_for: Mutex<HashMap<TxnId, Vec<TxnId>>>,
     hasher: std::collections::hash_map::RandomState,
 }
 
@@ -64,21 +191,74 @@ impl Default for LockTable {
     fn default() -> Self {
         LockTable {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            increment_latches: (0..SHARDS).map(|_| Mutex::new(())).collect(),
             waits_for: Mutex::new(HashMap::new()),
             hasher: Default::default(),
         }
     }
 }
 
+/// Whether a waiting request counts as a writer waiting.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waiter {
+    /// A holder of the key, or an increment: not counted.
+    Holder,
+    /// A writer that holds nothing here: counted in `writers_waiting` while it waits.
+    Writer,
+}
+
 impl ShardState {
-    /// Take the lock if it is free (or already ours). Returns the other holder if not.
-    fn acquire(&mut self, txn: TxnId, key: &LockKey) -> Option<TxnId> {
-        match self.holders.get(key) {
-            Some(&holder) => (holder != txn).then_some(holder),
-            None => {
-                self.holders.insert(key.clone(), txn);
-                None
+    /// Try `want` for `txn`. On a refusal, returns whom to wait for, and counts a new
+    /// writer the first time (`counted`).
+    fn acquire(
+        &mut self,
+        txn: TxnId,
+        key: &LockKey,
+        want: Want,
+        counted: &mut bool,
+    ) -> std::result::Result<(), Vec<TxnId>> {
+        let held = match self.held.get_mut(key) {
+            Some(h) => h,
+            None => self.held.entry(key.clone()).or_default(),
+        };
+        let kind = if held.holds(txn) || want == Want::Increment {
+            Waiter::Holder
+        } else {
+            Waiter::Writer
+        };
+        let outcome = held.grant(txn, want);
+        match (&outcome, kind) {
+            (Ok(()), _) if *counted => {
+                held.writers_waiting -= 1;
+                *counted = false;
             }
+            (Err(_), Waiter::Writer) if !*counted => {
+                held.writers_waiting += 1;
+                *counted = true;
+            }
+            _ => {}
+        }
+        if want == Want::CommitOrder {
+            self.tidy(key);
+        }
+        outcome
+    }
+
+    /// A waiting writer gives up: it is no longer counted.
+    fn stop_counting(&mut self, key: &LockKey) {
+        if let Some(h) = self.held.get_mut(key) {
+            h.writers_waiting -= 1;
+        }
+        self.tidy(key);
+    }
+
+    fn tidy(&mut self, key: &LockKey) {
+        if self
+            .held
+            .get(key)
+            .is_some_and(|h| h.is_free() && h.writers_waiting == 0)
+        {
+            self.held.remove(key);
         }
     }
 
@@ -93,45 +273,86 @@ impl ShardState {
     }
 }
 
-/// A task's wait for a key: leaves the key's queue and the wait-for graph when dropped,
-/// however the wait ends (even if the task is dropped mid-wait).
+/// A task's wait for a key: leaves the key's queue, its count of waiting writers and the
+/// wait-for graph when dropped, however the wait ends (even if the task is dropped
+/// mid-wait).
 struct AsyncWait<'a> {
     table: &'a LockTable,
     shard: &'a Shard,
     txn: TxnId,
     lookup: LockKey,
     queued: bool,
+    counted: bool,
 }
 
 impl Drop for AsyncWait<'_> {
     fn drop(&mut self) {
-        if self.queued {
-            self.shard.state.lock().leave_queue(&self.lookup);
+        if self.queued || self.counted {
+            let mut st = self.shard.state.lock();
+            if self.queued {
+                st.leave_queue(&self.lookup);
+            }
+            if self.counted {
+                st.stop_counting(&self.lookup);
+            }
         }
         self.table.waits_for.lock().remove(&self.txn);
     }
 }
 
 impl LockTable {
-    fn shard(&self, table: TableId, key: &[u8]) -> &Shard {
+    fn stripe(&self, table: TableId, key: &[u8]) -> usize {
         let mut h = self.hasher.build_hasher();
         table.hash(&mut h);
         key.hash(&mut h);
-        &self.shards[h.finish() as usize % SHARDS]
+        h.finish() as usize % SHARDS
     }
 
-    /// Lock (table, key) for `txn` if no other transaction holds it. Returns whether
-    /// `txn` holds it now.
-    pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
+    fn shard(&self, table: TableId, key: &[u8]) -> &Shard {
+        &self.shards[self.stripe(table, key)]
+    }
+
+    /// Latch the keys whose deferred increments a commit is about to apply: hold the
+    /// guards from reading each key's latest version until the new one is installed.
+    pub fn latch_increments<'a>(
+        &self,
+        keys: impl Iterator<Item = (TableId, &'a [u8])>,
+    ) -> Vec<parking_lot::MutexGuard<'_, ()>> {
+        let mut stripes: Vec<usize> = keys.map(|(t, k)| self.stripe(t, k)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        stripes
+            .into_iter()
+            .map(|s| self.increment_latches[s].lock())
+            .collect()
+    }
+
+    /// Grant `want` on (table, key) to `txn` if nobody is in the way. Returns whether it
+    /// was granted.
+    pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8], want: Want) -> bool {
         let mut st = self.shard(table, key).state.lock();
-        // One allocation for the key, moved into the table when the lock is free.
-        match st.holders.entry((table, key.to_vec())) {
-            Entry::Occupied(holder) => *holder.get() == txn,
-            Entry::Vacant(free) => {
-                free.insert(txn);
-                true
+        if want == Want::Write {
+            // The common case, a free key: one allocation for the key, moved into the table.
+            match st.held.entry((table, key.to_vec())) {
+                Entry::Occupied(mut held) => return held.get_mut().grant(txn, want).is_ok(),
+                Entry::Vacant(free) => {
+                    free.insert(Held {
+                        owner: Some(txn),
+                        ..Held::default()
+                    });
+                    return true;
+                }
             }
         }
+        let mut counted = false;
+        let granted = st
+            .acquire(txn, &(table, key.to_vec()), want, &mut counted)
+            .is_ok();
+        debug_assert!(!counted || granted);
+        if counted {
+            st.stop_counting(&(table, key.to_vec()));
+        }
+        granted
     }
 
     /// [`LockTable::lock`] for a task: it waits in the key's queue, yielding.
@@ -140,6 +361,7 @@ impl LockTable {
         txn: TxnId,
         table: TableId,
         key: &[u8],
+        want: Want,
         cancel: &AtomicBool,
     ) -> Result<()> {
         let shard = self.shard(table, key);
@@ -149,19 +371,19 @@ impl LockTable {
             txn,
             lookup: (table, key.to_vec()),
             queued: false,
+            counted: false,
         };
         let lookup = waiting.lookup.clone();
         loop {
-            let notify = {
+            let released = {
                 let mut st = shard.state.lock();
-                let Some(holder) = st.acquire(txn, &lookup) else {
-                    return Ok(());
+                let holders = match st.acquire(txn, &lookup, want, &mut waiting.counted) {
+                    Ok(()) => return Ok(()),
+                    Err(holders) => holders,
                 };
-                if let Err(e) = self.start_wait(txn, holder) {
-                    break Err(e);
-                }
+                self.start_wait(txn, holders)?;
                 if cancel.load(Ordering::Acquire) {
-                    break Err(Error::canceled());
+                    return Err(Error::canceled());
                 }
                 let q = st.queues.entry(lookup.clone()).or_insert_with(|| Queue {
                     notify: Arc::new(Notify::new()),
@@ -171,12 +393,11 @@ impl LockTable {
                     q.waiting += 1;
                     waiting.queued = true;
                 }
-                q.notify.clone()
+                // Registered before the shard is unlocked, so no release is missed.
+                let mut released = Box::pin(q.notify.clone().notified_owned());
+                released.as_mut().enable();
+                released
             };
-            let released = notify.notified();
-            tokio::pin!(released);
-            // A release between dropping the shard lock and here leaves a permit behind.
-            released.as_mut().enable();
             tokio::select! {
                 _ = released => {}
                 _ = tokio::time::sleep(CANCEL_POLL) => {}
@@ -184,19 +405,27 @@ impl LockTable {
         }
     }
 
-    /// Lock (table, key) for `txn`, waiting while another transaction holds it. Returns
-    /// whether it had to wait (the caller then re-reads the latest committed version).
-    /// Fails with 40P01 if waiting would deadlock, 57014 if `cancel` is raised.
+    /// Grant `want` on (table, key) to `txn`, waiting while other holders are in the
+    /// way. Returns whether it had to wait (the caller then re-reads the latest
+    /// committed version). Fails with 40P01 if waiting would deadlock, 57014 if `cancel`
+    /// is raised.
     pub fn lock(
         &self,
         txn: TxnId,
         table: TableId,
         key: &[u8],
+        want: Want,
         cancel: &AtomicBool,
     ) -> Result<bool> {
         let shard = self.shard(table, key);
         let lookup = (table, key.to_vec());
-        if shard.state.lock().acquire(txn, &lookup).is_none() {
+        let mut counted = false;
+        if shard
+            .state
+            .lock()
+            .acquire(txn, &lookup, want, &mut counted)
+            .is_ok()
+        {
             return Ok(false);
         }
         // Waiting blocks this thread; on a runtime worker its other tasks move elsewhere.
@@ -204,10 +433,11 @@ impl LockTable {
             let mut st = shard.state.lock();
             st.blocked_threads += 1;
             let outcome = loop {
-                let Some(holder) = st.acquire(txn, &lookup) else {
-                    break Ok(true);
+                let holders = match st.acquire(txn, &lookup, want, &mut counted) {
+                    Ok(()) => break Ok(true),
+                    Err(holders) => holders,
                 };
-                if let Err(e) = self.start_wait(txn, holder) {
+                if let Err(e) = self.start_wait(txn, holders) {
                     break Err(e);
                 }
                 if cancel.load(Ordering::Acquire) {
@@ -216,52 +446,71 @@ impl LockTable {
                 shard.released.wait_for(&mut st, CANCEL_POLL);
             };
             st.blocked_threads -= 1;
+            if counted {
+                st.stop_counting(&lookup);
+            }
             drop(st);
             self.waits_for.lock().remove(&txn);
             outcome
         })
     }
 
-    /// Record that `waiter` waits for `holder`, unless that closes a cycle.
-    fn start_wait(&self, waiter: TxnId, holder: TxnId) -> Result<()> {
+    /// Record that `waiter` waits for `holders`, unless that closes a cycle.
+    fn start_wait(&self, waiter: TxnId, holders: Vec<TxnId>) -> Result<()> {
         let mut graph = self.waits_for.lock();
         let mut seen = HashSet::new();
-        let mut next = Some(holder);
-        while let Some(t) = next {
+        let mut next: Vec<TxnId> = holders.clone();
+        while let Some(t) = next.pop() {
             if t == waiter {
                 graph.remove(&waiter);
                 return Err(Error::new(SqlState::DEADLOCK_DETECTED, "deadlock detected")
                     .with_detail(format!(
                         "Transaction {} waits for transaction {}, which waits for it.",
-                        waiter.0, holder.0
+                        waiter.0,
+                        holders
+                            .iter()
+                            .map(|h| h.0.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )));
             }
-            if !seen.insert(t) {
-                break;
+            if seen.insert(t) {
+                if let Some(more) = graph.get(&t) {
+                    next.extend(more.iter().copied());
+                }
             }
-            next = graph.get(&t).copied();
         }
-        graph.insert(waiter, holder);
+        graph.insert(waiter, holders);
         Ok(())
     }
 
     /// Whether another transaction is waiting for a lock that `txn` holds.
     pub fn is_waited_on(&self, txn: TxnId) -> bool {
-        self.waits_for.lock().values().any(|&holder| holder == txn)
+        self.waits_for
+            .lock()
+            .values()
+            .any(|holders| holders.contains(&txn))
     }
 
-    /// Release every lock in `keys` held by `txn`, waking one waiting task per key and
-    /// every blocked thread of the shard.
+    /// Release every lock in `keys` held by `txn`, waking the tasks waiting for each key
+    /// and every blocked thread of the shard.
     pub fn release_all(&self, txn: TxnId, keys: &[(TableId, Key)]) {
         for lookup in keys {
             let shard = self.shard(lookup.0, &lookup.1);
             let mut st = shard.state.lock();
-            if st.holders.get(lookup) != Some(&txn) {
+            let Some(held) = st.held.get_mut(lookup) else {
+                continue;
+            };
+            if !held.release(txn) {
                 continue;
             }
-            st.holders.remove(lookup);
+            st.tidy(lookup);
             if let Some(q) = st.queues.get(lookup) {
-                q.notify.notify_one();
+                if q.waiting == 1 {
+                    q.notify.notify_one();
+                } else {
+                    q.notify.notify_waiters();
+                }
             }
             if st.blocked_threads > 0 {
                 shard.released.notify_all();
@@ -279,11 +528,19 @@ mod tests {
     fn second_locker_waits_until_release() {
         let locks = Arc::new(LockTable::default());
         let cancel = AtomicBool::new(false);
-        assert!(!locks.lock(TxnId(1), TableId(1), b"k", &cancel).unwrap());
+        assert!(!locks
+            .lock(TxnId(1), TableId(1), b"k", Want::Write, &cancel)
+            .unwrap());
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
-            l2.lock(TxnId(2), TableId(1), b"k", &AtomicBool::new(false))
-                .unwrap()
+            l2.lock(
+                TxnId(2),
+                TableId(1),
+                b"k",
+                Want::Write,
+                &AtomicBool::new(false),
+            )
+            .unwrap()
         });
         std::thread::sleep(Duration::from_millis(100));
         assert!(!waiter.is_finished(), "the second locker must wait");
@@ -295,14 +552,26 @@ mod tests {
     fn a_cycle_is_a_deadlock() {
         let locks = Arc::new(LockTable::default());
         let no = AtomicBool::new(false);
-        locks.lock(TxnId(1), TableId(1), b"a", &no).unwrap();
-        locks.lock(TxnId(2), TableId(1), b"b", &no).unwrap();
+        locks
+            .lock(TxnId(1), TableId(1), b"a", Want::Write, &no)
+            .unwrap();
+        locks
+            .lock(TxnId(2), TableId(1), b"b", Want::Write, &no)
+            .unwrap();
         let l2 = locks.clone();
         let t1 = std::thread::spawn(move || {
-            l2.lock(TxnId(1), TableId(1), b"b", &AtomicBool::new(false))
+            l2.lock(
+                TxnId(1),
+                TableId(1),
+                b"b",
+                Want::Write,
+                &AtomicBool::new(false),
+            )
         });
         std::thread::sleep(Duration::from_millis(100));
-        let err = locks.lock(TxnId(2), TableId(1), b"a", &no).unwrap_err();
+        let err = locks
+            .lock(TxnId(2), TableId(1), b"a", Want::Write, &no)
+            .unwrap_err();
         assert_eq!(err.code, SqlState::DEADLOCK_DETECTED);
         locks.release_all(TxnId(2), &[(TableId(1), b"b".to_vec())]);
         assert!(t1.join().unwrap().is_ok());
@@ -312,11 +581,18 @@ mod tests {
     fn cancel_interrupts_a_wait() {
         let locks = Arc::new(LockTable::default());
         locks
-            .lock(TxnId(1), TableId(1), b"k", &AtomicBool::new(false))
+            .lock(
+                TxnId(1),
+                TableId(1),
+                b"k",
+                Want::Write,
+                &AtomicBool::new(false),
+            )
             .unwrap();
         let cancel = Arc::new(AtomicBool::new(false));
         let (l2, c2) = (locks.clone(), cancel.clone());
-        let waiter = std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", &c2));
+        let waiter =
+            std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", Want::Write, &c2));
         std::thread::sleep(Duration::from_millis(50));
         cancel.store(true, Ordering::Release);
         assert_eq!(
@@ -329,12 +605,20 @@ mod tests {
     fn a_holder_knows_when_others_wait_for_it() {
         let locks = Arc::new(LockTable::default());
         let no = AtomicBool::new(false);
-        locks.lock(TxnId(1), TableId(1), b"k", &no).unwrap();
+        locks
+            .lock(TxnId(1), TableId(1), b"k", Want::Write, &no)
+            .unwrap();
         assert!(!locks.is_waited_on(TxnId(1)));
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
-            l2.lock(TxnId(2), TableId(1), b"k", &AtomicBool::new(false))
-                .unwrap()
+            l2.lock(
+                TxnId(2),
+                TableId(1),
+                b"k",
+                Want::Write,
+                &AtomicBool::new(false),
+            )
+            .unwrap()
         });
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !locks.is_waited_on(TxnId(1)) {
@@ -351,5 +635,148 @@ mod tests {
             !locks.is_waited_on(TxnId(1)),
             "a finished wait is forgotten"
         );
+    }
+
+    fn key() -> (TableId, Key) {
+        (TableId(1), b"k".to_vec())
+    }
+
+    /// Wait (up to 10 s) until `cond` holds.
+    fn eventually(what: &str, cond: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !cond() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: never happened"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn increments_share_a_row_that_no_writer_owns() {
+        let locks = LockTable::default();
+        let (t, k) = key();
+        let inc = |txn: u64| locks.try_lock(TxnId(txn), t, &k, Want::Increment);
+        assert!(inc(1) && inc(2) && inc(3), "increments share the row");
+        // Nobody owns it, so each may commit; a writer waits for everyone.
+        assert!(locks.try_lock(TxnId(2), t, &k, Want::CommitOrder));
+        assert!(!locks.try_lock(TxnId(4), t, &k, Want::Write));
+        // Materializing waits for every earlier holder.
+        assert!(!locks.try_lock(TxnId(3), t, &k, Want::Write));
+        assert!(!locks.try_lock(TxnId(2), t, &k, Want::Write));
+        locks.release_all(TxnId(1), &[key()]);
+        assert!(
+            !locks.try_lock(TxnId(3), t, &k, Want::Write),
+            "2 joined first"
+        );
+        assert!(
+            locks.try_lock(TxnId(2), t, &k, Want::Write),
+            "2 becomes the owner"
+        );
+        assert!(
+            !locks.try_lock(TxnId(3), t, &k, Want::CommitOrder),
+            "after the owner"
+        );
+        assert!(inc(5), "increments may still join, after the owner");
+        assert!(
+            !locks.try_lock(TxnId(2), t, &k, Want::Sole),
+            "3 and 5 still hold it"
+        );
+        locks.release_all(TxnId(3), &[key()]);
+        locks.release_all(TxnId(5), &[key()]);
+        assert!(locks.try_lock(TxnId(2), t, &k, Want::Sole));
+        assert!(!inc(6), "a sole owner shares nothing");
+        locks.release_all(TxnId(2), &[key()]);
+        assert!(locks.try_lock(TxnId(4), t, &k, Want::Write), "free again");
+        assert!(!inc(6), "an ordinary writer shares nothing");
+    }
+
+    #[test]
+    fn a_waiting_writer_stops_new_increments() {
+        let locks = Arc::new(LockTable::default());
+        let (t, k) = key();
+        assert!(locks.try_lock(TxnId(1), t, &k, Want::Increment));
+        let l2 = locks.clone();
+        let writer = std::thread::spawn(move || {
+            l2.lock(
+                TxnId(9),
+                TableId(1),
+                b"k",
+                Want::Write,
+                &AtomicBool::new(false),
+            )
+        });
+        eventually("the writer waits", || locks.is_waited_on(TxnId(1)));
+        assert!(!locks.try_lock(TxnId(3), t, &k, Want::Increment));
+        locks.release_all(TxnId(1), &[key()]);
+        assert!(writer.join().unwrap().unwrap());
+        assert!(!locks.try_lock(TxnId(3), t, &k, Want::Increment));
+        locks.release_all(TxnId(9), &[key()]);
+        assert!(
+            locks.try_lock(TxnId(3), t, &k, Want::Increment),
+            "nothing is left behind"
+        );
+    }
+
+    #[test]
+    fn materializing_holders_do_not_deadlock_each_other() {
+        let locks = Arc::new(LockTable::default());
+        let (t, k) = key();
+        for txn in [1, 2, 3] {
+            assert!(locks.try_lock(TxnId(txn), t, &k, Want::Increment));
+        }
+        // The later holders want to read their row: each waits only for those before it.
+        let waiters: Vec<_> = [3u64, 2]
+            .into_iter()
+            .map(|txn| {
+                let l = locks.clone();
+                std::thread::spawn(move || {
+                    l.lock(
+                        TxnId(txn),
+                        TableId(1),
+                        b"k",
+                        Want::Write,
+                        &AtomicBool::new(false),
+                    )?;
+                    l.release_all(TxnId(txn), &[key()]);
+                    Ok::<_, Error>(())
+                })
+            })
+            .collect();
+        eventually("both wait", || {
+            locks.is_waited_on(TxnId(1)) && locks.is_waited_on(TxnId(2))
+        });
+        locks.release_all(TxnId(1), &[key()]);
+        for w in waiters {
+            w.join().unwrap().unwrap();
+        }
+    }
+
+    #[test]
+    fn an_owner_deleting_under_an_increment_is_a_deadlock() {
+        let locks = Arc::new(LockTable::default());
+        let (t, k) = key();
+        let no = AtomicBool::new(false);
+        assert!(locks.try_lock(TxnId(1), t, &k, Want::Increment));
+        assert!(locks.try_lock(TxnId(1), t, &k, Want::Write), "materialized");
+        assert!(locks.try_lock(TxnId(2), t, &k, Want::Increment));
+        let l2 = locks.clone();
+        let committer = std::thread::spawn(move || {
+            l2.lock(
+                TxnId(2),
+                TableId(1),
+                b"k",
+                Want::CommitOrder,
+                &AtomicBool::new(false),
+            )
+        });
+        eventually("the increment waits to commit", || {
+            locks.is_waited_on(TxnId(1))
+        });
+        let err = locks.lock(TxnId(1), t, &k, Want::Sole, &no).unwrap_err();
+        assert_eq!(err.code, SqlState::DEADLOCK_DETECTED);
+        locks.release_all(TxnId(1), &[key()]);
+        assert!(committer.join().unwrap().unwrap());
     }
 }

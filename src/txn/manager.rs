@@ -314,6 +314,10 @@ impl TxnManager {
             };
         }
         let mut writes = writes;
+        assert!(
+            !writes.has_increments(),
+            "deferred increments must become after-images before the commit"
+        );
         let commit = records::encode_commit(&writes, created, dropped);
         let record = self
             .wal

@@ -6,8 +6,12 @@
 //! - Every row a transaction writes (insert, update, delete, or the key an insert claims)
 //!   is locked in the [`LockTable`] first, and stays locked until the transaction aborts
 //!   or its commit record is appended and its writes installed. So two live transactions
-//!   never have the same key in their write sets, installs of concurrent commits touch
-//!   disjoint keys, and the versions of one key are installed in LSN order.
+//!   never have the same key in their write sets' after-images, and the versions of one
+//!   key are installed in LSN order. The one kind of write that shares a row is a
+//!   deferred increment: its holders turn it into an after-image of the latest version
+//!   at commit, one at a time per key (the lock table's increment latches, held from
+//!   reading that version to installing the new one), and only after the row's owner has
+//!   committed or gone.
 //! - A snapshot is one LSN. `visible_lsn` only advances over a prefix of commits that are
 //!   all installed and durable at their `synchronous_commit` level, so a snapshot taken at
 //!   `visible_lsn` sees each commit whole or not at all, in commit order, and never sees
@@ -30,10 +34,10 @@ pub mod records;
 mod visibility;
 mod writeset;
 
-pub use locks::{LockTable, TxnId};
+pub use locks::{LockTable, TxnId, Want};
 pub use manager::{
     fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot,
     TxnManager,
 };
 pub use visibility::VisibilityTracker;
-pub use writeset::{TableWrites, WriteSet};
+pub use writeset::{Increment, TableWrites, WriteSet};

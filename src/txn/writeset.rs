@@ -1,18 +1,35 @@
 //! A transaction's private, uncommitted writes: per table, the after-image of every key it
-//! wrote (`None` = deleted), whether it truncated the table, and the rows a COPY loaded
-//! straight into pages (a bulk load, for a table it created or truncated).
+//! wrote (`None` = deleted), the increments it deferred to its commit (see
+//! `LockTable::join_increment`), whether it truncated the table, and the rows a COPY
+//! loaded straight into pages (a bulk load, for a table it created or truncated).
+//!
+//! Deferred increments never reach the commit record as such: before the commit, the
+//! session applies them to each row's latest version and they become after-images.
 
 use std::collections::{BTreeMap, HashMap};
 
 use std::sync::Arc;
 
 use crate::storage::{BulkLoad, Key, Row, Table, TableId};
+use crate::types::{ArithOp, Value};
+
+/// One deferred `SET column = column <op> operand` (or `operand <op> column`), its
+/// operand already evaluated.
+#[derive(Clone, Debug)]
+pub struct Increment {
+    pub column: usize,
+    pub op: ArithOp,
+    pub operand: Value,
+    pub operand_first: bool,
+}
 
 pub struct TableWrites {
     pub table: Arc<Table>,
     /// The table was truncated by this transaction: committed rows are invisible to it.
     pub truncated: bool,
     pub rows: BTreeMap<Key, Option<Row>>,
+    /// Keys held with deferred increments (never also in `rows`), in statement order.
+    pub increments: BTreeMap<Key, Vec<Increment>>,
     /// Rows COPY loaded into private pages; then `rows` stays empty (other changes to
     /// the table in the same transaction are refused).
     pub bulk: Option<BulkLoad>,
@@ -37,6 +54,7 @@ impl WriteSet {
             table: table.clone(),
             truncated: false,
             rows: Default::default(),
+            increments: Default::default(),
             bulk: None,
         })
     }
@@ -50,7 +68,15 @@ impl WriteSet {
         self.table_mut(table).rows.insert(key, row);
     }
 
+    /// Rows written, counting rows with deferred increments.
     pub fn row_count(&self) -> usize {
-        self.tables.values().map(|t| t.rows.len()).sum()
+        self.tables
+            .values()
+            .map(|t| t.rows.len() + t.increments.len())
+            .sum()
+    }
+
+    pub fn has_increments(&self) -> bool {
+        self.tables.values().any(|t| !t.increments.is_empty())
     }
 }
