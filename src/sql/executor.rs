@@ -132,8 +132,11 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
 /// row is. The row exists: its holders keep it.
 pub fn apply_increments(table: &Table, key: &[u8], incs: &[Increment]) -> Result<Vec<Value>> {
     let Some(current) = table.latest(key)?.and_then(|v| v.row) else {
-        return Err(Error::internal(
-            "a row with deferred increments has no committed version",
+        // Deleted by an owner that went first while this increment waited to
+        // materialize behind it.
+        return Err(Error::new(
+            SqlState::SERIALIZATION_FAILURE,
+            "could not serialize access due to concurrent delete",
         ));
     };
     let mut new = current.to_vec();
@@ -612,7 +615,6 @@ impl Executor<'_> {
                 key.clone()
             };
             if new_key != key {
-                self.acquire(scan.table.id, &key, Want::Sole, false)?;
                 self.claim_key(&scan.table, def, &new_key, &new)?;
                 self.txn.writes.put(&scan.table, key, None);
             }
@@ -657,7 +659,6 @@ impl Executor<'_> {
             let Some(current) = self.lock_and_recheck(scan, &key, seen)? else {
                 continue;
             };
-            self.acquire(scan.table.id, &key, Want::Sole, false)?;
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &current)?);
             }

@@ -70,6 +70,7 @@ fn run_script(text: &str) -> String {
                         Ok(Outcome::Command { tag }) => out.push_str(&format!("{tag}\n")),
                         Ok(Outcome::Empty) => out.push_str("EMPTY\n"),
                         Ok(Outcome::CopyIn(_)) => out.push_str("COPY IN (not driven by scripts)\n"),
+                        Ok(Outcome::Deallocate(_)) => out.push_str("DEALLOCATE\n"),
                         Ok(Outcome::WaitForLock) => {
                             out.push_str("LOCK WAIT (not driven by scripts)\n")
                         }

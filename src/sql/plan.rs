@@ -203,6 +203,11 @@ pub enum Plan {
         name: String,
     },
     ShowAll,
+    /// DEALLOCATE name, or DEALLOCATE ALL (None): the connection drops its prepared
+    /// statements.
+    Deallocate {
+        name: Option<String>,
+    },
     Checkpoint,
     Maintenance {
         tag: &'static str,

@@ -379,6 +379,10 @@ impl Planner<'_> {
                 Err(Error::unsupported("savepoints are not supported yet"))
             }
             S::Set(set) => self.plan_set(set),
+            S::Deallocate { name, .. } => Ok(Plan::Deallocate {
+                name: (name.quote_style.is_some() || !name.value.eq_ignore_ascii_case("all"))
+                    .then(|| name.value.clone()),
+            }),
             S::ShowVariable { variable } => {
                 let name = variable
                     .iter()

@@ -91,6 +91,9 @@ pub enum Outcome {
     /// COPY ... FROM STDIN: the wire layer sends CopyInResponse and feeds CopyData to
     /// [`Session::copy_data`], then calls [`Session::copy_done`] or [`Session::copy_fail`].
     CopyIn(CopyIn),
+    /// DEALLOCATE: the caller, which holds the prepared statements, drops `name` (all of
+    /// them for None) and completes the command.
+    Deallocate(Option<String>),
     /// Only for a caller that defers commits (see [`Session::defer_commits`]): the
     /// statement met a row lock before it changed anything and stopped, having done
     /// nothing. Await [`Session::wait_for_lock`], then run the statement again.
@@ -942,6 +945,7 @@ impl Session {
                     tag: "SHOW".into(),
                 })
             }
+            Plan::Deallocate { name } => Ok(Outcome::Deallocate(name.clone())),
             Plan::ShowAll => {
                 let rows = settings::DEFS
                     .iter()
@@ -1353,6 +1357,7 @@ fn touched_tables(plan: &Plan) -> Option<Option<Vec<TableId>>> {
         | Plan::Reset { .. }
         | Plan::Show { .. }
         | Plan::ShowAll
+        | Plan::Deallocate { .. }
         | Plan::Checkpoint
         | Plan::Maintenance { .. } => None,
     }

@@ -9,15 +9,17 @@
 //! so a hot counter row is not held across round trips, and a writer is never starved.
 //!
 //! The rules that keep the row's history serial:
-//! - An ordinary writer ([`Want::Write`]) owns the row alone: it waits for every holder.
+//! - An ordinary writer ([`Want::Write`]) owns the row alone: it waits for every holder,
+//!   and increments wait for it.
 //! - A deferring holder that must read or rewrite its row ("materializing") becomes the
-//!   owner only once every earlier holder has gone, and then reads the latest version.
-//!   Increments may still join after it: they are applied after its after-image.
+//!   owner once every other holder has gone, except later holders that are themselves
+//!   waiting to materialize (they go after it, so two never wait for each other), and
+//!   then reads the latest version: it sees exactly what it will commit.
 //! - A deferring holder commits only when no other transaction owns the row
-//!   ([`Want::CommitOrder`]). Deferring holders apply among themselves in any order, one
-//!   at a time per key ([`LockTable::latch_increments`]).
-//! - Deleting a row or changing its key needs the owner to be the only holder
-//!   ([`Want::Sole`]), so an increment that was acknowledged never finds its row gone.
+//!   ([`Want::CommitOrder`]; by the rules above it never has to wait for that).
+//!   Deferring holders apply among themselves in any order, one at a time per key
+//!   ([`LockTable::latch_increments`]).
+//! - While a writer waits for a row, no increment joins it, so writers are not starved.
 //!
 //! Waiting comes in two kinds. A task (a client connection) waits with
 //! [`LockTable::lock_async`] on the key's own queue: a release wakes the one task
@@ -57,8 +59,6 @@ pub enum Want {
     Write,
     /// To hold the row with a deferred increment.
     Increment,
-    /// To be the owner and the only holder: to delete the row or change its key.
-    Sole,
     /// A deferring holder's commit: no other transaction owns the row.
     CommitOrder,
 }
@@ -69,11 +69,9 @@ struct Held {
     owner: Option<TxnId>,
     /// Holders with deferred increments, in the order they joined.
     deferring: Vec<TxnId>,
-    /// The owner is a deferring holder turned owner: increments may join after it.
-    shareable: bool,
-    /// Transactions that hold nothing here and wait to write: while any do, no increment
-    /// joins, so they are not starved.
-    writers_waiting: u32,
+    /// Transactions waiting to write the row, holders (materializing) or not: while any
+    /// wait, no increment joins, so they are not starved.
+    writers_waiting: Vec<TxnId>,
 }
 
 impl Held {
@@ -93,6 +91,12 @@ impl Held {
     }
 
     /// Grant `want` to `txn`, or name the transactions it has to wait for.
+    ///
+    /// An owner never shares the row with an increment that may commit: a writer waits
+    /// for every holder, and an increment waits for the owner. The one exception is a
+    /// deferring holder that waits to materialize behind an earlier one, which becomes
+    /// the owner first: waiting, the later one commits nothing, and it materializes after
+    /// the owner has gone. (Two holders materializing thus never wait for each other.)
     fn grant(&mut self, txn: TxnId, want: Want) -> std::result::Result<(), Vec<TxnId>> {
         match want {
             Want::CommitOrder => {
@@ -105,39 +109,58 @@ impl Held {
                 if self.holds(txn) {
                     return Ok(());
                 }
-                if self.writers_waiting > 0 {
-                    return Err(self.holders().collect());
-                }
-                if let Some(owner) = self.owner.filter(|_| !self.shareable) {
+                if let Some(owner) = self.owner {
                     return Err(vec![owner]);
+                }
+                if !self.writers_waiting.is_empty() {
+                    return Err(self.holders().collect());
                 }
                 self.deferring.push(txn);
                 return Ok(());
             }
-            Want::Write | Want::Sole => {}
+            Want::Write => {}
         }
-        if self.owner != Some(txn) {
-            if let Some(at) = self.deferring.iter().position(|&t| t == txn) {
-                if self.owner.is_some() || at > 0 {
-                    return Err(self.holders().take(at + 1).filter(|&t| t != txn).collect());
-                }
-                self.deferring.remove(0);
-                self.owner = Some(txn);
-                self.shareable = true;
-            } else if self.is_free() {
-                self.owner = Some(txn);
-                self.shareable = false;
-            } else {
-                return Err(self.holders().collect());
+        if self.owner == Some(txn) {
+            return Ok(());
+        }
+        if let Some(at) = self.deferring.iter().position(|&t| t == txn) {
+            let later_materializing = |t: &TxnId| self.writers_waiting.contains(t);
+            let blockers: Vec<TxnId> = self
+                .owner
+                .iter()
+                .chain(&self.deferring[..at])
+                .chain(
+                    self.deferring[at + 1..]
+                        .iter()
+                        .filter(|t| !later_materializing(t)),
+                )
+                .copied()
+                .collect();
+            if !blockers.is_empty() {
+                return Err(blockers);
             }
+            self.deferring.remove(at);
+            self.owner = Some(txn);
+            return Ok(());
         }
-        if want == Want::Sole {
-            if !self.deferring.is_empty() {
-                return Err(self.deferring.clone());
-            }
-            self.shareable = false;
+        if self.is_free() {
+            self.owner = Some(txn);
+            return Ok(());
         }
-        Ok(())
+        Err(self.holders().collect())
+    }
+
+    /// Earlier holders of the key waiting to materialize, if `txn` is a deferring holder:
+    /// they no longer wait for `txn` once it waits to materialize too.
+    fn earlier_materializing(&self, txn: TxnId) -> Vec<TxnId> {
+        match self.deferring.iter().position(|&t| t == txn) {
+            Some(at) => self.deferring[..at]
+                .iter()
+                .filter(|t| self.writers_waiting.contains(t))
+                .copied()
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     /// `txn` lets go of the key. Returns whether it held it.
@@ -148,9 +171,6 @@ impl Held {
             self.deferring.remove(at);
         } else {
             return false;
-        }
-        if self.is_free() {
-            self.shareable = false;
         }
         true
     }
@@ -198,18 +218,9 @@ impl Default for LockTable {
     }
 }
 
-/// Whether a waiting request counts as a writer waiting.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Waiter {
-    /// A holder of the key, or an increment: not counted.
-    Holder,
-    /// A writer that holds nothing here: counted in `writers_waiting` while it waits.
-    Writer,
-}
-
 impl ShardState {
-    /// Try `want` for `txn`. On a refusal, returns whom to wait for, and counts a new
-    /// writer the first time (`counted`).
+    /// Try `want` for `txn`. A writer that is refused is counted among the key's writers
+    /// waiting (`counted`) until it is granted or stops waiting.
     fn acquire(
         &mut self,
         txn: TxnId,
@@ -221,19 +232,14 @@ impl ShardState {
             Some(h) => h,
             None => self.held.entry(key.clone()).or_default(),
         };
-        let kind = if held.holds(txn) || want == Want::Increment {
-            Waiter::Holder
-        } else {
-            Waiter::Writer
-        };
         let outcome = held.grant(txn, want);
-        match (&outcome, kind) {
-            (Ok(()), _) if *counted => {
-                held.writers_waiting -= 1;
+        match &outcome {
+            Ok(()) if *counted => {
+                held.writers_waiting.retain(|&t| t != txn);
                 *counted = false;
             }
-            (Err(_), Waiter::Writer) if !*counted => {
-                held.writers_waiting += 1;
+            Err(_) if want == Want::Write && !*counted => {
+                held.writers_waiting.push(txn);
                 *counted = true;
             }
             _ => {}
@@ -244,10 +250,18 @@ impl ShardState {
         outcome
     }
 
+    /// See [`Held::earlier_materializing`]; only for a write request.
+    fn earlier_materializing(&self, txn: TxnId, key: &LockKey, want: Want) -> Vec<TxnId> {
+        match self.held.get(key) {
+            Some(held) if want == Want::Write => held.earlier_materializing(txn),
+            _ => Vec::new(),
+        }
+    }
+
     /// A waiting writer gives up: it is no longer counted.
-    fn stop_counting(&mut self, key: &LockKey) {
+    fn stop_counting(&mut self, txn: TxnId, key: &LockKey) {
         if let Some(h) = self.held.get_mut(key) {
-            h.writers_waiting -= 1;
+            h.writers_waiting.retain(|&t| t != txn);
         }
         self.tidy(key);
     }
@@ -256,7 +270,7 @@ impl ShardState {
         if self
             .held
             .get(key)
-            .is_some_and(|h| h.is_free() && h.writers_waiting == 0)
+            .is_some_and(|h| h.is_free() && h.writers_waiting.is_empty())
         {
             self.held.remove(key);
         }
@@ -293,7 +307,7 @@ impl Drop for AsyncWait<'_> {
                 st.leave_queue(&self.lookup);
             }
             if self.counted {
-                st.stop_counting(&self.lookup);
+                st.stop_counting(self.txn, &self.lookup);
             }
         }
         self.table.waits_for.lock().remove(&self.txn);
@@ -350,7 +364,7 @@ impl LockTable {
             .is_ok();
         debug_assert!(!counted || granted);
         if counted {
-            st.stop_counting(&(table, key.to_vec()));
+            st.stop_counting(txn, &(table, key.to_vec()));
         }
         granted
     }
@@ -381,7 +395,8 @@ impl LockTable {
                     Ok(()) => return Ok(()),
                     Err(holders) => holders,
                 };
-                self.start_wait(txn, holders)?;
+                let stale = st.earlier_materializing(txn, &lookup, want);
+                self.start_wait(txn, holders, &stale)?;
                 if cancel.load(Ordering::Acquire) {
                     return Err(Error::canceled());
                 }
@@ -437,7 +452,8 @@ impl LockTable {
                     Ok(()) => break Ok(true),
                     Err(holders) => holders,
                 };
-                if let Err(e) = self.start_wait(txn, holders) {
+                let stale = st.earlier_materializing(txn, &lookup, want);
+                if let Err(e) = self.start_wait(txn, holders, &stale) {
                     break Err(e);
                 }
                 if cancel.load(Ordering::Acquire) {
@@ -447,7 +463,7 @@ impl LockTable {
             };
             st.blocked_threads -= 1;
             if counted {
-                st.stop_counting(&lookup);
+                st.stop_counting(txn, &lookup);
             }
             drop(st);
             self.waits_for.lock().remove(&txn);
@@ -455,9 +471,17 @@ impl LockTable {
         })
     }
 
-    /// Record that `waiter` waits for `holders`, unless that closes a cycle.
-    fn start_wait(&self, waiter: TxnId, holders: Vec<TxnId>) -> Result<()> {
+    /// Record that `waiter` waits for `holders`, unless that closes a cycle. A holder
+    /// waiting to materialize does not wait for later ones that wait to materialize too
+    /// (see `Held::grant`): edges it recorded to `waiter` before `waiter` began waiting
+    /// are dropped first.
+    fn start_wait(&self, waiter: TxnId, holders: Vec<TxnId>, stale: &[TxnId]) -> Result<()> {
         let mut graph = self.waits_for.lock();
+        for h in stale {
+            if let Some(theirs) = graph.get_mut(h) {
+                theirs.retain(|&t| t != waiter);
+            }
+        }
         let mut seen = HashSet::new();
         let mut next: Vec<TxnId> = holders.clone();
         while let Some(t) = next.pop() {
@@ -659,37 +683,27 @@ mod tests {
         let (t, k) = key();
         let inc = |txn: u64| locks.try_lock(TxnId(txn), t, &k, Want::Increment);
         assert!(inc(1) && inc(2) && inc(3), "increments share the row");
-        // Nobody owns it, so each may commit; a writer waits for everyone.
         assert!(locks.try_lock(TxnId(2), t, &k, Want::CommitOrder));
-        assert!(!locks.try_lock(TxnId(4), t, &k, Want::Write));
-        // Materializing waits for every earlier holder.
-        assert!(!locks.try_lock(TxnId(3), t, &k, Want::Write));
-        assert!(!locks.try_lock(TxnId(2), t, &k, Want::Write));
-        locks.release_all(TxnId(1), &[key()]);
         assert!(
-            !locks.try_lock(TxnId(3), t, &k, Want::Write),
-            "2 joined first"
+            !locks.try_lock(TxnId(9), t, &k, Want::Write),
+            "a writer waits for all"
         );
+        assert!(
+            !locks.try_lock(TxnId(2), t, &k, Want::Write),
+            "materializing waits for the other holders"
+        );
+        locks.release_all(TxnId(1), &[key()]);
+        locks.release_all(TxnId(3), &[key()]);
         assert!(
             locks.try_lock(TxnId(2), t, &k, Want::Write),
             "2 becomes the owner"
         );
-        assert!(
-            !locks.try_lock(TxnId(3), t, &k, Want::CommitOrder),
-            "after the owner"
-        );
-        assert!(inc(5), "increments may still join, after the owner");
-        assert!(
-            !locks.try_lock(TxnId(2), t, &k, Want::Sole),
-            "3 and 5 still hold it"
-        );
-        locks.release_all(TxnId(3), &[key()]);
-        locks.release_all(TxnId(5), &[key()]);
-        assert!(locks.try_lock(TxnId(2), t, &k, Want::Sole));
-        assert!(!inc(6), "a sole owner shares nothing");
+        assert!(!inc(5), "an owner shares nothing");
         locks.release_all(TxnId(2), &[key()]);
-        assert!(locks.try_lock(TxnId(4), t, &k, Want::Write), "free again");
+        assert!(locks.try_lock(TxnId(9), t, &k, Want::Write), "free again");
         assert!(!inc(6), "an ordinary writer shares nothing");
+        locks.release_all(TxnId(9), &[key()]);
+        assert!(inc(6));
     }
 
     #[test]
@@ -720,63 +734,37 @@ mod tests {
     }
 
     #[test]
-    fn materializing_holders_do_not_deadlock_each_other() {
-        let locks = Arc::new(LockTable::default());
-        let (t, k) = key();
-        for txn in [1, 2, 3] {
-            assert!(locks.try_lock(TxnId(txn), t, &k, Want::Increment));
-        }
-        // The later holders want to read their row: each waits only for those before it.
-        let waiters: Vec<_> = [3u64, 2]
-            .into_iter()
-            .map(|txn| {
-                let l = locks.clone();
-                std::thread::spawn(move || {
-                    l.lock(
-                        TxnId(txn),
-                        TableId(1),
-                        b"k",
-                        Want::Write,
-                        &AtomicBool::new(false),
-                    )?;
-                    l.release_all(TxnId(txn), &[key()]);
-                    Ok::<_, Error>(())
+    fn holders_materializing_together_go_in_join_order() {
+        for order in [[2u64, 3], [3, 2]] {
+            let locks = Arc::new(LockTable::default());
+            let (t, k) = key();
+            for txn in [1, 2, 3] {
+                assert!(locks.try_lock(TxnId(txn), t, &k, Want::Increment));
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            let waiters: Vec<_> = order
+                .into_iter()
+                .map(|txn| {
+                    let (l, tx) = (locks.clone(), tx.clone());
+                    let w = std::thread::spawn(move || {
+                        let no = AtomicBool::new(false);
+                        l.lock(TxnId(txn), TableId(1), b"k", Want::Write, &no)?;
+                        tx.send(txn).unwrap();
+                        std::thread::sleep(Duration::from_millis(20));
+                        l.release_all(TxnId(txn), &[key()]);
+                        Ok::<_, Error>(())
+                    });
+                    eventually("it waits", || locks.is_waited_on(TxnId(1)));
+                    w
                 })
-            })
-            .collect();
-        eventually("both wait", || {
-            locks.is_waited_on(TxnId(1)) && locks.is_waited_on(TxnId(2))
-        });
-        locks.release_all(TxnId(1), &[key()]);
-        for w in waiters {
-            w.join().unwrap().unwrap();
+                .collect();
+            std::thread::sleep(Duration::from_millis(50));
+            locks.release_all(TxnId(1), &[key()]);
+            for w in waiters {
+                w.join().unwrap().unwrap();
+            }
+            let got: Vec<u64> = rx.try_iter().collect();
+            assert_eq!(got, vec![2, 3], "started as {order:?}");
         }
-    }
-
-    #[test]
-    fn an_owner_deleting_under_an_increment_is_a_deadlock() {
-        let locks = Arc::new(LockTable::default());
-        let (t, k) = key();
-        let no = AtomicBool::new(false);
-        assert!(locks.try_lock(TxnId(1), t, &k, Want::Increment));
-        assert!(locks.try_lock(TxnId(1), t, &k, Want::Write), "materialized");
-        assert!(locks.try_lock(TxnId(2), t, &k, Want::Increment));
-        let l2 = locks.clone();
-        let committer = std::thread::spawn(move || {
-            l2.lock(
-                TxnId(2),
-                TableId(1),
-                b"k",
-                Want::CommitOrder,
-                &AtomicBool::new(false),
-            )
-        });
-        eventually("the increment waits to commit", || {
-            locks.is_waited_on(TxnId(1))
-        });
-        let err = locks.lock(TxnId(1), t, &k, Want::Sole, &no).unwrap_err();
-        assert_eq!(err.code, SqlState::DEADLOCK_DETECTED);
-        locks.release_all(TxnId(1), &[key()]);
-        assert!(committer.join().unwrap().unwrap());
     }
 }

@@ -472,9 +472,31 @@ impl Protocol {
             self.session.finish_commit().await;
             match outcome {
                 Ok(Outcome::WaitForLock) => self.session.wait_for_lock().await?,
+                Ok(Outcome::Deallocate(name)) => return self.deallocate(name),
                 other => return other,
             }
         }
+    }
+
+    /// DEALLOCATE: drop one named prepared statement, or all of them (the unnamed
+    /// statement is not one of them, as in PostgreSQL).
+    fn deallocate(&mut self, name: Option<String>) -> Result<Outcome, Error> {
+        let tag = match name {
+            None => {
+                self.statements.retain(|n, _| n.is_empty());
+                "DEALLOCATE ALL"
+            }
+            Some(n) => {
+                if n.is_empty() || self.statements.remove(&n).is_none() {
+                    return Err(Error::new(
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    ));
+                }
+                "DEALLOCATE"
+            }
+        };
+        Ok(Outcome::Command { tag: tag.into() })
     }
 
     /// End of a simple query or a Sync: commit the implicit transaction, report the
@@ -554,7 +576,9 @@ impl Protocol {
             Outcome::Command { tag } => io.output.command_complete(&tag),
             Outcome::Empty => io.output.empty_query(),
             Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
-            Outcome::WaitForLock => return Err(Error::internal("unexpected lock wait")),
+            Outcome::WaitForLock | Outcome::Deallocate(_) => {
+                return Err(Error::internal("unexpected outcome"))
+            }
         }
         Ok(Flow::Continue)
     }

@@ -280,7 +280,9 @@ impl Protocol {
                     return Ok(Flow::Continue);
                 }
                 Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
-                Outcome::WaitForLock => return Err(Error::internal("unexpected lock wait")),
+                Outcome::WaitForLock | Outcome::Deallocate(_) => {
+                    return Err(Error::internal("unexpected outcome"))
+                }
             }
         }
         match &mut portal.state {

@@ -17,10 +17,11 @@ FINISH = 15.0  # how long a statement may take once it can proceed
 class Bg:
     """Run one statement in a daemon thread so a hung server cannot hang the test."""
 
-    def __init__(self, conn: psycopg.Connection, sql: str, params=None):
+    def __init__(self, conn: psycopg.Connection, sql: str, params=None, prepare=None):
         self.conn = conn
         self.sql = sql
         self.params = params
+        self.prepare = prepare
         self.result = None
         self.error: BaseException | None = None
         self.rowcount = None
@@ -30,7 +31,7 @@ class Bg:
 
     def _run(self):
         try:
-            cur = self.conn.execute(self.sql, self.params)
+            cur = self.conn.execute(self.sql, self.params, prepare=self.prepare)
             self.rowcount = cur.rowcount
             self.result = cur.fetchall() if cur.description else None
         except BaseException as e:  # noqa: BLE001 - reported to the test
@@ -443,3 +444,139 @@ def test_cancel_idle_connection_is_harmless(two):
     a.cancel()
     time.sleep(0.2)
     assert val(a, "select 7") == 7
+
+
+# -------------------------------------------------------------------- deferred increments
+# UPDATE ... SET c = c + e WHERE <key> = ... in an explicit READ COMMITTED transaction holds
+# its row with a deferred increment that other increments share, and is applied to the
+# latest version at commit. A statement defers once a transaction that ran it committed
+# without touching its table again (see `plan::DeferIncrements`), so these tests run each
+# connection's increment once first, as a prepared statement (one plan per connection).
+
+INC = "update {t} set balance = balance + %s where id = %s"
+
+
+def _inc(conn, acct, delta, row):
+    return conn.execute(INC.format(t=acct), (delta, row), prepare=True).rowcount
+
+
+def _learn(conn, acct):
+    conn.execute("begin")
+    assert _inc(conn, acct, 0, 2) == 1
+    conn.execute("commit")
+
+
+def test_increments_to_one_row_do_not_wait_for_each_other(acct, db, two):
+    a, b = two
+    _learn(a, acct)
+    _learn(b, acct)
+    a.execute("begin")
+    b.execute("begin")
+    assert _inc(a, acct, 10, 1) == 1
+    bg = Bg(b, INC.format(t=acct), (5, 1), prepare=True)
+    assert bg.ok(timeout=5) is None and bg.rowcount == 1, "the second increment waited"
+    with db.connect() as other:
+        assert val(other, f"select balance from {acct} where id = 1") == 100, "nothing committed"
+    b.execute("commit")
+    a.execute("commit")
+    assert val(a, f"select balance from {acct} where id = 1") == 115
+
+
+def test_reading_an_incremented_row_waits_for_earlier_increments(acct, two):
+    a, b = two
+    _learn(a, acct)
+    _learn(b, acct)
+    a.execute("begin")
+    b.execute("begin")
+    assert _inc(a, acct, 10, 1) == 1
+    assert _inc(b, acct, 5, 1) == 1
+    read = Bg(b, f"select balance from {acct} where id = 1")
+    assert read.still_blocked(), "b read its row before the increment ahead of it was done"
+    a.execute("commit")
+    assert read.ok() == [(115,)], "b sees what it will commit"
+    assert _inc(b, acct, 1, 1) == 1
+    assert val(b, f"select balance from {acct} where id = 1") == 116
+    b.execute("commit")
+    assert val(a, f"select balance from {acct} where id = 1") == 116
+
+
+def test_a_writer_waits_for_increments_and_new_ones_wait_behind_it(acct, db, two):
+    a, b = two
+    c = db.connect()
+    for conn in (a, b, c):
+        _learn(conn, acct)
+    a.execute("begin")
+    assert _inc(a, acct, 10, 1) == 1
+    b.execute("begin")
+    writer = Bg(b, f"update {acct} set balance = 0 where id = 1")
+    assert writer.still_blocked(), "an ordinary UPDATE did not wait for the increment"
+    c.execute("begin")
+    late = Bg(c, INC.format(t=acct), (1, 1), prepare=True)
+    assert late.still_blocked(), "an increment overtook a waiting writer"
+    a.execute("commit")
+    writer.ok()
+    assert late.still_blocked(), "an increment shared the row with an ordinary writer"
+    b.execute("commit")
+    late.ok()
+    c.execute("commit")
+    assert val(a, f"select balance from {acct} where id = 1") == 1
+
+
+def test_an_increment_rolled_back_leaves_the_others(acct, two):
+    a, b = two
+    _learn(a, acct)
+    _learn(b, acct)
+    a.execute("begin")
+    b.execute("begin")
+    assert _inc(a, acct, 1000, 1) == 1
+    assert _inc(b, acct, 7, 1) == 1
+    a.execute("rollback")
+    b.execute("commit")
+    assert val(a, f"select balance from {acct} where id = 1") == 107
+
+
+def test_mixed_writers_on_hot_rows_lose_nothing(acct, db):
+    """Pure increments, increments read back, and ordinary writes, on two hot rows in the
+    same order: nothing deadlocks (as with exclusive locks taken in one order) and the
+    balances count every committed increment."""
+    rounds = 60
+    errors: list[BaseException] = []
+    added = [0, 0]
+    lock = threading.Lock()
+
+    def worker(kind: int):
+        try:
+            with db.connect() as conn:
+                _learn(conn, acct)
+                mine = [0, 0]
+                for i in range(rounds):
+                    conn.execute("begin")
+                    if kind == 2:
+                        conn.execute(f"update {acct} set owner = %s where id = 1", (f"w{i}",))
+                    else:
+                        assert _inc(conn, acct, 1, 1) == 1
+                        mine[0] += 1
+                    if kind == 1:
+                        seen = val(conn, f"select balance from {acct} where id = 1")
+                        assert seen >= 100 + mine[0]
+                    assert _inc(conn, acct, 2, 2) == 1
+                    mine[1] += 2
+                    conn.execute("commit")
+                with lock:
+                    added[0] += mine[0]
+                    added[1] += mine[1]
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k % 3,), daemon=True) for k in range(9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads), "a worker hung"
+    assert not errors, errors
+    with db.connect() as conn:
+        assert q(conn, f"select id, balance from {acct} order by id") == [
+            (1, 100 + added[0]),
+            (2, 100 + added[1]),
+        ]

@@ -1167,3 +1167,32 @@ def test_copy_large_streamed(db, cur):
         "value 1",
         n,
     )
+
+
+def test_deallocate_drops_prepared_statements(db):
+    """psycopg deallocates its prepared statements after a ROLLBACK (DEALLOCATE ALL)."""
+    with db.connect() as conn:
+        assert conn.execute("select %s::int + 1", (1,), prepare=True).fetchone() == (2,)
+        conn.execute("begin")
+        assert conn.execute("select %s::int + 1", (2,), prepare=True).fetchone() == (3,)
+        conn.execute("rollback")
+        assert conn.execute("select %s::int + 1", (3,), prepare=True).fetchone() == (4,)
+        cur = conn.cursor()
+        expect_error(cur, "deallocate no_such_statement", "26000")
+        cur.execute("deallocate all")
+        assert cur.statusmessage == "DEALLOCATE ALL"
+    server = db.server
+    with pgraw.RawConn(server.host, server.port) as raw:
+        raw.startup()
+        raw.send(
+            pgraw.message(b"P", pgraw.cstr("s1") + pgraw.cstr("select 1") + b"\0\0")
+            + pgraw.message(b"S")
+        )
+        assert not pgraw.errors(raw.read_until_ready())
+        msgs = raw.simple_query("deallocate prepare s1")
+        assert not pgraw.errors(msgs)
+        raw.send(
+            pgraw.message(b"B", b"\0" + pgraw.cstr("s1") + b"\0\0\0\0\0\0")
+            + pgraw.message(b"S")
+        )
+        assert [e["C"] for e in pgraw.errors(raw.read_until_ready())] == ["26000"]

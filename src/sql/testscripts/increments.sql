@@ -33,14 +33,14 @@ update counters set n = 100 + n where id = 1;
 -- session 4
 select n from counters where id = 1;
 -- session 1
--- Reading its row first applies its increment to the latest version.
-select n from counters where id = 1;
 commit;
 -- session 3
 commit;
 -- session 4
 select n from counters where id = 1;
 -- session 2
+-- Reading its row (once no other transaction holds it) first applies its increment to
+-- the latest version: it sees what it will commit.
 select n from counters where id = 1;
 update counters set n = n + 1 where id = 1;
 select id, n, note from counters order by id;
