@@ -351,6 +351,17 @@ impl Executor<'_> {
         if self.txn.writes.get(table.id, key).is_some() {
             return Ok(());
         }
+        if self
+            .txn
+            .writes
+            .table(table.id)
+            .is_some_and(|w| w.increments.contains_key(key))
+        {
+            // `Session::run` materializes a statement's tables before it runs.
+            return Err(Error::internal(
+                "a row with a deferred increment was written before it was materialized",
+            ));
+        }
         self.acquire(table.id, key, Want::Write, true)
     }
 

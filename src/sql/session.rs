@@ -801,7 +801,7 @@ impl Session {
             })
         };
         if let Some(t) = self.txn.as_ref().filter(|t| !t.increment_plans.is_empty()) {
-            if let Some(tables) = touched_tables(plan) {
+            if let Some(tables) = touched_tables(plan, true) {
                 for p in &t.increment_plans {
                     if let Plan::Update(u) = p.as_ref() {
                         if tables
@@ -815,7 +815,7 @@ impl Session {
             }
         }
         if let Some(t) = self.txn.as_ref().filter(|t| t.writes.has_increments()) {
-            if let Some(tables) = touched_tables(plan) {
+            if let Some(tables) = touched_tables(plan, false) {
                 self.with_executor(Lsn::ZERO, params, |exec| {
                     exec.materialize(tables.as_deref())
                 })?;
@@ -1323,9 +1323,12 @@ impl Session {
 
 /// The tables whose rows a statement reads or rewrites, so the transaction's deferred
 /// increments to them must become ordinary writes first: `Some(None)` for every table,
-/// None for none. An UPDATE that may defer increments itself reads only its own row,
-/// and adds to an increment it already deferred there.
-fn touched_tables(plan: &Plan) -> Option<Option<Vec<TableId>>> {
+/// None for none. An UPDATE that defers increments reads only its own row, and adds to
+/// an increment it already deferred there; one that does not defer must find its row
+/// materialized, if the transaction deferred an increment to it.
+/// For `learning` (whether a transaction touched a table after an increment statement),
+/// no increment statement counts: one that does not defer touches only its own row.
+fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
     let scanned = |s: &Option<super::plan::ScanPlan>| -> Vec<TableId> {
         s.iter()
             .filter(|scan| scan.system.is_none())
@@ -1341,7 +1344,7 @@ fn touched_tables(plan: &Plan) -> Option<Option<Vec<TableId>>> {
             }
             Some(Some(tables))
         }
-        Plan::Update(upd) if upd.increments.is_some() => None,
+        Plan::Update(upd) if upd.increments.is_some() && (learning || upd.defer.allowed()) => None,
         Plan::Update(upd) => Some(Some(vec![upd.scan.table.id])),
         Plan::Delete(del) => Some(Some(vec![del.scan.table.id])),
         Plan::Copy(cp) => Some(Some(vec![cp.table.id])),

@@ -548,6 +548,20 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// `txn` asks to write key "k" of table 1 from a thread of its own.
+    fn spawn_writer(locks: &Arc<LockTable>, txn: u64) -> std::thread::JoinHandle<Result<bool>> {
+        let locks = locks.clone();
+        std::thread::spawn(move || {
+            locks.lock(
+                TxnId(txn),
+                TableId(1),
+                b"k",
+                Want::Write,
+                &AtomicBool::new(false),
+            )
+        })
+    }
+
     #[test]
     fn second_locker_waits_until_release() {
         let locks = Arc::new(LockTable::default());
@@ -555,21 +569,11 @@ mod tests {
         assert!(!locks
             .lock(TxnId(1), TableId(1), b"k", Want::Write, &cancel)
             .unwrap());
-        let l2 = locks.clone();
-        let waiter = std::thread::spawn(move || {
-            l2.lock(
-                TxnId(2),
-                TableId(1),
-                b"k",
-                Want::Write,
-                &AtomicBool::new(false),
-            )
-            .unwrap()
-        });
+        let waiter = spawn_writer(&locks, 2);
         std::thread::sleep(Duration::from_millis(100));
         assert!(!waiter.is_finished(), "the second locker must wait");
         locks.release_all(TxnId(1), &[(TableId(1), b"k".to_vec())]);
-        assert!(waiter.join().unwrap(), "it reports that it waited");
+        assert!(waiter.join().unwrap().unwrap(), "it reports that it waited");
     }
 
     #[test]
@@ -633,17 +637,7 @@ mod tests {
             .lock(TxnId(1), TableId(1), b"k", Want::Write, &no)
             .unwrap();
         assert!(!locks.is_waited_on(TxnId(1)));
-        let l2 = locks.clone();
-        let waiter = std::thread::spawn(move || {
-            l2.lock(
-                TxnId(2),
-                TableId(1),
-                b"k",
-                Want::Write,
-                &AtomicBool::new(false),
-            )
-            .unwrap()
-        });
+        let waiter = spawn_writer(&locks, 2);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !locks.is_waited_on(TxnId(1)) {
             assert!(
@@ -654,7 +648,7 @@ mod tests {
         }
         assert!(!locks.is_waited_on(TxnId(2)));
         locks.release_all(TxnId(1), &[(TableId(1), b"k".to_vec())]);
-        assert!(waiter.join().unwrap());
+        assert!(waiter.join().unwrap().unwrap());
         assert!(
             !locks.is_waited_on(TxnId(1)),
             "a finished wait is forgotten"

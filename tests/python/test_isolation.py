@@ -466,12 +466,16 @@ def _learn(conn, acct):
     conn.execute("commit")
 
 
+def _both_begin(acct, a, b):
+    """Both connections defer their increments, and each has a transaction open."""
+    for conn in (a, b):
+        _learn(conn, acct)
+        conn.execute("begin")
+
+
 def test_increments_to_one_row_do_not_wait_for_each_other(acct, db, two):
     a, b = two
-    _learn(a, acct)
-    _learn(b, acct)
-    a.execute("begin")
-    b.execute("begin")
+    _both_begin(acct, a, b)
     assert _inc(a, acct, 10, 1) == 1
     bg = Bg(b, INC.format(t=acct), (5, 1), prepare=True)
     assert bg.ok(timeout=5) is None and bg.rowcount == 1, "the second increment waited"
@@ -484,10 +488,7 @@ def test_increments_to_one_row_do_not_wait_for_each_other(acct, db, two):
 
 def test_reading_an_incremented_row_waits_for_earlier_increments(acct, two):
     a, b = two
-    _learn(a, acct)
-    _learn(b, acct)
-    a.execute("begin")
-    b.execute("begin")
+    _both_begin(acct, a, b)
     assert _inc(a, acct, 10, 1) == 1
     assert _inc(b, acct, 5, 1) == 1
     read = Bg(b, f"select balance from {acct} where id = 1")
@@ -524,10 +525,7 @@ def test_a_writer_waits_for_increments_and_new_ones_wait_behind_it(acct, db, two
 
 def test_an_increment_rolled_back_leaves_the_others(acct, two):
     a, b = two
-    _learn(a, acct)
-    _learn(b, acct)
-    a.execute("begin")
-    b.execute("begin")
+    _both_begin(acct, a, b)
     assert _inc(a, acct, 1000, 1) == 1
     assert _inc(b, acct, 7, 1) == 1
     a.execute("rollback")

@@ -98,3 +98,16 @@ update counters set n = n + 1 where id = 2 and n > 0;
 update counters set n = n * 2 where id = 2;
 commit;
 select id, n from counters order by id;
+
+-- A statement that does not defer, on a row with a deferred increment, first applies it.
+-- session 5
+begin;
+update counters set n = n + 0 where id = 2;
+commit;
+begin;
+update counters set n = n + 10 where id = 2;
+update counters set n = n - 3 where id = 2;
+update counters set n = n * 1 where id = 2;
+select id, n from counters where id = 2;
+commit;
+select id, n from counters where id = 2;
