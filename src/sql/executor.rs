@@ -410,8 +410,7 @@ impl Executor<'_> {
             let Some(incs) = w.increments.remove(&key) else {
                 continue;
             };
-            // Under the key's latch: a holder that passed its commit-order check before
-            // we became the owner installs before we read.
+            // Under the key's latch, as every application of increments to a row.
             let latch = self
                 .engine
                 .txn

@@ -657,9 +657,10 @@ impl Session {
     /// Turn the transaction's deferred increments into after-images of each row's latest
     /// version. Returns the increment latches of those rows, which the caller holds until
     /// the commit has installed them: nobody else applies to the rows meanwhile. Under the
-    /// latches, no other transaction may own one of the rows (`Want::CommitOrder`); one
-    /// that does is waited for, blocking (the task already waited before COMMIT ran, so
-    /// this is only a race with a holder that has just turned owner).
+    /// latches, no other transaction may own one of the rows (`Want::CommitOrder`). The
+    /// lock rules make that so already (nobody becomes an owner while this transaction
+    /// holds the row with an increment), so the blocking wait below is a safety net that
+    /// is not expected to wait.
     fn apply_increments<'e>(
         &self,
         engine: &'e Engine,
