@@ -139,6 +139,11 @@ pub fn apply_increments(table: &Table, key: &[u8], incs: &[Increment]) -> Result
             "could not serialize access due to concurrent delete",
         ));
     };
+    with_increments(&table.def(), &current, incs)
+}
+
+/// `current` with `incs` applied, checked as an UPDATE's new row is.
+fn with_increments(def: &TableDef, current: &Row, incs: &[Increment]) -> Result<Vec<Value>> {
     let mut new = current.to_vec();
     for inc in incs {
         let value = &new[inc.column];
@@ -148,7 +153,7 @@ pub fn apply_increments(table: &Table, key: &[u8], incs: &[Increment]) -> Result
             types::arith(inc.op, value, &inc.operand)?
         };
     }
-    check_row(&table.def(), new)
+    check_row(def, new)
 }
 
 impl Executor<'_> {
@@ -423,22 +428,6 @@ impl Executor<'_> {
         Ok(())
     }
 
-    /// Before COMMIT: wait until no other transaction owns a row this one holds with
-    /// deferred increments (see `txn::Want::CommitOrder`).
-    pub fn commit_order(&mut self) -> Result<()> {
-        let keys: Vec<(TableId, Key)> = self
-            .txn
-            .writes
-            .tables
-            .values()
-            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.clone())))
-            .collect();
-        for (table, key) in keys {
-            self.acquire(table, &key, Want::CommitOrder, false)?;
-        }
-        Ok(())
-    }
-
     /// An UPDATE that only increments columns of one row named by its key holds the row
     /// with a deferred increment, shared with other increments (see
     /// `txn::Want::Increment`). Returns None to run the UPDATE the ordinary way; else the
@@ -446,7 +435,7 @@ impl Executor<'_> {
     fn defer_increment(
         &mut self,
         plan: &UpdatePlan,
-        incs: &[IncrementPlan],
+        incs: &[Increment<Expr>],
     ) -> Result<Option<u64>> {
         let scan = &plan.scan;
         let table = &scan.table;
@@ -469,10 +458,17 @@ impl Executor<'_> {
             .is_some_and(|w| w.increments.contains_key(&key));
         if !held {
             self.acquire(table.id, &key, Want::Increment, true)?;
-            // The row must be one this statement sees; while we hold it, nobody deletes it
-            // or changes its key.
-            let visible = match scan.table.get(&key, self.snapshot)? {
-                Some(row) => self.matches(&scan.filter, &row)?,
+        }
+        // Read after taking the row: while we hold it, nobody deletes it or changes its key.
+        let latest = table.latest(&key)?.and_then(|v| Some((v.lsn, v.row?)));
+        if !held {
+            // The row must be one this statement sees. Its WHERE reads key columns only,
+            // so any version of the row decides it.
+            let visible = match &latest {
+                Some((lsn, row)) => {
+                    (*lsn <= self.snapshot || table.get(&key, self.snapshot)?.is_some())
+                        && self.matches(&scan.filter, row)?
+                }
                 None => false,
             };
             if !visible {
@@ -483,23 +479,26 @@ impl Executor<'_> {
                 return Ok(Some(0));
             }
         }
-        let mut added = Vec::with_capacity(incs.len());
+        let Some((_, current)) = latest else {
+            return Err(Error::internal(
+                "a row held with an increment has no version",
+            ));
+        };
+        let mut all = self
+            .txn
+            .writes
+            .table_mut(table)
+            .increments
+            .remove(&key)
+            .unwrap_or_default();
         for inc in incs {
-            added.push(Increment {
-                column: inc.column,
-                op: inc.op,
-                operand: self.eval(&inc.operand, &[])?,
-                operand_first: inc.operand_first,
-            });
+            all.push(inc.with_operand(self.eval(&inc.operand, &[])?));
         }
-        let w = self.txn.writes.table_mut(table);
-        let mut all = w.increments.get(&key).cloned().unwrap_or_default();
-        all.extend(added);
         // Errors (overflow, NOT NULL) show now, against the latest version, as they would
         // for an ordinary UPDATE; the commit applies the increments again to the version
-        // it finds then.
-        apply_increments(table, &key, &all)?;
-        w.increments.insert(key, all);
+        // it finds then. (On an error the transaction fails, and its increments go with it.)
+        with_increments(&table.def(), &current, &all)?;
+        self.txn.writes.table_mut(table).increments.insert(key, all);
         Ok(Some(1))
     }
 

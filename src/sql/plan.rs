@@ -7,7 +7,7 @@ use super::bind::AggCall;
 use super::expr::Expr;
 use super::parser::CopyStatement;
 use crate::storage::{Table, TableDef};
-use crate::txn::Isolation;
+use crate::txn::{Increment, Isolation};
 
 /// How a scan finds its rows. The filter is always applied as well, so an access path only
 /// has to return a superset of the matching rows.
@@ -98,7 +98,7 @@ pub struct UpdatePlan {
     /// row-independent `e`. Then the statement's outcome does not depend on the row's
     /// other contents, so the increments may be applied to whatever version is latest
     /// when the transaction commits.
-    pub increments: Option<Vec<IncrementPlan>>,
+    pub increments: Option<Vec<Increment<Expr>>>,
     /// Whether this statement defers its increments, learned per plan (see
     /// [`DeferIncrements`]).
     pub defer: DeferIncrements,
@@ -139,13 +139,6 @@ impl DeferIncrements {
             std::sync::atomic::Ordering::Relaxed,
         );
     }
-}
-
-pub struct IncrementPlan {
-    pub column: usize,
-    pub op: crate::types::ArithOp,
-    pub operand: Expr,
-    pub operand_first: bool,
 }
 
 pub struct DeletePlan {

@@ -15,7 +15,7 @@ use super::session::Field;
 use super::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{Column, Table, TableDef};
-use crate::txn::Isolation;
+use crate::txn::{Increment, Isolation};
 use crate::types::{ArithOp, DataType};
 
 pub struct Planned {
@@ -1445,7 +1445,7 @@ fn increment_form(
     scan: &ScanPlan,
     assignments: &[(usize, Expr)],
     returning: &[Expr],
-) -> Option<Vec<IncrementPlan>> {
+) -> Option<Vec<Increment<Expr>>> {
     let is_key = |c: usize| def.primary_key.contains(&c);
     let names_one_row = matches!(scan.access, Access::Point(_))
         && scan.filter.as_ref().is_none_or(|f| f.reads_only(&is_key));
@@ -1478,7 +1478,7 @@ fn increment_form(
         if !operand.is_row_independent() {
             return None;
         }
-        out.push(IncrementPlan {
+        out.push(Increment {
             column,
             op: *op,
             operand: operand.clone(),

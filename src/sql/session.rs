@@ -18,7 +18,8 @@ use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
 use crate::txn::{
-    records, CommitInFlight, CommitRequest, Isolation, SessionSlot, TxnId, Want, WriteSet,
+    records, CommitInFlight, CommitRequest, Isolation, LockTable, SessionSlot, TxnId, Want,
+    WriteSet,
 };
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
@@ -620,8 +621,8 @@ impl Session {
             return Err(e);
         }
         let engine = self.engine.clone();
-        // Held until the commit is installed (see `apply_increments`).
-        let _latches = match self.apply_increments(&engine, &mut t) {
+        // Held until the commit is installed.
+        let _latches = match increments_to_images(&engine.txn.locks, &mut t) {
             Ok(latches) => latches,
             Err(e) => {
                 self.rollback(t);
@@ -652,48 +653,6 @@ impl Session {
             self.engine.txn.finish_commit(flight, Some(&self.slot));
         }
         Ok(())
-    }
-
-    /// Turn the transaction's deferred increments into after-images of each row's latest
-    /// version. Returns the increment latches of those rows, which the caller holds until
-    /// the commit has installed them: nobody else applies to the rows meanwhile. Under the
-    /// latches, no other transaction may own one of the rows (`Want::CommitOrder`). The
-    /// lock rules make that so already (nobody becomes an owner while this transaction
-    /// holds the row with an increment), so the blocking wait below is a safety net that
-    /// is not expected to wait.
-    fn apply_increments<'e>(
-        &self,
-        engine: &'e Engine,
-        t: &mut TxnState,
-    ) -> Result<Vec<parking_lot::MutexGuard<'e, ()>>> {
-        if !t.writes.has_increments() {
-            return Ok(Vec::new());
-        }
-        let locks = &engine.txn.locks;
-        let keys: Vec<(TableId, Key)> = t
-            .writes
-            .tables
-            .values()
-            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.clone())))
-            .collect();
-        let latches = loop {
-            let latches = locks.latch_increments(keys.iter().map(|(t, k)| (*t, k.as_slice())));
-            let blocked = keys
-                .iter()
-                .find(|(table, key)| !locks.try_lock(t.id, *table, key, Want::CommitOrder));
-            let Some((table, key)) = blocked else {
-                break latches;
-            };
-            drop(latches);
-            locks.lock(t.id, *table, key, Want::CommitOrder, &self.slot.cancel)?;
-        };
-        for w in t.writes.tables.values_mut() {
-            for (key, incs) in std::mem::take(&mut w.increments) {
-                let row = super::executor::apply_increments(&w.table, &key, &incs)?;
-                w.rows.insert(key, Some(row.into()));
-            }
-        }
-        Ok(latches)
     }
 
     /// Let commits be finished by the caller, as a task ([`Session::finish_commit`]),
@@ -815,14 +774,11 @@ impl Session {
                 }
             }
         }
-        if let Some(t) = self.txn.as_ref().filter(|t| t.writes.has_increments()) {
+        if self.txn.as_ref().is_some_and(|t| t.writes.has_increments()) {
             if let Some(tables) = touched_tables(plan, false) {
                 self.with_executor(Lsn::ZERO, params, |exec| {
                     exec.materialize(tables.as_deref())
                 })?;
-            } else if matches!(plan, Plan::Commit) && !t.failed {
-                // Wait here, as a task, for the owners ahead of our increments.
-                self.with_executor(Lsn::ZERO, params, |exec| exec.commit_order())?;
             }
         }
         match plan {
@@ -1365,6 +1321,37 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::Checkpoint
         | Plan::Maintenance { .. } => None,
     }
+}
+
+/// Turn the transaction's deferred increments into after-images of each row's latest
+/// version. Returns the increment latches of those rows, which the caller holds until the
+/// commit has installed them: nobody else applies to the rows meanwhile.
+fn increments_to_images<'l>(
+    locks: &'l LockTable,
+    t: &mut TxnState,
+) -> Result<Vec<parking_lot::MutexGuard<'l, ()>>> {
+    if !t.writes.has_increments() {
+        return Ok(Vec::new());
+    }
+    let latches = locks.latch_increments(
+        t.writes
+            .tables
+            .values()
+            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.as_slice()))),
+    );
+    for w in t.writes.tables.values_mut() {
+        for (key, incs) in std::mem::take(&mut w.increments) {
+            if let Some(owner) = locks.owner_other_than(t.id, w.table.id, &key) {
+                return Err(Error::internal(format!(
+                    "transaction {} owns a row transaction {} holds with an increment",
+                    owner.0, t.id.0
+                )));
+            }
+            let row = super::executor::apply_increments(&w.table, &key, &incs)?;
+            w.rows.insert(key, Some(row.into()));
+        }
+    }
+    Ok(latches)
 }
 
 fn show_setting(

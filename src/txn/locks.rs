@@ -15,10 +15,9 @@
 //!   owner once every other holder has gone, except later holders that are themselves
 //!   waiting to materialize (they go after it, so two never wait for each other), and
 //!   then reads the latest version: it sees exactly what it will commit.
-//! - A deferring holder commits only when no other transaction owns the row
-//!   ([`Want::CommitOrder`]; by the rules above it never has to wait for that).
-//!   Deferring holders apply among themselves in any order, one at a time per key
-//!   ([`LockTable::latch_increments`]).
+//! - So a deferring holder never commits while another transaction owns its row (the
+//!   commit checks it: [`LockTable::owner_other_than`]). Deferring holders apply among
+//!   themselves in any order, one at a time per key ([`LockTable::latch_increments`]).
 //! - While a writer waits for a row, no increment joins it, so writers are not starved.
 //!
 //! Waiting comes in two kinds. A task (a client connection) waits with
@@ -59,8 +58,6 @@ pub enum Want {
     Write,
     /// To hold the row with a deferred increment.
     Increment,
-    /// A deferring holder's commit: no other transaction owns the row.
-    CommitOrder,
 }
 
 /// The holders of one key.
@@ -99,12 +96,6 @@ impl Held {
     /// the owner has gone. (Two holders materializing thus never wait for each other.)
     fn grant(&mut self, txn: TxnId, want: Want) -> std::result::Result<(), Vec<TxnId>> {
         match want {
-            Want::CommitOrder => {
-                return match self.owner {
-                    Some(owner) if owner != txn => Err(vec![owner]),
-                    _ => Ok(()),
-                }
-            }
             Want::Increment => {
                 if self.holds(txn) {
                     return Ok(());
@@ -244,9 +235,6 @@ impl ShardState {
             }
             _ => {}
         }
-        if want == Want::CommitOrder {
-            self.tidy(key);
-        }
         outcome
     }
 
@@ -345,28 +333,49 @@ impl LockTable {
     /// was granted.
     pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8], want: Want) -> bool {
         let mut st = self.shard(table, key).state.lock();
-        if want == Want::Write {
-            // The common case, a free key: one allocation for the key, moved into the table.
-            match st.held.entry((table, key.to_vec())) {
-                Entry::Occupied(mut held) => return held.get_mut().grant(txn, want).is_ok(),
-                Entry::Vacant(free) => {
-                    free.insert(Held {
-                        owner: Some(txn),
-                        ..Held::default()
-                    });
-                    return true;
-                }
+        // The common case, a free key: one allocation for the key, moved into the table.
+        match st.held.entry((table, key.to_vec())) {
+            Entry::Occupied(mut held) => held.get_mut().grant(txn, want).is_ok(),
+            Entry::Vacant(free) => {
+                let mut held = Held::default();
+                let granted = held.grant(txn, want).is_ok();
+                debug_assert!(granted, "a free key is granted");
+                free.insert(held);
+                granted
             }
         }
-        let mut counted = false;
-        let granted = st
-            .acquire(txn, &(table, key.to_vec()), want, &mut counted)
-            .is_ok();
-        debug_assert!(!counted || granted);
-        if counted {
-            st.stop_counting(txn, &(table, key.to_vec()));
+    }
+
+    /// The transaction other than `txn` that owns (table, key), if any. A transaction
+    /// that holds the key with a deferred increment finds none (see the module's rules).
+    pub fn owner_other_than(&self, txn: TxnId, table: TableId, key: &[u8]) -> Option<TxnId> {
+        let st = self.shard(table, key).state.lock();
+        let owner = st.held.get(&(table, key.to_vec()))?.owner;
+        owner.filter(|&o| o != txn)
+    }
+
+    /// One try of a request that waits: whether it was granted; if not, its wait is
+    /// recorded in the wait-for graph. Fails with 40P01 if waiting would deadlock, 57014
+    /// if `cancel` is raised.
+    fn attempt(
+        &self,
+        st: &mut ShardState,
+        txn: TxnId,
+        lookup: &LockKey,
+        want: Want,
+        counted: &mut bool,
+        cancel: &AtomicBool,
+    ) -> Result<bool> {
+        let holders = match st.acquire(txn, lookup, want, counted) {
+            Ok(()) => return Ok(true),
+            Err(holders) => holders,
+        };
+        let stale = st.earlier_materializing(txn, lookup, want);
+        self.start_wait(txn, holders, &stale)?;
+        if cancel.load(Ordering::Acquire) {
+            return Err(Error::canceled());
         }
-        granted
+        Ok(false)
     }
 
     /// [`LockTable::lock`] for a task: it waits in the key's queue, yielding.
@@ -391,14 +400,8 @@ impl LockTable {
         loop {
             let released = {
                 let mut st = shard.state.lock();
-                let holders = match st.acquire(txn, &lookup, want, &mut waiting.counted) {
-                    Ok(()) => return Ok(()),
-                    Err(holders) => holders,
-                };
-                let stale = st.earlier_materializing(txn, &lookup, want);
-                self.start_wait(txn, holders, &stale)?;
-                if cancel.load(Ordering::Acquire) {
-                    return Err(Error::canceled());
+                if self.attempt(&mut st, txn, &lookup, want, &mut waiting.counted, cancel)? {
+                    return Ok(());
                 }
                 let q = st.queues.entry(lookup.clone()).or_insert_with(|| Queue {
                     notify: Arc::new(Notify::new()),
@@ -448,18 +451,13 @@ impl LockTable {
             let mut st = shard.state.lock();
             st.blocked_threads += 1;
             let outcome = loop {
-                let holders = match st.acquire(txn, &lookup, want, &mut counted) {
-                    Ok(()) => break Ok(true),
-                    Err(holders) => holders,
-                };
-                let stale = st.earlier_materializing(txn, &lookup, want);
-                if let Err(e) = self.start_wait(txn, holders, &stale) {
-                    break Err(e);
+                match self.attempt(&mut st, txn, &lookup, want, &mut counted, cancel) {
+                    Ok(true) => break Ok(true),
+                    Ok(false) => {
+                        shard.released.wait_for(&mut st, CANCEL_POLL);
+                    }
+                    Err(e) => break Err(e),
                 }
-                if cancel.load(Ordering::Acquire) {
-                    break Err(Error::canceled());
-                }
-                shard.released.wait_for(&mut st, CANCEL_POLL);
             };
             st.blocked_threads -= 1;
             if counted {
@@ -677,7 +675,7 @@ mod tests {
         let (t, k) = key();
         let inc = |txn: u64| locks.try_lock(TxnId(txn), t, &k, Want::Increment);
         assert!(inc(1) && inc(2) && inc(3), "increments share the row");
-        assert!(locks.try_lock(TxnId(2), t, &k, Want::CommitOrder));
+        assert_eq!(locks.owner_other_than(TxnId(2), t, &k), None);
         assert!(
             !locks.try_lock(TxnId(9), t, &k, Want::Write),
             "a writer waits for all"

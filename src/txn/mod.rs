@@ -10,8 +10,8 @@
 //!   key are installed in LSN order. The one kind of write that shares a row is a
 //!   deferred increment: its holders turn it into an after-image of the latest version
 //!   at commit, one at a time per key (the lock table's increment latches, held from
-//!   reading that version to installing the new one), and only after the row's owner has
-//!   committed or gone.
+//!   reading that version to installing the new one), never while another transaction
+//!   owns the row.
 //! - A snapshot is one LSN. `visible_lsn` only advances over a prefix of commits that are
 //!   all installed and durable at their `synchronous_commit` level, so a snapshot taken at
 //!   `visible_lsn` sees each commit whole or not at all, in commit order, and never sees

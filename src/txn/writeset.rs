@@ -1,6 +1,6 @@
 //! A transaction's private, uncommitted writes: per table, the after-image of every key it
 //! wrote (`None` = deleted), the increments it deferred to its commit (see
-//! `LockTable::join_increment`), whether it truncated the table, and the rows a COPY
+//! `Want::Increment`), whether it truncated the table, and the rows a COPY
 //! loaded straight into pages (a bulk load, for a table it created or truncated).
 //!
 //! Deferred increments never reach the commit record as such: before the commit, the
@@ -13,14 +13,26 @@ use std::sync::Arc;
 use crate::storage::{BulkLoad, Key, Row, Table, TableId};
 use crate::types::{ArithOp, Value};
 
-/// One deferred `SET column = column <op> operand` (or `operand <op> column`), its
-/// operand already evaluated.
+/// One `SET column = column <op> operand` (or `operand <op> column`). In a plan the
+/// operand is an expression; deferred in a write set, its value.
 #[derive(Clone, Debug)]
-pub struct Increment {
+pub struct Increment<Operand = Value> {
     pub column: usize,
     pub op: ArithOp,
-    pub operand: Value,
+    pub operand: Operand,
     pub operand_first: bool,
+}
+
+impl<Operand> Increment<Operand> {
+    /// The same increment with another operand (its value, for a planned one).
+    pub fn with_operand<O>(&self, operand: O) -> Increment<O> {
+        Increment {
+            column: self.column,
+            op: self.op,
+            operand,
+            operand_first: self.operand_first,
+        }
+    }
 }
 
 pub struct TableWrites {
