@@ -33,7 +33,15 @@ pub const CONNECTION_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// Deepest expression nesting accepted (deeper gives 54001, like max_stack_depth).
 pub const MAX_EXPRESSION_DEPTH: usize = 10_000;
 
-/// Size of one WAL segment file, in bytes.
+/// Size of one WAL segment file, in bytes (a multiple of `WAL_BLOCK_BYTES`).
 pub const WAL_SEGMENT_BYTES: u64 = 16 * 1024 * 1024;
+/// The unit of a WAL write: the log goes to its segments in whole blocks of this size, from
+/// memory aligned to it, as direct I/O requires (`Disk::open_direct`).
+pub const WAL_BLOCK_BYTES: usize = 4096;
+/// Most log bytes written to a segment by one system call (bounds the staging buffer).
+pub const WAL_WRITE_MAX_BYTES: usize = 1024 * 1024;
+/// Largest WAL write sent with direct I/O; larger ones go through the page cache, so that
+/// fdatasync submits them at once rather than the device taking them one call at a time.
+pub const WAL_DIRECT_MAX_BYTES: usize = 256 * 1024;
 /// Appended-but-unflushed WAL bytes before appenders wait for the flusher (`wal_buffers`).
 pub const WAL_BUFFER_BYTES: usize = 16 * 1024 * 1024;

@@ -41,6 +41,15 @@ pub trait File: Send + Sync {
 pub trait Disk: Send + Sync {
     /// Open a file, creating it if `create`.
     fn open(&self, path: &Path, create: bool) -> io::Result<Arc<dyn File>>;
+    /// Open an existing file for direct writes (`O_DIRECT`: no copy into the page cache).
+    /// Every write through the handle must start and end at multiples of
+    /// [`WAL_BLOCK_BYTES`](crate::constants::WAL_BLOCK_BYTES), from memory aligned to it;
+    /// the handle is for writing and syncing only. What is durable when is unchanged: a
+    /// write is durable once `sync_data` returns. Where the file system refuses direct
+    /// I/O, the file is opened as usual.
+    fn open_direct(&self, path: &Path) -> io::Result<Arc<dyn File>> {
+        self.open(path, false)
+    }
     fn exists(&self, path: &Path) -> bool;
     /// File names in a directory (not paths), unsorted.
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
@@ -114,6 +123,21 @@ impl Disk for OsDisk {
             .truncate(false)
             .open(path)?;
         Ok(Arc::new(OsFile(f)))
+    }
+
+    fn open_direct(&self, path: &Path) -> io::Result<Arc<dyn File>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        match OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+        {
+            Ok(f) => Ok(Arc::new(OsFile(f))),
+            // tmpfs and some others refuse O_DIRECT: buffered writes are just as durable
+            // once synced, and the aligned writes do no harm.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.open(path, false),
+            Err(e) => Err(e),
+        }
     }
 
     fn exists(&self, path: &Path) -> bool {

@@ -508,6 +508,15 @@ struct SimFile {
     ino: u64,
     /// The path this handle was opened with, for matching faults.
     path: PathBuf,
+    /// Opened with [`Disk::open_direct`]: writes must be whole aligned blocks, as with
+    /// `O_DIRECT` (a misaligned one fails with EINVAL, like the real thing).
+    direct: bool,
+}
+
+/// Whether a direct write of `buf` at `offset` is aligned as `O_DIRECT` requires.
+fn direct_aligned(buf: &[u8], offset: usize) -> bool {
+    let block = crate::constants::WAL_BLOCK_BYTES;
+    offset % block == 0 && buf.len() % block == 0 && (buf.as_ptr() as usize) % block == 0
 }
 
 impl File for SimFile {
@@ -516,6 +525,9 @@ impl File for SimFile {
         let Some(offset) = offset.filter(|o| o.checked_add(buf.len()).is_some()) else {
             return Err(error(InvalidInput, &self.path));
         };
+        if self.direct && !direct_aligned(buf, offset) {
+            return Err(error(InvalidInput, &self.path));
+        }
         let mut state = self.state.lock();
         state.mutate(Some((FaultOp::Write, &self.path)))?;
         let inode = state.inode_mut(self.ino);
@@ -590,7 +602,25 @@ impl Disk for SimDisk {
             }
         };
         let (state, path) = (self.state.clone(), path.to_path_buf());
-        Ok(Arc::new(SimFile { state, ino, path }))
+        Ok(Arc::new(SimFile {
+            state,
+            ino,
+            path,
+            direct: false,
+        }))
+    }
+
+    fn open_direct(&self, path: &Path) -> io::Result<Arc<dyn File>> {
+        let Some(&ino) = self.state.lock().names_volatile.get(path) else {
+            return Err(error(NotFound, path));
+        };
+        let (state, path) = (self.state.clone(), path.to_path_buf());
+        Ok(Arc::new(SimFile {
+            state,
+            ino,
+            path,
+            direct: true,
+        }))
     }
 
     fn exists(&self, path: &Path) -> bool {

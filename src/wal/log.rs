@@ -10,6 +10,17 @@
 //!
 //! Segment header: magic `SDBWAL01` (8), segment number (8, LE), segment size (8, LE),
 //! reserved (4), CRC32C of the first 28 bytes (4, LE).
+//!
+//! The flusher writes segments in whole `WAL_BLOCK_BYTES` blocks, with direct I/O unless
+//! the flush is large (`WAL_DIRECT_MAX_BYTES`). A flush that ends inside a block writes
+//! the block whole, the log's bytes followed by zeros, and the next flush writes that
+//! block again with more of the log in it. The bytes a rewrite repeats are the same bytes,
+//! so a crash that tears it at any sector leaves every earlier record as it was. Why: a
+//! buffered write copies the log into the page cache only for `fdatasync` to find, lock
+//! and submit those pages again; a direct write submits the log itself. On the benchmark
+//! machine (`update_pk`, 32 clients, two 10 s runs each) the flush's median fell from 118
+//! and 114 µs to 105 and 109 µs, its 99th percentile from 268 and 239 µs to 224 and 228.
+//!
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +34,9 @@ use super::record::{check_header, check_record, Invalid, PendingRecord, RecordKi
 use super::stats::WalStats;
 use super::watch::LsnWatch;
 use super::Lsn;
-use crate::constants::WAL_BUFFER_BYTES;
+use crate::constants::{
+    WAL_BLOCK_BYTES, WAL_BUFFER_BYTES, WAL_DIRECT_MAX_BYTES, WAL_WRITE_MAX_BYTES,
+};
 use crate::disk::{Disk, File};
 use crate::error::{Error, Result, SqlState};
 
@@ -106,6 +119,19 @@ struct Segments {
     preparing: Option<(u64, std::thread::JoinHandle<std::io::Result<()>>)>,
     /// The segment last written to.
     writing: Option<u64>,
+    /// Handles for the flusher's direct writes, by segment number.
+    direct: HashMap<u64, Arc<dyn File>>,
+    /// Staging for direct writes; over-allocated by a block so that an aligned window fits.
+    stage: Vec<u8>,
+    /// The block that holds the end of the log as last written: its segment, its offset
+    /// in the file, and its bytes. The next write starts by rewriting it.
+    tail: Option<TailBlock>,
+}
+
+struct TailBlock {
+    segment: u64,
+    offset: u64,
+    bytes: Box<[u8; WAL_BLOCK_BYTES]>,
 }
 
 /// Build segment `n` (zeros, then its header) under a temporary name, make it durable and
@@ -161,6 +187,7 @@ impl Segments {
         // Keep at most a few files open.
         if self.open.len() > 4 {
             self.open.clear();
+            self.direct.clear();
         }
         self.open.insert(n, f.clone());
         Ok(f)
@@ -203,14 +230,85 @@ impl Segments {
                 self.writing = Some(n);
                 self.prepare(n + 1);
             }
-            let len = ((self.data_bytes() - off) as usize).min(data.len());
-            f.write_all_at(&data[..len], SEGMENT_HEADER_BYTES + off)?;
+            let len = ((self.data_bytes() - off) as usize)
+                .min(data.len())
+                .min(WAL_WRITE_MAX_BYTES);
+            self.write_blocks(n, &f, SEGMENT_HEADER_BYTES + off, &data[..len])?;
             if !touched.contains(&n) {
                 touched.push(n);
             }
             data = &data[len..];
             pos += len as u64;
         }
+        Ok(())
+    }
+
+    /// Write `bytes` at file offset `at` of segment `n` in whole blocks, through the direct
+    /// handle: the first block's bytes before `at` are what the log already holds there
+    /// (the tail block, or read back through `plain`), and the last block is padded with
+    /// zeros, which is what a segment holds past the end of the log.
+    fn write_blocks(
+        &mut self,
+        n: u64,
+        plain: &Arc<dyn File>,
+        at: u64,
+        bytes: &[u8],
+    ) -> std::io::Result<()> {
+        const BLOCK: u64 = WAL_BLOCK_BYTES as u64;
+        let start = at / BLOCK * BLOCK;
+        let end = (at + bytes.len() as u64).div_ceil(BLOCK) * BLOCK;
+        assert!(
+            end <= self.segment_bytes,
+            "a write stays inside its segment"
+        );
+        let direct = match self.direct.get(&n) {
+            Some(f) => f.clone(),
+            None => {
+                let f = self.disk.open_direct(&self.dir.join(segment_name(n)))?;
+                self.direct.insert(n, f.clone());
+                f
+            }
+        };
+        let span = (end - start) as usize;
+        let head = (at - start) as usize;
+        if self.stage.len() < span + WAL_BLOCK_BYTES {
+            self.stage.resize(span + WAL_BLOCK_BYTES, 0);
+        }
+        let shift = self.stage.as_ptr().align_offset(WAL_BLOCK_BYTES);
+        let window = &mut self.stage[shift..shift + span];
+        match &self.tail {
+            Some(t) if t.segment == n && t.offset == start => {
+                window[..head].copy_from_slice(&t.bytes[..head]);
+            }
+            _ => {
+                if plain.read_at(&mut window[..head], start)? != head {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "WAL segment shorter than the log",
+                    ));
+                }
+            }
+        }
+        window[head..head + bytes.len()].copy_from_slice(bytes);
+        window[head + bytes.len()..].fill(0);
+        // The tail is only trusted once the write that makes it true has returned.
+        self.tail = None;
+        if span <= WAL_DIRECT_MAX_BYTES {
+            direct.write_all_at(window, start)?;
+        } else {
+            // A large flush (a big transaction, a COPY) goes through the page cache, from
+            // which fdatasync submits it all at once: a direct write of it would wait for
+            // the device chunk by chunk.
+            plain.write_all_at(window, start)?;
+        }
+        let last = &window[span - WAL_BLOCK_BYTES..];
+        let mut block = Box::new([0u8; WAL_BLOCK_BYTES]);
+        block.copy_from_slice(last);
+        self.tail = Some(TailBlock {
+            segment: n,
+            offset: end - BLOCK,
+            bytes: block,
+        });
         Ok(())
     }
 
@@ -235,6 +333,7 @@ impl Segments {
 
     /// Zero the log from `pos` to the end of its segment and remove later segments.
     fn cut(&mut self, pos: u64) -> std::io::Result<usize> {
+        self.tail = None;
         let n = pos / self.data_bytes();
         let off = pos % self.data_bytes();
         if let Ok(f) = self.file(n, false) {
@@ -247,6 +346,7 @@ impl Segments {
             if let Ok(m) = u64::from_str_radix(&name, 16) {
                 if m > n {
                     self.open.remove(&m);
+                    self.direct.remove(&m);
                     self.disk.remove(&self.dir.join(&name))?;
                     removed += 1;
                 }
@@ -302,6 +402,11 @@ impl Wal {
         start: Lsn,
         mut apply: impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
     ) -> Result<(Arc<Wal>, Replayed)> {
+        assert!(
+            opts.segment_bytes % WAL_BLOCK_BYTES as u64 == 0
+                && opts.segment_bytes > SEGMENT_HEADER_BYTES,
+            "a WAL segment is whole blocks"
+        );
         let io = |what: &str, e: std::io::Error| {
             Error::new(SqlState::IO_ERROR, format!("could not {what}: {e}"))
         };
@@ -315,6 +420,9 @@ impl Wal {
             prepare_ahead: opts.prepare_ahead,
             preparing: None,
             writing: None,
+            direct: HashMap::new(),
+            stage: Vec::new(),
+            tail: None,
         };
         let mut names: Vec<u64> = disk
             .list(dir)
@@ -703,6 +811,7 @@ impl Wal {
                 .collect();
             for n in &old {
                 segs.open.remove(n);
+                segs.direct.remove(n);
             }
             (segs.disk.clone(), segs.dir.clone(), old)
         };
@@ -713,5 +822,79 @@ impl Wal {
             disk.sync_dir(&dir).map_err(io)?;
         }
         Ok(old.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk::sim::SimDisk;
+
+    fn options() -> WalOptions {
+        WalOptions {
+            fsync: true,
+            commit_delay_us: 0,
+            commit_siblings: 0,
+            writer_delay: Duration::from_millis(200),
+            segment_bytes: 64 * 1024,
+            prepare_ahead: false,
+        }
+    }
+
+    fn replay_all(disk: &SimDisk) -> (Arc<Wal>, Vec<Vec<u8>>) {
+        let mut seen = Vec::new();
+        let (wal, replayed) = Wal::open(
+            Arc::new(disk.clone()),
+            Path::new("/wal"),
+            options(),
+            Lsn::ZERO,
+            |_, payload, _| {
+                seen.push(payload.to_vec());
+                Ok(())
+            },
+        )
+        .expect("open the log");
+        assert!(replayed.cut.is_none(), "nothing to cut: {:?}", replayed.cut);
+        (wal, seen)
+    }
+
+    /// Flushes of every size, each ending inside a block that the next one rewrites
+    /// (through the simulated disk's direct handles, which refuse a misaligned write),
+    /// some crossing segments and one large enough to go through the page cache, all
+    /// read back after a crash that keeps only what was synced.
+    #[test]
+    fn flushes_rewrite_the_tail_block_and_keep_every_record() {
+        let disk = SimDisk::new();
+        let sizes = [1usize, 40, 4000, 4096, 70_000, 3, 300_000, 9000, 5];
+        let payloads: Vec<Vec<u8>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (0..n).map(|j| (i * 31 + j) as u8).collect())
+            .collect();
+        let (wal, seen) = replay_all(&disk);
+        assert!(seen.is_empty());
+        for (i, p) in payloads.iter().enumerate() {
+            let lsn = wal.append(PendingRecord::new(RecordKind::Commit, p), true, |_| {});
+            wal.flush_now(lsn);
+            // Reopening after a crash at any flush sees exactly the records so far.
+            if i % 3 == 2 {
+                let (_, seen) = replay_all(&disk.crash(i as u64));
+                assert_eq!(seen, payloads[..=i]);
+            }
+        }
+        drop(wal);
+        let recovered = disk.crash(99);
+        let (wal, seen) = replay_all(&recovered);
+        assert_eq!(seen, payloads);
+        // Appending after recovery starts from a tail block read back from the segment.
+        let lsn = wal.append(
+            PendingRecord::new(RecordKind::Commit, b"after"),
+            true,
+            |_| {},
+        );
+        wal.flush_now(lsn);
+        let (_, seen) = replay_all(&recovered.crash(100));
+        assert_eq!(seen.len(), payloads.len() + 1);
+        assert_eq!(seen.last().map(Vec::as_slice), Some(&b"after"[..]));
     }
 }
