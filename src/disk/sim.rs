@@ -516,7 +516,9 @@ struct SimFile {
 /// Whether a direct write of `buf` at `offset` is aligned as `O_DIRECT` requires.
 fn direct_aligned(buf: &[u8], offset: usize) -> bool {
     let block = crate::constants::WAL_BLOCK_BYTES;
-    offset % block == 0 && buf.len() % block == 0 && (buf.as_ptr() as usize) % block == 0
+    offset.is_multiple_of(block)
+        && buf.len().is_multiple_of(block)
+        && (buf.as_ptr() as usize).is_multiple_of(block)
 }
 
 impl File for SimFile {

@@ -403,7 +403,7 @@ impl Wal {
         mut apply: impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
     ) -> Result<(Arc<Wal>, Replayed)> {
         assert!(
-            opts.segment_bytes % WAL_BLOCK_BYTES as u64 == 0
+            opts.segment_bytes.is_multiple_of(WAL_BLOCK_BYTES as u64)
                 && opts.segment_bytes > SEGMENT_HEADER_BYTES,
             "a WAL segment is whole blocks"
         );
