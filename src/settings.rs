@@ -47,6 +47,9 @@ pub enum Unit {
     Kb,
     Ms,
     S,
+    /// No unit; read as C reads an integer literal (`0777` octal, `0x1ff` hex, `511`) and
+    /// shown in octal, as PostgreSQL shows a file mode.
+    Octal,
 }
 
 #[derive(Debug)]
@@ -97,6 +100,8 @@ pub static DEFS: &[Def] = &[
     Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
     Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
     Def { name: "unix_socket_directories", default: "/tmp", kind: Kind::Str, context: Context::Postmaster, description: "Sets the directories where Unix-domain sockets will be created." },
+    Def { name: "unix_socket_group", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the owning group of the Unix-domain socket." },
+    Def { name: "unix_socket_permissions", default: "0777", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Postmaster, description: "Sets the access permissions of the Unix-domain socket." },
     Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
 ];
 
@@ -199,6 +204,17 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
 
 /// Parse an integer with an optional unit into the base unit (kB, ms or s).
 fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
+    if unit == Unit::Octal {
+        let v = v.trim();
+        return match (
+            v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")),
+            v.strip_prefix('0'),
+        ) {
+            (Some(hex), _) => i64::from_str_radix(hex, 16).ok(),
+            (None, Some(oct)) if !oct.is_empty() => i64::from_str_radix(oct, 8).ok(),
+            _ => v.parse().ok(),
+        };
+    }
     let split = v
         .find(|c: char| !(c.is_ascii_digit() || c == '-'))
         .unwrap_or(v.len());
@@ -246,6 +262,7 @@ fn format_with_unit(n: i64, unit: Unit) -> String {
             (1, "ms"),
         ]),
         Unit::S => pick(&[(86400, "d"), (3600, "h"), (60, "min"), (1, "s")]),
+        Unit::Octal => format!("{n:04o}"),
     }
 }
 
@@ -354,6 +371,27 @@ mod tests {
         let wd = def("wal_writer_delay").unwrap();
         assert_eq!(canonicalize(wd, "200ms").unwrap(), "200ms");
         assert_eq!(canonicalize(wd, "1s").unwrap(), "1s");
+    }
+
+    #[test]
+    fn a_file_mode_reads_like_a_c_literal_and_shows_in_octal() {
+        let d = def("unix_socket_permissions").expect("defined");
+        assert_eq!(d.default, "0777");
+        for (input, shown) in [
+            ("0770", "0770"),
+            ("511", "0777"),
+            ("0x1c0", "0700"),
+            ("0", "0000"),
+        ] {
+            assert_eq!(canonicalize(d, input).expect(input), shown);
+        }
+        for bad in ["0800", "1000", "-1", "rwx"] {
+            assert!(canonicalize(d, bad).is_err(), "{bad}");
+        }
+        let s = Settings::default();
+        s.set_at_startup("unix_socket_permissions", "0700")
+            .expect("set");
+        assert_eq!(s.get_int("unix_socket_permissions"), 0o700);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! fails; otherwise the stale file is removed and the socket created anew. A directory
 //! where no socket can be created is logged and skipped, as PostgreSQL does; startup
 //! fails only if directories were listed and none of them worked. The socket files are
-//! removed again at shutdown.
+//! removed again at shutdown. Each socket file gets the mode of `unix_socket_permissions`
+//! and, if `unix_socket_group` names one, that group, as PostgreSQL sets them.
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -58,12 +59,83 @@ pub fn socket_path(dir: &str, port: u16) -> PathBuf {
     Path::new(dir).join(format!(".s.PGSQL.{port}"))
 }
 
+/// Who may connect through a socket file: `unix_socket_permissions` and
+/// `unix_socket_group`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SocketAccess {
+    pub mode: u32,
+    pub group: Option<u32>,
+}
+
+impl SocketAccess {
+    /// From the settings' values: a mode, and a group name, number or nothing.
+    pub fn new(mode: i64, group: &str) -> Result<SocketAccess> {
+        let mode = u32::try_from(mode)
+            .ok()
+            .filter(|m| *m <= 0o777)
+            .ok_or_else(|| Error::internal("unix_socket_permissions out of range"))?;
+        Ok(SocketAccess {
+            mode,
+            group: group_id(group)?,
+        })
+    }
+}
+
+impl Default for SocketAccess {
+    /// PostgreSQL's defaults: anyone may connect, and the group is the server's.
+    fn default() -> SocketAccess {
+        SocketAccess {
+            mode: 0o777,
+            group: None,
+        }
+    }
+}
+
+/// The id of group `name` (a name or a number); `None` for an empty name.
+fn group_id(name: &str) -> Result<Option<u32>> {
+    if name.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(gid) = name.parse::<u32>() {
+        return Ok(Some(gid));
+    }
+    let missing = || {
+        Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("group \"{name}\" does not exist"),
+        )
+    };
+    let c_name = std::ffi::CString::new(name).map_err(|_| missing())?;
+    // SAFETY: `group` is plain data, filled in (with pointers into `buf`) by getgrnam_r.
+    let mut group: libc::group = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 64 * 1024];
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call, and `buf.len()` is its buffer's size.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            c_name.as_ptr(),
+            &mut group,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        )
+    };
+    if rc != 0 || found.is_null() {
+        return Err(missing());
+    }
+    Ok(Some(group.gr_gid))
+}
+
 /// Create the sockets of `unix_socket_directories`. Must run inside the async runtime.
-pub fn bind_unix_sockets(directories: &str, port: u16) -> Result<Vec<UnixSocket>> {
+pub fn bind_unix_sockets(
+    directories: &str,
+    port: u16,
+    access: SocketAccess,
+) -> Result<Vec<UnixSocket>> {
     let dirs = socket_directories(directories);
     let mut sockets = Vec::new();
     for dir in &dirs {
-        match bind_one(dir, port) {
+        match bind_one(dir, port, access) {
             Ok(socket) => sockets.push(socket),
             Err(e) if e.code == SqlState::OBJECT_IN_USE => return Err(e),
             Err(e) => tracing::warn!("{}", e.message),
@@ -78,7 +150,7 @@ pub fn bind_unix_sockets(directories: &str, port: u16) -> Result<Vec<UnixSocket>
     Ok(sockets)
 }
 
-fn bind_one(dir: &str, port: u16) -> Result<UnixSocket> {
+fn bind_one(dir: &str, port: u16, access: SocketAccess) -> Result<UnixSocket> {
     let path = &socket_path(dir, port);
     let shown = path.display();
     if path.as_os_str().len() > MAX_SOCKET_PATH_BYTES {
@@ -120,10 +192,12 @@ fn bind_one(dir: &str, port: u16) -> Result<UnixSocket> {
         listener,
         path: path.to_owned(),
     };
-    // Anyone may connect, as with PostgreSQL's default unix_socket_permissions (0777);
-    // authentication decides the rest.
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777))
+    // By default anyone may connect (0777); authentication decides the rest.
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(access.mode))
         .map_err(|e| io("set the permissions of", e))?;
+    if let Some(gid) = access.group {
+        std::os::unix::fs::chown(path, None, Some(gid)).map_err(|e| io("set the group of", e))?;
+    }
     Ok(socket)
 }
 
@@ -163,17 +237,24 @@ mod tests {
         assert!(path.exists());
         let rt = runtime();
         rt.block_on(async {
-            let live = bind_unix_sockets(&d, 5999).expect("stale file replaced");
+            let live =
+                bind_unix_sockets(&d, 5999, SocketAccess::default()).expect("stale file replaced");
             assert_eq!(live.len(), 1);
             let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o777);
-            let err = bind_unix_sockets(&d, 5999).err().expect("in use");
+            let err = bind_unix_sockets(&d, 5999, SocketAccess::default())
+                .err()
+                .expect("in use");
             assert_eq!(err.code, SqlState::OBJECT_IN_USE);
             drop(live);
             assert!(!path.exists(), "removed at drop");
         });
         std::fs::write(&path, b"not a socket").expect("file");
-        let err = rt.block_on(async { bind_unix_sockets(&d, 5999).err().expect("not a socket") });
+        let err = rt.block_on(async {
+            bind_unix_sockets(&d, 5999, SocketAccess::default())
+                .err()
+                .expect("not a socket")
+        });
         assert_eq!(err.code, SqlState::OBJECT_IN_USE);
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
@@ -182,18 +263,47 @@ mod tests {
     fn a_missing_directory_is_skipped_but_not_all_of_them() {
         let rt = runtime();
         rt.block_on(async {
-            let err = bind_unix_sockets("/nonexistent-sdb-dir", 5998)
+            let err = bind_unix_sockets("/nonexistent-sdb-dir", 5998, SocketAccess::default())
                 .err()
                 .expect("no socket at all");
             assert_eq!(err.code, SqlState::IO_ERROR);
             let tmp = std::env::temp_dir();
             let both = format!("/nonexistent-sdb-dir,{}", tmp.display());
-            let live = bind_unix_sockets(&both, 5998).expect("one of two");
+            let live = bind_unix_sockets(&both, 5998, SocketAccess::default()).expect("one of two");
             assert_eq!(live.len(), 1);
             assert_eq!(live[0].path, socket_path(&tmp.display().to_string(), 5998));
         });
         let long = "/tmp/".to_owned() + &"d".repeat(120);
-        let err = rt.block_on(async { bind_one(&long, 5997).err().expect("too long") });
+        let err = rt.block_on(async {
+            bind_one(&long, 5997, SocketAccess::default())
+                .err()
+                .expect("too long")
+        });
         assert_eq!(err.code, SqlState::INVALID_PARAMETER_VALUE);
+    }
+
+    #[test]
+    fn the_socket_file_gets_the_configured_mode_and_group() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("sdb-access-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let d = dir.to_str().expect("utf-8 path").to_owned();
+        // SAFETY: getgid has no preconditions.
+        let gid = unsafe { libc::getgid() };
+        let access = SocketAccess::new(0o770, &gid.to_string()).expect("numeric group");
+        assert_eq!(access.group, Some(gid));
+        runtime().block_on(async {
+            let live = bind_unix_sockets(&d, 5996, access).expect("socket");
+            let meta = std::fs::metadata(&live[0].path).expect("meta");
+            assert_eq!(meta.permissions().mode() & 0o777, 0o770);
+            assert_eq!(meta.gid(), gid);
+        });
+        let err = SocketAccess::new(0o777, "no-such-group-sdb")
+            .err()
+            .expect("unknown group");
+        assert_eq!(err.code, SqlState::INVALID_PARAMETER_VALUE);
+        assert!(err.message.contains("does not exist"), "{}", err.message);
+        assert_eq!(SocketAccess::new(0o777, "").expect("none").group, None);
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

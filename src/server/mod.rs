@@ -137,9 +137,14 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
         )
     })?;
     let max_connections = settings.get_int("max_connections") as usize;
+    let access = listen::SocketAccess::new(
+        settings.get_int("unix_socket_permissions"),
+        &settings.show("unix_socket_group").unwrap_or_default(),
+    )?;
     let unix = listen::bind_unix_sockets(
         &settings.show("unix_socket_directories").unwrap_or_default(),
         addr.port(),
+        access,
     )?;
     tracing::info!(
         "SteadyDB {} listening on {addr}, data directory {}",
@@ -153,7 +158,7 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
         unix_accepts.spawn(async move {
             loop {
                 match socket.listener.accept().await {
-                    Ok((stream, _)) => admit(stream, "[local]".into(), &engine, max_connections),
+                    Ok((stream, _)) => admit(stream, None, &engine, max_connections),
                     Err(e) => {
                         tracing::warn!("accept failed on \"{}\": {e}", socket.path.display());
                         // Out of file descriptors, say: let connections close first.
@@ -179,7 +184,7 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
                 }
-                admit(stream, peer.to_string(), &engine, max_connections);
+                admit(stream, Some(peer), &engine, max_connections);
             }
             _ = sigterm.recv() => {
                 tracing::info!("received SIGTERM, shutting down");
@@ -204,11 +209,12 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
 /// `max_connections` sessions are open already.
 fn admit<S: crate::wire::Transport + 'static>(
     stream: S,
-    peer: String,
+    client: Option<SocketAddr>,
     engine: &Arc<Engine>,
     max_connections: usize,
 ) {
     if engine.txn.session_count() >= max_connections {
+        let peer = client.map_or_else(|| "[local]".to_string(), |c| c.to_string());
         tracing::warn!("too many connections; refusing {peer}");
         tokio::spawn(crate::wire::refuse_connection(
             stream,
@@ -216,5 +222,9 @@ fn admit<S: crate::wire::Transport + 'static>(
         ));
         return;
     }
-    tokio::spawn(crate::wire::serve_connection(stream, peer, engine.clone()));
+    tokio::spawn(crate::wire::serve_connection(
+        stream,
+        client,
+        engine.clone(),
+    ));
 }

@@ -204,6 +204,11 @@ impl Session {
         self.slot.activity.lock().user = user.to_string();
     }
 
+    /// Where the client connects from, for pg_stat_activity (`None`: a Unix socket).
+    pub fn set_client(&mut self, client: Option<std::net::SocketAddr>) {
+        self.slot.activity.lock().client = client;
+    }
+
     /// Publish what the session is doing, for pg_stat_activity.
     fn report_activity(&self, running: Option<&str>) {
         let mut a = self.slot.activity.lock();

@@ -50,6 +50,8 @@ pub struct SessionSlot {
 pub struct Activity {
     pub user: String,
     pub application_name: String,
+    /// The client's IP address and port; `None` for a Unix-domain socket.
+    pub client: Option<std::net::SocketAddr>,
     /// `active`, `idle`, `idle in transaction`, `idle in transaction (aborted)`.
     pub state: &'static str,
     pub query: String,

@@ -292,6 +292,7 @@ pub struct Protocol {
 pub async fn run<S: Transport>(
     io: &mut Io<S>,
     engine: &Arc<Engine>,
+    client: Option<std::net::SocketAddr>,
     protocol: &mut Option<Protocol>,
 ) {
     let negotiated = tokio::time::timeout(
@@ -324,6 +325,7 @@ pub async fn run<S: Transport>(
         skip_until_sync: false,
     });
     state.session.set_user(&params.user);
+    state.session.set_client(client);
     if !params.application_name.is_empty() {
         state
             .session

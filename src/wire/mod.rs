@@ -175,9 +175,10 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
 /// client in the log: its address, or `[local]` for a Unix-domain socket.
 pub async fn serve_connection<S: Transport + 'static>(
     stream: S,
-    peer: String,
+    client: Option<std::net::SocketAddr>,
     engine: Arc<Engine>,
 ) {
+    let peer = client.map_or_else(|| "[local]".to_string(), |c| c.to_string());
     tracing::debug!(%peer, "connection received");
     let shared = Arc::new(Shared::new());
     let _registration = Registration::new(Registered {
@@ -186,7 +187,13 @@ pub async fn serve_connection<S: Transport + 'static>(
     });
     let mut io = Io::new(stream, shared);
     let mut protocol: Option<Protocol> = None;
-    let outcome = CatchUnwind(Box::pin(connection::run(&mut io, &engine, &mut protocol))).await;
+    let outcome = CatchUnwind(Box::pin(connection::run(
+        &mut io,
+        &engine,
+        client,
+        &mut protocol,
+    )))
+    .await;
     if let Err(payload) = outcome {
         let message = panic_message(payload.as_ref());
         tracing::error!(%peer, "connection terminated by an internal error: {message}");

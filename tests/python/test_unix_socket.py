@@ -47,6 +47,16 @@ def test_clients_connect_through_the_socket(nodes, sockdir):
     # TCP still works beside it.
     with node.connect() as conn:
         assert conn.execute("select count(*) from via_socket").fetchone() == (2,)
+        # pg_stat_activity tells the two apart, as PostgreSQL does.
+        addr, port = conn.execute(
+            "select client_addr, client_port from pg_stat_activity where pid = pg_backend_pid()"
+        ).fetchone()
+        assert addr == "127.0.0.1" and port > 0, (addr, port)
+    with psycopg.connect(host=sockdir, port=node.port, user="postgres", dbname="postgres",
+                         autocommit=True) as conn:
+        assert conn.execute(
+            "select client_addr, client_hostname, client_port from pg_stat_activity "
+            "where pid = pg_backend_pid()").fetchone() == (None, None, -1)
     node.stop_clean()
     assert not os.path.exists(path), "the socket file is removed at shutdown"
 
@@ -121,3 +131,18 @@ def wait_for_socket(d: str, port: int, timeout: float = 30) -> None:
             last = e
             time.sleep(0.05)
     raise AssertionError(f"no server on the socket in {d} port {port}: {last}")
+
+
+def test_socket_permissions_and_group_are_applied(nodes, sockdir):
+    gid = os.getgid()
+    node = nodes({"unix_socket_directories": sockdir, "unix_socket_permissions": "0770",
+                  "unix_socket_group": str(gid)}).start()
+    st = os.stat(socket_path(sockdir, node.port))
+    assert stat.S_IMODE(st.st_mode) == 0o770 and st.st_gid == gid
+    with psycopg.connect(host=sockdir, port=node.port, user="postgres", dbname="postgres",
+                         autocommit=True) as conn:
+        assert conn.execute("show unix_socket_permissions").fetchone() == ("0770",)
+        assert conn.execute("show unix_socket_group").fetchone() == (str(gid),)
+        with pytest.raises(psycopg.errors.CantChangeRuntimeParam):
+            conn.execute("set unix_socket_permissions = '0700'")
+    node.stop_clean()
