@@ -298,9 +298,7 @@ mod tests {
             assert_eq!(meta.permissions().mode() & 0o777, 0o770);
             assert_eq!(meta.gid(), gid);
         });
-        let err = SocketAccess::new(0o777, "no-such-group-sdb")
-            .err()
-            .expect("unknown group");
+        let err = SocketAccess::new(0o777, "no-such-group-sdb").expect_err("unknown group");
         assert_eq!(err.code, SqlState::INVALID_PARAMETER_VALUE);
         assert!(err.message.contains("does not exist"), "{}", err.message);
         assert_eq!(SocketAccess::new(0o777, "").expect("none").group, None);
