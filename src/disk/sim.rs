@@ -493,6 +493,15 @@ impl SimDisk {
         self.state.lock().crashed
     }
 
+    fn handle(&self, ino: u64, path: &Path, direct: bool) -> Arc<dyn File> {
+        Arc::new(SimFile {
+            state: self.state.clone(),
+            ino,
+            path: path.to_path_buf(),
+            direct,
+        })
+    }
+
     /// The volatile contents of every named file, for comparing disks in tests.
     pub fn contents(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let state = self.state.lock();
@@ -603,26 +612,14 @@ impl Disk for SimDisk {
                 ino
             }
         };
-        let (state, path) = (self.state.clone(), path.to_path_buf());
-        Ok(Arc::new(SimFile {
-            state,
-            ino,
-            path,
-            direct: false,
-        }))
+        Ok(self.handle(ino, path, false))
     }
 
     fn open_direct(&self, path: &Path) -> io::Result<Arc<dyn File>> {
         let Some(&ino) = self.state.lock().names_volatile.get(path) else {
             return Err(error(NotFound, path));
         };
-        let (state, path) = (self.state.clone(), path.to_path_buf());
-        Ok(Arc::new(SimFile {
-            state,
-            ino,
-            path,
-            direct: true,
-        }))
+        Ok(self.handle(ino, path, true))
     }
 
     fn exists(&self, path: &Path) -> bool {
