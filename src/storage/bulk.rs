@@ -18,7 +18,7 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::btree::BTree;
+use super::btree::{AppendCursor, BTree};
 use super::page::PageId;
 use super::pool::BufferPool;
 use crate::error::{Error, Result};
@@ -36,6 +36,8 @@ pub struct BulkLoad {
     /// `None` once committed: the table owns the pages then.
     tree: Option<BTree>,
     rows: u64,
+    /// Where the last row went: rows in key order go straight into the last leaf.
+    cursor: AppendCursor,
     /// Every page with its slot, once flushed.
     pages: Vec<(PageId, u64)>,
 }
@@ -47,6 +49,7 @@ impl BulkLoad {
             pool,
             tree: Some(tree),
             rows: 0,
+            cursor: AppendCursor::default(),
             pages: Vec::new(),
         })
     }
@@ -61,7 +64,8 @@ impl BulkLoad {
     /// already holds `key` (the caller reports the duplicate and abandons the load).
     pub fn insert(&mut self, key: &[u8], image: &[u8]) -> Result<bool> {
         let tree = *self.tree()?;
-        let previous = tree.put(&self.pool, key, BULK_ROW_LSN, Some(image))?;
+        let previous =
+            tree.put_ascending(&self.pool, &mut self.cursor, key, BULK_ROW_LSN, image)?;
         if previous.is_some() {
             return Ok(false);
         }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use super::btree::{BTree, InPlace};
+use super::btree::{AppendCursor, BTree, InPlace};
 use super::bulk::BULK_ROW_LSN;
 use super::page::PageId;
 use super::pool::BufferPool;
@@ -531,6 +531,7 @@ impl Table {
     /// holds the checkpoint barrier and has ruled out duplicate keys.
     pub fn rekey(&self, lsn: Lsn, key_of: &dyn Fn(&Row) -> Key) -> Result<()> {
         let rebuilt = BTree::create(&self.pool)?;
+        let mut cursor = AppendCursor::default();
         let mut image = Vec::new();
         let mut failed = Ok(());
         self.scan(
@@ -540,7 +541,7 @@ impl Table {
             |_, row| {
                 image.clear();
                 types::encode_row(row, &mut image);
-                match rebuilt.put(&self.pool, &key_of(row), lsn, Some(&image)) {
+                match rebuilt.put_ascending(&self.pool, &mut cursor, &key_of(row), lsn, &image) {
                     Ok(None) => true,
                     Ok(Some(_)) => {
                         failed = Err(Error::internal("duplicate key while re-keying a table"));
