@@ -276,7 +276,10 @@ impl Segments {
         }
         let shift = self.stage.as_ptr().align_offset(WAL_BLOCK_BYTES);
         let window = &mut self.stage[shift..shift + span];
-        match &self.tail {
+        // Taken now: the tail is only trusted again once the write that makes it true
+        // has returned.
+        let tail = self.tail.take();
+        match &tail {
             Some(t) if t.segment == n && t.offset == start => {
                 window[..head].copy_from_slice(&t.bytes[..head]);
             }
@@ -291,8 +294,6 @@ impl Segments {
         }
         window[head..head + bytes.len()].copy_from_slice(bytes);
         window[head + bytes.len()..].fill(0);
-        // The tail is only trusted once the write that makes it true has returned.
-        self.tail = None;
         if span <= WAL_DIRECT_MAX_BYTES {
             direct.write_all_at(window, start)?;
         } else {
@@ -301,9 +302,8 @@ impl Segments {
             // the device chunk by chunk.
             plain.write_all_at(window, start)?;
         }
-        let last = &window[span - WAL_BLOCK_BYTES..];
-        let mut block = Box::new([0u8; WAL_BLOCK_BYTES]);
-        block.copy_from_slice(last);
+        let mut block = tail.map_or_else(|| Box::new([0u8; WAL_BLOCK_BYTES]), |t| t.bytes);
+        block.copy_from_slice(&window[span - WAL_BLOCK_BYTES..]);
         self.tail = Some(TailBlock {
             segment: n,
             offset: end - BLOCK,
