@@ -1122,8 +1122,11 @@ impl Binder {
             "length" | "char_length" | "character_length" | "octet_length" => {
                 arity(1)?;
                 let t = self.bind(&args[0], scope)?;
+                let octets = name == "octet_length";
                 let a = match t.1 {
                     DataType::Bytea => t.0,
+                    // octet_length(character) counts the padding, as PostgreSQL's does.
+                    DataType::Char(_) if octets => t.0,
                     DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
                     DataType::Unknown => self.coerce(t, DataType::Text)?,
                     ty if ty.is_string() => t.0,
@@ -1134,7 +1137,12 @@ impl Binder {
                         ))
                     }
                 };
-                (Func::Length, DataType::Int4, vec![a])
+                let func = if octets {
+                    Func::OctetLength
+                } else {
+                    Func::Length
+                };
+                (func, DataType::Int4, vec![a])
             }
             "abs" => {
                 arity(1)?;

@@ -51,6 +51,8 @@ pub enum Func {
     Random,
     Md5,
     Length,
+    /// `octet_length`: bytes, not characters.
+    OctetLength,
     Lower,
     Upper,
     Coalesce,
@@ -441,6 +443,13 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
             let len = match &vals[0] {
                 Value::Bytea(b) => b.len(),
                 v => text_of(v).chars().count(),
+            };
+            Value::Int4(len as i32)
+        }
+        Func::OctetLength => {
+            let len = match &vals[0] {
+                Value::Bytea(b) => b.len(),
+                v => text_of(v).len(),
             };
             Value::Int4(len as i32)
         }

@@ -23,6 +23,7 @@ insert into t values (1, 'x', 1, null) on conflict on constraint t_pkey do nothi
 insert into t values (2, 'bob', 1, null) on conflict (id) do update set score = t.score + excluded.score;
 select * from t order by id;
 select name || '!' as shout, length(name), upper(name), md5(name) from t order by 1;
+select length('日本'), octet_length('日本'), char_length('ab '::char(4)), octet_length('ab '::char(4)), octet_length('\x0102'::bytea);
 select 1 + 2 * 3, 7 / 2, 7 % 3, 2.5 * 2, 'a' = 'a', null is null, coalesce(null, 5), abs(-3);
 select case when 1 > 2 then 'no' else 'yes' end, 3 in (1, 2, 3), 'abc' like 'a_c', cast('12' as int) + 1, '5'::int * 2;
 select id from t where id in (1, 2) and (name = 'bob' or score > 100) order by id limit 1 offset 0;

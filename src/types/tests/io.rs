@@ -589,3 +589,32 @@ fn calendar_round_trips() {
         assert_eq!(days_from_civil(y, m, day), d);
     }
 }
+
+#[test]
+fn char_and_varchar_lengths_count_characters() {
+    use crate::types::io::apply_string_typmod as fit;
+    let char_n = |n| DataType::Char(n);
+    let varchar_n = |n| DataType::Varchar(Some(n));
+    let ok = |s: &str, ty: &DataType, explicit| fit(s.to_string(), ty, explicit).expect(s);
+    // Padding: short and longer than one chunk of spaces.
+    assert_eq!(ok("", &char_n(3), false), "   ");
+    assert_eq!(ok("é", &char_n(3), false), "é  ");
+    assert_eq!(
+        ok("ab", &char_n(84), false),
+        format!("ab{}", " ".repeat(82))
+    );
+    assert_eq!(ok("ab", &varchar_n(5), false), "ab");
+    // Excess: spaces are cut; anything else is 22001 unless the cast is explicit.
+    assert_eq!(ok("ab   ", &char_n(2), false), "ab");
+    assert_eq!(ok("日本 ", &varchar_n(2), false), "日本");
+    assert_eq!(ok("abc", &varchar_n(2), true), "ab");
+    assert_eq!(ok("日本語", &varchar_n(2), true), "日本");
+    for (s, ty) in [
+        ("abc", varchar_n(2)),
+        ("日本語", char_n(2)),
+        ("ab x", char_n(2)),
+    ] {
+        let e = fit(s.to_string(), &ty, false).expect_err(s);
+        assert_eq!(e.code.0, "22001", "{s}");
+    }
+}
