@@ -438,18 +438,13 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
             let digest = Md5::digest(text_of(&vals[0]).as_bytes());
             Value::Text(hex::encode(digest))
         }
-        Func::Length => {
-            // bytea counts bytes; strings count characters (char(n) arrives blank-trimmed).
+        Func::Length | Func::OctetLength => {
+            // bytea counts bytes; strings count characters (char(n) arrives blank-trimmed),
+            // or bytes for octet_length.
             let len = match &vals[0] {
                 Value::Bytea(b) => b.len(),
+                v if f == Func::OctetLength => text_of(v).len(),
                 v => text_of(v).chars().count(),
-            };
-            Value::Int4(len as i32)
-        }
-        Func::OctetLength => {
-            let len = match &vals[0] {
-                Value::Bytea(b) => b.len(),
-                v => text_of(v).len(),
             };
             Value::Int4(len as i32)
         }

@@ -226,7 +226,7 @@ impl BTree {
             }
         }
         let previous = self.put(pool, key, lsn, Some(value))?;
-        if cursor.leaf.is_none() && cursor.last.is_empty() || key > cursor.last.as_slice() {
+        if cursor.last.is_empty() || key > cursor.last.as_slice() {
             cursor.leaf = Some(self.find_leaf(pool, key)?.0);
             cursor.last.clear();
             cursor.last.extend_from_slice(key);

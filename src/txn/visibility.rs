@@ -1,5 +1,6 @@
 //! Tracks which commits are finished and publishes `visible_lsn`, the highest LSN below
-//! which every commit is visible. Waiters wait for it with one broadcast, never a queue walk.
+//! which every commit is visible. One publish releases every waiter it reaches, in one pass
+//! over the waiting tasks, not one signal each (`wal/watch.rs`).
 //!
 //! A commit is ready to be visible when both of these hold:
 //!

@@ -261,14 +261,6 @@ impl Segments {
             end <= self.segment_bytes,
             "a write stays inside its segment"
         );
-        let direct = match self.direct.get(&n) {
-            Some(f) => f.clone(),
-            None => {
-                let f = self.disk.open_direct(&self.dir.join(segment_name(n)))?;
-                self.direct.insert(n, f.clone());
-                f
-            }
-        };
         let span = (end - start) as usize;
         let head = (at - start) as usize;
         if self.stage.len() < span + WAL_BLOCK_BYTES {
@@ -295,6 +287,13 @@ impl Segments {
         window[head..head + bytes.len()].copy_from_slice(bytes);
         window[head + bytes.len()..].fill(0);
         if span <= WAL_DIRECT_MAX_BYTES {
+            let direct = match self.direct.get(&n) {
+                Some(f) => f,
+                None => {
+                    let f = self.disk.open_direct(&self.dir.join(segment_name(n)))?;
+                    self.direct.entry(n).or_insert(f)
+                }
+            };
             direct.write_all_at(window, start)?;
         } else {
             // A large flush (a big transaction, a COPY) goes through the page cache, from

@@ -6,8 +6,8 @@
 //!   short lock that does no I/O; a commit's LSN is the end of its record.
 //! - `flushed_lsn` is published only after the bytes below it were written and
 //!   fdatasynced, by whoever flushed them (the flusher thread, or a lone committer);
-//!   flushes never overlap, so it never moves backwards. Waiters compare their own LSN with
-//!   it and are all woken by one broadcast.
+//!   flushes never overlap, so it never moves backwards. One publish releases every waiter
+//!   whose LSN it reaches, in one pass (`watch.rs`).
 //! - A failed write or sync of the log stops the server before anything else is
 //!   acknowledged: there is no retry (the "fsyncgate" lesson).
 //! - Replay reads records in LSN order and stops at the first one whose length, LSN or
