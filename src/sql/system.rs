@@ -8,6 +8,9 @@
 //!   together in one system call (see `wire::reply_batch`).
 //! - `pg_stat_checkpointer`: PostgreSQL 17's columns (restart points are always 0: there
 //!   are no standbys yet). Times are milliseconds.
+//! - `steadydb_stat_buffers`: the buffer pool: its frames, how many hold a page and how
+//!   many of those are dirty, and counters of reads, evictions (and the dirty pages they
+//!   wrote) and of the frames the clock hand passed over to find them.
 //! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
 //!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log).
 
@@ -26,6 +29,7 @@ pub enum SystemView {
     ReplyBatches,
     Activity,
     Checkpointer,
+    Buffers,
 }
 
 impl SystemView {
@@ -36,6 +40,7 @@ impl SystemView {
             "steadydb_stat_reply_batches" => Some(SystemView::ReplyBatches),
             "pg_stat_activity" => Some(SystemView::Activity),
             "pg_stat_checkpointer" => Some(SystemView::Checkpointer),
+            "steadydb_stat_buffers" => Some(SystemView::Buffers),
             _ => None,
         }
     }
@@ -99,6 +104,15 @@ impl SystemView {
                 ("buffers_written", DataType::Int8),
                 ("stats_reset", DataType::TimestampTz),
             ],
+            SystemView::Buffers => &[
+                ("frames", DataType::Int8),
+                ("pages_resident", DataType::Int8),
+                ("pages_dirty", DataType::Int8),
+                ("reads", DataType::Int8),
+                ("evictions", DataType::Int8),
+                ("evictions_written", DataType::Int8),
+                ("sweep_steps", DataType::Int8),
+            ],
         };
         TableDef {
             name: match self {
@@ -107,6 +121,7 @@ impl SystemView {
                 SystemView::ReplyBatches => "steadydb_stat_reply_batches",
                 SystemView::Activity => "pg_stat_activity",
                 SystemView::Checkpointer => "pg_stat_checkpointer",
+                SystemView::Buffers => "steadydb_stat_buffers",
             }
             .into(),
             columns: cols
@@ -226,6 +241,21 @@ impl SystemView {
                         Some(_) => Value::TimestampTz(s.stats_reset_us),
                         None => Value::Null,
                     },
+                ]
+                .into()]
+            }
+            SystemView::Buffers => {
+                let pool = engine.txn.catalog.pool();
+                let usage = pool.usage();
+                let s = pool.stats();
+                vec![vec![
+                    i(usage.frames),
+                    i(usage.resident),
+                    i(usage.dirty),
+                    i(s.reads),
+                    i(s.evictions),
+                    i(s.evictions_written),
+                    i(s.sweep_steps),
                 ]
                 .into()]
             }

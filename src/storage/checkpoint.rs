@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::page::{PageId, PAGE_BYTES};
-use super::pool::BufferPool;
+use super::pool::{BufferPool, WrittenImage};
 use crate::disk::Disk;
 use crate::error::{Error, Result, SqlState};
 use crate::wal::Lsn;
@@ -44,6 +44,8 @@ const PACE_QUANTUM: Duration = Duration::from_millis(10);
 const PACE_NAP: Duration = Duration::from_millis(50);
 /// Most bytes written to the page file in one call (a run of consecutive slots).
 const MAX_RUN_BYTES: usize = 32 * PAGE_BYTES;
+/// Pages whose images are taken from the pool at a time (one pass under its lock).
+const TAKE_BATCH_PAGES: usize = 32;
 
 /// What the control file says: the current checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,10 +314,6 @@ impl Checkpointer {
     }
 }
 
-/// A page in the current run: its id, slot, and the frame it was taken from (with the
-/// frame's change count then), if not from a copy.
-type WrittenPage = (PageId, u64, Option<(usize, u64)>);
-
 /// Step 2: write the image's pending pages to fresh slots in coalesced runs, paced, then
 /// fdatasync the page file.
 fn write_image(
@@ -330,12 +328,12 @@ fn write_image(
     let slots = pool.allocate_slots(pending.len());
     let mut run: Vec<u8> = Vec::with_capacity(MAX_RUN_BYTES);
     let mut run_start = 0u64;
-    let mut run_pages: Vec<WrittenPage> = Vec::new();
+    let mut run_pages: Vec<WrittenImage> = Vec::new();
     let mut unflushed_bytes = 0u64;
     let mut flush_from = u64::MAX;
     let total = pending.len().max(1) as f64;
     let mut write_run = |run: &mut Vec<u8>,
-                         run_pages: &mut Vec<WrittenPage>,
+                         run_pages: &mut Vec<WrittenImage>,
                          run_start: u64,
                          stats: &mut CheckpointStats|
      -> Result<()> {
@@ -345,10 +343,9 @@ fn write_image(
         let offset = run_start * PAGE_BYTES as u64;
         file.write_all_at(run, offset)
             .map_err(|e| io("write page file".into(), e))?;
-        for (id, slot, from_frame) in run_pages.drain(..) {
-            pool.image_written(id, slot, from_frame);
-            stats.pages_written += 1;
-        }
+        pool.images_written(run_pages);
+        stats.pages_written += run_pages.len() as u64;
+        run_pages.clear();
         flush_from = flush_from.min(offset);
         unflushed_bytes += run.len() as u64;
         if unflushed_bytes >= pacing.flush_after_bytes && pacing.flush_after_bytes > 0 {
@@ -361,8 +358,14 @@ fn write_image(
         run.clear();
         Ok(())
     };
+    let mut taken = Vec::new();
     for (n, (&id, &slot)) in pending.iter().zip(&slots).enumerate() {
-        let Some((mut image, from_frame)) = pool.take_image(id) else {
+        if n % TAKE_BATCH_PAGES == 0 {
+            let end = (n + TAKE_BATCH_PAGES).min(pending.len());
+            taken = pool.take_images(&pending[n..end]);
+            taken.reverse();
+        }
+        let Some((mut image, from_frame)) = taken.pop().flatten() else {
             pool.release_slot(slot);
             continue;
         };

@@ -80,6 +80,10 @@ struct FrameMeta {
     dirty: bool,
     /// The frame holds the image the running checkpoint must write, not yet taken.
     image_pending: bool,
+    /// The writer that cleared `image_pending` is copying the image out (outside the pool
+    /// lock, under the frame's exclusive latch); the copy is in `image_copies` once the
+    /// latch is released.
+    image_copying: bool,
     /// Changes made to the frame's page, counted: tells whether an image taken from the
     /// frame is still its current content when written.
     changes: u64,
@@ -305,13 +309,36 @@ struct Inner {
     image_copies: HashMap<PageId, Page>,
     /// Epoch stamped into images written now.
     epoch: u64,
+    /// Images begun so far (a copy made for one is never kept for another).
+    images_begun: u64,
 }
+
+/// A page image taken for a checkpoint, with its frame and the frame's change count then
+/// if it came from the frame (not from a copy made on a first change).
+pub type TakenImage = (Page, Option<(usize, u64)>);
+
+/// A checkpoint image written: its page, its slot, and where it was taken from.
+pub type WrittenImage = (PageId, u64, Option<(usize, u64)>);
 
 /// Counters for statistics and tests.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PoolStats {
+    /// Pages read from the page file into a frame.
     pub reads: u64,
+    /// Frames taken from one page for another.
+    pub evictions: u64,
+    /// Evictions that had to write the page out first (it was dirty).
     pub evictions_written: u64,
+    /// Frames the clock hand passed over to find the evicted ones.
+    pub sweep_steps: u64,
+}
+
+/// What the frames hold right now.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoolUsage {
+    pub frames: u64,
+    pub resident: u64,
+    pub dirty: u64,
 }
 
 pub struct BufferPool {
@@ -403,6 +430,7 @@ impl BufferPool {
                 map,
                 image_copies: HashMap::new(),
                 epoch: 0,
+                images_begun: 0,
             }),
             file,
             stats: Mutex::new(PoolStats::default()),
@@ -412,6 +440,20 @@ impl BufferPool {
 
     pub fn stats(&self) -> PoolStats {
         *self.stats.lock()
+    }
+
+    /// How many frames hold a page, and how many of those differ from their slot.
+    pub fn usage(&self) -> PoolUsage {
+        let inner = self.inner.lock();
+        let mut usage = PoolUsage {
+            frames: self.frames.len() as u64,
+            ..PoolUsage::default()
+        };
+        for meta in inner.meta.iter().filter(|m| m.page.is_some()) {
+            usage.resident += 1;
+            usage.dirty += u64::from(meta.dirty || meta.image_pending);
+        }
+        usage
     }
 
     /// A pool of `frames` frames over a page file on a fresh simulated disk (tests).
@@ -486,14 +528,28 @@ impl BufferPool {
     }
 
     /// Mark the frame dirty; if the running checkpoint still needs its image, copy it first.
+    /// The caller holds the frame's exclusive latch, so the page cannot change while the
+    /// copy is made; it is made outside the pool lock, which every pin takes.
     fn before_change(&self, frame: usize, page: &Page) {
-        let mut inner = self.inner.lock();
-        let meta = &mut inner.meta[frame];
-        meta.dirty = true;
-        meta.changes += 1;
-        if meta.image_pending {
+        let image = {
+            let mut inner = self.inner.lock();
+            let image = inner.images_begun;
+            let meta = &mut inner.meta[frame];
+            meta.dirty = true;
+            meta.changes += 1;
+            if !meta.image_pending {
+                return;
+            }
             meta.image_pending = false;
-            inner.image_copies.insert(page.id(), page.clone_page());
+            meta.image_copying = true;
+            image
+        };
+        let copy = page.clone_page();
+        let mut inner = self.inner.lock();
+        inner.meta[frame].image_copying = false;
+        // A checkpoint that failed meanwhile has forgotten its image.
+        if inner.map.image.is_some() && inner.images_begun == image {
+            inner.image_copies.insert(page.id(), copy);
         }
     }
 
@@ -642,8 +698,14 @@ impl BufferPool {
                 }
             }
             let meta = &mut inner.meta[frame];
-            if let Some(old) = meta.page.take() {
+            let evicted = meta.page.take();
+            if let Some(old) = evicted {
                 inner.table.remove(&old);
+            }
+            {
+                let mut stats = self.stats.lock();
+                stats.sweep_steps += swept as u64;
+                stats.evictions += u64::from(evicted.is_some());
             }
             let meta = &mut inner.meta[frame];
             *meta = FrameMeta {
@@ -651,6 +713,7 @@ impl BufferPool {
                 usage: 2,
                 dirty: false,
                 image_pending: false,
+                image_copying: false,
                 changes: 0,
             };
             inner.table.insert(id, frame);
@@ -700,6 +763,7 @@ impl BufferPool {
         let inner = &mut *inner;
         assert!(inner.map.image.is_none(), "one checkpoint at a time");
         inner.epoch = epoch;
+        inner.images_begun += 1;
         let mut image = inner.map.current.clone();
         for &id in inner.map.private.keys() {
             image[id as usize] = RESERVED_SLOT;
@@ -724,31 +788,52 @@ impl BufferPool {
         pending
     }
 
-    /// The image of `id` the running checkpoint must write, and the frame's change count
-    /// if it came from the frame itself; `None` if eviction already wrote it.
-    pub fn take_image(&self, id: PageId) -> Option<(Page, Option<(usize, u64)>)> {
-        let mut inner = self.inner.lock();
-        if let Some(copy) = inner.image_copies.remove(&id) {
-            return Some((copy, None));
+    /// The images of `ids` the running checkpoint must write, each with the frame's change
+    /// count if it came from the frame itself; `None` for a page eviction already wrote.
+    /// One pass under the pool lock finds and pins the frames; each frame is then copied
+    /// under its shared latch, outside the pool lock (which every pin takes).
+    pub fn take_images(&self, ids: &[PageId]) -> Vec<Option<TakenImage>> {
+        let mut taken: Vec<Option<TakenImage>> = Vec::with_capacity(ids.len());
+        let mut from_frames = Vec::new();
+        {
+            let mut inner = self.inner.lock();
+            for (at, id) in ids.iter().enumerate() {
+                if let Some(copy) = inner.image_copies.remove(id) {
+                    taken.push(Some((copy, None)));
+                    continue;
+                }
+                taken.push(None);
+                let Some(&frame) = inner.table.get(id) else {
+                    continue;
+                };
+                let meta = &inner.meta[frame];
+                if meta.image_pending || meta.image_copying {
+                    self.pin_locked(&inner, frame);
+                    from_frames.push((at, frame));
+                }
+            }
         }
-        let frame = *inner.table.get(&id)?;
-        if !inner.meta[frame].image_pending {
-            return None;
+        for (at, frame) in from_frames {
+            // A writer copying the image holds the exclusive latch until its copy is
+            // stored.
+            let latch = self.frames[frame].read();
+            let mut inner = self.inner.lock();
+            let meta = &mut inner.meta[frame];
+            taken[at] = if meta.image_pending {
+                // Nothing else can clear the flag or change the page while the frame is
+                // pinned and latched shared, so the copy below is the image.
+                meta.image_pending = false;
+                let changes = meta.changes;
+                drop(inner);
+                Some((latch.clone_page(), Some((frame, changes))))
+            } else {
+                let copy = inner.image_copies.remove(&ids[at]).map(|copy| (copy, None));
+                drop(inner);
+                copy
+            };
+            drop(latch);
+            self.unpin(frame);
         }
-        self.pin_locked(&inner, frame);
-        drop(inner);
-        let latch = self.frames[frame].read();
-        let mut inner = self.inner.lock();
-        let taken = if inner.meta[frame].image_pending {
-            inner.meta[frame].image_pending = false;
-            let changes = inner.meta[frame].changes;
-            Some((latch.clone_page(), Some((frame, changes))))
-        } else {
-            inner.image_copies.remove(&id).map(|copy| (copy, None))
-        };
-        drop(inner);
-        drop(latch);
-        self.unpin(frame);
         taken
     }
 
@@ -760,17 +845,19 @@ impl BufferPool {
         slots
     }
 
-    /// The image of `id` was written at `slot`. If it came from the frame and the frame
-    /// has not changed since, the page's current slot moves there and the frame is clean.
-    pub fn image_written(&self, id: PageId, slot: u64, from_frame: Option<(usize, u64)>) {
+    /// The images of `pages` were written at their slots. A page whose image came from
+    /// its frame, and whose frame has not changed since, moves there and is clean.
+    pub fn images_written(&self, pages: &[WrittenImage]) {
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
-        inner.map.set_image(id, slot);
-        if let Some((frame, changes)) = from_frame {
-            let meta = &mut inner.meta[frame];
-            if meta.page == Some(id) && meta.changes == changes && !meta.image_pending {
-                meta.dirty = false;
-                inner.map.move_current(id, slot);
+        for &(id, slot, from_frame) in pages {
+            inner.map.set_image(id, slot);
+            if let Some((frame, changes)) = from_frame {
+                let meta = &mut inner.meta[frame];
+                if meta.page == Some(id) && meta.changes == changes && !meta.image_pending {
+                    meta.dirty = false;
+                    inner.map.move_current(id, slot);
+                }
             }
         }
     }
@@ -1025,6 +1112,60 @@ mod tests {
         let freed = pool.write(ids[0]).expect("write");
         pool.free(freed);
         assert!(pool.read(ids[0]).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn images_taken_while_writers_change_the_pages_are_the_pages_at_the_start() {
+        let (pool, dir) = pool(64);
+        let mut ids = Vec::new();
+        for _ in 0..48 {
+            let mut p = pool.allocate(PageKind::Overflow).expect("allocate");
+            p.set_overflow_data(&0u32.to_le_bytes());
+            ids.push(p.id());
+        }
+        for round in 1..=20u32 {
+            let pending = pool.begin_image(u64::from(round));
+            assert_eq!(
+                pending.len(),
+                ids.len(),
+                "every page changed since the last image"
+            );
+            let images = std::thread::scope(|s| {
+                for writer in 0..2u32 {
+                    let (pool, ids) = (&pool, &ids);
+                    s.spawn(move || {
+                        for (n, id) in ids.iter().enumerate().rev() {
+                            if n % 2 == writer as usize {
+                                let mut p = pool.write(*id).expect("write");
+                                p.set_overflow_data(&round.to_le_bytes());
+                            }
+                        }
+                    });
+                }
+                let mut images = Vec::new();
+                for batch in pending.chunks(5) {
+                    images.extend(pool.take_images(batch));
+                }
+                images
+            });
+            for (id, image) in pending.iter().zip(images) {
+                let (page, _) = image.expect("every page of the image is taken");
+                assert_eq!(page.id(), *id);
+                let want = (round - 1).to_le_bytes();
+                assert_eq!(
+                    page.overflow_data(),
+                    &want,
+                    "page {} is as it was at the start",
+                    id.0
+                );
+            }
+            assert!(
+                pool.inner.lock().image_copies.is_empty(),
+                "no copy is left over"
+            );
+            pool.abort_image();
+        }
         std::fs::remove_dir_all(dir).ok();
     }
 

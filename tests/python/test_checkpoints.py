@@ -123,3 +123,41 @@ def test_a_shutdown_does_not_wait_for_a_paced_checkpoint(nodes):
     assert "checkpoint complete" not in node.log(), node.log()
     assert node.terminate(timeout=30) == 0, node.log()
     assert node.log().count("checkpoint complete") == 2, node.log()
+
+
+BUFFERS = ("select frames, pages_resident, pages_dirty, reads, evictions, evictions_written, "
+           "sweep_steps from steadydb_stat_buffers")
+
+
+def buffers(conn) -> dict:
+    cur = conn.execute(BUFFERS)
+    names = [d.name for d in cur.description]
+    rows = cur.fetchall()
+    assert len(rows) == 1, rows
+    return dict(zip(names, rows[0]))
+
+
+@pytest.mark.timeout(120)
+def test_buffer_view_counts_dirty_pages_and_evictions(nodes):
+    # 1MB of buffers (128 frames; few connections, so no more are needed) and a table of
+    # several MB: pages must be evicted.
+    node = nodes({"shared_buffers": "1MB", "max_connections": "20"}).start()
+    with node.connect() as conn:
+        start = buffers(conn)
+        assert start["frames"] == 128, start
+        conn.execute("create table t (id int primary key, v text)")
+        fill(conn, 1, 20_000)
+        after_fill = buffers(conn)
+        assert 0 < after_fill["pages_dirty"] <= after_fill["pages_resident"] <= 128, after_fill
+        assert after_fill["evictions"] > 0, after_fill
+        assert 0 < after_fill["evictions_written"] <= after_fill["evictions"], after_fill
+        assert after_fill["sweep_steps"] >= after_fill["evictions"], after_fill
+
+        conn.execute("checkpoint")
+        assert buffers(conn)["pages_dirty"] == 0
+
+        # Reading the whole table back brings evicted pages in from the page file.
+        assert conn.execute("select count(*) from t").fetchone() == (20_000,)
+        read_back = buffers(conn)
+        assert read_back["reads"] > after_fill["reads"], (after_fill, read_back)
+        assert read_back["pages_dirty"] == 0, read_back
