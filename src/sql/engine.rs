@@ -97,6 +97,18 @@ impl Engine {
         }
     }
 
+    /// `CHECKPOINT` for a caller that waits as a task: ask for a checkpoint now, and wait
+    /// for it with [`CheckpointWait::finish`] (nothing to wait for without a data
+    /// directory).
+    pub fn request_checkpoint(&self) -> Option<CheckpointWait> {
+        let checkpoints = self.checkpoints.clone()?;
+        let ticket = checkpoints.request();
+        Some(CheckpointWait {
+            checkpoints,
+            ticket,
+        })
+    }
+
     /// Stop the checkpointer, take a last checkpoint (so the next start replays nothing),
     /// then flush everything logged and stop the flusher.
     pub fn shutdown(&self) {
@@ -242,4 +254,33 @@ pub(crate) fn recover(
         checkpoints,
         wal,
     })
+}
+
+/// A requested checkpoint that a `CHECKPOINT` statement has yet to wait for.
+pub struct CheckpointWait {
+    checkpoints: Arc<Checkpoints>,
+    ticket: u64,
+}
+
+impl CheckpointWait {
+    /// Wait for the checkpoint on a thread of the blocking pool, so that the runtime's
+    /// worker goes on serving its other connections. Blocking the worker itself, even
+    /// with `block_in_place`, was measured to stop every connection while the checkpoint
+    /// ran: no transaction completed for 100-140 ms in most first checkpoints under
+    /// update_pk at 32 clients.
+    pub async fn finish(self) {
+        let CheckpointWait {
+            checkpoints,
+            ticket,
+        } = self;
+        let waited = tokio::task::spawn_blocking(move || checkpoints.wait_for(ticket)).await;
+        if let Err(e) = waited {
+            tracing::error!("waiting for a checkpoint failed: {e}");
+        }
+    }
+
+    /// Wait for the checkpoint, blocking the thread.
+    pub fn finish_blocking(self) {
+        crate::wal::blocking(|| self.checkpoints.wait_for(self.ticket));
+    }
 }

@@ -166,6 +166,8 @@ pub struct Session {
     defer_commits: bool,
     /// A commit started by the last call and not yet finished.
     in_flight: Option<CommitInFlight>,
+    /// A checkpoint the last call (`CHECKPOINT`) asked for and has not yet waited for.
+    checkpoint_wait: Option<super::engine::CheckpointWait>,
 }
 
 impl Drop for Session {
@@ -191,6 +193,7 @@ impl Session {
             cache: HashMap::new(),
             defer_commits: false,
             in_flight: None,
+            checkpoint_wait: None,
         }
     }
 
@@ -676,6 +679,11 @@ impl Session {
                 .finish_commit_async(flight, Some(&self.slot))
                 .await;
         }
+        if let Some(wait) = self.checkpoint_wait.take() {
+            *self.slot.wait_event.lock() = Some(("IPC", "CheckpointDone"));
+            wait.finish().await;
+            *self.slot.wait_event.lock() = None;
+        }
     }
 
     /// A started commit that the caller did not finish is finished here, blocking.
@@ -683,6 +691,10 @@ impl Session {
         if let Some(flight) = self.in_flight.take() {
             debug_assert!(false, "a deferred commit was not finished by the caller");
             self.engine.txn.finish_commit(flight, Some(&self.slot));
+        }
+        if let Some(wait) = self.checkpoint_wait.take() {
+            debug_assert!(false, "a CHECKPOINT was not waited for by the caller");
+            wait.finish_blocking();
         }
     }
 
@@ -926,7 +938,12 @@ impl Session {
                 })
             }
             Plan::Checkpoint => {
-                self.engine.checkpoint();
+                if self.defer_commits {
+                    // Waited for as a task by the caller, like a commit.
+                    self.checkpoint_wait = self.engine.request_checkpoint();
+                } else {
+                    self.engine.checkpoint();
+                }
                 command("CHECKPOINT")
             }
             Plan::Maintenance { tag } => {

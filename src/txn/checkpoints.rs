@@ -125,15 +125,28 @@ impl Checkpoints {
     /// `CHECKPOINT`: ask for a checkpoint at full speed and wait until one that started
     /// after this call has completed. False if the checkpointer stopped first.
     pub fn request_and_wait(&self) -> bool {
+        let ticket = self.request();
+        self.wait_for(ticket)
+    }
+
+    /// Ask for a checkpoint at full speed; the ticket is what [`Checkpoints::wait_for`]
+    /// waits for: a checkpoint that started after this call.
+    pub fn request(&self) -> u64 {
         let mut st = self.state.lock();
-        let target = st.started + 1;
         st.requested = true;
         self.hurry.store(true, Ordering::Release);
         self.wake.notify_one();
-        while st.completed < target && !st.shutdown {
+        st.started + 1
+    }
+
+    /// Wait until the checkpoint of `ticket` has completed (blocking the thread). False
+    /// if the checkpointer stopped first.
+    pub fn wait_for(&self, ticket: u64) -> bool {
+        let mut st = self.state.lock();
+        while st.completed < ticket && !st.shutdown {
             self.done.wait(&mut st);
         }
-        st.completed >= target
+        st.completed >= ticket
     }
 
     /// Stop the checkpointer thread (after the checkpoint it is writing, if any).
