@@ -12,7 +12,8 @@
 //!   many of those are dirty, and counters of reads, evictions (and the dirty pages they
 //!   wrote) and of the frames the clock hand passed over to find them.
 //! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
-//!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log).
+//!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log,
+//!   `IPC`/`CheckpointDone` while a `CHECKPOINT` waits for its checkpoint).
 
 use std::sync::atomic::Ordering;
 
