@@ -333,6 +333,15 @@ pub struct PoolStats {
     pub sweep_steps: u64,
 }
 
+/// The counters behind [`PoolStats`], kept without a lock.
+#[derive(Default)]
+struct PoolCounters {
+    reads: AtomicU64,
+    evictions: AtomicU64,
+    evictions_written: AtomicU64,
+    sweep_steps: AtomicU64,
+}
+
 /// What the frames hold right now.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PoolUsage {
@@ -347,7 +356,7 @@ pub struct BufferPool {
     pins: Vec<AtomicU32>,
     inner: Mutex<Inner>,
     file: Arc<dyn File>,
-    stats: Mutex<PoolStats>,
+    stats: PoolCounters,
     /// The next bulk load's tag ([`Owner::Bulk`]).
     bulk_tags: AtomicU64,
 }
@@ -433,13 +442,20 @@ impl BufferPool {
                 images_begun: 0,
             }),
             file,
-            stats: Mutex::new(PoolStats::default()),
+            stats: PoolCounters::default(),
             bulk_tags: AtomicU64::new(1),
         }
     }
 
     pub fn stats(&self) -> PoolStats {
-        *self.stats.lock()
+        let c = &self.stats;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        PoolStats {
+            reads: get(&c.reads),
+            evictions: get(&c.evictions),
+            evictions_written: get(&c.evictions_written),
+            sweep_steps: get(&c.sweep_steps),
+        }
     }
 
     /// How many frames hold a page, and how many of those differ from their slot.
@@ -639,7 +655,7 @@ impl BufferPool {
                     )
                 })
             });
-        self.stats.lock().reads += 1;
+        self.stats.reads.fetch_add(1, Ordering::Relaxed);
         match loaded {
             Ok(page) => {
                 *guard = page;
@@ -702,10 +718,11 @@ impl BufferPool {
             if let Some(old) = evicted {
                 inner.table.remove(&old);
             }
-            {
-                let mut stats = self.stats.lock();
-                stats.sweep_steps += swept as u64;
-                stats.evictions += u64::from(evicted.is_some());
+            self.stats
+                .sweep_steps
+                .fetch_add(swept as u64, Ordering::Relaxed);
+            if evicted.is_some() {
+                self.stats.evictions.fetch_add(1, Ordering::Relaxed);
             }
             let meta = &mut inner.meta[frame];
             *meta = FrameMeta {
@@ -750,7 +767,7 @@ impl BufferPool {
             meta.image_pending = false;
             inner.map.set_image(id, slot);
         }
-        self.stats.lock().evictions_written += 1;
+        self.stats.evictions_written.fetch_add(1, Ordering::Relaxed);
         drop(latch);
         Ok(())
     }
