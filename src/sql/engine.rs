@@ -92,8 +92,8 @@ impl Engine {
     /// `CHECKPOINT`: take a checkpoint now and wait for it (nothing to do without a data
     /// directory).
     pub fn checkpoint(&self) {
-        if let Some(cp) = &self.checkpoints {
-            crate::wal::blocking(|| cp.request_and_wait());
+        if let Some(wait) = self.request_checkpoint() {
+            wait.finish_blocking();
         }
     }
 

@@ -358,14 +358,13 @@ fn write_image(
         run.clear();
         Ok(())
     };
-    let mut taken = Vec::new();
+    let mut taken = Vec::new().into_iter();
     for (n, (&id, &slot)) in pending.iter().zip(&slots).enumerate() {
         if n % TAKE_BATCH_PAGES == 0 {
             let end = (n + TAKE_BATCH_PAGES).min(pending.len());
-            taken = pool.take_images(&pending[n..end]);
-            taken.reverse();
+            taken = pool.take_images(&pending[n..end]).into_iter();
         }
-        let Some((mut image, from_frame)) = taken.pop().flatten() else {
+        let Some((mut image, from_frame)) = taken.next().flatten() else {
             pool.release_slot(slot);
             continue;
         };

@@ -15,6 +15,9 @@
 //! - While a checkpoint is being written, a page that belongs to its image and is about to
 //!   change is first copied in memory (copy on first write), so the checkpointer always
 //!   writes the image as it was at the checkpoint's start. Nothing goes to the WAL for it.
+//!   Neither that copy nor the checkpointer's copy of a frame is made under the pool lock:
+//!   each is made under the frame's latch, and a frame whose copy is under way is marked
+//!   (`image_copying`) so the checkpointer waits on its latch rather than miss the copy.
 //! - A logical page id freed while a checkpoint may need it is reused only after the next
 //!   checkpoint is durable.
 //! - A bulk load's pages are private until its commit: no checkpoint image includes them

@@ -122,15 +122,8 @@ impl Checkpoints {
         self.state.lock().last
     }
 
-    /// `CHECKPOINT`: ask for a checkpoint at full speed and wait until one that started
-    /// after this call has completed. False if the checkpointer stopped first.
-    pub fn request_and_wait(&self) -> bool {
-        let ticket = self.request();
-        self.wait_for(ticket)
-    }
-
-    /// Ask for a checkpoint at full speed; the ticket is what [`Checkpoints::wait_for`]
-    /// waits for: a checkpoint that started after this call.
+    /// `CHECKPOINT`: ask for a checkpoint at full speed; the ticket is what
+    /// [`Checkpoints::wait_for`] waits for: a checkpoint that started after this call.
     pub fn request(&self) -> u64 {
         let mut st = self.state.lock();
         st.requested = true;
