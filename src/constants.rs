@@ -45,3 +45,7 @@ pub const WAL_WRITE_MAX_BYTES: usize = 1024 * 1024;
 pub const WAL_DIRECT_MAX_BYTES: usize = 256 * 1024;
 /// Appended-but-unflushed WAL bytes before appenders wait for the flusher (`wal_buffers`).
 pub const WAL_BUFFER_BYTES: usize = 16 * 1024 * 1024;
+
+/// How often a wait at a table's write gate (a writer at a closed gate, or a rebuild
+/// waiting for the gate to empty) re-checks its statement's cancel flag.
+pub const WRITE_GATE_POLL: std::time::Duration = std::time::Duration::from_millis(20);

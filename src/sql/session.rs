@@ -16,6 +16,7 @@ use super::Engine;
 use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
+use crate::storage::write_gate::Writer;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
 use crate::txn::{
     records, CommitInFlight, CommitRequest, Isolation, LockTable, SessionSlot, TxnId, Want,
@@ -24,6 +25,9 @@ use crate::txn::{
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 use crate::wal::{RecordKind, SyncLevel};
+
+/// A statement's plan, result fields and parameter types.
+type Planned = (Arc<Plan>, Vec<Field>, Vec<DataType>);
 
 /// One column of a result set, as RowDescription describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -385,7 +389,7 @@ impl Session {
     }
 
     /// The plan to run for `stmt`, re-planned if the catalog changed since it was made.
-    fn plan_for(&self, stmt: &Prepared) -> Result<(Arc<Plan>, Vec<Field>, Vec<DataType>)> {
+    fn plan_for(&self, stmt: &Prepared) -> Result<Planned> {
         let shape = &stmt.shape;
         let version = self.engine.txn.catalog.version();
         let mut cached = shape.plan.lock();
@@ -435,22 +439,25 @@ impl Session {
     }
 
     fn execute_inner(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
-        let result = self.plan_for(stmt).and_then(|(plan, fields, param_types)| {
-            if stmt.literals.is_empty() {
-                return self.run(&plan, fields, params);
-            }
-            // Lifted literals: typed now that planning resolved their types.
-            let bound = stmt
-                .literals
-                .iter()
-                .zip(&param_types)
-                .map(|(v, t)| match v {
-                    Value::Text(s) => types::decode_text(t, s),
-                    other => types::cast(other.clone(), t),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            self.run(&plan, fields, &bound)
-        });
+        let result = self
+            .plan_for(stmt)
+            .and_then(|planned| self.pass_write_gates(stmt, planned))
+            .and_then(|(plan, fields, param_types)| {
+                if stmt.literals.is_empty() {
+                    return self.run(&plan, fields, params);
+                }
+                // Lifted literals: typed now that planning resolved their types.
+                let bound = stmt
+                    .literals
+                    .iter()
+                    .zip(&param_types)
+                    .map(|(v, t)| match v {
+                        Value::Text(s) => types::decode_text(t, s),
+                        other => types::cast(other.clone(), t),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                self.run(&plan, fields, &bound)
+            });
         if result.is_err() {
             if self.txn.as_ref().is_some_and(|t| t.lock_wait.is_some()) {
                 return Ok(Outcome::WaitForLock);
@@ -458,6 +465,39 @@ impl Session {
             self.on_error();
         }
         result
+    }
+
+    /// Pass the write gate (`storage::write_gate`) of every table `planned` writes, drops
+    /// or truncates, once per transaction. A gate that a rebuild has closed is waited at;
+    /// the rebuild changed the table's definition, so the statement is planned again.
+    fn pass_write_gates(&mut self, stmt: &Prepared, mut planned: Planned) -> Result<Planned> {
+        loop {
+            if self.txn.as_ref().is_some_and(|t| t.failed) {
+                return Ok(planned);
+            }
+            let mut waited = false;
+            for table in written_tables(&self.engine, &planned.0).iter() {
+                if self.txn().writes.passed_gate(table.id) {
+                    continue;
+                }
+                let writer = match Writer::try_enter(table) {
+                    Some(writer) => writer,
+                    None => {
+                        waited = true;
+                        let cancel = &self.slot.cancel;
+                        *self.slot.wait_event.lock() = Some(("Lock", "relation"));
+                        let entered = crate::wal::blocking(|| Writer::enter_waiting(table, cancel));
+                        *self.slot.wait_event.lock() = None;
+                        entered?
+                    }
+                };
+                self.txn().writes.writers.push(writer);
+            }
+            if !waited {
+                return Ok(planned);
+            }
+            planned = self.plan_for(stmt)?;
+        }
     }
 
     /// Wait, as a task, for the row lock the last statement stopped at, and take it. On
@@ -1034,12 +1074,29 @@ impl Session {
         }
     }
 
+    /// ALTER TABLE ... ADD PRIMARY KEY. With the table's write gate closed, every row is
+    /// read once and loaded under its new key into a private tree (`storage::bulk`), which
+    /// finds duplicate keys on the way; at commit its pages are synced, the log record
+    /// names them, and the table takes the tree in place of its rows.
     fn add_primary_key(
         &mut self,
         table: &Arc<Table>,
         name: Option<String>,
         columns: &[usize],
     ) -> Result<()> {
+        if self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.writes.table(table.id).is_some() || t.writes.passed_gate(table.id))
+        {
+            return Err(Error::unsupported("ALTER TABLE ... ADD PRIMARY KEY on a table this transaction has written is not supported yet"));
+        }
+        let cancel = &self.slot.cancel;
+        *self.slot.wait_event.lock() = Some(("Lock", "relation"));
+        let closed = crate::wal::blocking(|| table.write_gate().close(cancel));
+        *self.slot.wait_event.lock() = None;
+        let closed = closed?;
+        // Checked with the gate closed: a concurrent ALTER may have added one meanwhile.
         let def = table.def();
         if !def.primary_key.is_empty() {
             return Err(Error::new(
@@ -1050,91 +1107,69 @@ impl Session {
                 ),
             ));
         }
-        if self
-            .txn
-            .as_ref()
-            .is_some_and(|t| t.writes.table(table.id).is_some())
-        {
-            return Err(Error::unsupported("ALTER TABLE ... ADD PRIMARY KEY on a table this transaction has written is not supported yet"));
-        }
-        let snapshot = self.engine.txn.visibility.visible_lsn();
         let mut new_def: TableDef = (*def).clone();
         new_def.primary_key = columns.to_vec();
         new_def.pkey_name = Some(name.unwrap_or_else(|| format!("{}_pkey", def.name)));
         for &c in columns {
             new_def.columns[c].not_null = true;
         }
-        // Keys seen so far, in private pages: a table larger than memory can be checked.
-        let mut seen = crate::storage::BulkLoad::new(self.engine.txn.catalog.pool().clone())?;
+        // No writer is inside the gate, so every version in the table is committed and
+        // installed; reading at the last assigned LSN sees the newest of each.
+        let newest = self.engine.txn.last_assigned_lsn();
+        let mut load = crate::storage::BulkLoad::new(self.engine.txn.catalog.pool().clone())?;
+        // Only the columns up to the last key column are decoded; the image is kept as is.
+        let types = table.column_types();
+        let leading = columns.iter().max().map_or(0, |&c| c + 1);
         let mut failure = None;
-        table.scan(
+        table.scan_images(
             (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-            snapshot,
+            newest,
             false,
-            |_, row| {
-                for &c in columns {
-                    if row[c].is_null() {
-                        failure = Some(Error::new(
-                            SqlState::NOT_NULL_VIOLATION,
-                            format!(
-                                "column \"{}\" of relation \"{}\" contains null values",
-                                def.columns[c].name, def.name
-                            ),
-                        ));
-                        return false;
-                    }
+            |_, image| {
+                let row = types::decode_leading_columns(image, &types, leading)?;
+                if let Some(c) = columns.iter().copied().find(|&c| row[c].is_null()) {
+                    failure = Some(Error::new(
+                        SqlState::NOT_NULL_VIOLATION,
+                        format!(
+                            "column \"{}\" of relation \"{}\" contains null values",
+                            def.columns[c].name, def.name
+                        ),
+                    ));
+                    return Ok(false);
                 }
-                let key = records::primary_key_of(columns, row);
-                let fresh = match seen.insert(&key, &[]) {
-                    Ok(fresh) => fresh,
-                    Err(e) => {
-                        failure = Some(e);
-                        return false;
-                    }
-                };
-                if !fresh {
-                    let vals: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
-                    let names: Vec<&str> = columns
-                        .iter()
-                        .map(|&c| def.columns[c].name.as_str())
-                        .collect();
-                    let shown: Vec<String> = vals.iter().map(super::expr::text_of).collect();
-                    failure = Some(
-                        Error::new(
-                            SqlState::UNIQUE_VIOLATION,
-                            format!(
-                                "could not create unique index \"{}\"",
-                                new_def.pkey_name.as_deref().unwrap_or_default()
-                            ),
-                        )
-                        .with_detail(format!(
-                            "Key ({})=({}) is duplicated.",
-                            names.join(", "),
-                            shown.join(", ")
-                        )),
-                    );
-                    return false;
+                let key = records::primary_key_of(columns, &row);
+                if load.insert(&key, image)? {
+                    return Ok(true);
                 }
-                true
+                failure = Some(duplicate_key(&def, &new_def, columns, &row));
+                Ok(false)
             },
         )?;
-        drop(seen);
         if let Some(e) = failure {
             return Err(e);
         }
+        load.flush()?;
         let catalog = &self.engine.txn.catalog;
-        let payload = records::encode_table_def(table.id, &new_def);
+        if let Err(e) = catalog.pool().sync() {
+            crate::error::stop_server(&format!(
+                "could not fdatasync the page file for ALTER TABLE: {e}"
+            ));
+        }
+        let (root, pages) = load.record()?;
+        let payload = records::encode_set_primary_key(table.id, &new_def, root, pages);
+        closed.assert_closed();
         self.engine
             .txn
             .commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
-                let key_of =
-                    |row: &crate::storage::Row| records::primary_key_of(&new_def.primary_key, row);
-                if let Err(e) = table.rekey(lsn, &key_of) {
-                    crate::txn::fatal_after_logging("re-key a table", &e);
+                let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));
+                if let Err(e) = replaced {
+                    crate::txn::fatal_after_logging("replace a table's rows", &e);
                 }
                 table.set_def(new_def);
                 catalog.table_altered();
             });
+        // Writers waiting at the gate now plan against the new definition.
+        drop(closed);
         Ok(())
     }
 
@@ -1343,6 +1378,51 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::Checkpoint
         | Plan::Maintenance { .. } => None,
     }
+}
+
+/// The tables `plan` writes, drops or truncates; borrowed from the plan but for DROP,
+/// whose plan holds names.
+fn written_tables<'p>(engine: &Engine, plan: &'p Plan) -> std::borrow::Cow<'p, [Arc<Table>]> {
+    use std::borrow::Cow;
+    use std::slice::from_ref;
+    match plan {
+        Plan::Insert(ins) => Cow::Borrowed(from_ref(&ins.table)),
+        Plan::Update(upd) => Cow::Borrowed(from_ref(&upd.scan.table)),
+        Plan::Delete(del) => Cow::Borrowed(from_ref(&del.scan.table)),
+        Plan::Copy(cp) => Cow::Borrowed(from_ref(&cp.table)),
+        Plan::Truncate { tables } => Cow::Borrowed(tables),
+        Plan::DropTable { names, .. } => Cow::Owned(
+            names
+                .iter()
+                .filter_map(|name| engine.txn.catalog.table(name))
+                .collect(),
+        ),
+        _ => Cow::Borrowed(&[]),
+    }
+}
+
+/// The error for a duplicate key found while adding a primary key.
+fn duplicate_key(def: &TableDef, new_def: &TableDef, columns: &[usize], row: &[Value]) -> Error {
+    let names: Vec<&str> = columns
+        .iter()
+        .map(|&c| def.columns[c].name.as_str())
+        .collect();
+    let shown: Vec<String> = columns
+        .iter()
+        .map(|&c| super::expr::text_of(&row[c]))
+        .collect();
+    Error::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!(
+            "could not create unique index \"{}\"",
+            new_def.pkey_name.as_deref().unwrap_or_default()
+        ),
+    )
+    .with_detail(format!(
+        "Key ({})=({}) is duplicated.",
+        names.join(", "),
+        shown.join(", ")
+    ))
 }
 
 /// Turn the transaction's deferred increments into after-images of each row's latest

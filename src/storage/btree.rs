@@ -584,6 +584,14 @@ fn split(
     pos: usize,
     cell: &[u8],
 ) -> Result<(Vec<u8>, PageId)> {
+    if page.kind() == PageKind::Leaf && pos == page.count() && pos > 0 {
+        // An append to a full leaf (a load in key order): the leaf stays as it is, full,
+        // and the new cell starts the right page, as the general case below would have it.
+        let mut right = pool.allocate_for(owner, PageKind::Leaf)?;
+        assert!(right.insert_cell(0, cell), "one cell fits in an empty page");
+        let (key, _) = decode_leaf_cell(cell);
+        return Ok((key.to_vec(), right.id()));
+    }
     let mut cells: Vec<Vec<u8>> = (0..page.count()).map(|i| page.cell(i).to_vec()).collect();
     cells.insert(pos, cell.to_vec());
     let total: usize = cells.iter().map(|c| c.len() + 2).sum();

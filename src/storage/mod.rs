@@ -20,8 +20,8 @@
 //!   image at a redo LSN, current once the control file switches.
 //!
 //! Bottom up: pages (`page`), the buffer pool and page map (`pool`), one B+tree per table
-//! (`btree`), tables (`table`), bulk loads (`bulk`), the catalog (`catalog`) and
-//! checkpoints (`checkpoint`).
+//! (`btree`), tables (`table`) and their write gates (`write_gate`), bulk loads (`bulk`),
+//! the catalog (`catalog`) and checkpoints (`checkpoint`).
 //! Their own invariants open each module.
 
 pub mod btree;
@@ -35,6 +35,7 @@ pub mod pool;
 mod table;
 #[cfg(test)]
 mod table_tests;
+pub mod write_gate;
 
 pub use bulk::BulkLoad;
 pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};

@@ -30,6 +30,7 @@ use super::btree::{AppendCursor, BTree, InPlace};
 use super::bulk::BULK_ROW_LSN;
 use super::page::PageId;
 use super::pool::BufferPool;
+use super::write_gate::WriteGate;
 use super::TableDef;
 use crate::error::{Error, Result, SqlState};
 use crate::types::{self, DataType, Value};
@@ -133,6 +134,8 @@ pub struct Table {
     /// with LSN 0, written before the commit LSN was known; they count as committed at
     /// this LSN. (After a restart no snapshot predates them: 0 is right.)
     bulk_lsn: AtomicU64,
+    /// Who may write the table while its rows are rebuilt under a new key.
+    write_gate: WriteGate,
 }
 
 fn column_types(def: &TableDef) -> Arc<[DataType]> {
@@ -165,7 +168,12 @@ impl Table {
             next_row_id: AtomicU64::new(next_row_id),
             destroyed: AtomicBool::new(false),
             bulk_lsn: AtomicU64::new(0),
+            write_gate: WriteGate::default(),
         }
+    }
+
+    pub fn write_gate(&self) -> &WriteGate {
+        &self.write_gate
     }
 
     pub fn def(&self) -> Arc<TableDef> {
@@ -235,9 +243,13 @@ impl Table {
         self.decode(image)
     }
 
+    /// The column types of the current definition.
+    pub fn column_types(&self) -> Arc<[DataType]> {
+        self.def.read().1.clone()
+    }
+
     fn decode(&self, image: &[u8]) -> Result<Row> {
-        let types = self.def.read().1.clone();
-        Ok(Arc::from(types::decode_row(image, &types)?))
+        Ok(Arc::from(types::decode_row(image, &self.column_types())?))
     }
 
     /// The row visible at `snapshot` under `key`, if any.
@@ -288,6 +300,19 @@ impl Table {
         reverse: bool,
         mut visit: impl FnMut(&[u8], &Row) -> bool,
     ) -> Result<()> {
+        self.scan_images(range, snapshot, reverse, |key, image| {
+            Ok(visit(key, &self.decode(image)?))
+        })
+    }
+
+    /// [`Table::scan`] with each row as its stored image (`types::encode_row`).
+    pub fn scan_images(
+        &self,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        snapshot: Lsn,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
         let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
         // A copy: the scan latches pages, and the older versions are never taken before
@@ -307,7 +332,7 @@ impl Table {
         let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
         let mut emit = |key: &[u8], image: Option<&[u8]>| -> Result<bool> {
             match image {
-                Some(i) => Ok(visit(key, &self.decode(i)?)),
+                Some(i) => visit(key, i),
                 None => Ok(true),
             }
         };
@@ -522,6 +547,22 @@ impl Table {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Replace every row with those of `rebuilt`, a bulk-loaded tree committed at `lsn`
+    /// (ALTER TABLE ... ADD PRIMARY KEY: the rows under their new keys). Older versions
+    /// are dropped, as PostgreSQL's table rewrites are not MVCC-safe either. The caller
+    /// holds the checkpoint barrier and the table's closed write gate (no other version
+    /// is being installed), or is replaying the log.
+    pub fn replace(&self, lsn: Lsn, rebuilt: BTree) -> Result<()> {
+        let _tree = self.tree_lock.write();
+        let mut older = self.older.lock();
+        self.check_live()?;
+        *older = Older::default();
+        self.tree.clear(&self.pool)?;
+        self.tree.adopt(&self.pool, rebuilt)?;
+        self.bulk_lsn.store(lsn.0, Ordering::Release);
         Ok(())
     }
 

@@ -263,6 +263,12 @@ impl TxnManager {
         }
     }
 
+    /// The LSN of the last commit or catalog change put in the commit order: every
+    /// version installed so far is at or below it.
+    pub fn last_assigned_lsn(&self) -> Lsn {
+        *self.last_lsn.lock()
+    }
+
     /// Fix a checkpoint: with no change between its log append and its install, `fix`
     /// gets the log's end, which is the checkpoint's redo LSN, and takes the image.
     pub fn at_checkpoint_barrier<R>(&self, fix: impl FnOnce(Lsn) -> R) -> R {

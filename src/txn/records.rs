@@ -2,7 +2,11 @@
 //!
 //! - Commit: dropped table ids, then per table: id, truncated flag, and each written key
 //!   with its after-image (`encode_row`) or a deletion mark.
-//! - CreateTable / SetPrimaryKey: table id and the full table definition.
+//! - CreateTable: table id and the full table definition.
+//! - SetPrimaryKey: table id and the new definition, then the root and every page (with
+//!   its slot) of the table's rows under the new key, written and synced before the
+//!   record, as a bulk load's are. (Records written before the rows were loaded this way
+//!   end after the definition; their replay re-keys the rows.)
 //! - DropTable: table id (used when a transaction that created a table rolls back).
 //! - SequenceAdvance: sequence name and the highest value that may have been handed out.
 
@@ -12,7 +16,7 @@ use super::WriteSet;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::btree::BTree;
 use crate::storage::page::PageId;
-use crate::storage::{get_def, put_def, Catalog, Key, Row, TableDef, TableId};
+use crate::storage::{get_def, put_def, Catalog, Key, TableDef, TableId};
 use crate::types::{self, Value};
 use crate::wal::{Lsn, Reader, RecordKind, Writer};
 
@@ -24,6 +28,38 @@ pub fn encode_table_def(id: TableId, def: &TableDef) -> Vec<u8> {
     let mut w = Writer::default();
     put_def(&mut w, id, def);
     w.buf
+}
+
+pub fn encode_set_primary_key(
+    id: TableId,
+    def: &TableDef,
+    root: PageId,
+    pages: &[(PageId, u64)],
+) -> Vec<u8> {
+    let mut w = Writer::default();
+    put_def(&mut w, id, def);
+    put_pages(&mut w, root, pages);
+    w.buf
+}
+
+/// A bulk-loaded tree's root and pages with their slots.
+fn put_pages(w: &mut Writer, root: PageId, pages: &[(PageId, u64)]) {
+    w.u64(root.0);
+    w.varint(pages.len() as u64);
+    for (page, slot) in pages {
+        w.u64(page.0);
+        w.u64(*slot);
+    }
+}
+
+fn get_pages(r: &mut Reader<'_>) -> Result<(PageId, Vec<(PageId, u64)>)> {
+    let root = PageId(r.u64()?);
+    let npages = r.varint()?;
+    let mut pages = Vec::with_capacity(npages.min(1 << 20) as usize);
+    for _ in 0..npages {
+        pages.push((PageId(r.u64()?), r.u64()?));
+    }
+    Ok((root, pages))
 }
 
 pub fn encode_drop_table(id: TableId) -> Vec<u8> {
@@ -98,12 +134,7 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
                 .record()
                 .expect("a bulk load is encoded before its commit");
             w.u32(id.0);
-            w.u64(root.0);
-            w.varint(pages.len() as u64);
-            for (page, slot) in pages {
-                w.u64(page.0);
-                w.u64(*slot);
-            }
+            put_pages(&mut w, root, pages);
         }
     }
     EncodedCommit {
@@ -153,7 +184,13 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
             let table = catalog
                 .table_by_id(id)
                 .ok_or_else(|| corrupt(format!("no table {}", id.0)))?;
-            table.rekey(lsn, &|row| primary_key_of(&def.primary_key, row))?;
+            if r.is_done() {
+                table.rekey(lsn, &|row| primary_key_of(&def.primary_key, row))?;
+            } else {
+                let (root, pages) = get_pages(&mut r)?;
+                catalog.pool().claim(&pages, lsn)?;
+                table.replace(lsn, BTree::open(root))?;
+            }
             table.set_def(def);
             catalog.table_altered();
         }
@@ -199,12 +236,7 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
                 let nbulk = r.varint()?;
                 for _ in 0..nbulk {
                     let id = TableId(r.u32()?);
-                    let root = PageId(r.u64()?);
-                    let npages = r.varint()?;
-                    let mut pages = Vec::with_capacity(npages.min(1 << 20) as usize);
-                    for _ in 0..npages {
-                        pages.push((PageId(r.u64()?), r.u64()?));
-                    }
+                    let (root, pages) = get_pages(&mut r)?;
                     // A load into a table dropped by now is not claimed: its ids and
                     // slots stay free.
                     if let Some(table) = catalog.table_by_id(id) {
@@ -222,7 +254,7 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
 }
 
 /// The encoded primary key of `row`, whose key columns are `columns`.
-pub fn primary_key_of(columns: &[usize], row: &Row) -> Key {
+pub fn primary_key_of(columns: &[usize], row: &[Value]) -> Key {
     let vals: Vec<Value> = columns.iter().map(|&i| row[i].clone()).collect();
     let mut key = Vec::new();
     types::encode_key(&vals, &mut key);

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use std::sync::Arc;
 
+use crate::storage::write_gate::Writer;
 use crate::storage::{BulkLoad, Key, Row, Table, TableId};
 use crate::types::{ArithOp, Value};
 
@@ -50,6 +51,10 @@ pub struct TableWrites {
 #[derive(Default)]
 pub struct WriteSet {
     pub tables: HashMap<TableId, TableWrites>,
+    /// The write gates this transaction passed, one per table its statements write (or
+    /// drop or truncate); it leaves them when the write set is dropped, after its commit
+    /// is installed or when it rolls back.
+    pub writers: Vec<Writer>,
 }
 
 impl WriteSet {
@@ -86,6 +91,11 @@ impl WriteSet {
             .values()
             .map(|t| t.rows.len() + t.increments.len())
             .sum()
+    }
+
+    /// Whether this transaction passed the write gate of `table`.
+    pub fn passed_gate(&self, table: TableId) -> bool {
+        self.writers.iter().any(|w| w.table().id == table)
     }
 
     pub fn has_increments(&self) -> bool {

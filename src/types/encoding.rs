@@ -361,6 +361,23 @@ pub fn decode_row_prefix(bytes: &[u8], types: &[DataType]) -> Result<(Vec<Value>
     Ok((values, r.i))
 }
 
+/// Decode the first `n` columns of a row encoded by [`encode_row`] whose columns have
+/// `types`, without reading the rest; never panics.
+pub fn decode_leading_columns(bytes: &[u8], types: &[DataType], n: usize) -> Result<Vec<Value>> {
+    let mut r = Reader { b: bytes, i: 0 };
+    let count = r.len()?;
+    if count != types.len() || n > count {
+        return Err(corrupt(&format!(
+            "{count} columns where {} were expected",
+            types.len()
+        )));
+    }
+    types[..n]
+        .iter()
+        .map(|ty| decode_value(&mut r, ty))
+        .collect()
+}
+
 /// Decode a row encoded by [`encode_row`] whose columns have `types`; never panics.
 pub fn decode_row(bytes: &[u8], types: &[DataType]) -> Result<Vec<Value>> {
     let (values, used) = decode_row_prefix(bytes, types)?;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from decimal import Decimal
 
@@ -206,6 +207,83 @@ def test_alter_table_add_primary_key_with_nulls_fails(db, cur):
     expect_error(cur, f"alter table {t} add primary key (id)", "23502")
     cur.execute(f"insert into {t} values (1, 'again')")
     assert val(cur, f"select count(*) from {t}") == 3
+
+
+def _waits_on_relation(cur, query_start: str, timeout: float = 10.0) -> bool:
+    """Whether a backend running a statement that starts with `query_start` waits on a
+    relation lock (PostgreSQL) or a table's write gate (SteadyDB), within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cur.execute(
+            "select wait_event_type, wait_event from pg_stat_activity where query like %s",
+            (query_start + "%",),
+        )
+        if ("Lock", "relation") in cur.fetchall():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _alter_in_thread(db, t: str):
+    """Run `alter table t add primary key (id)` on its own connection in a thread; returns
+    the connection, the thread and its outcome ({"done": True} or {"error": sqlstate})."""
+    alter = db.connect()
+    outcome = {}
+
+    def run_alter():
+        try:
+            alter.execute(f"alter table {t} add primary key (id)")
+            outcome["done"] = True
+        except psycopg.Error as e:
+            outcome["error"] = e.sqlstate
+
+    thread = threading.Thread(target=run_alter)
+    thread.start()
+    return alter, thread, outcome
+
+
+def test_alter_table_add_primary_key_waits_for_open_writers(db, cur):
+    t = db.table("altwait")
+    cur.execute(f"create table {t} (id int, v text)")
+    cur.execute(f"insert into {t} values (1, 'a'), (2, 'b')")
+    writer = db.connect(autocommit=False)
+    writer.execute(f"insert into {t} values (3, 'c')")
+    alter, thread, outcome = _alter_in_thread(db, t)
+    try:
+        # The ALTER waits for the open transaction that wrote the table.
+        assert _waits_on_relation(cur, f"alter table {t}")
+        assert thread.is_alive()
+        writer.commit()
+        thread.join(10)
+        assert outcome == {"done": True}
+    finally:
+        writer.rollback()
+        thread.join(10)
+    expect_error(cur, f"insert into {t} values (3, 'dup')", "23505")
+    assert rows(cur, f"select id, v from {t} order by id") == [(1, "a"), (2, "b"), (3, "c")]
+    writer.close()
+    alter.close()
+
+
+def test_alter_table_add_primary_key_waiting_can_be_cancelled(db, cur):
+    t = db.table("altcancel")
+    cur.execute(f"create table {t} (id int, v text)")
+    writer = db.connect(autocommit=False)
+    writer.execute(f"insert into {t} values (1, 'a')")
+    alter, thread, outcome = _alter_in_thread(db, t)
+    try:
+        assert _waits_on_relation(cur, f"alter table {t}")
+        alter.cancel()
+        thread.join(10)
+        assert outcome == {"error": "57014"}
+    finally:
+        writer.commit()
+        thread.join(10)
+    # No key was added: the duplicate goes in.
+    cur.execute(f"insert into {t} values (1, 'again')")
+    assert val(cur, f"select count(*) from {t}") == 2
+    writer.close()
+    alter.close()
 
 
 # --------------------------------------------------------------------------- INSERT
