@@ -170,7 +170,12 @@ pub struct ServerStopped;
 /// [`ServerStopped`] instead, so a test can recover the disk it left behind.
 pub fn stop_server(message: &str) -> ! {
     tracing::error!("PANIC: {message}; stopping the server");
-    eprintln!("steadydb: PANIC: {message}");
+    // Not `eprintln!`: it panics when stderr cannot be written (a full disk under the
+    // log), and a panic here would unwind instead of stopping the server.
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("steadydb: PANIC: {message}\n"),
+    );
     #[cfg(test)]
     std::panic::panic_any(ServerStopped);
     #[cfg(not(test))]

@@ -40,6 +40,10 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // A log line that cannot be written (a full disk under a redirected stderr) is
+        // dropped. Reporting it would go through `eprintln!`, which panics when stderr
+        // fails, and so end the connection whose statement was being logged.
+        .log_internal_errors(false)
         .init();
     let cli = Cli::parse();
     match cli.command {

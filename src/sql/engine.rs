@@ -226,7 +226,17 @@ pub(crate) fn recover(
         }
     };
     let mut txn = TxnManager::new(catalog);
-    txn.catalog.pool().begin_replay()?;
+    // First pass: the slots that bulk loads' records name, which replay must not write
+    // over before it reaches them.
+    let mut named = Vec::new();
+    Wal::scan(
+        disk.clone(),
+        &data_dir.join("wal"),
+        segment_bytes,
+        control.redo,
+        |kind, payload, _| records::named_slots(kind, payload, &mut named),
+    )?;
+    txn.catalog.pool().begin_replay(&named)?;
     let (wal, replayed) = Wal::open(
         disk,
         &data_dir.join("wal"),

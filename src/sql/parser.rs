@@ -187,7 +187,8 @@ const VALUE_CONTEXT_WORDS: &[&str] = &[
 /// statement, giving its shape (with `$n` in their place), the literal values and their
 /// declared types (numbers typed as their literal would be, strings untyped). Returns None
 /// for statements whose literals may carry meaning beyond their value (ORDER BY / GROUP BY
-/// positions) or that are not DML.
+/// positions) or that are not DML, and for statements with more literals than a statement
+/// may have parameters (they run as written).
 pub fn lift_literals(
     sql: &str,
 ) -> Option<(
@@ -228,6 +229,11 @@ pub fn lift_literals(
                 prev_word = Some(lw);
             }
             Token::Placeholder(_) => return None,
+            Token::Number(_, _) | Token::SingleQuotedString(_) | Token::EscapedStringLiteral(_)
+                if lift(tok) && values.len() == crate::constants::MAX_BIND_PARAMETERS =>
+            {
+                return None;
+            }
             Token::Number(n, _) if lift(tok) => {
                 let (v, t) = if let Ok(i) = n.parse::<i32>() {
                     (Value::Int4(i), DataType::Int4)
@@ -665,5 +671,20 @@ mod lift_tests {
         assert!(lift_literals("select a from t order by 1").is_none());
         assert!(lift_literals("set x = 1").is_none());
         assert!(lift_literals("select * from t").is_none());
+    }
+
+    #[test]
+    fn a_statement_with_more_literals_than_parameters_is_not_lifted() {
+        let values = |n: usize| {
+            (0..n)
+                .map(|i| format!("({i})"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let most = crate::constants::MAX_BIND_PARAMETERS;
+        let (_, vals, _) =
+            lift_literals(&format!("insert into t values {}", values(most))).unwrap();
+        assert_eq!(vals.len(), most);
+        assert!(lift_literals(&format!("insert into t values {}", values(most + 1))).is_none());
     }
 }

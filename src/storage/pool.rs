@@ -23,8 +23,9 @@
 //! - A bulk load's pages are private until its commit: no checkpoint image includes them
 //!   (their ids are marked reserved). Once committed, the slots its log record names are
 //!   referred to (LOGGED) until a checkpoint at or past that record is durable, and while
-//!   recovery replays, no page is written below the page file's end at startup; so replay
-//!   always finds a load's pages where its record says. Shared pages take even fresh ids,
+//!   recovery replays, no page is written over a slot that a record still to be replayed
+//!   names (recovery's first pass over the log finds them: NAMED); so replay always finds
+//!   a load's pages where its record says. Shared pages take even fresh ids,
 //!   bulk loads odd ones, so replay never takes an id a later record names.
 //! - Every image read is verified ([`Page::verify`]); every image written is sealed
 //!   ([`Page::seal`]) with a checksum first.
@@ -58,6 +59,10 @@ impl SlotRefs {
     /// A committed bulk load's log record names the slot: recovery from a checkpoint
     /// older than that record reads it.
     const LOGGED: u8 = 8;
+    /// While recovery replays: a record not replayed yet names the slot as a bulk load's
+    /// page (found by recovery's first pass over the log); replay claims it or, at its
+    /// end, frees it.
+    const NAMED: u8 = 16;
 }
 
 /// In a page map: a page id held by a bulk load that had not committed when the image
@@ -111,9 +116,8 @@ pub struct PageMap {
     /// Slots named by committed bulk loads, by commit LSN: kept until a checkpoint whose
     /// redo LSN is at or past that LSN is durable.
     logged: Vec<(Lsn, Vec<u64>)>,
-    /// While recovery replays: slots below this may hold pages a bulk load's commit
-    /// record names, so new writes go at or above it.
-    replay_floor: u64,
+    /// While recovery replays: the slots marked [`SlotRefs::NAMED`].
+    replay_named: Vec<u64>,
     /// While recovery replays: the loaded checkpoint's number of page ids; odd ids from
     /// here on are fresh bulk-load ids.
     replay_fresh_from: u64,
@@ -136,7 +140,7 @@ impl Default for PageMap {
             private: HashMap::new(),
             reserved: HashSet::new(),
             logged: Vec::new(),
-            replay_floor: 0,
+            replay_named: Vec::new(),
             replay_fresh_from: 0,
             freed_pages_pending: Vec::new(),
             checkpointed: false,
@@ -189,7 +193,7 @@ impl PageMap {
     }
 
     fn allocate_slot(&mut self) -> u64 {
-        let reusable = self.free_slots.range(self.replay_floor..).next().copied();
+        let reusable = self.free_slots.first().copied();
         let slot = match reusable {
             Some(s) => {
                 self.free_slots.remove(&s);
@@ -259,7 +263,10 @@ impl PageMap {
         let known = self.reserved.remove(&id.0) || (id.0 >= fresh_from && id.0 % 2 == 1);
         let slot_free = slot != 0
             && slot != RESERVED_SLOT
-            && self.refs.get(slot as usize).is_none_or(|r| r.0 == 0);
+            && self
+                .refs
+                .get(slot as usize)
+                .is_none_or(|r| r.0 & !SlotRefs::NAMED == 0);
         let why = if !known {
             Some("the page id is in use")
         } else if !slot_free || self.current.get(i).is_some_and(|&s| s != 0) {
@@ -280,6 +287,7 @@ impl PageMap {
         self.current[i] = slot;
         self.free_slots.remove(&slot);
         self.add_ref(slot, SlotRefs::CURRENT | SlotRefs::LOGGED);
+        self.drop_ref(slot, SlotRefs::NAMED);
         Ok(())
     }
 
@@ -1038,9 +1046,19 @@ impl BufferPool {
         map.logged.push((lsn, slots));
     }
 
-    /// Recovery is about to replay the log: until [`BufferPool::end_replay`], pages are
-    /// written past the page file's end, never over a slot a bulk load's record may name.
-    pub fn begin_replay(&self) -> Result<()> {
+    /// Bytes of page-file slots that committed bulk loads' records pin until a checkpoint
+    /// past them is durable (LOGGED).
+    pub fn logged_bytes(&self) -> u64 {
+        let inner = self.inner.lock();
+        let slots: usize = inner.map.logged.iter().map(|(_, s)| s.len()).sum();
+        slots as u64 * PAGE_BYTES as u64
+    }
+
+    /// Recovery is about to replay the log, whose records name `named` as bulk loads'
+    /// pages (recovery's first pass finds them): until [`BufferPool::end_replay`], no page
+    /// is written over those slots, so replay finds each load's pages where its record
+    /// says. Every other slot the loaded checkpoint does not use is free.
+    pub fn begin_replay(&self, named: &[u64]) -> Result<()> {
         let len = self.file.len().map_err(|e| io_error("stat", e))?;
         let mut inner = self.inner.lock();
         let map = &mut inner.map;
@@ -1050,7 +1068,18 @@ impl BufferPool {
             map.refs.resize(end as usize, SlotRefs::default());
             map.free_slots.extend(from.max(1)..end);
         }
-        map.replay_floor = end;
+        for &slot in named {
+            // The load wrote and synced its pages before its record: they are in the file.
+            if slot == 0 || slot >= end {
+                return Err(Error::new(
+                    SqlState::DATA_CORRUPTED,
+                    format!("a bulk load record names slot {slot}, past the page file's end"),
+                ));
+            }
+            map.free_slots.remove(&slot);
+            map.add_ref(slot, SlotRefs::NAMED);
+        }
+        map.replay_named = named.to_vec();
         map.replay_fresh_from = map.current.len() as u64;
         Ok(())
     }
@@ -1072,7 +1101,10 @@ impl BufferPool {
     pub fn end_replay(&self) {
         let mut inner = self.inner.lock();
         let map = &mut inner.map;
-        map.replay_floor = 0;
+        // Slots of loads replay did not claim (into tables dropped by then) are free.
+        for slot in std::mem::take(&mut map.replay_named) {
+            map.drop_ref(slot, SlotRefs::NAMED);
+        }
         let reserved: Vec<u64> = map.reserved.drain().collect();
         map.free_pages.extend(reserved);
     }

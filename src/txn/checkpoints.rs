@@ -6,6 +6,14 @@
 //! checkpoint ends before `max_wal_size` of WAL accumulates, as in PostgreSQL), or on the
 //! `CHECKPOINT` command, which waits for a checkpoint that started after it asked.
 //!
+//! A bulk load writes its pages instead of logging its rows, and its record pins those
+//! pages' slots until a checkpoint past it is durable (`storage::pool`): they stand in for
+//! the WAL that recovery would otherwise need, so they count toward the same limit. When
+//! the WAL and the pinned bulk-load pages together pass it, a checkpoint starts at full
+//! speed (reason "bulk load"): it has only the pool's dirty pages to write, and until it
+//! is done every page of the load that is changed again takes a second slot, growing the
+//! page file by up to the load's size.
+//!
 //! Taking one: at the barrier ([`TxnManager::at_checkpoint_barrier`]) the redo LSN and the
 //! page image are fixed and the catalog image is taken; the image is written by
 //! [`Checkpointer::run`], paced over `checkpoint_completion_target × checkpoint_timeout`
@@ -37,6 +45,7 @@ const POLL: Duration = Duration::from_millis(500);
 pub enum Reason {
     Time,
     Wal,
+    BulkLoad,
     Requested,
     Shutdown,
 }
@@ -46,6 +55,7 @@ impl Reason {
         match self {
             Reason::Time => "time",
             Reason::Wal => "wal",
+            Reason::BulkLoad => "bulk load",
             Reason::Requested => "immediate force wait",
             Reason::Shutdown => "shutdown immediate",
         }
@@ -180,8 +190,13 @@ impl Checkpoints {
                         break Reason::Requested;
                     }
                     let end = txn.wal.as_ref().map_or(Lsn::ZERO, |w| w.end_lsn());
-                    if end.0.saturating_sub(st.last.redo.0) >= self.wal_trigger_bytes() {
+                    let wal_bytes = end.0.saturating_sub(st.last.redo.0);
+                    if wal_bytes >= self.wal_trigger_bytes() {
                         break Reason::Wal;
+                    }
+                    let pinned_bytes = txn.catalog.pool().logged_bytes();
+                    if wal_bytes + pinned_bytes >= self.wal_trigger_bytes() {
+                        break Reason::BulkLoad;
                     }
                     let due = st.last_started + self.timeout();
                     let now = Instant::now();
@@ -274,7 +289,9 @@ impl Checkpoints {
         let mut s = self.stats.lock();
         match reason {
             Reason::Time => s.num_timed += 1,
-            Reason::Wal | Reason::Requested | Reason::Shutdown => s.num_requested += 1,
+            Reason::Wal | Reason::BulkLoad | Reason::Requested | Reason::Shutdown => {
+                s.num_requested += 1
+            }
         }
         s.write_time_ms += stats.write_time_us as f64 / 1000.0;
         s.sync_time_ms += stats.sync_time_us as f64 / 1000.0;

@@ -158,6 +158,50 @@ pub fn finish_replay(catalog: &Catalog) -> Result<()> {
     Ok(())
 }
 
+/// Recovery's first pass: add to `slots` the page-file slots that `payload`, a record
+/// of `kind`, names as a bulk load's pages (a commit's loads, a SetPrimaryKey's rows).
+/// Replay must not write a page over them before it claims them.
+pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Result<()> {
+    let mut r = Reader::new(payload);
+    match kind {
+        RecordKind::SetPrimaryKey => {
+            get_def(&mut r)?;
+            if !r.is_done() {
+                slots.extend(get_pages(&mut r)?.1.iter().map(|&(_, slot)| slot));
+            }
+        }
+        RecordKind::Commit => {
+            let ncreated = r.varint()?;
+            for _ in 0..ncreated {
+                r.u32()?;
+            }
+            let ndropped = r.varint()?;
+            for _ in 0..ndropped {
+                r.u32()?;
+            }
+            let ntables = r.varint()?;
+            for _ in 0..ntables {
+                r.u32()?;
+                r.u8()?;
+                for _ in 0..r.varint()? {
+                    r.bytes()?;
+                    if r.u8()? == 1 {
+                        r.bytes()?;
+                    }
+                }
+            }
+            if !r.is_done() {
+                for _ in 0..r.varint()? {
+                    r.u32()?;
+                    slots.extend(get_pages(&mut r)?.1.iter().map(|&(_, slot)| slot));
+                }
+            }
+        }
+        RecordKind::CreateTable | RecordKind::DropTable | RecordKind::SequenceAdvance => {}
+    }
+    Ok(())
+}
+
 /// Apply one replayed record to the catalog and storage. `lsn` is the record's end.
 pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> Result<()> {
     let mut r = Reader::new(payload);

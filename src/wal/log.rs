@@ -158,6 +158,21 @@ fn build_segment(disk: &dyn Disk, dir: &Path, n: u64, segment_bytes: u64) -> std
 
 impl Segments {
     /// Log bytes held by one segment.
+    fn new(disk: Arc<dyn Disk>, dir: &Path, segment_bytes: u64, prepare_ahead: bool) -> Segments {
+        Segments {
+            disk,
+            dir: dir.to_path_buf(),
+            open: HashMap::new(),
+            segment_bytes,
+            prepare_ahead,
+            preparing: None,
+            writing: None,
+            direct: HashMap::new(),
+            stage: Vec::new(),
+            tail: None,
+        }
+    }
+
     fn data_bytes(&self) -> u64 {
         self.segment_bytes - SEGMENT_HEADER_BYTES
     }
@@ -380,6 +395,124 @@ pub struct Wal {
     stopped: AtomicBool,
 }
 
+/// Check the segments from `start`'s on (none missing, every header right), then hand
+/// each record from `start` to `apply`, in order, up to the first invalid one.
+fn read_log(
+    segments: &mut Segments,
+    start: Lsn,
+    apply: &mut impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
+) -> Result<Replayed> {
+    let io = |what: &str, e: std::io::Error| {
+        Error::new(SqlState::IO_ERROR, format!("could not {what}: {e}"))
+    };
+    let disk = segments.disk.clone();
+    let mut names: Vec<u64> = disk
+        .list(&segments.dir)
+        .map_err(|e| io("list the WAL directory", e))?
+        .iter()
+        .filter_map(|n| u64::from_str_radix(n, 16).ok())
+        .collect();
+    names.sort();
+    // Segments below the redo LSN's may have been removed; from it on, none may be.
+    let first = start.0 / segments.data_bytes();
+    names.retain(|n| *n >= first);
+    // Segments built ahead of need and never written to may follow a lost segment:
+    // they hold no records, and the cut at the end of the log removes them.
+    if let Some(gap) = names
+        .iter()
+        .enumerate()
+        .position(|(i, n)| *n != first + i as u64)
+    {
+        let mut unused = true;
+        for &n in &names[gap..] {
+            let f = segments
+                .file(n, false)
+                .map_err(|e| io("open a WAL segment", e))?;
+            let mut head = [0u8; 16];
+            let got = f
+                .read_at(&mut head, SEGMENT_HEADER_BYTES)
+                .map_err(|e| io("read a WAL segment", e))?;
+            unused &= head[..got].iter().all(|b| *b == 0);
+        }
+        if unused {
+            names.truncate(gap);
+        }
+    }
+    for (i, n) in names.iter().enumerate() {
+        if *n != first + i as u64 {
+            return Err(Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!("WAL segment {} is missing", segment_name(first + i as u64)),
+            ));
+        }
+        let f = segments
+            .file(*n, false)
+            .map_err(|e| io("open a WAL segment", e))?;
+        let mut h = [0u8; 32];
+        if f.read_at(&mut h, 0)
+            .map_err(|e| io("read a WAL segment", e))?
+            < 32
+            || h != segment_header(*n, segments.segment_bytes)
+        {
+            return Err(Error::new(
+                SqlState("XX001"),
+                format!("WAL segment {} has a bad header", segment_name(*n)),
+            ));
+        }
+    }
+    let mut pos = start.0;
+    let mut records = 0u64;
+    let mut cut = None;
+    let mut record = Vec::new();
+    loop {
+        let mut header = [0u8; 16];
+        let got = segments
+            .read(pos, &mut header)
+            .map_err(|e| io("read the WAL", e))?;
+        let invalid = if got < 16 {
+            if got == 0 || header[..got].iter().all(|b| *b == 0) {
+                Invalid::End
+            } else {
+                Invalid::Truncated
+            }
+        } else {
+            match check_header(&header, Lsn(pos)) {
+                Err(i) => i,
+                Ok(len) => {
+                    record.resize(len, 0);
+                    let got = segments
+                        .read(pos, &mut record)
+                        .map_err(|e| io("read the WAL", e))?;
+                    if got < len {
+                        Invalid::Truncated
+                    } else {
+                        match check_record(&record) {
+                            Err(i) => i,
+                            Ok(kind) => {
+                                let end = Lsn(pos + len as u64);
+                                apply(kind, &record[17..], end)?;
+                                records += 1;
+                                pos = end.0;
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        if invalid != Invalid::End {
+            cut = Some((Lsn(pos), format!("{invalid:?}")));
+        }
+        break;
+    }
+    Ok(Replayed {
+        end: Lsn(pos),
+        records,
+        bytes: pos - start.0,
+        cut,
+    })
+}
+
 /// What replay found.
 pub struct Replayed {
     pub end: Lsn,
@@ -394,6 +527,24 @@ impl Wal {
     /// recovery starts from, or zero): `apply` is called for every valid record in order,
     /// with its kind, payload and end position. The log is cut at the first invalid record
     /// (a torn or corrupt tail), and appending continues from there.
+    /// Read the records from `start` to the log's end without opening it for writing:
+    /// recovery's first pass, which learns what the records name before any is
+    /// replayed. It sees exactly the records that [`Wal::open`] then replays, and changes
+    /// nothing on disk. A log directory that does not exist yet holds no records.
+    pub fn scan(
+        disk: Arc<dyn Disk>,
+        dir: &Path,
+        segment_bytes: u64,
+        start: Lsn,
+        mut visit: impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
+    ) -> Result<()> {
+        if !disk.exists(dir) {
+            return Ok(());
+        }
+        let mut segments = Segments::new(disk, dir, segment_bytes, false);
+        read_log(&mut segments, start, &mut visit).map(|_| ())
+    }
+
     pub fn open(
         disk: Arc<dyn Disk>,
         dir: &Path,
@@ -411,124 +562,16 @@ impl Wal {
         };
         disk.create_dir_all(dir)
             .map_err(|e| io("create the WAL directory", e))?;
-        let mut segments = Segments {
-            disk: disk.clone(),
-            dir: dir.to_path_buf(),
-            open: HashMap::new(),
-            segment_bytes: opts.segment_bytes,
-            prepare_ahead: opts.prepare_ahead,
-            preparing: None,
-            writing: None,
-            direct: HashMap::new(),
-            stage: Vec::new(),
-            tail: None,
-        };
-        let mut names: Vec<u64> = disk
-            .list(dir)
-            .map_err(|e| io("list the WAL directory", e))?
-            .iter()
-            .filter_map(|n| u64::from_str_radix(n, 16).ok())
-            .collect();
-        names.sort();
-        // Segments below the redo LSN's may have been removed; from it on, none may be.
-        let first = start.0 / segments.data_bytes();
-        names.retain(|n| *n >= first);
-        // Segments built ahead of need and never written to may follow a lost segment:
-        // they hold no records, and the cut at the end of the log removes them.
-        if let Some(gap) = names
-            .iter()
-            .enumerate()
-            .position(|(i, n)| *n != first + i as u64)
-        {
-            let mut unused = true;
-            for &n in &names[gap..] {
-                let f = segments
-                    .file(n, false)
-                    .map_err(|e| io("open a WAL segment", e))?;
-                let mut head = [0u8; 16];
-                let got = f
-                    .read_at(&mut head, SEGMENT_HEADER_BYTES)
-                    .map_err(|e| io("read a WAL segment", e))?;
-                unused &= head[..got].iter().all(|b| *b == 0);
-            }
-            if unused {
-                names.truncate(gap);
-            }
-        }
-        for (i, n) in names.iter().enumerate() {
-            if *n != first + i as u64 {
-                return Err(Error::new(
-                    SqlState::DATA_CORRUPTED,
-                    format!("WAL segment {} is missing", segment_name(first + i as u64)),
-                ));
-            }
-            let f = segments
-                .file(*n, false)
-                .map_err(|e| io("open a WAL segment", e))?;
-            let mut h = [0u8; 32];
-            if f.read_at(&mut h, 0)
-                .map_err(|e| io("read a WAL segment", e))?
-                < 32
-                || h != segment_header(*n, segments.segment_bytes)
-            {
-                return Err(Error::new(
-                    SqlState("XX001"),
-                    format!("WAL segment {} has a bad header", segment_name(*n)),
-                ));
-            }
-        }
-        let mut pos = start.0;
-        let mut records = 0u64;
-        let mut cut = None;
-        let mut record = Vec::new();
-        loop {
-            let mut header = [0u8; 16];
-            let got = segments
-                .read(pos, &mut header)
-                .map_err(|e| io("read the WAL", e))?;
-            let invalid = if got < 16 {
-                if got == 0 || header[..got].iter().all(|b| *b == 0) {
-                    Invalid::End
-                } else {
-                    Invalid::Truncated
-                }
-            } else {
-                match check_header(&header, Lsn(pos)) {
-                    Err(i) => i,
-                    Ok(len) => {
-                        record.resize(len, 0);
-                        let got = segments
-                            .read(pos, &mut record)
-                            .map_err(|e| io("read the WAL", e))?;
-                        if got < len {
-                            Invalid::Truncated
-                        } else {
-                            match check_record(&record) {
-                                Err(i) => i,
-                                Ok(kind) => {
-                                    let end = Lsn(pos + len as u64);
-                                    apply(kind, &record[17..], end)?;
-                                    records += 1;
-                                    pos = end.0;
-                                    continue;
-                                }
-                            }
-                        }
-                    }
-                }
-            };
-            if invalid != Invalid::End {
-                cut = Some((Lsn(pos), format!("{invalid:?}")));
-            }
-            break;
-        }
+        let mut segments = Segments::new(disk.clone(), dir, opts.segment_bytes, opts.prepare_ahead);
+        let replayed = read_log(&mut segments, start, &mut apply)?;
+        let pos = replayed.end.0;
         // Make sure nothing stale lies beyond the end, torn or not.
         let removed = segments.cut(pos).map_err(|e| io("cut the WAL", e))?;
         let stats = WalStats::default();
         stats
             .reset_at_us
             .store(crate::types::now_us().max(0) as u64, Ordering::Relaxed);
-        if let Some((at, why)) = &cut {
+        if let Some((at, why)) = &replayed.cut {
             tracing::warn!("WAL: invalid record at {at} ({why}); log cut there, {removed} later segment(s) removed");
         }
         let wal = Arc::new(Wal {
@@ -552,15 +595,7 @@ impl Wal {
             active_transactions: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         });
-        Ok((
-            wal,
-            Replayed {
-                end: Lsn(pos),
-                records,
-                bytes: pos - start.0,
-                cut,
-            },
-        ))
+        Ok((wal, replayed))
     }
 
     /// Append a record. `assigned` runs under the append lock with the record's end LSN, so

@@ -27,7 +27,9 @@ pub enum RecordKind {
     Commit = 1,
     CreateTable = 2,
     DropTable = 3,
-    /// ALTER TABLE ... ADD PRIMARY KEY: the new definition; replay re-keys the table.
+    /// ALTER TABLE ... ADD PRIMARY KEY: the new definition and the pages of the rows under
+    /// the new key (records written before those pages were: the definition alone, and
+    /// replay re-keys the table).
     SetPrimaryKey = 4,
     /// Sequence values up to this one may have been handed out.
     SequenceAdvance = 5,

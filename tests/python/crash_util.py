@@ -196,7 +196,10 @@ def nodes(request):
     """Factory: ``nodes()`` makes a Node on a fresh temporary data directory.
 
     Every node still running at the end of the test is killed. The directories are
-    removed when the test passed and kept (and printed) when it failed.
+    removed when the test passed. When it failed, the server logs are kept (and their
+    directory printed) but the data directories are removed, so that one failed test
+    on a large data set does not fill the disk under every test after it; set
+    STEADYDB_KEEP_DATA=1 to keep them too.
     """
     made: list[Node] = []
     tmp = Path(tempfile.mkdtemp(prefix="steadydb-crash-"))
@@ -216,8 +219,12 @@ def nodes(request):
                 node.kill()
             except Exception as e:  # keep killing the others
                 print(f"could not kill server {node.proc and node.proc.pid}: {e}")
-        if request.session.testsfailed > failed_before or os.environ.get("STEADYDB_KEEP_DATA"):
+        if os.environ.get("STEADYDB_KEEP_DATA"):
             print(f"\ndata directories and server logs kept in {tmp}")
+        elif request.session.testsfailed > failed_before:
+            for node in made:
+                shutil.rmtree(node.datadir, ignore_errors=True)
+            print(f"\nserver logs kept in {tmp} (STEADYDB_KEEP_DATA=1 keeps the data too)")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -312,6 +312,18 @@ def test_insert_multirow_columns_defaults(db, cur):
     assert val(cur, f"select count(*) from {t}") == 5
 
 
+def test_insert_with_more_literals_than_a_statement_has_parameters(db, cur):
+    # Literals the server lifts into parameters for its plan cache: past 65,535 of them
+    # the statement runs as written, as it does on PostgreSQL.
+    t = db.table("many")
+    cur.execute(f"create table {t} (id int primary key, k int, s text)")
+    n = 30_000
+    values = ",".join(f"({i}, {i % 7}, 'v{i}')" for i in range(n))
+    cur.execute(f"insert into {t} values {values}")
+    assert cur.rowcount == n
+    assert rows(cur, f"select count(*), sum(k), max(s) from {t}") == [(n, sum(i % 7 for i in range(n)), "v9999")]
+
+
 def test_insert_is_atomic(db, cur):
     t = db.table("insatom")
     cur.execute(f"create table {t} (id int primary key, v varchar(3))")
