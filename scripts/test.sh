@@ -115,7 +115,7 @@ cargo test --release
 # ---------------------------------------------------------------------------
 section "pytest tests/python (STEADYDB_BIN=$STEADYDB_BIN)"
 # The servers' data directories go under the temporary directory; the larger-than-memory
-# test needs about 1.5 GB there at its peak.
+# test needs about 1.3 GB there at its peak.
 df -h "${TMPDIR:-/tmp}" | sed 's/^/temporary directory: /'
 # shellcheck disable=SC2086
 "$PY" -m pytest tests/python -q ${PYTEST_ARGS:-}

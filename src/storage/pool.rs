@@ -1222,6 +1222,49 @@ mod tests {
     }
 
     #[test]
+    fn replay_reuses_free_slots_but_not_the_named_ones() {
+        let (pool, dir) = pool(16);
+        for i in 0..64u32 {
+            let mut p = pool.allocate(PageKind::Overflow).expect("allocate");
+            p.set_overflow_data(&i.to_le_bytes());
+        }
+        pool.write_all_dirty().expect("write out");
+        let file = pool.file().clone();
+        drop(pool);
+        let end = file.len().expect("len").div_ceil(PAGE_BYTES as u64);
+        // A start with no checkpoint: every slot is free but the two a record names.
+        let pool = BufferPool::new(file, PageMap::default(), 16);
+        let named = [3, end - 1];
+        let past_end = pool
+            .begin_replay(&[end])
+            .err()
+            .expect("a slot past the end");
+        assert_eq!(past_end.code, SqlState::DATA_CORRUPTED);
+        pool.begin_replay(&named).expect("begin");
+        // Fewer pages than free slots: none needs to go past the end.
+        for i in 0..60u32 {
+            let mut p = pool.allocate(PageKind::Overflow).expect("allocate");
+            p.set_overflow_data(&i.to_le_bytes());
+        }
+        pool.write_all_dirty().expect("write out");
+        let used = pool.current_map();
+        assert!(
+            named.iter().all(|s| !used.contains(s)),
+            "a named slot was written"
+        );
+        assert!(
+            pool.inner.lock().map.file_slots() <= end,
+            "the page file grew"
+        );
+        pool.end_replay();
+        let freed = named
+            .iter()
+            .all(|s| pool.inner.lock().map.free_slots.contains(s));
+        assert!(freed, "unclaimed slots are freed");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
     fn all_pins_held_gives_a_clear_error() {
         let (pool, dir) = pool(16);
         let held: Vec<_> = (0..16)
