@@ -1235,10 +1235,7 @@ mod tests {
         // A start with no checkpoint: every slot is free but the two a record names.
         let pool = BufferPool::new(file, PageMap::default(), 16);
         let named = [3, end - 1];
-        let past_end = pool
-            .begin_replay(&[end])
-            .err()
-            .expect("a slot past the end");
+        let past_end = pool.begin_replay(&[end]).expect_err("a slot past the end");
         assert_eq!(past_end.code, SqlState::DATA_CORRUPTED);
         pool.begin_replay(&named).expect("begin");
         // Fewer pages than free slots: none needs to go past the end.
