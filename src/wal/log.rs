@@ -157,7 +157,6 @@ fn build_segment(disk: &dyn Disk, dir: &Path, n: u64, segment_bytes: u64) -> std
 }
 
 impl Segments {
-    /// Log bytes held by one segment.
     fn new(disk: Arc<dyn Disk>, dir: &Path, segment_bytes: u64, prepare_ahead: bool) -> Segments {
         Segments {
             disk,
@@ -173,6 +172,7 @@ impl Segments {
         }
     }
 
+    /// Log bytes held by one segment.
     fn data_bytes(&self) -> u64 {
         self.segment_bytes - SEGMENT_HEADER_BYTES
     }
@@ -523,10 +523,6 @@ pub struct Replayed {
 }
 
 impl Wal {
-    /// Open the log in `dir` and replay it from `start` (the redo LSN of the checkpoint
-    /// recovery starts from, or zero): `apply` is called for every valid record in order,
-    /// with its kind, payload and end position. The log is cut at the first invalid record
-    /// (a torn or corrupt tail), and appending continues from there.
     /// Read the records from `start` to the log's end without opening it for writing:
     /// recovery's first pass, which learns what the records name before any is
     /// replayed. It sees exactly the records that [`Wal::open`] then replays, and changes
@@ -545,6 +541,10 @@ impl Wal {
         read_log(&mut segments, start, &mut visit).map(|_| ())
     }
 
+    /// Open the log in `dir` and replay it from `start` (the redo LSN of the checkpoint
+    /// recovery starts from, or zero): `apply` is called for every valid record in order,
+    /// with its kind, payload and end position. The log is cut at the first invalid record
+    /// (a torn or corrupt tail), and appending continues from there.
     pub fn open(
         disk: Arc<dyn Disk>,
         dir: &Path,
