@@ -116,8 +116,6 @@ pub struct PageMap {
     /// Slots named by committed bulk loads, by commit LSN: kept until a checkpoint whose
     /// redo LSN is at or past that LSN is durable.
     logged: Vec<(Lsn, Vec<u64>)>,
-    /// While recovery replays: the slots marked [`SlotRefs::NAMED`].
-    replay_named: Vec<u64>,
     /// While recovery replays: the loaded checkpoint's number of page ids; odd ids from
     /// here on are fresh bulk-load ids.
     replay_fresh_from: u64,
@@ -140,7 +138,6 @@ impl Default for PageMap {
             private: HashMap::new(),
             reserved: HashSet::new(),
             logged: Vec::new(),
-            replay_named: Vec::new(),
             replay_fresh_from: 0,
             freed_pages_pending: Vec::new(),
             checkpointed: false,
@@ -1079,7 +1076,6 @@ impl BufferPool {
             map.free_slots.remove(&slot);
             map.add_ref(slot, SlotRefs::NAMED);
         }
-        map.replay_named = named.to_vec();
         map.replay_fresh_from = map.current.len() as u64;
         Ok(())
     }
@@ -1102,7 +1098,10 @@ impl BufferPool {
         let mut inner = self.inner.lock();
         let map = &mut inner.map;
         // Slots of loads replay did not claim (into tables dropped by then) are free.
-        for slot in std::mem::take(&mut map.replay_named) {
+        let unclaimed: Vec<u64> = (0..map.refs.len() as u64)
+            .filter(|&s| map.refs[s as usize].0 & SlotRefs::NAMED != 0)
+            .collect();
+        for slot in unclaimed {
             map.drop_ref(slot, SlotRefs::NAMED);
         }
         let reserved: Vec<u64> = map.reserved.drain().collect();

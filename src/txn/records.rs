@@ -158,6 +158,73 @@ pub fn finish_replay(catalog: &Catalog) -> Result<()> {
     Ok(())
 }
 
+/// A commit record, decoded (`encode_commit` writes it); rows borrow the payload.
+struct CommitRecord<'a> {
+    created: Vec<TableId>,
+    dropped: Vec<TableId>,
+    tables: Vec<TableRows<'a>>,
+    loads: Vec<LoadPages>,
+}
+
+struct TableRows<'a> {
+    id: TableId,
+    truncated: bool,
+    /// Key and after-image, or None for a deletion.
+    rows: Vec<(&'a [u8], Option<&'a [u8]>)>,
+}
+
+/// A bulk load's tree: its root and every page with its slot.
+struct LoadPages {
+    table: TableId,
+    root: PageId,
+    pages: Vec<(PageId, u64)>,
+}
+
+fn read_commit<'a>(r: &mut Reader<'a>) -> Result<CommitRecord<'a>> {
+    let ids = |r: &mut Reader<'a>| -> Result<Vec<TableId>> {
+        let n = r.varint()?;
+        (0..n).map(|_| Ok(TableId(r.u32()?))).collect()
+    };
+    let created = ids(r)?;
+    let dropped = ids(r)?;
+    let ntables = r.varint()?;
+    let mut tables = Vec::with_capacity(ntables.min(1 << 10) as usize);
+    for _ in 0..ntables {
+        let id = TableId(r.u32()?);
+        let truncated = r.u8()? != 0;
+        let nrows = r.varint()?;
+        let mut rows = Vec::with_capacity(nrows.min(1 << 20) as usize);
+        for _ in 0..nrows {
+            let key = r.bytes()?;
+            let image = match r.u8()? {
+                0 => None,
+                1 => Some(r.bytes()?),
+                t => return Err(corrupt(format!("bad row image tag {t}"))),
+            };
+            rows.push((key, image));
+        }
+        tables.push(TableRows {
+            id,
+            truncated,
+            rows,
+        });
+    }
+    let mut loads = Vec::new();
+    if !r.is_done() {
+        for _ in 0..r.varint()? {
+            let table = TableId(r.u32()?);
+            let (root, pages) = get_pages(r)?;
+            loads.push(LoadPages { table, root, pages });
+        }
+    }
+    Ok(CommitRecord {
+        created,
+        dropped,
+        tables,
+        loads,
+    })
+}
+
 /// Recovery's first pass: add to `slots` the page-file slots that `payload`, a record
 /// of `kind`, names as a bulk load's pages (a commit's loads, a SetPrimaryKey's rows).
 /// Replay must not write a page over them before it claims them.
@@ -171,30 +238,8 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
             }
         }
         RecordKind::Commit => {
-            let ncreated = r.varint()?;
-            for _ in 0..ncreated {
-                r.u32()?;
-            }
-            let ndropped = r.varint()?;
-            for _ in 0..ndropped {
-                r.u32()?;
-            }
-            let ntables = r.varint()?;
-            for _ in 0..ntables {
-                r.u32()?;
-                r.u8()?;
-                for _ in 0..r.varint()? {
-                    r.bytes()?;
-                    if r.u8()? == 1 {
-                        r.bytes()?;
-                    }
-                }
-            }
-            if !r.is_done() {
-                for _ in 0..r.varint()? {
-                    r.u32()?;
-                    slots.extend(get_pages(&mut r)?.1.iter().map(|&(_, slot)| slot));
-                }
+            for load in read_commit(&mut r)?.loads {
+                slots.extend(load.pages.iter().map(|&(_, slot)| slot));
             }
         }
         RecordKind::CreateTable | RecordKind::DropTable | RecordKind::SequenceAdvance => {}
@@ -246,47 +291,23 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
             }
         }
         RecordKind::Commit => {
-            let ncreated = r.varint()?;
-            for _ in 0..ncreated {
-                catalog.confirm(&[TableId(r.u32()?)]);
+            let commit = read_commit(&mut r)?;
+            catalog.confirm(&commit.created);
+            for id in commit.dropped {
+                drop_by_id(catalog, id)?;
             }
-            let ndropped = r.varint()?;
-            for _ in 0..ndropped {
-                drop_by_id(catalog, TableId(r.u32()?))?;
-            }
-            let ntables = r.varint()?;
-            for _ in 0..ntables {
-                let id = TableId(r.u32()?);
-                let truncated = r.u8()? != 0;
-                let nrows = r.varint()?;
-                let table = catalog.table_by_id(id);
-                let mut rows: Vec<(&[u8], Option<&[u8]>)> =
-                    Vec::with_capacity(nrows.min(1 << 20) as usize);
-                for _ in 0..nrows {
-                    let key = r.bytes()?;
-                    let image = match r.u8()? {
-                        0 => None,
-                        1 => Some(r.bytes()?),
-                        t => return Err(corrupt(format!("bad row image tag {t}"))),
-                    };
-                    rows.push((key, image));
-                }
+            for t in commit.tables {
                 // Rows of a table dropped later in the log are skipped with it.
-                if let Some(table) = table {
-                    table.install(lsn, rows, truncated, lsn)?;
+                if let Some(table) = catalog.table_by_id(t.id) {
+                    table.install(lsn, t.rows, t.truncated, lsn)?;
                 }
             }
-            if !r.is_done() {
-                let nbulk = r.varint()?;
-                for _ in 0..nbulk {
-                    let id = TableId(r.u32()?);
-                    let (root, pages) = get_pages(&mut r)?;
-                    // A load into a table dropped by now is not claimed: its ids and
-                    // slots stay free.
-                    if let Some(table) = catalog.table_by_id(id) {
-                        catalog.pool().claim(&pages, lsn)?;
-                        table.adopt(lsn, BTree::open(root), lsn)?;
-                    }
+            for load in commit.loads {
+                // A load into a table dropped by now is not claimed: its ids and slots
+                // stay free.
+                if let Some(table) = catalog.table_by_id(load.table) {
+                    catalog.pool().claim(&load.pages, lsn)?;
+                    table.adopt(lsn, BTree::open(load.root), lsn)?;
                 }
             }
         }
