@@ -20,6 +20,11 @@ Per checkpoint:
   windows after each checkpoint;
 - wal_fpi added in [issued, issued + 10 s], and over the whole run (first to last sample).
 Transactions in a window are the -P 1 rates integrated over it.
+
+Beside each lowest second, the machine's own speed (see `cpu_probe.py`), when the run has it:
+its speed in that same second and its slowest second in the same window, each over its median
+for the whole run. A lowest second that falls where the machine itself was slow is the
+machine's, not the database's.
 """
 
 from __future__ import annotations
@@ -51,6 +56,9 @@ DEFINITIONS = {
     "wal_counters": "cumulative pg_stat_wal sampled once per second and interpolated linearly; "
                     "PostgreSQL backends publish their WAL statistics at most once per second, "
                     "so its counters lag by up to about a second",
+    "cpu_speed": "the machine's speed in a second (cpu_probe.py: fixed work per CPU-second, mean over "
+                 "CPUs) over its median for the whole run: cpu_speed_in_min_second for the second that "
+                 "gave min_tps, cpu_speed_min for the slowest second of the machine in the same window",
     "targets": f"SteadyDB: min_tps / median_tps >= {TARGET_MIN_TO_MEDIAN_TPS:.2f} and "
                f"wal_bytes_per_txn_after / wal_bytes_per_txn_steady within 1 +- {TARGET_WAL_RATIO_TOLERANCE:.2f}",
 }
@@ -101,6 +109,24 @@ def lowest_second(intervals: list[tuple[float, float, float]], a_s: float, b_s: 
     return min(inside, key=lambda x: x[1]) if inside else None
 
 
+def machine_speed(progress: list[dict], intervals: list[tuple[float, float, float]], a_s: float, b_s: float,
+                  lowest_end_s: float, median_speed: float | None) -> dict:
+    """The machine's speed (CPU probe) in the second that ended at `lowest_end_s`, and its
+    slowest second lying mostly inside (a_s, b_s], each over its median for the run."""
+    if not median_speed:
+        return {}
+    speeds = {p["t"]: p.get("cpu_speed") for p in progress}
+    inside = [speeds.get(end_s) for start_s, end_s, _ in intervals if a_s < (start_s + end_s) / 2 <= b_s]
+    inside = [v for v in inside if v is not None]
+    at_lowest = speeds.get(lowest_end_s)
+    out = {}
+    if at_lowest is not None:
+        out["cpu_speed_in_min_second"] = _round(at_lowest / median_speed, 4)
+    if inside:
+        out["cpu_speed_min"] = _round(min(inside) / median_speed, 4)
+    return out
+
+
 def merge_windows(windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
     merged: list[tuple[float, float]] = []
     for a, b in sorted(windows):
@@ -136,6 +162,8 @@ def checkpoint_dip(run: dict) -> dict | None:
     intervals = progress_intervals(progress)
     run_start_s, run_end_s = intervals[0][0], intervals[-1][1]
     median_tps = statistics.median(p["tps"] for p in progress)
+    cpu_speeds = [p["cpu_speed"] for p in progress if p.get("cpu_speed") is not None]
+    median_speed = statistics.median(cpu_speeds) if cpu_speeds else None
     wal = run.get("wal_series") or []
 
     # WAL over the run: between the first and last samples inside the -P 1 span, so that the
@@ -166,6 +194,9 @@ def checkpoint_dip(run: dict) -> dict | None:
         if before:
             control = {"control_min_tps": before[1], "control_min_tps_at_s": before[0],
                        "control_min_to_median_tps_ratio": _round(_ratio(before[1], median_tps), 4)}
+            speed = machine_speed(progress, intervals, first_issued_s - MIN_TPS_WINDOW_S, first_issued_s,
+                                  before[0], median_speed)
+            control.update({f"control_{k}": v for k, v in speed.items()})
 
     per_checkpoint = []
     for c in checkpoints:
@@ -180,6 +211,8 @@ def checkpoint_dip(run: dict) -> dict | None:
             rec.update({"min_tps": lowest_tps, "min_tps_at_s": lowest_end_s,
                         "min_tps_window_s": round(min(MIN_TPS_WINDOW_S, run_end_s - issued_s), 3),
                         "min_to_median_tps_ratio": _round(_ratio(lowest_tps, median_tps), 4)})
+            rec.update(machine_speed(progress, intervals, issued_s, issued_s + MIN_TPS_WINDOW_S,
+                                     lowest_end_s, median_speed))
         wal_end_s = min(issued_s + WAL_WINDOW_S, span_end_s)
         if wal_end_s > issued_s:
             txns = txns_between(intervals, issued_s, wal_end_s)
@@ -200,6 +233,7 @@ def checkpoint_dip(run: dict) -> dict | None:
         "run_start_s": round(run_start_s, 3),
         "run_end_s": round(run_end_s, 3),
         "median_tps": median_tps,
+        "cpu_speed_median": _round(median_speed, 2),
         "wal_span_start_s": round(span_start_s, 3),
         "wal_span_end_s": round(span_end_s, 3),
         "txns_run": round(run_txns),

@@ -6,6 +6,7 @@ import csv
 import json
 import re
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -14,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from . import pgwire
+from .cpu_probe import CpuProbe, speed_per_interval
 from .servers import REGISTRY, Server, clean_env, kill_group, warn
 
 # ---------------------------------------------------------------- parsing
@@ -184,6 +186,26 @@ def write_wal_csv(path: Path, samples: list[dict]) -> None:
         w.writerows(samples)
 
 
+def add_cpu_speed(series: list[dict], probe_samples: list[dict]) -> None:
+    """Give each -P 1 second the machine's speed in it, as the CPU probe measured it."""
+    intervals = []
+    prev_epoch = None
+    for p in series:
+        start = p["epoch"] - 1.0 if prev_epoch is None else prev_epoch
+        intervals.append((start, p["epoch"]))
+        prev_epoch = p["epoch"]
+    for p, speed in zip(series, speed_per_interval(probe_samples, intervals)):
+        p["cpu_speed"] = None if speed is None else round(speed, 2)
+
+
+def write_cpu_csv(path: Path, samples: list[dict], launched_at: float) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["t_s", "epoch_s", "cpu", "speed"])
+        for s in samples:
+            w.writerow([round(s["epoch_s"] - launched_at, 3), s["epoch_s"], s["cpu"], s["speed"]])
+
+
 # ---------------------------------------------------------------- checkpoints
 
 class CheckpointIssuer(threading.Thread):
@@ -255,6 +277,9 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     progress_path = files_prefix.with_suffix(".progress.txt")
     issuer = None
     sampler = None
+    probe = CpuProbe().start()
+    with REGISTRY.lock:
+        REGISTRY.procs.extend(probe.procs)
     with open(stdout_path, "wb") as out, open(progress_path, "wb") as err:
         launched_at = time.time()
         with REGISTRY.lock:
@@ -283,6 +308,9 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
             if issuer is not None:
                 issuer.stop_event.set()
                 issuer.join()
+            probe_samples = probe.stop()
+            with REGISTRY.lock:
+                REGISTRY.procs[:] = [p for p in REGISTRY.procs if p not in probe.procs]
     result["launched_at_epoch"] = round(launched_at, 4)
     result["pgbench_exit_code"] = rc
     result["pgbench_stdout"] = str(stdout_path)
@@ -314,8 +342,15 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     stderr = progress_path.read_text(errors="replace")
     result.update(parse_summary(stdout))
     series = parse_progress(stderr, launched_at)
+    add_cpu_speed(series, probe_samples)
     result["progress"] = series
     (files_prefix.with_suffix(".progress.json")).write_text(json.dumps(series, indent=0))
+    cpu_csv = files_prefix.with_suffix(".cpu.csv")
+    write_cpu_csv(cpu_csv, probe_samples, launched_at)
+    result["cpu_probe_file"] = str(cpu_csv)
+    speeds = [p["cpu_speed"] for p in series if p.get("cpu_speed") is not None]
+    if speeds:
+        result["cpu_speed_median"] = round(statistics.median(speeds), 2)
     result["pgbench_messages"] = [l for l in stderr.splitlines() if l and not l.startswith("progress:")][-20:]
 
     logs = sorted(log_prefix.parent.glob(log_prefix.name + ".*"))

@@ -120,6 +120,7 @@ def workload_table(workload: str, clients_list: list[int], systems: list[str], r
     for s in systems:
         head += [f"{SHORT[s]} p50 ms", f"{SHORT[s]} p99 ms"]
     head += [f"{SHORT[s]} failed" for s in systems]
+    head += [f"{SHORT[s]} CPU speed" for s in systems]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" for _ in head) + "|"]
     for c in clients_list:
         by_sys = {s: index.get((c, s)) for s in systems}
@@ -143,6 +144,8 @@ def workload_table(workload: str, clients_list: list[int], systems: list[str], r
         for s in systems:
             r = by_sys[s] or {}
             row.append(_fmt(r.get("failed_transactions")))
+        for s in systems:
+            row.append(_fmt((by_sys[s] or {}).get("cpu_speed_median")))
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -189,6 +192,10 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
                 else f"{_fmt(d['control_min_tps'])} at {d['control_min_tps_at_s']:.0f} s")
         add_row(f"no CHECKPOINT (the {min_window_s:g} s before the first): min / median tps",
                 lambda d: _fmt(d.get("control_min_to_median_tps_ratio"), 2))
+        add_row("no CHECKPOINT: machine speed in that second / its median",
+                lambda d: _fmt(d.get("control_cpu_speed_in_min_second"), 2))
+        add_row("no CHECKPOINT: machine's slowest second / its median",
+                lambda d: _fmt(d.get("control_cpu_speed_min"), 2))
     for k in range(max(len(d["checkpoints"]) for d in present)):
         first = next(checkpoint(d, k) for d in present if checkpoint(d, k))
         at = f"CHECKPOINT at {_seconds_label(first.get('requested_at_s'))} s"
@@ -213,6 +220,9 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
         add_row(f"{at}: min tps in {min_window_s:g} s after", min_tps)
         add_row(f"{at}: min / median tps", field("min_to_median_tps_ratio", 2),
                 target(k, dip.meets_tps_target, f">= {dip.TARGET_MIN_TO_MEDIAN_TPS:.2f}"))
+        add_row(f"{at}: machine speed in that second / its median", field("cpu_speed_in_min_second", 2))
+        add_row(f"{at}: machine's slowest second in {min_window_s:g} s after / its median",
+                field("cpu_speed_min", 2))
         add_row(f"{at}: WAL bytes/txn in {wal_window_s:g} s after", field("wal_bytes_per_txn_after", 1))
         add_row(f"{at}: WAL bytes/txn after / steady", field("wal_bytes_per_txn_ratio", 3),
                 target(k, dip.meets_wal_target, f"1 +- {dip.TARGET_WAL_RATIO_TOLERANCE:.2f}"))
@@ -232,7 +242,9 @@ CHECKPOINT_DIP_NOTE = (
     f"WAL bytes/txn from pg_stat_wal sampled once per second, "
     f"in the {dip.WAL_WINDOW_S:g} s after the CHECKPOINT vs. the rest of the run (steady state); "
     "PostgreSQL publishes backends' WAL statistics up to about a second late. \"took\" is how long the "
-    "CHECKPOINT command took. The SteadyDB targets are informational.")
+    "CHECKPOINT command took. The SteadyDB targets are informational. Machine speed: the CPU probe's work "
+    "per CPU-second in that second (mean over CPUs), over its median for the run "
+    "(bench/harness/cpu_probe.py); it shows how much of a slow second was the machine's own.")
 
 
 def workload_heading(workload: str, info: dict) -> str:
@@ -265,7 +277,9 @@ def markdown_report(results: dict) -> str:
     parts.append("- every (workload, clients, system) run uses a freshly created server and data directory")
     parts.append("")
     parts.append("tps: pgbench's \"without initial connection time\"; p50/p99: from pgbench's per-transaction "
-                 "log (ms); ratio > 1 means SteadyDB is faster.")
+                 "log (ms); ratio > 1 means SteadyDB is faster. CPU speed: the machine's own speed during "
+                 "the run, the median over its seconds of a fixed piece of work per CPU-second (millions of "
+                 "loop iterations, bench/harness/cpu_probe.py); on a shared machine it differs between runs.")
     parts.append("")
     for w in o["workloads"]:
         if not any(r["workload"] == w for r in results["runs"]):
@@ -318,12 +332,15 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
     if not rows:
         return None
     with_wal = any(r.get("wal_series") for r in runs if r["workload"] == workload)
-    ncols = 3 if with_wal else 2
+    with_cpu = any(p.get("cpu_speed") is not None for r in runs if r["workload"] == workload
+                   for p in r.get("progress") or [])
+    ncols = 2 + with_wal + with_cpu
     fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 * ncols, 3.2 * len(rows) + 0.8), squeeze=False)
     for i, c in enumerate(rows):
         ax_tps, ax_lat = axes[i][:2]
         ax_wal = axes[i][2] if with_wal else None
-        panels = [ax for ax in (ax_tps, ax_lat, ax_wal) if ax is not None]
+        ax_cpu = axes[i][ncols - 1] if with_cpu else None
+        panels = [ax for ax in (ax_tps, ax_lat, ax_wal, ax_cpu) if ax is not None]
         for s in systems:
             r = next((r for r in runs if r["workload"] == workload and r["clients"] == c and r["system"] == s), None)
             if not r or not r.get("progress"):
@@ -343,6 +360,11 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
                          for a, b in zip(wal, wal[1:])]
                 ax_wal.step([w["t_s"] for w in wal], rates + [rates[-1]], where="post", color=COLORS[s],
                             label=LABELS[s], lw=1.4)
+            speeds = [p.get("cpu_speed") for p in prog]
+            if ax_cpu is not None and any(v is not None for v in speeds):
+                ys = [float("nan") if v is None else v for v in speeds]
+                ax_cpu.step(t, ys + [ys[-1]], where="post", color=COLORS[s],
+                            label=f"during {LABELS[s]}'s run", lw=1.4)
             for k, cp in enumerate(r.get("checkpoints", [])):
                 for ax in panels:
                     ax.axvline(cp["issued_at_s"], color=COLORS[s], ls="--", lw=1,
@@ -354,6 +376,11 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
         ax_lat.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: average latency")
         ax_tps.set_ylabel("transactions / s")
         ax_lat.set_ylabel("ms")
+        if ax_cpu is not None:
+            ax_cpu.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: the machine's speed (CPU probe)")
+            ax_cpu.set_ylabel("M iterations / CPU-second")
+            if ax_cpu.get_legend_handles_labels()[0]:
+                ax_cpu.legend(loc="lower right", fontsize=8)
         if ax_wal is not None:
             ax_wal.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: WAL written (pg_stat_wal)")
             ax_wal.set_ylabel("MiB / s")
