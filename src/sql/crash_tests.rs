@@ -4,13 +4,16 @@
 //!
 //! A seeded workload commits small transactions (inserts, updates and deletes, some rows
 //! large enough for overflow pages) and now and then a bulk load that replaces the table
-//! (some with a checkpoint taken while the load is still private, some abandoned)
-//! synchronously on one thread, through a pool small
-//! enough that pages are evicted all the time, with checkpoints in between and WAL
-//! segments small enough that they are created and removed. It is stopped at every disk
-//! operation in turn ([`SimDisk::arm_stop_after`]: the thread unwinds there, as if the
-//! process died); the stopped disk is crashed with a seed (unsynced writes dropped, torn
-//! or kept) and recovered. Every recovered database must:
+//! (some with a checkpoint taken while the load is still private, some abandoned),
+//! and takes a second table through its life one step at a time: created without a
+//! primary key, filled with a copy of the first table's rows under hidden row ids, given
+//! its primary key (`txn::ddl`: a bulk load of its rows under the new key, named by the
+//! SetPrimaryKey record), and dropped. All of it runs synchronously on one thread,
+//! through a pool small enough that pages are evicted all the time, with checkpoints in
+//! between and WAL segments small enough that they are created and removed. It is stopped
+//! at every disk operation in turn ([`SimDisk::arm_stop_after`]: the thread unwinds
+//! there, as if the process died); the stopped disk is crashed with a seed (unsynced
+//! writes dropped, torn or kept) and recovered. Every recovered database must:
 //! - hold every acknowledged commit, and of the one commit in flight at the crash either
 //!   all of its rows or none (nothing partly visible);
 //! - pass the tree integrity check (page checksums on every read, key order, separators,
@@ -77,23 +80,39 @@ fn open(disk: &SimDisk) -> Recovered {
 
 /// The rows of table `t` visible now (empty if it does not exist), after checking its tree.
 fn contents(txn: &TxnManager) -> Model {
-    let Some(table) = txn.catalog.table("t") else {
-        return Model::new();
-    };
+    table_contents(txn, "t")
+        .map(|(rows, _)| rows)
+        .unwrap_or_default()
+}
+
+/// The rows of table `name` visible now and whether it has its primary key, or `None`
+/// if it does not exist; after checking its tree and that every row is stored under its
+/// key (the primary key's encoding, or an 8-byte hidden row id without one).
+fn table_contents(txn: &TxnManager, name: &str) -> Option<(Model, bool)> {
+    let table = txn.catalog.table(name)?;
+    let keyed = !table.def().primary_key.is_empty();
     let stored = table
         .check()
-        .unwrap_or_else(|e| panic!("integrity check failed: {e}"));
+        .unwrap_or_else(|e| panic!("integrity check of {name} failed: {e}"));
     let mut rows = Model::new();
     table
         .scan(
             (Bound::Unbounded, Bound::Unbounded),
             txn.visibility.visible_lsn(),
             false,
-            |_, row| {
-                match (&row[0], &row[1]) {
-                    (Value::Int8(k), Value::Text(v)) => rows.insert(*k, v.clone()),
+            |key, row| {
+                let (k, v) = match (&row[0], &row[1]) {
+                    (Value::Int8(k), Value::Text(v)) => (*k, v.clone()),
                     other => panic!("unexpected row {other:?}"),
                 };
+                if keyed {
+                    let mut want = Vec::new();
+                    encode_key(&[Value::Int8(k)], &mut want);
+                    assert_eq!(key, &want[..], "{name}: row {k} is stored under its key");
+                } else {
+                    assert_eq!(key.len(), 8, "{name}: row {k} is stored under a row id");
+                }
+                assert!(rows.insert(k, v).is_none(), "{name}: key {k} twice");
                 true
             },
         )
@@ -101,14 +120,15 @@ fn contents(txn: &TxnManager) -> Model {
     assert_eq!(
         stored,
         rows.len(),
-        "the tree stores exactly the visible rows"
+        "the tree of {name} stores exactly the visible rows"
     );
-    rows
+    Some((rows, keyed))
 }
 
-fn create_table(txn: &TxnManager) {
+/// Create table `name` (k int8, v text), with `k` as its primary key if `keyed`.
+fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
     let def = TableDef {
-        name: "t".into(),
+        name: name.into(),
         columns: vec![
             Column {
                 name: "k".into(),
@@ -123,8 +143,8 @@ fn create_table(txn: &TxnManager) {
                 default: None,
             },
         ],
-        primary_key: vec![0],
-        pkey_name: Some("t_pkey".into()),
+        primary_key: if keyed { vec![0] } else { vec![] },
+        pkey_name: keyed.then(|| format!("{name}_pkey")),
         owned_sequences: vec![],
     };
     let id = txn.catalog.allocate_table_id();
@@ -161,11 +181,21 @@ fn text_value(k: i64, n: u64, len: u64) -> String {
         .collect()
 }
 
+/// What table `p` holds: `None` before it is created and after it is dropped, else its
+/// rows and whether it has its primary key.
+type Side = Option<(Model, bool)>;
+
 /// What the workload has seen acknowledged, and the commit in flight (if any).
 #[derive(Default, Clone)]
 struct Ledger {
     acked: Model,
     in_flight: Option<Model>,
+    /// Table `p`, which goes through creation without a key, a copy of `t`'s rows, ADD
+    /// PRIMARY KEY and DROP TABLE, one step at a time.
+    side: Side,
+    side_in_flight: Option<Side>,
+    /// How many times `p` was given its primary key (to show the suite covers it).
+    keys_added: u64,
     /// The epoch of the last checkpoint that completed.
     checkpoint_epoch: u64,
 }
@@ -174,13 +204,17 @@ struct Ledger {
 fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
     if db.txn.catalog.table("t").is_none() {
         ledger.in_flight = Some(Model::new());
-        create_table(&db.txn);
+        create_table(&db.txn, "t", true);
         ledger.in_flight = None;
     }
     let table = db.txn.catalog.table("t").expect("table t");
     for n in 1..=txns {
         if rng.next_u64().is_multiple_of(8) {
             bulk_load(db, &table, rng, n, ledger);
+            continue;
+        }
+        if rng.next_u64().is_multiple_of(10) {
+            side_step(db, ledger);
             continue;
         }
         let mut next = ledger.acked.clone();
@@ -269,8 +303,74 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
     ledger.in_flight = None;
 }
 
-/// Check a recovered database against the ledger; returns the model it holds.
-fn verify(db: &Recovered, ledger: &Ledger, what: &str) -> Model {
+/// The next step in the life of table `p`: create it without a primary key, copy `t`'s
+/// rows into it under hidden row ids, give it its primary key (a bulk load of its rows
+/// under the new key, see `txn::ddl`), or drop it.
+fn side_step(db: &Recovered, ledger: &mut Ledger) {
+    fn failed<T>(e: crate::error::Error) -> T {
+        stop_server(&format!("ALTER TABLE failed: {e}"))
+    }
+    let txn = &db.txn;
+    let next = match ledger.side.clone() {
+        None => Some((Model::new(), false)),
+        Some((rows, false)) if rows.is_empty() => Some((ledger.acked.clone(), false)),
+        Some((rows, false)) => Some((rows, true)),
+        Some((_, true)) => None,
+    };
+    ledger.side_in_flight = Some(next.clone());
+    match (&ledger.side, &next) {
+        (None, _) => {
+            create_table(txn, "p", false);
+        }
+        (Some((_, false)), Some((rows, false))) => {
+            let table = txn.catalog.table("p").expect("table p");
+            let mut writes = WriteSet::default();
+            for (k, v) in rows {
+                let key = table.next_row_id().to_be_bytes().to_vec();
+                writes.put(
+                    &table,
+                    key,
+                    Some(vec![Value::Int8(*k), Value::Text(v.clone())].into()),
+                );
+            }
+            commit(txn, writes, &[]);
+        }
+        (Some((_, false)), Some((_, true))) => {
+            let table = txn.catalog.table("p").expect("table p");
+            let mut def = (*table.def()).clone();
+            def.primary_key = vec![0];
+            def.pkey_name = Some("p_pkey".into());
+            def.columns[0].not_null = true;
+            let load = crate::txn::ddl::load_under_key(txn, &table, &[0], txn.last_assigned_lsn())
+                .unwrap_or_else(failed)
+                .unwrap_or_else(|conflict| {
+                    panic!("p's keys are unique and not null: {conflict:?}")
+                });
+            crate::txn::ddl::commit_primary_key(txn, &table, def, load).unwrap_or_else(failed);
+            ledger.keys_added += 1;
+        }
+        (Some(_), None) => {
+            let (table, _) = txn.catalog.drop_table("p").expect("table p");
+            let id = txn.begin();
+            let flight = txn.start_commit(CommitRequest {
+                txn: id,
+                writes: WriteSet::default(),
+                created: &[],
+                dropped: &[table.id],
+                locks: Vec::new(),
+                level: SyncLevel::Local,
+                logged_upto: Lsn::ZERO,
+            });
+            txn.finish_commit(flight, None);
+        }
+        _ => unreachable!("the steps above cover every state of p"),
+    }
+    ledger.side = next;
+    ledger.side_in_flight = None;
+}
+
+/// Check a recovered database against the ledger; returns what it holds.
+fn verify(db: &Recovered, ledger: &Ledger, what: &str) -> (Model, Side) {
     let got = contents(&db.txn);
     let ok = got == ledger.acked || ledger.in_flight.as_ref() == Some(&got);
     assert!(
@@ -283,13 +383,39 @@ fn verify(db: &Recovered, ledger: &Ledger, what: &str) -> Model {
             None => String::new(),
         }
     );
+    let side = table_contents(&db.txn, "p");
+    assert!(
+        side == ledger.side || ledger.side_in_flight.as_ref() == Some(&side),
+        "{what}: table p recovered as {}; acknowledged {}{}",
+        describe(&side),
+        describe(&ledger.side),
+        match &ledger.side_in_flight {
+            Some(s) => format!(", in flight {}", describe(s)),
+            None => String::new(),
+        }
+    );
     assert!(
         db.checkpoints.last().epoch >= ledger.checkpoint_epoch,
         "{what}: recovered from checkpoint {} but checkpoint {} had completed",
         db.checkpoints.last().epoch,
         ledger.checkpoint_epoch
     );
-    got
+    (got, side)
+}
+
+fn describe(side: &Side) -> String {
+    match side {
+        None => "absent".into(),
+        Some((rows, keyed)) => format!(
+            "{} rows {}",
+            rows.len(),
+            if *keyed {
+                "with its key"
+            } else {
+                "without a key"
+            }
+        ),
+    }
 }
 
 /// One case: stop the workload at disk operation `stop_at`, crash with `seed`, recover
@@ -312,12 +438,13 @@ pub fn replay(workload_seed: u64, stop_at: u64, crash_seed: u64) {
     }
     let crashed = disk.crash(crash_seed);
     let db = open(&crashed);
-    let model = verify(&db, &ledger, &what);
+    let (acked, side) = verify(&db, &ledger, &what);
     // The recovered database keeps working, and survives the next crash too.
     let mut after = Ledger {
-        acked: model,
-        in_flight: None,
+        acked,
+        side,
         checkpoint_epoch: db.checkpoints.last().epoch,
+        ..Ledger::default()
     };
     workload(&db, &mut Prng::new(crash_seed ^ 0x5EED), 8, &mut after);
     drop(db);
@@ -392,25 +519,31 @@ fn no_acknowledged_commit_is_lost_to_an_io_error() {
     println!("{seeds} injected I/O errors recovered");
 }
 
-/// Disk operations the whole workload of `seed` takes.
-fn ops_of(seed: u64) -> u64 {
+/// Disk operations the whole workload of `seed` takes, and how many primary keys it adds.
+fn ops_of(seed: u64) -> (u64, u64) {
     let disk = SimDisk::new();
     let db = open(&disk);
-    workload(&db, &mut Prng::new(seed), TXNS, &mut Ledger::default());
-    disk.op_count()
+    let mut ledger = Ledger::default();
+    workload(&db, &mut Prng::new(seed), TXNS, &mut ledger);
+    (disk.op_count(), ledger.keys_added)
 }
 
 #[test]
 fn every_crash_point_of_the_write_path_recovers() {
     let seeds: u64 = if cfg!(debug_assertions) { 4 } else { 60 };
-    let mut points = 0;
+    let (mut points, mut keys_added) = (0, 0);
     for seed in 1..=seeds {
-        let ops = ops_of(seed);
+        let (ops, keys) = ops_of(seed);
+        keys_added += keys;
         for stop_at in 0..=ops {
             replay(seed, stop_at, seed * 1_000_003 + stop_at);
             points += 1;
         }
     }
-    println!("{points} crash points recovered");
+    println!("{points} crash points recovered; the workloads added {keys_added} primary keys");
     assert!(points >= seeds * 100, "only {points} crash points");
+    assert!(
+        keys_added >= seeds / 4,
+        "only {keys_added} primary keys added"
+    );
 }

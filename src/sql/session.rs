@@ -18,6 +18,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::write_gate::Writer;
 use crate::storage::{Key, Sequence, Table, TableDef, TableId};
+use crate::txn::ddl::{self, KeyConflict};
 use crate::txn::{
     records, CommitInFlight, CommitRequest, Isolation, LockTable, SessionSlot, TxnId, Want,
     WriteSet,
@@ -1075,9 +1076,9 @@ impl Session {
     }
 
     /// ALTER TABLE ... ADD PRIMARY KEY. With the table's write gate closed, every row is
-    /// read once and loaded under its new key into a private tree (`storage::bulk`), which
-    /// finds duplicate keys on the way; at commit its pages are synced, the log record
-    /// names them, and the table takes the tree in place of its rows.
+    /// read once and loaded under its new key into a private tree, which finds duplicate
+    /// keys on the way; at commit its pages are synced, the log record names them, and the
+    /// table takes the tree in place of its rows (`txn::ddl`).
     fn add_primary_key(
         &mut self,
         table: &Arc<Table>,
@@ -1115,59 +1116,24 @@ impl Session {
         }
         // No writer is inside the gate, so every version in the table is committed and
         // installed; reading at the last assigned LSN sees the newest of each.
-        let newest = self.engine.txn.last_assigned_lsn();
-        let mut load = crate::storage::BulkLoad::new(self.engine.txn.catalog.pool().clone())?;
-        // Only the columns up to the last key column are decoded; the image is kept as is.
-        let types = table.column_types();
-        let leading = columns.iter().max().map_or(0, |&c| c + 1);
-        let mut failure = None;
-        table.scan_images(
-            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-            newest,
-            false,
-            |_, image| {
-                let row = types::decode_leading_columns(image, &types, leading)?;
-                if let Some(c) = columns.iter().copied().find(|&c| row[c].is_null()) {
-                    failure = Some(Error::new(
-                        SqlState::NOT_NULL_VIOLATION,
-                        format!(
-                            "column \"{}\" of relation \"{}\" contains null values",
-                            def.columns[c].name, def.name
-                        ),
-                    ));
-                    return Ok(false);
-                }
-                let key = records::primary_key_of(columns, &row);
-                if load.insert(&key, image)? {
-                    return Ok(true);
-                }
-                failure = Some(duplicate_key(&def, &new_def, columns, &row));
-                Ok(false)
-            },
-        )?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        load.flush()?;
-        let catalog = &self.engine.txn.catalog;
-        if let Err(e) = catalog.pool().sync() {
-            crate::error::stop_server(&format!(
-                "could not fdatasync the page file for ALTER TABLE: {e}"
-            ));
-        }
-        let (root, pages) = load.record()?;
-        let payload = records::encode_set_primary_key(table.id, &new_def, root, pages);
+        let txn = &self.engine.txn;
+        let load = match ddl::load_under_key(txn, table, columns, txn.last_assigned_lsn())? {
+            Ok(load) => load,
+            Err(KeyConflict::Null { column }) => {
+                return Err(Error::new(
+                    SqlState::NOT_NULL_VIOLATION,
+                    format!(
+                        "column \"{}\" of relation \"{}\" contains null values",
+                        def.columns[column].name, def.name
+                    ),
+                ))
+            }
+            Err(KeyConflict::Duplicate { row }) => {
+                return Err(duplicate_key(&def, &new_def, columns, &row))
+            }
+        };
         closed.assert_closed();
-        self.engine
-            .txn
-            .commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
-                let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));
-                if let Err(e) = replaced {
-                    crate::txn::fatal_after_logging("replace a table's rows", &e);
-                }
-                table.set_def(new_def);
-                catalog.table_altered();
-            });
+        ddl::commit_primary_key(txn, table, new_def, load)?;
         // Writers waiting at the gate now plan against the new definition.
         drop(closed);
         Ok(())

@@ -28,6 +28,7 @@
 //!   wait-for graph fails with 40P01) and can be cancelled.
 
 pub mod checkpoints;
+pub mod ddl;
 mod locks;
 mod manager;
 pub mod records;

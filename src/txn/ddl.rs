@@ -1,0 +1,100 @@
+//! Giving a table a primary key (`ALTER TABLE ... ADD PRIMARY KEY`) as a bulk load.
+//!
+//! The table's rows are read once, at an LSN that sees every committed version, and
+//! loaded under their new keys into a private tree ([`BulkLoad`]); a NULL or a duplicate
+//! key ends the load before anything is logged. At commit the tree's pages are written
+//! and synced, and only then is the SetPrimaryKey record appended, naming the tree's
+//! root and every page with its slot: replay claims those pages instead of re-keying the
+//! rows. The table takes the tree in place of its rows when the record is logged.
+//!
+//! The caller keeps every writer out of the table from before the read to after the
+//! commit (the table's write gate); nothing here checks it.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use super::{fatal_after_logging, records, TxnManager};
+use crate::error::Result;
+use crate::storage::{BulkLoad, Table, TableDef};
+use crate::types::{self, Value};
+use crate::wal::{Lsn, RecordKind};
+
+/// Why a table's rows cannot take a primary key.
+#[derive(Debug)]
+pub enum KeyConflict {
+    /// A row has NULL in key column `column`.
+    Null { column: usize },
+    /// Two rows have the same key; `row` is the second one read (its leading columns up
+    /// to the last key column).
+    Duplicate { row: Vec<Value> },
+}
+
+/// Load the rows of `table` visible at `newest` into a private tree under the key made
+/// of `columns`. `Ok(Err(_))` when the rows cannot take that key.
+pub fn load_under_key(
+    txn: &TxnManager,
+    table: &Table,
+    columns: &[usize],
+    newest: Lsn,
+) -> Result<std::result::Result<BulkLoad, KeyConflict>> {
+    let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
+    // Only the columns up to the last key column are decoded; the image is kept as is.
+    let column_types = table.column_types();
+    let leading = columns.iter().max().map_or(0, |&c| c + 1);
+    let mut conflict = None;
+    table.scan_images(
+        (Bound::Unbounded, Bound::Unbounded),
+        newest,
+        false,
+        |_, image| {
+            let row = types::decode_leading_columns(image, &column_types, leading)?;
+            if let Some(column) = columns.iter().copied().find(|&c| row[c].is_null()) {
+                conflict = Some(KeyConflict::Null { column });
+                return Ok(false);
+            }
+            let key = records::primary_key_of(columns, &row);
+            if load.insert(&key, image)? {
+                return Ok(true);
+            }
+            conflict = Some(KeyConflict::Duplicate { row });
+            Ok(false)
+        },
+    )?;
+    Ok(match conflict {
+        Some(c) => Err(c),
+        None => Ok(load),
+    })
+}
+
+/// Write and sync `load`'s pages, log the SetPrimaryKey record that names them, and give
+/// `table` the loaded tree and `new_def`. Returns once the record is durable. An error
+/// here is from writing the pages, before anything was logged; a failed sync stops the
+/// server.
+pub fn commit_primary_key(
+    txn: &TxnManager,
+    table: &Arc<Table>,
+    new_def: TableDef,
+    mut load: BulkLoad,
+) -> Result<()> {
+    assert!(
+        !new_def.primary_key.is_empty(),
+        "a SetPrimaryKey record carries a key"
+    );
+    load.flush()?;
+    if let Err(e) = txn.catalog.pool().sync() {
+        crate::error::stop_server(&format!(
+            "could not fdatasync the page file for ALTER TABLE: {e}"
+        ));
+    }
+    let (root, pages) = load.record()?;
+    let payload = records::encode_set_primary_key(table.id, &new_def, root, pages);
+    txn.commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
+        let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));
+        if let Err(e) = replaced {
+            fatal_after_logging("replace a table's rows", &e);
+        }
+        table.set_def(new_def);
+        txn.catalog.table_altered();
+    });
+    Ok(())
+}
