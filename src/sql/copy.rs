@@ -20,8 +20,36 @@ pub struct CopyParser {
     pub line: u64,
 }
 
-/// One parsed COPY line: its line number and fields (None = NULL).
-pub type Record = (u64, Vec<Option<String>>);
+/// One parsed COPY line: its line number and its fields, unescaped, in one string.
+#[derive(Debug, Default)]
+pub struct Record {
+    pub line: u64,
+    text: String,
+    /// Each field's bytes in `text`, or None for NULL.
+    fields: Vec<Option<std::ops::Range<usize>>>,
+}
+
+impl Record {
+    pub fn field_count(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// The fields in order (None = NULL).
+    pub fn fields(&self) -> impl Iterator<Item = Option<&str>> {
+        self.fields
+            .iter()
+            .map(|f| f.as_ref().map(|r| &self.text[r.clone()]))
+    }
+
+    fn push_null(&mut self) {
+        self.fields.push(None);
+    }
+
+    /// End the field that started at byte `start` of the text.
+    fn end_field(&mut self, start: usize) {
+        self.fields.push(Some(start..self.text.len()));
+    }
+}
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::new(SqlState::BAD_COPY_FILE_FORMAT, msg)
@@ -66,18 +94,24 @@ impl CopyParser {
             return Ok(Vec::new());
         }
         self.buf.extend_from_slice(data);
+        let buf = std::mem::take(&mut self.buf);
         let mut out = Vec::new();
         let mut start = 0;
-        while let Some(end) = self.record_end(start) {
-            let raw = self.buf[start..end].to_vec();
-            start = end + 1;
-            if let Some(rec) = self.record(&raw)? {
-                out.push(rec);
+        let parsed = (|| {
+            while let Some(end) = self.record_end(&buf, start) {
+                let raw = &buf[start..end];
+                start = end + 1;
+                if let Some(rec) = self.record(raw)? {
+                    out.push(rec);
+                }
+                if self.done {
+                    break;
+                }
             }
-            if self.done {
-                break;
-            }
-        }
+            Ok(())
+        })();
+        self.buf = buf;
+        parsed?;
         self.buf.drain(..start);
         if self.buf.len() > MAX_RECORD_BYTES {
             return Err(Error::new(
@@ -93,7 +127,9 @@ impl CopyParser {
         if self.done || self.buf.is_empty() {
             return Ok(Vec::new());
         }
-        if self.format == CopyFormat::Csv && self.record_end(0).is_none() && self.in_quotes_at_end()
+        if self.format == CopyFormat::Csv
+            && self.record_end(&self.buf, 0).is_none()
+            && self.in_quotes_at_end()
         {
             return Err(bad("unterminated CSV quoted field"));
         }
@@ -112,8 +148,8 @@ impl CopyParser {
     }
 
     /// Index of the newline ending the record that starts at `start`.
-    fn record_end(&self, start: usize) -> Option<usize> {
-        let bytes = &self.buf[start..];
+    fn record_end(&self, buf: &[u8], start: usize) -> Option<usize> {
+        let bytes = &buf[start..];
         if self.format == CopyFormat::Text {
             return bytes.iter().position(|&b| b == b'\n').map(|p| start + p);
         }
@@ -147,11 +183,6 @@ impl CopyParser {
     }
 
     fn record(&mut self, raw: &[u8]) -> Result<Option<Record>> {
-        let line = self.line + 1;
-        Ok(self.fields(raw)?.map(|f| (line, f)))
-    }
-
-    fn fields(&mut self, raw: &[u8]) -> Result<Option<Vec<Option<String>>>> {
         self.line += 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if raw == b"\\." {
@@ -168,34 +199,41 @@ impl CopyParser {
                 "invalid byte sequence for encoding \"UTF8\"",
             )
         })?;
+        let mut rec = Record {
+            line: self.line,
+            ..Record::default()
+        };
         match self.format {
-            CopyFormat::Csv => self.csv_record(text).map(Some),
-            _ => self.text_record(text).map(Some),
+            CopyFormat::Csv => self.csv_record(text, &mut rec)?,
+            _ => self.text_record(text, &mut rec)?,
         }
+        Ok(Some(rec))
     }
 
-    fn text_record(&self, line: &str) -> Result<Vec<Option<String>>> {
+    fn text_record(&self, line: &str, rec: &mut Record) -> Result<()> {
         let delim = self.delimiter as char;
-        line.split(delim)
-            .map(|field| {
-                if field == self.null {
-                    Ok(None)
-                } else {
-                    unescape_text(field).map(Some)
-                }
-            })
-            .collect()
+        rec.text.reserve(line.len());
+        for field in line.split(delim) {
+            if field == self.null {
+                rec.push_null();
+            } else {
+                let start = rec.text.len();
+                unescape_text(field, &mut rec.text)?;
+                rec.end_field(start);
+            }
+        }
+        Ok(())
     }
 
-    fn csv_record(&self, line: &str) -> Result<Vec<Option<String>>> {
+    fn csv_record(&self, line: &str, rec: &mut Record) -> Result<()> {
         let (delim, quote, escape) = (
             self.delimiter as char,
             self.quote as char,
             self.escape as char,
         );
-        let mut fields = Vec::new();
+        rec.text.reserve(line.len());
         let mut chars = line.chars().peekable();
-        let mut value = String::new();
+        let mut start = 0;
         let mut quoted = false;
         let mut in_quotes = false;
         loop {
@@ -204,22 +242,23 @@ impl CopyParser {
                     if in_quotes {
                         return Err(bad("unterminated CSV quoted field"));
                     }
-                    fields.push(if !quoted && value == self.null {
-                        None
+                    if !quoted && rec.text[start..] == *self.null {
+                        rec.text.truncate(start);
+                        rec.push_null();
                     } else {
-                        Some(value)
-                    });
-                    return Ok(fields);
+                        rec.end_field(start);
+                    }
+                    return Ok(());
                 }
                 Some(c) if in_quotes => {
                     if c == escape && chars.peek() == Some(&quote) {
                         // An escaped quote (a doubled quote by default) is one quote.
                         chars.next();
-                        value.push(quote);
+                        rec.text.push(quote);
                     } else if c == quote {
                         in_quotes = false;
                     } else {
-                        value.push(c);
+                        rec.text.push(c);
                     }
                 }
                 Some(c) if c == quote => {
@@ -227,26 +266,27 @@ impl CopyParser {
                     quoted = true;
                 }
                 Some(c) if c == delim => {
-                    let v = std::mem::take(&mut value);
-                    fields.push(if !quoted && v == self.null {
-                        None
+                    if !quoted && rec.text[start..] == *self.null {
+                        rec.text.truncate(start);
+                        rec.push_null();
                     } else {
-                        Some(v)
-                    });
+                        rec.end_field(start);
+                    }
+                    start = rec.text.len();
                     quoted = false;
                 }
-                Some(c) => value.push(c),
+                Some(c) => rec.text.push(c),
             }
         }
     }
 }
 
-/// Decode the backslash escapes of COPY's text format.
-fn unescape_text(field: &str) -> Result<String> {
+/// Decode the backslash escapes of COPY's text format, appending to `out`.
+fn unescape_text(field: &str, out: &mut String) -> Result<()> {
     if !field.contains('\\') {
-        return Ok(field.to_string());
+        out.push_str(field);
+        return Ok(());
     }
-    let mut out = String::with_capacity(field.len());
     let mut chars = field.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
@@ -296,13 +336,17 @@ fn unescape_text(field: &str) -> Result<String> {
             Some(other) => out.push(other),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sql::parser::{parse_statement, Statement};
+
+    fn owned(rec: &Record) -> Vec<Option<String>> {
+        rec.fields().map(|f| f.map(str::to_string)).collect()
+    }
 
     fn parser(sql: &str) -> CopyParser {
         match parse_statement(sql).unwrap() {
@@ -316,8 +360,11 @@ mod tests {
         let mut p = parser("copy t from stdin");
         let mut recs = p.feed(b"1\tab\\tc\n2\t\\N\n3\t").unwrap();
         recs.extend(p.feed(b"x\\\\y\n\\.\nignored\n").unwrap());
-        assert_eq!(recs.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
-        let recs: Vec<_> = recs.into_iter().map(|r| r.1).collect();
+        assert_eq!(
+            recs.iter().map(|r| r.line).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+        let recs: Vec<_> = recs.iter().map(owned).collect();
         assert_eq!(
             recs,
             vec![
@@ -333,7 +380,7 @@ mod tests {
         let mut p = parser("copy t from stdin with (format csv, header)");
         let mut recs = p.feed(b"a,b\n1,\"x,\"\"y\"\"\nz\"\n2,\n3,\"\"").unwrap();
         recs.extend(p.finish().unwrap());
-        let recs: Vec<_> = recs.into_iter().map(|r| r.1).collect();
+        let recs: Vec<_> = recs.iter().map(owned).collect();
         assert_eq!(
             recs,
             vec![
@@ -341,6 +388,33 @@ mod tests {
                 vec![Some("2".into()), None],
                 vec![Some("3".into()), Some("".into())],
             ]
+        );
+    }
+
+    #[test]
+    fn null_markers_are_matched_before_unquoting_and_unescaping() {
+        let mut p = parser("copy t from stdin with (format csv, null 'NULL')");
+        let recs = p.feed(b"a,,\"\",NULL,\"NULL\"\n").unwrap();
+        assert_eq!(
+            recs.iter().map(owned).collect::<Vec<_>>(),
+            vec![vec![
+                Some("a".into()),
+                Some("".into()),
+                Some("".into()),
+                None,
+                Some("NULL".into()),
+            ]]
+        );
+        let mut p = parser("copy t from stdin");
+        let recs = p.feed(b"\\N\t\\\\N\t\t\\x41\n").unwrap();
+        assert_eq!(
+            recs.iter().map(owned).collect::<Vec<_>>(),
+            vec![vec![
+                None,
+                Some("\\N".into()),
+                Some("".into()),
+                Some("A".into())
+            ]]
         );
     }
 }

@@ -552,17 +552,19 @@ impl Executor<'_> {
         }
     }
 
-    /// Add one complete row to this transaction's bulk load of `table`.
+    /// Add one complete row, already through [`check_row`], to this transaction's bulk load
+    /// of `table`. `image` is scratch space for the row's encoding, kept by the caller
+    /// across rows.
     pub fn bulk_insert(
         &mut self,
         table: &Arc<Table>,
         def: &TableDef,
-        row: Vec<Value>,
+        row: &[Value],
+        image: &mut Vec<u8>,
     ) -> Result<()> {
-        let row = check_row(def, row)?;
-        let key = row_key(table, def, &row);
-        let mut image = Vec::new();
-        types::encode_row(&row, &mut image);
+        let key = row_key(table, def, row);
+        image.clear();
+        types::encode_row(row, image);
         let w = self.txn.writes.table_mut(table);
         let load = match &mut w.bulk {
             Some(load) => load,
@@ -570,8 +572,8 @@ impl Executor<'_> {
                 .bulk
                 .insert(BulkLoad::new(self.engine.txn.catalog.pool().clone())?),
         };
-        if !load.insert(&key, &image)? {
-            return Err(duplicate_key(def, &row));
+        if !load.insert(&key, image)? {
+            return Err(duplicate_key(def, row));
         }
         Ok(())
     }

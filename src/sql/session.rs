@@ -1232,37 +1232,54 @@ impl Session {
         let snapshot = copy.snapshot;
         self.with_executor(snapshot, &[], |exec| {
             let ncols = cp.def.columns.len();
+            // Every column, in order: the decoded fields are the row.
+            let whole_rows =
+                cp.targets.len() == ncols && cp.targets.iter().enumerate().all(|(i, &c)| i == c);
             let mut touched = std::collections::HashSet::new();
             let bulk = exec.can_bulk_load(&cp.table);
-            for (line, rec) in records {
+            let mut image = Vec::new();
+            for rec in records {
+                let line = rec.line;
                 let context =
                     |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
-                if rec.len() > cp.targets.len() {
+                if rec.field_count() > cp.targets.len() {
                     return Err(context(Error::new(
                         SqlState::BAD_COPY_FILE_FORMAT,
                         "extra data after last expected column",
                     )));
                 }
-                if rec.len() < cp.targets.len() {
-                    let missing = &cp.def.columns[cp.targets[rec.len()]].name;
+                if rec.field_count() < cp.targets.len() {
+                    let missing = &cp.def.columns[cp.targets[rec.field_count()]].name;
                     return Err(context(Error::new(
                         SqlState::BAD_COPY_FILE_FORMAT,
                         format!("missing data for column \"{missing}\""),
                     )));
                 }
-                let mut values = Vec::with_capacity(rec.len());
-                for (field, &col) in rec.into_iter().zip(&cp.targets) {
-                    values.push(Some(match field {
-                        None => Value::Null,
-                        Some(s) => types::decode_text(&cp.def.columns[col].data_type, &s)
-                            .map_err(context)?,
-                    }));
-                }
-                let row = exec.build_row(&cp.defaults, &cp.targets, values, ncols)?;
-                let row = check_row(&cp.def, row).map_err(context)?;
-                if bulk {
-                    exec.bulk_insert(&cp.table, &cp.def, row).map_err(context)?;
+                let decode = |field: Option<&str>, col: usize| match field {
+                    None => Ok(Value::Null),
+                    Some(s) => types::decode_text(&cp.def.columns[col].data_type, s),
+                };
+                let row = if whole_rows {
+                    rec.fields()
+                        .enumerate()
+                        .map(|(col, field)| decode(field, col))
+                        .collect::<Result<Vec<Value>>>()
+                        .map_err(context)?
                 } else {
+                    let values = rec
+                        .fields()
+                        .zip(&cp.targets)
+                        .map(|(field, &col)| decode(field, col).map(Some))
+                        .collect::<Result<Vec<Option<Value>>>>()
+                        .map_err(context)?;
+                    exec.build_row(&cp.defaults, &cp.targets, values, ncols)?
+                };
+                if bulk {
+                    let row = check_row(&cp.def, row).map_err(context)?;
+                    exec.bulk_insert(&cp.table, &cp.def, &row, &mut image)
+                        .map_err(context)?;
+                } else {
+                    // insert_row checks the row itself.
                     exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
                         .map_err(context)?;
                 }
