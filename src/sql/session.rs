@@ -116,6 +116,8 @@ pub struct CopyIn {
     parser: CopyParser,
     snapshot: Lsn,
     rows: u64,
+    /// Scratch space for one row's encoding, kept across CopyData messages.
+    image: Vec<u8>,
 }
 
 /// Catalog changes to undo if the transaction that made them rolls back.
@@ -861,6 +863,7 @@ impl Session {
                     parser,
                     snapshot,
                     rows: 0,
+                    image: Vec::new(),
                 }))
             }
             Plan::Begin { isolation } => {
@@ -1237,7 +1240,7 @@ impl Session {
                 cp.targets.len() == ncols && cp.targets.iter().enumerate().all(|(i, &c)| i == c);
             let mut touched = std::collections::HashSet::new();
             let bulk = exec.can_bulk_load(&cp.table);
-            let mut image = Vec::new();
+            let image = &mut copy.image;
             for rec in records {
                 let line = rec.line;
                 let context =
@@ -1276,7 +1279,7 @@ impl Session {
                 };
                 if bulk {
                     let row = check_row(&cp.def, row).map_err(context)?;
-                    exec.bulk_insert(&cp.table, &cp.def, &row, &mut image)
+                    exec.bulk_insert(&cp.table, &cp.def, &row, image)
                         .map_err(context)?;
                 } else {
                     // insert_row checks the row itself.

@@ -448,7 +448,12 @@ impl Page {
 
 /// Encode a leaf cell.
 pub fn leaf_cell(key: &[u8], lsn: Lsn, value: LeafValue<'_>) -> Vec<u8> {
-    let mut cell = Vec::with_capacity(key.len() + 16 + 16);
+    let value_bytes = match value {
+        LeafValue::Inline(v) => 3 + v.len(),
+        LeafValue::Overflow { .. } => 13,
+        LeafValue::Tombstone => 1,
+    };
+    let mut cell = Vec::with_capacity(2 + key.len() + 8 + value_bytes);
     cell.extend_from_slice(&(key.len() as u16).to_le_bytes());
     cell.extend_from_slice(key);
     cell.extend_from_slice(&lsn.0.to_le_bytes());
@@ -465,6 +470,7 @@ pub fn leaf_cell(key: &[u8], lsn: Lsn, value: LeafValue<'_>) -> Vec<u8> {
         }
         LeafValue::Tombstone => cell.push(2),
     }
+    debug_assert_eq!(cell.len(), cell.capacity(), "a leaf cell is sized exactly");
     cell
 }
 
