@@ -175,6 +175,8 @@ pub struct Session {
     in_flight: Option<CommitInFlight>,
     /// A checkpoint the last call (`CHECKPOINT`) asked for and has not yet waited for.
     checkpoint_wait: Option<super::engine::CheckpointWait>,
+    /// How many statements the simple Query being run has (0 outside one).
+    simple_query_statements: usize,
 }
 
 impl Drop for Session {
@@ -201,6 +203,7 @@ impl Session {
             defer_commits: false,
             in_flight: None,
             checkpoint_wait: None,
+            simple_query_statements: 0,
         }
     }
 
@@ -325,6 +328,7 @@ impl Session {
                 literals: Vec::new(),
             }));
         }
+        self.simple_query_statements = out.len();
         Ok(out)
     }
 
@@ -576,6 +580,7 @@ impl Session {
 
     /// End of a simple Query message or a Sync message: commit the implicit transaction.
     pub fn sync(&mut self) -> Result<()> {
+        self.simple_query_statements = 0;
         self.finish_commit_blocking();
         if self.txn.as_ref().is_some_and(|t| !t.explicit) {
             if let Some(t) = self.txn.take() {
@@ -1088,12 +1093,20 @@ impl Session {
         name: Option<String>,
         columns: &[usize],
     ) -> Result<()> {
-        if self
-            .txn
-            .as_ref()
-            .is_some_and(|t| t.writes.table(table.id).is_some() || t.writes.passed_gate(table.id))
-        {
-            return Err(Error::unsupported("ALTER TABLE ... ADD PRIMARY KEY on a table this transaction has written is not supported yet"));
+        // The new key is logged and durable when the statement ends, whatever the rest of
+        // its transaction does; so it must be a transaction of its own.
+        let in_block = self.txn.as_ref().is_some_and(|t| {
+            t.explicit
+                || !t.writes.is_empty()
+                || t.writes.passed_gate(table.id)
+                || !t.created.is_empty()
+                || !t.dropped.is_empty()
+        });
+        if in_block || self.simple_query_statements > 1 {
+            return Err(Error::unsupported(
+                "ALTER TABLE ... ADD PRIMARY KEY inside a transaction block is not supported yet",
+            )
+            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
         }
         let cancel = &self.slot.cancel;
         *self.slot.wait_event.lock() = Some(("Lock", "relation"));
