@@ -700,17 +700,33 @@ impl Wal {
     /// The flusher: writes and syncs whatever has accumulated, while the next group gathers
     /// in the other buffer, and publishes `flushed_lsn`. Runs until [`Wal::shutdown`].
     pub fn run_flusher(&self) {
+        // Whether the last gather filled its group before GATHER_MAX passed.
+        let mut filled = true;
         loop {
             {
                 let mut st = self.state.lock();
-                // Gather a group as large as the last one, sleeping once: the append that
-                // completes it wakes the flusher, or GATHER_MAX passes. Only if nothing at
-                // all arrived by then does it sleep until the next append.
-                let target = st.last_group_commits.max(1);
+                // Gather a group as large as the last one, or one larger while groups of
+                // several commits fill in time and transactions are open that may join:
+                // groups grow until gathering one takes about GATHER_MAX, so a fast sync
+                // does not shrink them to what arrives during one sync. The append that
+                // completes the group wakes the flusher, or GATHER_MAX passes; only if
+                // nothing at all arrived by then does it sleep until the next append. A
+                // lone committer never gets here: it flushes for itself.
+                let last = st.last_group_commits.max(1);
+                let may_join = self.active_transactions.load(Ordering::Relaxed) > 0;
+                let target = if filled && last >= 2 && may_join {
+                    last + 1
+                } else {
+                    last
+                };
+                filled = true;
                 if self.opts.commit_delay_us == 0 && st.commits < target && !st.shutdown {
                     st.gather_target = target;
                     loop {
                         let timed_out = self.appended.wait_for(&mut st, GATHER_MAX).timed_out();
+                        if timed_out && st.commits < target {
+                            filled = false;
+                        }
                         if st.shutdown || st.commits >= target || timed_out {
                             break;
                         }
