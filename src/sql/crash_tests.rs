@@ -161,12 +161,21 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
 }
 
 fn commit(txn: &TxnManager, writes: WriteSet, created: &[crate::storage::TableId]) {
+    commit_with_drops(txn, writes, created, &[]);
+}
+
+fn commit_with_drops(
+    txn: &TxnManager,
+    writes: WriteSet,
+    created: &[crate::storage::TableId],
+    dropped: &[crate::storage::TableId],
+) {
     let id = txn.begin();
     let flight = txn.start_commit(CommitRequest {
         txn: id,
         writes,
         created,
-        dropped: &[],
+        dropped,
         locks: Vec::new(),
         level: SyncLevel::Local,
         logged_upto: Lsn::ZERO,
@@ -351,17 +360,7 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
         }
         (Some(_), None) => {
             let (table, _) = txn.catalog.drop_table("p").expect("table p");
-            let id = txn.begin();
-            let flight = txn.start_commit(CommitRequest {
-                txn: id,
-                writes: WriteSet::default(),
-                created: &[],
-                dropped: &[table.id],
-                locks: Vec::new(),
-                level: SyncLevel::Local,
-                logged_upto: Lsn::ZERO,
-            });
-            txn.finish_commit(flight, None);
+            commit_with_drops(txn, WriteSet::default(), &[], &[table.id]);
         }
         _ => unreachable!("the steps above cover every state of p"),
     }

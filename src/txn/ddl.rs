@@ -81,11 +81,7 @@ pub fn commit_primary_key(
         "a SetPrimaryKey record carries a key"
     );
     load.flush()?;
-    if let Err(e) = txn.catalog.pool().sync() {
-        crate::error::stop_server(&format!(
-            "could not fdatasync the page file for ALTER TABLE: {e}"
-        ));
-    }
+    txn.sync_bulk_pages("ALTER TABLE");
     let (root, pages) = load.record()?;
     let payload = records::encode_set_primary_key(table.id, &new_def, root, pages);
     txn.commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {

@@ -389,13 +389,19 @@ impl TxnManager {
             any = true;
         }
         if any {
-            if let Err(e) = self.catalog.pool().sync() {
-                crate::error::stop_server(&format!(
-                    "could not fdatasync the page file for a bulk load: {e}"
-                ));
-            }
+            self.sync_bulk_pages("a bulk load");
         }
         Ok(())
+    }
+
+    /// Make bulk-loaded pages durable before the log record that names them: a failed
+    /// fdatasync stops the server (`what` names the operation in its last words).
+    pub fn sync_bulk_pages(&self, what: &str) {
+        if let Err(e) = self.catalog.pool().sync() {
+            crate::error::stop_server(&format!(
+                "could not fdatasync the page file for {what}: {e}"
+            ));
+        }
     }
 
     /// The second half of a commit, blocking the calling thread: wait until it is
