@@ -42,6 +42,11 @@ pub enum InPlace {
 /// A page holding less than this many bytes of cells is merged with a sibling if they fit.
 const MERGE_BELOW_BYTES: usize = (PAGE_BYTES - HEADER_BYTES) / 4;
 
+/// A full leaf shares its cells with a sibling instead of splitting when the two pages
+/// are then at most this full (percent of a page's cell space). The rest is kept free so
+/// that rows growing by a few bytes still fit in place.
+const SHARE_FILL_PERCENT: usize = 85;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BTree {
     pub root: PageId,
@@ -186,6 +191,25 @@ impl BTree {
             Err(i) => (None, i),
         };
         if !leaf.insert_cell(pos, &cell) {
+            let appends = pos == leaf.count() && pos > 0;
+            drop(leaf);
+            let parent = path.last().copied();
+            let last_child = match parent {
+                Some((parent_id, child)) => child == pool.read(parent_id)?.count(),
+                None => true,
+            };
+            if appends && last_child {
+                // An append past the tree's last key (a load in key order).
+                let (sep, right) = split_append(pool, self.owner, &cell)?;
+                self.insert_separator(pool, path, sep, right)?;
+                return Ok(previous);
+            }
+            if let Some((parent_id, child)) = parent {
+                if share_with_sibling(pool, parent_id, child, pos, &cell)? {
+                    return Ok(previous);
+                }
+            }
+            let mut leaf = pool.write(leaf_id)?;
             let (sep, right) = split(pool, self.owner, &mut leaf, pos, &cell)?;
             drop(leaf);
             self.insert_separator(pool, path, sep, right)?;
@@ -572,11 +596,108 @@ fn move_all(from: &mut Page, to: &mut Page) {
     from.reset(from.kind());
 }
 
+/// The new right sibling of a full leaf whose tree's largest key `cell` comes after all
+/// of its keys (ascending keys: row ids, serials, a load in key order): the leaf stays
+/// full and the new page starts with `cell` alone, so such a load fills its pages.
+/// Returns the separator for the parent and the new page's id.
+fn split_append(pool: &BufferPool, owner: Owner, cell: &[u8]) -> Result<(Vec<u8>, PageId)> {
+    let mut right = pool.allocate_for(owner, PageKind::Leaf)?;
+    assert!(right.insert_cell(0, cell), "one cell fits in an empty page");
+    let (key, _) = decode_leaf_cell(cell);
+    Ok((key.to_vec(), right.id()))
+}
+
+/// Where `cells` divide into two pages of about equal bytes: the index of the first
+/// cell of the right page. At least one cell stays on each side (for an internal page
+/// the middle cell moves up, so at least one on each side of it).
+fn balance_point(cells: &[Vec<u8>], internal: bool) -> usize {
+    let total: usize = cells.iter().map(|c| c.len() + 2).sum();
+    let mut at = 0;
+    let mut left_bytes = 0;
+    while at < cells.len() && left_bytes + cells[at].len() + 2 <= total / 2 {
+        left_bytes += cells[at].len() + 2;
+        at += 1;
+    }
+    if internal {
+        at.clamp(1, cells.len() - 2)
+    } else {
+        at.clamp(1, cells.len() - 1)
+    }
+}
+
+/// Refill `page` (keeping its kind and link) with `cells`, which fit.
+fn refill(page: &mut Page, cells: &[Vec<u8>]) {
+    let link = page.link();
+    page.reset(page.kind());
+    page.set_link(link);
+    for c in cells {
+        let n = page.count();
+        assert!(page.insert_cell(n, c), "the cells were measured to fit");
+    }
+}
+
+/// A full leaf, child `child` of `parent_id`, cannot take `cell` at `pos`: instead of a
+/// split, share the cells evenly with an adjacent sibling (the right one first) when
+/// the two pages then stay at most `SHARE_FILL_PERCENT` full, and move the separator
+/// between them. False, and nothing changed, when neither sibling has that room.
+///
+/// Rows that grow in place (a column filled in by a later update) would otherwise split
+/// full leaves into halves that stay half empty, and every half-empty page is a page
+/// more for each checkpoint to write and for the pool to hold.
+fn share_with_sibling(
+    pool: &BufferPool,
+    parent_id: PageId,
+    child: usize,
+    pos: usize,
+    cell: &[u8],
+) -> Result<bool> {
+    let room = (PAGE_BYTES - HEADER_BYTES) * SHARE_FILL_PERCENT / 100;
+    let mut parent = pool.write(parent_id)?;
+    let children = parent.count() + 1;
+    let pairs = [
+        (child + 1 < children).then_some(child),
+        (child > 0).then(|| child - 1),
+    ];
+    for left_child in pairs.into_iter().flatten() {
+        let (left_id, right_id) = (parent.child_at(left_child), parent.child_at(left_child + 1));
+        let sibling = if left_child == child { right_id } else { left_id };
+        let sibling_bytes = {
+            let page = pool.read(sibling)?;
+            if page.kind() != PageKind::Leaf {
+                return Err(corrupt(format!("leaf sibling {sibling:?} is not a leaf")));
+            }
+            page.used_bytes()
+        };
+        let leaf_bytes = pool.read(parent.child_at(child))?.used_bytes();
+        if leaf_bytes + sibling_bytes + cell.len() + 2 > 2 * room {
+            continue;
+        }
+        let mut left = pool.write(left_id)?;
+        let mut right = pool.write(right_id)?;
+        let mut cells: Vec<Vec<u8>> = (0..left.count()).map(|i| left.cell(i).to_vec()).collect();
+        let at_in_all = if left_child == child {
+            pos
+        } else {
+            cells.len() + pos
+        };
+        cells.extend((0..right.count()).map(|i| right.cell(i).to_vec()));
+        cells.insert(at_in_all, cell.to_vec());
+        let at = balance_point(&cells, false);
+        let (sep, _) = decode_leaf_cell(&cells[at]);
+        let sep_cell = internal_cell(sep, right_id);
+        if !parent.fits_replacing(left_child, sep_cell.len()) {
+            continue;
+        }
+        refill(&mut left, &cells[..at]);
+        refill(&mut right, &cells[at..]);
+        parent.replace_fitting(left_child, &sep_cell);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// Insert `cell` at `pos` into the full `page` by splitting it: the upper part moves to a
 /// new right sibling. Returns the separator for the parent and the sibling's id.
-/// A leaf split by a cell added at its end (ascending keys: row ids, serials) keeps the
-/// leaf full and starts the new sibling with that cell alone, so a load in key order
-/// fills its pages.
 fn split(
     pool: &BufferPool,
     owner: Owner,
@@ -584,36 +705,10 @@ fn split(
     pos: usize,
     cell: &[u8],
 ) -> Result<(Vec<u8>, PageId)> {
-    if page.kind() == PageKind::Leaf && pos == page.count() && pos > 0 {
-        // An append to a full leaf (a load in key order): the leaf stays as it is, full,
-        // and the new cell starts the right page, as the general case below would have it.
-        let mut right = pool.allocate_for(owner, PageKind::Leaf)?;
-        assert!(right.insert_cell(0, cell), "one cell fits in an empty page");
-        let (key, _) = decode_leaf_cell(cell);
-        return Ok((key.to_vec(), right.id()));
-    }
     let mut cells: Vec<Vec<u8>> = (0..page.count()).map(|i| page.cell(i).to_vec()).collect();
     cells.insert(pos, cell.to_vec());
-    let total: usize = cells.iter().map(|c| c.len() + 2).sum();
     let internal = page.kind() == PageKind::Internal;
-    // The first cell of the right half: at least one cell stays on each side (for an
-    // internal page the middle cell moves up, so at least one on each side of it).
-    let mut at = 0;
-    let mut left_bytes = 0;
-    while at < cells.len() && left_bytes + cells[at].len() + 2 <= total / 2 {
-        left_bytes += cells[at].len() + 2;
-        at += 1;
-    }
-    let (min, max) = if internal {
-        (1, cells.len() - 2)
-    } else {
-        (1, cells.len() - 1)
-    };
-    let at = if !internal && pos == cells.len() - 1 {
-        max
-    } else {
-        at.clamp(min, max)
-    };
+    let at = balance_point(&cells, internal);
     let mut right = pool.allocate_for(owner, page.kind())?;
     let sep;
     let right_cells = if internal {
@@ -633,13 +728,7 @@ fn split(
         let n = right.count();
         assert!(right.insert_cell(n, c), "half of two pages fits in one");
     }
-    let link = page.link();
-    page.reset(page.kind());
-    page.set_link(link);
-    for c in &cells[..at] {
-        let n = page.count();
-        assert!(page.insert_cell(n, c), "half of two pages fits in one");
-    }
+    refill(page, &cells[..at]);
     Ok((sep, right.id()))
 }
 
@@ -789,6 +878,73 @@ mod tests {
             let stored = collect(&tree, &pool, (Bound::Unbounded, Bound::Unbounded), false);
             let expected: Vec<_> = model.into_iter().collect();
             assert_eq!(stored, expected, "seed {seed}");
+        }
+    }
+
+    /// The leaves' cell bytes over their capacity, and the number of leaves.
+    fn leaf_fill(tree: &BTree, pool: &BufferPool) -> (f64, usize) {
+        let (mut used, mut leaves) = (0usize, 0usize);
+        let mut stack = vec![tree.root];
+        while let Some(id) = stack.pop() {
+            let page = pool.read(id).expect("read");
+            if page.kind() == PageKind::Leaf {
+                used += page.used_bytes();
+                leaves += 1;
+            } else {
+                stack.extend((0..=page.count()).map(|i| page.child_at(i)));
+            }
+        }
+        let capacity = leaves * (PAGE_BYTES - HEADER_BYTES);
+        (used as f64 / capacity as f64, leaves)
+    }
+
+    #[test]
+    fn rows_growing_in_random_order_share_leaves_instead_of_halving_them() {
+        for seed in 0..3u64 {
+            let pool = pool(64);
+            let tree = BTree::create(&pool).expect("create");
+            let mut cursor = AppendCursor::default();
+            let mut model: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
+            let keys: Vec<Vec<u8>> = (0..20_000u32).map(|n| n.to_be_bytes().to_vec()).collect();
+            for (i, key) in keys.iter().enumerate() {
+                let (lsn, value) = (Lsn(i as u64 + 1), vec![1u8; 8]);
+                tree.put_ascending(&pool, &mut cursor, key, lsn, &value)
+                    .expect("load");
+                model.insert(key.clone(), (lsn, Some(value)));
+            }
+            let (loaded, _) = leaf_fill(&tree, &pool);
+            assert!(loaded > 0.95, "a load in key order fills its leaves: {loaded}");
+            // Every row grows once (a column filled in), in random order, as installs do.
+            let mut order: Vec<usize> = (0..keys.len()).collect();
+            let mut rng = Prng::new(seed);
+            for i in (1..order.len()).rev() {
+                order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+            for (step, &k) in order.iter().enumerate() {
+                let key = &keys[k];
+                let lsn = Lsn(100_000 + step as u64);
+                let value = vec![(step % 251) as u8; 40 + (rng.next_u64() % 9) as usize];
+                let expected = model.insert(key.clone(), (lsn, Some(value.clone())));
+                let mut seen = None;
+                let prev = match tree
+                    .put_in_place(&pool, key, lsn, &value, |p| seen = Some(p))
+                    .expect("put in place")
+                {
+                    InPlace::Done => seen.expect("told the previous version"),
+                    InPlace::NeedsExclusive => tree.put(&pool, key, lsn, Some(&value)).expect("put"),
+                };
+                assert_eq!(prev, expected, "seed {seed} step {step}");
+            }
+            assert_eq!(tree.check(&pool).expect("valid tree"), model.len());
+            let all: Vec<_> = model.into_iter().collect();
+            assert_eq!(
+                collect(&tree, &pool, (Bound::Unbounded, Bound::Unbounded), false),
+                all
+            );
+            // Halving full leaves leaves them about 60% full; sharing with a sibling
+            // before splitting keeps them fuller.
+            let (grown, leaves) = leaf_fill(&tree, &pool);
+            assert!(grown > 0.72, "seed {seed}: {leaves} leaves {grown:.3} full");
         }
     }
 
