@@ -49,3 +49,13 @@ pub const WAL_BUFFER_BYTES: usize = 16 * 1024 * 1024;
 /// How often a wait at a table's write gate (a writer at a closed gate, or a rebuild
 /// waiting for the gate to empty) re-checks its statement's cancel flag.
 pub const WRITE_GATE_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Free page-file slots kept ready beyond one per dirty page (for evictions between
+/// checkpoints): 8 MiB.
+pub const PREPARED_SLOTS_MARGIN: usize = 1024;
+/// Slots of zeros the checkpointer adds to the page file at a time between checkpoints
+/// (256 KiB, the default `checkpoint_flush_after`).
+pub const PREPARE_BATCH_SLOTS: usize = 32;
+/// The pause after each batch of prepared slots: the page file grows by at most
+/// `PREPARE_BATCH_SLOTS` pages per pause (about 10 MiB/s).
+pub const PREPARE_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);

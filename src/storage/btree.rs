@@ -660,7 +660,11 @@ fn share_with_sibling(
     ];
     for left_child in pairs.into_iter().flatten() {
         let (left_id, right_id) = (parent.child_at(left_child), parent.child_at(left_child + 1));
-        let sibling = if left_child == child { right_id } else { left_id };
+        let sibling = if left_child == child {
+            right_id
+        } else {
+            left_id
+        };
         let sibling_bytes = {
             let page = pool.read(sibling)?;
             if page.kind() != PageKind::Leaf {
@@ -913,7 +917,10 @@ mod tests {
                 model.insert(key.clone(), (lsn, Some(value)));
             }
             let (loaded, _) = leaf_fill(&tree, &pool);
-            assert!(loaded > 0.95, "a load in key order fills its leaves: {loaded}");
+            assert!(
+                loaded > 0.95,
+                "a load in key order fills its leaves: {loaded}"
+            );
             // Every row grows once (a column filled in), in random order, as installs do.
             let mut order: Vec<usize> = (0..keys.len()).collect();
             let mut rng = Prng::new(seed);
@@ -931,7 +938,9 @@ mod tests {
                     .expect("put in place")
                 {
                     InPlace::Done => seen.expect("told the previous version"),
-                    InPlace::NeedsExclusive => tree.put(&pool, key, lsn, Some(&value)).expect("put"),
+                    InPlace::NeedsExclusive => {
+                        tree.put(&pool, key, lsn, Some(&value)).expect("put")
+                    }
                 };
                 assert_eq!(prev, expected, "seed {seed} step {step}");
             }

@@ -29,9 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::TxnManager;
+use crate::constants::{PREPARE_BATCH_SLOTS, PREPARE_PAUSE};
 use crate::error::Result;
 use crate::settings::Settings;
 use crate::storage::checkpoint::{CheckpointStats, Checkpointer, Control, Pacing};
@@ -39,6 +40,8 @@ use crate::wal::Lsn;
 
 /// How often the checkpointer looks at the clock and the WAL when nothing wakes it.
 const POLL: Duration = Duration::from_millis(500);
+/// After a failed extension of the page file (a full disk), the next try waits this long.
+const PREPARE_RETRY: Duration = Duration::from_secs(10);
 
 /// Why a checkpoint was taken, as `log_checkpoints` says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,7 +181,11 @@ impl Checkpoints {
     }
 
     /// The checkpointer thread: runs until [`Checkpoints::stop`].
+    ///
+    /// While it waits, it extends the page file ahead of the next checkpoint's writes
+    /// ([`crate::storage::pool::BufferPool::prepare_slots`]), one batch per `PREPARE_PAUSE`.
     pub fn run(&self, txn: &TxnManager) {
+        let mut next_prepare = Instant::now();
         loop {
             let reason = {
                 let mut st = self.state.lock();
@@ -203,7 +210,24 @@ impl Checkpoints {
                     if now >= due {
                         break Reason::Time;
                     }
-                    self.wake.wait_for(&mut st, (due - now).min(POLL));
+                    if now >= next_prepare {
+                        let pool = txn.catalog.pool();
+                        let prepared = MutexGuard::unlocked(&mut st, || {
+                            pool.prepare_slots(PREPARE_BATCH_SLOTS)
+                        });
+                        next_prepare = match prepared {
+                            Ok(0) => now + POLL,
+                            Ok(_) => now + PREPARE_PAUSE,
+                            Err(e) => {
+                                tracing::warn!("{e}; trying again in {PREPARE_RETRY:?}");
+                                now + PREPARE_RETRY
+                            }
+                        };
+                        // A request may have come while the lock was free.
+                        continue;
+                    }
+                    let wait = (due - now).min(POLL).min(next_prepare - now);
+                    self.wake.wait_for(&mut st, wait);
                 }
             };
             let taken = self.checkpoint(txn, reason);
