@@ -1175,6 +1175,8 @@ impl BufferPool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
     use crate::disk::{Disk, OsDisk};
 
@@ -1218,6 +1220,65 @@ mod tests {
         let freed = pool.write(ids[0]).expect("write");
         pool.free(freed);
         assert!(pool.read(ids[0]).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn prepared_slots_never_overwrite_a_page_and_are_used_before_the_file_grows() {
+        let (pool, dir) = pool(16);
+        let ids: Vec<PageId> = (0..200u32)
+            .map(|i| {
+                let mut p = pool.allocate(PageKind::Overflow).expect("allocate");
+                p.set_overflow_data(&[i.to_le_bytes(), 0u32.to_le_bytes()].concat());
+                p.id()
+            })
+            .collect();
+        // Evictions write pages to fresh slots while the file is extended beside them.
+        let stop = AtomicBool::new(false);
+        /// Stops both threads however either ends (a failed read or write panics).
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let prepared = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _stop = Stop(&stop);
+                while !stop.load(Ordering::Relaxed) {
+                    let n = pool.prepare_slots(4).expect("prepare");
+                    prepared.fetch_add(n as u64, Ordering::Relaxed);
+                }
+            });
+            let stopper = Stop(&stop);
+            while prepared.load(Ordering::Relaxed) == 0 && !stop.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+            for round in 1..=5u32 {
+                for (i, id) in ids.iter().enumerate() {
+                    let mut p = pool.write(*id).expect("write");
+                    p.set_overflow_data(&[(i as u32).to_le_bytes(), round.to_le_bytes()].concat());
+                }
+            }
+            drop(stopper);
+        });
+        for (i, id) in ids.iter().enumerate() {
+            let p = pool.read(*id).expect("read back");
+            let expected = [(i as u32).to_le_bytes(), 5u32.to_le_bytes()].concat();
+            assert_eq!(p.overflow_data(), expected.as_slice(), "page {i}");
+        }
+        // Once enough slots are prepared, writing every dirty page does not grow the file.
+        while pool.prepare_slots(64).expect("prepare") > 0 {}
+        let dirty = pool.usage().dirty as usize;
+        let free = pool.inner.lock().map.free_slots.len();
+        assert!(
+            free >= dirty + PREPARED_SLOTS_MARGIN,
+            "{free} free, {dirty} dirty"
+        );
+        let slots = pool.inner.lock().map.file_slots();
+        pool.write_all_dirty().expect("write out");
+        assert_eq!(pool.inner.lock().map.file_slots(), slots);
         std::fs::remove_dir_all(dir).ok();
     }
 
