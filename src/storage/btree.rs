@@ -194,11 +194,12 @@ impl BTree {
             let appends = pos == leaf.count() && pos > 0;
             drop(leaf);
             let parent = path.last().copied();
-            let last_child = match parent {
-                Some((parent_id, child)) => child == pool.read(parent_id)?.count(),
-                None => true,
+            // Appended to the last leaf under its parent (or to a root leaf).
+            let appends_last = match parent {
+                Some((parent_id, child)) if appends => child == pool.read(parent_id)?.count(),
+                _ => appends,
             };
-            if appends && last_child {
+            if appends_last {
                 // An append past the tree's last key (a load in key order).
                 let (sep, right) = split_append(pool, self.owner, &cell)?;
                 self.insert_separator(pool, path, sep, right)?;
@@ -654,6 +655,7 @@ fn share_with_sibling(
     let room = (PAGE_BYTES - HEADER_BYTES) * SHARE_FILL_PERCENT / 100;
     let mut parent = pool.write(parent_id)?;
     let children = parent.count() + 1;
+    let leaf_bytes = pool.read(parent.child_at(child))?.used_bytes();
     let pairs = [
         (child + 1 < children).then_some(child),
         (child > 0).then(|| child - 1),
@@ -672,7 +674,6 @@ fn share_with_sibling(
             }
             page.used_bytes()
         };
-        let leaf_bytes = pool.read(parent.child_at(child))?.used_bytes();
         if leaf_bytes + sibling_bytes + cell.len() + 2 > 2 * room {
             continue;
         }

@@ -12,6 +12,9 @@
 //!   paging): every write of a page goes to a free slot, and the page map moves to it. A
 //!   slot is free only when neither the durable checkpoint, the checkpoint being written,
 //!   nor the current map refers to it ([`SlotRefs`]).
+//! - Zeros go only to slots past every slot in use, claimed (`PREPARING`) before they are
+//!   written and free only after ([`BufferPool::prepare_slots`]): growing the page file
+//!   ahead of a checkpoint never touches a page.
 //! - While a checkpoint is being written, a page that belongs to its image and is about to
 //!   change is first copied in memory (copy on first write), so the checkpointer always
 //!   writes the image as it was at the checkpoint's start. Nothing goes to the WAL for it.
@@ -312,6 +315,16 @@ impl PageMap {
     }
 }
 
+/// Frames whose page differs from its slot, or that the running checkpoint must still
+/// write: what the next checkpoint writes.
+fn dirty_frames(inner: &Inner) -> usize {
+    inner
+        .meta
+        .iter()
+        .filter(|m| m.page.is_some() && (m.dirty || m.image_pending))
+        .count()
+}
+
 struct Inner {
     table: HashMap<PageId, usize>,
     meta: Vec<FrameMeta>,
@@ -477,10 +490,8 @@ impl BufferPool {
             frames: self.frames.len() as u64,
             ..PoolUsage::default()
         };
-        for meta in inner.meta.iter().filter(|m| m.page.is_some()) {
-            usage.resident += 1;
-            usage.dirty += u64::from(meta.dirty || meta.image_pending);
-        }
+        usage.resident = inner.meta.iter().filter(|m| m.page.is_some()).count() as u64;
+        usage.dirty = dirty_frames(&inner) as u64;
         usage
     }
 
@@ -906,12 +917,7 @@ impl BufferPool {
     pub fn prepare_slots(&self, max_slots: usize) -> Result<usize> {
         let (start, n) = {
             let mut inner = self.inner.lock();
-            let dirty = inner
-                .meta
-                .iter()
-                .filter(|m| m.page.is_some() && (m.dirty || m.image_pending))
-                .count();
-            let want = dirty + PREPARED_SLOTS_MARGIN;
+            let want = dirty_frames(&inner) + PREPARED_SLOTS_MARGIN;
             let free = inner.map.free_slots.len();
             if free >= want || max_slots == 0 {
                 return Ok(0);

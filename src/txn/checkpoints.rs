@@ -23,6 +23,12 @@
 //! are removed. Commits never wait for any of it: they only pass the barrier, held for the
 //! time it takes to note which frames are dirty.
 //!
+//! Between checkpoints the thread grows the page file with zeros, a batch at a time, until
+//! it has a free slot for every dirty page and a margin more (`storage::pool`,
+//! `prepare_slots`), so that the next checkpoint overwrites blocks the file system already
+//! holds instead of growing the file in its burst of writes. A failure there (a full
+//! disk) is logged and tried again later: nothing refers to those slots.
+//!
 //! A failed write or sync of a checkpoint stops the server, as one of the WAL does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
