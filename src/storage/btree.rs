@@ -611,7 +611,7 @@ fn split_append(pool: &BufferPool, owner: Owner, cell: &[u8]) -> Result<(Vec<u8>
 /// Where `cells` divide into two pages of about equal bytes: the index of the first
 /// cell of the right page. At least one cell stays on each side (for an internal page
 /// the middle cell moves up, so at least one on each side of it).
-fn balance_point(cells: &[Vec<u8>], internal: bool) -> usize {
+fn balance_point(cells: &[&[u8]], internal: bool) -> usize {
     let total: usize = cells.iter().map(|c| c.len() + 2).sum();
     let mut at = 0;
     let mut left_bytes = 0;
@@ -627,7 +627,7 @@ fn balance_point(cells: &[Vec<u8>], internal: bool) -> usize {
 }
 
 /// Refill `page` (keeping its kind and link) with `cells`, which fit.
-fn refill(page: &mut Page, cells: &[Vec<u8>]) {
+fn refill(page: &mut Page, cells: &[&[u8]]) {
     let link = page.link();
     page.reset(page.kind());
     page.set_link(link);
@@ -679,16 +679,19 @@ fn share_with_sibling(
         }
         let mut left = pool.write(left_id)?;
         let mut right = pool.write(right_id)?;
-        let mut cells: Vec<Vec<u8>> = (0..left.count()).map(|i| left.cell(i).to_vec()).collect();
+        // The cells are read from copies of the two pages while the pages are refilled.
+        let (left_was, right_was) = (left.clone_page(), right.clone_page());
+        let mut cells: Vec<&[u8]> = Vec::with_capacity(left_was.count() + right_was.count() + 1);
+        cells.extend((0..left_was.count()).map(|i| left_was.cell(i)));
         let at_in_all = if left_child == child {
             pos
         } else {
             cells.len() + pos
         };
-        cells.extend((0..right.count()).map(|i| right.cell(i).to_vec()));
-        cells.insert(at_in_all, cell.to_vec());
+        cells.extend((0..right_was.count()).map(|i| right_was.cell(i)));
+        cells.insert(at_in_all, cell);
         let at = balance_point(&cells, false);
-        let (sep, _) = decode_leaf_cell(&cells[at]);
+        let (sep, _) = decode_leaf_cell(cells[at]);
         let sep_cell = internal_cell(sep, right_id);
         if !parent.fits_replacing(left_child, sep_cell.len()) {
             continue;
@@ -710,14 +713,17 @@ fn split(
     pos: usize,
     cell: &[u8],
 ) -> Result<(Vec<u8>, PageId)> {
-    let mut cells: Vec<Vec<u8>> = (0..page.count()).map(|i| page.cell(i).to_vec()).collect();
-    cells.insert(pos, cell.to_vec());
+    // The cells are read from a copy of the page while the page is refilled.
+    let was = page.clone_page();
+    let mut cells: Vec<&[u8]> = Vec::with_capacity(was.count() + 1);
+    cells.extend((0..was.count()).map(|i| was.cell(i)));
+    cells.insert(pos, cell);
     let internal = page.kind() == PageKind::Internal;
     let at = balance_point(&cells, internal);
     let mut right = pool.allocate_for(owner, page.kind())?;
     let sep;
     let right_cells = if internal {
-        let middle = &cells[at];
+        let middle = cells[at];
         let key_len = u16::from_le_bytes([middle[0], middle[1]]) as usize;
         sep = middle[2..2 + key_len].to_vec();
         let mut child = [0u8; 8];
@@ -725,7 +731,7 @@ fn split(
         right.set_link(PageId(u64::from_le_bytes(child)));
         &cells[at + 1..]
     } else {
-        let (key, _) = decode_leaf_cell(&cells[at]);
+        let (key, _) = decode_leaf_cell(cells[at]);
         sep = key.to_vec();
         &cells[at..]
     };
