@@ -315,14 +315,12 @@ impl PageMap {
     }
 }
 
-/// Frames whose page differs from its slot, or that the running checkpoint must still
-/// write: what the next checkpoint writes.
-fn dirty_frames(inner: &Inner) -> usize {
-    inner
-        .meta
-        .iter()
-        .filter(|m| m.page.is_some() && (m.dirty || m.image_pending))
-        .count()
+impl FrameMeta {
+    /// Whether the frame's page differs from its slot, or the running checkpoint must
+    /// still write it: whether the next checkpoint writes it.
+    fn counts_dirty(&self) -> bool {
+        self.page.is_some() && (self.dirty || self.image_pending)
+    }
 }
 
 struct Inner {
@@ -336,6 +334,21 @@ struct Inner {
     epoch: u64,
     /// Images begun so far (a copy made for one is never kept for another).
     images_begun: u64,
+    /// Frames that [`FrameMeta::counts_dirty`]: kept in step by [`Inner::change_meta`],
+    /// the only way frame state that it depends on is changed, so that it is known
+    /// without a walk over every frame.
+    dirty_frames: usize,
+}
+
+impl Inner {
+    /// Change frame `frame`'s state through `change`, keeping `dirty_frames` in step.
+    fn change_meta<R>(&mut self, frame: usize, change: impl FnOnce(&mut FrameMeta) -> R) -> R {
+        let was = self.meta[frame].counts_dirty();
+        let result = change(&mut self.meta[frame]);
+        let now = self.meta[frame].counts_dirty();
+        self.dirty_frames = self.dirty_frames + usize::from(now) - usize::from(was);
+        result
+    }
 }
 
 /// A page image taken for a checkpoint, with its frame and the frame's change count then
@@ -465,6 +478,7 @@ impl BufferPool {
                 image_copies: HashMap::new(),
                 epoch: 0,
                 images_begun: 0,
+                dirty_frames: 0,
             }),
             file,
             stats: PoolCounters::default(),
@@ -491,7 +505,12 @@ impl BufferPool {
             ..PoolUsage::default()
         };
         usage.resident = inner.meta.iter().filter(|m| m.page.is_some()).count() as u64;
-        usage.dirty = dirty_frames(&inner) as u64;
+        let dirty = inner.meta.iter().filter(|m| m.counts_dirty()).count();
+        assert_eq!(
+            dirty, inner.dirty_frames,
+            "the count of dirty frames must match the frames"
+        );
+        usage.dirty = dirty as u64;
         usage
     }
 
@@ -573,14 +592,19 @@ impl BufferPool {
         let image = {
             let mut inner = self.inner.lock();
             let image = inner.images_begun;
-            let meta = &mut inner.meta[frame];
-            meta.dirty = true;
-            meta.changes += 1;
-            if !meta.image_pending {
+            let copy_image = inner.change_meta(frame, |meta| {
+                meta.dirty = true;
+                meta.changes += 1;
+                if !meta.image_pending {
+                    return false;
+                }
+                meta.image_pending = false;
+                meta.image_copying = true;
+                true
+            });
+            if !copy_image {
                 return;
             }
-            meta.image_pending = false;
-            meta.image_copying = true;
             image
         };
         let copy = page.clone_page();
@@ -609,7 +633,7 @@ impl BufferPool {
                 return Err(e);
             }
         };
-        inner.meta[frame].dirty = true;
+        inner.change_meta(frame, |meta| meta.dirty = true);
         drop(inner);
         *guard = Page::new(kind, id);
         Ok(PageMut {
@@ -624,13 +648,15 @@ impl BufferPool {
         let id = page.id();
         let mut guard_inner = self.inner.lock();
         let inner = &mut *guard_inner;
-        let meta = &mut inner.meta[page.frame];
-        if meta.image_pending {
-            meta.image_pending = false;
+        let image_pending = inner.change_meta(page.frame, |meta| {
+            let image_pending = std::mem::take(&mut meta.image_pending);
+            meta.dirty = false;
+            meta.page = None;
+            image_pending
+        });
+        if image_pending {
             inner.image_copies.insert(id, page.clone_page());
         }
-        meta.dirty = false;
-        meta.page = None;
         inner.table.remove(&id);
         inner.map.private.remove(&id.0);
         let old = std::mem::replace(&mut inner.map.current[id.0 as usize], 0);
@@ -688,7 +714,7 @@ impl BufferPool {
                 *guard = Page::new(PageKind::Leaf, PageId::NONE);
                 let mut inner = self.inner.lock();
                 inner.table.remove(&id);
-                inner.meta[frame].page = None;
+                inner.change_meta(frame, |meta| meta.page = None);
                 drop(inner);
                 drop(guard);
                 self.unpin(frame);
@@ -736,8 +762,7 @@ impl BufferPool {
                     continue;
                 }
             }
-            let meta = &mut inner.meta[frame];
-            let evicted = meta.page.take();
+            let evicted = inner.change_meta(frame, |meta| meta.page.take());
             if let Some(old) = evicted {
                 inner.table.remove(&old);
             }
@@ -747,15 +772,16 @@ impl BufferPool {
             if evicted.is_some() {
                 self.stats.evictions.fetch_add(1, Ordering::Relaxed);
             }
-            let meta = &mut inner.meta[frame];
-            *meta = FrameMeta {
-                page: Some(id),
-                usage: 2,
-                dirty: false,
-                image_pending: false,
-                image_copying: false,
-                changes: 0,
-            };
+            inner.change_meta(frame, |meta| {
+                *meta = FrameMeta {
+                    page: Some(id),
+                    usage: 2,
+                    dirty: false,
+                    image_pending: false,
+                    image_copying: false,
+                    changes: 0,
+                }
+            });
             inner.table.insert(id, frame);
             self.pin_locked(inner, frame);
             let guard = self.frames[frame]
@@ -784,10 +810,11 @@ impl BufferPool {
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
         inner.map.move_current(id, slot);
-        let meta = &mut inner.meta[frame];
-        meta.dirty = false;
-        if meta.image_pending {
-            meta.image_pending = false;
+        let image_pending = inner.change_meta(frame, |meta| {
+            meta.dirty = false;
+            std::mem::take(&mut meta.image_pending)
+        });
+        if image_pending {
             inner.map.set_image(id, slot);
         }
         self.stats.evictions_written.fetch_add(1, Ordering::Relaxed);
@@ -815,12 +842,13 @@ impl BufferPool {
         }
         inner.map.image = Some(image);
         let mut pending = Vec::new();
-        for meta in inner.meta.iter_mut() {
+        for frame in 0..inner.meta.len() {
+            let meta = &inner.meta[frame];
             let private = meta
                 .page
                 .is_some_and(|id| inner.map.private.contains_key(&id.0));
             if let (Some(id), true, false) = (meta.page, meta.dirty, private) {
-                meta.image_pending = true;
+                inner.change_meta(frame, |meta| meta.image_pending = true);
                 pending.push(id);
             }
         }
@@ -858,12 +886,12 @@ impl BufferPool {
             // stored.
             let latch = self.frames[frame].read();
             let mut inner = self.inner.lock();
-            let meta = &mut inner.meta[frame];
-            taken[at] = if meta.image_pending {
-                // Nothing else can clear the flag or change the page while the frame is
-                // pinned and latched shared, so the copy below is the image.
-                meta.image_pending = false;
-                let changes = meta.changes;
+            // Nothing else can clear the flag or change the page while the frame is
+            // pinned and latched shared, so the copy below is the image.
+            let pending_changes = inner.change_meta(frame, |meta| {
+                std::mem::take(&mut meta.image_pending).then_some(meta.changes)
+            });
+            taken[at] = if let Some(changes) = pending_changes {
                 drop(inner);
                 Some((latch.clone_page(), Some((frame, changes))))
             } else {
@@ -893,9 +921,9 @@ impl BufferPool {
         for &(id, slot, from_frame) in pages {
             inner.map.set_image(id, slot);
             if let Some((frame, changes)) = from_frame {
-                let meta = &mut inner.meta[frame];
+                let meta = &inner.meta[frame];
                 if meta.page == Some(id) && meta.changes == changes && !meta.image_pending {
-                    meta.dirty = false;
+                    inner.change_meta(frame, |meta| meta.dirty = false);
                     inner.map.move_current(id, slot);
                 }
             }
@@ -917,7 +945,7 @@ impl BufferPool {
     pub fn prepare_slots(&self, max_slots: usize) -> Result<usize> {
         let (start, n) = {
             let mut inner = self.inner.lock();
-            let want = dirty_frames(&inner) + PREPARED_SLOTS_MARGIN;
+            let want = inner.dirty_frames + PREPARED_SLOTS_MARGIN;
             let free = inner.map.free_slots.len();
             if free >= want || max_slots == 0 {
                 return Ok(0);
@@ -1004,8 +1032,8 @@ impl BufferPool {
             }
         }
         inner.image_copies.clear();
-        for meta in inner.meta.iter_mut() {
-            meta.image_pending = false;
+        for frame in 0..inner.meta.len() {
+            inner.change_meta(frame, |meta| meta.image_pending = false);
         }
     }
 
@@ -1223,9 +1251,15 @@ mod tests {
         }
         let slots = pool.inner.lock().map.file_slots();
         assert!(slots <= 200 + 16 + 2, "page file has {slots} slots");
+        assert_eq!(
+            pool.usage().dirty,
+            16,
+            "the last 16 pages changed are in the pool"
+        );
         let freed = pool.write(ids[0]).expect("write");
         pool.free(freed);
         assert!(pool.read(ids[0]).is_err());
+        assert_eq!(pool.usage().dirty, 15);
         std::fs::remove_dir_all(dir).ok();
     }
 
@@ -1337,8 +1371,16 @@ mod tests {
                 pool.inner.lock().image_copies.is_empty(),
                 "no copy is left over"
             );
+            // `usage` also checks the running count of dirty frames against the frames.
+            assert_eq!(
+                pool.usage().dirty,
+                ids.len() as u64,
+                "every page was changed"
+            );
             pool.abort_image();
         }
+        pool.write_all_dirty().expect("write out");
+        assert_eq!(pool.usage().dirty, 0);
         std::fs::remove_dir_all(dir).ok();
     }
 
