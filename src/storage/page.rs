@@ -140,8 +140,7 @@ impl Page {
     /// A page read from disk, checked: see [`Page::verify`].
     pub fn from_disk(bytes: Box<[u8; PAGE_BYTES]>, expected: PageId) -> Result<Page, Corrupt> {
         let mut page = Page { bytes, used: 0 };
-        page.verify(expected)?;
-        page.used = page.count_used_bytes();
+        page.used = page.verify(expected)?;
         Ok(page)
     }
 
@@ -201,10 +200,11 @@ impl Page {
 
     /// Stamp the epoch and checksum before the image is written to disk.
     pub fn seal(&mut self, epoch: u64) {
-        self.check_layout()
+        let used = self
+            .check_layout()
             .expect("a page about to be written must be well formed");
-        assert!(
-            self.kind() == PageKind::Overflow || self.used == self.count_used_bytes(),
+        assert_eq!(
+            self.used, used,
             "a page's count of used bytes must match its cells"
         );
         put_u64(&mut self.bytes[..], 16, epoch);
@@ -212,8 +212,9 @@ impl Page {
         self.bytes[0..4].copy_from_slice(&crc.to_le_bytes());
     }
 
-    /// The checks made on every image read from disk.
-    pub fn verify(&self, expected: PageId) -> Result<(), Corrupt> {
+    /// The checks made on every image read from disk. Returns the bytes its cells and
+    /// slots use (0 for an overflow page).
+    pub fn verify(&self, expected: PageId) -> Result<usize, Corrupt> {
         let stored =
             u32::from_le_bytes([self.bytes[0], self.bytes[1], self.bytes[2], self.bytes[3]]);
         let computed = crc32c::crc32c(&self.bytes[4..]);
@@ -229,10 +230,11 @@ impl Page {
         self.check_layout()
     }
 
-    fn check_layout(&self) -> Result<(), Corrupt> {
+    /// The layout checks of [`Page::verify`]; returns the bytes cells and slots use.
+    fn check_layout(&self) -> Result<usize, Corrupt> {
         if self.bytes[4] == PageKind::Overflow as u8 {
             return if self.count() <= OVERFLOW_DATA_BYTES {
-                Ok(())
+                Ok(0)
             } else {
                 Err(Corrupt::Layout("overflow data length"))
             };
@@ -241,6 +243,7 @@ impl Page {
         if lower != HEADER_BYTES + 2 * count || lower > upper || upper > PAGE_BYTES {
             return Err(Corrupt::Layout("slot array and cell area overlap"));
         }
+        let mut used = 0;
         for i in 0..count {
             let at = get_u16(&self.bytes[..], HEADER_BYTES + 2 * i);
             if at < upper || at + 2 > PAGE_BYTES {
@@ -252,8 +255,9 @@ impl Page {
             if end > PAGE_BYTES {
                 return Err(Corrupt::Layout("cell overruns the page"));
             }
+            used += end - at + 2;
         }
-        Ok(())
+        Ok(used)
     }
 
     /// Where the cell starting at `at` ends, from its own length fields.
@@ -343,14 +347,6 @@ impl Page {
     pub fn used_bytes(&self) -> usize {
         debug_assert_ne!(self.kind(), PageKind::Overflow);
         self.used
-    }
-
-    /// [`Page::used_bytes`] counted from the cells themselves (0 for an overflow page).
-    fn count_used_bytes(&self) -> usize {
-        if self.kind() == PageKind::Overflow {
-            return 0;
-        }
-        (0..self.count()).map(|i| self.cell(i).len() + 2).sum()
     }
 
     /// Bytes a new cell (plus its slot) may use, after compaction.
@@ -610,7 +606,8 @@ mod tests {
             if step % 97 == 0 {
                 p.compact();
             }
-            assert_eq!(p.used_bytes(), p.count_used_bytes(), "step {step}");
+            let counted: usize = (0..p.count()).map(|i| p.cell(i).len() + 2).sum();
+            assert_eq!(p.used_bytes(), counted, "step {step}");
         }
         assert!(p.count() > 50, "the page was exercised while well filled");
         p.seal(1);
