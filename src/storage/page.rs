@@ -26,6 +26,8 @@
 //! Invariants, checked on every read ([`Page::verify`]) and asserted before every write:
 //! the CRC matches, the page id is the one asked for, the kind is known, and
 //! `40 + 2·count == lower <= upper <= 8192`; every slot points inside the cell area.
+//! The same walk over the cells counts the bytes they use: a page in memory keeps that
+//! count as it changes (so a fit check is not a walk), and a write asserts it is right.
 
 use crate::wal::Lsn;
 

@@ -504,13 +504,14 @@ impl BufferPool {
             frames: self.frames.len() as u64,
             ..PoolUsage::default()
         };
-        usage.resident = inner.meta.iter().filter(|m| m.page.is_some()).count() as u64;
-        let dirty = inner.meta.iter().filter(|m| m.counts_dirty()).count();
+        for meta in inner.meta.iter().filter(|m| m.page.is_some()) {
+            usage.resident += 1;
+            usage.dirty += u64::from(meta.counts_dirty());
+        }
         assert_eq!(
-            dirty, inner.dirty_frames,
+            usage.dirty, inner.dirty_frames as u64,
             "the count of dirty frames must match the frames"
         );
-        usage.dirty = dirty as u64;
         usage
     }
 
