@@ -33,6 +33,11 @@
 //!   shutdown) withdraws the reply under the batch's lock before its socket can be closed,
 //!   and the batch is sent under that same lock, so a number reused by a new socket is
 //!   never written to.
+//! - **One task sends a batch; the others wait without blocking their thread.** A batch
+//!   is claimed by the first of its tasks to run again, which sends it; a task of the
+//!   batch that runs meanwhile on another worker is suspended until the send is done and
+//!   woken then, rather than holding its thread on the batch's lock for the length of the
+//!   system call. A reply never joins a batch that is claimed.
 //! - **Bounded.** A batch holds at most [`REPLY_BATCH_MAX_SENDS`] replies; the next reply
 //!   opens a new batch. A batch waits at most for one pass over the worker's ready tasks.
 //! - **Falls back, never fails.** Where io_uring cannot be set up (an old kernel, a seccomp
@@ -42,8 +47,9 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use io_uring::{opcode, types, IoUring};
@@ -76,7 +82,63 @@ struct Batch {
     sent: bool,
 }
 
-type SharedBatch = Arc<Mutex<Batch>>;
+/// A batch, and how its tasks agree on which of them sends it.
+struct BatchCell {
+    /// Set by the one task that sends the batch, before it takes the lock to send.
+    claimed: AtomicBool,
+    /// Set once the send is done and every entry that was in it has its outcome.
+    finished: AtomicBool,
+    batch: Mutex<Batch>,
+    /// Tasks of the batch waiting for the claimer to finish.
+    waiters: Mutex<Vec<Waker>>,
+}
+
+impl BatchCell {
+    fn new(first: Entry) -> BatchCell {
+        BatchCell {
+            claimed: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            batch: Mutex::new(Batch {
+                entries: vec![first],
+                sent: false,
+            }),
+            waiters: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Send the batch if no other task has claimed it; either way, return once it is sent.
+    async fn send_once(&self) {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            std::future::poll_fn(|cx| self.poll_finished(cx)).await;
+            return;
+        }
+        send_all(&mut self.batch.lock());
+        self.finished.store(true, Ordering::Release);
+        let waiters = std::mem::take(&mut *self.waiters.lock());
+        for waker in waiters {
+            waker.wake();
+        }
+    }
+
+    /// Ready once the claimer has finished. The claimer sets `finished` before it takes
+    /// the waiters, and a waiter checks `finished` again after adding itself under the
+    /// same lock, so no waiter is left behind.
+    fn poll_finished(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.finished.load(Ordering::Acquire) {
+            return Poll::Ready(());
+        }
+        let mut waiters = self.waiters.lock();
+        if self.finished.load(Ordering::Acquire) {
+            return Poll::Ready(());
+        }
+        if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            waiters.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+type SharedBatch = Arc<BatchCell>;
 
 thread_local! {
     /// The batch that replies written on this thread join, until it is sent or full.
@@ -195,7 +257,7 @@ impl Membership {
 impl Drop for Membership {
     fn drop(&mut self) {
         if !self.done {
-            let mut batch = self.batch.lock();
+            let mut batch = self.batch.batch.lock();
             if !batch.sent {
                 batch.entries[self.index].withdrawn = true;
             }
@@ -208,13 +270,10 @@ impl Drop for Membership {
 pub async fn send(fd: RawFd, data: Bytes) -> Sent {
     let mut member = join(fd, data);
     tokio::task::yield_now().await;
-    let outcome = {
-        let mut batch = member.batch.lock();
-        if !batch.sent {
-            send_all(&mut batch);
-        }
-        batch.entries[member.index].outcome.take()
-    };
+    member.batch.send_once().await;
+    let outcome = member.batch.batch.lock().entries[member.index]
+        .outcome
+        .take();
     member.done = true;
     outcome.unwrap_or(Sent::NotSent)
 }
@@ -228,17 +287,17 @@ fn join(fd: RawFd, data: Bytes) -> Membership {
     };
     OPEN.with(|open| {
         let mut open = open.borrow_mut();
-        if let Some(batch) = open.as_ref() {
-            let mut b = batch.lock();
-            if !b.sent && b.entries.len() < REPLY_BATCH_MAX_SENDS {
-                b.entries.push(entry);
-                return Membership::new(batch.clone(), b.entries.len() - 1);
+        if let Some(cell) = open.as_ref() {
+            // A claimed batch is being sent, perhaps by another thread holding its lock.
+            let unclaimed = !cell.claimed.load(Ordering::Acquire);
+            if let Some(mut b) = unclaimed.then(|| cell.batch.try_lock()).flatten() {
+                if !b.sent && b.entries.len() < REPLY_BATCH_MAX_SENDS {
+                    b.entries.push(entry);
+                    return Membership::new(cell.clone(), b.entries.len() - 1);
+                }
             }
         }
-        let batch = Arc::new(Mutex::new(Batch {
-            entries: vec![entry],
-            sent: false,
-        }));
+        let batch = Arc::new(BatchCell::new(entry));
         *open = Some(batch.clone());
         Membership::new(batch, 0)
     })
@@ -402,9 +461,9 @@ mod tests {
     fn send_alone(fd: RawFd, data: Bytes) -> Option<Sent> {
         let mut member = join(fd, data);
         let batch = member.batch.clone();
-        send_all(&mut batch.lock());
+        send_all(&mut batch.batch.lock());
         member.done = true;
-        let outcome = batch.lock().entries[member.index].outcome.take();
+        let outcome = batch.batch.lock().entries[member.index].outcome.take();
         outcome
     }
 
@@ -432,7 +491,8 @@ mod tests {
             .as_ref()
             .map(|m| m.batch.clone())
             .expect("member");
-        send_all(&mut batch.lock());
+        batch.claimed.store(true, Ordering::Release);
+        send_all(&mut batch.batch.lock());
         // A reply joining now opens a new batch.
         let later = join(sockets[0].0.as_raw_fd(), Bytes::from_static(b"x"));
         assert!(!Arc::ptr_eq(&later.batch, &batch));
@@ -443,7 +503,7 @@ mod tests {
             match member.take() {
                 None => assert!(got.is_empty(), "a withdrawn reply was sent"),
                 Some(mut m) => {
-                    let outcome = batch.lock().entries[m.index].outcome.take();
+                    let outcome = batch.batch.lock().entries[m.index].outcome.take();
                     m.done = true;
                     assert!(matches!(outcome, Some(Sent::Bytes(n)) if n == 100 + i));
                     assert_eq!(got, vec![b'a' + i as u8; 100 + i]);
@@ -479,6 +539,63 @@ mod tests {
         drop(peer);
         let outcome = send_alone(ours.as_raw_fd(), Bytes::from_static(b"reply"));
         assert!(matches!(outcome, Some(Sent::Failed(_))), "{outcome:?}");
+    }
+
+    #[test]
+    fn tasks_on_many_threads_each_get_their_own_reply() {
+        if !ring_works() {
+            eprintln!("io_uring is not available here; skipped");
+            return;
+        }
+        // Tasks move between workers, so a batch is often claimed on one thread while
+        // others of its tasks wait on another. Every reply must arrive whole and in order,
+        // and no waiting task may be left asleep (the timeout turns a hang into a failure).
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(3)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let sockets: Vec<_> = (0..48).map(|_| pair()).collect();
+        const REPLIES: usize = 200;
+        let outcomes = rt.block_on(async {
+            let tasks: Vec<_> = sockets
+                .iter()
+                .enumerate()
+                .map(|(c, (ours, _))| {
+                    let fd = ours.as_raw_fd();
+                    tokio::spawn(async move {
+                        let mut sent = Vec::new();
+                        for r in 0..REPLIES {
+                            let reply = Bytes::from(format!("{c}:{r};"));
+                            sent.push(match send(fd, reply.clone()).await {
+                                Sent::Bytes(n) => n == reply.len(),
+                                _ => false,
+                            });
+                        }
+                        sent
+                    })
+                })
+                .collect();
+            let all = async {
+                let mut outcomes = Vec::new();
+                for t in tasks {
+                    outcomes.push(t.await.expect("task"));
+                }
+                outcomes
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(60), all)
+                .await
+                .expect("a task waiting for its batch was never woken")
+        });
+        for (c, ((_, peer), sent)) in sockets.iter().zip(outcomes).enumerate() {
+            assert!(
+                sent.iter().all(|whole| *whole),
+                "connection {c}: a reply not sent whole"
+            );
+            let expected: String = (0..REPLIES).map(|r| format!("{c}:{r};")).collect();
+            let got = received(&mut peer.try_clone().expect("clone"));
+            assert_eq!(String::from_utf8_lossy(&got), expected);
+        }
     }
 
     #[test]
