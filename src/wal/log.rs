@@ -737,9 +737,9 @@ impl Wal {
                 // groups grow until gathering one takes about its window
                 // ([`gather_window`]), so a fast sync does not shrink them to what arrives
                 // during one sync. The append that completes the group wakes the flusher,
-                // or the window passes; only if
-                // nothing at all arrived by then does it sleep until the next append. A
-                // lone committer never gets here: it flushes for itself.
+                // or the window passes; only if nothing at all arrived by then does it
+                // sleep until the next append. A lone committer never gets here: it
+                // flushes for itself.
                 let last = st.last_group_commits.max(1);
                 let open = self.active_transactions.load(Ordering::Relaxed);
                 let may_join = open > 0;
