@@ -299,7 +299,11 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
         let v = text_value(k, n, len);
         let (mut key, mut image) = (Vec::new(), Vec::new());
         encode_key(&[Value::Int8(k)], &mut key);
-        encode_row(&[Value::Int8(k), Value::Text(v.clone())], &mut image);
+        encode_row(
+            &[Value::Int8(k), Value::Text(v.clone())],
+            &[DataType::Int8, DataType::Text],
+            &mut image,
+        );
         assert!(
             load.insert(&key, &image).unwrap_or_else(failed),
             "keys ascend"

@@ -564,7 +564,7 @@ impl Executor<'_> {
     ) -> Result<()> {
         let key = row_key(table, def, row);
         image.clear();
-        types::encode_row(row, image);
+        types::encode_row(row, &table.column_types(), image);
         let w = self.txn.writes.table_mut(table);
         let load = match &mut w.bulk {
             Some(load) => load,

@@ -574,6 +574,7 @@ impl Table {
         let rebuilt = BTree::create(&self.pool)?;
         let mut cursor = AppendCursor::default();
         let mut image = Vec::new();
+        let column_types = self.column_types();
         let mut failed = Ok(());
         self.scan(
             (Bound::Unbounded, Bound::Unbounded),
@@ -581,7 +582,7 @@ impl Table {
             false,
             |_, row| {
                 image.clear();
-                types::encode_row(row, &mut image);
+                types::encode_row(row, &column_types, &mut image);
                 match rebuilt.put_ascending(&self.pool, &mut cursor, &key_of(row), lsn, &image) {
                     Ok(None) => true,
                     Ok(Some(_)) => {

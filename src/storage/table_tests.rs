@@ -122,7 +122,11 @@ fn readers_see_exact_snapshots_while_installs_run_in_parallel() {
                 };
                 let image = value.as_ref().map(|v| {
                     let mut image = Vec::new();
-                    encode_row(&[Value::Int8(k as i64), Value::Text(v.clone())], &mut image);
+                    encode_row(
+                        &[Value::Int8(k as i64), Value::Text(v.clone())],
+                        &[DataType::Int8, DataType::Text],
+                        &mut image,
+                    );
                     image
                 });
                 let horizon = history.lock().horizon();

@@ -103,6 +103,7 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
         w.u32(id.0);
         w.u8(tw.truncated as u8);
         w.varint(tw.rows.len() as u64);
+        let column_types = tw.table.column_types();
         for (key, image) in &tw.rows {
             w.bytes(key);
             match image {
@@ -113,7 +114,7 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
                 Some(r) => {
                     w.u8(1);
                     row.clear();
-                    types::encode_row(r, &mut row);
+                    types::encode_row(r, &column_types, &mut row);
                     w.bytes(&row);
                     images.push(Some(w.buf.len() - row.len()..w.buf.len()));
                 }

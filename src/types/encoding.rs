@@ -17,7 +17,10 @@
 //! Row format: varint column count, then per value a type tag and its payload: zigzag
 //! varints for integers, dates and timestamps, raw little-endian IEEE bits for floats,
 //! `sign<<7 | scale` plus a varint mantissa for numeric, varint length plus bytes for
-//! text and bytea; booleans and NULL are tag-only.
+//! text and bytea; booleans and NULL are tag-only. A `char(n)` value is stored without
+//! its trailing blanks, which carry no meaning in bpchar; decoding pads it back to `n`
+//! characters. (A fixed-width column of mostly blanks, such as pgbench's `filler`, would
+//! otherwise take most of its row.)
 
 use rust_decimal::Decimal;
 
@@ -155,11 +158,19 @@ fn zigzag(v: i64) -> u128 {
     ((v << 1) ^ (v >> 63)) as u64 as u128
 }
 
-/// Append a compact self-delimiting encoding of a row to `out` (for WAL and pages).
-pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
+/// Append a compact self-delimiting encoding of a row whose columns have `types` to
+/// `out` (for WAL and pages).
+pub fn encode_row(values: &[Value], types: &[DataType], out: &mut Vec<u8>) {
+    debug_assert_eq!(values.len(), types.len(), "a type for every column");
     put_varint(values.len() as u128, out);
-    for v in values {
+    for (i, v) in values.iter().enumerate() {
         match v {
+            Value::Text(s) if matches!(types.get(i), Some(DataType::Char(_))) => {
+                let s = s.trim_end_matches(' ');
+                out.push(T_TEXT);
+                put_varint(s.len() as u128, out);
+                out.extend_from_slice(s.as_bytes());
+            }
             Value::Null => out.push(T_NULL),
             Value::Bool(b) => out.push(if *b { T_TRUE } else { T_FALSE }),
             Value::Int2(i) => {
@@ -332,7 +343,10 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
             let n = r.len()?;
             let s =
                 std::str::from_utf8(r.take(n)?).map_err(|_| corrupt("invalid UTF-8 in text"))?;
-            Value::Text(s.to_string())
+            match ty {
+                DataType::Char(width) => Value::Text(pad_blanks(s, *width as usize)),
+                _ => Value::Text(s.to_string()),
+            }
         }
         T_BYTEA => {
             let n = r.len()?;
@@ -342,6 +356,15 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
         T_TIMESTAMP => Value::Timestamp(r.signed()?),
         _ => Value::TimestampTz(r.signed()?),
     })
+}
+
+/// `s` padded with blanks to `width` characters, as a `char(width)` value holds it.
+fn pad_blanks(s: &str, width: usize) -> String {
+    let blanks = width.saturating_sub(s.chars().count());
+    let mut padded = String::with_capacity(s.len() + blanks);
+    padded.push_str(s);
+    padded.extend(std::iter::repeat_n(' ', blanks));
+    padded
 }
 
 /// Decode one row from the start of `bytes`, returning it and the number of bytes used.

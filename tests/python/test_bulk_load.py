@@ -166,3 +166,39 @@ def test_add_primary_key_writes_pages_not_log_and_survives_a_crash(nodes):
     with node.connect() as conn:
         assert contents(conn)[:2] == (ROWS + 1, sum(keys) + ROWS + 1)
         assert conn.execute("select v from t where k = %s", (ROWS + 1,)).fetchone() == ("new",)
+
+
+@pytest.mark.timeout(180)
+def test_char_columns_read_back_padded_from_pages_and_from_the_log(nodes):
+    """char(n) values are stored without their trailing blanks (in pages and in log
+    records) and read back padded, however the row reached storage."""
+    node = nodes().start()
+    with node.connect() as conn:
+        with conn.transaction():
+            conn.execute("create table c (k int primary key, f char(84), s char(3))")
+            with conn.cursor().copy("copy c (k, s) from stdin") as copy:
+                for i in range(1, 2001):
+                    copy.write_row((i, "é"))
+        conn.execute("update c set f = 'x' where k = 1")
+        conn.execute("insert into c values (5000, 'héllo ', '')")
+
+    def check(conn):
+        rows = conn.execute("select k, f, s from c where k in (1, 2, 5000) order by k").fetchall()
+        assert rows == [
+            (1, "x" + " " * 83, "é  "),
+            (2, None, "é  "),
+            (5000, "héllo" + " " * 79, "   "),
+        ]
+        assert conn.execute("select count(*), sum(octet_length(s)) from c").fetchone() == (2001, 2000 * 4 + 3)
+
+    with node.connect() as conn:
+        check(conn)
+    node.kill()  # the update and the insert come back from the log
+    node.start()
+    with node.connect() as conn:
+        check(conn)
+        conn.execute("checkpoint")
+    node.kill()  # and now from the checkpoint's pages
+    node.start()
+    with node.connect() as conn:
+        check(conn)

@@ -212,9 +212,9 @@ fn numeric_keys_in_order() {
     }
 }
 
-fn row(values: &[Value]) -> Vec<u8> {
+fn row(values: &[Value], types: &[DataType]) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_row(values, &mut out);
+    encode_row(values, types, &mut out);
     out
 }
 
@@ -242,7 +242,7 @@ fn row_round_trip_is_exact() {
                 }
             })
             .collect();
-        let bytes = row(&values);
+        let bytes = row(&values, &types);
         let back = decode_row(&bytes, &types).unwrap_or_else(|e| panic!("{values:?}: {e}"));
         assert_eq!(back.len(), values.len());
         for (a, b) in values.iter().zip(&back) {
@@ -259,6 +259,43 @@ fn row_round_trip_is_exact() {
         assert_eq!(used, bytes.len());
         assert_eq!(code(decode_row(&two, &types)), "XX001");
     }
+}
+
+#[test]
+fn char_values_are_stored_without_their_padding_and_read_back_padded() {
+    let types = [DataType::Char(6), DataType::Text, DataType::Char(3)];
+    let values = [
+        Value::Text("h\u{e9}    ".into()),
+        Value::Text("kept  ".into()),
+        Value::Text("   ".into()),
+    ];
+    let bytes = row(&values, &types);
+    // The char columns' trailing blanks are not stored; the text column's are.
+    let unpadded = row(
+        &[
+            Value::Text("h\u{e9}".into()),
+            Value::Text("kept  ".into()),
+            Value::Text(String::new()),
+        ],
+        &[DataType::Text, DataType::Text, DataType::Text],
+    );
+    assert_eq!(bytes, unpadded);
+    let back = decode_row(&bytes, &types).unwrap();
+    assert_eq!(back, values, "padded to the width in characters");
+    // A value stored padded (as rows written before were) reads back the same.
+    let stored_padded = row(&values, &[DataType::Text, DataType::Text, DataType::Text]);
+    assert_eq!(decode_row(&stored_padded, &types).unwrap(), values);
+    // Read as a wider char column, or as text after a type change, it is padded to the
+    // new width, or not at all, as a cast from char would.
+    let wider = decode_row(&bytes, &[DataType::Char(8), DataType::Text, DataType::Text]);
+    assert_eq!(
+        wider.unwrap(),
+        [
+            Value::Text("h\u{e9}      ".into()),
+            Value::Text("kept  ".into()),
+            Value::Text(String::new()),
+        ]
+    );
 }
 
 #[test]
@@ -293,7 +330,7 @@ fn row_extremes_round_trip() {
         DataType::Bool,
         DataType::Float8,
     ];
-    let back = decode_row(&row(&values), &types).unwrap();
+    let back = decode_row(&row(&values, &types), &types).unwrap();
     for (a, b) in values.iter().zip(&back) {
         assert!(identical(a, b), "{a:?} -> {b:?}");
     }
@@ -301,7 +338,10 @@ fn row_extremes_round_trip() {
 
 #[test]
 fn decode_row_rejects_mismatches() {
-    let bytes = row(&[Value::Int4(1), Value::Text("x".into())]);
+    let bytes = row(
+        &[Value::Int4(1), Value::Text("x".into())],
+        &[DataType::Int4, DataType::Text],
+    );
     assert!(decode_row(&bytes, &[DataType::Int4, DataType::Text]).is_ok());
     let e = decode_row(&bytes, &[DataType::Int8, DataType::Text]).unwrap_err();
     assert_eq!(e.code.0, "XX001");
@@ -319,17 +359,17 @@ fn decode_row_rejects_mismatches() {
     );
     assert_eq!(code(decode_row(&[], &[])), "XX001");
     // out-of-range int2 payload
-    let wide = row(&[Value::Int4(70000)]);
+    let wide = row(&[Value::Int4(70000)], &[DataType::Int4]);
     let mut as_int2 = wide.clone();
     as_int2[1] = 3; // T_INT2
     assert_eq!(code(decode_row(&as_int2, &[DataType::Int2])), "XX001");
     // invalid UTF-8 in text
-    let mut bad_text = row(&[Value::Text("ab".into())]);
+    let mut bad_text = row(&[Value::Text("ab".into())], &[DataType::Text]);
     let last = bad_text.len() - 1;
     bad_text[last] = 0xFF;
     assert_eq!(code(decode_row(&bad_text, &[DataType::Text])), "XX001");
     // numeric with scale 29
-    let mut bad_scale = row(&[Value::Numeric(dec("1"))]);
+    let mut bad_scale = row(&[Value::Numeric(dec("1"))], &[DataType::Numeric(None)]);
     bad_scale[2] = 29;
     assert_eq!(
         code(decode_row(&bad_scale, &[DataType::Numeric(None)])),
@@ -359,15 +399,18 @@ fn decode_row_never_panics_on_garbage() {
         DataType::Date,
     ];
     let mut r = rng(9);
-    let good = row(&[
-        Value::Int4(-5),
-        Value::Text("h\u{e9}llo".into()),
-        Value::Numeric(dec("-12.345")),
-        Value::Float8(1.5),
-        Value::Bool(true),
-        Value::Bytea(vec![1, 2, 3]),
-        Value::Date(100),
-    ]);
+    let good = row(
+        &[
+            Value::Int4(-5),
+            Value::Text("h\u{e9}llo".into()),
+            Value::Numeric(dec("-12.345")),
+            Value::Float8(1.5),
+            Value::Bool(true),
+            Value::Bytea(vec![1, 2, 3]),
+            Value::Date(100),
+        ],
+        &types,
+    );
     assert!(decode_row(&good, &types).is_ok());
     // every truncation fails cleanly
     for n in 0..good.len() {
