@@ -21,6 +21,10 @@ pub const REPLY_BATCH_MAX_SENDS: usize = 128;
 /// Most parameters in one Bind message (the protocol's Int16 count).
 pub const MAX_BIND_PARAMETERS: usize = 65_535;
 
+/// Bytes of rows a bulk load holds before it moves them into its tree's last leaf
+/// (`storage::bulk`): enough for a few leaves' worth of typical rows at a time.
+pub const BULK_PENDING_MAX_BYTES: usize = 64 * 1024;
+
 /// Most distinct statement shapes kept in a session's simple-protocol plan cache.
 pub const PLAN_CACHE_ENTRIES: usize = 256;
 /// Longest query text whose plan is cached, in bytes.

@@ -262,6 +262,54 @@ impl BTree {
         Ok(previous)
     }
 
+    /// [`BTree::put_ascending`] for `rows`, each key above every key stored so far and
+    /// above the one before it: the rows that fit in the rightmost leaf go in under one
+    /// latch of it, and only the row that fills it takes the ordinary path (which starts
+    /// the next leaf).
+    pub fn append_ascending(
+        &self,
+        pool: &BufferPool,
+        cursor: &mut AppendCursor,
+        lsn: Lsn,
+        rows: &[(&[u8], &[u8])],
+    ) -> Result<()> {
+        let mut next = 0;
+        while next < rows.len() {
+            if let Some(leaf_id) = cursor.leaf {
+                let mut leaf = pool.write(leaf_id)?;
+                let mut n = leaf.count();
+                assert!(
+                    leaf.kind() == PageKind::Leaf && (n == 0 || leaf.key(n - 1) < rows[next].0),
+                    "an appending cursor points at the leaf of the largest key"
+                );
+                let first = next;
+                while let Some(&(key, value)) = rows.get(next) {
+                    let inline = key.len() <= MAX_KEY_BYTES
+                        && key.len() + value.len() + 13 <= MAX_INLINE_CELL_BYTES;
+                    if !inline
+                        || !leaf.insert_cell(n, &leaf_cell(key, lsn, LeafValue::Inline(value)))
+                    {
+                        break;
+                    }
+                    n += 1;
+                    next += 1;
+                }
+                if next > first {
+                    cursor.last.clear();
+                    cursor.last.extend_from_slice(rows[next - 1].0);
+                }
+                if next == rows.len() {
+                    break;
+                }
+            }
+            let (key, value) = rows[next];
+            let previous = self.put_ascending(pool, cursor, key, lsn, value)?;
+            assert!(previous.is_none(), "a key above every stored key is new");
+            next += 1;
+        }
+        Ok(())
+    }
+
     /// Store inline `value` at `lsn` under `key` if that changes the key's leaf alone: the
     /// new cell is inline and fits in the leaf, and the version it replaces (if any) is
     /// inline too. Needs only the shared tree lock. `before` gets the previous version

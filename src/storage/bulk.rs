@@ -14,13 +14,21 @@
 //! Replay of the record claims the same ids at the same slots and adopts the tree again,
 //! so recovery reads the load back from the pages, whatever checkpoint it starts from.
 //! A load that does not commit frees its pages when it is dropped.
+//!
+//! Rows that arrive in key order wait in a small buffer and go into the tree's last leaf
+//! many under one latch ([`BTree::append_ascending`]): a pin and a latch per row were
+//! about half of what storing a row cost. Everything that reads the tree, or writes a
+//! row out of order, first moves the buffer into it.
 
 use std::ops::Bound;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use super::btree::{AppendCursor, BTree};
 use super::page::PageId;
 use super::pool::BufferPool;
+use crate::constants::BULK_PENDING_MAX_BYTES;
 use crate::error::{Error, Result};
 use crate::wal::Lsn;
 
@@ -36,10 +44,60 @@ pub struct BulkLoad {
     /// `None` once committed: the table owns the pages then.
     tree: Option<BTree>,
     rows: u64,
-    /// Where the last row went: rows in key order go straight into the last leaf.
-    cursor: AppendCursor,
+    /// Rows taken in key order and not yet in the tree, with where the last row went
+    /// (rows in key order go straight into the last leaf).
+    pending: Mutex<Pending>,
     /// Every page with its slot, once flushed.
     pages: Vec<(PageId, u64)>,
+}
+
+/// Rows waiting for the tree, every key above all keys stored or waiting before it.
+#[derive(Default)]
+struct Pending {
+    /// Keys and images, one after the other.
+    bytes: Vec<u8>,
+    /// Per row: where its key starts, the key's length and the image's length.
+    rows: Vec<(usize, usize, usize)>,
+    /// The largest key taken, waiting or stored, if any.
+    largest: Option<Vec<u8>>,
+    cursor: AppendCursor,
+}
+
+impl Pending {
+    /// Whether `key` may wait: it is above every key taken so far.
+    fn takes(&self, key: &[u8]) -> bool {
+        self.largest.as_deref().is_none_or(|largest| key > largest)
+    }
+
+    fn push(&mut self, key: &[u8], image: &[u8]) {
+        self.rows.push((self.bytes.len(), key.len(), image.len()));
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(image);
+        let largest = self.largest.get_or_insert_with(Vec::new);
+        largest.clear();
+        largest.extend_from_slice(key);
+    }
+
+    /// Move the waiting rows into `tree`.
+    fn drain(&mut self, pool: &BufferPool, tree: &BTree) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<(&[u8], &[u8])> = self
+            .rows
+            .iter()
+            .map(|&(at, key, image)| {
+                (
+                    &self.bytes[at..at + key],
+                    &self.bytes[at + key..at + key + image],
+                )
+            })
+            .collect();
+        tree.append_ascending(pool, &mut self.cursor, BULK_ROW_LSN, &rows)?;
+        self.rows.clear();
+        self.bytes.clear();
+        Ok(())
+    }
 }
 
 impl BulkLoad {
@@ -49,7 +107,7 @@ impl BulkLoad {
             pool,
             tree: Some(tree),
             rows: 0,
-            cursor: AppendCursor::default(),
+            pending: Mutex::new(Pending::default()),
             pages: Vec::new(),
         })
     }
@@ -64,13 +122,30 @@ impl BulkLoad {
     /// already holds `key` (the caller reports the duplicate and abandons the load).
     pub fn insert(&mut self, key: &[u8], image: &[u8]) -> Result<bool> {
         let tree = *self.tree()?;
+        let pending = self.pending.get_mut();
+        if pending.takes(key) {
+            pending.push(key, image);
+            if pending.bytes.len() >= BULK_PENDING_MAX_BYTES {
+                pending.drain(&self.pool, &tree)?;
+            }
+            self.rows += 1;
+            return Ok(true);
+        }
+        pending.drain(&self.pool, &tree)?;
         let previous =
-            tree.put_ascending(&self.pool, &mut self.cursor, key, BULK_ROW_LSN, image)?;
+            tree.put_ascending(&self.pool, &mut pending.cursor, key, BULK_ROW_LSN, image)?;
         if previous.is_some() {
             return Ok(false);
         }
         self.rows += 1;
         Ok(true)
+    }
+
+    /// The tree, with every row taken so far in it.
+    fn settled_tree(&self) -> Result<BTree> {
+        let tree = *self.tree()?;
+        self.pending.lock().drain(&self.pool, &tree)?;
+        Ok(tree)
     }
 
     pub fn rows(&self) -> u64 {
@@ -80,7 +155,7 @@ impl BulkLoad {
     /// The row image under `key`, if loaded.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self
-            .tree()?
+            .settled_tree()?
             .get(&self.pool, key)?
             .and_then(|(_, image)| image))
     }
@@ -91,7 +166,7 @@ impl BulkLoad {
         range: (Bound<&[u8]>, Bound<&[u8]>),
         visit: &mut LoadedRow<'_>,
     ) -> Result<()> {
-        self.tree()?
+        self.settled_tree()?
             .scan(&self.pool, range, false, &mut |key, _, image| match image {
                 Some(image) => visit(key, image),
                 None => Ok(true),
@@ -102,7 +177,7 @@ impl BulkLoad {
     /// Step 1 of the commit: write the tree's pages that are not on disk yet. The caller
     /// makes the page file durable before logging the commit.
     pub fn flush(&mut self) -> Result<()> {
-        let tree = *self.tree()?;
+        let tree = self.settled_tree()?;
         let Some(tag) = private_tag(&tree) else {
             return Err(Error::internal("a bulk load's tree is private"));
         };
@@ -116,6 +191,10 @@ impl BulkLoad {
 
     /// The root and every page with its slot, for the commit record (after `flush`).
     pub fn record(&self) -> Result<(PageId, &[(PageId, u64)])> {
+        assert!(
+            self.pending.lock().rows.is_empty(),
+            "a load is flushed, all its rows in its tree, before it is recorded"
+        );
         Ok((self.tree()?.root, &self.pages))
     }
 
