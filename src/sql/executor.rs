@@ -553,18 +553,19 @@ impl Executor<'_> {
     }
 
     /// Add one complete row, already through [`check_row`], to this transaction's bulk load
-    /// of `table`. `image` is scratch space for the row's encoding, kept by the caller
-    /// across rows.
+    /// of `table`, whose columns have `column_types`. `image` is scratch space for the
+    /// row's encoding; both are kept by the caller across rows.
     pub fn bulk_insert(
         &mut self,
         table: &Arc<Table>,
         def: &TableDef,
+        column_types: &[DataType],
         row: &[Value],
         image: &mut Vec<u8>,
     ) -> Result<()> {
         let key = row_key(table, def, row);
         image.clear();
-        types::encode_row(row, &table.column_types(), image);
+        types::encode_row(row, column_types, image);
         let w = self.txn.writes.table_mut(table);
         let load = match &mut w.bulk {
             Some(load) => load,

@@ -1254,6 +1254,7 @@ impl Session {
             let mut touched = std::collections::HashSet::new();
             let bulk = exec.can_bulk_load(&cp.table);
             let image = &mut copy.image;
+            let column_types = cp.table.column_types();
             for rec in records {
                 let line = rec.line;
                 let context =
@@ -1292,7 +1293,7 @@ impl Session {
                 };
                 if bulk {
                     let row = check_row(&cp.def, row).map_err(context)?;
-                    exec.bulk_insert(&cp.table, &cp.def, &row, image)
+                    exec.bulk_insert(&cp.table, &cp.def, &column_types, &row, image)
                         .map_err(context)?;
                 } else {
                     // insert_row checks the row itself.

@@ -63,6 +63,13 @@ pub struct AppendCursor {
     last: Vec<u8>,
 }
 
+impl AppendCursor {
+    /// The largest key stored through the cursor, if any.
+    pub fn largest(&self) -> Option<&[u8]> {
+        (!self.last.is_empty()).then_some(self.last.as_slice())
+    }
+}
+
 /// A scan's visitor: key, version LSN, row image (`None` for a tombstone); false stops.
 pub type Visit<'a> = dyn FnMut(&[u8], Lsn, Option<&[u8]>) -> Result<bool> + 'a;
 

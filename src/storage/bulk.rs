@@ -58,24 +58,24 @@ struct Pending {
     bytes: Vec<u8>,
     /// Per row: where its key starts, the key's length and the image's length.
     rows: Vec<(usize, usize, usize)>,
-    /// The largest key taken, waiting or stored, if any.
-    largest: Option<Vec<u8>>,
     cursor: AppendCursor,
 }
 
 impl Pending {
-    /// Whether `key` may wait: it is above every key taken so far.
+    /// Whether `key` may wait: it is above every key taken so far, the last one waiting
+    /// or else the largest stored.
     fn takes(&self, key: &[u8]) -> bool {
-        self.largest.as_deref().is_none_or(|largest| key > largest)
+        let largest = match self.rows.last() {
+            Some(&(at, len, _)) => Some(&self.bytes[at..at + len]),
+            None => self.cursor.largest(),
+        };
+        largest.is_none_or(|largest| key > largest)
     }
 
     fn push(&mut self, key: &[u8], image: &[u8]) {
         self.rows.push((self.bytes.len(), key.len(), image.len()));
         self.bytes.extend_from_slice(key);
         self.bytes.extend_from_slice(image);
-        let largest = self.largest.get_or_insert_with(Vec::new);
-        largest.clear();
-        largest.extend_from_slice(key);
     }
 
     /// Move the waiting rows into `tree`.

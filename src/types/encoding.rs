@@ -165,12 +165,6 @@ pub fn encode_row(values: &[Value], types: &[DataType], out: &mut Vec<u8>) {
     put_varint(values.len() as u128, out);
     for (i, v) in values.iter().enumerate() {
         match v {
-            Value::Text(s) if matches!(types.get(i), Some(DataType::Char(_))) => {
-                let s = s.trim_end_matches(' ');
-                out.push(T_TEXT);
-                put_varint(s.len() as u128, out);
-                out.extend_from_slice(s.as_bytes());
-            }
             Value::Null => out.push(T_NULL),
             Value::Bool(b) => out.push(if *b { T_TRUE } else { T_FALSE }),
             Value::Int2(i) => {
@@ -199,6 +193,10 @@ pub fn encode_row(values: &[Value], types: &[DataType], out: &mut Vec<u8>) {
                 put_varint(d.mantissa().unsigned_abs(), out);
             }
             Value::Text(s) => {
+                let s = match types.get(i) {
+                    Some(DataType::Char(_)) => s.trim_end_matches(' '),
+                    _ => s,
+                };
                 out.push(T_TEXT);
                 put_varint(s.len() as u128, out);
                 out.extend_from_slice(s.as_bytes());
