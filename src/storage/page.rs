@@ -142,8 +142,21 @@ impl Page {
     /// A page read from disk, checked: see [`Page::verify`].
     pub fn from_disk(bytes: Box<[u8; PAGE_BYTES]>, expected: PageId) -> Result<Page, Corrupt> {
         let mut page = Page { bytes, used: 0 };
-        page.used = page.verify(expected)?;
+        page.check_loaded(expected)?;
         Ok(page)
+    }
+
+    /// The page's bytes, for the buffer pool to read an image from disk into, in place.
+    /// Until [`Page::check_loaded`] accepts what was read, the page must not be used.
+    pub fn load_buffer(&mut self) -> &mut [u8; PAGE_BYTES] {
+        self.used = 0;
+        &mut self.bytes
+    }
+
+    /// Check an image read into [`Page::load_buffer`], as [`Page::from_disk`] does.
+    pub fn check_loaded(&mut self, expected: PageId) -> Result<(), Corrupt> {
+        self.used = self.verify(expected)?;
+        Ok(())
     }
 
     /// Empty the page and make it `kind`, keeping its id.

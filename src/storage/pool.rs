@@ -686,10 +686,11 @@ impl BufferPool {
         }
         let (frame, mut guard) = self.claim_clean_frame(&mut inner, id)?;
         drop(inner);
-        let mut bytes = Box::new([0u8; PAGE_BYTES]);
+        // Read straight into the frame, which is latched exclusively: a reader waiting on
+        // the latch finds either the checked image or, after a failure, a page of no id.
         let loaded = self
             .file
-            .read_at(&mut bytes[..], slot * PAGE_BYTES as u64)
+            .read_at(guard.load_buffer(), slot * PAGE_BYTES as u64)
             .map_err(|e| io_error("read", e))
             .and_then(|n| {
                 if n != PAGE_BYTES {
@@ -698,7 +699,7 @@ impl BufferPool {
                         format!("page {} at slot {slot}: short read of {n} bytes", id.0),
                     ));
                 }
-                Page::from_disk(bytes, id).map_err(|c| {
+                guard.check_loaded(id).map_err(|c| {
                     Error::new(
                         SqlState::DATA_CORRUPTED,
                         format!("invalid page {} at slot {slot}: {c}", id.0),
@@ -707,10 +708,7 @@ impl BufferPool {
             });
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
         match loaded {
-            Ok(page) => {
-                *guard = page;
-                Ok(frame)
-            }
+            Ok(()) => Ok(frame),
             Err(e) => {
                 *guard = Page::new(PageKind::Leaf, PageId::NONE);
                 let mut inner = self.inner.lock();
@@ -792,18 +790,19 @@ impl BufferPool {
         }
     }
 
-    /// Write pinned frame `frame` (page `id`) to a fresh slot and map it there.
+    /// Write pinned frame `frame` (page `id`) to a fresh slot and map it there. The frame
+    /// is sealed and written in place, under its exclusive latch: no copy is made, and a
+    /// frame picked for eviction is one that nobody was using.
     fn write_out(&self, frame: usize, id: PageId) -> Result<()> {
-        let latch = self.frames[frame].read();
-        let mut image = latch.clone_page();
+        let mut latch = self.frames[frame].write();
         let (slot, epoch) = {
             let mut inner = self.inner.lock();
             (inner.map.allocate_slot(), inner.epoch)
         };
-        image.seal(epoch);
+        latch.seal(epoch);
         if let Err(e) = self
             .file
-            .write_all_at(image.bytes(), slot * PAGE_BYTES as u64)
+            .write_all_at(latch.bytes(), slot * PAGE_BYTES as u64)
         {
             self.release_slot(slot);
             return Err(io_error("write", e));
