@@ -5,9 +5,8 @@
 //! SET. Values are kept in canonical form (the form SHOW prints), so `SET shared_buffers`
 //! style inputs like `131072kB` and `128MB` show the same.
 
-use std::collections::HashMap;
-
 use parking_lot::RwLock;
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result, SqlState};
 
@@ -268,7 +267,7 @@ fn format_with_unit(n: i64, unit: Unit) -> String {
 
 /// The server-wide values.
 pub struct Settings {
-    values: RwLock<HashMap<&'static str, String>>,
+    values: RwLock<FxHashMap<&'static str, String>>,
 }
 
 impl Default for Settings {

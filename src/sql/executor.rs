@@ -2,8 +2,8 @@
 //! statement's snapshot with the transaction's own writes; writes lock rows first and
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
@@ -711,7 +711,7 @@ impl Executor<'_> {
         def: &TableDef,
         row: Vec<Value>,
         on_conflict: &OnConflict,
-        touched: &mut HashSet<Key>,
+        touched: &mut FxHashSet<Key>,
     ) -> Result<Option<Vec<Value>>> {
         let row = check_row(def, row)?;
         if def.primary_key.is_empty() {
@@ -798,7 +798,7 @@ impl Executor<'_> {
         };
         let mut count = 0;
         let mut returned = Vec::new();
-        let mut touched = HashSet::new();
+        let mut touched = FxHashSet::default();
         for values in source_rows {
             check_cancel(self.slot)?;
             let row = self.build_row(&plan.defaults, &plan.targets, values, ncols)?;
@@ -865,7 +865,7 @@ impl Executor<'_> {
                 }
             },
             Some(agg) => {
-                let mut groups: HashMap<Vec<Value>, usize> = HashMap::new();
+                let mut groups: FxHashMap<Vec<Value>, usize> = FxHashMap::default();
                 let mut states: Vec<(Vec<Value>, Vec<AggState>)> = Vec::new();
                 let mut feed = |row: &[Value]| -> Result<bool> {
                     let key = agg

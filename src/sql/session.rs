@@ -1,6 +1,6 @@
 //! A client session: transaction state, prepared statements' plans, and execution.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -166,9 +166,9 @@ pub struct Session {
     slot: Arc<SessionSlot>,
     user: String,
     txn: Option<TxnState>,
-    overrides: HashMap<&'static str, String>,
+    overrides: FxHashMap<&'static str, String>,
     /// Simple-protocol statement shapes by text, with their plans.
-    cache: HashMap<String, Arc<Shape>>,
+    cache: FxHashMap<String, Arc<Shape>>,
     /// Whether commits are finished by the caller (see [`Session::defer_commits`]).
     defer_commits: bool,
     /// A commit started by the last call and not yet finished.
@@ -198,8 +198,8 @@ impl Session {
             slot,
             user: "postgres".into(),
             txn: None,
-            overrides: HashMap::new(),
-            cache: HashMap::new(),
+            overrides: FxHashMap::default(),
+            cache: FxHashMap::default(),
             defer_commits: false,
             in_flight: None,
             checkpoint_wait: None,
@@ -1251,7 +1251,7 @@ impl Session {
             // Every column, in order: the decoded fields are the row.
             let whole_rows =
                 cp.targets.len() == ncols && cp.targets.iter().enumerate().all(|(i, &c)| i == c);
-            let mut touched = std::collections::HashSet::new();
+            let mut touched = FxHashSet::default();
             let bulk = exec.can_bulk_load(&cp.table);
             let image = &mut copy.image;
             let column_types = cp.table.column_types();
@@ -1457,7 +1457,7 @@ fn increments_to_images<'l>(
 }
 
 fn show_setting(
-    overrides: &HashMap<&'static str, String>,
+    overrides: &FxHashMap<&'static str, String>,
     engine: &Engine,
     isolation: Option<Isolation>,
     name: &str,

@@ -10,7 +10,7 @@
 //! - The catalog image ([`Catalog::image`]) is taken under the checkpoint barrier, when no
 //!   commit or catalog change is between its log append and its install.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -208,12 +208,12 @@ impl Sequence {
 
 pub struct Catalog {
     pool: Arc<BufferPool>,
-    tables: RwLock<HashMap<String, Arc<Table>>>,
+    tables: RwLock<FxHashMap<String, Arc<Table>>>,
     /// Dropped by a transaction that has not committed yet.
-    dropping: RwLock<HashMap<TableId, Arc<Table>>>,
+    dropping: RwLock<FxHashMap<TableId, Arc<Table>>>,
     /// Created by a transaction that has not committed yet.
-    unconfirmed: RwLock<HashSet<TableId>>,
-    sequences: RwLock<HashMap<String, Arc<Sequence>>>,
+    unconfirmed: RwLock<FxHashSet<TableId>>,
+    sequences: RwLock<FxHashMap<String, Arc<Sequence>>>,
     next_table_id: AtomicU32,
     /// Bumped by every DDL; plans made under an older version are re-planned.
     version: AtomicU64,

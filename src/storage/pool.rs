@@ -33,7 +33,8 @@
 //! - Every image read is verified ([`Page::verify`]); every image written is sealed
 //!   ([`Page::seal`]) with a checksum first.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeSet;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -117,9 +118,9 @@ pub struct PageMap {
     next_page: u64,
     free_pages: Vec<u64>,
     /// Pages of bulk loads not yet committed, with their load's tag.
-    private: HashMap<u64, u64>,
+    private: FxHashMap<u64, u64>,
     /// Page ids the loaded checkpoint marked [`RESERVED_SLOT`], not claimed yet.
-    reserved: HashSet<u64>,
+    reserved: FxHashSet<u64>,
     /// Slots named by committed bulk loads, by commit LSN: kept until a checkpoint whose
     /// redo LSN is at or past that LSN is durable.
     logged: Vec<(Lsn, Vec<u64>)>,
@@ -142,8 +143,8 @@ impl Default for PageMap {
             free_slots: BTreeSet::new(),
             next_page: 1,
             free_pages: Vec::new(),
-            private: HashMap::new(),
-            reserved: HashSet::new(),
+            private: FxHashMap::default(),
+            reserved: FxHashSet::default(),
             logged: Vec::new(),
             replay_fresh_from: 0,
             freed_pages_pending: Vec::new(),
@@ -324,12 +325,12 @@ impl FrameMeta {
 }
 
 struct Inner {
-    table: HashMap<PageId, usize>,
+    table: FxHashMap<PageId, usize>,
     meta: Vec<FrameMeta>,
     hand: usize,
     map: PageMap,
     /// Copies made on first write of pages the running checkpoint has not taken yet.
-    image_copies: HashMap<PageId, Page>,
+    image_copies: FxHashMap<PageId, Page>,
     /// Epoch stamped into images written now.
     epoch: u64,
     /// Images begun so far (a copy made for one is never kept for another).
@@ -471,11 +472,11 @@ impl BufferPool {
                 .collect(),
             pins: (0..frames).map(|_| AtomicU32::new(0)).collect(),
             inner: Mutex::new(Inner {
-                table: HashMap::with_capacity(frames),
+                table: FxHashMap::with_capacity_and_hasher(frames, Default::default()),
                 meta: vec![FrameMeta::default(); frames],
                 hand: 0,
                 map,
-                image_copies: HashMap::new(),
+                image_copies: FxHashMap::default(),
                 epoch: 0,
                 images_begun: 0,
                 dirty_frames: 0,

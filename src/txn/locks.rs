@@ -27,8 +27,8 @@
 //! work) waits with [`LockTable::lock`] on the shard's condvar. Both kinds record their
 //! edges in one wait-for graph, which refuses a wait that would close a cycle (40P01).
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -175,8 +175,8 @@ struct Queue {
 
 #[derive(Default)]
 struct ShardState {
-    held: HashMap<LockKey, Held>,
-    queues: HashMap<LockKey, Queue>,
+    held: FxHashMap<LockKey, Held>,
+    queues: FxHashMap<LockKey, Queue>,
     /// Threads blocked in [`LockTable::lock`] on this shard.
     blocked_threads: usize,
 }
@@ -194,8 +194,8 @@ pub struct LockTable {
     /// the key's hash; taken in stripe order).
     increment_latches: Vec<Mutex<()>>,
     /// Wait-for graph: waiting transaction → the holders it waits for.
-    waits_for: Mutex<HashMap<TxnId, Vec<TxnId>>>,
-    hasher: std::collections::hash_map::RandomState,
+    waits_for: Mutex<FxHashMap<TxnId, Vec<TxnId>>>,
+    hasher: rustc_hash::FxBuildHasher,
 }
 
 impl Default for LockTable {
@@ -203,7 +203,7 @@ impl Default for LockTable {
         LockTable {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             increment_latches: (0..SHARDS).map(|_| Mutex::new(())).collect(),
-            waits_for: Mutex::new(HashMap::new()),
+            waits_for: Mutex::new(FxHashMap::default()),
             hasher: Default::default(),
         }
     }
@@ -307,7 +307,9 @@ impl LockTable {
         let mut h = self.hasher.build_hasher();
         table.hash(&mut h);
         key.hash(&mut h);
-        h.finish() as usize % SHARDS
+        // The high bits: a shard's maps place keys by the same hash's low bits, and keys
+        // that share a shard must not also share their low bits.
+        (h.finish() >> 40) as usize % SHARDS
     }
 
     fn shard(&self, table: TableId, key: &[u8]) -> &Shard {
@@ -480,7 +482,7 @@ impl LockTable {
                 theirs.retain(|&t| t != waiter);
             }
         }
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut next: Vec<TxnId> = holders.clone();
         while let Some(t) = next.pop() {
             if t == waiter {

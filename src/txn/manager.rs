@@ -1,7 +1,7 @@
 //! The transaction manager: transaction ids, snapshots, the commit path, and the registry
 //! of sessions (for cancellation and for the oldest live snapshot).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -112,7 +112,7 @@ pub struct TxnManager {
     /// LSN. So the image holds exactly the changes logged below the redo LSN.
     barrier: RwLock<()>,
     next_txn_id: AtomicU64,
-    sessions: RwLock<HashMap<i32, Arc<SessionSlot>>>,
+    sessions: RwLock<FxHashMap<i32, Arc<SessionSlot>>>,
     next_pid: AtomicU64,
     /// The log; None for a purely in-memory engine (tests).
     pub wal: Option<Arc<Wal>>,
@@ -133,7 +133,7 @@ impl TxnManager {
             last_lsn: Mutex::new(Lsn::ZERO),
             barrier: RwLock::new(()),
             next_txn_id: AtomicU64::new(1),
-            sessions: RwLock::new(HashMap::new()),
+            sessions: RwLock::new(FxHashMap::default()),
             next_pid: AtomicU64::new(1000),
             wal: None,
         }

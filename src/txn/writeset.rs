@@ -6,7 +6,8 @@
 //! Deferred increments never reach the commit record as such: before the commit, the
 //! session applies them to each row's latest version and they become after-images.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
@@ -50,7 +51,7 @@ pub struct TableWrites {
 
 #[derive(Default)]
 pub struct WriteSet {
-    pub tables: HashMap<TableId, TableWrites>,
+    pub tables: FxHashMap<TableId, TableWrites>,
     /// The write gates this transaction passed, one per table its statements write (or
     /// drop or truncate); it leaves them when the write set is dropped, after its commit
     /// is installed or when it rolls back.

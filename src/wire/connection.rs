@@ -1,7 +1,7 @@
 //! The per-connection state machine: socket I/O with batching, the main message loop, and
 //! the simple query protocol. The extended protocol is in `extended.rs`, COPY in `copy.rs`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -279,9 +279,9 @@ impl<S: Transport> Io<S> {
 pub struct Protocol {
     pub session: Session,
     /// Prepared statements by name ("" is the unnamed statement).
-    pub statements: HashMap<String, Arc<Prepared>>,
+    pub statements: FxHashMap<String, Arc<Prepared>>,
     /// Portals by name ("" is the unnamed portal).
-    pub portals: HashMap<String, Portal>,
+    pub portals: FxHashMap<String, Portal>,
     /// After an error in an extended-protocol message, messages are discarded until Sync.
     pub skip_until_sync: bool,
 }
@@ -320,8 +320,8 @@ pub async fn run<S: Transport>(
     session.defer_commits();
     let state = protocol.insert(Protocol {
         session,
-        statements: HashMap::new(),
-        portals: HashMap::new(),
+        statements: FxHashMap::default(),
+        portals: FxHashMap::default(),
         skip_until_sync: false,
     });
     state.session.set_user(&params.user);
