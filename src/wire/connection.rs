@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use super::backend::{Output, Severity};
-use super::extended::Portal;
+use super::extended::Portals;
 use super::frontend::{decode_message, Framed, FrontendMessage, Input};
 use super::reply_batch::{self, Sent};
 use super::startup::{self, Startup};
@@ -281,7 +281,7 @@ pub struct Protocol {
     /// Prepared statements by name ("" is the unnamed statement).
     pub statements: FxHashMap<String, Arc<Prepared>>,
     /// Portals by name ("" is the unnamed portal).
-    pub portals: FxHashMap<String, Portal>,
+    pub portals: Portals,
     /// After an error in an extended-protocol message, messages are discarded until Sync.
     pub skip_until_sync: bool,
 }
@@ -321,7 +321,7 @@ pub async fn run<S: Transport>(
     let state = protocol.insert(Protocol {
         session,
         statements: FxHashMap::default(),
-        portals: FxHashMap::default(),
+        portals: Portals::default(),
         skip_until_sync: false,
     });
     state.session.set_user(&params.user);

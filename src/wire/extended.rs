@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use rustc_hash::FxHashMap;
 
 use super::connection::{send_rows, Flow, Io, Protocol, Transport};
 use super::frontend::{utf8_text, Target};
@@ -21,6 +22,49 @@ pub struct Portal {
     /// One format code per result column.
     formats: Vec<i16>,
     state: PortalState,
+}
+
+/// A connection's portals by name. The unnamed portal, the one most clients bind every
+/// statement to, is kept apart from the map: no hashing or string comparison for it.
+#[derive(Default)]
+pub struct Portals {
+    unnamed: Option<Portal>,
+    named: FxHashMap<String, Portal>,
+}
+
+impl Portals {
+    pub fn get(&self, name: &str) -> Option<&Portal> {
+        if name.is_empty() {
+            self.unnamed.as_ref()
+        } else {
+            self.named.get(name)
+        }
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn insert(&mut self, name: String, portal: Portal) {
+        if name.is_empty() {
+            self.unnamed = Some(portal);
+        } else {
+            self.named.insert(name, portal);
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Portal> {
+        if name.is_empty() {
+            self.unnamed.take()
+        } else {
+            self.named.remove(name)
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.unnamed = None;
+        self.named.clear();
+    }
 }
 
 enum PortalState {
