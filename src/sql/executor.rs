@@ -2,11 +2,12 @@
 //! statement's snapshot with the transaction's own writes; writes lock rows first and
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::bind::{AggCall, AggFunc};
 use super::expr::{numeric_div, EvalContext, Expr};

@@ -1,10 +1,10 @@
 //! A client session: transaction state, prepared statements' plans, and execution.
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::copy::CopyParser;
 use super::executor::{check_row, Executor};

@@ -10,11 +10,11 @@
 //! - The catalog image ([`Catalog::image`]) is taken under the checkpoint barrier, when no
 //!   commit or catalog change is between its log append and its install.
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::page::PageId;
 use super::pool::{BufferPool, PageMap};

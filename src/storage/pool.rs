@@ -33,7 +33,6 @@
 //! - Every image read is verified ([`Page::verify`]); every image written is sealed
 //!   ([`Page::seal`]) with a checksum first.
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
@@ -42,6 +41,7 @@ use std::sync::Arc;
 
 use parking_lot::lock_api::{ArcRwLockReadGuard, ArcRwLockWriteGuard};
 use parking_lot::{Mutex, RawRwLock, RwLock};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::page::{Page, PageId, PageKind, PAGE_BYTES};
 use crate::constants::PREPARED_SLOTS_MARGIN;

@@ -27,7 +27,6 @@
 //! work) waits with [`LockTable::lock`] on the shard's condvar. Both kinds record their
 //! edges in one wait-for graph, which refuses a wait that would close a cycle (40P01).
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
+use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::sync::Notify;
 
 use crate::error::{Error, Result, SqlState};

@@ -1,11 +1,11 @@
 //! The transaction manager: transaction ids, snapshots, the commit path, and the registry
 //! of sessions (for cancellation and for the oldest live snapshot).
 
-use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
+use rustc_hash::FxHashMap;
 
 use super::records;
 use super::{LockTable, TxnId, VisibilityTracker, WriteSet};

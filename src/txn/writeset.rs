@@ -6,10 +6,10 @@
 //! Deferred increments never reach the commit record as such: before the commit, the
 //! session applies them to each row's latest version and they become after-images.
 
-use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
-
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::storage::write_gate::Writer;
 use crate::storage::{BulkLoad, Key, Row, Table, TableId};

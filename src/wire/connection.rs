@@ -1,7 +1,6 @@
 //! The per-connection state machine: socket I/O with batching, the main message loop, and
 //! the simple query protocol. The extended protocol is in `extended.rs`, COPY in `copy.rs`.
 
-use rustc_hash::FxHashMap;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
