@@ -919,3 +919,53 @@ async fn prepared_statement_reuse_and_transactions() {
     .await;
     server.stop();
 }
+
+/// Named portals (tokio-postgres binds each to a portal of its own) fetched a few rows at a
+/// time, interleaved with each other and with statements on the unnamed portal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_portals_fetch_in_parts_beside_the_unnamed_one() {
+    let server = TestServer::start().await;
+    within_limit(async {
+        let mut c = server.connect().await;
+        let t = unique_table("rs_portals");
+        c.batch_execute(&format!("create table {t} (id int primary key, v text)"))
+            .await
+            .unwrap();
+        let insert = c
+            .prepare(&format!("insert into {t} values ($1, $2)"))
+            .await
+            .unwrap();
+        for i in 0..10i32 {
+            c.execute(&insert, &[&i, &format!("v{i}")]).await.unwrap();
+        }
+        let ids = |rows: Vec<tokio_postgres::Row>| -> Vec<i32> {
+            rows.iter().map(|r| r.get::<_, i32>(0)).collect()
+        };
+        let tx = c.transaction().await.unwrap();
+        let select = tx
+            .prepare(&format!("select id from {t} where id >= $1 order by id"))
+            .await
+            .unwrap();
+        let from_0 = tx.bind(&select, &[&0i32]).await.unwrap();
+        let from_5 = tx.bind(&select, &[&5i32]).await.unwrap();
+        assert_eq!(ids(tx.query_portal(&from_0, 3).await.unwrap()), [0, 1, 2]);
+        assert_eq!(ids(tx.query_portal(&from_5, 2).await.unwrap()), [5, 6]);
+        // Statements on the unnamed portal leave the named ones where they were.
+        let count: i64 = tx
+            .query_one(&format!("select count(*) from {t}"), &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(count, 10);
+        assert_eq!(ids(tx.query(&select, &[&8i32]).await.unwrap()), [8, 9]);
+        assert_eq!(
+            ids(tx.query_portal(&from_0, 4).await.unwrap()),
+            [3, 4, 5, 6]
+        );
+        assert_eq!(ids(tx.query_portal(&from_5, 10).await.unwrap()), [7, 8, 9]);
+        assert_eq!(ids(tx.query_portal(&from_0, 0).await.unwrap()), [7, 8, 9]);
+        tx.commit().await.unwrap();
+    })
+    .await;
+    server.stop();
+}
