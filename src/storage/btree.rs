@@ -19,8 +19,8 @@
 use std::ops::Bound;
 
 use super::page::{
-    decode_leaf_cell, internal_cell, leaf_cell, LeafValue, Page, PageId, PageKind, HEADER_BYTES,
-    MAX_INLINE_CELL_BYTES, MAX_KEY_BYTES, OVERFLOW_DATA_BYTES, PAGE_BYTES,
+    decode_leaf_cell, internal_cell, leaf_cell, stays_inline, LeafValue, Page, PageId, PageKind,
+    HEADER_BYTES, MAX_KEY_BYTES, OVERFLOW_DATA_BYTES, PAGE_BYTES,
 };
 use super::pool::{BufferPool, Owner, PageRef};
 use crate::error::{Error, Result, SqlState};
@@ -172,9 +172,7 @@ impl BTree {
         }
         let cell = match value {
             None => leaf_cell(key, lsn, LeafValue::Tombstone),
-            Some(v) if key.len() + v.len() + 13 <= MAX_INLINE_CELL_BYTES => {
-                leaf_cell(key, lsn, LeafValue::Inline(v))
-            }
+            Some(v) if stays_inline(key, v) => leaf_cell(key, lsn, LeafValue::Inline(v)),
             Some(v) => {
                 let first = write_overflow(pool, self.owner, v)?;
                 let len = u32::try_from(v.len()).map_err(|_| {
@@ -239,8 +237,7 @@ impl BTree {
         lsn: Lsn,
         value: &[u8],
     ) -> Result<Option<Entry>> {
-        let inline =
-            key.len() <= MAX_KEY_BYTES && key.len() + value.len() + 13 <= MAX_INLINE_CELL_BYTES;
+        let inline = key.len() <= MAX_KEY_BYTES && stays_inline(key, value);
         if let Some(leaf_id) = cursor
             .leaf
             .filter(|_| inline && key > cursor.last.as_slice())
@@ -291,8 +288,7 @@ impl BTree {
                 );
                 let first = next;
                 while let Some(&(key, value)) = rows.get(next) {
-                    let inline = key.len() <= MAX_KEY_BYTES
-                        && key.len() + value.len() + 13 <= MAX_INLINE_CELL_BYTES;
+                    let inline = key.len() <= MAX_KEY_BYTES && stays_inline(key, value);
                     if !inline
                         || !leaf.insert_cell(n, &leaf_cell(key, lsn, LeafValue::Inline(value)))
                     {
@@ -330,7 +326,7 @@ impl BTree {
         value: &[u8],
         before: impl FnOnce(Option<Entry>),
     ) -> Result<InPlace> {
-        if key.len() > MAX_KEY_BYTES || key.len() + value.len() + 13 > MAX_INLINE_CELL_BYTES {
+        if key.len() > MAX_KEY_BYTES || !stays_inline(key, value) {
             return Ok(InPlace::NeedsExclusive);
         }
         let cell = leaf_cell(key, lsn, LeafValue::Inline(value));

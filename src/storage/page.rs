@@ -139,7 +139,9 @@ impl Page {
         page
     }
 
-    /// A page read from disk, checked: see [`Page::verify`].
+    /// A page from an image's bytes, checked: see [`Page::verify`]. (The pool reads into
+    /// its frames instead: [`Page::load_buffer`].)
+    #[cfg(test)]
     pub fn from_disk(bytes: Box<[u8; PAGE_BYTES]>, expected: PageId) -> Result<Page, Corrupt> {
         let mut page = Page { bytes, used: 0 };
         page.check_loaded(expected)?;
@@ -153,7 +155,7 @@ impl Page {
         &mut self.bytes
     }
 
-    /// Check an image read into [`Page::load_buffer`], as [`Page::from_disk`] does.
+    /// Check an image read into [`Page::load_buffer`] (see [`Page::verify`]).
     pub fn check_loaded(&mut self, expected: PageId) -> Result<(), Corrupt> {
         self.used = self.verify(expected)?;
         Ok(())
@@ -477,6 +479,12 @@ impl Page {
         self.bytes[HEADER_BYTES..HEADER_BYTES + data.len()].copy_from_slice(data);
         put_u16(&mut self.bytes[..], 6, data.len());
     }
+}
+
+/// Whether `value` under `key` is stored in its leaf cell (key length, key, LSN, tag,
+/// value length, value: 13 bytes besides key and value) rather than in overflow pages.
+pub fn stays_inline(key: &[u8], value: &[u8]) -> bool {
+    key.len() + value.len() + 13 <= MAX_INLINE_CELL_BYTES
 }
 
 /// Encode a leaf cell.

@@ -1,6 +1,7 @@
 """Tables larger than the buffer pool: with shared_buffers = 64MB, `pgbench -i -s 50`
-(about 750 MB of tables in PostgreSQL, about 350 MB here) loads, TPC-B runs with zero failures and balanced sums, and a
-SIGKILL in the middle of a run loses nothing that was acknowledged. The page file does
+(about 750 MB of tables in PostgreSQL, about 350 MB here) loads, TPC-B runs with zero
+failures and balanced sums, and a SIGKILL in the middle of a run loses nothing that was
+acknowledged. Once the first run has given pages their second image, the page file does
 not grow with the runs or the recovery: space freed by old page versions is reused."""
 
 from __future__ import annotations
