@@ -42,7 +42,7 @@ use crate::constants::{PREPARE_BATCH_SLOTS, PREPARE_PAUSE};
 use crate::error::Result;
 use crate::settings::Settings;
 use crate::storage::checkpoint::{CheckpointStats, Checkpointer, Control, Pacing};
-use crate::wal::Lsn;
+use crate::wal::{Lsn, Retired};
 
 /// How often the checkpointer looks at the clock and the WAL when nothing wakes it.
 const POLL: Duration = Duration::from_millis(500);
@@ -92,6 +92,9 @@ struct State {
     started: u64,
     completed: u64,
     shutdown: bool,
+    /// The WAL a checkpoint cycle writes, as PostgreSQL estimates it: the last distance
+    /// if it was larger, else a slow decay towards it (how many retired segments to keep).
+    distance_estimate_bytes: u64,
 }
 
 pub struct Checkpoints {
@@ -108,6 +111,15 @@ pub struct Checkpoints {
     hurry: Arc<AtomicBool>,
 }
 
+/// The next estimate of a checkpoint cycle's WAL, after a cycle that wrote `distance`.
+fn next_distance_estimate(estimate: u64, distance: u64) -> u64 {
+    if distance >= estimate {
+        distance
+    } else {
+        (estimate as f64 * 0.9 + distance as f64 * 0.1) as u64
+    }
+}
+
 impl Checkpoints {
     /// `last` is the checkpoint recovery started from (epoch 0, redo 0 for none).
     pub fn new(files: Checkpointer, settings: Arc<Settings>, last: Control) -> Checkpoints {
@@ -121,6 +133,7 @@ impl Checkpoints {
                 started: 0,
                 completed: 0,
                 shutdown: false,
+                distance_estimate_bytes: 0,
             }),
             wake: Condvar::new(),
             done: Condvar::new(),
@@ -291,9 +304,22 @@ impl Checkpoints {
                 }
                 Ok(())
             })?;
-        let removed = match &txn.wal {
-            Some(wal) => wal.remove_segments_before(redo)?,
-            None => 0,
+        // Keep spares for as much WAL as a cycle is expected to write, never more than
+        // max_wal_size: PostgreSQL recycles on the same estimate.
+        let distance_bytes = redo.0.saturating_sub(last.redo.0);
+        let estimate_bytes = {
+            let mut st = self.state.lock();
+            st.distance_estimate_bytes =
+                next_distance_estimate(st.distance_estimate_bytes, distance_bytes);
+            st.distance_estimate_bytes
+        };
+        let max_wal_bytes = self.settings.get_int("max_wal_size").max(1) as u64 * 1024;
+        let (added, retired) = match &txn.wal {
+            Some(wal) => (
+                wal.take_segments_added(),
+                wal.retire_segments_before(redo, estimate_bytes.min(max_wal_bytes))?,
+            ),
+            None => (0, Retired::default()),
         };
         self.state.lock().last = control;
         self.record(reason, &stats);
@@ -301,15 +327,17 @@ impl Checkpoints {
             let total = started_at.elapsed().as_secs_f64();
             let frames = pool.frames().max(1) as f64;
             tracing::info!(
-                "checkpoint complete: wrote {} buffers ({:.1}%); 0 WAL file(s) added, {removed} removed, 0 recycled; write={:.3} s, sync={:.3} s, total={total:.3} s; sync files={}, longest={:.3} s, average={:.3} s; distance={} kB; redo lsn={redo}",
+                "checkpoint complete: wrote {} buffers ({:.1}%); {added} WAL file(s) added, {} removed, {} recycled; write={:.3} s, sync={:.3} s, total={total:.3} s; sync files={}, longest={:.3} s, average={:.3} s; distance={} kB; redo lsn={redo}",
                 stats.pages_written,
                 stats.pages_written as f64 * 100.0 / frames,
+                retired.removed,
+                retired.recycled,
                 stats.write_time_us as f64 / 1e6,
                 stats.sync_time_us as f64 / 1e6,
                 stats.syncs,
                 stats.longest_sync_us as f64 / 1e6,
                 stats.sync_time_us as f64 / 1e6 / stats.syncs.max(1) as f64,
-                redo.0.saturating_sub(last.redo.0) / 1024,
+                distance_bytes / 1024,
             );
         }
         Ok(())
@@ -326,5 +354,19 @@ impl Checkpoints {
         s.write_time_ms += stats.write_time_us as f64 / 1000.0;
         s.sync_time_ms += stats.sync_time_us as f64 / 1000.0;
         s.buffers_written += stats.pages_written;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_distance_estimate;
+
+    #[test]
+    fn the_distance_estimate_rises_at_once_and_decays_slowly() {
+        assert_eq!(next_distance_estimate(0, 1000), 1000);
+        assert_eq!(next_distance_estimate(1000, 4000), 4000);
+        // A CHECKPOINT right after another writes nothing: the estimate barely moves.
+        assert_eq!(next_distance_estimate(4000, 0), 3600);
+        assert_eq!(next_distance_estimate(3600, 1600), 3400);
     }
 }

@@ -2,11 +2,22 @@
 //!
 //! Segment file `wal/NNNNNNNNNNNNNNNN` (hex segment number) holds a 32-byte header and then
 //! log bytes `[n * DATA, (n + 1) * DATA)`, where DATA is the segment size minus the header.
-//! Records are contiguous in the log and may cross segment boundaries. New segments are
-//! zero-filled when created, so a zero length field marks the end of what was written.
-//! The server builds the next segment on a thread of its own as soon as writing enters a
-//! segment (`WalOptions::prepare_ahead`), so the flusher does not zero-fill in the commit
-//! path; segments past the log's end hold no records, and recovery removes them.
+//! Records are contiguous in the log and may cross segment boundaries. The server builds
+//! the next segment on a thread of its own as soon as writing enters a segment
+//! (`WalOptions::prepare_ahead`), so the flusher does not build one in the commit path;
+//! segments past the log's end hold no records, and recovery removes them.
+//!
+//! Recycling: a checkpoint retires the segments below its redo LSN. Up to the number the
+//! checkpointer asks to keep, they are renamed `NNNNNNNNNNNNNNNN.spare` instead of
+//! removed, and the next segment is built from a spare: its first block is rewritten (the
+//! new header, then zeros), synced, and the file renamed to its new number. Otherwise a
+//! segment is built by writing zeros through the whole file. So past the end of the log a
+//! segment holds zeros or an older segment's bytes, and the end is where a record's
+//! length field is zero or its LSN field names a position whole segments earlier: a
+//! record written there before the file was recycled. Either way nothing past the end
+//! passes as a record, because every record carries its own LSN. The first block is zeroed
+//! so that a segment built ahead and never written to reads as empty from its start, as a
+//! zero-filled one does.
 //!
 //! Segment header: magic `SDBWAL01` (8), segment number (8, LE), segment size (8, LE),
 //! reserved (4), CRC32C of the first 28 bytes (4, LE).
@@ -42,6 +53,8 @@ use crate::error::{Error, Result, SqlState};
 
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";
+/// Suffix of a retired segment kept for reuse.
+const SPARE_SUFFIX: &str = ".spare";
 /// How long a group gathers commits at most, while most clients wait on it.
 const GATHER_MAX: Duration = Duration::from_micros(100);
 /// How long it may gather while the workers have other statements to run (see
@@ -142,6 +155,8 @@ struct Segments {
     prepare_ahead: bool,
     /// The segment being built ahead of need, and the thread building it.
     preparing: Option<(u64, std::thread::JoinHandle<std::io::Result<()>>)>,
+    /// Spares to build segments from (shared with the thread that builds ahead).
+    supply: Arc<SegmentSupply>,
     /// The segment last written to.
     writing: Option<u64>,
     /// Handles for the flusher's direct writes, by segment number.
@@ -161,10 +176,49 @@ struct TailBlock {
 
 /// Build segment `n` (zeros, then its header) under a temporary name, make it durable and
 /// rename it into place, so a crash never leaves a segment without its header.
-fn build_segment(disk: &dyn Disk, dir: &Path, n: u64, segment_bytes: u64) -> std::io::Result<()> {
+/// Segments retired for reuse, by file name (`NNNNNNNNNNNNNNNN.spare`), and how many
+/// segments were built from zeros since [`Wal::take_segments_added`] last asked.
+#[derive(Default)]
+struct SegmentSupply {
+    spares: Mutex<Vec<String>>,
+    added: AtomicU64,
+}
+
+fn spare_name(n: u64) -> String {
+    format!("{n:016X}{SPARE_SUFFIX}")
+}
+
+/// Build segment `n` (unless it exists): from a spare if there is one, else from zeros.
+/// The new name is durable before this returns, and the segment reads as empty.
+fn build_segment(
+    disk: &dyn Disk,
+    dir: &Path,
+    n: u64,
+    segment_bytes: u64,
+    supply: &SegmentSupply,
+) -> std::io::Result<()> {
     let path = dir.join(segment_name(n));
     if disk.exists(&path) {
         return Ok(());
+    }
+    loop {
+        let Some(spare) = supply.spares.lock().pop() else {
+            break;
+        };
+        let from = dir.join(&spare);
+        let f = disk.open(&from, false)?;
+        if f.len()? != segment_bytes {
+            // Left by a server with another segment size: of no use.
+            drop(f);
+            disk.remove(&from)?;
+            continue;
+        }
+        let mut head = vec![0u8; WAL_BLOCK_BYTES];
+        head[..SEGMENT_HEADER_BYTES as usize].copy_from_slice(&segment_header(n, segment_bytes));
+        f.write_all_at(&head, 0)?;
+        f.sync_data()?;
+        disk.rename(&from, &path)?;
+        return disk.sync_dir(dir);
     }
     let tmp = dir.join(format!("{}.tmp", segment_name(n)));
     let f = disk.open(&tmp, true)?;
@@ -178,7 +232,16 @@ fn build_segment(disk: &dyn Disk, dir: &Path, n: u64, segment_bytes: u64) -> std
     f.write_all_at(&segment_header(n, segment_bytes), 0)?;
     f.sync_data()?;
     disk.rename(&tmp, &path)?;
-    disk.sync_dir(dir)
+    disk.sync_dir(dir)?;
+    supply.added.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Whether a record header that names position `at`, found at position `pos`, was
+/// written there before its segment was recycled: it names the same offset in a segment
+/// whole segments earlier. It marks the end of the log.
+fn written_before_recycling(at: u64, pos: u64, data_bytes: u64) -> bool {
+    at < pos && (pos - at).is_multiple_of(data_bytes)
 }
 
 impl Segments {
@@ -190,6 +253,7 @@ impl Segments {
             segment_bytes,
             prepare_ahead,
             preparing: None,
+            supply: Arc::default(),
             writing: None,
             direct: HashMap::new(),
             stage: Vec::new(),
@@ -221,7 +285,7 @@ impl Segments {
             ));
         }
         if !existed {
-            build_segment(&*self.disk, &self.dir, n, self.segment_bytes)?;
+            build_segment(&*self.disk, &self.dir, n, self.segment_bytes, &self.supply)?;
         }
         let f = self.disk.open(&path, false)?;
         // Keep at most a few files open.
@@ -360,9 +424,10 @@ impl Segments {
             return;
         }
         let (disk, dir, bytes) = (self.disk.clone(), self.dir.clone(), self.segment_bytes);
+        let supply = self.supply.clone();
         match std::thread::Builder::new()
             .name("wal-prepare".into())
-            .spawn(move || build_segment(&*disk, &dir, n, bytes))
+            .spawn(move || build_segment(&*disk, &dir, n, bytes, &supply))
         {
             Ok(thread) => self.preparing = Some((n, thread)),
             // Not fatal: the segment is built when it is needed.
@@ -502,6 +567,11 @@ fn read_log(
             }
         } else {
             match check_header(&header, Lsn(pos)) {
+                Err(Invalid::BadLsn(at))
+                    if written_before_recycling(at, pos, segments.data_bytes()) =>
+                {
+                    Invalid::End
+                }
                 Err(i) => i,
                 Ok(len) => {
                     record.resize(len, 0);
@@ -588,6 +658,19 @@ impl Wal {
         disk.create_dir_all(dir)
             .map_err(|e| io("create the WAL directory", e))?;
         let mut segments = Segments::new(disk.clone(), dir, opts.segment_bytes, opts.prepare_ahead);
+        // Spares retired before the last stop are reused like any other; a segment whose
+        // build a crash interrupted is removed.
+        for name in disk
+            .list(dir)
+            .map_err(|e| io("list the WAL directory", e))?
+        {
+            if name.ends_with(SPARE_SUFFIX) {
+                segments.supply.spares.lock().push(name);
+            } else if name.ends_with(".tmp") {
+                disk.remove(&dir.join(&name))
+                    .map_err(|e| io("remove an unfinished WAL segment", e))?;
+            }
+        }
         let replayed = read_log(&mut segments, start, &mut apply)?;
         let pos = replayed.end.0;
         // Make sure nothing stale lies beyond the end, torn or not.
@@ -870,18 +953,19 @@ impl Wal {
         self.state.lock().end
     }
 
-    /// Remove the segments that hold only log below `lsn` (a durable checkpoint's redo
-    /// LSN: recovery never reads below it). Returns how many were removed.
-    pub fn remove_segments_before(&self, lsn: Lsn) -> Result<usize> {
+    /// Retire the segments that hold only log below `lsn` (a durable checkpoint's redo
+    /// LSN: recovery never reads below it): keep them as spares for the segments to come
+    /// while fewer than `keep_spare_bytes` of spares are kept, and remove the rest.
+    pub fn retire_segments_before(&self, lsn: Lsn, keep_spare_bytes: u64) -> Result<Retired> {
         let io = |e: std::io::Error| {
             Error::new(
                 SqlState::IO_ERROR,
-                format!("could not remove old WAL segments: {e}"),
+                format!("could not retire old WAL segments: {e}"),
             )
         };
-        let (disk, dir, old) = {
+        let (disk, dir, supply, keep, old) = {
             let mut segs = self.segments.lock();
-            let old: Vec<u64> = segs
+            let mut old: Vec<u64> = segs
                 .disk
                 .list(&segs.dir)
                 .map_err(io)?
@@ -889,20 +973,52 @@ impl Wal {
                 .filter_map(|n| u64::from_str_radix(n, 16).ok())
                 .filter(|n| (n + 1) * segs.data_bytes() <= lsn.0)
                 .collect();
+            old.sort_unstable();
             for n in &old {
                 segs.open.remove(n);
                 segs.direct.remove(n);
             }
-            (segs.disk.clone(), segs.dir.clone(), old)
+            let keep = keep_spare_bytes.div_ceil(segs.segment_bytes) as usize;
+            (
+                segs.disk.clone(),
+                segs.dir.clone(),
+                segs.supply.clone(),
+                keep,
+                old,
+            )
         };
+        let mut retired = Retired::default();
         for n in &old {
-            disk.remove(&dir.join(segment_name(*n))).map_err(io)?;
+            let path = dir.join(segment_name(*n));
+            if supply.spares.lock().len() < keep {
+                // Usable at once: a segment built from it is renamed again, and synced in
+                // its directory, before the flusher opens it; a crash before that leaves
+                // it under either name, and neither is ever read as log.
+                disk.rename(&path, &dir.join(spare_name(*n))).map_err(io)?;
+                supply.spares.lock().push(spare_name(*n));
+                retired.recycled += 1;
+            } else {
+                disk.remove(&path).map_err(io)?;
+                retired.removed += 1;
+            }
         }
         if !old.is_empty() {
             disk.sync_dir(&dir).map_err(io)?;
         }
-        Ok(old.len())
+        Ok(retired)
     }
+
+    /// Segments built from zeros (not from spares) since the last call.
+    pub fn take_segments_added(&self) -> u64 {
+        self.segments.lock().supply.added.swap(0, Ordering::Relaxed)
+    }
+}
+
+/// What [`Wal::retire_segments_before`] did with the segments it retired.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retired {
+    pub removed: usize,
+    pub recycled: usize,
 }
 
 #[cfg(test)]
@@ -990,5 +1106,101 @@ mod tests {
         let (_, seen) = replay_all(&recovered.crash(100));
         assert_eq!(seen.len(), payloads.len() + 1);
         assert_eq!(seen.last().map(Vec::as_slice), Some(&b"after"[..]));
+    }
+
+    fn replay_from(disk: &SimDisk, start: Lsn) -> (Arc<Wal>, Vec<Vec<u8>>, Replayed) {
+        let mut seen = Vec::new();
+        let (wal, replayed) = Wal::open(
+            Arc::new(disk.clone()),
+            Path::new("/wal"),
+            options(),
+            start,
+            |_, payload, _| {
+                seen.push(payload.to_vec());
+                Ok(())
+            },
+        )
+        .expect("open the log");
+        (wal, seen, replayed)
+    }
+
+    fn spares(disk: &SimDisk) -> Vec<String> {
+        let mut names: Vec<String> = disk
+            .list(Path::new("/wal"))
+            .expect("list the log directory")
+            .into_iter()
+            .filter(|n| n.ends_with(SPARE_SUFFIX))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A checkpoint's retired segments become spares (as many as asked, the rest are
+    /// removed), the next segments are built from them instead of from zeros, and replay
+    /// after a crash reads every record from the redo LSN and nothing else: a record left
+    /// past the end by the segment's older incarnation ends the log like zeros, while any
+    /// other bad record there is still cut.
+    #[test]
+    fn retired_segments_are_recycled_and_their_old_records_end_the_log() {
+        let disk = SimDisk::new();
+        let payload = |i: usize| -> Vec<u8> { (0..3000).map(|j| (i * 7 + j) as u8).collect() };
+        let (wal, _, _) = replay_from(&disk, Lsn::ZERO);
+        let mut redo = Lsn::ZERO;
+        for i in 0..140 {
+            let lsn = wal.append(
+                PendingRecord::new(RecordKind::Commit, &payload(i)),
+                true,
+                |_| {},
+            );
+            wal.flush_now(lsn);
+            if i == 69 {
+                redo = lsn;
+            }
+            if i == 99 {
+                // Segments 0..=4 are built, from zeros; 0, 1 and 2 lie below the redo LSN.
+                assert_eq!(wal.take_segments_added(), 5);
+                let data = options().segment_bytes - SEGMENT_HEADER_BYTES;
+                assert_eq!(redo.0 / data, 3);
+                let retired = wal.retire_segments_before(redo, 2 * options().segment_bytes);
+                assert_eq!(
+                    retired.expect("retire"),
+                    Retired {
+                        removed: 1,
+                        recycled: 2
+                    }
+                );
+                assert_eq!(spares(&disk), [spare_name(0), spare_name(1)]);
+            }
+        }
+        // Segments 5 and 6 were built from the two spares.
+        assert_eq!(wal.take_segments_added(), 0);
+        assert!(spares(&disk).is_empty());
+        let end = wal.end_lsn();
+        drop(wal);
+
+        let disk = disk.crash(7);
+        let (wal, seen, replayed) = replay_from(&disk, redo);
+        assert!(replayed.cut.is_none(), "nothing to cut: {:?}", replayed.cut);
+        assert_eq!(replayed.end, end);
+        assert_eq!(seen, (70..140).map(payload).collect::<Vec<_>>());
+        drop(wal);
+
+        // A record with a valid CRC at the end position, as the segment's older
+        // incarnation wrote it there (its LSN one segment earlier), or as nothing could.
+        let data = options().segment_bytes - SEGMENT_HEADER_BYTES;
+        let segment = disk
+            .open(&Path::new("/wal").join(segment_name(end.0 / data)), false)
+            .expect("open the last segment");
+        let at = SEGMENT_HEADER_BYTES + end.0 % data;
+        for (lsn, ends_the_log) in [(end.0 - data, true), (end.0 + 1, false)] {
+            let mut rec = PendingRecord::new(RecordKind::Commit, b"old");
+            rec.finish(Lsn(lsn));
+            segment.write_all_at(&rec.bytes, at).expect("write");
+            segment.sync_data().expect("sync");
+            let (_, seen, replayed) = replay_from(&disk, redo);
+            assert_eq!(replayed.cut.is_none(), ends_the_log, "{:?}", replayed.cut);
+            assert_eq!(replayed.end, end);
+            assert_eq!(seen.len(), 70);
+        }
     }
 }
