@@ -93,6 +93,43 @@ def test_wal_segments_before_the_checkpoint_are_removed(nodes):
     node.stop_clean()
 
 
+CHECKPOINT_WAL_FILES = re.compile(r"checkpoint complete: .*?(\d+) WAL file\(s\) added, (\d+) removed, (\d+) recycled")
+
+
+def spares(datadir) -> list[str]:
+    return sorted(n for n in os.listdir(os.path.join(datadir, "wal")) if n.endswith(".spare"))
+
+
+@pytest.mark.timeout(240)
+def test_retired_wal_segments_are_recycled_into_new_ones(nodes):
+    node = nodes().start()
+    with node.connect() as conn:
+        conn.execute("create table t (id int primary key, v text)")
+        # About 40 MiB of WAL, then a checkpoint: the segments below its redo LSN become
+        # spares (the cycle wrote more than they hold), none is removed.
+        for round_ in range(4):
+            fill(conn, 1 + round_ * 20_000, 20_000, width=500)
+        conn.execute("checkpoint")
+        added, removed, recycled = map(int, CHECKPOINT_WAL_FILES.findall(node.log())[-1])
+        assert recycled >= 2 and removed == 0, (added, removed, recycled)
+        assert len(spares(node.datadir)) == recycled, spares(node.datadir)
+        # Another 40 MiB: the next segments are built from the spares.
+        for round_ in range(4, 8):
+            fill(conn, 1 + round_ * 20_000, 20_000, width=500)
+        assert spares(node.datadir) == [], spares(node.datadir)
+    # Replay from the checkpoint runs through the recycled segments, whose older records
+    # past the end of the log end it quietly.
+    node.kill()
+    node.start()
+    assert "log cut there" not in node.log(), node.log()
+    with node.connect() as conn:
+        assert conn.execute("select count(*), sum(length(v)) from t").fetchone() == (160_000, 160_000 * 500)
+        conn.execute("checkpoint")
+        added, removed, recycled = map(int, CHECKPOINT_WAL_FILES.findall(node.log())[-1])
+        assert recycled >= 2, (added, removed, recycled)
+    node.stop_clean()
+
+
 @pytest.mark.timeout(60)
 def test_a_second_server_on_the_same_data_directory_is_refused(nodes):
     node = nodes().start()

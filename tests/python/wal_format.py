@@ -4,14 +4,16 @@ Layout (see ``src/wal``): the log is a sequence of bytes split over segment file
 ``<datadir>/wal/NNNNNNNNNNNNNNNN`` (16-digit hex segment number) of 16 MiB each. A segment
 starts with a 32-byte header (magic ``SDBWAL01``, segment number, segment size, reserved,
 CRC32C of the first 28 bytes); log position ``p`` lives in segment ``p // SEGMENT_DATA``
-at file offset ``32 + p % SEGMENT_DATA``. Segments are zero-filled when created.
+at file offset ``32 + p % SEGMENT_DATA``. A segment is built zero-filled, or from a retired
+segment (a ``.spare``) whose first block is rewritten and whose older records stay behind it.
 
 A record, little-endian::
 
     u32 total length (header included) | u32 CRC32C of bytes 8..length |
     u64 LSN (the record's own start position) | u8 kind | payload
 
-The end of the log is the first zero length field.
+The end of the log is the first zero length field, or the first record header whose LSN is
+the position less a whole number of segments (written there before the segment was recycled).
 """
 
 from __future__ import annotations
@@ -183,6 +185,8 @@ class Log:
                 return records, pos, "end"
             if length < RECORD_HEADER or length > (1 << 30):
                 return records, pos, f"bad length {length}"
+            if lsn < pos and (pos - lsn) % SEGMENT_DATA == 0:
+                return records, pos, "end"
             if lsn != pos:
                 return records, pos, f"bad lsn {lsn}"
             if length <= verify_crc_up_to:
