@@ -206,7 +206,12 @@ fn build_segment(
             break;
         };
         let from = dir.join(&spare);
-        let f = disk.open(&from, false)?;
+        let f = match disk.open(&from, false) {
+            Ok(f) => f,
+            // Removed by hand since it was listed: take the next.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
         if f.len()? != segment_bytes {
             // Left by a server with another segment size: of no use.
             drop(f);
