@@ -174,8 +174,6 @@ struct TailBlock {
     bytes: Box<[u8; WAL_BLOCK_BYTES]>,
 }
 
-/// Build segment `n` (zeros, then its header) under a temporary name, make it durable and
-/// rename it into place, so a crash never leaves a segment without its header.
 /// Segments retired for reuse, by file name (`NNNNNNNNNNNNNNNN.spare`), and how many
 /// segments were built from zeros since [`Wal::take_segments_added`] last asked.
 #[derive(Default)]
@@ -188,8 +186,10 @@ fn spare_name(n: u64) -> String {
     format!("{n:016X}{SPARE_SUFFIX}")
 }
 
-/// Build segment `n` (unless it exists): from a spare if there is one, else from zeros.
-/// The new name is durable before this returns, and the segment reads as empty.
+/// Build segment `n` (unless it exists): from a spare if there is one (its first block
+/// rewritten with the header and zeros), else from zeros under a temporary name. Either
+/// way the file is synced before it is renamed into place and the directory synced, so a
+/// crash never leaves a segment without its header, and the segment reads as empty.
 fn build_segment(
     disk: &dyn Disk,
     dir: &Path,
