@@ -10,7 +10,7 @@
 //! its primary key (`txn::ddl`: a bulk load of its rows under the new key, named by the
 //! SetPrimaryKey record), and dropped. All of it runs synchronously on one thread,
 //! through a pool small enough that pages are evicted all the time, with checkpoints in
-//! between and WAL segments small enough that they are created and removed. It is stopped
+//! between and WAL segments small enough that they are created, retired and recycled. It is stopped
 //! at every disk operation in turn ([`SimDisk::arm_stop_after`]: the thread unwinds
 //! there, as if the process died); the stopped disk is crashed with a seed (unsynced
 //! writes dropped, torn or kept) and recovered. Every recovered database must:
@@ -52,7 +52,7 @@ use crate::wal::{Lsn, RecordKind, SyncLevel};
 type Model = BTreeMap<i64, String>;
 
 const DIR: &str = "/db";
-/// Small segments, so that they are created, filled and removed during a workload.
+/// Small segments, so that they are created, filled, retired and recycled during a workload.
 const SEGMENT_BYTES: u64 = 64 * 1024;
 const KEYS: u64 = 400;
 const TXNS: u64 = 48;
