@@ -441,6 +441,12 @@ impl Segments {
     }
 
     /// Zero the log from `pos` to the end of its segment and remove later segments.
+    ///
+    /// Later segments are removed, never kept as spares: their records name positions
+    /// after `pos`, and segment `m` built again from its own old file would hold them at the
+    /// positions they name, where one would read as a valid record once appending ended at
+    /// its start. (A checkpoint's spares hold only positions below the redo LSN, which no
+    /// new record can have.)
     fn cut(&mut self, pos: u64) -> std::io::Result<usize> {
         self.tail = None;
         let n = pos / self.data_bytes();
