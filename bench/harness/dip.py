@@ -24,7 +24,10 @@ Transactions in a window are the -P 1 rates integrated over it.
 Beside each lowest second, the machine's own speed (see `cpu_probe.py`), when the run has it:
 its speed in that same second and its slowest second in the same window, each over its median
 for the whole run. A lowest second that falls where the machine itself was slow is the
-machine's, not the database's.
+machine's, not the database's. And how busy the machine was in that second (see
+`cpu_time.py`): the shares of its CPU time that were busy, idle and in I/O wait, beside their
+medians for the run. A slow second at the usual busy share is the same work done more
+slowly; one with more idle or I/O wait is one where everything waited.
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ DEFINITIONS = {
     "cpu_speed": "the machine's speed in a second (cpu_probe.py: fixed work per CPU-second, mean over "
                  "CPUs) over its median for the whole run: cpu_speed_in_min_second for the second that "
                  "gave min_tps, cpu_speed_min for the slowest second of the machine in the same window",
+    "cpu_time": "shares of the machine's CPU time (/proc/stat, all CPUs) in the second that gave min_tps: "
+                "cpu_busy (user, nice, system, irq, softirq), cpu_idle and cpu_iowait _in_min_second, "
+                "and their medians over the run's seconds (cpu_busy_median, ...)",
     "targets": f"SteadyDB: min_tps / median_tps >= {TARGET_MIN_TO_MEDIAN_TPS:.2f} and "
                f"wal_bytes_per_txn_after / wal_bytes_per_txn_steady within 1 +- {TARGET_WAL_RATIO_TOLERANCE:.2f}",
 }
@@ -124,6 +130,27 @@ def machine_speed(progress: list[dict], intervals: list[tuple[float, float, floa
         out["cpu_speed_in_min_second"] = _round(at_lowest / median_speed, 4)
     if inside:
         out["cpu_speed_min"] = _round(min(inside) / median_speed, 4)
+    return out
+
+
+CPU_SHARES = ("cpu_busy", "cpu_idle", "cpu_iowait")
+
+
+def cpu_time_at(progress: list[dict], lowest_end_s: float) -> dict:
+    """The shares of the machine's CPU time that were busy, idle and in I/O wait in the second
+    that ended at `lowest_end_s` (from `/proc/stat`; empty when they were not sampled)."""
+    at = next((p for p in progress if p["t"] == lowest_end_s), None)
+    if at is None:
+        return {}
+    return {f"{k}_in_min_second": at[k] for k in CPU_SHARES if at.get(k) is not None}
+
+
+def cpu_time_medians(progress: list[dict]) -> dict:
+    out = {}
+    for k in CPU_SHARES:
+        values = [p[k] for p in progress if p.get(k) is not None]
+        if values:
+            out[f"{k}_median"] = statistics.median(values)
     return out
 
 
@@ -197,6 +224,7 @@ def checkpoint_dip(run: dict) -> dict | None:
             speed = machine_speed(progress, intervals, first_issued_s - MIN_TPS_WINDOW_S, first_issued_s,
                                   before[0], median_speed)
             control.update({f"control_{k}": v for k, v in speed.items()})
+            control.update({f"control_{k}": v for k, v in cpu_time_at(progress, before[0]).items()})
 
     per_checkpoint = []
     for c in checkpoints:
@@ -213,6 +241,7 @@ def checkpoint_dip(run: dict) -> dict | None:
                         "min_to_median_tps_ratio": _round(_ratio(lowest_tps, median_tps), 4)})
             rec.update(machine_speed(progress, intervals, issued_s, issued_s + MIN_TPS_WINDOW_S,
                                      lowest_end_s, median_speed))
+            rec.update(cpu_time_at(progress, lowest_end_s))
         wal_end_s = min(issued_s + WAL_WINDOW_S, span_end_s)
         if wal_end_s > issued_s:
             txns = txns_between(intervals, issued_s, wal_end_s)
@@ -244,6 +273,7 @@ def checkpoint_dip(run: dict) -> dict | None:
         "wal_bytes_per_txn_steady": _round(steady_per_txn, 1),
         "wal_fpi_run": _int(run_fpi),
         "wal_samples": len(wal),
+        **cpu_time_medians(progress),
         **control,
         "checkpoints": per_checkpoint,
     }

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import pgwire
 from .cpu_probe import CpuProbe, speed_per_interval
+from .cpu_time import CpuTimeSampler, shares_per_interval
 from .servers import REGISTRY, Server, clean_env, kill_group, warn
 
 # ---------------------------------------------------------------- parsing
@@ -142,8 +143,8 @@ class WalSampler(threading.Thread):
     pgbench runs. Times are seconds since `launched_at`, the same base as the `t` of the
     parsed -P 1 progress lines, so the two series line up."""
 
-    QUERY = "select wal_bytes, wal_fpi, wal_records from pg_stat_wal"
-    COLUMNS = ("wal_bytes", "wal_fpi", "wal_records")
+    QUERY = "select wal_bytes, wal_fpi, wal_records, wal_sync from pg_stat_wal"
+    COLUMNS = ("wal_bytes", "wal_fpi", "wal_records", "wal_sync")
 
     def __init__(self, conn: pgwire.Connection, launched_at: float, interval_s: float = 1.0):
         super().__init__(daemon=True, name="wal-sampler")
@@ -186,16 +187,29 @@ def write_wal_csv(path: Path, samples: list[dict]) -> None:
         w.writerows(samples)
 
 
-def add_cpu_speed(series: list[dict], probe_samples: list[dict]) -> None:
-    """Give each -P 1 second the machine's speed in it, as the CPU probe measured it."""
+def _epoch_intervals(series: list[dict]) -> list[tuple[float, float]]:
+    """Each -P 1 second as (start_epoch_s, end_epoch_s)."""
     intervals = []
     prev_epoch = None
     for p in series:
         start = p["epoch"] - 1.0 if prev_epoch is None else prev_epoch
         intervals.append((start, p["epoch"]))
         prev_epoch = p["epoch"]
-    for p, speed in zip(series, speed_per_interval(probe_samples, intervals)):
+    return intervals
+
+
+def add_cpu_speed(series: list[dict], probe_samples: list[dict]) -> None:
+    """Give each -P 1 second the machine's speed in it, as the CPU probe measured it."""
+    for p, speed in zip(series, speed_per_interval(probe_samples, _epoch_intervals(series))):
         p["cpu_speed"] = None if speed is None else round(speed, 2)
+
+
+def add_cpu_shares(series: list[dict], samples: list[tuple[float, list[int]]]) -> None:
+    """Give each -P 1 second the shares of the machine's CPU time that were busy, idle, in
+    I/O wait and stolen (`cpu_time.py`)."""
+    for p, shares in zip(series, shares_per_interval(samples, _epoch_intervals(series))):
+        if shares is not None:
+            p.update(shares)
 
 
 def write_cpu_csv(path: Path, samples: list[dict], launched_at: float) -> None:
@@ -278,6 +292,8 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     issuer = None
     sampler = None
     probe = CpuProbe().start()
+    cpu_time = CpuTimeSampler()
+    cpu_time.start()
     with REGISTRY.lock:
         REGISTRY.procs.extend(probe.procs)
     with open(stdout_path, "wb") as out, open(progress_path, "wb") as err:
@@ -309,6 +325,7 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
                 issuer.stop_event.set()
                 issuer.join()
             probe_samples = probe.stop()
+            cpu_time_samples = cpu_time.stop()
             with REGISTRY.lock:
                 REGISTRY.procs[:] = [p for p in REGISTRY.procs if p not in probe.procs]
     result["launched_at_epoch"] = round(launched_at, 4)
@@ -343,6 +360,7 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     result.update(parse_summary(stdout))
     series = parse_progress(stderr, launched_at)
     add_cpu_speed(series, probe_samples)
+    add_cpu_shares(series, cpu_time_samples)
     result["progress"] = series
     (files_prefix.with_suffix(".progress.json")).write_text(json.dumps(series, indent=0))
     cpu_csv = files_prefix.with_suffix(".cpu.csv")

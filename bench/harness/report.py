@@ -196,6 +196,9 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
                 lambda d: _fmt(d.get("control_cpu_speed_in_min_second"), 2))
         add_row("no CHECKPOINT: machine's slowest second / its median",
                 lambda d: _fmt(d.get("control_cpu_speed_min"), 2))
+        if any(d.get("cpu_busy_median") is not None for d in present):
+            add_row("no CHECKPOINT: CPU busy / idle / iowait in that second (run's median)",
+                    lambda d: _cpu_time(d, d, "control_"))
     for k in range(max(len(d["checkpoints"]) for d in present)):
         first = next(checkpoint(d, k) for d in present if checkpoint(d, k))
         at = f"CHECKPOINT at {_seconds_label(first.get('requested_at_s'))} s"
@@ -223,11 +226,24 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
         add_row(f"{at}: machine speed in that second / its median", field("cpu_speed_in_min_second", 2))
         add_row(f"{at}: machine's slowest second in {min_window_s:g} s after / its median",
                 field("cpu_speed_min", 2))
+        if any(d.get("cpu_busy_median") is not None for d in present):
+            add_row(f"{at}: CPU busy / idle / iowait in that second (run's median)",
+                    lambda d, k=k: _cpu_time(checkpoint(d, k), d, ""))
         add_row(f"{at}: WAL bytes/txn in {wal_window_s:g} s after", field("wal_bytes_per_txn_after", 1))
         add_row(f"{at}: WAL bytes/txn after / steady", field("wal_bytes_per_txn_ratio", 3),
                 target(k, dip.meets_wal_target, f"1 +- {dip.TARGET_WAL_RATIO_TOLERANCE:.2f}"))
         add_row(f"{at}: wal_fpi in {wal_window_s:g} s after", field("wal_fpi_after", 0))
     return "\n".join(lines)
+
+
+def _cpu_time(rec: dict, run: dict, prefix: str) -> str:
+    """"0.78 / 0.14 / 0.07 (0.77 / 0.15 / 0.08)": the shares in the lowest second, then the
+    run's medians."""
+    at = [rec.get(f"{prefix}{k}_in_min_second") for k in dip.CPU_SHARES]
+    med = [run.get(f"{k}_median") for k in dip.CPU_SHARES]
+    if any(v is None for v in at + med):
+        return "-"
+    return " / ".join(f"{v:.2f}" for v in at) + " (" + " / ".join(f"{v:.2f}" for v in med) + ")"
 
 
 def checkpoint_dip_tables(workload: str, clients_list: list[int], systems: list[str], runs: list[dict]) -> str:

@@ -14,8 +14,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from harness import dip  # noqa: E402
+from harness import dip, report  # noqa: E402
 from harness.cpu_probe import CpuProbe, speed_per_interval  # noqa: E402
+from harness.cpu_time import CpuTimeSampler, read_cpu_ticks, shares_per_interval  # noqa: E402
 
 LAUNCH = 1_000_000.0  # epoch of pgbench's launch in the made-up runs
 
@@ -90,3 +91,63 @@ def test_the_probe_measures_every_cpu():
     assert {s["cpu"] for s in samples} == set(probe.cpus)
     assert all(s["speed"] > 0 for s in samples)
     assert all(p.poll() is not None for p in probe.procs)
+
+
+def _ticks(busy: int, idle: int, iowait: int, steal: int = 0) -> list[int]:
+    # user nice system idle iowait irq softirq steal: busy split over user and system
+    return [busy - busy // 2, 0, busy // 2, idle, iowait, 0, 0, steal]
+
+
+def test_cpu_shares_per_interval_come_from_the_samples_nearest_its_ends():
+    assert read_cpu_ticks("cpu  1 2 3 4 5 6 7 8 9 10\ncpu0 1 1 1 1 1 1 1 1\n") == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert read_cpu_ticks("cpu  1 2 3 4\n") == [1, 2, 3, 4, 0, 0, 0, 0]
+    assert read_cpu_ticks("intr 5\n") is None
+    samples = [
+        (10.02, _ticks(0, 0, 0)),
+        (10.51, _ticks(40, 8, 2)),
+        (11.01, _ticks(80, 16, 4)),
+        (11.98, _ticks(100, 76, 24)),  # the second second: 20 busy, 60 idle, 20 iowait
+    ]
+    shares = shares_per_interval(samples, [(10.0, 11.0), (11.0, 12.0), (12.0, 13.0)])
+    assert shares[0] == {"cpu_busy": 0.8, "cpu_idle": 0.16, "cpu_iowait": 0.04, "cpu_steal": 0.0}
+    assert shares[1] == {"cpu_busy": 0.2, "cpu_idle": 0.6, "cpu_iowait": 0.2, "cpu_steal": 0.0}
+    # Past the last sample there are no two samples to take a difference of.
+    assert shares[2] is None
+    assert shares_per_interval(samples[:1], [(10.0, 11.0)]) == [None]
+
+
+def test_the_lowest_second_reports_how_busy_the_machine_was_in_it():
+    run = made_up_run(60, tps={35: 80.0, 12: 90.0}, speed={}, checkpoint_at=30.0)
+    for p in run["progress"]:
+        idle = {35: 0.4, 12: 0.1}.get(int(p["t"]), 0.2)
+        p.update({"cpu_busy": round(0.75 - idle, 3), "cpu_idle": idle, "cpu_iowait": 0.05, "cpu_steal": 0.0})
+    d = dip.checkpoint_dip(run)
+    assert (d["cpu_busy_median"], d["cpu_idle_median"], d["cpu_iowait_median"]) == (0.55, 0.2, 0.05)
+    # The control's lowest second (12) was busier than usual, the checkpoint's (35) idler.
+    assert (d["control_cpu_busy_in_min_second"], d["control_cpu_idle_in_min_second"]) == (0.65, 0.1)
+    [cp] = d["checkpoints"]
+    assert (cp["cpu_busy_in_min_second"], cp["cpu_idle_in_min_second"], cp["cpu_iowait_in_min_second"]) \
+        == (0.35, 0.4, 0.05)
+    rec = {"workload": "w", "clients": 1, "system": "steadydb", "status": "ok", "checkpoint_dip": d}
+    table = report.checkpoint_dip_table("w", 1, ["steadydb"], [rec])
+    assert "| CHECKPOINT at 30 s: CPU busy / idle / iowait in that second (run's median) | " \
+           "0.35 / 0.40 / 0.05 (0.55 / 0.20 / 0.05) |" in table
+    assert "0.65 / 0.10 / 0.05 (0.55 / 0.20 / 0.05)" in table
+
+
+def test_a_run_without_cpu_time_samples_reports_none():
+    d = dip.checkpoint_dip(made_up_run(40, tps={}, speed={}, checkpoint_at=25.0))
+    assert "cpu_busy_median" not in d and "cpu_busy_in_min_second" not in d["checkpoints"][0]
+
+
+def test_the_cpu_time_sampler_reads_proc_stat():
+    if not Path("/proc/stat").exists():
+        pytest.skip("no /proc/stat")
+    sampler = CpuTimeSampler(interval_s=0.05)
+    sampler.start()
+    time.sleep(0.5)
+    samples = sampler.stop()
+    assert len(samples) >= 3 and not sampler.is_alive()
+    [shares] = shares_per_interval(samples, [(samples[0][0], samples[-1][0])])
+    assert shares is not None
+    assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
