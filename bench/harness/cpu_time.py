@@ -12,6 +12,7 @@ nothing next to the work measured. Linux only; elsewhere it records nothing.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from pathlib import Path
@@ -78,16 +79,10 @@ def shares_per_interval(samples: list[tuple[float, list[int]]],
 
     def nearest(t: float) -> int:
         # index of the sample closest to t
-        lo, hi = 0, len(times) - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if times[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo > 0 and abs(times[lo - 1] - t) <= abs(times[lo] - t):
-            return lo - 1
-        return lo
+        i = min(bisect.bisect_left(times, t), len(times) - 1)
+        if i > 0 and abs(times[i - 1] - t) <= abs(times[i] - t):
+            return i - 1
+        return i
 
     for a, b in intervals:
         i, j = nearest(a), nearest(b)

@@ -186,6 +186,7 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
     add_row("WAL bytes/txn, whole run", lambda d: _fmt(d.get("wal_bytes_per_txn_run")))
     add_row("wal_fpi, whole run", lambda d: _fmt(d.get("wal_fpi_run")))
     min_window_s, wal_window_s = present[0]["min_tps_window_s"], present[0]["wal_window_s"]
+    has_cpu_time = any(d.get("cpu_busy_median") is not None for d in present)
     if any(d.get("control_min_tps") is not None for d in present):
         add_row(f"no CHECKPOINT (the {min_window_s:g} s before the first): min tps",
                 lambda d: "-" if d.get("control_min_tps") is None
@@ -196,7 +197,7 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
                 lambda d: _fmt(d.get("control_cpu_speed_in_min_second"), 2))
         add_row("no CHECKPOINT: machine's slowest second / its median",
                 lambda d: _fmt(d.get("control_cpu_speed_min"), 2))
-        if any(d.get("cpu_busy_median") is not None for d in present):
+        if has_cpu_time:
             add_row("no CHECKPOINT: CPU busy / idle / iowait in that second (run's median)",
                     lambda d: _cpu_time(d, d, "control_"))
     for k in range(max(len(d["checkpoints"]) for d in present)):
@@ -226,7 +227,7 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
         add_row(f"{at}: machine speed in that second / its median", field("cpu_speed_in_min_second", 2))
         add_row(f"{at}: machine's slowest second in {min_window_s:g} s after / its median",
                 field("cpu_speed_min", 2))
-        if any(d.get("cpu_busy_median") is not None for d in present):
+        if has_cpu_time:
             add_row(f"{at}: CPU busy / idle / iowait in that second (run's median)",
                     lambda d, k=k: _cpu_time(checkpoint(d, k), d, ""))
         add_row(f"{at}: WAL bytes/txn in {wal_window_s:g} s after", field("wal_bytes_per_txn_after", 1))

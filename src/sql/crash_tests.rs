@@ -10,9 +10,9 @@
 //! its primary key (`txn::ddl`: a bulk load of its rows under the new key, named by the
 //! SetPrimaryKey record), and dropped. All of it runs synchronously on one thread,
 //! through a pool small enough that pages are evicted all the time, with checkpoints in
-//! between and WAL segments small enough that they are created, retired and recycled. It is stopped
-//! at every disk operation in turn ([`SimDisk::arm_stop_after`]: the thread unwinds
-//! there, as if the process died); the stopped disk is crashed with a seed (unsynced
+//! between and WAL segments small enough that they are created, retired and recycled. It
+//! is stopped at every disk operation in turn ([`SimDisk::arm_stop_after`]: the thread
+//! unwinds there, as if the process died); the stopped disk is crashed with a seed (unsynced
 //! writes dropped, torn or kept) and recovered. Every recovered database must:
 //! - hold every acknowledged commit, and of the one commit in flight at the crash either
 //!   all of its rows or none (nothing partly visible);

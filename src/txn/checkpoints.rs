@@ -21,8 +21,8 @@
 //! the WAL is made durable up to
 //! the redo LSN before the control file switches; then the WAL segments below the redo LSN
 //! are retired: kept as spares for the segments to come, as many as the next cycle is
-//! estimated to need, and the rest removed (`wal::log`). Commits never wait for any of it: they only pass the barrier, held for the
-//! time it takes to note which frames are dirty.
+//! estimated to need, and the rest removed (`wal::log`). Commits never wait for any of it:
+//! they only pass the barrier, held for the time it takes to note which frames are dirty.
 //!
 //! Between checkpoints the thread grows the page file with zeros, a batch at a time, until
 //! it has a free slot for every dirty page and a margin more (`storage::pool`,
