@@ -1,4 +1,5 @@
-"""The benchmark harness's arithmetic: the checkpoint-dip figures and the CPU probe.
+"""The benchmark harness's arithmetic: the checkpoint-dip figures, the CPU probe and the
+machine-noise measurement.
 
 No server is needed: the inputs are made up here, so every expected figure can be worked
 out by hand.
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from harness import dip, report  # noqa: E402
 from harness.cpu_probe import CpuProbe, speed_per_interval  # noqa: E402
 from harness.cpu_time import CpuTimeSampler, read_cpu_ticks, shares_per_interval  # noqa: E402
+from harness.machine_noise import window_lows, work_per_second  # noqa: E402
 
 LAUNCH = 1_000_000.0  # epoch of pgbench's launch in the made-up runs
 
@@ -151,3 +153,18 @@ def test_the_cpu_time_sampler_reads_proc_stat():
     [shares] = shares_per_interval(samples, [(samples[0][0], samples[-1][0])])
     assert shares is not None
     assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
+
+
+def test_machine_noise_sums_the_cpus_over_the_seconds_both_measured_whole():
+    cpu0 = [(100, 7), (101, 50), (102, 60), (103, 40)]  # (second's end, chunks); 100 is partial
+    cpu1 = [(101, 3), (102, 45), (103, 55), (104, 50)]  # 101 is partial; 104 has no CPU 0
+    assert work_per_second([cpu0, cpu1]) == [105, 95]
+
+
+def test_machine_noise_gives_each_whole_windows_lowest_second_over_the_median():
+    values = [100.0] * 45
+    values[3] = 85.0  # first window: 0.85 of the median
+    values[30] = 95.0  # second window: 0.95
+    values[44] = 10.0  # in the last five seconds, which make no whole window
+    assert window_lows(values, window=20) == [0.85, 0.95]
+    assert window_lows([], window=20) == []
