@@ -15,7 +15,8 @@ use super::plan::*;
 use super::session::{LockWait, TxnState};
 use super::Engine;
 use crate::error::{Error, Result, SqlState};
-use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId};
+use crate::storage::page::MAX_KEY_BYTES;
+use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId, Version};
 use crate::txn::{Increment, Isolation, SessionSlot, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
@@ -47,19 +48,32 @@ fn truthy(v: &Value) -> bool {
 }
 
 /// The storage key of a row: its encoded primary key, or a hidden row id.
-pub fn row_key(table: &Table, def: &TableDef, row: &[Value]) -> Key {
+pub fn row_key(table: &Table, def: &TableDef, row: &[Value]) -> Result<Key> {
     if def.primary_key.is_empty() {
         // Hidden row ids: 8 bytes big-endian, so keys sort by id.
-        return table.next_row_id().to_be_bytes().to_vec();
+        return Ok(table.next_row_id().to_be_bytes().to_vec());
     }
     pk_key(def, row)
 }
 
-fn pk_key(def: &TableDef, row: &[Value]) -> Key {
+/// The encoded primary key of `row`. A key longer than the tree takes fails here, at the
+/// statement, with 54000: once a commit is logged, its install must not fail.
+fn pk_key(def: &TableDef, row: &[Value]) -> Result<Key> {
     let vals: Vec<Value> = def.primary_key.iter().map(|&i| row[i].clone()).collect();
     let mut key = Vec::with_capacity(16);
     types::encode_key(&vals, &mut key);
-    key
+    if key.len() > MAX_KEY_BYTES {
+        return Err(Error::new(
+            SqlState::PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "index row size {} exceeds btree maximum, {MAX_KEY_BYTES} for index \"{}_pkey\"",
+                key.len(),
+                def.name
+            ),
+        )
+        .with_hint("Values larger than the maximum cannot be indexed."));
+    }
+    Ok(key)
 }
 
 fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {
@@ -461,13 +475,15 @@ impl Executor<'_> {
             self.acquire(table.id, &key, Want::Increment, true)?;
         }
         // Read after taking the row: while we hold it, nobody deletes it or changes its key.
-        let latest = table.latest(&key)?.and_then(|v| Some((v.lsn, v.row?)));
+        let latest = self
+            .latest(table, &key)?
+            .and_then(|v| Some((v.lsn, v.row?)));
         if !held {
             // The row must be one this statement sees. Its WHERE reads key columns only,
             // so any version of the row decides it.
             let visible = match &latest {
                 Some((lsn, row)) => {
-                    (*lsn <= self.snapshot || table.get(&key, self.snapshot)?.is_some())
+                    (*lsn <= self.snapshot || table.same_row_since(&key, self.snapshot)?)
                         && self.matches(&scan.filter, row)?
                 }
                 None => false,
@@ -503,6 +519,18 @@ impl Executor<'_> {
         Ok(Some(1))
     }
 
+    /// The newest committed version of `key`, which a lock holder builds on. One above the
+    /// statement's snapshot may not be visible yet (its commit released its locks before
+    /// it was durable): the session notes it, and says nothing more until it is visible
+    /// (`SessionSlot::saw_commit`).
+    fn latest(&self, table: &Table, key: &[u8]) -> Result<Option<Version>> {
+        let version = table.latest(key)?;
+        if let Some(v) = version.as_ref().filter(|v| v.lsn > self.snapshot) {
+            self.slot.saw_commit(v.lsn);
+        }
+        Ok(version)
+    }
+
     /// Lock a row we saw, then return the version to act on: our snapshot's version if it
     /// is still the latest, else (READ COMMITTED) the latest if it still passes the filter,
     /// or (REPEATABLE READ) a serialization failure.
@@ -511,12 +539,17 @@ impl Executor<'_> {
             return Ok(Some(seen));
         }
         self.lock_row(&scan.table, key)?;
-        match scan.table.latest(key)? {
+        match self.latest(&scan.table, key)? {
             None => Ok(None),
             Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
             Some(v) => {
                 if self.txn.isolation == Isolation::RepeatableRead {
                     return Err(serialization_failure());
+                }
+                // READ COMMITTED follows the row it saw to its newest version. A row
+                // deleted since is gone, even if a new one took its key.
+                if !scan.table.same_row_since(key, self.snapshot)? {
+                    return Ok(None);
                 }
                 match v.row {
                     None => Ok(None),
@@ -564,7 +597,7 @@ impl Executor<'_> {
         row: &[Value],
         image: &mut Vec<u8>,
     ) -> Result<()> {
-        let key = row_key(table, def, row);
+        let key = row_key(table, def, row)?;
         image.clear();
         types::encode_row(row, column_types, image);
         let w = self.txn.writes.table_mut(table);
@@ -623,7 +656,7 @@ impl Executor<'_> {
             }
             let new = check_row(def, new)?;
             let new_key = if pk_changes {
-                pk_key(def, &new)
+                pk_key(def, &new)?
             } else {
                 key.clone()
             };
@@ -655,7 +688,7 @@ impl Executor<'_> {
         }
         self.lock_row(table, key)?;
         let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
-        if !truncated && table.latest(key)?.is_some_and(|v| v.row.is_some()) {
+        if !truncated && self.latest(table, key)?.is_some_and(|v| v.row.is_some()) {
             return Err(duplicate_key(def, row));
         }
         Ok(())
@@ -716,17 +749,17 @@ impl Executor<'_> {
     ) -> Result<Option<Vec<Value>>> {
         let row = check_row(def, row)?;
         if def.primary_key.is_empty() {
-            let key = row_key(table, def, &row);
+            let key = row_key(table, def, &row)?;
             self.txn.writes.put(table, key, Some(row.clone().into()));
             return Ok(Some(row));
         }
-        let key = pk_key(def, &row);
+        let key = pk_key(def, &row)?;
         let existing: Option<Row> = match self.txn.writes.get(table.id, &key) {
             Some(own) => own,
             None => {
                 self.lock_row(table, &key)?;
                 let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
-                match table.latest(&key)? {
+                match self.latest(table, &key)? {
                     Some(v) if !truncated && v.row.is_some() => {
                         if self.txn.isolation == Isolation::RepeatableRead
                             && v.lsn > self.snapshot
@@ -768,7 +801,7 @@ impl Executor<'_> {
                     new[*col] = self.eval(e, &both)?;
                 }
                 let new = check_row(def, new)?;
-                if pk_key(def, &new) != key {
+                if pk_key(def, &new)? != key {
                     return Err(Error::unsupported(
                         "ON CONFLICT DO UPDATE may not change the primary key",
                     ));

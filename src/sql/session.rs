@@ -153,6 +153,12 @@ pub struct TxnState {
     pub locks: Vec<(TableId, Key)>,
     /// A row lock the current statement stopped at (see [`Outcome::WaitForLock`]).
     pub lock_wait: Option<LockWait>,
+    /// The snapshot of the statement that stopped at `lock_wait`: it runs again at the
+    /// same snapshot, so that (READ COMMITTED) it acts on the rows that snapshot found,
+    /// re-checked at their newest versions, and never on rows committed meanwhile.
+    retry_snapshot: Option<Lsn>,
+    /// A statement that reads or writes rows has run: the isolation level is fixed.
+    queried: bool,
     pub start_us: i64,
     /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
     increment_plans: Vec<Arc<Plan>>,
@@ -558,6 +564,8 @@ impl Session {
                     logged_upto: 0,
                     locks: std::mem::take(&mut t.locks),
                     lock_wait: None,
+                    retry_snapshot: None,
+                    queried: true,
                     start_us: t.start_us,
                     increment_plans: Vec::new(),
                     undo: std::mem::take(&mut t.undo),
@@ -650,6 +658,8 @@ impl Session {
                 logged_upto: 0,
                 locks: Vec::new(),
                 lock_wait: None,
+                retry_snapshot: None,
+                queried: false,
                 start_us: now_us(),
                 increment_plans: Vec::new(),
                 undo: Vec::new(),
@@ -732,6 +742,7 @@ impl Session {
             wait.finish().await;
             *self.slot.wait_event.lock() = None;
         }
+        self.engine.txn.wait_for_seen_commits(&self.slot).await;
     }
 
     /// A started commit that the caller did not finish is finished here, blocking.
@@ -800,6 +811,10 @@ impl Session {
         let engine = self.engine.clone();
         let slot = self.slot.clone();
         let t = self.txn();
+        t.queried = true;
+        if let Some(retry) = t.retry_snapshot.take() {
+            return retry;
+        }
         match t.isolation {
             Isolation::ReadCommitted => engine.txn.snapshot(&slot),
             Isolation::RepeatableRead => {
@@ -882,7 +897,7 @@ impl Session {
             }
             Plan::SetTransaction { isolation } => {
                 if let Some(t) = self.txn.as_mut().filter(|t| t.explicit) {
-                    if t.snapshot.is_some() || !t.writes.is_empty() {
+                    if t.queried {
                         return Err(Error::new(
                             SqlState::ACTIVE_SQL_TRANSACTION,
                             "SET TRANSACTION ISOLATION LEVEL must be called before any query",
@@ -1164,7 +1179,7 @@ impl Session {
                 Outcome::Rows { fields, rows, tag }
             }
         };
-        self.with_executor(snapshot, params, |exec| match plan {
+        let result = self.with_executor(snapshot, params, |exec| match plan {
             Plan::Select(sel) => {
                 let rows = exec.select(sel)?;
                 let tag = tag_rows("SELECT", rows.len() as u64);
@@ -1183,7 +1198,11 @@ impl Session {
                 Ok(with_rows(tag_rows("DELETE", n), rows, fields))
             }
             _ => Err(Error::internal("not a DML plan")),
-        })
+        });
+        if let Some(t) = self.txn.as_mut().filter(|t| t.lock_wait.is_some()) {
+            t.retry_snapshot = Some(snapshot);
+        }
+        result
     }
 
     /// Run `f` with an executor over the current transaction at `snapshot`. Log records the

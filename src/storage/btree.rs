@@ -660,21 +660,52 @@ fn split_append(pool: &BufferPool, owner: Owner, cell: &[u8]) -> Result<(Vec<u8>
 }
 
 /// Where `cells` divide into two pages of about equal bytes: the index of the first
-/// cell of the right page. At least one cell stays on each side (for an internal page
-/// the middle cell moves up, so at least one on each side of it).
+/// cell of the right page, chosen so that the fuller of the two pages holds as few bytes
+/// as possible. At least one cell stays on each side (for an internal page the middle
+/// cell moves up, so at least one on each side of it). Cells differ in size (a leaf cell
+/// may take up to a quarter of a page), so halving the byte count is not enough: the
+/// cell that straddles the middle must go to the side it overfills least.
 fn balance_point(cells: &[&[u8]], internal: bool) -> usize {
-    let total: usize = cells.iter().map(|c| c.len() + 2).sum();
-    let mut at = 0;
-    let mut left_bytes = 0;
-    while at < cells.len() && left_bytes + cells[at].len() + 2 <= total / 2 {
-        left_bytes += cells[at].len() + 2;
-        at += 1;
-    }
-    if internal {
-        at.clamp(1, cells.len() - 2)
+    let (left, right) = side_bytes(cells, internal);
+    let (first, last) = if internal {
+        (1, cells.len() - 2)
     } else {
-        at.clamp(1, cells.len() - 1)
+        (1, cells.len() - 1)
+    };
+    (first..=last)
+        .min_by_key(|&at| left[at].max(right[at]))
+        .unwrap_or(first)
+}
+
+/// For each possible balance point `at`: the bytes (cells and slots) of the left page,
+/// `cells[..at]`, and of the right page, `cells[at..]` (for an internal page
+/// `cells[at + 1..]`, as `cells[at]` moves up).
+fn side_bytes(cells: &[&[u8]], internal: bool) -> (Vec<usize>, Vec<usize>) {
+    let mut left = Vec::with_capacity(cells.len() + 1);
+    let mut sum = 0;
+    left.push(0);
+    for c in cells {
+        sum += c.len() + 2;
+        left.push(sum);
     }
+    let right = (0..=cells.len())
+        .map(|at| {
+            let from = if internal {
+                (at + 1).min(cells.len())
+            } else {
+                at
+            };
+            sum - left[from]
+        })
+        .collect();
+    (left, right)
+}
+
+/// Whether `cells[..at]` and the right part (see [`side_bytes`]) each fit in one page.
+fn both_fit(cells: &[&[u8]], at: usize, internal: bool) -> bool {
+    let (left, right) = side_bytes(cells, internal);
+    let capacity = PAGE_BYTES - HEADER_BYTES;
+    left[at] <= capacity && right[at] <= capacity
 }
 
 /// Refill `page` (keeping its kind and link) with `cells`, which fit.
@@ -742,6 +773,9 @@ fn share_with_sibling(
         cells.extend((0..right_was.count()).map(|i| right_was.cell(i)));
         cells.insert(at_in_all, cell);
         let at = balance_point(&cells, false);
+        if !both_fit(&cells, at, false) {
+            continue;
+        }
         let (sep, _) = decode_leaf_cell(cells[at]);
         let sep_cell = internal_cell(sep, right_id);
         if !parent.fits_replacing(left_child, sep_cell.len()) {
@@ -771,6 +805,13 @@ fn split(
     cells.insert(pos, cell);
     let internal = page.kind() == PageKind::Internal;
     let at = balance_point(&cells, internal);
+    // A full page and one more cell always divide into two pages that fit: the cell is at
+    // most a quarter of a page, and the balance point leaves the fuller side at most half
+    // of the total plus half of one cell.
+    assert!(
+        both_fit(&cells, at, internal),
+        "a page and one cell divide into two pages"
+    );
     let mut right = pool.allocate_for(owner, page.kind())?;
     let sep;
     let right_cells = if internal {
@@ -881,6 +922,7 @@ mod tests {
 
     use super::*;
     use crate::disk::sim::Prng;
+    use crate::storage::page::MAX_INLINE_CELL_BYTES;
 
     fn pool(frames: usize) -> BufferPool {
         BufferPool::on_sim_disk(frames)
@@ -1012,6 +1054,45 @@ mod tests {
             // before splitting keeps them fuller.
             let (grown, leaves) = leaf_fill(&tree, &pool);
             assert!(grown > 0.72, "seed {seed}: {leaves} leaves {grown:.3} full");
+        }
+    }
+
+    /// Values of every size up to the inline limit, growing and shrinking in random order
+    /// over few keys (a list that is appended to, then cut short): sharing cells with a
+    /// sibling must never fill one side past a page, whatever the sizes of the cells
+    /// around the balance point.
+    #[test]
+    fn large_cells_growing_in_place_share_and_split_without_overfilling() {
+        for seed in 0..8u64 {
+            let pool = pool(64);
+            let tree = BTree::create(&pool).expect("create");
+            let mut model: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
+            let mut rng = Prng::new(seed);
+            let keys = 24 + (seed as usize) * 8;
+            for step in 0..6000u64 {
+                let key = format!("k{:04}", rng.next_u64() % keys as u64).into_bytes();
+                let old_len = model
+                    .get(&key)
+                    .and_then(|(_, v)| v.as_ref())
+                    .map_or(0, Vec::len);
+                let len = match rng.next_u64() % 10 {
+                    0 => (rng.next_u64() % 100) as usize,
+                    1 => MAX_INLINE_CELL_BYTES - 13 - key.len() - (rng.next_u64() % 4) as usize,
+                    _ => (old_len + 1 + (rng.next_u64() % 300) as usize)
+                        .min(MAX_INLINE_CELL_BYTES - 13 - key.len()),
+                };
+                let value = vec![(step % 251) as u8; len];
+                let lsn = Lsn(step + 1);
+                let prev = tree.put(&pool, &key, lsn, Some(&value)).expect("put");
+                assert_eq!(
+                    prev,
+                    model.insert(key, (lsn, Some(value))),
+                    "seed {seed} step {step}"
+                );
+            }
+            assert_eq!(tree.check(&pool).expect("valid tree"), model.len());
+            let stored = collect(&tree, &pool, (Bound::Unbounded, Bound::Unbounded), false);
+            assert_eq!(stored, model.into_iter().collect::<Vec<_>>(), "seed {seed}");
         }
     }
 

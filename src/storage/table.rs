@@ -290,6 +290,46 @@ impl Table {
         }))
     }
 
+    /// Whether the row visible at `snapshot` under `key` still lives in the newest version:
+    /// every version since continues it (an update), none ends it (a deletion, perhaps
+    /// followed by a new row under the same key, which is another row, as a new tuple is
+    /// in PostgreSQL). False when no row is visible at `snapshot`.
+    ///
+    /// The caller's snapshot must be published (`TxnManager::snapshot`): versions
+    /// superseded after it are then kept, so the chain from it to the newest is whole.
+    pub fn same_row_since(&self, key: &[u8], snapshot: Lsn) -> Result<bool> {
+        let _tree = self.tree_lock.read_recursive();
+        self.check_live()?;
+        let newest = self.tree.get(&self.pool, key)?;
+        let older = self.older.lock();
+        let chain = older.chains.get(key).map_or(&[][..], Vec::as_slice);
+        let (newest_lsn, newest_live) = match &newest {
+            Some((lsn, image)) => (Some(self.effective(*lsn)), image.is_some()),
+            None => (None, false),
+        };
+        if newest_lsn.is_some_and(|lsn| lsn <= snapshot) {
+            return Ok(newest_live);
+        }
+        // The version the snapshot saw ended at `ended`; follow the versions that begin
+        // where the one before ended. The chain is newest first, and short.
+        let Some(seen) = chain
+            .iter()
+            .find(|v| v.lsn <= snapshot && snapshot < v.superseded)
+        else {
+            return Ok(false);
+        };
+        let mut ended = seen.superseded;
+        loop {
+            if newest_lsn == Some(ended) {
+                return Ok(newest_live);
+            }
+            match chain.iter().find(|v| v.lsn == ended) {
+                Some(next) => ended = next.superseded,
+                None => return Ok(false),
+            }
+        }
+    }
+
     /// Visit rows visible at `snapshot` with keys in `range`, in key order (reversed when
     /// `reverse`), until `visit` returns false: the tree's versions merged with the older
     /// ones of keys deleted since.

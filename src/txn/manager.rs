@@ -38,6 +38,10 @@ pub struct SessionSlot {
     pub cancel: AtomicBool,
     /// The snapshot the session currently reads at, or 0 when it holds none.
     snapshot: AtomicU64,
+    /// The newest commit whose installed version the session has read above its
+    /// snapshot (as a lock holder reads the latest version of a row), or 0: see
+    /// [`SessionSlot::saw_commit`].
+    seen_commit_lsn: AtomicU64,
     /// What the session is waiting for, as pg_stat_activity's (wait_event_type,
     /// wait_event) show it.
     pub wait_event: Mutex<Option<(&'static str, &'static str)>>,
@@ -61,6 +65,25 @@ pub struct Activity {
     pub xact_start_us: Option<i64>,
 }
 
+impl SessionSlot {
+    /// The session read a version installed by the commit at `lsn`, which may not be
+    /// visible yet: its locks are released at install, before it is durable (see
+    /// [`TxnManager::start_commit`]). Nothing the session says or reads after the
+    /// statement that saw it may come before that commit is visible
+    /// ([`TxnManager::wait_for_seen_commits`]); so no user can tell that the lock was
+    /// released early.
+    pub fn saw_commit(&self, lsn: Lsn) {
+        self.seen_commit_lsn.fetch_max(lsn.0, Ordering::AcqRel);
+    }
+
+    fn take_seen_commit(&self) -> Option<Lsn> {
+        match self.seen_commit_lsn.swap(0, Ordering::AcqRel) {
+            0 => None,
+            lsn => Some(Lsn(lsn)),
+        }
+    }
+}
+
 fn set_wait_event(slot: Option<&SessionSlot>, event: Option<(&'static str, &'static str)>) {
     if let Some(s) = slot {
         *s.wait_event.lock() = event;
@@ -71,6 +94,25 @@ fn set_wait_event(slot: Option<&SessionSlot>, event: Option<(&'static str, &'sta
 /// apply it from the log (as a failed log write or sync does).
 pub fn fatal_after_logging(what: &str, e: &crate::error::Error) -> ! {
     crate::error::stop_server(&format!("could not {what}: {e}"))
+}
+
+/// Held from a change's log append until it is installed and its locks are released: a
+/// panic in between (a bug: every error there is already fatal) stops the server, as a
+/// failed install does, rather than unwinding past a change that is in the log but only
+/// partly in storage, with its row locks held forever. Recovery applies it from the log.
+struct CriticalSection(&'static str);
+
+impl Drop for CriticalSection {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let message = format!("a panic while {}", self.0);
+            // Unit tests unwind on purpose through here (`stop_server` panics in them).
+            #[cfg(not(test))]
+            crate::error::stop_server(&message);
+            #[cfg(test)]
+            tracing::error!("{message}");
+        }
+    }
 }
 
 /// A commit whose record has its place in the log and whose writes are installed, but
@@ -146,6 +188,7 @@ impl TxnManager {
             secret: rand::random::<i32>(),
             cancel: AtomicBool::new(false),
             snapshot: AtomicU64::new(0),
+            seen_commit_lsn: AtomicU64::new(0),
             wait_event: Mutex::new(None),
             activity: Mutex::new(Activity {
                 state: "idle",
@@ -192,8 +235,28 @@ impl TxnManager {
         TxnId(self.next_txn_id.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// Before a statement's reply: wait until every commit the session read above its
+    /// snapshot is visible (see [`SessionSlot::saw_commit`]).
+    pub async fn wait_for_seen_commits(&self, slot: &SessionSlot) {
+        if let Some(lsn) = slot.take_seen_commit() {
+            if self.visibility.visible_lsn() < lsn {
+                set_wait_event(Some(slot), Some(("IPC", "CommitVisible")));
+                self.visibility.wait_visible_async(lsn).await;
+                set_wait_event(Some(slot), None);
+            }
+        }
+    }
+
     /// Take a snapshot for `slot` and publish it, so that versions it needs are not pruned.
+    /// It includes every commit the session has read a version of (see
+    /// [`SessionSlot::saw_commit`]): a caller that did not wait for them before replying
+    /// waits here, blocking.
     pub fn snapshot(&self, slot: &SessionSlot) -> Lsn {
+        if let Some(lsn) = slot.take_seen_commit() {
+            if self.visibility.visible_lsn() < lsn {
+                crate::wal::blocking(|| self.visibility.wait_visible(lsn));
+            }
+        }
         loop {
             let lsn = self.visibility.visible_lsn();
             slot.snapshot.store(lsn.0.max(1), Ordering::SeqCst);
@@ -332,6 +395,7 @@ impl TxnManager {
             .as_ref()
             .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
         let barrier = self.barrier.read();
+        let critical = CriticalSection("installing a commit");
         let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
         // Under the row locks, so versions of a key are installed in LSN order. The
         // images are the record's, in the order it was encoded in.
@@ -364,6 +428,7 @@ impl TxnManager {
         self.locks.release_all(txn, &locks);
         // Visible once durable too: by the flusher, or here if the flush came first.
         self.visibility.installed(lsn, || self.flushed_lsn());
+        drop(critical);
         for table in dropped_tables {
             if let Err(e) = table.destroy() {
                 tracing::warn!(
@@ -478,6 +543,7 @@ impl TxnManager {
     pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
         let barrier = self.barrier.read();
+        let critical = CriticalSection("applying a catalog change");
         let (lsn, _) = self.sequence_commit(record, false, false);
         if let Some(wal) = &self.wal {
             // Catalog changes are rare: flush on this thread rather than wait to be woken.
@@ -487,6 +553,7 @@ impl TxnManager {
         apply(lsn);
         drop(barrier);
         self.visibility.installed(lsn, || self.flushed_lsn());
+        drop(critical);
         self.visibility.wait_visible(lsn);
         lsn
     }
