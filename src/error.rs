@@ -69,6 +69,8 @@ impl SqlState {
     pub const UNDEFINED_SETTING: SqlState = SqlState("42704");
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
     pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");
+    pub const INVALID_SAVEPOINT_SPECIFICATION: SqlState = SqlState("3B001");
+    pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     pub const INVALID_COLUMN_DEFINITION: SqlState = SqlState("42611");
     pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
     pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");

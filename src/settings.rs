@@ -76,7 +76,8 @@ pub static DEFS: &[Def] = &[
     Def { name: "commit_siblings", default: "0", kind: Kind::Int { min: 0, max: 1000, unit: NO }, context: Context::User, description: "Sets the minimum number of concurrent open transactions required before performing commit_delay." },
     Def { name: "data_directory", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the server's data directory." },
     Def { name: "DateStyle", default: "ISO, MDY", kind: Kind::Enum(&["ISO, MDY"]), context: Context::User, description: "Sets the display format for date and time values." },
-    Def { name: "default_transaction_isolation", default: "read committed", kind: Kind::Enum(&["read committed", "repeatable read"]), context: Context::User, description: "Sets the transaction isolation level of each new transaction." },
+    Def { name: "default_transaction_isolation", default: "read committed", kind: Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), context: Context::User, description: "Sets the transaction isolation level of each new transaction." },
+    Def { name: "default_transaction_read_only", default: "off", kind: Kind::Bool, context: Context::User, description: "Sets the default read-only status of new transactions." },
     Def { name: "extra_float_digits", default: "1", kind: Kind::Int { min: -15, max: 3, unit: NO }, context: Context::User, description: "Sets the number of digits displayed for floating-point values (values above 0 all give the shortest exact form)." },
     Def { name: "fsync", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Forces synchronization of updates to disk." },
     Def { name: "integer_datetimes", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether datetimes are integer based." },
@@ -86,6 +87,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "lc_ctype", default: "C", kind: Kind::Str, context: Context::Internal, description: "Shows the character classification and case conversion locale." },
     Def { name: "listen_addresses", default: "127.0.0.1", kind: Kind::Str, context: Context::Postmaster, description: "Sets the host name or IP address(es) to listen to." },
     Def { name: "log_checkpoints", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Logs each checkpoint." },
+    Def { name: "lock_timeout", default: "0", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::User, description: "Sets the maximum allowed duration of any wait for a lock." },
     Def { name: "max_connections", default: "1000", kind: Kind::Int { min: 1, max: 10000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of concurrent connections." },
     Def { name: "max_identifier_length", default: "63", kind: Kind::Int { min: 63, max: 63, unit: NO }, context: Context::Internal, description: "Shows the maximum identifier length." },
     Def { name: "max_wal_size", default: "1GB", kind: Kind::Int { min: 2, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::Sighup, description: "Sets the WAL size that triggers a checkpoint." },
@@ -96,6 +98,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "server_version_num", default: "150000", kind: Kind::Int { min: 150000, max: 150000, unit: NO }, context: Context::Internal, description: "Shows the server version as an integer." },
     Def { name: "shared_buffers", default: "128MB", kind: Kind::Int { min: 16, max: 1 << 30, unit: Unit::Kb }, context: Context::Postmaster, description: "Sets the number of shared memory buffers used by the server." },
     Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },
+    Def { name: "statement_timeout", default: "0", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::User, description: "Sets the maximum allowed duration of any statement." },
     Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
     Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
     Def { name: "unix_socket_directories", default: "/tmp", kind: Kind::Str, context: Context::Postmaster, description: "Sets the directories where Unix-domain sockets will be created." },
@@ -190,15 +193,15 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
                     return Ok(to.to_string());
                 }
             }
-            if def.name == "default_transaction_isolation" && norm(v) == "serializable" {
-                return Err(Error::unsupported(
-                    "SERIALIZABLE isolation is not supported yet",
-                ));
-            }
             Err(invalid(def, value))
         }
         Kind::Str => Ok(v.to_string()),
     }
+}
+
+/// A time setting's value as SHOW prints it (`100ms`, `5s`, `0`), in milliseconds.
+pub fn millis(shown: &str) -> Option<u64> {
+    parse_with_unit(shown, Unit::Ms).and_then(|n| u64::try_from(n).ok())
 }
 
 /// Parse an integer with an optional unit into the base unit (kB, ms or s).
@@ -243,6 +246,10 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
 
 fn format_with_unit(n: i64, unit: Unit) -> String {
     let pick = |units: &[(i64, &str)]| {
+        if n == 0 {
+            // As PostgreSQL shows a zero (a disabled timeout, say): no unit.
+            return "0".to_string();
+        }
         for (factor, name) in units {
             if n != 0 && n % factor == 0 {
                 return format!("{}{}", n / factor, name);

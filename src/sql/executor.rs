@@ -4,7 +4,6 @@
 
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -17,7 +16,7 @@ use super::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::page::MAX_KEY_BYTES;
 use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId, Version};
-use crate::txn::{Increment, Isolation, SessionSlot, Want};
+use crate::txn::{Increment, SessionSlot, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
@@ -37,10 +36,7 @@ pub struct Executor<'a> {
 }
 
 fn check_cancel(slot: &SessionSlot) -> Result<()> {
-    if slot.cancel.load(AtomicOrdering::Acquire) {
-        return Err(Error::canceled());
-    }
-    Ok(())
+    slot.check_interrupts()
 }
 
 fn truthy(v: &Value) -> bool {
@@ -367,7 +363,9 @@ impl Executor<'_> {
         result
     }
 
-    fn lock_row(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<()> {
+    /// Own a row to write it: `want` is [`Want::Write`] to delete it or give it a key,
+    /// [`Want::NoKeyWrite`] to change its other columns.
+    fn lock_row(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Result<()> {
         if self.txn.writes.get(table.id, key).is_some() {
             return Ok(());
         }
@@ -382,7 +380,7 @@ impl Executor<'_> {
                 "a row with a deferred increment was written before it was materialized",
             ));
         }
-        self.acquire(table.id, key, Want::Write, true)
+        self.acquire(table.id, key, want, true)
     }
 
     /// Get `want` on a key, waiting if someone is in the way: as a task, by stopping the
@@ -390,7 +388,12 @@ impl Executor<'_> {
     /// blocking. `new_lock`: the transaction does not hold the key yet.
     fn acquire(&mut self, table: TableId, key: &[u8], want: Want, new_lock: bool) -> Result<()> {
         let locks = &self.engine.txn.locks;
-        if !locks.try_lock(self.txn.id, table, key, want) {
+        let mut new_lock = new_lock;
+        if let Some(fresh) = locks.try_lock_new(self.txn.id, table, key, want) {
+            // A key held already (in a weaker mode, say) is in the list once.
+            new_lock &= fresh;
+        } else {
+            new_lock &= !locks.holds(self.txn.id, table, key);
             if self.defer_lock_waits == Some(self.txn.writes.row_count()) {
                 self.txn.lock_wait = Some(LockWait {
                     table,
@@ -401,7 +404,8 @@ impl Executor<'_> {
                 return Err(Error::internal("the statement waits for a row lock"));
             }
             *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
-            let r = locks.lock(self.txn.id, table, key, want, &self.slot.cancel);
+            let interrupts = self.slot.lock_wait_interrupts();
+            let r = locks.lock(self.txn.id, table, key, want, &interrupts);
             *self.slot.wait_event.lock() = None;
             r?;
         }
@@ -425,9 +429,8 @@ impl Executor<'_> {
             .flat_map(|w| w.increments.keys().map(|k| (w.table.clone(), k.clone())))
             .collect();
         for (table, key) in pending {
-            self.acquire(table.id, &key, Want::Write, false)?;
-            let w = self.txn.writes.table_mut(&table);
-            let Some(incs) = w.increments.remove(&key) else {
+            self.acquire(table.id, &key, Want::NoKeyWrite, false)?;
+            let Some(incs) = self.txn.writes.take_increments(&table, &key) else {
                 continue;
             };
             // Under the key's latch, as every application of increments to a row.
@@ -438,7 +441,7 @@ impl Executor<'_> {
                 .latch_increments(std::iter::once((table.id, key.as_slice())));
             let row = apply_increments(&table, &key, &incs);
             drop(latch);
-            w.rows.insert(key, Some(row?.into()));
+            self.txn.writes.put(&table, key, Some(row?.into()));
         }
         Ok(())
     }
@@ -455,7 +458,7 @@ impl Executor<'_> {
         let scan = &plan.scan;
         let table = &scan.table;
         if !self.txn.explicit
-            || self.txn.isolation != Isolation::ReadCommitted
+            || self.txn.isolation.snapshot_per_transaction()
             || self.txn.writes.table(table.id).is_some_and(|w| w.truncated)
         {
             return Ok(None);
@@ -475,9 +478,17 @@ impl Executor<'_> {
             self.acquire(table.id, &key, Want::Increment, true)?;
         }
         // Read after taking the row: while we hold it, nobody deletes it or changes its key.
-        let latest = self
-            .latest(table, &key)?
-            .and_then(|v| Some((v.lsn, v.row?)));
+        // The version read is not noted as seen (`Executor::latest`): nothing of it reaches
+        // the client unless the UPDATE fails on it or finds the row gone (below), so a hot
+        // counter's next increment does not wait for the last one's flush to reply.
+        let newest = table.latest(&key)?;
+        let newest_lsn = newest.as_ref().map(|v| v.lsn);
+        let decided_by_newest = || {
+            if let Some(lsn) = newest_lsn.filter(|&lsn| lsn > self.snapshot) {
+                self.slot.saw_commit(lsn);
+            }
+        };
+        let latest = newest.and_then(|v| Some((v.lsn, v.row?)));
         if !held {
             // The row must be one this statement sees. Its WHERE reads key columns only,
             // so any version of the row decides it.
@@ -489,6 +500,7 @@ impl Executor<'_> {
                 None => false,
             };
             if !visible {
+                decided_by_newest();
                 self.engine
                     .txn
                     .locks
@@ -504,9 +516,7 @@ impl Executor<'_> {
         let mut all = self
             .txn
             .writes
-            .table_mut(table)
-            .increments
-            .remove(&key)
+            .take_increments(table, &key)
             .unwrap_or_default();
         for inc in incs {
             all.push(inc.with_operand(self.eval(&inc.operand, &[])?));
@@ -514,8 +524,11 @@ impl Executor<'_> {
         // Errors (overflow, NOT NULL) show now, against the latest version, as they would
         // for an ordinary UPDATE; the commit applies the increments again to the version
         // it finds then. (On an error the transaction fails, and its increments go with it.)
-        with_increments(&table.def(), &current, &all)?;
-        self.txn.writes.table_mut(table).increments.insert(key, all);
+        if let Err(e) = with_increments(&table.def(), &current, &all) {
+            decided_by_newest();
+            return Err(e);
+        }
+        self.txn.writes.set_increments(table, key, all);
         Ok(Some(1))
     }
 
@@ -534,16 +547,22 @@ impl Executor<'_> {
     /// Lock a row we saw, then return the version to act on: our snapshot's version if it
     /// is still the latest, else (READ COMMITTED) the latest if it still passes the filter,
     /// or (REPEATABLE READ) a serialization failure.
-    fn lock_and_recheck(&mut self, scan: &ScanPlan, key: &[u8], seen: Row) -> Result<Option<Row>> {
+    fn lock_and_recheck(
+        &mut self,
+        scan: &ScanPlan,
+        key: &[u8],
+        seen: Row,
+        want: Want,
+    ) -> Result<Option<Row>> {
         if self.txn.writes.get(scan.table.id, key).is_some() {
             return Ok(Some(seen));
         }
-        self.lock_row(&scan.table, key)?;
+        self.lock_row(&scan.table, key, want)?;
         match self.latest(&scan.table, key)? {
             None => Ok(None),
             Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
             Some(v) => {
-                if self.txn.isolation == Isolation::RepeatableRead {
+                if self.txn.isolation.snapshot_per_transaction() {
                     return Err(serialization_failure());
                 }
                 // READ COMMITTED follows the row it saw to its newest version. A row
@@ -579,6 +598,10 @@ impl Executor<'_> {
     /// Whether COPY may load `table` straight into pages: this transaction created or
     /// truncated it and has written no rows to it otherwise.
     pub fn can_bulk_load(&self, table: &Table) -> bool {
+        if self.txn.writes.has_marks() {
+            // A savepoint could not take back rows written straight to pages.
+            return false;
+        }
         let created = self.txn.created.contains(&table.id);
         match self.txn.writes.table(table.id) {
             Some(w) => w.bulk.is_some() || ((w.truncated || created) && w.rows.is_empty()),
@@ -647,7 +670,12 @@ impl Executor<'_> {
             .any(|(c, _)| def.primary_key.contains(c));
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
-            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else {
+            let want = if pk_changes {
+                Want::Write
+            } else {
+                Want::NoKeyWrite
+            };
+            let Some(current) = self.lock_and_recheck(scan, &key, seen, want)? else {
                 continue;
             };
             let mut new: Vec<Value> = current.to_vec();
@@ -686,7 +714,7 @@ impl Executor<'_> {
             Some(None) => return Ok(()),
             None => {}
         }
-        self.lock_row(table, key)?;
+        self.lock_row(table, key, Want::Write)?;
         let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
         if !truncated && self.latest(table, key)?.is_some_and(|v| v.row.is_some()) {
             return Err(duplicate_key(def, row));
@@ -702,7 +730,7 @@ impl Executor<'_> {
         let mut returned = Vec::new();
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
-            let Some(current) = self.lock_and_recheck(scan, &key, seen)? else {
+            let Some(current) = self.lock_and_recheck(scan, &key, seen, Want::Write)? else {
                 continue;
             };
             if !plan.returning.is_empty() {
@@ -757,11 +785,11 @@ impl Executor<'_> {
         let existing: Option<Row> = match self.txn.writes.get(table.id, &key) {
             Some(own) => own,
             None => {
-                self.lock_row(table, &key)?;
+                self.lock_row(table, &key, Want::Write)?;
                 let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
                 match self.latest(table, &key)? {
                     Some(v) if !truncated && v.row.is_some() => {
-                        if self.txn.isolation == Isolation::RepeatableRead
+                        if self.txn.isolation.snapshot_per_transaction()
                             && v.lsn > self.snapshot
                             && !matches!(on_conflict, OnConflict::Error)
                         {
@@ -869,6 +897,99 @@ impl Executor<'_> {
         }
     }
 
+    /// SELECT ... FOR UPDATE / FOR SHARE: the rows the snapshot finds, in the query's
+    /// order, are each locked and then read at their newest version, as PostgreSQL does:
+    /// READ COMMITTED re-checks WHERE on it and skips a row deleted since; REPEATABLE
+    /// READ fails with 40001 if it changed. NOWAIT fails with 55P03 on a row held by
+    /// another transaction; SKIP LOCKED passes over it. OFFSET and LIMIT count the rows
+    /// that are returned.
+    pub fn select_locking(&mut self, plan: &SelectPlan, lock: &RowLock) -> Result<Vec<Vec<Value>>> {
+        let Some(scan) = &plan.source else {
+            return self.select(plan);
+        };
+        let limit = self.count_of(&plan.limit)?;
+        let offset = self.count_of(&plan.offset)?.unwrap_or(0);
+        let mut candidates = Vec::new();
+        for (key, row) in self.collect(scan)? {
+            let order = plan
+                .order_by
+                .iter()
+                .map(|k| self.eval(&k.expr, &row))
+                .collect::<Result<Vec<_>>>()?;
+            candidates.push((order, (key, row)));
+        }
+        sort_by_keys(&plan.order_by, &mut candidates)?;
+        let mut out = Vec::new();
+        let mut passed = 0;
+        for (_, (key, seen)) in candidates {
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+            check_cancel(self.slot)?;
+            let Some(row) = self.lock_for_select(scan, &key, seen, lock)? else {
+                continue;
+            };
+            if passed < offset {
+                passed += 1;
+                continue;
+            }
+            out.push(self.project(&plan.projection, &row)?);
+        }
+        Ok(out)
+    }
+
+    /// Lock one row a locking SELECT found, then return the version it returns (see
+    /// [`Executor::select_locking`]), or None to pass over the row.
+    fn lock_for_select(
+        &mut self,
+        scan: &ScanPlan,
+        key: &[u8],
+        seen: Row,
+        lock: &RowLock,
+    ) -> Result<Option<Row>> {
+        let table = &scan.table;
+        if self.txn.writes.get(table.id, key).is_some() {
+            // Our own version: the row is ours already.
+            return Ok(Some(seen));
+        }
+        let locks = &self.engine.txn.locks;
+        match lock.wait {
+            RowLockWait::Block => self.acquire(table.id, key, lock.want, true)?,
+            RowLockWait::NoWait | RowLockWait::SkipLocked => {
+                match locks.try_lock_new(self.txn.id, table.id, key, lock.want) {
+                    Some(true) => self.txn.locks.push((table.id, key.to_vec())),
+                    Some(false) => {}
+                    None if lock.wait == RowLockWait::SkipLocked => return Ok(None),
+                    None => {
+                        return Err(Error::new(
+                            SqlState::LOCK_NOT_AVAILABLE,
+                            format!(
+                                "could not obtain lock on row in relation \"{}\"",
+                                scan.def.name
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        match self.latest(table, key)? {
+            None => Ok(None),
+            Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
+            Some(v) => {
+                if self.txn.isolation.snapshot_per_transaction() {
+                    return Err(serialization_failure());
+                }
+                if !table.same_row_since(key, self.snapshot)? {
+                    return Ok(None);
+                }
+                match v.row {
+                    Some(latest) if self.matches(&scan.filter, &latest)? => Ok(Some(latest)),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+
     pub fn select(&self, plan: &SelectPlan) -> Result<Vec<Vec<Value>>> {
         let limit = self.count_of(&plan.limit)?;
         let offset = self.count_of(&plan.offset)?.unwrap_or(0);
@@ -950,53 +1071,50 @@ impl Executor<'_> {
                 }
             }
         }
-        if !plan.order_by.is_empty() {
-            let mut err = None;
-            out.sort_by(|(a, _), (b, _)| {
-                for (k, (x, y)) in plan.order_by.iter().zip(a.iter().zip(b)) {
-                    let ord = match (x.is_null(), y.is_null()) {
-                        (true, true) => Ordering::Equal,
-                        (true, false) => {
-                            if k.nulls_first {
-                                Ordering::Less
-                            } else {
-                                Ordering::Greater
-                            }
-                        }
-                        (false, true) => {
-                            if k.nulls_first {
-                                Ordering::Greater
-                            } else {
-                                Ordering::Less
-                            }
-                        }
-                        _ => {
-                            let o = types::compare(x, y).unwrap_or_else(|| {
-                                err = Some(Error::internal("incomparable sort keys"));
-                                Ordering::Equal
-                            });
-                            if k.desc {
-                                o.reverse()
-                            } else {
-                                o
-                            }
-                        }
-                    };
-                    if ord != Ordering::Equal {
-                        return ord;
-                    }
-                }
-                Ordering::Equal
-            });
-            if let Some(e) = err {
-                return Err(e);
-            }
-        }
+        sort_by_keys(&plan.order_by, &mut out)?;
         let rows = out.into_iter().map(|(_, r)| r).skip(offset);
         Ok(match limit {
             Some(l) => rows.take(l).collect(),
             None => rows.collect(),
         })
+    }
+}
+
+/// Sort `rows` (sort keys, payload) by ORDER BY's keys, stably.
+fn sort_by_keys<T>(order_by: &[OrderKey], rows: &mut [(Vec<Value>, T)]) -> Result<()> {
+    if order_by.is_empty() {
+        return Ok(());
+    }
+    let mut err = None;
+    rows.sort_by(|(a, _), (b, _)| {
+        for (k, (x, y)) in order_by.iter().zip(a.iter().zip(b)) {
+            let ord = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) if k.nulls_first => Ordering::Less,
+                (true, false) => Ordering::Greater,
+                (false, true) if k.nulls_first => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => {
+                    let o = types::compare(x, y).unwrap_or_else(|| {
+                        err = Some(Error::internal("incomparable sort keys"));
+                        Ordering::Equal
+                    });
+                    if k.desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                }
+            };
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        }
+        Ordering::Equal
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 

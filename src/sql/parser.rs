@@ -281,13 +281,126 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
             return Err(syntax_near(&words.rest(1)));
         }
         Some("show") if words.rest(1).eq_ignore_ascii_case("all") => return Ok(Statement::ShowAll),
+        // PostgreSQL's ABORT is ROLLBACK by another name.
+        Some("abort") => {
+            let at = sql.to_ascii_lowercase().find("abort").unwrap_or(0);
+            return parse_statement(&format!("ROLLBACK{}", &sql[at + "abort".len()..]));
+        }
         _ => {}
     }
+    let respelled = respell_weak_row_locks(sql);
+    let sql = respelled.as_deref().unwrap_or(sql);
     let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(syntax_error)?;
     match stmts.len() {
         1 => Ok(Statement::Ast(Box::new(stmts.remove(0)))),
         _ => Err(Error::syntax("syntax error: expected one statement")),
     }
+}
+
+/// The table name a respelled `FOR NO KEY UPDATE` / `FOR KEY SHARE` clause carries in its
+/// OF list (see [`respell_weak_row_locks`]).
+pub const NO_KEY_LOCK_MARK: &str = "steadydb: no key";
+pub const KEY_SHARE_LOCK_MARK: &str = "steadydb: key share";
+
+/// sqlparser knows FOR UPDATE and FOR SHARE but not PostgreSQL's weaker FOR NO KEY UPDATE
+/// and FOR KEY SHARE: spell those as the stronger clause with a mark in its OF list
+/// (`FOR UPDATE OF "steadydb: no key"`), which the planner reads back. An OF list of the
+/// statement's own is dropped: a query reads one table, so it names that table. None when
+/// the statement has neither clause (outside quotes).
+fn respell_weak_row_locks(sql: &str) -> Option<String> {
+    let lower = sql.to_ascii_lowercase();
+    if !lower.contains("key") {
+        return None;
+    }
+    let bytes = lower.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut changed = false;
+    let (mut i, mut copied) = (0, 0);
+    let mut quote: Option<u8> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'\'' || c == b'"' {
+            quote = Some(c);
+            i += 1;
+            continue;
+        }
+        let at_word = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if at_word && c == b'f' {
+            let clause = match_words(bytes, i, &["for", "no", "key", "update"])
+                .map(|end| (end, "FOR UPDATE", NO_KEY_LOCK_MARK))
+                .or_else(|| {
+                    match_words(bytes, i, &["for", "key", "share"])
+                        .map(|end| (end, "FOR SHARE", KEY_SHARE_LOCK_MARK))
+                });
+            if let Some((mut end, spelled, mark)) = clause {
+                // Drop the clause's own OF list.
+                if let Some(of_end) = match_words(bytes, end, &["of"]) {
+                    end = of_end;
+                    while let Some(next) = word_at(bytes, end) {
+                        let (word, word_end) = next;
+                        if matches!(word, "nowait" | "skip" | "for" | "limit" | "offset") {
+                            break;
+                        }
+                        end = word_end;
+                        while end < bytes.len() && (bytes[end] == b',' || bytes[end] == b' ') {
+                            end += 1;
+                        }
+                    }
+                }
+                out.push_str(&sql[copied..i]);
+                out.push_str(&format!("{spelled} OF \"{mark}\" "));
+                copied = end;
+                i = end;
+                changed = true;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&sql[copied..]);
+    Some(out)
+}
+
+/// If `words` follow at `at` (after whitespace), each a whole word separated by
+/// whitespace: where the last one ends.
+fn match_words(bytes: &[u8], at: usize, words: &[&str]) -> Option<usize> {
+    let mut i = at;
+    for w in words {
+        let (found, end) = word_at(bytes, i)?;
+        if found != *w {
+            return None;
+        }
+        i = end;
+    }
+    Some(i)
+}
+
+/// The identifier-like word at `at` (after whitespace, lowercase input) and its end.
+fn word_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
+    let mut i = at;
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    while i < bytes.len()
+        && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+    {
+        i += 1;
+    }
+    if i == start {
+        return None;
+    }
+    std::str::from_utf8(&bytes[start..i]).ok().map(|w| (w, i))
 }
 
 /// Turn sqlparser's message into PostgreSQL's `syntax error at or near "x"`.

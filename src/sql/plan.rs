@@ -7,7 +7,7 @@ use super::bind::AggCall;
 use super::expr::Expr;
 use super::parser::CopyStatement;
 use crate::storage::{Table, TableDef};
-use crate::txn::{Increment, Isolation};
+use crate::txn::{Increment, Isolation, Want};
 
 /// How a scan finds its rows. The filter is always applied as well, so an access path only
 /// has to return a superset of the matching rows.
@@ -57,6 +57,26 @@ pub struct SelectPlan {
     pub order_by: Vec<OrderKey>,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
+    /// FOR UPDATE / FOR SHARE: lock each row returned.
+    pub row_lock: Option<RowLock>,
+}
+
+/// A locking SELECT's clause. FOR NO KEY UPDATE locks as FOR UPDATE does, FOR KEY SHARE
+/// as FOR SHARE: there are no foreign keys for the weaker modes to favour.
+#[derive(Clone, Copy, Debug)]
+pub struct RowLock {
+    pub want: Want,
+    pub wait: RowLockWait,
+}
+
+/// What a locking SELECT does at a row another transaction holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowLockWait {
+    Block,
+    /// NOWAIT: fail with 55P03.
+    NoWait,
+    /// SKIP LOCKED: pass over the row.
+    SkipLocked,
 }
 
 pub enum InsertSource {
@@ -154,6 +174,13 @@ pub struct CopyPlan {
     pub stmt: CopyStatement,
 }
 
+/// The modes a BEGIN or SET TRANSACTION names; None: not named.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxnModes {
+    pub isolation: Option<Isolation>,
+    pub read_only: Option<bool>,
+}
+
 pub enum Plan {
     Select(Box<SelectPlan>),
     Insert(Box<InsertPlan>),
@@ -176,14 +203,35 @@ pub enum Plan {
         name: Option<String>,
         columns: Vec<usize>,
     },
+    /// BEGIN or START TRANSACTION (`tag`), with its modes.
     Begin {
-        isolation: Option<Isolation>,
+        modes: TxnModes,
+        tag: &'static str,
     },
     SetTransaction {
-        isolation: Isolation,
+        modes: TxnModes,
     },
-    Commit,
-    Rollback,
+    /// SET SESSION CHARACTERISTICS AS TRANSACTION: the defaults of later transactions.
+    SetSessionCharacteristics {
+        modes: TxnModes,
+    },
+    /// COMMIT, or with `chain` COMMIT AND CHAIN.
+    Commit {
+        chain: bool,
+    },
+    /// ROLLBACK, or with `chain` ROLLBACK AND CHAIN.
+    Rollback {
+        chain: bool,
+    },
+    Savepoint {
+        name: String,
+    },
+    ReleaseSavepoint {
+        name: String,
+    },
+    RollbackToSavepoint {
+        name: String,
+    },
     Set {
         name: String,
         value: Option<String>,

@@ -15,7 +15,7 @@ use super::session::Field;
 use super::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{Column, Table, TableDef};
-use crate::txn::{Increment, Isolation};
+use crate::txn::{Increment, Isolation, Want};
 use crate::types::{ArithOp, DataType};
 
 pub struct Planned {
@@ -363,21 +363,28 @@ impl Planner<'_> {
                 Ok(Plan::Truncate { tables })
             }
             S::AlterTable(at) => self.plan_alter(at),
-            S::StartTransaction { modes, .. } => Ok(Plan::Begin {
-                isolation: isolation_of(modes)?,
+            S::StartTransaction { modes, begin, .. } => Ok(Plan::Begin {
+                modes: txn_modes(modes)?,
+                tag: if *begin { "BEGIN" } else { "START TRANSACTION" },
             }),
-            S::Commit { chain: false, .. } => Ok(Plan::Commit),
+            S::Commit { chain, .. } => Ok(Plan::Commit { chain: *chain }),
+            S::Rollback {
+                chain,
+                savepoint: None,
+            } => Ok(Plan::Rollback { chain: *chain }),
             S::Rollback {
                 chain: false,
-                savepoint: None,
-            } => Ok(Plan::Rollback),
-            S::Rollback {
-                savepoint: Some(_), ..
-            }
-            | S::Savepoint { .. }
-            | S::ReleaseSavepoint { .. } => {
-                Err(Error::unsupported("savepoints are not supported yet"))
-            }
+                savepoint: Some(name),
+            } => Ok(Plan::RollbackToSavepoint {
+                name: name.value.clone(),
+            }),
+            S::Rollback { chain: true, .. } => Err(Error::syntax("syntax error at or near \"TO\"")),
+            S::Savepoint { name } => Ok(Plan::Savepoint {
+                name: name.value.clone(),
+            }),
+            S::ReleaseSavepoint { name } => Ok(Plan::ReleaseSavepoint {
+                name: name.value.clone(),
+            }),
             S::Set(set) => self.plan_set(set),
             S::Deallocate { name, .. } => Ok(Plan::Deallocate {
                 name: (name.quote_style.is_some() || !name.value.eq_ignore_ascii_case("all"))
@@ -397,8 +404,10 @@ impl Planner<'_> {
                 let def_name = crate::settings::def(&name).map(|d| d.name.to_string());
                 let shown = match def_name {
                     Some(n) => n.to_lowercase(),
-                    None if name.eq_ignore_ascii_case("transaction_isolation") => {
-                        "transaction_isolation".into()
+                    None if name.eq_ignore_ascii_case("transaction_isolation")
+                        || name.eq_ignore_ascii_case("transaction_read_only") =>
+                    {
+                        name.to_lowercase()
                     }
                     None => {
                         return Err(Error::new(
@@ -491,11 +500,15 @@ impl Planner<'_> {
             ast::Set::SetTransaction {
                 modes,
                 snapshot: None,
-                session: false,
-            } => match isolation_of(modes)? {
-                Some(isolation) => Ok(Plan::SetTransaction { isolation }),
-                None => Ok(Plan::Maintenance { tag: "SET" }),
-            },
+                session,
+            } => {
+                let modes = txn_modes(modes)?;
+                Ok(if *session {
+                    Plan::SetSessionCharacteristics { modes }
+                } else {
+                    Plan::SetTransaction { modes }
+                })
+            }
             ast::Set::SetNames { .. } => Ok(Plan::Set {
                 name: "client_encoding".into(),
                 value: Some("UTF8".into()),
@@ -676,11 +689,10 @@ impl Planner<'_> {
         if q.with.is_some() {
             return Err(Error::unsupported("WITH queries are not supported yet"));
         }
-        if q.fetch.is_some() || !q.locks.is_empty() {
-            return Err(Error::unsupported(
-                "FETCH and FOR UPDATE/SHARE are not supported yet",
-            ));
+        if q.fetch.is_some() {
+            return Err(Error::unsupported("FETCH is not supported yet"));
         }
+        let row_lock = row_lock_of(&q.locks)?;
         let select = match q.body.as_ref() {
             ast::SetExpr::Select(s) => s,
             ast::SetExpr::Values(_) => {
@@ -987,6 +999,24 @@ impl Planner<'_> {
                 return Err(Error::syntax("LIMIT #,# syntax is not supported"))
             }
         };
+        if let Some(lock) = &row_lock {
+            let what = match lock.want {
+                Want::Write => "FOR UPDATE",
+                Want::NoKeyWrite => "FOR NO KEY UPDATE",
+                Want::Share | Want::Increment => "FOR SHARE",
+                Want::KeyShare => "FOR KEY SHARE",
+            };
+            if aggregation.is_some() {
+                return Err(Error::unsupported(format!(
+                    "{what} is not allowed with aggregate functions or GROUP BY"
+                )));
+            }
+            if system.is_some() {
+                return Err(Error::unsupported(format!(
+                    "{what} cannot be applied to a system view"
+                )));
+            }
+        }
         let (source, filter) = match source_table {
             Some((table, def)) => {
                 let access = access_path(&def, filter.as_ref());
@@ -1012,6 +1042,7 @@ impl Planner<'_> {
                 order_by,
                 limit,
                 offset,
+                row_lock,
             },
             names,
             types,
@@ -1379,34 +1410,67 @@ impl Planner<'_> {
     }
 }
 
-fn isolation_of(modes: &[ast::TransactionMode]) -> Result<Option<Isolation>> {
-    let mut iso = None;
+/// A SELECT's FOR UPDATE / FOR SHARE clauses (several combine to the strongest; OF lists
+/// are accepted, as a query reads one table).
+fn row_lock_of(clauses: &[ast::LockClause]) -> Result<Option<RowLock>> {
+    let mut out: Option<RowLock> = None;
+    for c in clauses {
+        let marked = |mark: &str| {
+            c.of.as_ref()
+                .is_some_and(|of| of.to_string() == format!("\"{mark}\""))
+        };
+        let want = match c.lock_type {
+            ast::LockType::Update if marked(super::parser::NO_KEY_LOCK_MARK) => Want::NoKeyWrite,
+            ast::LockType::Update => Want::Write,
+            ast::LockType::Share if marked(super::parser::KEY_SHARE_LOCK_MARK) => Want::KeyShare,
+            ast::LockType::Share => Want::Share,
+        };
+        let wait = match c.nonblock {
+            None => RowLockWait::Block,
+            Some(ast::NonBlock::Nowait) => RowLockWait::NoWait,
+            Some(ast::NonBlock::SkipLocked) => RowLockWait::SkipLocked,
+        };
+        out = Some(match out {
+            None => RowLock { want, wait },
+            Some(prev) => RowLock {
+                // The strongest: `Want`'s variants are in order, strongest first.
+                want: if (prev.want as u8) < (want as u8) {
+                    prev.want
+                } else {
+                    want
+                },
+                wait: if prev.wait == RowLockWait::Block {
+                    wait
+                } else {
+                    prev.wait
+                },
+            },
+        });
+    }
+    Ok(out)
+}
+
+fn txn_modes(modes: &[ast::TransactionMode]) -> Result<TxnModes> {
+    let mut out = TxnModes::default();
     for m in modes {
         match m {
             ast::TransactionMode::IsolationLevel(l) => {
-                iso = Some(match l {
-                    ast::TransactionIsolationLevel::ReadUncommitted
-                    | ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+                out.isolation = Some(match l {
+                    ast::TransactionIsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
+                    ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
                     ast::TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
-                    ast::TransactionIsolationLevel::Serializable => {
-                        return Err(Error::unsupported(
-                            "SERIALIZABLE isolation is not supported yet; use REPEATABLE READ",
-                        ))
-                    }
+                    ast::TransactionIsolationLevel::Serializable => Isolation::Serializable,
                     ast::TransactionIsolationLevel::Snapshot => {
                         return Err(Error::syntax("syntax error at or near \"SNAPSHOT\""))
                     }
                 })
             }
-            ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => {
-                return Err(Error::unsupported(
-                    "READ ONLY transactions are not supported yet",
-                ))
+            ast::TransactionMode::AccessMode(mode) => {
+                out.read_only = Some(*mode == ast::TransactionAccessMode::ReadOnly)
             }
-            ast::TransactionMode::AccessMode(_) => {}
         }
     }
-    Ok(iso)
+    Ok(out)
 }
 
 /// The column a PRIMARY KEY element names (expressions are not supported).

@@ -27,6 +27,10 @@ use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 use crate::wal::{RecordKind, SyncLevel};
 
+mod txn_control;
+
+use txn_control::Savepoint;
+
 /// A statement's plan, result fields and parameter types.
 type Planned = (Arc<Plan>, Vec<Field>, Vec<DataType>);
 
@@ -159,6 +163,10 @@ pub struct TxnState {
     retry_snapshot: Option<Lsn>,
     /// A statement that reads or writes rows has run: the isolation level is fixed.
     queried: bool,
+    /// READ ONLY: statements that write fail with 25006.
+    pub read_only: bool,
+    /// Open savepoints, outermost first.
+    savepoints: Vec<Savepoint>,
     pub start_us: i64,
     /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
     increment_plans: Vec<Arc<Plan>>,
@@ -183,6 +191,11 @@ pub struct Session {
     checkpoint_wait: Option<super::engine::CheckpointWait>,
     /// How many statements the simple Query being run has (0 outside one).
     simple_query_statements: usize,
+    /// Warnings raised by the last statement, sent before its result.
+    notices: Vec<Error>,
+    /// The last statement stopped at a row lock: its next execution is the same
+    /// statement running again (see [`Outcome::WaitForLock`]).
+    resuming: bool,
 }
 
 impl Drop for Session {
@@ -210,6 +223,8 @@ impl Session {
             in_flight: None,
             checkpoint_wait: None,
             simple_query_statements: 0,
+            notices: Vec::new(),
+            resuming: false,
         }
     }
 
@@ -434,12 +449,21 @@ impl Session {
     /// (implicit), and the error is returned for the wire layer to send.
     pub fn execute(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
         self.finish_commit_blocking();
-        self.slot.cancel.store(false, Ordering::Release);
         if matches!(stmt.shape.stmt, Statement::Empty) {
             return Ok(Outcome::Empty);
         }
+        if !std::mem::take(&mut self.resuming) {
+            // A new statement, not one running again after a lock wait.
+            self.slot.cancel.store(false, Ordering::Release);
+            let ms = |name| self.show(name).as_deref().and_then(settings::millis);
+            self.slot.start_statement(
+                ms("statement_timeout").unwrap_or(0),
+                ms("lock_timeout").unwrap_or(0),
+            );
+        }
         self.report_activity(Some(&stmt.shape.text));
         let result = self.execute_inner(stmt, params);
+        self.resuming = matches!(result, Ok(Outcome::WaitForLock));
         if let Err(e) = &result {
             // As PostgreSQL's log_min_error_statement = error: the error and its statement.
             tracing::info!(code = %e.code, "ERROR: {}; STATEMENT: {}", e.message, stmt.shape.text);
@@ -528,7 +552,13 @@ impl Session {
             .engine
             .txn
             .locks
-            .lock_async(id, wait.table, &wait.key, wait.want, &self.slot.cancel)
+            .lock_async(
+                id,
+                wait.table,
+                &wait.key,
+                wait.want,
+                &self.slot.lock_wait_interrupts(),
+            )
             .await;
         *self.slot.wait_event.lock() = None;
         match locked {
@@ -540,6 +570,7 @@ impl Session {
             }
             Err(e) => {
                 tracing::info!(code = %e.code, "ERROR: {}", e.message);
+                self.resuming = false;
                 self.on_error();
                 self.report_activity(None);
                 Err(e)
@@ -549,6 +580,12 @@ impl Session {
 
     fn on_error(&mut self) {
         match &mut self.txn {
+            Some(t) if t.explicit && !t.savepoints.is_empty() => {
+                // ROLLBACK TO SAVEPOINT may yet take back only part of it: keep it all.
+                t.failed = true;
+                t.lock_wait = None;
+                t.retry_snapshot = None;
+            }
             Some(t) if t.explicit => {
                 // As in PostgreSQL, the transaction is aborted now (its locks released, its
                 // writes dropped); only the block stays open, failed, until ROLLBACK.
@@ -566,6 +603,8 @@ impl Session {
                     lock_wait: None,
                     retry_snapshot: None,
                     queried: true,
+                    read_only: t.read_only,
+                    savepoints: Vec::new(),
                     start_us: t.start_us,
                     increment_plans: Vec::new(),
                     undo: std::mem::take(&mut t.undo),
@@ -625,14 +664,6 @@ impl Session {
         }
     }
 
-    fn default_isolation(&self) -> Isolation {
-        if self.setting_is("default_transaction_isolation", "repeatable read") {
-            Isolation::RepeatableRead
-        } else {
-            Isolation::ReadCommitted
-        }
-    }
-
     /// Whether setting `name` (a canonical name; not `transaction_isolation`) is `value`
     /// in this session, as SHOW would print it.
     fn setting_is(&self, name: &'static str, value: &str) -> bool {
@@ -646,6 +677,7 @@ impl Session {
     fn txn(&mut self) -> &mut TxnState {
         if self.txn.is_none() {
             let isolation = self.default_isolation();
+            let read_only = self.setting_is("default_transaction_read_only", "on");
             self.txn = Some(TxnState {
                 id: self.engine.txn.begin(),
                 isolation,
@@ -660,6 +692,8 @@ impl Session {
                 lock_wait: None,
                 retry_snapshot: None,
                 queried: false,
+                read_only,
+                savepoints: Vec::new(),
                 start_us: now_us(),
                 increment_plans: Vec::new(),
                 undo: Vec::new(),
@@ -801,6 +835,7 @@ impl Session {
             &self.overrides,
             &self.engine,
             self.txn.as_ref().map(|t| t.isolation),
+            self.txn.as_ref().map(|t| t.read_only),
             name,
         )
     }
@@ -815,11 +850,10 @@ impl Session {
         if let Some(retry) = t.retry_snapshot.take() {
             return retry;
         }
-        match t.isolation {
-            Isolation::ReadCommitted => engine.txn.snapshot(&slot),
-            Isolation::RepeatableRead => {
-                *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot))
-            }
+        if t.isolation.snapshot_per_transaction() {
+            *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot))
+        } else {
+            engine.txn.snapshot(&slot)
         }
     }
 
@@ -831,9 +865,20 @@ impl Session {
     ) -> Result<Outcome> {
         let plan = plan_arc.as_ref();
         if self.txn.as_ref().is_some_and(|t| t.failed)
-            && !matches!(plan, Plan::Commit | Plan::Rollback)
+            && !matches!(
+                plan,
+                Plan::Commit { .. } | Plan::Rollback { .. } | Plan::RollbackToSavepoint { .. }
+            )
         {
             return Err(Error::in_failed_transaction());
+        }
+        if let Some(what) = writes_what(plan) {
+            if self.txn_read_only() {
+                return Err(Error::new(
+                    SqlState::READ_ONLY_SQL_TRANSACTION,
+                    format!("cannot execute {what} in a read-only transaction"),
+                ));
+            }
         }
         let command = |tag: &str| {
             Ok(Outcome::Command {
@@ -886,44 +931,14 @@ impl Session {
                     image: Vec::new(),
                 }))
             }
-            Plan::Begin { isolation } => {
-                let default = self.default_isolation();
-                let t = self.txn();
-                if !t.explicit {
-                    t.explicit = true;
-                    t.isolation = isolation.unwrap_or(default);
-                }
-                command("BEGIN")
-            }
-            Plan::SetTransaction { isolation } => {
-                if let Some(t) = self.txn.as_mut().filter(|t| t.explicit) {
-                    if t.queried {
-                        return Err(Error::new(
-                            SqlState::ACTIVE_SQL_TRANSACTION,
-                            "SET TRANSACTION ISOLATION LEVEL must be called before any query",
-                        ));
-                    }
-                    t.isolation = *isolation;
-                }
-                command("SET")
-            }
-            Plan::Commit => match self.txn.take() {
-                Some(t) if t.failed => {
-                    self.rollback(t);
-                    command("ROLLBACK")
-                }
-                Some(t) => {
-                    self.commit(t)?;
-                    command("COMMIT")
-                }
-                None => command("COMMIT"),
-            },
-            Plan::Rollback => {
-                if let Some(t) = self.txn.take() {
-                    self.rollback(t);
-                }
-                command("ROLLBACK")
-            }
+            Plan::Begin { .. }
+            | Plan::SetTransaction { .. }
+            | Plan::SetSessionCharacteristics { .. }
+            | Plan::Commit { .. }
+            | Plan::Rollback { .. }
+            | Plan::Savepoint { .. }
+            | Plan::ReleaseSavepoint { .. }
+            | Plan::RollbackToSavepoint { .. } => self.run_txn_control(plan),
             Plan::Set { name, value, local } => {
                 let (def, value) = match value {
                     Some(v) => {
@@ -1080,10 +1095,14 @@ impl Session {
             Plan::Truncate { tables } => {
                 let t = self.txn();
                 for table in tables {
-                    let w = t.writes.table_mut(table);
-                    w.truncated = true;
-                    w.rows.clear();
-                    w.bulk = None;
+                    if t.writes.has_marks()
+                        && t.writes.table(table.id).is_some_and(|w| w.bulk.is_some())
+                    {
+                        return Err(Error::unsupported(
+                            "TRUNCATE of a table loaded by COPY in the same transaction is not supported after a SAVEPOINT",
+                        ));
+                    }
+                    t.writes.truncate(table);
                 }
                 command("TRUNCATE TABLE")
             }
@@ -1181,7 +1200,10 @@ impl Session {
         };
         let result = self.with_executor(snapshot, params, |exec| match plan {
             Plan::Select(sel) => {
-                let rows = exec.select(sel)?;
+                let rows = match &sel.row_lock {
+                    Some(lock) => exec.select_locking(sel, lock)?,
+                    None => exec.select(sel)?,
+                };
                 let tag = tag_rows("SELECT", rows.len() as u64);
                 Ok(Outcome::Rows { fields, rows, tag })
             }
@@ -1216,8 +1238,9 @@ impl Session {
     ) -> Result<R> {
         let engine = self.engine.clone();
         let isolation = self.txn.as_ref().map(|t| t.isolation);
+        let read_only = self.txn.as_ref().map(|t| t.read_only);
         let overrides = &self.overrides;
-        let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, n);
+        let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, read_only, n);
         let Some(txn) = self.txn.as_mut() else {
             return Err(Error::internal("statement without a transaction"));
         };
@@ -1387,8 +1410,12 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Begin { .. }
         | Plan::SetTransaction { .. }
-        | Plan::Commit
-        | Plan::Rollback
+        | Plan::SetSessionCharacteristics { .. }
+        | Plan::Commit { .. }
+        | Plan::Rollback { .. }
+        | Plan::Savepoint { .. }
+        | Plan::ReleaseSavepoint { .. }
+        | Plan::RollbackToSavepoint { .. }
         | Plan::Set { .. }
         | Plan::Reset { .. }
         | Plan::Show { .. }
@@ -1479,8 +1506,24 @@ fn show_setting(
     overrides: &FxHashMap<&'static str, String>,
     engine: &Engine,
     isolation: Option<Isolation>,
+    read_only: Option<bool>,
     name: &str,
 ) -> Option<String> {
+    if name.eq_ignore_ascii_case("transaction_read_only") {
+        return Some(
+            match read_only {
+                Some(true) => "on",
+                Some(false) => "off",
+                None => {
+                    return overrides
+                        .get("default_transaction_read_only")
+                        .cloned()
+                        .or_else(|| engine.settings.show("default_transaction_read_only"))
+                }
+            }
+            .to_string(),
+        );
+    }
     if name.eq_ignore_ascii_case("transaction_isolation") {
         return Some(
             isolation
@@ -1499,4 +1542,27 @@ fn show_setting(
         .get(def.name)
         .cloned()
         .or_else(|| engine.settings.show(def.name))
+}
+
+/// The command a plan that writes is named by in a read-only transaction's 25006, or
+/// None for a plan that does not write.
+fn writes_what(plan: &Plan) -> Option<&'static str> {
+    Some(match plan {
+        Plan::Insert(_) => "INSERT",
+        Plan::Update(_) => "UPDATE",
+        Plan::Delete(_) => "DELETE",
+        Plan::Copy(_) => "COPY FROM",
+        Plan::CreateTable { .. } => "CREATE TABLE",
+        Plan::DropTable { .. } => "DROP TABLE",
+        Plan::Truncate { .. } => "TRUNCATE TABLE",
+        Plan::AddPrimaryKey { .. } => "ALTER TABLE",
+        Plan::Select(sel) => match sel.row_lock.map(|l| l.want) {
+            Some(Want::Write) => "SELECT FOR UPDATE",
+            Some(Want::NoKeyWrite) => "SELECT FOR NO KEY UPDATE",
+            Some(Want::Share | Want::Increment) => "SELECT FOR SHARE",
+            Some(Want::KeyShare) => "SELECT FOR KEY SHARE",
+            None => return None,
+        },
+        _ => return None,
+    })
 }

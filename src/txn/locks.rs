@@ -18,7 +18,13 @@
 //! - So a deferring holder never commits while another transaction owns its row (the
 //!   commit checks it: [`LockTable::owner_other_than`]). Deferring holders apply among
 //!   themselves in any order, one at a time per key ([`LockTable::latch_increments`]).
-//! - While a writer waits for a row, no increment joins it, so writers are not starved.
+//! - While a writer waits for a row, no increment or share joins it, so writers are not
+//!   starved.
+//! - Sharers ([`Want::Share`], [`Want::KeyShare`]: SELECT ... FOR SHARE / FOR KEY SHARE)
+//!   hold a row against change beside each other. The four strengths conflict as
+//!   PostgreSQL's row locks do: KEY SHARE only with a writer that deletes the row or
+//!   changes its key ([`Want::Write`]); SHARE also with one that changes other columns
+//!   ([`Want::NoKeyWrite`]) and with increments, which change other columns too.
 //!
 //! Waiting comes in two kinds. A task (a client connection) waits with
 //! [`LockTable::lock_async`] on the key's own queue: a release wakes the one task
@@ -29,7 +35,6 @@
 
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,30 +55,54 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 type LockKey = (TableId, Key);
 
-/// What a lock request asks for.
+/// What a lock request asks for, strongest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
-    /// To write the row: be its owner. A deferring holder becomes the owner once every
-    /// earlier holder has gone.
+    /// To own the row, deleting it or changing its key (DELETE, INSERT's claim on a key,
+    /// SELECT ... FOR UPDATE). A deferring holder becomes the owner once every earlier
+    /// holder has gone.
     Write,
+    /// To own the row, changing columns other than its key (UPDATE, SELECT ... FOR NO
+    /// KEY UPDATE): KEY SHARE holders stay.
+    NoKeyWrite,
     /// To hold the row with a deferred increment.
     Increment,
+    /// To keep the row from changing while holding it (SELECT ... FOR SHARE).
+    Share,
+    /// To keep the row from being deleted or re-keyed (SELECT ... FOR KEY SHARE).
+    KeyShare,
 }
+
+impl Want {
+    /// Whether the request is to own the row.
+    pub fn is_write(self) -> bool {
+        matches!(self, Want::Write | Want::NoKeyWrite)
+    }
+}
+
+/// What ends a lock wait besides a grant or a deadlock (a cancel request, lock_timeout,
+/// statement_timeout): called on every try, at least every `CANCEL_POLL`.
+pub type Interrupts<'a> = &'a (dyn Fn() -> Result<()> + Sync);
 
 /// The holders of one key.
 #[derive(Default)]
 struct Held {
     owner: Option<TxnId>,
+    /// The owner may delete the row or change its key ([`Want::Write`]).
+    owner_rekeys: bool,
     /// Holders with deferred increments, in the order they joined.
     deferring: Vec<TxnId>,
     /// Transactions waiting to write the row, holders (materializing) or not: while any
-    /// wait, no increment joins, so they are not starved.
+    /// wait, no increment or share joins, so they are not starved.
     writers_waiting: Vec<TxnId>,
+    /// Holders that keep the row from changing: (transaction, all columns (SHARE) rather
+    /// than the key only (KEY SHARE)).
+    sharers: Vec<(TxnId, bool)>,
 }
 
 impl Held {
     fn is_free(&self) -> bool {
-        self.owner.is_none() && self.deferring.is_empty()
+        self.owner.is_none() && self.deferring.is_empty() && self.sharers.is_empty()
     }
 
     fn holders(&self) -> impl Iterator<Item = TxnId> + '_ {
@@ -81,10 +110,60 @@ impl Held {
             .iter()
             .copied()
             .chain(self.deferring.iter().copied())
+            .chain(self.sharers.iter().map(|&(t, _)| t))
     }
 
     fn holds(&self, txn: TxnId) -> bool {
         self.holders().any(|t| t == txn)
+    }
+
+    /// Whether what `txn` holds already covers `want`.
+    fn covers(&self, txn: TxnId, want: Want) -> bool {
+        if self.owner == Some(txn) {
+            return want != Want::Write || self.owner_rekeys;
+        }
+        if self.deferring.contains(&txn) {
+            // A deferring holder reading its row materializes first (and so owns it).
+            return matches!(want, Want::Increment | Want::Share | Want::KeyShare);
+        }
+        match self.sharers.iter().find(|&&(t, _)| t == txn) {
+            Some(&(_, all)) => want == Want::KeyShare || (want == Want::Share && all),
+            None => false,
+        }
+    }
+
+    /// The holders other than `txn` whose locks conflict with `want`. A deferring holder
+    /// that asks to own its row does not wait for later deferring holders that wait to
+    /// materialize too (they go after it).
+    fn conflicting(&self, txn: TxnId, want: Want) -> Vec<TxnId> {
+        let mut out = Vec::new();
+        if let Some(owner) = self.owner.filter(|&o| o != txn) {
+            if want != Want::KeyShare || self.owner_rekeys {
+                out.push(owner);
+            }
+        }
+        if !matches!(want, Want::Increment | Want::KeyShare) {
+            let mine = self.deferring.iter().position(|&t| t == txn);
+            for (i, &t) in self.deferring.iter().enumerate() {
+                let later_materializing = want.is_write()
+                    && mine.is_some_and(|m| i > m)
+                    && self.writers_waiting.contains(&t);
+                if t != txn && !later_materializing {
+                    out.push(t);
+                }
+            }
+        }
+        for &(t, all) in &self.sharers {
+            let conflict = match want {
+                Want::KeyShare | Want::Share => false,
+                Want::Increment | Want::NoKeyWrite => all,
+                Want::Write => true,
+            };
+            if t != txn && conflict {
+                out.push(t);
+            }
+        }
+        out
     }
 
     /// Grant `want` to `txn`, or name the transactions it has to wait for.
@@ -95,50 +174,39 @@ impl Held {
     /// the owner first: waiting, the later one commits nothing, and it materializes after
     /// the owner has gone. (Two holders materializing thus never wait for each other.)
     fn grant(&mut self, txn: TxnId, want: Want) -> std::result::Result<(), Vec<TxnId>> {
+        if self.covers(txn, want) {
+            return Ok(());
+        }
+        let blockers = self.conflicting(txn, want);
+        if !blockers.is_empty() {
+            return Err(blockers);
+        }
+        if matches!(want, Want::Increment | Want::Share)
+            && self.writers_waiting.iter().any(|&t| t != txn)
+        {
+            return Err(self.holders().filter(|&t| t != txn).collect());
+        }
         match want {
+            Want::Write | Want::NoKeyWrite => {
+                let rekeys = want == Want::Write || (self.owner == Some(txn) && self.owner_rekeys);
+                self.deferring.retain(|&t| t != txn);
+                self.sharers.retain(|&(t, _)| t != txn);
+                self.owner = Some(txn);
+                self.owner_rekeys = rekeys;
+            }
             Want::Increment => {
-                if self.holds(txn) {
-                    return Ok(());
-                }
-                if let Some(owner) = self.owner {
-                    return Err(vec![owner]);
-                }
-                if !self.writers_waiting.is_empty() {
-                    return Err(self.holders().collect());
-                }
+                self.sharers.retain(|&(t, _)| t != txn);
                 self.deferring.push(txn);
-                return Ok(());
             }
-            Want::Write => {}
-        }
-        if self.owner == Some(txn) {
-            return Ok(());
-        }
-        if let Some(at) = self.deferring.iter().position(|&t| t == txn) {
-            let later_materializing = |t: &TxnId| self.writers_waiting.contains(t);
-            let blockers: Vec<TxnId> = self
-                .owner
-                .iter()
-                .chain(&self.deferring[..at])
-                .chain(
-                    self.deferring[at + 1..]
-                        .iter()
-                        .filter(|t| !later_materializing(t)),
-                )
-                .copied()
-                .collect();
-            if !blockers.is_empty() {
-                return Err(blockers);
+            Want::Share | Want::KeyShare => {
+                let all = want == Want::Share;
+                match self.sharers.iter_mut().find(|(t, _)| *t == txn) {
+                    Some(entry) => entry.1 |= all,
+                    None => self.sharers.push((txn, all)),
+                }
             }
-            self.deferring.remove(at);
-            self.owner = Some(txn);
-            return Ok(());
         }
-        if self.is_free() {
-            self.owner = Some(txn);
-            return Ok(());
-        }
-        Err(self.holders().collect())
+        Ok(())
     }
 
     /// Earlier holders of the key waiting to materialize, if `txn` is a deferring holder:
@@ -156,14 +224,14 @@ impl Held {
 
     /// `txn` lets go of the key. Returns whether it held it.
     fn release(&mut self, txn: TxnId) -> bool {
+        let held = self.holds(txn);
         if self.owner == Some(txn) {
             self.owner = None;
-        } else if let Some(at) = self.deferring.iter().position(|&t| t == txn) {
-            self.deferring.remove(at);
-        } else {
-            return false;
+            self.owner_rekeys = false;
         }
-        true
+        self.deferring.retain(|&t| t != txn);
+        self.sharers.retain(|&(t, _)| t != txn);
+        held
     }
 }
 
@@ -229,7 +297,7 @@ impl ShardState {
                 held.writers_waiting.retain(|&t| t != txn);
                 *counted = false;
             }
-            Err(_) if want == Want::Write && !*counted => {
+            Err(_) if want.is_write() && !*counted => {
                 held.writers_waiting.push(txn);
                 *counted = true;
             }
@@ -241,7 +309,7 @@ impl ShardState {
     /// See [`Held::earlier_materializing`]; only for a write request.
     fn earlier_materializing(&self, txn: TxnId, key: &LockKey, want: Want) -> Vec<TxnId> {
         match self.held.get(key) {
-            Some(held) if want == Want::Write => held.earlier_materializing(txn),
+            Some(held) if want.is_write() => held.earlier_materializing(txn),
             _ => Vec::new(),
         }
     }
@@ -334,18 +402,36 @@ impl LockTable {
     /// Grant `want` on (table, key) to `txn` if nobody is in the way. Returns whether it
     /// was granted.
     pub fn try_lock(&self, txn: TxnId, table: TableId, key: &[u8], want: Want) -> bool {
+        self.try_lock_new(txn, table, key, want).is_some()
+    }
+
+    /// [`LockTable::try_lock`] that tells a key `txn` did not hold before (`Some(true)`)
+    /// from one it held already, perhaps in a weaker mode (`Some(false)`); None: refused.
+    pub fn try_lock_new(&self, txn: TxnId, table: TableId, key: &[u8], want: Want) -> Option<bool> {
         let mut st = self.shard(table, key).state.lock();
         // The common case, a free key: one allocation for the key, moved into the table.
         match st.held.entry((table, key.to_vec())) {
-            Entry::Occupied(mut held) => held.get_mut().grant(txn, want).is_ok(),
+            Entry::Occupied(mut held) => {
+                let held = held.get_mut();
+                let had = held.holds(txn);
+                held.grant(txn, want).is_ok().then_some(!had)
+            }
             Entry::Vacant(free) => {
                 let mut held = Held::default();
                 let granted = held.grant(txn, want).is_ok();
                 debug_assert!(granted, "a free key is granted");
                 free.insert(held);
-                granted
+                granted.then_some(true)
             }
         }
+    }
+
+    /// Whether `txn` holds (table, key) in any mode.
+    pub fn holds(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
+        let st = self.shard(table, key).state.lock();
+        st.held
+            .get(&(table, key.to_vec()))
+            .is_some_and(|h| h.holds(txn))
     }
 
     /// The transaction other than `txn` that owns (table, key), if any. A transaction
@@ -357,8 +443,8 @@ impl LockTable {
     }
 
     /// One try of a request that waits: whether it was granted; if not, its wait is
-    /// recorded in the wait-for graph. Fails with 40P01 if waiting would deadlock, 57014
-    /// if `cancel` is raised.
+    /// recorded in the wait-for graph. Fails with 40P01 if waiting would deadlock, or with
+    /// what `interrupts` returns.
     fn attempt(
         &self,
         st: &mut ShardState,
@@ -366,7 +452,7 @@ impl LockTable {
         lookup: &LockKey,
         want: Want,
         counted: &mut bool,
-        cancel: &AtomicBool,
+        interrupts: Interrupts<'_>,
     ) -> Result<bool> {
         let holders = match st.acquire(txn, lookup, want, counted) {
             Ok(()) => return Ok(true),
@@ -374,9 +460,7 @@ impl LockTable {
         };
         let stale = st.earlier_materializing(txn, lookup, want);
         self.start_wait(txn, holders, &stale)?;
-        if cancel.load(Ordering::Acquire) {
-            return Err(Error::canceled());
-        }
+        interrupts()?;
         Ok(false)
     }
 
@@ -387,7 +471,7 @@ impl LockTable {
         table: TableId,
         key: &[u8],
         want: Want,
-        cancel: &AtomicBool,
+        interrupts: Interrupts<'_>,
     ) -> Result<()> {
         let shard = self.shard(table, key);
         let mut waiting = AsyncWait {
@@ -402,7 +486,14 @@ impl LockTable {
         loop {
             let released = {
                 let mut st = shard.state.lock();
-                if self.attempt(&mut st, txn, &lookup, want, &mut waiting.counted, cancel)? {
+                if self.attempt(
+                    &mut st,
+                    txn,
+                    &lookup,
+                    want,
+                    &mut waiting.counted,
+                    interrupts,
+                )? {
                     return Ok(());
                 }
                 let q = st.queues.entry(lookup.clone()).or_insert_with(|| Queue {
@@ -427,15 +518,15 @@ impl LockTable {
 
     /// Grant `want` on (table, key) to `txn`, waiting while other holders are in the
     /// way. Returns whether it had to wait (the caller then re-reads the latest
-    /// committed version). Fails with 40P01 if waiting would deadlock, 57014 if `cancel`
-    /// is raised.
+    /// committed version). Fails with 40P01 if waiting would deadlock, or with what
+    /// `interrupts` returns (57014 on a cancel request, say).
     pub fn lock(
         &self,
         txn: TxnId,
         table: TableId,
         key: &[u8],
         want: Want,
-        cancel: &AtomicBool,
+        interrupts: Interrupts<'_>,
     ) -> Result<bool> {
         let shard = self.shard(table, key);
         let lookup = (table, key.to_vec());
@@ -453,7 +544,7 @@ impl LockTable {
             let mut st = shard.state.lock();
             st.blocked_threads += 1;
             let outcome = loop {
-                match self.attempt(&mut st, txn, &lookup, want, &mut counted, cancel) {
+                match self.attempt(&mut st, txn, &lookup, want, &mut counted, interrupts) {
                     Ok(true) => break Ok(true),
                     Ok(false) => {
                         shard.released.wait_for(&mut st, CANCEL_POLL);
@@ -546,26 +637,21 @@ impl LockTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
     /// `txn` asks to write key "k" of table 1 from a thread of its own.
     fn spawn_writer(locks: &Arc<LockTable>, txn: u64) -> std::thread::JoinHandle<Result<bool>> {
         let locks = locks.clone();
         std::thread::spawn(move || {
-            locks.lock(
-                TxnId(txn),
-                TableId(1),
-                b"k",
-                Want::Write,
-                &AtomicBool::new(false),
-            )
+            locks.lock(TxnId(txn), TableId(1), b"k", Want::Write, &|| Ok(()))
         })
     }
 
     #[test]
     fn second_locker_waits_until_release() {
         let locks = Arc::new(LockTable::default());
-        let cancel = AtomicBool::new(false);
+        let cancel = || Ok(());
         assert!(!locks
             .lock(TxnId(1), TableId(1), b"k", Want::Write, &cancel)
             .unwrap());
@@ -579,7 +665,7 @@ mod tests {
     #[test]
     fn a_cycle_is_a_deadlock() {
         let locks = Arc::new(LockTable::default());
-        let no = AtomicBool::new(false);
+        let no = || Ok(());
         locks
             .lock(TxnId(1), TableId(1), b"a", Want::Write, &no)
             .unwrap();
@@ -588,13 +674,7 @@ mod tests {
             .unwrap();
         let l2 = locks.clone();
         let t1 = std::thread::spawn(move || {
-            l2.lock(
-                TxnId(1),
-                TableId(1),
-                b"b",
-                Want::Write,
-                &AtomicBool::new(false),
-            )
+            l2.lock(TxnId(1), TableId(1), b"b", Want::Write, &|| Ok(()))
         });
         std::thread::sleep(Duration::from_millis(100));
         let err = locks
@@ -609,18 +689,19 @@ mod tests {
     fn cancel_interrupts_a_wait() {
         let locks = Arc::new(LockTable::default());
         locks
-            .lock(
-                TxnId(1),
-                TableId(1),
-                b"k",
-                Want::Write,
-                &AtomicBool::new(false),
-            )
+            .lock(TxnId(1), TableId(1), b"k", Want::Write, &|| Ok(()))
             .unwrap();
         let cancel = Arc::new(AtomicBool::new(false));
         let (l2, c2) = (locks.clone(), cancel.clone());
-        let waiter =
-            std::thread::spawn(move || l2.lock(TxnId(2), TableId(1), b"k", Want::Write, &c2));
+        let waiter = std::thread::spawn(move || {
+            l2.lock(TxnId(2), TableId(1), b"k", Want::Write, &|| {
+                if c2.load(Ordering::Acquire) {
+                    Err(Error::canceled())
+                } else {
+                    Ok(())
+                }
+            })
+        });
         std::thread::sleep(Duration::from_millis(50));
         cancel.store(true, Ordering::Release);
         assert_eq!(
@@ -632,7 +713,7 @@ mod tests {
     #[test]
     fn a_holder_knows_when_others_wait_for_it() {
         let locks = Arc::new(LockTable::default());
-        let no = AtomicBool::new(false);
+        let no = || Ok(());
         locks
             .lock(TxnId(1), TableId(1), b"k", Want::Write, &no)
             .unwrap();
@@ -707,13 +788,7 @@ mod tests {
         assert!(locks.try_lock(TxnId(1), t, &k, Want::Increment));
         let l2 = locks.clone();
         let writer = std::thread::spawn(move || {
-            l2.lock(
-                TxnId(9),
-                TableId(1),
-                b"k",
-                Want::Write,
-                &AtomicBool::new(false),
-            )
+            l2.lock(TxnId(9), TableId(1), b"k", Want::Write, &|| Ok(()))
         });
         eventually("the writer waits", || locks.is_waited_on(TxnId(1)));
         assert!(!locks.try_lock(TxnId(3), t, &k, Want::Increment));
@@ -741,7 +816,7 @@ mod tests {
                 .map(|txn| {
                     let (l, tx) = (locks.clone(), tx.clone());
                     let w = std::thread::spawn(move || {
-                        let no = AtomicBool::new(false);
+                        let no = || Ok(());
                         l.lock(TxnId(txn), TableId(1), b"k", Want::Write, &no)?;
                         tx.send(txn).unwrap();
                         std::thread::sleep(Duration::from_millis(20));

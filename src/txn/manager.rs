@@ -3,30 +3,58 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 
 use super::records;
 use super::{LockTable, TxnId, VisibilityTracker, WriteSet};
+use crate::error::{Error, Result, SqlState};
 use crate::storage::{Catalog, Key, Sequence, TableId};
 use crate::wal::{Lsn, PendingRecord, RecordKind, SyncLevel, Wal};
 
 /// Sequence values logged ahead of use, as PostgreSQL's SEQ_LOG_VALS.
 const SEQUENCE_LOG_AHEAD: i64 = 32;
 
+/// A transaction's isolation level, as PostgreSQL has them. READ UNCOMMITTED behaves as
+/// READ COMMITTED (as in PostgreSQL) and differs only in its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
+    ReadUncommitted,
     ReadCommitted,
     RepeatableRead,
+    /// REPEATABLE READ whose writing transactions also check at commit that nothing they
+    /// read has changed since their snapshot (`sql::serializable`).
+    Serializable,
 }
 
 impl Isolation {
     pub fn name(&self) -> &'static str {
         match self {
+            Isolation::ReadUncommitted => "read uncommitted",
             Isolation::ReadCommitted => "read committed",
             Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
         }
+    }
+
+    /// The level `default_transaction_isolation` names (as SHOW prints it).
+    pub fn from_name(name: &str) -> Option<Isolation> {
+        [
+            Isolation::ReadUncommitted,
+            Isolation::ReadCommitted,
+            Isolation::RepeatableRead,
+            Isolation::Serializable,
+        ]
+        .into_iter()
+        .find(|i| i.name() == name)
+    }
+
+    /// One snapshot for the whole transaction (REPEATABLE READ, SERIALIZABLE), not one
+    /// per statement (READ COMMITTED).
+    pub fn snapshot_per_transaction(&self) -> bool {
+        matches!(self, Isolation::RepeatableRead | Isolation::Serializable)
     }
 }
 
@@ -42,6 +70,10 @@ pub struct SessionSlot {
     /// snapshot (as a lock holder reads the latest version of a row), or 0: see
     /// [`SessionSlot::saw_commit`].
     seen_commit_lsn: AtomicU64,
+    /// When the running statement's `statement_timeout` runs out, if it has one.
+    statement_deadline: Mutex<Option<Instant>>,
+    /// The session's `lock_timeout` in milliseconds (0: none), for its lock waits.
+    lock_timeout_ms: AtomicU64,
     /// What the session is waiting for, as pg_stat_activity's (wait_event_type,
     /// wait_event) show it.
     pub wait_event: Mutex<Option<(&'static str, &'static str)>>,
@@ -74,6 +106,50 @@ impl SessionSlot {
     /// released early.
     pub fn saw_commit(&self, lsn: Lsn) {
         self.seen_commit_lsn.fetch_max(lsn.0, Ordering::AcqRel);
+    }
+
+    /// A statement starts (not a re-run after a lock wait): its timeouts start now.
+    pub fn start_statement(&self, statement_timeout_ms: u64, lock_timeout_ms: u64) {
+        *self.statement_deadline.lock() = (statement_timeout_ms > 0)
+            .then(|| Instant::now() + Duration::from_millis(statement_timeout_ms));
+        self.lock_timeout_ms
+            .store(lock_timeout_ms, Ordering::Relaxed);
+    }
+
+    /// Whether the running statement must stop: a cancel request (57014) or its
+    /// `statement_timeout` (57014).
+    pub fn check_interrupts(&self) -> Result<()> {
+        if self.cancel.load(Ordering::Acquire) {
+            return Err(Error::canceled());
+        }
+        if self
+            .statement_deadline
+            .lock()
+            .is_some_and(|d| Instant::now() >= d)
+        {
+            return Err(Error::new(
+                SqlState::QUERY_CANCELED,
+                "canceling statement due to statement timeout",
+            ));
+        }
+        Ok(())
+    }
+
+    /// What ends a lock wait that starts now: [`SessionSlot::check_interrupts`], and
+    /// `lock_timeout` (55P03) counted from now.
+    pub fn lock_wait_interrupts(&self) -> impl Fn() -> Result<()> + Sync + '_ {
+        let ms = self.lock_timeout_ms.load(Ordering::Relaxed);
+        let deadline = (ms > 0).then(|| Instant::now() + Duration::from_millis(ms));
+        move || {
+            self.check_interrupts()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Error::new(
+                    SqlState::LOCK_NOT_AVAILABLE,
+                    "canceling statement due to lock timeout",
+                ));
+            }
+            Ok(())
+        }
     }
 
     fn take_seen_commit(&self) -> Option<Lsn> {
@@ -189,6 +265,8 @@ impl TxnManager {
             cancel: AtomicBool::new(false),
             snapshot: AtomicU64::new(0),
             seen_commit_lsn: AtomicU64::new(0),
+            statement_deadline: Mutex::new(None),
+            lock_timeout_ms: AtomicU64::new(0),
             wait_event: Mutex::new(None),
             activity: Mutex::new(Activity {
                 state: "idle",

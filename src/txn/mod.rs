@@ -41,4 +41,4 @@ pub use manager::{
     TxnManager,
 };
 pub use visibility::VisibilityTracker;
-pub use writeset::{Increment, TableWrites, WriteSet};
+pub use writeset::{Increment, JournalMark, TableWrites, WriteSet};

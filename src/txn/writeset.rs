@@ -5,6 +5,12 @@
 //!
 //! Deferred increments never reach the commit record as such: before the commit, the
 //! session applies them to each row's latest version and they become after-images.
+//!
+//! While a savepoint is open the write set keeps a journal: every change to a key's
+//! after-image, a key's increments or a table's truncation records what it replaced, so
+//! ROLLBACK TO SAVEPOINT puts back exactly the state the savepoint saw
+//! ([`WriteSet::rollback_to`]). Rows a COPY loads into a bulk load's pages are not
+//! journaled: a bulk load neither starts nor grows while a savepoint is open.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -56,7 +62,26 @@ pub struct WriteSet {
     /// drop or truncate); it leaves them when the write set is dropped, after its commit
     /// is installed or when it rolls back.
     pub writers: Vec<Writer>,
+    /// What each change replaced, oldest first, while a savepoint is open (see the
+    /// module's docs); None otherwise.
+    journal: Option<Vec<Replaced>>,
 }
+
+/// What one change to a write set replaced (see [`WriteSet::rollback_to`]).
+enum Replaced {
+    /// The table had no entry yet.
+    Table(TableId),
+    /// A key's after-image (None: the key had none).
+    Row(TableId, Key, Option<Option<Row>>),
+    /// A key's deferred increments (None: it had none).
+    Increments(TableId, Key, Option<Vec<Increment>>),
+    /// A truncation: the table's truncated flag and after-images before it.
+    Truncation(TableId, bool, BTreeMap<Key, Option<Row>>),
+}
+
+/// A point in a write set's journal to roll back to.
+#[derive(Clone, Copy, Debug)]
+pub struct JournalMark(usize);
 
 impl WriteSet {
     pub fn is_empty(&self) -> bool {
@@ -68,6 +93,9 @@ impl WriteSet {
     }
 
     pub fn table_mut(&mut self, table: &Arc<Table>) -> &mut TableWrites {
+        if let (Some(journal), false) = (&mut self.journal, self.tables.contains_key(&table.id)) {
+            journal.push(Replaced::Table(table.id));
+        }
         self.tables.entry(table.id).or_insert_with(|| TableWrites {
             table: table.clone(),
             truncated: false,
@@ -77,13 +105,110 @@ impl WriteSet {
         })
     }
 
+    /// Start (or go on) keeping the journal, for a savepoint: returns where it stands.
+    pub fn mark(&mut self) -> JournalMark {
+        JournalMark(self.journal.get_or_insert_with(Vec::new).len())
+    }
+
+    /// No savepoint is open any more: stop keeping the journal.
+    pub fn forget_marks(&mut self) {
+        self.journal = None;
+    }
+
+    /// Whether a savepoint is open (the journal is kept).
+    pub fn has_marks(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Undo every change made since `mark`, newest first.
+    pub fn rollback_to(&mut self, mark: JournalMark) {
+        let Some(journal) = self.journal.as_mut() else {
+            return;
+        };
+        let undone = journal.split_off(mark.0.min(journal.len()));
+        for replaced in undone.into_iter().rev() {
+            match replaced {
+                Replaced::Table(id) => {
+                    self.tables.remove(&id);
+                }
+                Replaced::Row(id, key, before) => {
+                    if let Some(w) = self.tables.get_mut(&id) {
+                        match before {
+                            Some(row) => w.rows.insert(key, row),
+                            None => w.rows.remove(&key),
+                        };
+                    }
+                }
+                Replaced::Increments(id, key, before) => {
+                    if let Some(w) = self.tables.get_mut(&id) {
+                        match before {
+                            Some(incs) => w.increments.insert(key, incs),
+                            None => w.increments.remove(&key),
+                        };
+                    }
+                }
+                Replaced::Truncation(id, truncated, rows) => {
+                    if let Some(w) = self.tables.get_mut(&id) {
+                        w.truncated = truncated;
+                        w.rows = rows;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Take `key`'s deferred increments (to replace or materialize them).
+    pub fn take_increments(&mut self, table: &Arc<Table>, key: &[u8]) -> Option<Vec<Increment>> {
+        let taken = self.table_mut(table).increments.remove(key);
+        if let (Some(journal), Some(incs)) = (&mut self.journal, &taken) {
+            journal.push(Replaced::Increments(
+                table.id,
+                key.to_vec(),
+                Some(incs.clone()),
+            ));
+        }
+        taken
+    }
+
+    /// Hold `key` with deferred increments `incs` (it has none now).
+    pub fn set_increments(&mut self, table: &Arc<Table>, key: Key, incs: Vec<Increment>) {
+        let w = self.table_mut(table);
+        debug_assert!(!w.increments.contains_key(&key));
+        let before = w.increments.insert(key.clone(), incs);
+        if let Some(journal) = &mut self.journal {
+            journal.push(Replaced::Increments(table.id, key, before));
+        }
+    }
+
+    /// TRUNCATE: committed rows are invisible to this transaction from now on, and its
+    /// own after-images and bulk load are dropped.
+    pub fn truncate(&mut self, table: &Arc<Table>) {
+        let w = self.table_mut(table);
+        let rows = std::mem::take(&mut w.rows);
+        let truncated = std::mem::replace(&mut w.truncated, true);
+        w.bulk = None;
+        if let Some(journal) = &mut self.journal {
+            journal.push(Replaced::Truncation(table.id, truncated, rows));
+        }
+    }
+
     /// Our own version of a key, if we wrote it: `Some(None)` means we deleted it.
     pub fn get(&self, id: TableId, key: &[u8]) -> Option<Option<Row>> {
         self.tables.get(&id)?.rows.get(key).cloned()
     }
 
     pub fn put(&mut self, table: &Arc<Table>, key: Key, row: Option<Row>) {
-        self.table_mut(table).rows.insert(key, row);
+        match &mut self.journal {
+            None => {
+                self.table_mut(table).rows.insert(key, row);
+            }
+            Some(_) => {
+                let before = self.table_mut(table).rows.insert(key.clone(), row);
+                if let Some(journal) = &mut self.journal {
+                    journal.push(Replaced::Row(table.id, key, before));
+                }
+            }
+        }
     }
 
     /// Rows written, counting rows with deferred increments.

@@ -18,7 +18,8 @@ use pgwire::messages::extendedquery::{
     BindComplete, CloseComplete, ParseComplete, PortalSuspended,
 };
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, TransactionStatus,
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
+    TransactionStatus,
 };
 use pgwire::messages::startup::{BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::{Message, PgWireBackendMessage};
@@ -179,6 +180,17 @@ impl Output {
             fields.push((b'H', cstring(hint)));
         }
         self.push(&ErrorResponse::new(fields));
+    }
+
+    /// A NoticeResponse at WARNING severity (PostgreSQL's 25001 on a nested BEGIN, say).
+    pub fn warning(&mut self, warning: &Error) {
+        let fields = vec![
+            (b'S', "WARNING".to_owned()),
+            (b'V', "WARNING".to_owned()),
+            (b'C', warning.code.0.to_owned()),
+            (b'M', cstring(&warning.message)),
+        ];
+        self.push(&NoticeResponse::new(fields));
     }
 
     pub fn parameter_status(&mut self, name: &str, value: &str) {

@@ -525,6 +525,13 @@ impl Protocol {
     }
 
     /// After a statement ran: if it ended a transaction block, its portals are gone.
+    /// Send the warnings the last statement raised, before its result.
+    pub fn send_warnings<S: Transport>(&mut self, io: &mut Io<S>) {
+        for warning in self.session.take_notices() {
+            io.output.warning(&warning);
+        }
+    }
+
     pub fn after_statement(&mut self, before: TxnStatus) -> bool {
         let ended = before != TxnStatus::Idle && self.session.txn_status() == TxnStatus::Idle;
         if ended {
@@ -568,6 +575,7 @@ impl Protocol {
     ) -> Result<Flow, Error> {
         let before = self.session.txn_status();
         let outcome = self.execute_statement(stmt, &[]).await;
+        self.send_warnings(io);
         self.after_statement(before);
         match outcome? {
             Outcome::Rows { fields, rows, tag } => {

@@ -304,10 +304,11 @@ impl Protocol {
         if let PortalState::Ready = portal.state {
             // Whatever happens now, the statement does not run a second time.
             portal.state = PortalState::Done;
-            match self
+            let outcome = self
                 .execute_statement(&portal.statement, &portal.params)
-                .await?
-            {
+                .await;
+            self.send_warnings(io);
+            match outcome? {
                 Outcome::Rows { rows, tag, .. } => {
                     portal.state = PortalState::Rows {
                         rows: rows.into_iter(),

@@ -1,0 +1,271 @@
+//! Transaction control: BEGIN / START TRANSACTION, SET TRANSACTION, COMMIT and ROLLBACK
+//! (AND CHAIN), and savepoints, with PostgreSQL's warnings, errors and command tags.
+//!
+//! A savepoint is a mark in the transaction's state: the write set's journal position
+//! (`txn::WriteSet::mark`), how many row locks, catalog undo steps and SET LOCAL values
+//! the transaction had. ROLLBACK TO puts each back: the write set undoes its journal, the
+//! row locks taken since are released (another transaction waiting for one goes on, as
+//! in PostgreSQL, where they belonged to the aborted subtransaction), catalog changes are
+//! undone, and SET LOCAL values restored. The savepoint itself stays.
+//!
+//! An error inside a transaction with open savepoints keeps everything (writes, locks)
+//! until ROLLBACK or ROLLBACK TO decides; without savepoints the transaction is aborted at
+//! once, as nothing can bring it back.
+
+use super::{Outcome, Session, TxnState};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::plan::{Plan, TxnModes};
+use crate::txn::{Isolation, JournalMark};
+
+/// What ROLLBACK TO SAVEPOINT restores.
+pub struct Savepoint {
+    name: String,
+    writes: JournalMark,
+    locks: usize,
+    undo: usize,
+    created: usize,
+    dropped: usize,
+    local_restore: usize,
+    increment_plans: usize,
+}
+
+fn command(tag: &str) -> Result<Outcome> {
+    Ok(Outcome::Command {
+        tag: tag.to_string(),
+    })
+}
+
+fn only_in_block(what: &str) -> Error {
+    Error::new(
+        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+        format!("{what} can only be used in transaction blocks"),
+    )
+}
+
+fn no_such_savepoint(name: &str) -> Error {
+    Error::new(
+        SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+        format!("savepoint \"{name}\" does not exist"),
+    )
+}
+
+fn no_transaction_warning() -> Error {
+    Error::new(
+        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+        "there is no transaction in progress",
+    )
+}
+
+impl Session {
+    pub(super) fn run_txn_control(&mut self, plan: &Plan) -> Result<Outcome> {
+        match plan {
+            Plan::Begin { modes, tag } => self.begin(*modes, tag),
+            Plan::SetTransaction { modes } => self.set_transaction(*modes),
+            Plan::SetSessionCharacteristics { modes } => {
+                if let Some(i) = modes.isolation {
+                    self.overrides
+                        .insert("default_transaction_isolation", i.name().to_string());
+                }
+                if let Some(ro) = modes.read_only {
+                    let v = if ro { "on" } else { "off" };
+                    self.overrides
+                        .insert("default_transaction_read_only", v.to_string());
+                }
+                command("SET")
+            }
+            Plan::Commit { chain } => self.end_block(true, *chain),
+            Plan::Rollback { chain } => self.end_block(false, *chain),
+            Plan::Savepoint { name } => self.savepoint(name),
+            Plan::ReleaseSavepoint { name } => self.release_savepoint(name),
+            Plan::RollbackToSavepoint { name } => self.rollback_to_savepoint(name),
+            _ => Err(Error::internal("not a transaction control statement")),
+        }
+    }
+
+    /// The transaction block, if one is open (BEGIN ran).
+    fn block(&mut self) -> Option<&mut TxnState> {
+        self.txn.as_mut().filter(|t| t.explicit)
+    }
+
+    /// Whether the current (or next) transaction is read-only.
+    pub(super) fn txn_read_only(&self) -> bool {
+        match &self.txn {
+            Some(t) => t.read_only,
+            None => self.setting_is("default_transaction_read_only", "on"),
+        }
+    }
+
+    fn begin(&mut self, modes: TxnModes, tag: &str) -> Result<Outcome> {
+        if self.block().is_some() {
+            self.warn(Error::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "there is already a transaction in progress",
+            ));
+            return command(tag);
+        }
+        let default = self.default_isolation();
+        let default_read_only = self.setting_is("default_transaction_read_only", "on");
+        let t = self.txn();
+        t.explicit = true;
+        if !t.queried {
+            t.isolation = modes.isolation.unwrap_or(default);
+        }
+        t.read_only = modes.read_only.unwrap_or(default_read_only);
+        command(tag)
+    }
+
+    fn set_transaction(&mut self, modes: TxnModes) -> Result<Outcome> {
+        let Some(t) = self.block() else {
+            self.warn(only_in_block("SET TRANSACTION"));
+            return command("SET");
+        };
+        if let Some(read_only) = modes.read_only {
+            if !read_only && t.read_only && t.queried {
+                return Err(Error::new(
+                    SqlState::ACTIVE_SQL_TRANSACTION,
+                    "transaction read-write mode must be set before any query",
+                ));
+            }
+        }
+        if let Some(isolation) = modes.isolation.filter(|&i| i != t.isolation) {
+            if t.queried {
+                return Err(Error::new(
+                    SqlState::ACTIVE_SQL_TRANSACTION,
+                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                ));
+            }
+            if !t.savepoints.is_empty() {
+                return Err(Error::new(
+                    SqlState::ACTIVE_SQL_TRANSACTION,
+                    "SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction",
+                ));
+            }
+            t.isolation = isolation;
+        }
+        if let Some(read_only) = modes.read_only {
+            t.read_only = read_only;
+        }
+        command("SET")
+    }
+
+    /// COMMIT (`commit`) or ROLLBACK, perhaps AND CHAIN: a failed block rolls back
+    /// whatever was asked; a chain opens the next block at once, with the same modes
+    /// (the session's defaults after a failed block).
+    fn end_block(&mut self, commit: bool, chain: bool) -> Result<Outcome> {
+        let word = if commit { "COMMIT" } else { "ROLLBACK" };
+        let explicit = self.txn.as_ref().is_some_and(|t| t.explicit);
+        if !explicit {
+            if chain {
+                return Err(only_in_block(&format!("{word} AND CHAIN")));
+            }
+            self.warn(no_transaction_warning());
+        }
+        let Some(t) = self.txn.take() else {
+            return command(word);
+        };
+        let modes = (!t.failed).then_some(TxnModes {
+            isolation: Some(t.isolation),
+            read_only: Some(t.read_only),
+        });
+        let tag = if commit && !t.failed {
+            self.commit(t)?;
+            "COMMIT"
+        } else {
+            self.rollback(t);
+            "ROLLBACK"
+        };
+        if chain {
+            self.begin(modes.unwrap_or_default(), "BEGIN")?;
+        }
+        command(tag)
+    }
+
+    fn savepoint(&mut self, name: &str) -> Result<Outcome> {
+        let Some(t) = self.block() else {
+            return Err(only_in_block("SAVEPOINT"));
+        };
+        let savepoint = Savepoint {
+            name: name.to_string(),
+            writes: t.writes.mark(),
+            locks: t.locks.len(),
+            undo: t.undo.len(),
+            created: t.created.len(),
+            dropped: t.dropped.len(),
+            local_restore: t.local_restore.len(),
+            increment_plans: t.increment_plans.len(),
+        };
+        t.savepoints.push(savepoint);
+        command("SAVEPOINT")
+    }
+
+    /// The innermost open savepoint called `name`.
+    fn find_savepoint(t: &TxnState, name: &str) -> Result<usize> {
+        t.savepoints
+            .iter()
+            .rposition(|s| s.name == name)
+            .ok_or_else(|| no_such_savepoint(name))
+    }
+
+    fn release_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        let Some(t) = self.block() else {
+            return Err(only_in_block("RELEASE SAVEPOINT"));
+        };
+        let at = Self::find_savepoint(t, name)?;
+        t.savepoints.truncate(at);
+        if t.savepoints.is_empty() {
+            t.writes.forget_marks();
+        }
+        command("RELEASE")
+    }
+
+    fn rollback_to_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        let Some(t) = self.block() else {
+            return Err(only_in_block("ROLLBACK TO SAVEPOINT"));
+        };
+        let at = Self::find_savepoint(t, name)?;
+        t.savepoints.truncate(at + 1);
+        let s = &t.savepoints[at];
+        t.writes.rollback_to(s.writes);
+        let locks = t.locks.split_off(s.locks.min(t.locks.len()));
+        let undo = t.undo.split_off(s.undo.min(t.undo.len()));
+        t.created.truncate(s.created);
+        t.dropped.truncate(s.dropped);
+        let locals = t
+            .local_restore
+            .split_off(s.local_restore.min(t.local_restore.len()));
+        t.increment_plans.truncate(s.increment_plans);
+        t.failed = false;
+        t.lock_wait = None;
+        t.retry_snapshot = None;
+        let id = t.id;
+        self.engine.txn.rollback(id, &locks);
+        self.undo(undo);
+        self.restore_locals(locals);
+        command("ROLLBACK")
+    }
+
+    /// Queue a warning for the client (sent before the statement's result), unless
+    /// `client_min_messages` asks for errors only.
+    pub(super) fn warn(&mut self, warning: Error) {
+        if !self.setting_is("client_min_messages", "error") {
+            self.notices.push(warning);
+        }
+    }
+
+    /// The warnings the last statement raised, to send before its result.
+    pub fn take_notices(&mut self) -> Vec<Error> {
+        std::mem::take(&mut self.notices)
+    }
+
+    pub(super) fn default_isolation(&self) -> Isolation {
+        let name = match self.overrides.get("default_transaction_isolation") {
+            Some(v) => v.clone(),
+            None => self
+                .engine
+                .settings
+                .show("default_transaction_isolation")
+                .unwrap_or_default(),
+        };
+        Isolation::from_name(&name).unwrap_or(Isolation::ReadCommitted)
+    }
+}
