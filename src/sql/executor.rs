@@ -16,7 +16,7 @@ use super::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::page::MAX_KEY_BYTES;
 use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId, Version};
-use crate::txn::{Increment, SessionSlot, Want};
+use crate::txn::{Increment, Isolation, SessionSlot, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
@@ -167,6 +167,39 @@ fn with_increments(def: &TableDef, current: &Row, incs: &[Increment]) -> Result<
     check_row(def, new)
 }
 
+/// Whether `own` increments keep `current` in range (and NOT NULL) whichever subset of
+/// `others` is applied too: the extremes are all the others that raise the column and all
+/// that lower it, each on top of `own`.
+fn admit_increments(
+    def: &TableDef,
+    current: &Row,
+    own: &[Increment],
+    others: &[Increment],
+) -> Result<()> {
+    with_increments(def, current, own)?;
+    if others.is_empty() {
+        return Ok(());
+    }
+    let (mut raising, mut lowering) = (own.to_vec(), own.to_vec());
+    for inc in others {
+        let now = &current[inc.column];
+        let after = if inc.operand_first {
+            types::arith(inc.op, &inc.operand, now)?
+        } else {
+            types::arith(inc.op, now, &inc.operand)?
+        };
+        match types::compare(&after, now) {
+            Some(Ordering::Greater) => raising.push(inc.clone()),
+            Some(Ordering::Less) => lowering.push(inc.clone()),
+            // A NULL stays NULL; a zero changes nothing.
+            _ => {}
+        }
+    }
+    with_increments(def, current, &raising)?;
+    with_increments(def, current, &lowering)?;
+    Ok(())
+}
+
 impl Executor<'_> {
     fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
         e.eval(row, &self.ctx)
@@ -263,6 +296,9 @@ impl Executor<'_> {
         let Some((lo, hi)) = self.bounds(scan)? else {
             return Ok(());
         };
+        if self.txn.isolation == Isolation::Serializable {
+            self.txn.reads.record(&scan.table, (lo.clone(), hi.clone()));
+        }
         if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {
             if a == b {
                 // Point lookup.
@@ -481,6 +517,10 @@ impl Executor<'_> {
         // The version read is not noted as seen (`Executor::latest`): nothing of it reaches
         // the client unless the UPDATE fails on it or finds the row gone (below), so a hot
         // counter's next increment does not wait for the last one's flush to reply.
+        // Under the key's increment latch, with the other holders' increments (below), so
+        // no commit applies one of them in between.
+        let locks = &self.engine.txn.locks;
+        let latch = locks.latch_increments(std::iter::once((table.id, key.as_slice())));
         let newest = table.latest(&key)?;
         let newest_lsn = newest.as_ref().map(|v| v.lsn);
         let decided_by_newest = || {
@@ -516,19 +556,46 @@ impl Executor<'_> {
         let mut all = self
             .txn
             .writes
-            .take_increments(table, &key)
+            .table(table.id)
+            .and_then(|w| w.increments.get(&key))
+            .cloned()
             .unwrap_or_default();
         for inc in incs {
             all.push(inc.with_operand(self.eval(&inc.operand, &[])?));
         }
-        // Errors (overflow, NOT NULL) show now, against the latest version, as they would
-        // for an ordinary UPDATE; the commit applies the increments again to the version
-        // it finds then. (On an error the transaction fails, and its increments go with it.)
-        if let Err(e) = with_increments(&table.def(), &current, &all) {
-            decided_by_newest();
-            return Err(e);
+        // The increment joins only if the row stays in range (and NOT NULL) whichever of
+        // the other holders' increments commit before it: then the commit, which applies
+        // it to the version it finds, cannot fail where PostgreSQL's UPDATE would not
+        // have. Otherwise the outcome depends on them, so it waits for them, as
+        // PostgreSQL's UPDATE does, owning the row, and decides on the version they leave.
+        let def = table.def();
+        let others = locks.others_increments(self.txn.id, table.id, &key);
+        let admitted = admit_increments(&def, &current, &all, &others);
+        drop(latch);
+        match admitted {
+            Ok(()) => {}
+            Err(e) if others.is_empty() => {
+                decided_by_newest();
+                return Err(e);
+            }
+            Err(_) => {
+                self.acquire(table.id, &key, Want::NoKeyWrite, false)?;
+                let Some(latest) = self.latest(table, &key)?.and_then(|v| v.row) else {
+                    return Err(Error::internal(
+                        "a row held with an increment has no version",
+                    ));
+                };
+                with_increments(&def, &latest, &all)?;
+            }
         }
-        self.txn.writes.set_increments(table, key, all);
+        self.txn.writes.take_increments(table, &key);
+        self.txn
+            .writes
+            .set_increments(table, key.clone(), all.clone());
+        self.engine
+            .txn
+            .locks
+            .record_increments(self.txn.id, table.id, &key, all);
         Ok(Some(1))
     }
 

@@ -24,9 +24,17 @@ pub struct Planned {
     pub fields: Vec<Field>,
 }
 
-pub fn plan(engine: &Engine, stmt: &Statement, param_types: Vec<DataType>) -> Result<Planned> {
+/// Plan `stmt`. `hidden` names the tables the planning transaction must not see: those
+/// another transaction created and has not committed, and those it dropped itself.
+pub fn plan(
+    engine: &Engine,
+    stmt: &Statement,
+    param_types: Vec<DataType>,
+    hidden: &dyn Fn(&Table) -> bool,
+) -> Result<Planned> {
     let mut p = Planner {
         engine,
+        hidden,
         binder: Binder::new(param_types),
         fields: Vec::new(),
     };
@@ -46,6 +54,7 @@ pub fn plan(engine: &Engine, stmt: &Statement, param_types: Vec<DataType>) -> Re
 
 struct Planner<'a> {
     engine: &'a Engine,
+    hidden: &'a dyn Fn(&Table) -> bool,
     binder: Binder,
     fields: Vec<Field>,
 }
@@ -207,25 +216,29 @@ fn access_path(def: &TableDef, filter: Option<&Expr>) -> Access {
 
 impl Planner<'_> {
     fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
-        let n = object_name(name)?;
-        self.engine.txn.catalog.table(&n).ok_or_else(|| {
-            Error::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{n}\" does not exist"),
-            )
-        })
+        self.table_named(&object_name(name)?)
+    }
+
+    /// The table called `name` that the planning transaction sees, or 42P01.
+    fn table_named(&self, name: &str) -> Result<Arc<Table>> {
+        self.engine
+            .txn
+            .catalog
+            .table(name)
+            .filter(|t| !(self.hidden)(t))
+            .ok_or_else(|| {
+                Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                )
+            })
     }
 
     fn plan(&mut self, stmt: &Statement) -> Result<Plan> {
         match stmt {
             Statement::Ast(s) => self.plan_ast(s),
             Statement::Copy(c) => {
-                let table = self.engine.txn.catalog.table(&c.table).ok_or_else(|| {
-                    Error::new(
-                        SqlState::UNDEFINED_TABLE,
-                        format!("relation \"{}\" does not exist", c.table),
-                    )
-                })?;
+                let table = self.table_named(&c.table)?;
                 let def = table.def();
                 let targets = self.target_columns(&def, c.columns.iter().cloned())?;
                 let defaults = self.defaults(&def)?;
@@ -239,12 +252,7 @@ impl Planner<'_> {
             }
             Statement::Maintenance { tag, tables } => {
                 for t in tables {
-                    if self.engine.txn.catalog.table(t).is_none() {
-                        return Err(Error::new(
-                            SqlState::UNDEFINED_TABLE,
-                            format!("relation \"{t}\" does not exist"),
-                        ));
-                    }
+                    self.table_named(t)?;
                 }
                 Ok(Plan::Maintenance { tag })
             }

@@ -10,18 +10,18 @@ use super::copy::CopyParser;
 use super::executor::{check_row, Executor};
 use super::expr::{now_us, EvalContext};
 use super::parser::{self, Statement};
-use super::plan::{OnConflict, Plan};
+use super::plan::{InsertSource, OnConflict, Plan};
 use super::planner;
 use super::Engine;
 use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
-use crate::storage::write_gate::Writer;
-use crate::storage::{Key, Sequence, Table, TableDef, TableId};
+use crate::storage::write_gate::{ClosedGate, Writer};
+use crate::storage::{Key, Table, TableDef, TableId};
 use crate::txn::ddl::{self, KeyConflict};
 use crate::txn::{
-    records, CommitInFlight, CommitRequest, Isolation, LockTable, SessionSlot, TxnId, Want,
-    WriteSet,
+    records, CommitInFlight, CommitRequest, Isolation, LockTable, ReadSet, SessionSlot, TxnId,
+    Want, WriteSet,
 };
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
@@ -124,10 +124,10 @@ pub struct CopyIn {
     image: Vec<u8>,
 }
 
-/// Catalog changes to undo if the transaction that made them rolls back.
+/// Catalog changes to undo if the transaction that made them rolls back. (A drop needs
+/// none: the table leaves the catalog only when the drop commits.)
 enum Undo {
     Created(String),
-    Dropped(Arc<Table>, Vec<Arc<Sequence>>),
 }
 
 /// A row lock a statement stopped at, to be awaited before it runs again.
@@ -167,6 +167,8 @@ pub struct TxnState {
     pub read_only: bool,
     /// Open savepoints, outermost first.
     savepoints: Vec<Savepoint>,
+    /// SERIALIZABLE: the key ranges its statements read, validated at commit.
+    pub reads: ReadSet,
     pub start_us: i64,
     /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
     increment_plans: Vec<Arc<Plan>>,
@@ -187,6 +189,9 @@ pub struct Session {
     defer_commits: bool,
     /// A commit started by the last call and not yet finished.
     in_flight: Option<CommitInFlight>,
+    /// The gates that commit's DROP TABLE and TRUNCATE closed: they open once it is
+    /// visible.
+    gates_closed_until_visible: Vec<ClosedGate>,
     /// A checkpoint the last call (`CHECKPOINT`) asked for and has not yet waited for.
     checkpoint_wait: Option<super::engine::CheckpointWait>,
     /// How many statements the simple Query being run has (0 outside one).
@@ -221,6 +226,7 @@ impl Session {
             cache: FxHashMap::default(),
             defer_commits: false,
             in_flight: None,
+            gates_closed_until_visible: Vec::new(),
             checkpoint_wait: None,
             simple_query_statements: 0,
             notices: Vec::new(),
@@ -395,7 +401,7 @@ impl Session {
             }));
         };
         let stmt = parser::parse_statement(text)?;
-        let planned = planner::plan(&self.engine, &stmt, declared.clone())?;
+        let planned = planner::plan(&self.engine, &stmt, declared.clone(), &self.hidden_tables())?;
         let cached = CachedPlan {
             catalog_version: self.engine.txn.catalog.version(),
             plan: Arc::new(planned.plan),
@@ -426,7 +432,12 @@ impl Session {
                 return Ok((c.plan.clone(), c.fields.clone(), c.param_types.clone()));
             }
         }
-        let planned = planner::plan(&self.engine, &shape.stmt, shape.declared.clone())?;
+        let planned = planner::plan(
+            &self.engine,
+            &shape.stmt,
+            shape.declared.clone(),
+            &self.hidden_tables(),
+        )?;
         if shape.described
             && (planned.fields != stmt.fields || planned.param_types != stmt.param_types)
         {
@@ -513,7 +524,7 @@ impl Session {
                 return Ok(planned);
             }
             let mut waited = false;
-            for table in written_tables(&self.engine, &planned.0).iter() {
+            for table in written_tables(&planned.0).iter() {
                 if self.txn().writes.passed_gate(table.id) {
                     continue;
                 }
@@ -529,6 +540,21 @@ impl Session {
                     }
                 };
                 self.txn().writes.writers.push(writer);
+            }
+            if let Some(table) = read_tables(&planned.0) {
+                let ours = self
+                    .txn
+                    .as_ref()
+                    .is_some_and(|t| t.writes.closed_gate(table.id));
+                if table.write_gate().is_closed() && !ours {
+                    waited = true;
+                    let slot = self.slot.clone();
+                    let interrupts = slot.lock_wait_interrupts();
+                    *slot.wait_event.lock() = Some(("Lock", "relation"));
+                    let opened = crate::wal::blocking(|| table.write_gate().wait_open(&interrupts));
+                    *slot.wait_event.lock() = None;
+                    opened?;
+                }
             }
             if !waited {
                 return Ok(planned);
@@ -605,6 +631,7 @@ impl Session {
                     queried: true,
                     read_only: t.read_only,
                     savepoints: Vec::new(),
+                    reads: ReadSet::default(),
                     start_us: t.start_us,
                     increment_plans: Vec::new(),
                     undo: std::mem::take(&mut t.undo),
@@ -612,6 +639,9 @@ impl Session {
                 };
                 t.failed = true;
                 t.snapshot = None;
+                if !aborted.dropped.is_empty() {
+                    self.engine.txn.catalog.table_altered();
+                }
                 self.engine.txn.rollback(aborted.id, &aborted.locks);
                 self.engine.txn.release_snapshot(&self.slot);
                 self.undo(aborted.undo);
@@ -659,6 +689,7 @@ impl Session {
         if let Some(flight) = self.in_flight.take() {
             self.engine.txn.finish_commit(flight, Some(&self.slot));
         }
+        self.gates_closed_until_visible.clear();
         if let Some(t) = self.txn.take() {
             self.rollback(t);
         }
@@ -694,6 +725,7 @@ impl Session {
                 queried: false,
                 read_only,
                 savepoints: Vec::new(),
+                reads: ReadSet::default(),
                 start_us: now_us(),
                 increment_plans: Vec::new(),
                 undo: Vec::new(),
@@ -721,6 +753,21 @@ impl Session {
             return Err(e);
         }
         let engine = self.engine.clone();
+        // SERIALIZABLE: validated and installed under one lock (see `txn::ReadSet`).
+        let serial = match (t.isolation, t.snapshot) {
+            (Isolation::Serializable, Some(snapshot))
+                if !(t.writes.is_empty() && t.created.is_empty() && t.dropped.is_empty()) =>
+            {
+                let serial = engine.txn.serializable_commit.lock();
+                if let Err(e) = t.reads.validate(snapshot) {
+                    drop(serial);
+                    self.rollback(t);
+                    return Err(e);
+                }
+                Some(serial)
+            }
+            _ => None,
+        };
         // Held until the commit is installed.
         let _latches = match increments_to_images(&engine.txn.locks, &mut t) {
             Ok(latches) => latches,
@@ -735,6 +782,9 @@ impl Session {
                 u.defer.committed_untouched();
             }
         }
+        // Others wait at these gates until the commit is visible, not just installed:
+        // the statement they run next takes a snapshot that must hold it.
+        let closed = std::mem::take(&mut t.writes.closed);
         let request = CommitRequest {
             txn: t.id,
             writes: t.writes,
@@ -745,12 +795,15 @@ impl Session {
             logged_upto: Lsn(t.logged_upto),
         };
         let flight = self.engine.txn.start_commit(request);
+        drop(serial);
         self.engine.txn.release_snapshot(&self.slot);
         self.restore_locals(t.local_restore);
         if self.defer_commits {
             self.in_flight = Some(flight);
+            self.gates_closed_until_visible.extend(closed);
         } else {
             self.engine.txn.finish_commit(flight, Some(&self.slot));
+            drop(closed);
         }
         Ok(())
     }
@@ -771,6 +824,7 @@ impl Session {
                 .finish_commit_async(flight, Some(&self.slot))
                 .await;
         }
+        self.gates_closed_until_visible.clear();
         if let Some(wait) = self.checkpoint_wait.take() {
             *self.slot.wait_event.lock() = Some(("IPC", "CheckpointDone"));
             wait.finish().await;
@@ -785,6 +839,7 @@ impl Session {
             debug_assert!(false, "a deferred commit was not finished by the caller");
             self.engine.txn.finish_commit(flight, Some(&self.slot));
         }
+        self.gates_closed_until_visible.clear();
         if let Some(wait) = self.checkpoint_wait.take() {
             debug_assert!(false, "a CHECKPOINT was not waited for by the caller");
             wait.finish_blocking();
@@ -792,6 +847,10 @@ impl Session {
     }
 
     fn rollback(&mut self, mut t: TxnState) {
+        if !t.dropped.is_empty() {
+            // The tables it dropped are back: its plans see them again.
+            self.engine.txn.catalog.table_altered();
+        }
         self.engine.txn.rollback(t.id, &t.locks);
         self.engine.txn.end_transaction();
         self.engine.txn.release_snapshot(&self.slot);
@@ -815,9 +874,40 @@ impl Session {
                         );
                     }
                 }
-                Undo::Dropped(table, seqs) => catalog.restore_table(table, seqs),
             }
         }
+    }
+
+    /// What this session's transaction must not see of the catalog: tables another
+    /// transaction created and has not committed, and tables it dropped itself.
+    fn hidden_tables(&self) -> impl Fn(&Table) -> bool + '_ {
+        let catalog = &self.engine.txn.catalog;
+        let (created, dropped) = match &self.txn {
+            Some(t) => (&t.created[..], &t.dropped[..]),
+            None => (&[][..], &[][..]),
+        };
+        move |table: &Table| {
+            dropped.contains(&table.id)
+                || (catalog.is_unconfirmed(table.id) && !created.contains(&table.id))
+        }
+    }
+
+    /// Close `table`'s gate for this transaction (DROP TABLE, TRUNCATE), waiting for the
+    /// transactions writing it to end: from now until this one ends, every other
+    /// statement on the table waits (`storage::write_gate`).
+    fn close_gate(&mut self, table: &Arc<Table>) -> Result<()> {
+        let t = self.txn();
+        if t.writes.closed_gate(table.id) {
+            return Ok(());
+        }
+        t.writes.leave_gate(table.id);
+        let slot = self.slot.clone();
+        let interrupts = slot.lock_wait_interrupts();
+        *slot.wait_event.lock() = Some(("Lock", "relation"));
+        let closed = crate::wal::blocking(|| ClosedGate::close(table, &interrupts));
+        *slot.wait_event.lock() = None;
+        self.txn().writes.closed.push(closed?);
+        Ok(())
     }
 
     fn restore_locals(&mut self, list: Vec<(&'static str, Option<String>)>) {
@@ -1067,32 +1157,40 @@ impl Session {
                 command("CREATE TABLE")
             }
             Plan::DropTable { names, if_exists } => {
-                let catalog = &self.engine.txn.catalog;
+                let engine = self.engine.clone();
+                let catalog = &engine.txn.catalog;
+                let mut tables: Vec<Arc<Table>> = Vec::new();
                 for n in names {
-                    if catalog.table(n).is_none() && !*if_exists {
-                        return Err(Error::new(
-                            SqlState::UNDEFINED_TABLE,
-                            format!("table \"{n}\" does not exist"),
-                        ));
+                    let hidden = self.hidden_tables();
+                    match catalog.table(n).filter(|t| !hidden(t)) {
+                        Some(t) => {
+                            if !tables.iter().any(|x| x.id == t.id) {
+                                tables.push(t);
+                            }
+                        }
+                        None if *if_exists => {}
+                        None => {
+                            return Err(Error::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("table \"{n}\" does not exist"),
+                            ))
+                        }
                     }
                 }
-                let mut dropped = Vec::new();
-                for n in names {
-                    if let Some((table, seqs)) = catalog.drop_table(n) {
-                        dropped.push(Undo::Dropped(table, seqs));
-                    }
+                // Others wait for the table until this transaction ends; the drop is
+                // logged with its commit, and the table leaves the catalog then.
+                for table in &tables {
+                    self.close_gate(table)?;
+                    self.txn().dropped.push(table.id);
                 }
-                // The drop is logged in this transaction's commit record.
-                let t = self.txn();
-                for u in &dropped {
-                    if let Undo::Dropped(table, _) = u {
-                        t.dropped.push(table.id);
-                    }
-                }
-                t.undo.extend(dropped);
+                // This transaction's plans no longer see the tables.
+                catalog.table_altered();
                 command("DROP TABLE")
             }
             Plan::Truncate { tables } => {
+                for table in tables {
+                    self.close_gate(table)?;
+                }
                 let t = self.txn();
                 for table in tables {
                     if t.writes.has_marks()
@@ -1428,7 +1526,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
 
 /// The tables `plan` writes, drops or truncates; borrowed from the plan but for DROP,
 /// whose plan holds names.
-fn written_tables<'p>(engine: &Engine, plan: &'p Plan) -> std::borrow::Cow<'p, [Arc<Table>]> {
+fn written_tables(plan: &Plan) -> std::borrow::Cow<'_, [Arc<Table>]> {
     use std::borrow::Cow;
     use std::slice::from_ref;
     match plan {
@@ -1436,14 +1534,21 @@ fn written_tables<'p>(engine: &Engine, plan: &'p Plan) -> std::borrow::Cow<'p, [
         Plan::Update(upd) => Cow::Borrowed(from_ref(&upd.scan.table)),
         Plan::Delete(del) => Cow::Borrowed(from_ref(&del.scan.table)),
         Plan::Copy(cp) => Cow::Borrowed(from_ref(&cp.table)),
-        Plan::Truncate { tables } => Cow::Borrowed(tables),
-        Plan::DropTable { names, .. } => Cow::Owned(
-            names
-                .iter()
-                .filter_map(|name| engine.txn.catalog.table(name))
-                .collect(),
-        ),
+        // DROP TABLE and TRUNCATE close the gate instead (`Session::close_gate`).
         _ => Cow::Borrowed(&[]),
+    }
+}
+
+/// The tables a plan reads without writing them: a reader waits while another
+/// transaction has their gates closed (an uncommitted DROP TABLE or TRUNCATE).
+fn read_tables(plan: &Plan) -> Option<&Arc<Table>> {
+    match plan {
+        Plan::Select(sel) => sel.source.as_ref().map(|s| &s.table),
+        Plan::Insert(ins) => match &ins.source {
+            InsertSource::Select(sel) => sel.source.as_ref().map(|s| &s.table),
+            InsertSource::Values(_) => None,
+        },
+        _ => None,
     }
 }
 

@@ -331,30 +331,44 @@ impl Catalog {
         }
     }
 
-    /// The drops of these tables committed: forget them. Returns them, for
-    /// [`Table::destroy`] (which the caller runs outside the checkpoint barrier).
+    /// The drops of these tables committed: forget them (and the sequences they own).
+    /// Returns them, for [`Table::destroy`] (which the caller runs outside the
+    /// checkpoint barrier). A table is still named in the catalog until then when its
+    /// drop ran in a transaction (see `WriteGate`); recovery moves it to the tables being
+    /// dropped first ([`Catalog::drop_table`]).
     pub fn finish_drops(&self, ids: &[TableId]) -> Vec<Arc<Table>> {
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let mut tables = self.tables.write();
         let mut dropping = self.dropping.write();
         let mut unconfirmed = self.unconfirmed.write();
-        ids.iter()
+        let mut sequences = self.sequences.write();
+        let dropped = ids
+            .iter()
             .filter_map(|id| {
                 unconfirmed.remove(id);
-                dropping.remove(id)
+                let named = tables
+                    .iter()
+                    .find(|(_, t)| t.id == *id)
+                    .map(|(n, _)| n.clone());
+                let table = match named {
+                    Some(name) => tables.remove(&name),
+                    None => dropping.remove(id),
+                }?;
+                for s in &table.def().owned_sequences {
+                    sequences.remove(s);
+                }
+                Some(table)
             })
-            .collect()
+            .collect();
+        self.bump();
+        dropped
     }
 
-    /// Put back a table removed by [`Catalog::drop_table`] (used when its dropping
-    /// transaction rolls back).
-    pub fn restore_table(&self, table: Arc<Table>, sequences: Vec<Arc<Sequence>>) {
-        self.dropping.write().remove(&table.id);
-        let def = table.def();
-        self.tables.write().insert(def.name.clone(), table);
-        let mut seqs = self.sequences.write();
-        for seq in sequences {
-            seqs.insert(seq.name.clone(), seq);
-        }
-        self.bump();
+    /// Whether the table's creation has not committed yet.
+    pub fn is_unconfirmed(&self, id: TableId) -> bool {
+        self.unconfirmed.read().contains(&id)
     }
 
     /// Remove a table and the sequences it owns; returns them so a rollback can restore them.

@@ -330,6 +330,33 @@ impl Table {
         }
     }
 
+    /// Whether a version in `range` was committed after `snapshot`: a row inserted,
+    /// changed or deleted since (for a SERIALIZABLE commit's validation). The snapshot
+    /// must be published, so versions deleted after it are still kept.
+    pub fn changed_since(
+        &self,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        snapshot: Lsn,
+    ) -> Result<bool> {
+        let _tree = self.tree_lock.read_recursive();
+        self.check_live()?;
+        let deleted_since = self
+            .older
+            .lock()
+            .chains
+            .range::<[u8], _>(range)
+            .any(|(_, chain)| chain.first().is_some_and(|v| v.superseded > snapshot));
+        if deleted_since {
+            return Ok(true);
+        }
+        let mut changed = false;
+        self.tree.scan(&self.pool, range, false, &mut |_, lsn, _| {
+            changed = self.effective(lsn) > snapshot;
+            Ok(!changed)
+        })?;
+        Ok(changed)
+    }
+
     /// Visit rows visible at `snapshot` with keys in `range`, in key order (reversed when
     /// `reverse`), until `visit` returns false: the tree's versions merged with the older
     /// ones of keys deleted since.

@@ -19,15 +19,23 @@
 //!   writer always inside waits until that stops (or it is cancelled).
 //! - **Cheap when open.** Entering and leaving an open gate is one atomic operation each;
 //!   the mutex is taken only around waiting.
+//!
+//! DROP TABLE and TRUNCATE in a transaction close the gate the same way and keep it
+//! closed until the transaction ends ([`ClosedGate`]), as PostgreSQL's ACCESS EXCLUSIVE
+//! lock: they wait for the transactions writing the table, and every other statement
+//! on the table, reading or writing, waits for them ([`WriteGate::wait_open`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{ArcMutexGuard, Condvar, Mutex, RawMutex};
 
 use super::Table;
 use crate::constants::WRITE_GATE_POLL;
 use crate::error::{Error, Result};
+
+/// What ends a wait at a gate besides it opening: checked every `WRITE_GATE_POLL`.
+pub type Interrupts<'a> = &'a (dyn Fn() -> Result<()> + Sync);
 
 /// The gate is closed: writers wait.
 const CLOSED: u64 = 1 << 63;
@@ -42,8 +50,8 @@ pub struct WriteGate {
     /// Taken only to wait for, or to announce, a change of `state`.
     wait: Mutex<()>,
     changed: Condvar,
-    /// One rebuild at a time.
-    rebuild: Mutex<()>,
+    /// One closer at a time (a rebuild, a DROP, a TRUNCATE).
+    rebuild: Arc<Mutex<()>>,
 }
 
 impl WriteGate {
@@ -103,13 +111,28 @@ impl WriteGate {
     /// Wait until no writer is inside and close the gate; it opens again when the
     /// returned guard is dropped. Fails with 57014 once `cancel` is raised.
     pub fn close(&self, cancel: &AtomicBool) -> Result<Closed<'_>> {
+        let interrupts = || {
+            if cancel.load(Ordering::Acquire) {
+                Err(Error::canceled())
+            } else {
+                Ok(())
+            }
+        };
+        let rebuild = self.close_with(&interrupts)?;
+        Ok(Closed {
+            gate: self,
+            _rebuild: rebuild,
+        })
+    }
+
+    /// Take the closer's lock, wait for the gate to empty and shut it; fails with what
+    /// `interrupts` returns, leaving the gate as it was.
+    fn close_with(&self, interrupts: Interrupts<'_>) -> Result<ArcMutexGuard<RawMutex, ()>> {
         let rebuild = loop {
-            if let Some(g) = self.rebuild.try_lock_for(WRITE_GATE_POLL) {
+            if let Some(g) = self.rebuild.try_lock_arc_for(WRITE_GATE_POLL) {
                 break g;
             }
-            if cancel.load(Ordering::Acquire) {
-                return Err(Error::canceled());
-            }
+            interrupts()?;
         };
         self.state.fetch_or(DRAINING, Ordering::AcqRel);
         loop {
@@ -118,21 +141,44 @@ impl WriteGate {
                 .compare_exchange(DRAINING, CLOSED, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                return Ok(Closed {
-                    gate: self,
-                    _rebuild: rebuild,
-                });
+                return Ok(rebuild);
             }
             let mut g = self.wait.lock();
             if self.state.load(Ordering::Acquire) != DRAINING {
                 self.changed.wait_for(&mut g, WRITE_GATE_POLL);
             }
             drop(g);
-            if cancel.load(Ordering::Acquire) {
+            if let Err(e) = interrupts() {
                 self.state.fetch_and(!DRAINING, Ordering::AcqRel);
-                return Err(Error::canceled());
+                return Err(e);
             }
         }
+    }
+
+    /// Whether the gate is closed.
+    pub fn is_closed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    /// Wait until the gate is open (without entering): a reader behind a DROP or
+    /// TRUNCATE not yet committed. Fails with what `interrupts` returns.
+    pub fn wait_open(&self, interrupts: Interrupts<'_>) -> Result<()> {
+        while self.is_closed() {
+            let mut g = self.wait.lock();
+            if self.is_closed() {
+                self.changed.wait_for(&mut g, WRITE_GATE_POLL);
+            }
+            drop(g);
+            interrupts()?;
+        }
+        Ok(())
+    }
+
+    fn open(&self) {
+        let before = self.state.swap(0, Ordering::AcqRel);
+        assert_eq!(before, CLOSED, "a closed write gate had writers inside");
+        drop(self.wait.lock());
+        self.changed.notify_all();
     }
 
     /// Writers inside (tests and assertions).
@@ -144,7 +190,7 @@ impl WriteGate {
 /// A closed gate; dropping it opens the gate and wakes the writers waiting at it.
 pub struct Closed<'g> {
     gate: &'g WriteGate,
-    _rebuild: parking_lot::MutexGuard<'g, ()>,
+    _rebuild: ArcMutexGuard<RawMutex, ()>,
 }
 
 impl Closed<'_> {
@@ -156,10 +202,35 @@ impl Closed<'_> {
 
 impl Drop for Closed<'_> {
     fn drop(&mut self) {
-        let before = self.gate.state.swap(0, Ordering::AcqRel);
-        assert_eq!(before, CLOSED, "a closed write gate had writers inside");
-        drop(self.gate.wait.lock());
-        self.gate.changed.notify_all();
+        self.gate.open();
+    }
+}
+
+/// A table's gate closed by a transaction (DROP TABLE, TRUNCATE) until it ends: opens
+/// when dropped, after the transaction's commit is installed or when it rolls back.
+pub struct ClosedGate {
+    table: Arc<Table>,
+    _closer: ArcMutexGuard<RawMutex, ()>,
+}
+
+impl ClosedGate {
+    /// Wait for the writers inside `table`'s gate to leave and close it.
+    pub fn close(table: &Arc<Table>, interrupts: Interrupts<'_>) -> Result<ClosedGate> {
+        let closer = table.write_gate().close_with(interrupts)?;
+        Ok(ClosedGate {
+            table: table.clone(),
+            _closer: closer,
+        })
+    }
+
+    pub fn table(&self) -> &Arc<Table> {
+        &self.table
+    }
+}
+
+impl Drop for ClosedGate {
+    fn drop(&mut self) {
+        self.table.write_gate().open();
     }
 }
 

@@ -42,6 +42,7 @@ use parking_lot::{Condvar, Mutex};
 use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::sync::Notify;
 
+use super::Increment;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{Key, TableId};
 
@@ -245,6 +246,9 @@ struct Queue {
 struct ShardState {
     held: FxHashMap<LockKey, Held>,
     queues: FxHashMap<LockKey, Queue>,
+    /// The increments each deferring holder of a key has added so far (see
+    /// [`LockTable::others_increments`]).
+    increments: FxHashMap<LockKey, Vec<(TxnId, Vec<Increment>)>>,
     /// Threads blocked in [`LockTable::lock`] on this shard.
     blocked_threads: usize,
 }
@@ -599,6 +603,35 @@ impl LockTable {
         Ok(())
     }
 
+    /// The increments the other deferring holders of (table, key) have added: a new one
+    /// joins only if the row stays in range whichever of them commit (see
+    /// `sql::executor`). Read under the key's increment latch
+    /// ([`LockTable::latch_increments`]), which orders it with the commits that apply them.
+    pub fn others_increments(&self, txn: TxnId, table: TableId, key: &[u8]) -> Vec<Increment> {
+        let st = self.shard(table, key).state.lock();
+        st.increments
+            .get(&(table, key.to_vec()))
+            .map(|pending| {
+                pending
+                    .iter()
+                    .filter(|(t, _)| *t != txn)
+                    .flat_map(|(_, incs)| incs.iter().cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `txn`, a holder of (table, key), has added `incs` to it in all (replacing what it
+    /// recorded before). Forgotten when it releases the key.
+    pub fn record_increments(&self, txn: TxnId, table: TableId, key: &[u8], incs: Vec<Increment>) {
+        let mut st = self.shard(table, key).state.lock();
+        let pending = st.increments.entry((table, key.to_vec())).or_default();
+        match pending.iter_mut().find(|(t, _)| *t == txn) {
+            Some(mine) => mine.1 = incs,
+            None => pending.push((txn, incs)),
+        }
+    }
+
     /// Whether another transaction is waiting for a lock that `txn` holds.
     pub fn is_waited_on(&self, txn: TxnId) -> bool {
         self.waits_for
@@ -613,6 +646,12 @@ impl LockTable {
         for lookup in keys {
             let shard = self.shard(lookup.0, &lookup.1);
             let mut st = shard.state.lock();
+            if let Some(pending) = st.increments.get_mut(lookup) {
+                pending.retain(|(t, _)| *t != txn);
+                if pending.is_empty() {
+                    st.increments.remove(lookup);
+                }
+            }
             let Some(held) = st.held.get_mut(lookup) else {
                 continue;
             };

@@ -25,7 +25,7 @@ pub enum Isolation {
     ReadCommitted,
     RepeatableRead,
     /// REPEATABLE READ whose writing transactions also check at commit that nothing they
-    /// read has changed since their snapshot (`sql::serializable`).
+    /// read has changed since their snapshot ([`super::ReadSet`]).
     Serializable,
 }
 
@@ -230,6 +230,9 @@ pub struct TxnManager {
     /// LSN. So the image holds exactly the changes logged below the redo LSN.
     barrier: RwLock<()>,
     next_txn_id: AtomicU64,
+    /// Held by a SERIALIZABLE commit that writes from the validation of its read set
+    /// until its writes are installed (see [`super::ReadSet`]).
+    pub serializable_commit: Mutex<()>,
     sessions: RwLock<FxHashMap<i32, Arc<SessionSlot>>>,
     next_pid: AtomicU64,
     /// The log; None for a purely in-memory engine (tests).
@@ -251,6 +254,7 @@ impl TxnManager {
             last_lsn: Mutex::new(Lsn::ZERO),
             barrier: RwLock::new(()),
             next_txn_id: AtomicU64::new(1),
+            serializable_commit: Mutex::new(()),
             sessions: RwLock::new(FxHashMap::default()),
             next_pid: AtomicU64::new(1000),
             wal: None,

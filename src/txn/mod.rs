@@ -31,6 +31,7 @@ pub mod checkpoints;
 pub mod ddl;
 mod locks;
 mod manager;
+mod readset;
 pub mod records;
 mod visibility;
 mod writeset;
@@ -40,5 +41,6 @@ pub use manager::{
     fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot,
     TxnManager,
 };
+pub use readset::ReadSet;
 pub use visibility::VisibilityTracker;
 pub use writeset::{Increment, JournalMark, TableWrites, WriteSet};

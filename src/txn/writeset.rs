@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::storage::write_gate::Writer;
+use crate::storage::write_gate::{ClosedGate, Writer};
 use crate::storage::{BulkLoad, Key, Row, Table, TableId};
 use crate::types::{ArithOp, Value};
 
@@ -65,6 +65,9 @@ pub struct WriteSet {
     /// What each change replaced, oldest first, while a savepoint is open (see the
     /// module's docs); None otherwise.
     journal: Option<Vec<Replaced>>,
+    /// The gates of the tables this transaction drops or truncates, closed until it ends
+    /// (after `writers`, so a gate it was inside is left before it is closed).
+    pub closed: Vec<ClosedGate>,
 }
 
 /// What one change to a write set replaced (see [`WriteSet::rollback_to`]).
@@ -221,7 +224,17 @@ impl WriteSet {
 
     /// Whether this transaction passed the write gate of `table`.
     pub fn passed_gate(&self, table: TableId) -> bool {
-        self.writers.iter().any(|w| w.table().id == table)
+        self.writers.iter().any(|w| w.table().id == table) || self.closed_gate(table)
+    }
+
+    /// Whether this transaction closed the gate of `table` (DROP TABLE, TRUNCATE).
+    pub fn closed_gate(&self, table: TableId) -> bool {
+        self.closed.iter().any(|c| c.table().id == table)
+    }
+
+    /// Leave the gate of `table` if this transaction is inside, to close it.
+    pub fn leave_gate(&mut self, table: TableId) {
+        self.writers.retain(|w| w.table().id != table);
     }
 
     pub fn has_increments(&self) -> bool {

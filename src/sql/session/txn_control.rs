@@ -219,6 +219,7 @@ impl Session {
     }
 
     fn rollback_to_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        let engine = self.engine.clone();
         let Some(t) = self.block() else {
             return Err(only_in_block("ROLLBACK TO SAVEPOINT"));
         };
@@ -229,7 +230,11 @@ impl Session {
         let locks = t.locks.split_off(s.locks.min(t.locks.len()));
         let undo = t.undo.split_off(s.undo.min(t.undo.len()));
         t.created.truncate(s.created);
-        t.dropped.truncate(s.dropped);
+        if t.dropped.len() > s.dropped {
+            t.dropped.truncate(s.dropped);
+            // The tables are back for this transaction: its plans see them again.
+            engine.txn.catalog.table_altered();
+        }
         let locals = t
             .local_restore
             .split_off(s.local_restore.min(t.local_restore.len()));
