@@ -63,6 +63,10 @@ struct OldVersion {
     lsn: Lsn,
     superseded: Lsn,
     image: Vec<u8>,
+    /// The row ended at `superseded`: the version that begins there is another row under
+    /// the same key (deleted and inserted again by one transaction, see
+    /// [`Table::end_rows`]).
+    ended: bool,
 }
 
 #[derive(Default)]
@@ -310,22 +314,40 @@ impl Table {
         if newest_lsn.is_some_and(|lsn| lsn <= snapshot) {
             return Ok(newest_live);
         }
-        // The version the snapshot saw ended at `ended`; follow the versions that begin
-        // where the one before ended. The chain is newest first, and short.
-        let Some(seen) = chain
+        // Follow the versions from the one the snapshot saw, each beginning where the one
+        // before it was superseded. The chain is newest first, and short.
+        let Some(mut version) = chain
             .iter()
             .find(|v| v.lsn <= snapshot && snapshot < v.superseded)
         else {
             return Ok(false);
         };
-        let mut ended = seen.superseded;
         loop {
-            if newest_lsn == Some(ended) {
+            if version.ended {
+                return Ok(false);
+            }
+            if newest_lsn == Some(version.superseded) {
                 return Ok(newest_live);
             }
-            match chain.iter().find(|v| v.lsn == ended) {
-                Some(next) => ended = next.superseded,
+            match chain.iter().find(|v| v.lsn == version.superseded) {
+                Some(next) => version = next,
                 None => return Ok(false),
+            }
+        }
+    }
+
+    /// The commit at `lsn`, just installed, deleted the rows under `keys` and inserted
+    /// new ones under the same keys: mark where the old rows ended, so that a transaction
+    /// that saw one does not take the new row for it ([`Table::same_row_since`]).
+    pub fn end_rows<'k>(&self, lsn: Lsn, keys: impl Iterator<Item = &'k Key>) {
+        let mut older = self.older.lock();
+        for key in keys {
+            if let Some(v) = older
+                .chains
+                .get_mut(key)
+                .and_then(|chain| chain.iter_mut().find(|v| v.superseded == lsn))
+            {
+                v.ended = true;
             }
         }
     }
@@ -526,6 +548,7 @@ impl Table {
                     lsn: previous_lsn,
                     superseded: lsn,
                     image,
+                    ended: false,
                 },
             );
         }
@@ -576,6 +599,7 @@ impl Table {
                         lsn: version_lsn,
                         superseded: lsn,
                         image,
+                        ended: false,
                     },
                 );
             }
@@ -610,6 +634,7 @@ impl Table {
                         lsn,
                         superseded: version_lsn,
                         image,
+                        ended: false,
                     },
                 );
             }

@@ -12,7 +12,7 @@
 //! ([`WriteSet::rollback_to`]). Rows a COPY loads into a bulk load's pages are not
 //! journaled: a bulk load neither starts nor grows while a savepoint is open.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -48,6 +48,9 @@ pub struct TableWrites {
     /// The table was truncated by this transaction: committed rows are invisible to it.
     pub truncated: bool,
     pub rows: BTreeMap<Key, Option<Row>>,
+    /// Keys whose committed row this transaction deleted and then inserted a new row
+    /// under: another row, not a new version of the old one (`Table::end_rows`).
+    pub reborn: BTreeSet<Key>,
     /// Keys held with deferred increments (never also in `rows`), in statement order.
     pub increments: BTreeMap<Key, Vec<Increment>>,
     /// Rows COPY loaded into private pages; then `rows` stays empty (other changes to
@@ -80,6 +83,8 @@ enum Replaced {
     Increments(TableId, Key, Option<Vec<Increment>>),
     /// A truncation: the table's truncated flag and after-images before it.
     Truncation(TableId, bool, BTreeMap<Key, Option<Row>>),
+    /// A key became reborn (see [`TableWrites::reborn`]).
+    Reborn(TableId, Key),
 }
 
 /// A point in a write set's journal to roll back to.
@@ -103,6 +108,7 @@ impl WriteSet {
             table: table.clone(),
             truncated: false,
             rows: Default::default(),
+            reborn: Default::default(),
             increments: Default::default(),
             bulk: None,
         })
@@ -148,6 +154,11 @@ impl WriteSet {
                             Some(incs) => w.increments.insert(key, incs),
                             None => w.increments.remove(&key),
                         };
+                    }
+                }
+                Replaced::Reborn(id, key) => {
+                    if let Some(w) = self.tables.get_mut(&id) {
+                        w.reborn.remove(&key);
                     }
                 }
                 Replaced::Truncation(id, truncated, rows) => {
@@ -201,15 +212,33 @@ impl WriteSet {
     }
 
     pub fn put(&mut self, table: &Arc<Table>, key: Key, row: Option<Row>) {
-        match &mut self.journal {
-            None => {
-                self.table_mut(table).rows.insert(key, row);
+        let journaling = self.journal.is_some();
+        let inserts = row.is_some();
+        let w = self.table_mut(table);
+        let (before, reborn) = match w.rows.entry(key) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let key = journaling.then(|| slot.key().clone());
+                slot.insert(row);
+                (key.map(|k| (k, None)), None)
             }
-            Some(_) => {
-                let before = self.table_mut(table).rows.insert(key.clone(), row);
-                if let Some(journal) = &mut self.journal {
-                    journal.push(Replaced::Row(table.id, key, before));
-                }
+            std::collections::btree_map::Entry::Occupied(mut slot) => {
+                let before = std::mem::replace(slot.get_mut(), row);
+                // Deleted, then inserted again: another row under the same key.
+                let reborn = (inserts
+                    && before.is_none()
+                    && !w.truncated
+                    && w.reborn.insert(slot.key().clone()))
+                .then(|| slot.key().clone());
+                let key = journaling.then(|| (slot.key().clone(), Some(before)));
+                (key, reborn)
+            }
+        };
+        if let Some(journal) = &mut self.journal {
+            if let Some(key) = reborn {
+                journal.push(Replaced::Reborn(table.id, key));
+            }
+            if let Some((key, before)) = before {
+                journal.push(Replaced::Row(table.id, key, before));
             }
         }
     }
