@@ -523,6 +523,41 @@ def test_a_writer_waits_for_increments_and_new_ones_wait_behind_it(acct, db, two
     assert val(a, f"select balance from {acct} where id = 1") == 1
 
 
+def test_an_increment_that_could_overflow_waits_for_the_others(acct, two):
+    """An increment that overflows only if another pending increment commits waits for that
+    one, as PostgreSQL's UPDATE waits for the row lock, and then fails at the statement (or
+    succeeds, if the other rolled back): never at COMMIT."""
+    from psycopg.types.numeric import Int4
+
+    def inc(conn, delta):
+        # One parameter type throughout, so each connection runs one prepared statement.
+        return conn.execute(INC.format(t=acct), (Int4(delta), Int4(1)), prepare=True).rowcount
+
+    def learn_and_begin(conn):
+        conn.execute("begin")
+        assert inc(conn, 0) == 1
+        conn.execute("commit")
+        conn.execute("begin")
+
+    a, b = two
+    learn_and_begin(a)
+    learn_and_begin(b)
+    assert inc(a, 2147483000) == 1
+    late = Bg(b, INC.format(t=acct), (Int4(600), Int4(1)), prepare=True)
+    assert late.still_blocked(), "an increment that may overflow did not wait"
+    a.execute("commit")
+    assert late.sqlstate(timeout=5) == "22003"
+    b.execute("rollback")
+    # A plan prepared again after a rollback learns again (`plan::DeferIncrements`).
+    learn_and_begin(a)
+    learn_and_begin(b)
+    assert inc(a, -2147483000) == 1
+    assert inc(b, -2147483000) == 1, "in range whichever commits: no wait"
+    a.execute("rollback")
+    b.execute("commit")
+    assert val(a, f"select balance from {acct} where id = 1") == 100
+
+
 def test_an_increment_rolled_back_leaves_the_others(acct, two):
     a, b = two
     _both_begin(acct, a, b)
