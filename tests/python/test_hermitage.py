@@ -56,10 +56,15 @@ G2, two edges      all three commit            all three commit            T1's 
 
 from __future__ import annotations
 
+import os
 import threading
 
 import psycopg
 import pytest
+
+# The known differences from PostgreSQL are expected failures on SteadyDB only: against an
+# external server (PostgreSQL itself) the same tests must pass.
+ON_STEADYDB = not os.environ.get("STEADYDB_TEST_EXTERNAL")
 
 RC = "read committed"
 RR = "repeatable read"
@@ -479,6 +484,7 @@ def test_g2_anti_dependency_cycles(hermitage, level):
         pytest.param(
             SER,
             marks=pytest.mark.xfail(
+                ON_STEADYDB,
                 strict=True,
                 reason="SteadyDB's SERIALIZABLE fails T1 at its COMMIT, not at this UPDATE: "
                 "it validates a writer's read set at commit (txn::ReadSet); see "
