@@ -20,6 +20,24 @@ use crate::txn::{Increment, Isolation, SessionSlot, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
+/// Why a statement stopped before it finished.
+pub enum Stop {
+    Error(Error),
+    /// It met a row lock held by another transaction before it changed anything (see
+    /// `Outcome::WaitForLock`): the lock to wait for is in `TxnState::lock_wait`, and the
+    /// statement runs again, at the same snapshot, once it is granted.
+    WaitForLock,
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+/// The result of a step that may stop at a row lock.
+pub type Step<T> = std::result::Result<T, Stop>;
+
 /// How often (in rows) long loops check for cancellation.
 const CANCEL_CHECK_ROWS: usize = 1024;
 
@@ -401,7 +419,7 @@ impl Executor<'_> {
 
     /// Own a row to write it: `want` is [`Want::Write`] to delete it or give it a key,
     /// [`Want::NoKeyWrite`] to change its other columns.
-    fn lock_row(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Result<()> {
+    fn lock_row(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Step<()> {
         if self.txn.writes.get(table.id, key).is_some() {
             return Ok(());
         }
@@ -414,7 +432,8 @@ impl Executor<'_> {
             // `Session::run` materializes a statement's tables before it runs.
             return Err(Error::internal(
                 "a row with a deferred increment was written before it was materialized",
-            ));
+            )
+            .into());
         }
         self.acquire(table.id, key, want, true)
     }
@@ -422,7 +441,7 @@ impl Executor<'_> {
     /// Get `want` on a key, waiting if someone is in the way: as a task, by stopping the
     /// statement (if it has changed nothing yet, see `Outcome::WaitForLock`), else by
     /// blocking. `new_lock`: the transaction does not hold the key yet.
-    fn acquire(&mut self, table: TableId, key: &[u8], want: Want, new_lock: bool) -> Result<()> {
+    fn acquire(&mut self, table: TableId, key: &[u8], want: Want, new_lock: bool) -> Step<()> {
         let locks = &self.engine.txn.locks;
         let mut new_lock = new_lock;
         if let Some(fresh) = locks.try_lock_new(self.txn.id, table, key, want) {
@@ -437,7 +456,7 @@ impl Executor<'_> {
                     want,
                     new_lock,
                 });
-                return Err(Error::internal("the statement waits for a row lock"));
+                return Err(Stop::WaitForLock);
             }
             *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
             let interrupts = self.slot.lock_wait_interrupts();
@@ -455,7 +474,7 @@ impl Executor<'_> {
     /// this transaction's deferred increments to them into ordinary writes: become each
     /// row's owner (once every earlier holder has gone) and apply the increments to the
     /// latest version, so the statement sees exactly what this transaction will commit.
-    pub fn materialize(&mut self, tables: Option<&[TableId]>) -> Result<()> {
+    pub fn materialize(&mut self, tables: Option<&[TableId]>) -> Step<()> {
         let pending: Vec<(Arc<Table>, Key)> = self
             .txn
             .writes
@@ -490,7 +509,7 @@ impl Executor<'_> {
         &mut self,
         plan: &UpdatePlan,
         incs: &[Increment<Expr>],
-    ) -> Result<Option<u64>> {
+    ) -> Step<Option<u64>> {
         let scan = &plan.scan;
         let table = &scan.table;
         if !self.txn.explicit
@@ -549,9 +568,7 @@ impl Executor<'_> {
             }
         }
         let Some((_, current)) = latest else {
-            return Err(Error::internal(
-                "a row held with an increment has no version",
-            ));
+            return Err(Error::internal("a row held with an increment has no version").into());
         };
         let mut all = self
             .txn
@@ -576,14 +593,14 @@ impl Executor<'_> {
             Ok(()) => {}
             Err(e) if others.is_empty() => {
                 decided_by_newest();
-                return Err(e);
+                return Err(e.into());
             }
             Err(_) => {
                 self.acquire(table.id, &key, Want::NoKeyWrite, false)?;
                 let Some(latest) = self.latest(table, &key)?.and_then(|v| v.row) else {
-                    return Err(Error::internal(
-                        "a row held with an increment has no version",
-                    ));
+                    return Err(
+                        Error::internal("a row held with an increment has no version").into(),
+                    );
                 };
                 with_increments(&def, &latest, &all)?;
             }
@@ -620,7 +637,7 @@ impl Executor<'_> {
         key: &[u8],
         seen: Row,
         want: Want,
-    ) -> Result<Option<Row>> {
+    ) -> Step<Option<Row>> {
         if self.txn.writes.get(scan.table.id, key).is_some() {
             return Ok(Some(seen));
         }
@@ -630,7 +647,7 @@ impl Executor<'_> {
             Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
             Some(v) => {
                 if self.txn.isolation.snapshot_per_transaction() {
-                    return Err(serialization_failure());
+                    return Err(serialization_failure().into());
                 }
                 // READ COMMITTED follows the row it saw to its newest version. A row
                 // deleted since is gone, even if a new one took its key.
@@ -719,7 +736,7 @@ impl Executor<'_> {
         Ok(())
     }
 
-    pub fn update(&mut self, plan: &UpdatePlan) -> Result<(u64, Vec<Vec<Value>>)> {
+    pub fn update(&mut self, plan: &UpdatePlan) -> Step<(u64, Vec<Vec<Value>>)> {
         self.refuse_if_bulk_loaded(&plan.scan.table)?;
         if let Some(incs) = plan.increments.as_ref().filter(|_| plan.defer.allowed()) {
             if let Some(n) = self.defer_increment(plan, incs)? {
@@ -775,21 +792,21 @@ impl Executor<'_> {
         def: &TableDef,
         key: &[u8],
         row: &[Value],
-    ) -> Result<()> {
+    ) -> Step<()> {
         match self.txn.writes.get(table.id, key) {
-            Some(Some(_)) => return Err(duplicate_key(def, row)),
+            Some(Some(_)) => return Err(duplicate_key(def, row).into()),
             Some(None) => return Ok(()),
             None => {}
         }
         self.lock_row(table, key, Want::Write)?;
         let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
         if !truncated && self.latest(table, key)?.is_some_and(|v| v.row.is_some()) {
-            return Err(duplicate_key(def, row));
+            return Err(duplicate_key(def, row).into());
         }
         Ok(())
     }
 
-    pub fn delete(&mut self, plan: &DeletePlan) -> Result<(u64, Vec<Vec<Value>>)> {
+    pub fn delete(&mut self, plan: &DeletePlan) -> Step<(u64, Vec<Vec<Value>>)> {
         self.refuse_if_bulk_loaded(&plan.scan.table)?;
         let scan = &plan.scan;
         let candidates = self.collect(scan)?;
@@ -841,7 +858,7 @@ impl Executor<'_> {
         row: Vec<Value>,
         on_conflict: &OnConflict,
         touched: &mut FxHashSet<Key>,
-    ) -> Result<Option<Vec<Value>>> {
+    ) -> Step<Option<Vec<Value>>> {
         let row = check_row(def, row)?;
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
@@ -860,7 +877,7 @@ impl Executor<'_> {
                             && v.lsn > self.snapshot
                             && !matches!(on_conflict, OnConflict::Error)
                         {
-                            return Err(serialization_failure());
+                            return Err(serialization_failure().into());
                         }
                         v.row
                     }
@@ -876,7 +893,7 @@ impl Executor<'_> {
             return Ok(Some(row));
         };
         match on_conflict {
-            OnConflict::Error => Err(duplicate_key(def, &row)),
+            OnConflict::Error => Err(duplicate_key(def, &row).into()),
             OnConflict::Nothing => Ok(None),
             OnConflict::Update {
                 assignments,
@@ -884,7 +901,7 @@ impl Executor<'_> {
             } => {
                 if !touched.insert(key.clone()) {
                     return Err(Error::new(SqlState::CARDINALITY_VIOLATION, "ON CONFLICT DO UPDATE command cannot affect row a second time")
-                        .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
+                        .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.").into());
                 }
                 let mut both: Vec<Value> = existing.to_vec();
                 both.extend(row.iter().cloned());
@@ -899,7 +916,8 @@ impl Executor<'_> {
                 if pk_key(def, &new)? != key {
                     return Err(Error::unsupported(
                         "ON CONFLICT DO UPDATE may not change the primary key",
-                    ));
+                    )
+                    .into());
                 }
                 self.txn.writes.put(table, key, Some(new.clone().into()));
                 Ok(Some(new))
@@ -907,7 +925,7 @@ impl Executor<'_> {
         }
     }
 
-    pub fn insert(&mut self, plan: &InsertPlan) -> Result<(u64, Vec<Vec<Value>>)> {
+    pub fn insert(&mut self, plan: &InsertPlan) -> Step<(u64, Vec<Vec<Value>>)> {
         self.refuse_if_bulk_loaded(&plan.table)?;
         let ncols = plan.def.columns.len();
         let source_rows: Vec<Vec<Option<Value>>> = match &plan.source {
@@ -970,9 +988,9 @@ impl Executor<'_> {
     /// READ fails with 40001 if it changed. NOWAIT fails with 55P03 on a row held by
     /// another transaction; SKIP LOCKED passes over it. OFFSET and LIMIT count the rows
     /// that are returned.
-    pub fn select_locking(&mut self, plan: &SelectPlan, lock: &RowLock) -> Result<Vec<Vec<Value>>> {
+    pub fn select_locking(&mut self, plan: &SelectPlan, lock: &RowLock) -> Step<Vec<Vec<Value>>> {
         let Some(scan) = &plan.source else {
-            return self.select(plan);
+            return Ok(self.select(plan)?);
         };
         let limit = self.count_of(&plan.limit)?;
         let offset = self.count_of(&plan.offset)?.unwrap_or(0);
@@ -1013,7 +1031,7 @@ impl Executor<'_> {
         key: &[u8],
         seen: Row,
         lock: &RowLock,
-    ) -> Result<Option<Row>> {
+    ) -> Step<Option<Row>> {
         let table = &scan.table;
         if self.txn.writes.get(table.id, key).is_some() {
             // Our own version: the row is ours already.
@@ -1034,7 +1052,8 @@ impl Executor<'_> {
                                 "could not obtain lock on row in relation \"{}\"",
                                 scan.def.name
                             ),
-                        ))
+                        )
+                        .into())
                     }
                 }
             }
@@ -1044,7 +1063,7 @@ impl Executor<'_> {
             Some(v) if v.lsn <= self.snapshot => Ok(v.row.or(Some(seen))),
             Some(v) => {
                 if self.txn.isolation.snapshot_per_transaction() {
-                    return Err(serialization_failure());
+                    return Err(serialization_failure().into());
                 }
                 if !table.same_row_since(key, self.snapshot)? {
                     return Ok(None);

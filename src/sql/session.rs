@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::copy::CopyParser;
-use super::executor::{check_row, Executor};
+use super::executor::{check_row, Executor, Stop};
 use super::expr::{now_us, EvalContext};
 use super::parser::{self, Statement};
 use super::plan::{InsertSource, OnConflict, Plan};
@@ -507,9 +507,6 @@ impl Session {
                 self.run(&plan, fields, &bound)
             });
         if result.is_err() {
-            if self.txn.as_ref().is_some_and(|t| t.lock_wait.is_some()) {
-                return Ok(Outcome::WaitForLock);
-            }
             self.on_error();
         }
         result
@@ -991,9 +988,14 @@ impl Session {
         }
         if self.txn.as_ref().is_some_and(|t| t.writes.has_increments()) {
             if let Some(tables) = touched_tables(plan, false) {
-                self.with_executor(Lsn::ZERO, params, |exec| {
+                let materialized = self.with_executor(Lsn::ZERO, params, true, |exec| {
                     exec.materialize(tables.as_deref())
-                })?;
+                });
+                match materialized {
+                    Ok(()) => {}
+                    Err(Stop::WaitForLock) => return Ok(Outcome::WaitForLock),
+                    Err(Stop::Error(e)) => return Err(e),
+                }
             }
         }
         match plan {
@@ -1296,7 +1298,7 @@ impl Session {
                 Outcome::Rows { fields, rows, tag }
             }
         };
-        let result = self.with_executor(snapshot, params, |exec| match plan {
+        let result = self.with_executor(snapshot, params, true, |exec| match plan {
             Plan::Select(sel) => {
                 let rows = match &sel.row_lock {
                     Some(lock) => exec.select_locking(sel, lock)?,
@@ -1317,30 +1319,40 @@ impl Session {
                 let (n, rows) = exec.delete(del)?;
                 Ok(with_rows(tag_rows("DELETE", n), rows, fields))
             }
-            _ => Err(Error::internal("not a DML plan")),
+            _ => Err(Error::internal("not a DML plan").into()),
         });
-        if let Some(t) = self.txn.as_mut().filter(|t| t.lock_wait.is_some()) {
-            t.retry_snapshot = Some(snapshot);
+        match result {
+            Ok(outcome) => Ok(outcome),
+            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::WaitForLock) => {
+                if let Some(t) = self.txn.as_mut() {
+                    t.retry_snapshot = Some(snapshot);
+                }
+                Ok(Outcome::WaitForLock)
+            }
         }
-        result
     }
 
     /// Run `f` with an executor over the current transaction at `snapshot`. Log records the
     /// statement caused outside its commit record (sequence advances) are remembered in the
     /// transaction, which must not commit before they are durable.
-    fn with_executor<R>(
+    /// With `may_stop`, when commits are deferred (the caller waits as a task), a row lock
+    /// held by another transaction stops the statement if it has changed nothing yet
+    /// (`Stop::WaitForLock`); else the statement blocks there.
+    fn with_executor<R, E: From<Error>>(
         &mut self,
         snapshot: Lsn,
         params: &[Value],
-        f: impl FnOnce(&mut Executor) -> Result<R>,
-    ) -> Result<R> {
+        may_stop: bool,
+        f: impl FnOnce(&mut Executor) -> std::result::Result<R, E>,
+    ) -> std::result::Result<R, E> {
         let engine = self.engine.clone();
         let isolation = self.txn.as_ref().map(|t| t.isolation);
         let read_only = self.txn.as_ref().map(|t| t.read_only);
         let overrides = &self.overrides;
         let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, read_only, n);
         let Some(txn) = self.txn.as_mut() else {
-            return Err(Error::internal("statement without a transaction"));
+            return Err(Error::internal("statement without a transaction").into());
         };
         txn.lock_wait = None;
         let writes_before = txn.writes.row_count();
@@ -1348,7 +1360,7 @@ impl Session {
             engine: &engine,
             slot: &self.slot,
             snapshot,
-            defer_lock_waits: self.defer_commits.then_some(writes_before),
+            defer_lock_waits: (may_stop && self.defer_commits).then_some(writes_before),
             ctx: EvalContext {
                 params,
                 txn_start_us: txn.start_us,
@@ -1386,7 +1398,8 @@ impl Session {
             return Err(Error::internal("not a COPY plan"));
         };
         let snapshot = copy.snapshot;
-        self.with_executor(snapshot, &[], |exec| {
+        // A COPY blocks at a row lock: it has no statement to run again.
+        self.with_executor(snapshot, &[], false, |exec| {
             let ncols = cp.def.columns.len();
             // Every column, in order: the decoded fields are the row.
             let whole_rows =
@@ -1438,7 +1451,12 @@ impl Session {
                 } else {
                     // insert_row checks the row itself.
                     exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
-                        .map_err(context)?;
+                        .map_err(|stop| match stop {
+                            Stop::Error(e) => context(e),
+                            Stop::WaitForLock => {
+                                Error::internal("a COPY stopped at a row lock it blocks at")
+                            }
+                        })?;
                 }
                 copy.rows += 1;
                 if copy.rows.is_multiple_of(1024) && exec.slot.cancel.load(Ordering::Acquire) {
