@@ -63,3 +63,7 @@ pub const PREPARE_BATCH_SLOTS: usize = 32;
 /// The pause after each batch of prepared slots: the page file grows by at most
 /// `PREPARE_BATCH_SLOTS` pages per pause (about 10 MiB/s).
 pub const PREPARE_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// How long a wait at a table's gate goes on before it is checked for a deadlock that the
+/// row-lock table cannot see (PostgreSQL's `deadlock_timeout` default).
+pub const DEADLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);

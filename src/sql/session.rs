@@ -13,7 +13,7 @@ use super::parser::{self, Statement};
 use super::plan::{InsertSource, OnConflict, Plan};
 use super::planner;
 use super::Engine;
-use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
+use crate::constants::{DEADLOCK_TIMEOUT, PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::write_gate::{ClosedGate, Writer};
@@ -529,10 +529,13 @@ impl Session {
                     Some(writer) => writer,
                     None => {
                         waited = true;
-                        let cancel = &self.slot.cancel;
-                        *self.slot.wait_event.lock() = Some(("Lock", "relation"));
-                        let entered = crate::wal::blocking(|| Writer::enter_waiting(table, cancel));
-                        *self.slot.wait_event.lock() = None;
+                        let (slot, engine) = (self.slot.clone(), self.engine.clone());
+                        let interrupts =
+                            gate_wait_interrupts(&slot, &engine.txn.locks, self.txn().id);
+                        *slot.wait_event.lock() = Some(("Lock", "relation"));
+                        let entered =
+                            crate::wal::blocking(|| Writer::enter_waiting(table, &interrupts));
+                        *slot.wait_event.lock() = None;
                         entered?
                     }
                 };
@@ -545,8 +548,8 @@ impl Session {
                     .is_some_and(|t| t.writes.closed_gate(table.id));
                 if table.write_gate().is_closed() && !ours {
                     waited = true;
-                    let slot = self.slot.clone();
-                    let interrupts = slot.lock_wait_interrupts();
+                    let (slot, engine) = (self.slot.clone(), self.engine.clone());
+                    let interrupts = gate_wait_interrupts(&slot, &engine.txn.locks, self.txn().id);
                     *slot.wait_event.lock() = Some(("Lock", "relation"));
                     let opened = crate::wal::blocking(|| table.write_gate().wait_open(&interrupts));
                     *slot.wait_event.lock() = None;
@@ -898,8 +901,9 @@ impl Session {
             return Ok(());
         }
         t.writes.leave_gate(table.id);
-        let slot = self.slot.clone();
-        let interrupts = slot.lock_wait_interrupts();
+        let id = t.id;
+        let (slot, engine) = (self.slot.clone(), self.engine.clone());
+        let interrupts = gate_wait_interrupts(&slot, &engine.txn.locks, id);
         *slot.wait_event.lock() = Some(("Lock", "relation"));
         let closed = crate::wal::blocking(|| ClosedGate::close(table, &interrupts));
         *slot.wait_event.lock() = None;
@@ -1688,4 +1692,31 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         },
         _ => return None,
     })
+}
+
+/// What ends a wait at a table's gate (`storage::write_gate`): the session's interrupts and
+/// `lock_timeout`, and a deadlock the lock table cannot see, as a gate wait is not in its
+/// wait-for graph. After `DEADLOCK_TIMEOUT` of waiting (PostgreSQL's `deadlock_timeout`),
+/// if another transaction waits for a row lock that `txn` holds, the wait fails with
+/// 40P01: that transaction may be the one the gate waits for. (It may also not be: then
+/// the 40P01 is one PostgreSQL would not have raised, and a retry succeeds.)
+fn gate_wait_interrupts<'a>(
+    slot: &'a SessionSlot,
+    locks: &'a LockTable,
+    txn: TxnId,
+) -> impl Fn() -> Result<()> + Sync + 'a {
+    let base = slot.lock_wait_interrupts();
+    let since = std::time::Instant::now();
+    move || {
+        base()?;
+        if since.elapsed() >= DEADLOCK_TIMEOUT && locks.is_waited_on(txn) {
+            return Err(
+                Error::new(SqlState::DEADLOCK_DETECTED, "deadlock detected").with_detail(format!(
+                    "Transaction {} waits for a table lock while another transaction waits for its row lock.",
+                    txn.0
+                )),
+            );
+        }
+        Ok(())
+    }
 }

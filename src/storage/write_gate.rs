@@ -74,8 +74,8 @@ impl WriteGate {
         }
     }
 
-    /// Wait until the gate is open and enter. Fails with 57014 once `cancel` is raised.
-    pub fn enter_waiting(&self, cancel: &AtomicBool) -> Result<()> {
+    /// Wait until the gate is open and enter. Fails with what `interrupts` returns.
+    pub fn enter_waiting(&self, interrupts: Interrupts<'_>) -> Result<()> {
         loop {
             if self.try_enter() {
                 return Ok(());
@@ -85,9 +85,7 @@ impl WriteGate {
                 self.changed.wait_for(&mut g, WRITE_GATE_POLL);
             }
             drop(g);
-            if cancel.load(Ordering::Acquire) {
-                return Err(Error::canceled());
-            }
+            interrupts()?;
         }
     }
 
@@ -248,8 +246,8 @@ impl Writer {
     }
 
     /// Wait at the gate of `table` until it opens, then pass it.
-    pub fn enter_waiting(table: &Arc<Table>, cancel: &AtomicBool) -> Result<Writer> {
-        table.write_gate().enter_waiting(cancel)?;
+    pub fn enter_waiting(table: &Arc<Table>, interrupts: Interrupts<'_>) -> Result<Writer> {
+        table.write_gate().enter_waiting(interrupts)?;
         Ok(Writer {
             table: table.clone(),
         })
@@ -274,7 +272,6 @@ mod tests {
     #[test]
     fn closes_only_when_empty_and_writers_wait_while_closed() {
         let gate = Arc::new(WriteGate::default());
-        let never = AtomicBool::new(false);
         assert!(gate.try_enter());
         assert!(gate.try_enter());
         let closer = {
@@ -305,7 +302,7 @@ mod tests {
         }
         assert!(closed_seen);
         assert!(!gate.try_enter());
-        gate.enter_waiting(&never).unwrap();
+        gate.enter_waiting(&|| Ok(())).unwrap();
         assert!(closer.is_finished());
         assert_eq!(gate.writers(), 1);
         gate.leave();
@@ -324,7 +321,10 @@ mod tests {
         gate.leave();
         let never = AtomicBool::new(false);
         let closed = gate.close(&never).unwrap();
-        let e = gate.enter_waiting(&cancel).err().unwrap();
+        let e = gate
+            .enter_waiting(&|| Err(Error::canceled()))
+            .err()
+            .unwrap();
         assert_eq!(e.code, crate::error::SqlState::QUERY_CANCELED);
         drop(closed);
         assert!(gate.try_enter());

@@ -1056,6 +1056,28 @@ def test_drop_table_in_transaction_blocks_readers(kv, two, end):
         assert bg.result == [(1, 10), (2, 20), (3, 30)]
 
 
+def test_truncate_waiting_for_a_writer_that_waits_for_it_is_a_deadlock(db, kv, two):
+    """T1 holds a row; T2 writes table x, then waits for T1's row; T1's TRUNCATE x waits for
+    T2 to finish with x: a deadlock. One of the two fails with 40P01 (which one differs:
+    PostgreSQL aborts whichever detects it first) and the other then completes."""
+    a, b = two
+    x = db.table("ddl_x")
+    quick(a, f"create table {x} (id int primary key)")
+    a.execute("begin")
+    quick(a, f"update {kv} set v = 11 where id = 1")
+    b.execute("begin")
+    quick(b, f"insert into {x} values (1)")
+    update = blocked(b, f"update {kv} set v = 12 where id = 1")
+    truncate = Bg(a, f"truncate {x}")
+    truncate.wait(QUICK)
+    update.wait(QUICK)
+    errors = [s.error for s in (truncate, update) if s.error is not None]
+    assert len(errors) == 1, f"expected one deadlock victim, got {errors}"
+    assert isinstance(errors[0], psycopg.Error) and errors[0].sqlstate == "40P01"
+    a.execute("rollback")
+    b.execute("rollback")
+
+
 @pytest.mark.parametrize("end", ["commit", "rollback"])
 def test_truncate_in_transaction_blocks_readers(kv, two, end):
     """TRUNCATE in an open transaction blocks another session's SELECT until it ends; the
