@@ -174,35 +174,8 @@ pub struct CopyPlan {
     pub stmt: CopyStatement,
 }
 
-/// The modes a BEGIN or SET TRANSACTION names; None: not named.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TxnModes {
-    pub isolation: Option<Isolation>,
-    pub read_only: Option<bool>,
-}
-
-pub enum Plan {
-    Select(Box<SelectPlan>),
-    Insert(Box<InsertPlan>),
-    Update(Box<UpdatePlan>),
-    Delete(Box<DeletePlan>),
-    Copy(Box<CopyPlan>),
-    CreateTable {
-        def: crate::storage::TableDef,
-        if_not_exists: bool,
-    },
-    DropTable {
-        names: Vec<String>,
-        if_exists: bool,
-    },
-    Truncate {
-        tables: Vec<Arc<Table>>,
-    },
-    AddPrimaryKey {
-        table: Arc<Table>,
-        name: Option<String>,
-        columns: Vec<usize>,
-    },
+/// BEGIN, COMMIT, savepoints and the like.
+pub enum TxnStatement {
     /// BEGIN or START TRANSACTION (`tag`), with its modes.
     Begin {
         modes: TxnModes,
@@ -232,6 +205,45 @@ pub enum Plan {
     RollbackToSavepoint {
         name: String,
     },
+}
+
+impl From<TxnStatement> for Plan {
+    fn from(statement: TxnStatement) -> Plan {
+        Plan::Transaction(statement)
+    }
+}
+
+/// The modes a BEGIN or SET TRANSACTION names; None: not named.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxnModes {
+    pub isolation: Option<Isolation>,
+    pub read_only: Option<bool>,
+}
+
+pub enum Plan {
+    Select(Box<SelectPlan>),
+    Insert(Box<InsertPlan>),
+    Update(Box<UpdatePlan>),
+    Delete(Box<DeletePlan>),
+    Copy(Box<CopyPlan>),
+    CreateTable {
+        def: crate::storage::TableDef,
+        if_not_exists: bool,
+    },
+    DropTable {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    Truncate {
+        tables: Vec<Arc<Table>>,
+    },
+    AddPrimaryKey {
+        table: Arc<Table>,
+        name: Option<String>,
+        columns: Vec<usize>,
+    },
+    /// A transaction-control statement (`session::txn_control` runs it).
+    Transaction(TxnStatement),
     Set {
         name: String,
         value: Option<String>,

@@ -371,28 +371,32 @@ impl Planner<'_> {
                 Ok(Plan::Truncate { tables })
             }
             S::AlterTable(at) => self.plan_alter(at),
-            S::StartTransaction { modes, begin, .. } => Ok(Plan::Begin {
+            S::StartTransaction { modes, begin, .. } => Ok(TxnStatement::Begin {
                 modes: txn_modes(modes)?,
                 tag: if *begin { "BEGIN" } else { "START TRANSACTION" },
-            }),
-            S::Commit { chain, .. } => Ok(Plan::Commit { chain: *chain }),
+            }
+            .into()),
+            S::Commit { chain, .. } => Ok(TxnStatement::Commit { chain: *chain }.into()),
             S::Rollback {
                 chain,
                 savepoint: None,
-            } => Ok(Plan::Rollback { chain: *chain }),
+            } => Ok(TxnStatement::Rollback { chain: *chain }.into()),
             S::Rollback {
                 chain: false,
                 savepoint: Some(name),
-            } => Ok(Plan::RollbackToSavepoint {
+            } => Ok(TxnStatement::RollbackToSavepoint {
                 name: name.value.clone(),
-            }),
+            }
+            .into()),
             S::Rollback { chain: true, .. } => Err(Error::syntax("syntax error at or near \"TO\"")),
-            S::Savepoint { name } => Ok(Plan::Savepoint {
+            S::Savepoint { name } => Ok(TxnStatement::Savepoint {
                 name: name.value.clone(),
-            }),
-            S::ReleaseSavepoint { name } => Ok(Plan::ReleaseSavepoint {
+            }
+            .into()),
+            S::ReleaseSavepoint { name } => Ok(TxnStatement::ReleaseSavepoint {
                 name: name.value.clone(),
-            }),
+            }
+            .into()),
             S::Set(set) => self.plan_set(set),
             S::Deallocate { name, .. } => Ok(Plan::Deallocate {
                 name: (name.quote_style.is_some() || !name.value.eq_ignore_ascii_case("all"))
@@ -512,10 +516,11 @@ impl Planner<'_> {
             } => {
                 let modes = txn_modes(modes)?;
                 Ok(if *session {
-                    Plan::SetSessionCharacteristics { modes }
+                    TxnStatement::SetSessionCharacteristics { modes }
                 } else {
-                    Plan::SetTransaction { modes }
-                })
+                    TxnStatement::SetTransaction { modes }
+                }
+                .into())
             }
             ast::Set::SetNames { .. } => Ok(Plan::Set {
                 name: "client_encoding".into(),

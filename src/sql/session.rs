@@ -10,7 +10,7 @@ use super::copy::CopyParser;
 use super::executor::{check_row, Executor, Stop};
 use super::expr::{now_us, EvalContext};
 use super::parser::{self, Statement};
-use super::plan::{InsertSource, OnConflict, Plan};
+use super::plan::{InsertSource, OnConflict, Plan, TxnStatement};
 use super::planner;
 use super::Engine;
 use crate::constants::{DEADLOCK_TIMEOUT, PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
@@ -466,11 +466,17 @@ impl Session {
         if !std::mem::take(&mut self.resuming) {
             // A new statement, not one running again after a lock wait.
             self.slot.cancel.store(false, Ordering::Release);
-            let ms = |name| self.show(name).as_deref().and_then(settings::millis);
-            self.slot.start_statement(
-                ms("statement_timeout").unwrap_or(0),
-                ms("lock_timeout").unwrap_or(0),
-            );
+            // Read only when set: a disabled timeout costs no formatting per statement.
+            let ms = |name| match self.setting_is(name, "0") {
+                true => 0,
+                false => self
+                    .show(name)
+                    .as_deref()
+                    .and_then(settings::millis)
+                    .unwrap_or(0),
+            };
+            self.slot
+                .start_statement(ms("statement_timeout"), ms("lock_timeout"));
         }
         self.report_activity(Some(&stmt.shape.text));
         let result = self.execute_inner(stmt, params);
@@ -529,14 +535,7 @@ impl Session {
                     Some(writer) => writer,
                     None => {
                         waited = true;
-                        let (slot, engine) = (self.slot.clone(), self.engine.clone());
-                        let interrupts =
-                            gate_wait_interrupts(&slot, &engine.txn.locks, self.txn().id);
-                        *slot.wait_event.lock() = Some(("Lock", "relation"));
-                        let entered =
-                            crate::wal::blocking(|| Writer::enter_waiting(table, &interrupts));
-                        *slot.wait_event.lock() = None;
-                        entered?
+                        self.wait_at_gate(|interrupts| Writer::enter_waiting(table, interrupts))?
                     }
                 };
                 self.txn().writes.writers.push(writer);
@@ -548,12 +547,7 @@ impl Session {
                     .is_some_and(|t| t.writes.closed_gate(table.id));
                 if table.write_gate().is_closed() && !ours {
                     waited = true;
-                    let (slot, engine) = (self.slot.clone(), self.engine.clone());
-                    let interrupts = gate_wait_interrupts(&slot, &engine.txn.locks, self.txn().id);
-                    *slot.wait_event.lock() = Some(("Lock", "relation"));
-                    let opened = crate::wal::blocking(|| table.write_gate().wait_open(&interrupts));
-                    *slot.wait_event.lock() = None;
-                    opened?;
+                    self.wait_at_gate(|interrupts| table.write_gate().wait_open(interrupts))?;
                 }
             }
             if !waited {
@@ -901,14 +895,24 @@ impl Session {
             return Ok(());
         }
         t.writes.leave_gate(table.id);
-        let id = t.id;
-        let (slot, engine) = (self.slot.clone(), self.engine.clone());
-        let interrupts = gate_wait_interrupts(&slot, &engine.txn.locks, id);
-        *slot.wait_event.lock() = Some(("Lock", "relation"));
-        let closed = crate::wal::blocking(|| ClosedGate::close(table, &interrupts));
-        *slot.wait_event.lock() = None;
-        self.txn().writes.closed.push(closed?);
+        let closed = self.wait_at_gate(|interrupts| ClosedGate::close(table, interrupts))?;
+        self.txn().writes.closed.push(closed);
         Ok(())
+    }
+
+    /// Run `wait`, a wait at a table's gate, off the async runtime's threads, shown in
+    /// pg_stat_activity as a relation lock wait, and ended by [`gate_wait_interrupts`].
+    fn wait_at_gate<T>(
+        &mut self,
+        wait: impl FnOnce(crate::storage::write_gate::Interrupts<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let txn = self.txn().id;
+        let (slot, engine) = (self.slot.clone(), self.engine.clone());
+        let interrupts = gate_wait_interrupts(&slot, &engine.txn.locks, txn);
+        *slot.wait_event.lock() = Some(("Lock", "relation"));
+        let waited = crate::wal::blocking(|| wait(&interrupts));
+        *slot.wait_event.lock() = None;
+        waited
     }
 
     fn restore_locals(&mut self, list: Vec<(&'static str, Option<String>)>) {
@@ -958,7 +962,11 @@ impl Session {
         if self.txn.as_ref().is_some_and(|t| t.failed)
             && !matches!(
                 plan,
-                Plan::Commit { .. } | Plan::Rollback { .. } | Plan::RollbackToSavepoint { .. }
+                Plan::Transaction(
+                    TxnStatement::Commit { .. }
+                        | TxnStatement::Rollback { .. }
+                        | TxnStatement::RollbackToSavepoint { .. }
+                )
             )
         {
             return Err(Error::in_failed_transaction());
@@ -1027,14 +1035,7 @@ impl Session {
                     image: Vec::new(),
                 }))
             }
-            Plan::Begin { .. }
-            | Plan::SetTransaction { .. }
-            | Plan::SetSessionCharacteristics { .. }
-            | Plan::Commit { .. }
-            | Plan::Rollback { .. }
-            | Plan::Savepoint { .. }
-            | Plan::ReleaseSavepoint { .. }
-            | Plan::RollbackToSavepoint { .. } => self.run_txn_control(plan),
+            Plan::Transaction(statement) => self.run_txn_control(statement),
             Plan::Set { name, value, local } => {
                 let (def, value) = match value {
                     Some(v) => {
@@ -1528,14 +1529,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::DropTable { .. }
         | Plan::Truncate { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
-        Plan::Begin { .. }
-        | Plan::SetTransaction { .. }
-        | Plan::SetSessionCharacteristics { .. }
-        | Plan::Commit { .. }
-        | Plan::Rollback { .. }
-        | Plan::Savepoint { .. }
-        | Plan::ReleaseSavepoint { .. }
-        | Plan::RollbackToSavepoint { .. }
+        Plan::Transaction(_)
         | Plan::Set { .. }
         | Plan::Reset { .. }
         | Plan::Show { .. }

@@ -17,7 +17,9 @@
 //!   `visible_lsn` sees each commit whole or not at all, in commit order, and never sees
 //!   one that a crash could still take away. (Storage may hold installed versions above
 //!   `visible_lsn`: commits whose locks were released early, see
-//!   [`TxnManager::start_commit`]. Only lock holders read them, and only to build on them.)
+//!   [`TxnManager::start_commit`]. Only lock holders read them, to build on them; a session
+//!   that reads one replies to nothing and takes no snapshot until it is visible,
+//!   [`SessionSlot::saw_commit`], so no user can tell the lock went early.)
 //! - A commit is acknowledged only after it is visible: a client that hears "COMMIT" and
 //!   then reads, on any connection, sees its own write.
 //! - A change holds the checkpoint barrier (shared) from its log append to its install in

@@ -14,7 +14,7 @@
 
 use super::{Outcome, Session, TxnState};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::plan::{Plan, TxnModes};
+use crate::sql::plan::{TxnModes, TxnStatement};
 use crate::txn::{Isolation, JournalMark};
 
 /// What ROLLBACK TO SAVEPOINT restores.
@@ -57,11 +57,11 @@ fn no_transaction_warning() -> Error {
 }
 
 impl Session {
-    pub(super) fn run_txn_control(&mut self, plan: &Plan) -> Result<Outcome> {
-        match plan {
-            Plan::Begin { modes, tag } => self.begin(*modes, tag),
-            Plan::SetTransaction { modes } => self.set_transaction(*modes),
-            Plan::SetSessionCharacteristics { modes } => {
+    pub(super) fn run_txn_control(&mut self, statement: &TxnStatement) -> Result<Outcome> {
+        match statement {
+            TxnStatement::Begin { modes, tag } => self.begin(*modes, tag),
+            TxnStatement::SetTransaction { modes } => self.set_transaction(*modes),
+            TxnStatement::SetSessionCharacteristics { modes } => {
                 if let Some(i) = modes.isolation {
                     self.overrides
                         .insert("default_transaction_isolation", i.name().to_string());
@@ -73,12 +73,11 @@ impl Session {
                 }
                 command("SET")
             }
-            Plan::Commit { chain } => self.end_block(true, *chain),
-            Plan::Rollback { chain } => self.end_block(false, *chain),
-            Plan::Savepoint { name } => self.savepoint(name),
-            Plan::ReleaseSavepoint { name } => self.release_savepoint(name),
-            Plan::RollbackToSavepoint { name } => self.rollback_to_savepoint(name),
-            _ => Err(Error::internal("not a transaction control statement")),
+            TxnStatement::Commit { chain } => self.end_block(true, *chain),
+            TxnStatement::Rollback { chain } => self.end_block(false, *chain),
+            TxnStatement::Savepoint { name } => self.savepoint(name),
+            TxnStatement::ReleaseSavepoint { name } => self.release_savepoint(name),
+            TxnStatement::RollbackToSavepoint { name } => self.rollback_to_savepoint(name),
         }
     }
 
