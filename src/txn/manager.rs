@@ -503,7 +503,9 @@ impl TxnManager {
                 // can make storage whole again.
                 fatal_after_logging("install a commit", &e);
             }
-            writes.table.end_rows(lsn, writes.reborn.iter());
+            if !writes.reborn.is_empty() {
+                writes.table.end_rows(lsn, writes.reborn.iter());
+            }
         }
         self.catalog.confirm(created);
         let dropped_tables = self.catalog.finish_drops(dropped);
