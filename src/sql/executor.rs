@@ -315,7 +315,10 @@ impl Executor<'_> {
             return Ok(());
         };
         if self.txn.isolation == Isolation::Serializable {
-            self.txn.reads.record(&scan.table, (lo.clone(), hi.clone()));
+            self.engine
+                .txn
+                .ssi
+                .read(self.txn.id, scan.table.id, (lo.clone(), hi.clone()))?;
         }
         if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {
             if a == b {
@@ -435,7 +438,18 @@ impl Executor<'_> {
             )
             .into());
         }
+        self.serializable_write(table.id, key)?;
         self.acquire(table.id, key, want, true)
+    }
+
+    /// SERIALIZABLE: the transaction is about to write `key`; the dependency graph
+    /// (`txn::Ssi`) learns of it, and may fail the statement with 40001.
+    fn serializable_write(&self, table: TableId, key: &[u8]) -> Result<()> {
+        if self.txn.isolation != Isolation::Serializable {
+            return Ok(());
+        }
+        let point = (Bound::Included(key.to_vec()), Bound::Included(key.to_vec()));
+        self.engine.txn.ssi.write(self.txn.id, table, point)
     }
 
     /// Get `want` on a key, waiting if someone is in the way: as a task, by stopping the
@@ -862,6 +876,7 @@ impl Executor<'_> {
         let row = check_row(def, row)?;
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
+            self.serializable_write(table.id, &key)?;
             self.txn.writes.put(table, key, Some(row.clone().into()));
             return Ok(Some(row));
         }

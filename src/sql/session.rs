@@ -20,8 +20,8 @@ use crate::storage::write_gate::{ClosedGate, Writer};
 use crate::storage::{Key, Table, TableDef, TableId};
 use crate::txn::ddl::{self, KeyConflict};
 use crate::txn::{
-    records, CommitInFlight, CommitRequest, Isolation, LockTable, ReadSet, SessionSlot, TxnId,
-    Want, WriteSet,
+    records, CommitInFlight, CommitRequest, Isolation, LockTable, SessionSlot, TxnId, Want,
+    WriteSet,
 };
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
@@ -167,8 +167,6 @@ pub struct TxnState {
     pub read_only: bool,
     /// Open savepoints, outermost first.
     savepoints: Vec<Savepoint>,
-    /// SERIALIZABLE: the key ranges its statements read, validated at commit.
-    pub reads: ReadSet,
     pub start_us: i64,
     /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
     increment_plans: Vec<Arc<Plan>>,
@@ -625,7 +623,6 @@ impl Session {
                     queried: true,
                     read_only: t.read_only,
                     savepoints: Vec::new(),
-                    reads: ReadSet::default(),
                     start_us: t.start_us,
                     increment_plans: Vec::new(),
                     undo: std::mem::take(&mut t.undo),
@@ -633,6 +630,7 @@ impl Session {
                 };
                 t.failed = true;
                 t.snapshot = None;
+                self.leave_ssi(&aborted);
                 if !aborted.dropped.is_empty() {
                     self.engine.txn.catalog.table_altered();
                 }
@@ -719,7 +717,6 @@ impl Session {
                 queried: false,
                 read_only,
                 savepoints: Vec::new(),
-                reads: ReadSet::default(),
                 start_us: now_us(),
                 increment_plans: Vec::new(),
                 undo: Vec::new(),
@@ -747,21 +744,6 @@ impl Session {
             return Err(e);
         }
         let engine = self.engine.clone();
-        // SERIALIZABLE: validated and installed under one lock (see `txn::ReadSet`).
-        let serial = match (t.isolation, t.snapshot) {
-            (Isolation::Serializable, Some(snapshot))
-                if !(t.writes.is_empty() && t.created.is_empty() && t.dropped.is_empty()) =>
-            {
-                let serial = engine.txn.serializable_commit.lock();
-                if let Err(e) = t.reads.validate(snapshot) {
-                    drop(serial);
-                    self.rollback(t);
-                    return Err(e);
-                }
-                Some(serial)
-            }
-            _ => None,
-        };
         // Held until the commit is installed.
         let _latches = match increments_to_images(&engine.txn.locks, &mut t) {
             Ok(latches) => latches,
@@ -779,19 +761,38 @@ impl Session {
         // Others wait at these gates until the commit is visible, not just installed:
         // the statement they run next takes a snapshot that must hold it.
         let closed = std::mem::take(&mut t.writes.closed);
-        let request = CommitRequest {
-            txn: t.id,
-            writes: t.writes,
-            created: &t.created,
-            dropped: &t.dropped,
-            locks: t.locks,
-            level,
-            logged_upto: Lsn(t.logged_upto),
+        let local_restore = std::mem::take(&mut t.local_restore);
+        let start = |t: TxnState| {
+            let flight = engine.txn.start_commit(CommitRequest {
+                txn: t.id,
+                writes: t.writes,
+                created: &t.created,
+                dropped: &t.dropped,
+                locks: t.locks,
+                level,
+                logged_upto: Lsn(t.logged_upto),
+            });
+            let lsn = flight.lsn;
+            (flight, lsn)
         };
-        let flight = self.engine.txn.start_commit(request);
-        drop(serial);
+        let flight = match (t.isolation, t.snapshot) {
+            // SERIALIZABLE: checked against the dependency graph, and appended under its
+            // lock (`txn::Ssi`).
+            (Isolation::Serializable, Some(_)) => {
+                let visible = engine.txn.visibility.visible_lsn();
+                match engine.txn.ssi.commit(t.id, visible, t, start) {
+                    Ok(flight) => flight,
+                    Err((e, t)) => {
+                        self.rollback(t);
+                        self.restore_locals(local_restore);
+                        return Err(e);
+                    }
+                }
+            }
+            _ => start(t).0,
+        };
         self.engine.txn.release_snapshot(&self.slot);
-        self.restore_locals(t.local_restore);
+        self.restore_locals(local_restore);
         if self.defer_commits {
             self.in_flight = Some(flight);
             self.gates_closed_until_visible.extend(closed);
@@ -841,6 +842,7 @@ impl Session {
     }
 
     fn rollback(&mut self, mut t: TxnState) {
+        self.leave_ssi(&t);
         if !t.dropped.is_empty() {
             // The tables it dropped are back: its plans see them again.
             self.engine.txn.catalog.table_altered();
@@ -850,6 +852,15 @@ impl Session {
         self.engine.txn.release_snapshot(&self.slot);
         self.undo(std::mem::take(&mut t.undo));
         self.restore_locals(t.local_restore);
+    }
+
+    /// A serializable transaction that ends without committing leaves the dependency
+    /// graph.
+    fn leave_ssi(&self, t: &TxnState) {
+        if t.isolation == Isolation::Serializable {
+            let visible = self.engine.txn.visibility.visible_lsn();
+            self.engine.txn.ssi.abort(t.id, visible);
+        }
     }
 
     fn undo(&self, mut undo: Vec<Undo>) {
@@ -896,7 +907,14 @@ impl Session {
         }
         t.writes.leave_gate(table.id);
         let closed = self.wait_at_gate(|interrupts| ClosedGate::close(table, interrupts))?;
-        self.txn().writes.closed.push(closed);
+        let engine = self.engine.clone();
+        let t = self.txn();
+        t.writes.closed.push(closed);
+        if t.isolation == Isolation::Serializable {
+            // It writes the whole table.
+            let whole = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+            engine.txn.ssi.write(t.id, table.id, whole)?;
+        }
         Ok(())
     }
 
@@ -944,6 +962,15 @@ impl Session {
         t.queried = true;
         if let Some(retry) = t.retry_snapshot.take() {
             return retry;
+        }
+        if t.isolation == Isolation::Serializable && t.snapshot.is_none() {
+            // Taken as the transaction joins the dependency graph (`txn::Ssi`).
+            let visible = engine.txn.visibility.visible_lsn();
+            let snapshot = engine
+                .txn
+                .ssi
+                .begin(t.id, t.read_only, visible, || engine.txn.snapshot(&slot));
+            t.snapshot = Some(snapshot);
         }
         if t.isolation.snapshot_per_transaction() {
             *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot))

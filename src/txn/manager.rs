@@ -24,8 +24,8 @@ pub enum Isolation {
     ReadUncommitted,
     ReadCommitted,
     RepeatableRead,
-    /// REPEATABLE READ whose writing transactions also check at commit that nothing they
-    /// read has changed since their snapshot ([`super::ReadSet`]).
+    /// REPEATABLE READ that also fails a transaction where a cycle of dependencies among
+    /// serializable transactions could form ([`super::Ssi`]).
     Serializable,
 }
 
@@ -230,9 +230,8 @@ pub struct TxnManager {
     /// LSN. So the image holds exactly the changes logged below the redo LSN.
     barrier: RwLock<()>,
     next_txn_id: AtomicU64,
-    /// Held by a SERIALIZABLE commit that writes from the validation of its read set
-    /// until its writes are installed (see [`super::ReadSet`]).
-    pub serializable_commit: Mutex<()>,
+    /// The SERIALIZABLE transactions' dependency graph.
+    pub ssi: super::Ssi,
     sessions: RwLock<FxHashMap<i32, Arc<SessionSlot>>>,
     next_pid: AtomicU64,
     /// The log; None for a purely in-memory engine (tests).
@@ -254,7 +253,7 @@ impl TxnManager {
             last_lsn: Mutex::new(Lsn::ZERO),
             barrier: RwLock::new(()),
             next_txn_id: AtomicU64::new(1),
-            serializable_commit: Mutex::new(()),
+            ssi: super::Ssi::default(),
             sessions: RwLock::new(FxHashMap::default()),
             next_pid: AtomicU64::new(1000),
             wal: None,

@@ -33,8 +33,8 @@ pub mod checkpoints;
 pub mod ddl;
 mod locks;
 mod manager;
-mod readset;
 pub mod records;
+mod ssi;
 mod visibility;
 mod writeset;
 
@@ -43,6 +43,6 @@ pub use manager::{
     fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot,
     TxnManager,
 };
-pub use readset::ReadSet;
+pub use ssi::Ssi;
 pub use visibility::VisibilityTracker;
 pub use writeset::{Increment, JournalMark, TableWrites, WriteSet};

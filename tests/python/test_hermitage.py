@@ -56,7 +56,6 @@ G2, two edges      all three commit            all three commit            T1's 
 
 from __future__ import annotations
 
-import os
 import threading
 
 import psycopg
@@ -64,7 +63,6 @@ import pytest
 
 # The known differences from PostgreSQL are expected failures on SteadyDB only: against an
 # external server (PostgreSQL itself) the same tests must pass.
-ON_STEADYDB = not os.environ.get("STEADYDB_TEST_EXTERNAL")
 
 RC = "read committed"
 RR = "repeatable read"
@@ -476,24 +474,7 @@ def test_g2_anti_dependency_cycles(hermitage, level):
         assert hermitage.committed() == {1: 10, 2: 20, 3: 30, 4: 42}
 
 
-@pytest.mark.parametrize(
-    "level",
-    [
-        RC,
-        RR,
-        pytest.param(
-            SER,
-            marks=pytest.mark.xfail(
-                ON_STEADYDB,
-                strict=True,
-                reason="SteadyDB's SERIALIZABLE fails T1 at its COMMIT, not at this UPDATE: "
-                "it validates a writer's read set at commit (txn::ReadSet); see "
-                "test_g2_two_edges_fekete_fails_at_commit",
-            ),
-        ),
-    ],
-    ids=["rc", "rr", "serializable"],
-)
+@pytest.mark.parametrize("level", [RC, RR, SER], ids=["rc", "rr", "serializable"])
 def test_g2_two_edges_fekete(hermitage, level):
     """G2 with two anti-dependency edges (Fekete et al.'s read-only anomaly): T1 reads
     everything; T2 adds 5 to row 2 and commits; T3, read only, sees T2's 25 and commits;
@@ -516,21 +497,3 @@ def test_g2_two_edges_fekete(hermitage, level):
         assert t1.run("update {t} set value = 0 where id = 1") == 1
         t1.commit()
         assert hermitage.committed() == {1: 0, 2: 25}
-
-
-@pytest.mark.steadydb_only
-def test_g2_two_edges_fekete_fails_at_commit(hermitage):
-    """SteadyDB prevents Fekete's read-only anomaly at SERIALIZABLE one statement later than
-    PostgreSQL: T1's UPDATE succeeds, and its COMMIT fails with 40001 because row 2, which
-    it read, changed after its snapshot. T1's write never becomes visible."""
-    t1 = hermitage.begin(SER)
-    assert t1.read() == INITIAL
-    t2 = hermitage.begin(SER)
-    assert t2.run("update {t} set value = value + 5 where id = 2") == 1
-    t2.commit()
-    t3 = hermitage.begin(SER)
-    assert t3.read() == {1: 10, 2: 25}
-    t3.commit()
-    assert t1.run("update {t} set value = 0 where id = 1") == 1
-    assert t1.fails("commit") == SERIALIZATION_FAILURE
-    assert hermitage.committed() == {1: 10, 2: 25}

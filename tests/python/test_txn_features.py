@@ -10,7 +10,6 @@ the module has a per-test time limit, so a hang fails the test instead of the ru
 
 from __future__ import annotations
 
-import os
 import time
 
 import psycopg
@@ -18,7 +17,6 @@ import pytest
 
 # The known differences from PostgreSQL are expected failures on SteadyDB only: against an
 # external server (PostgreSQL itself) the same tests must pass.
-ON_STEADYDB = not os.environ.get("STEADYDB_TEST_EXTERNAL")
 from psycopg.pq import TransactionStatus
 
 from test_isolation import Bg, q, val
@@ -1196,12 +1194,6 @@ def _bank(db, conn):
     return t
 
 
-@pytest.mark.xfail(
-    ON_STEADYDB,
-    strict=True,
-    reason="SteadyDB's SERIALIZABLE validates a writing transaction's read set at COMMIT "
-    "(txn::ReadSet): it fails s2 at COMMIT, not at this UPDATE as PostgreSQL's SSI does",
-)
 def test_serializable_read_only_anomaly_fails_40001(db, two):
     """PostgreSQL's read-only-anomaly isolation spec: once a read-only transaction s3 has seen
     s1's committed write, s2's write that would make s3's view impossible fails with 40001."""
@@ -1225,12 +1217,6 @@ def test_serializable_read_only_anomaly_fails_40001(db, two):
     s2.execute("rollback")
 
 
-@pytest.mark.xfail(
-    ON_STEADYDB,
-    strict=True,
-    reason="SteadyDB's SERIALIZABLE fails a writer whose reads changed since its snapshot "
-    "(txn::ReadSet), which aborts s2 here where PostgreSQL's SSI finds no cycle",
-)
 def test_serializable_without_read_only_observer_both_commit(db, two):
     """The same schedule without the read-only observer is serializable (s2 before s1): both
     transactions commit."""
@@ -1246,3 +1232,59 @@ def test_serializable_without_read_only_observer_both_commit(db, two):
     quick(s2, f"update {t} set balance = -11 where id = 'X'")
     quick(s2, "commit")
     assert q(s1, f"select id, balance::int from {t} order by id") == [("X", -11), ("Y", 20)]
+
+
+def test_serializable_observer_before_the_first_commit_is_harmless(db, two):
+    """A READ ONLY observer whose snapshot precedes s1's commit can be placed first (s3, s2,
+    s1): s2's write that follows commits, as in PostgreSQL."""
+    s1, s2 = two
+    s3 = db.connect()
+    t = _bank(db, s1)
+    for s in (s1, s2):
+        s.execute("begin isolation level serializable")
+    s3.execute("begin isolation level serializable read only")
+    assert val(s2, f"select balance from {t} where id = 'X'") == 0
+    assert val(s2, f"select balance from {t} where id = 'Y'") == 0
+    assert val(s3, f"select balance from {t} where id = 'X'") == 0
+    quick(s1, f"update {t} set balance = 20 where id = 'Y'")
+    quick(s1, "commit")
+    assert val(s3, f"select balance::int from {t} where id = 'Y'") == 0
+    quick(s3, "commit")
+    quick(s2, f"update {t} set balance = -11 where id = 'X'")
+    quick(s2, "commit")
+    assert q(s1, f"select id, balance::int from {t} order by id") == [("X", -11), ("Y", 20)]
+
+
+def test_serializable_phantom_insert_fails_the_second_commit(db, two):
+    """Predicate write skew: each transaction counts the rows of a group (a scan of the
+    whole table) and, seeing fewer than two, inserts one. PostgreSQL lets the first COMMIT
+    through and fails the second with 40001, so the group never holds three rows."""
+    a, b = two
+    t = db.table("ser_groups")
+    a.execute(f"create table {t} (id int primary key, grp int not null)")
+    a.execute(f"insert into {t} values (1, 1)")
+    for s in (a, b):
+        s.execute("begin isolation level serializable")
+        assert val(s, f"select count(*) from {t} where grp = 1") == 1
+    quick(a, f"insert into {t} values (2, 1)")
+    quick(b, f"insert into {t} values (3, 1)")
+    quick(a, "commit")
+    bg = Bg(b, "commit").wait(QUICK)
+    assert_error(bg.error, "40001", RW_CONFLICT)
+    assert val(a, f"select count(*) from {t} where grp = 1") == 2
+
+
+def test_serializable_reads_of_disjoint_keys_commit(db, two):
+    """Point reads and writes of different keys make no dependency: both commit even though
+    each reads and writes the same table."""
+    a, b = two
+    t = db.table("ser_points")
+    a.execute(f"create table {t} (id int primary key, v int not null)")
+    a.execute(f"insert into {t} values (1, 0), (2, 0)")
+    for s, k in ((a, 1), (b, 2)):
+        s.execute("begin isolation level serializable")
+        assert val(s, f"select v from {t} where id = {k}") == 0
+        quick(s, f"update {t} set v = v + 1 where id = {k}")
+    quick(a, "commit")
+    quick(b, "commit")
+    assert q(a, f"select id, v from {t} order by id") == [(1, 1), (2, 1)]
