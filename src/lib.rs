@@ -4,6 +4,7 @@
 
 pub mod constants;
 pub mod disk;
+pub mod engine;
 pub mod error;
 pub mod server;
 pub mod settings;

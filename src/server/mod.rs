@@ -14,9 +14,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::settings::Settings;
-use crate::sql::Engine;
 
 pub use config::{load_config_file, parse_config, DEFAULT_CONFIG};
 

@@ -11,12 +11,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::bind::{AggCall, AggFunc};
 use super::expr::{numeric_div, EvalContext, Expr};
 use super::plan::*;
-use super::session::{LockWait, TxnState};
-use super::Engine;
+use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::page::MAX_KEY_BYTES;
 use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId, Version};
-use crate::txn::{Increment, Isolation, SessionSlot, Want};
+use crate::txn::increments::{admit_increments, apply_increments, check_row, with_increments};
+use crate::txn::{Increment, LockStep, SessionSlot, Transaction, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
@@ -24,7 +24,7 @@ use crate::wal::Lsn;
 pub enum Stop {
     Error(Error),
     /// It met a row lock held by another transaction before it changed anything (see
-    /// `Outcome::WaitForLock`): the lock to wait for is in `TxnState::lock_wait`, and the
+    /// `Outcome::WaitForLock`): the transaction remembers the lock to wait for, and the
     /// statement runs again, at the same snapshot, once it is granted.
     WaitForLock,
 }
@@ -44,7 +44,7 @@ const CANCEL_CHECK_ROWS: usize = 1024;
 pub struct Executor<'a> {
     pub engine: &'a Engine,
     pub slot: &'a SessionSlot,
-    pub txn: &'a mut TxnState,
+    pub txn: &'a mut Transaction,
     pub snapshot: Lsn,
     pub ctx: EvalContext<'a>,
     /// The caller waits for row locks as a task (see `Outcome::WaitForLock`): a lock held
@@ -120,102 +120,6 @@ fn serialization_failure() -> Error {
         SqlState::SERIALIZATION_FAILURE,
         "could not serialize access due to concurrent update",
     )
-}
-
-/// Cast every value to its column type and check NOT NULL.
-pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
-    for (v, col) in row.iter_mut().zip(&def.columns) {
-        if !v.is_null() {
-            *v = types::cast_assign(std::mem::replace(v, Value::Null), &col.data_type)?;
-        }
-    }
-    if let Some(i) = def
-        .columns
-        .iter()
-        .zip(&row)
-        .position(|(c, v)| c.not_null && v.is_null())
-    {
-        let shown: Vec<String> = row
-            .iter()
-            .map(|x| {
-                if x.is_null() {
-                    "null".to_string()
-                } else {
-                    super::expr::text_of(x)
-                }
-            })
-            .collect();
-        return Err(Error::new(
-            SqlState::NOT_NULL_VIOLATION,
-            format!(
-                "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
-                def.columns[i].name, def.name
-            ),
-        )
-        .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
-    }
-    Ok(row)
-}
-
-/// Apply deferred increments to the latest version of a row, checked as an UPDATE's new
-/// row is. The row exists: its holders keep it.
-pub fn apply_increments(table: &Table, key: &[u8], incs: &[Increment]) -> Result<Vec<Value>> {
-    let Some(current) = table.latest(key)?.and_then(|v| v.row) else {
-        // Deleted by an owner that went first while this increment waited to
-        // materialize behind it.
-        return Err(Error::new(
-            SqlState::SERIALIZATION_FAILURE,
-            "could not serialize access due to concurrent delete",
-        ));
-    };
-    with_increments(&table.def(), &current, incs)
-}
-
-/// `current` with `incs` applied, checked as an UPDATE's new row is.
-fn with_increments(def: &TableDef, current: &Row, incs: &[Increment]) -> Result<Vec<Value>> {
-    let mut new = current.to_vec();
-    for inc in incs {
-        let value = &new[inc.column];
-        new[inc.column] = if inc.operand_first {
-            types::arith(inc.op, &inc.operand, value)?
-        } else {
-            types::arith(inc.op, value, &inc.operand)?
-        };
-    }
-    check_row(def, new)
-}
-
-/// Whether `own` increments keep `current` in range (and NOT NULL) whichever subset of
-/// `others` is applied too: the extremes are all the others that raise the column and all
-/// that lower it, each on top of `own`.
-fn admit_increments(
-    def: &TableDef,
-    current: &Row,
-    own: &[Increment],
-    others: &[Increment],
-) -> Result<()> {
-    with_increments(def, current, own)?;
-    if others.is_empty() {
-        return Ok(());
-    }
-    let (mut raising, mut lowering) = (own.to_vec(), own.to_vec());
-    for inc in others {
-        let now = &current[inc.column];
-        let after = if inc.operand_first {
-            types::arith(inc.op, &inc.operand, now)?
-        } else {
-            types::arith(inc.op, now, &inc.operand)?
-        };
-        match types::compare(&after, now) {
-            Some(Ordering::Greater) => raising.push(inc.clone()),
-            Some(Ordering::Less) => lowering.push(inc.clone()),
-            // A NULL stays NULL; a zero changes nothing.
-            _ => {}
-        }
-    }
-    with_increments(def, current, &raising)?;
-    with_increments(def, current, &lowering)?;
-    Ok(())
 }
 
 impl Executor<'_> {
@@ -314,12 +218,8 @@ impl Executor<'_> {
         let Some((lo, hi)) = self.bounds(scan)? else {
             return Ok(());
         };
-        if self.txn.isolation == Isolation::Serializable {
-            self.engine
-                .txn
-                .ssi
-                .read(self.txn.id, scan.table.id, (lo.clone(), hi.clone()))?;
-        }
+        self.txn
+            .note_read(scan.table.id, (lo.clone(), hi.clone()))?;
         if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {
             if a == b {
                 // Point lookup.
@@ -438,50 +338,19 @@ impl Executor<'_> {
             )
             .into());
         }
-        self.serializable_write(table.id, key)?;
+        self.txn.note_write(table.id, key)?;
         self.acquire(table.id, key, want, true)
-    }
-
-    /// SERIALIZABLE: the transaction is about to write `key`; the dependency graph
-    /// (`txn::Ssi`) learns of it, and may fail the statement with 40001.
-    fn serializable_write(&self, table: TableId, key: &[u8]) -> Result<()> {
-        if self.txn.isolation != Isolation::Serializable {
-            return Ok(());
-        }
-        let point = (Bound::Included(key.to_vec()), Bound::Included(key.to_vec()));
-        self.engine.txn.ssi.write(self.txn.id, table, point)
     }
 
     /// Get `want` on a key, waiting if someone is in the way: as a task, by stopping the
     /// statement (if it has changed nothing yet, see `Outcome::WaitForLock`), else by
     /// blocking. `new_lock`: the transaction does not hold the key yet.
     fn acquire(&mut self, table: TableId, key: &[u8], want: Want, new_lock: bool) -> Step<()> {
-        let locks = &self.engine.txn.locks;
-        let mut new_lock = new_lock;
-        if let Some(fresh) = locks.try_lock_new(self.txn.id, table, key, want) {
-            // A key held already (in a weaker mode, say) is in the list once.
-            new_lock &= fresh;
-        } else {
-            new_lock &= !locks.holds(self.txn.id, table, key);
-            if self.defer_lock_waits == Some(self.txn.writes.row_count()) {
-                self.txn.lock_wait = Some(LockWait {
-                    table,
-                    key: key.to_vec(),
-                    want,
-                    new_lock,
-                });
-                return Err(Stop::WaitForLock);
-            }
-            *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
-            let interrupts = self.slot.lock_wait_interrupts();
-            let r = locks.lock(self.txn.id, table, key, want, &interrupts);
-            *self.slot.wait_event.lock() = None;
-            r?;
+        let stop = self.defer_lock_waits == Some(self.txn.writes.row_count());
+        match self.txn.lock_row(table, key, want, new_lock, stop)? {
+            LockStep::Held => Ok(()),
+            LockStep::MustWait => Err(Stop::WaitForLock),
         }
-        if new_lock {
-            self.txn.locks.push((table, key.to_vec()));
-        }
-        Ok(())
     }
 
     /// Before a statement reads or rewrites rows of `tables` (None: of every table), turn
@@ -503,11 +372,7 @@ impl Executor<'_> {
                 continue;
             };
             // Under the key's latch, as every application of increments to a row.
-            let latch = self
-                .engine
-                .txn
-                .locks
-                .latch_increments(std::iter::once((table.id, key.as_slice())));
+            let latch = self.txn.increment_latch(table.id, &key);
             let row = apply_increments(&table, &key, &incs);
             drop(latch);
             self.txn.writes.put(&table, key, Some(row?.into()));
@@ -552,8 +417,7 @@ impl Executor<'_> {
         // counter's next increment does not wait for the last one's flush to reply.
         // Under the key's increment latch, with the other holders' increments (below), so
         // no commit applies one of them in between.
-        let locks = &self.engine.txn.locks;
-        let latch = locks.latch_increments(std::iter::once((table.id, key.as_slice())));
+        let latch = self.txn.increment_latch(table.id, &key);
         let newest = table.latest(&key)?;
         let newest_lsn = newest.as_ref().map(|v| v.lsn);
         let decided_by_newest = || {
@@ -574,10 +438,8 @@ impl Executor<'_> {
             };
             if !visible {
                 decided_by_newest();
-                self.engine
-                    .txn
-                    .locks
-                    .release_all(self.txn.id, &[(table.id, key)]);
+                drop(latch);
+                self.txn.unlock_row(table.id, &key);
                 return Ok(Some(0));
             }
         }
@@ -600,7 +462,7 @@ impl Executor<'_> {
         // have. Otherwise the outcome depends on them, so it waits for them, as
         // PostgreSQL's UPDATE does, owning the row, and decides on the version they leave.
         let def = table.def();
-        let others = locks.others_increments(self.txn.id, table.id, &key);
+        let others = self.txn.others_increments(table.id, &key);
         let admitted = admit_increments(&def, &current, &all, &others);
         drop(latch);
         match admitted {
@@ -619,14 +481,7 @@ impl Executor<'_> {
                 with_increments(&def, &latest, &all)?;
             }
         }
-        self.txn.writes.take_increments(table, &key);
-        self.txn
-            .writes
-            .set_increments(table, key.clone(), all.clone());
-        self.engine
-            .txn
-            .locks
-            .record_increments(self.txn.id, table.id, &key, all);
+        self.txn.hold_increments(table, key, all);
         Ok(Some(1))
     }
 
@@ -876,7 +731,7 @@ impl Executor<'_> {
         let row = check_row(def, row)?;
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
-            self.serializable_write(table.id, &key)?;
+            self.txn.note_write(table.id, &key)?;
             self.txn.writes.put(table, key, Some(row.clone().into()));
             return Ok(Some(row));
         }
@@ -1052,15 +907,13 @@ impl Executor<'_> {
             // Our own version: the row is ours already.
             return Ok(Some(seen));
         }
-        let locks = &self.engine.txn.locks;
         match lock.wait {
             RowLockWait::Block => self.acquire(table.id, key, lock.want, true)?,
             RowLockWait::NoWait | RowLockWait::SkipLocked => {
-                match locks.try_lock_new(self.txn.id, table.id, key, lock.want) {
-                    Some(true) => self.txn.locks.push((table.id, key.to_vec())),
-                    Some(false) => {}
-                    None if lock.wait == RowLockWait::SkipLocked => return Ok(None),
-                    None => {
+                match self.txn.try_lock_row(table.id, key, lock.want) {
+                    true => {}
+                    false if lock.wait == RowLockWait::SkipLocked => return Ok(None),
+                    false => {
                         return Err(Error::new(
                             SqlState::LOCK_NOT_AVAILABLE,
                             format!(

@@ -111,7 +111,7 @@ pub struct EvalContext<'a> {
     pub txn_start_us: i64,
     pub backend_pid: i32,
     pub user: &'a str,
-    pub engine: &'a super::Engine,
+    pub engine: &'a crate::engine::Engine,
     pub settings: &'a dyn Fn(&str) -> Option<String>,
     /// The end of any log record written while evaluating (sequence advances).
     pub logged_upto: std::cell::Cell<u64>,

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Engine, Outcome, Session};
+use super::{Outcome, Session};
+use crate::engine::Engine;
 use crate::settings::Settings;
 use crate::types::{encode_text, Value};
 
@@ -54,6 +55,7 @@ fn run_script(text: &str) -> String {
                 for stmt in stmts {
                     match session.execute(&stmt, &[]) {
                         Ok(Outcome::Rows { fields, rows, tag }) => {
+                            let tag = tag.complete(rows.len());
                             let names: Vec<String> = fields
                                 .iter()
                                 .map(|f| format!("{}:{}", f.name, f.data_type.name()))
@@ -70,7 +72,6 @@ fn run_script(text: &str) -> String {
                         Ok(Outcome::Command { tag }) => out.push_str(&format!("{tag}\n")),
                         Ok(Outcome::Empty) => out.push_str("EMPTY\n"),
                         Ok(Outcome::CopyIn(_)) => out.push_str("COPY IN (not driven by scripts)\n"),
-                        Ok(Outcome::Deallocate(_)) => out.push_str("DEALLOCATE\n"),
                         Ok(Outcome::WaitForLock) => {
                             out.push_str("LOCK WAIT (not driven by scripts)\n")
                         }

@@ -16,9 +16,6 @@
 
 mod bind;
 mod copy;
-#[cfg(test)]
-mod crash_tests;
-pub mod engine;
 mod executor;
 mod expr;
 #[cfg(test)]
@@ -29,5 +26,4 @@ mod planner;
 pub mod session;
 mod system;
 
-pub use engine::Engine;
-pub use session::{CopyIn, Field, Outcome, Prepared, Session, TxnStatus};
+pub use session::{CopyIn, Field, Outcome, Prepared, RowsTag, Session, TxnStatus};

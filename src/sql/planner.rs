@@ -12,7 +12,7 @@ use super::expr::{CmpOp, Expr};
 use super::parser::Statement;
 use super::plan::*;
 use super::session::Field;
-use super::Engine;
+use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{Column, Table, TableDef};
 use crate::txn::{Increment, Isolation, Want};

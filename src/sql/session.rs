@@ -7,25 +7,22 @@ use parking_lot::Mutex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::copy::CopyParser;
-use super::executor::{check_row, Executor, Stop};
+use super::executor::{Executor, Stop};
 use super::expr::{now_us, EvalContext};
 use super::parser::{self, Statement};
 use super::plan::{InsertSource, OnConflict, Plan, TxnStatement};
 use super::planner;
-use super::Engine;
-use crate::constants::{DEADLOCK_TIMEOUT, PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
+use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
+use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
-use crate::storage::write_gate::{ClosedGate, Writer};
-use crate::storage::{Key, Table, TableDef, TableId};
+use crate::storage::{Table, TableDef, TableId};
 use crate::txn::ddl::{self, KeyConflict};
-use crate::txn::{
-    records, CommitInFlight, CommitRequest, Isolation, LockTable, SessionSlot, TxnId, Want,
-    WriteSet,
-};
+use crate::txn::increments::check_row;
+use crate::txn::{close_gate_for_rebuild, Committing, Isolation, SessionSlot, Transaction, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
-use crate::wal::{RecordKind, SyncLevel};
+use crate::wal::SyncLevel;
 
 mod txn_control;
 
@@ -88,11 +85,11 @@ pub struct Prepared {
 
 /// What executing a statement produced.
 pub enum Outcome {
-    /// Rows (SELECT, or DML with RETURNING) and the command tag, e.g. `SELECT 3`.
+    /// Rows (SELECT, or DML with RETURNING) and what the command tag says of them.
     Rows {
         fields: Vec<Field>,
         rows: Vec<Vec<Value>>,
-        tag: String,
+        tag: RowsTag,
     },
     /// A command without rows and its tag, e.g. `INSERT 0 1`, `BEGIN`.
     Command { tag: String },
@@ -101,13 +98,30 @@ pub enum Outcome {
     /// COPY ... FROM STDIN: the wire layer sends CopyInResponse and feeds CopyData to
     /// [`Session::copy_data`], then calls [`Session::copy_done`] or [`Session::copy_fail`].
     CopyIn(CopyIn),
-    /// DEALLOCATE: the caller, which holds the prepared statements, drops `name` (all of
-    /// them for None) and completes the command.
-    Deallocate(Option<String>),
     /// Only for a caller that defers commits (see [`Session::defer_commits`]): the
     /// statement met a row lock before it changed anything and stopped, having done
     /// nothing. Await [`Session::wait_for_lock`], then run the statement again.
     WaitForLock,
+}
+
+/// The CommandComplete tag of a statement that returns rows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowsTag {
+    /// `SELECT n`, n the rows sent: an Execute that fetches part of a portal reports the
+    /// rows it sent, as in PostgreSQL.
+    Select,
+    /// A tag that does not depend on the rows sent (`INSERT 0 5` with RETURNING, `SHOW`).
+    Fixed(String),
+}
+
+impl RowsTag {
+    /// The tag, once `sent` rows have been sent.
+    pub fn complete(&self, sent: usize) -> String {
+        match self {
+            RowsTag::Select => format!("SELECT {sent}"),
+            RowsTag::Fixed(tag) => tag.clone(),
+        }
+    }
 }
 
 /// The state of a COPY FROM STDIN in progress.
@@ -124,55 +138,33 @@ pub struct CopyIn {
     image: Vec<u8>,
 }
 
-/// Catalog changes to undo if the transaction that made them rolls back. (A drop needs
-/// none: the table leaves the catalog only when the drop commits.)
-enum Undo {
-    Created(String),
-}
-
-/// A row lock a statement stopped at, to be awaited before it runs again.
-pub struct LockWait {
-    pub table: TableId,
-    pub key: Key,
-    pub want: Want,
-    /// The transaction does not hold the key yet: it joins `TxnState::locks` once granted.
-    pub new_lock: bool,
-}
-
-/// The session's current transaction.
+/// The session's current transaction: the [`Transaction`] that owns its state and rules
+/// (it derefs to it), and what the SQL layer adds: the block's failed state, savepoints'
+/// names, SET LOCAL values and the plans whose increments it deferred.
 pub struct TxnState {
-    pub id: TxnId,
-    pub isolation: Isolation,
-    pub explicit: bool,
+    txn: Transaction,
     pub failed: bool,
-    /// REPEATABLE READ: the transaction's snapshot, taken by its first statement.
-    pub snapshot: Option<Lsn>,
-    pub writes: WriteSet,
-    /// Tables this transaction dropped (logged with its commit).
-    pub dropped: Vec<TableId>,
-    /// Tables this transaction created; its commit confirms their creation in the log.
-    pub created: Vec<TableId>,
-    /// The end of log records it caused outside its commit record (sequence advances).
-    pub logged_upto: u64,
-    pub locks: Vec<(TableId, Key)>,
-    /// A row lock the current statement stopped at (see [`Outcome::WaitForLock`]).
-    pub lock_wait: Option<LockWait>,
-    /// The snapshot of the statement that stopped at `lock_wait`: it runs again at the
-    /// same snapshot, so that (READ COMMITTED) it acts on the rows that snapshot found,
-    /// re-checked at their newest versions, and never on rows committed meanwhile.
-    retry_snapshot: Option<Lsn>,
     /// A statement that reads or writes rows has run: the isolation level is fixed.
     queried: bool,
-    /// READ ONLY: statements that write fail with 25006.
-    pub read_only: bool,
     /// Open savepoints, outermost first.
     savepoints: Vec<Savepoint>,
-    pub start_us: i64,
     /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
     increment_plans: Vec<Arc<Plan>>,
-    undo: Vec<Undo>,
     /// Settings changed by SET LOCAL, with the values to restore.
     local_restore: Vec<(&'static str, Option<String>)>,
+}
+
+impl std::ops::Deref for TxnState {
+    type Target = Transaction;
+    fn deref(&self) -> &Transaction {
+        &self.txn
+    }
+}
+
+impl std::ops::DerefMut for TxnState {
+    fn deref_mut(&mut self) -> &mut Transaction {
+        &mut self.txn
+    }
 }
 
 pub struct Session {
@@ -183,15 +175,15 @@ pub struct Session {
     overrides: FxHashMap<&'static str, String>,
     /// Simple-protocol statement shapes by text, with their plans.
     cache: FxHashMap<String, Arc<Shape>>,
+    /// Prepared statements by name ("" is the unnamed statement): made by Parse, dropped
+    /// by Close and DEALLOCATE.
+    statements: FxHashMap<String, Arc<Prepared>>,
     /// Whether commits are finished by the caller (see [`Session::defer_commits`]).
     defer_commits: bool,
     /// A commit started by the last call and not yet finished.
-    in_flight: Option<CommitInFlight>,
-    /// The gates that commit's DROP TABLE and TRUNCATE closed: they open once it is
-    /// visible.
-    gates_closed_until_visible: Vec<ClosedGate>,
+    in_flight: Option<Committing>,
     /// A checkpoint the last call (`CHECKPOINT`) asked for and has not yet waited for.
-    checkpoint_wait: Option<super::engine::CheckpointWait>,
+    checkpoint_wait: Option<crate::engine::CheckpointWait>,
     /// How many statements the simple Query being run has (0 outside one).
     simple_query_statements: usize,
     /// Warnings raised by the last statement, sent before its result.
@@ -222,9 +214,9 @@ impl Session {
             txn: None,
             overrides: FxHashMap::default(),
             cache: FxHashMap::default(),
+            statements: FxHashMap::default(),
             defer_commits: false,
             in_flight: None,
-            gates_closed_until_visible: Vec::new(),
             checkpoint_wait: None,
             simple_query_statements: 0,
             notices: Vec::new(),
@@ -420,6 +412,61 @@ impl Session {
         }))
     }
 
+    /// Parse message: prepare `sql` as the statement `name`. The unnamed statement ("")
+    /// is replaced; a named one must not exist yet.
+    pub fn parse_statement(&mut self, name: String, sql: &str, param_oids: &[u32]) -> Result<()> {
+        if name.is_empty() {
+            self.statements.remove("");
+        } else if self.statements.contains_key(&name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let prepared = self.prepare(sql, param_oids)?;
+        self.statements.insert(name, prepared);
+        Ok(())
+    }
+
+    /// The prepared statement `name` (26000 if there is none).
+    pub fn statement(&self, name: &str) -> Result<Arc<Prepared>> {
+        self.statements.get(name).cloned().ok_or_else(|| {
+            let message = if name.is_empty() {
+                "unnamed prepared statement does not exist".to_owned()
+            } else {
+                format!("prepared statement \"{name}\" does not exist")
+            };
+            Error::new(SqlState::INVALID_SQL_STATEMENT_NAME, message)
+        })
+    }
+
+    /// Close message: drop the statement `name`; closing one that does not exist is not
+    /// an error.
+    pub fn close_statement(&mut self, name: &str) {
+        self.statements.remove(name);
+    }
+
+    /// DEALLOCATE: drop one named prepared statement, or all of them (the unnamed
+    /// statement is not one of them, as in PostgreSQL).
+    fn deallocate(&mut self, name: Option<&str>) -> Result<Outcome> {
+        let tag = match name {
+            None => {
+                self.statements.retain(|n, _| n.is_empty());
+                "DEALLOCATE ALL"
+            }
+            Some(n) => {
+                if n.is_empty() || self.statements.remove(n).is_none() {
+                    return Err(Error::new(
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    ));
+                }
+                "DEALLOCATE"
+            }
+        };
+        Ok(Outcome::Command { tag: tag.into() })
+    }
+
     /// The plan to run for `stmt`, re-planned if the catalog changed since it was made.
     fn plan_for(&self, stmt: &Prepared) -> Result<Planned> {
         let shape = &stmt.shape;
@@ -524,31 +571,9 @@ impl Session {
             if self.txn.as_ref().is_some_and(|t| t.failed) {
                 return Ok(planned);
             }
-            let mut waited = false;
-            for table in written_tables(&planned.0).iter() {
-                if self.txn().writes.passed_gate(table.id) {
-                    continue;
-                }
-                let writer = match Writer::try_enter(table) {
-                    Some(writer) => writer,
-                    None => {
-                        waited = true;
-                        self.wait_at_gate(|interrupts| Writer::enter_waiting(table, interrupts))?
-                    }
-                };
-                self.txn().writes.writers.push(writer);
-            }
-            if let Some(table) = read_tables(&planned.0) {
-                let ours = self
-                    .txn
-                    .as_ref()
-                    .is_some_and(|t| t.writes.closed_gate(table.id));
-                if table.write_gate().is_closed() && !ours {
-                    waited = true;
-                    self.wait_at_gate(|interrupts| table.write_gate().wait_open(interrupts))?;
-                }
-            }
-            if !waited {
+            let written = written_tables(&planned.0);
+            let read = read_tables(&planned.0);
+            if !self.txn().pass_gates(&written, read)? {
                 return Ok(planned);
             }
             planned = self.plan_for(stmt)?;
@@ -561,31 +586,8 @@ impl Session {
         let Some(t) = self.txn.as_mut() else {
             return Ok(());
         };
-        let Some(wait) = t.lock_wait.take() else {
-            return Ok(());
-        };
-        let id = t.id;
-        *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
-        let locked = self
-            .engine
-            .txn
-            .locks
-            .lock_async(
-                id,
-                wait.table,
-                &wait.key,
-                wait.want,
-                &self.slot.lock_wait_interrupts(),
-            )
-            .await;
-        *self.slot.wait_event.lock() = None;
-        match locked {
-            Ok(()) => {
-                if let Some(t) = self.txn.as_mut().filter(|_| wait.new_lock) {
-                    t.locks.push((wait.table, wait.key));
-                }
-                Ok(())
-            }
+        match t.txn.wait_for_lock().await {
+            Ok(()) => Ok(()),
             Err(e) => {
                 tracing::info!(code = %e.code, "ERROR: {}", e.message);
                 self.resuming = false;
@@ -601,42 +603,15 @@ impl Session {
             Some(t) if t.explicit && !t.savepoints.is_empty() => {
                 // ROLLBACK TO SAVEPOINT may yet take back only part of it: keep it all.
                 t.failed = true;
-                t.lock_wait = None;
-                t.retry_snapshot = None;
+                t.forget_wait();
             }
             Some(t) if t.explicit => {
                 // As in PostgreSQL, the transaction is aborted now (its locks released, its
                 // writes dropped); only the block stays open, failed, until ROLLBACK.
-                let aborted = TxnState {
-                    id: t.id,
-                    isolation: t.isolation,
-                    explicit: true,
-                    failed: true,
-                    snapshot: None,
-                    writes: std::mem::take(&mut t.writes),
-                    dropped: std::mem::take(&mut t.dropped),
-                    created: std::mem::take(&mut t.created),
-                    logged_upto: 0,
-                    locks: std::mem::take(&mut t.locks),
-                    lock_wait: None,
-                    retry_snapshot: None,
-                    queried: true,
-                    read_only: t.read_only,
-                    savepoints: Vec::new(),
-                    start_us: t.start_us,
-                    increment_plans: Vec::new(),
-                    undo: std::mem::take(&mut t.undo),
-                    local_restore: Vec::new(),
-                };
                 t.failed = true;
-                t.snapshot = None;
-                self.leave_ssi(&aborted);
-                if !aborted.dropped.is_empty() {
-                    self.engine.txn.catalog.table_altered();
-                }
-                self.engine.txn.rollback(aborted.id, &aborted.locks);
-                self.engine.txn.release_snapshot(&self.slot);
-                self.undo(aborted.undo);
+                t.queried = true;
+                t.increment_plans.clear();
+                t.txn.abort_in_place();
             }
             Some(_) => {
                 if let Some(t) = self.txn.take() {
@@ -662,10 +637,7 @@ impl Session {
     /// Whether another transaction waits for a row lock this session's transaction holds:
     /// its replies should not wait for anything (see `wire::reply_batch`).
     pub fn blocks_others(&self) -> bool {
-        match &self.txn {
-            Some(t) if !t.locks.is_empty() => self.engine.txn.locks.is_waited_on(t.id),
-            _ => false,
-        }
+        self.txn.as_ref().is_some_and(|t| t.blocks_others())
     }
 
     pub fn txn_status(&self) -> TxnStatus {
@@ -678,10 +650,9 @@ impl Session {
 
     /// The client went away: roll back whatever is open and release locks.
     pub fn close(&mut self) {
-        if let Some(flight) = self.in_flight.take() {
-            self.engine.txn.finish_commit(flight, Some(&self.slot));
+        if let Some(committing) = self.in_flight.take() {
+            committing.finish();
         }
-        self.gates_closed_until_visible.clear();
         if let Some(t) = self.txn.take() {
             self.rollback(t);
         }
@@ -701,25 +672,14 @@ impl Session {
         if self.txn.is_none() {
             let isolation = self.default_isolation();
             let read_only = self.setting_is("default_transaction_read_only", "on");
+            let txn =
+                Transaction::begin(&self.engine.txn, &self.slot, isolation, read_only, now_us());
             self.txn = Some(TxnState {
-                id: self.engine.txn.begin(),
-                isolation,
-                explicit: false,
+                txn,
                 failed: false,
-                snapshot: None,
-                writes: WriteSet::default(),
-                dropped: Vec::new(),
-                created: Vec::new(),
-                logged_upto: 0,
-                locks: Vec::new(),
-                lock_wait: None,
-                retry_snapshot: None,
                 queried: false,
-                read_only,
                 savepoints: Vec::new(),
-                start_us: now_us(),
                 increment_plans: Vec::new(),
-                undo: Vec::new(),
                 local_restore: Vec::new(),
             });
         }
@@ -737,68 +697,28 @@ impl Session {
     /// Commit `t`. Its record takes its place in the log now; the rest (durability,
     /// install, visibility, releasing locks) happens here, or, when commits are deferred,
     /// in [`Session::finish_commit`], which the caller must await before anything else.
-    fn commit(&mut self, mut t: TxnState) -> Result<()> {
+    fn commit(&mut self, t: TxnState) -> Result<()> {
         self.finish_commit_blocking();
-        if let Err(e) = self.engine.txn.flush_bulk_loads(&mut t.writes) {
-            self.rollback(t);
-            return Err(e);
-        }
-        let engine = self.engine.clone();
-        // Held until the commit is installed.
-        let _latches = match increments_to_images(&engine.txn.locks, &mut t) {
-            Ok(latches) => latches,
-            Err(e) => {
-                self.rollback(t);
-                return Err(e);
-            }
-        };
         let level = self.sync_level();
-        for p in std::mem::take(&mut t.increment_plans) {
-            if let Plan::Update(u) = p.as_ref() {
-                u.defer.committed_untouched();
-            }
-        }
-        // Others wait at these gates until the commit is visible, not just installed:
-        // the statement they run next takes a snapshot that must hold it.
-        let closed = std::mem::take(&mut t.writes.closed);
-        let local_restore = std::mem::take(&mut t.local_restore);
-        let start = |t: TxnState| {
-            let flight = engine.txn.start_commit(CommitRequest {
-                txn: t.id,
-                writes: t.writes,
-                created: &t.created,
-                dropped: &t.dropped,
-                locks: t.locks,
-                level,
-                logged_upto: Lsn(t.logged_upto),
-            });
-            let lsn = flight.lsn;
-            (flight, lsn)
-        };
-        let flight = match (t.isolation, t.snapshot) {
-            // SERIALIZABLE: checked against the dependency graph, and appended under its
-            // lock (`txn::Ssi`).
-            (Isolation::Serializable, Some(_)) => {
-                let visible = engine.txn.visibility.visible_lsn();
-                match engine.txn.ssi.commit(t.id, visible, t, start) {
-                    Ok(flight) => flight,
-                    Err((e, t)) => {
-                        self.rollback(t);
-                        self.restore_locals(local_restore);
-                        return Err(e);
-                    }
+        let TxnState {
+            txn,
+            increment_plans,
+            local_restore,
+            ..
+        } = t;
+        let committed = txn.commit(level, || {
+            for p in increment_plans {
+                if let Plan::Update(u) = p.as_ref() {
+                    u.defer.committed_untouched();
                 }
             }
-            _ => start(t).0,
-        };
-        self.engine.txn.release_snapshot(&self.slot);
+        });
         self.restore_locals(local_restore);
+        let committing = committed?;
         if self.defer_commits {
-            self.in_flight = Some(flight);
-            self.gates_closed_until_visible.extend(closed);
+            self.in_flight = Some(committing);
         } else {
-            self.engine.txn.finish_commit(flight, Some(&self.slot));
-            drop(closed);
+            committing.finish();
         }
         Ok(())
     }
@@ -813,13 +733,9 @@ impl Session {
     /// durable and visible, yielding meanwhile. Call after every call that may commit
     /// (`execute`, `sync`), before replying to the client.
     pub async fn finish_commit(&mut self) {
-        if let Some(flight) = self.in_flight.take() {
-            self.engine
-                .txn
-                .finish_commit_async(flight, Some(&self.slot))
-                .await;
+        if let Some(committing) = self.in_flight.take() {
+            committing.finish_async().await;
         }
-        self.gates_closed_until_visible.clear();
         if let Some(wait) = self.checkpoint_wait.take() {
             *self.slot.wait_event.lock() = Some(("IPC", "CheckpointDone"));
             wait.finish().await;
@@ -830,57 +746,22 @@ impl Session {
 
     /// A started commit that the caller did not finish is finished here, blocking.
     fn finish_commit_blocking(&mut self) {
-        if let Some(flight) = self.in_flight.take() {
+        if let Some(committing) = self.in_flight.take() {
             debug_assert!(false, "a deferred commit was not finished by the caller");
-            self.engine.txn.finish_commit(flight, Some(&self.slot));
+            committing.finish();
         }
-        self.gates_closed_until_visible.clear();
         if let Some(wait) = self.checkpoint_wait.take() {
             debug_assert!(false, "a CHECKPOINT was not waited for by the caller");
             wait.finish_blocking();
         }
     }
 
-    fn rollback(&mut self, mut t: TxnState) {
-        self.leave_ssi(&t);
-        if !t.dropped.is_empty() {
-            // The tables it dropped are back: its plans see them again.
-            self.engine.txn.catalog.table_altered();
-        }
-        self.engine.txn.rollback(t.id, &t.locks);
-        self.engine.txn.end_transaction();
-        self.engine.txn.release_snapshot(&self.slot);
-        self.undo(std::mem::take(&mut t.undo));
-        self.restore_locals(t.local_restore);
-    }
-
-    /// A serializable transaction that ends without committing leaves the dependency
-    /// graph.
-    fn leave_ssi(&self, t: &TxnState) {
-        if t.isolation == Isolation::Serializable {
-            let visible = self.engine.txn.visibility.visible_lsn();
-            self.engine.txn.ssi.abort(t.id, visible);
-        }
-    }
-
-    fn undo(&self, mut undo: Vec<Undo>) {
-        let catalog = &self.engine.txn.catalog;
-        while let Some(u) = undo.pop() {
-            match u {
-                Undo::Created(name) => {
-                    if let Some(table) = catalog.table(&name) {
-                        let _ddl = catalog.ddl_lock();
-                        self.engine.txn.commit_ddl(
-                            RecordKind::DropTable,
-                            &records::encode_drop_table(table.id),
-                            |_| {
-                                catalog.drop_table(&name);
-                            },
-                        );
-                    }
-                }
-            }
-        }
+    fn rollback(&mut self, t: TxnState) {
+        let TxnState {
+            txn, local_restore, ..
+        } = t;
+        txn.rollback();
+        self.restore_locals(local_restore);
     }
 
     /// What this session's transaction must not see of the catalog: tables another
@@ -895,42 +776,6 @@ impl Session {
             dropped.contains(&table.id)
                 || (catalog.is_unconfirmed(table.id) && !created.contains(&table.id))
         }
-    }
-
-    /// Close `table`'s gate for this transaction (DROP TABLE, TRUNCATE), waiting for the
-    /// transactions writing it to end: from now until this one ends, every other
-    /// statement on the table waits (`storage::write_gate`).
-    fn close_gate(&mut self, table: &Arc<Table>) -> Result<()> {
-        let t = self.txn();
-        if t.writes.closed_gate(table.id) {
-            return Ok(());
-        }
-        t.writes.leave_gate(table.id);
-        let closed = self.wait_at_gate(|interrupts| ClosedGate::close(table, interrupts))?;
-        let engine = self.engine.clone();
-        let t = self.txn();
-        t.writes.closed.push(closed);
-        if t.isolation == Isolation::Serializable {
-            // It writes the whole table.
-            let whole = (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
-            engine.txn.ssi.write(t.id, table.id, whole)?;
-        }
-        Ok(())
-    }
-
-    /// Run `wait`, a wait at a table's gate, off the async runtime's threads, shown in
-    /// pg_stat_activity as a relation lock wait, and ended by [`gate_wait_interrupts`].
-    fn wait_at_gate<T>(
-        &mut self,
-        wait: impl FnOnce(crate::storage::write_gate::Interrupts<'_>) -> Result<T>,
-    ) -> Result<T> {
-        let txn = self.txn().id;
-        let (slot, engine) = (self.slot.clone(), self.engine.clone());
-        let interrupts = gate_wait_interrupts(&slot, &engine.txn.locks, txn);
-        *slot.wait_event.lock() = Some(("Lock", "relation"));
-        let waited = crate::wal::blocking(|| wait(&interrupts));
-        *slot.wait_event.lock() = None;
-        waited
     }
 
     fn restore_locals(&mut self, list: Vec<(&'static str, Option<String>)>) {
@@ -956,27 +801,9 @@ impl Session {
     /// The snapshot for the next statement (READ COMMITTED: fresh; REPEATABLE READ: the
     /// transaction's, taken on first use).
     fn statement_snapshot(&mut self) -> Lsn {
-        let engine = self.engine.clone();
-        let slot = self.slot.clone();
         let t = self.txn();
         t.queried = true;
-        if let Some(retry) = t.retry_snapshot.take() {
-            return retry;
-        }
-        if t.isolation == Isolation::Serializable && t.snapshot.is_none() {
-            // Taken as the transaction joins the dependency graph (`txn::Ssi`).
-            let visible = engine.txn.visibility.visible_lsn();
-            let snapshot = engine
-                .txn
-                .ssi
-                .begin(t.id, t.read_only, visible, || engine.txn.snapshot(&slot));
-            t.snapshot = Some(snapshot);
-        }
-        if t.isolation.snapshot_per_transaction() {
-            *t.snapshot.get_or_insert_with(|| engine.txn.snapshot(&slot))
-        } else {
-            engine.txn.snapshot(&slot)
-        }
+        t.statement_snapshot()
     }
 
     fn run(
@@ -1119,10 +946,10 @@ impl Session {
                 Ok(Outcome::Rows {
                     fields,
                     rows: vec![vec![Value::Text(value)]],
-                    tag: "SHOW".into(),
+                    tag: RowsTag::Fixed("SHOW".into()),
                 })
             }
-            Plan::Deallocate { name } => Ok(Outcome::Deallocate(name.clone())),
+            Plan::Deallocate { name } => self.deallocate(name.as_deref()),
             Plan::ShowAll => {
                 let rows = settings::DEFS
                     .iter()
@@ -1137,7 +964,7 @@ impl Session {
                 Ok(Outcome::Rows {
                     fields,
                     rows,
-                    tag: "SHOW".into(),
+                    tag: RowsTag::Fixed("SHOW".into()),
                 })
             }
             Plan::Checkpoint => {
@@ -1159,35 +986,7 @@ impl Session {
                 command(tag)
             }
             Plan::CreateTable { def, if_not_exists } => {
-                let engine = self.engine.clone();
-                let catalog = &engine.txn.catalog;
-                {
-                    // Logged and durable before anyone can see the table, so no commit
-                    // that writes to it can precede its creation in the log.
-                    let _ddl = catalog.ddl_lock();
-                    if catalog.table(&def.name).is_some() {
-                        if *if_not_exists {
-                            return command("CREATE TABLE");
-                        }
-                        return Err(Error::new(
-                            SqlState::DUPLICATE_TABLE,
-                            format!("relation \"{}\" already exists", def.name),
-                        ));
-                    }
-                    let id = catalog.allocate_table_id();
-                    let mut created = Ok(());
-                    engine.txn.commit_ddl(
-                        RecordKind::CreateTable,
-                        &records::encode_table_def(id, def),
-                        |_| {
-                            created = catalog.create_table_with_id(id, def.clone()).map(|_| ());
-                        },
-                    );
-                    created?;
-                    let t = self.txn();
-                    t.undo.push(Undo::Created(def.name.clone()));
-                    t.created.push(id);
-                }
+                self.txn().create_table(def, *if_not_exists)?;
                 command("CREATE TABLE")
             }
             Plan::DropTable { names, if_exists } => {
@@ -1211,19 +1010,14 @@ impl Session {
                         }
                     }
                 }
-                // Others wait for the table until this transaction ends; the drop is
-                // logged with its commit, and the table leaves the catalog then.
                 for table in &tables {
-                    self.close_gate(table)?;
-                    self.txn().dropped.push(table.id);
+                    self.txn().drop_table(table)?;
                 }
-                // This transaction's plans no longer see the tables.
-                catalog.table_altered();
                 command("DROP TABLE")
             }
             Plan::Truncate { tables } => {
                 for table in tables {
-                    self.close_gate(table)?;
+                    self.txn().close_gate(table)?;
                 }
                 let t = self.txn();
                 for table in tables {
@@ -1274,11 +1068,7 @@ impl Session {
             )
             .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
         }
-        let cancel = &self.slot.cancel;
-        *self.slot.wait_event.lock() = Some(("Lock", "relation"));
-        let closed = crate::wal::blocking(|| table.write_gate().close(cancel));
-        *self.slot.wait_event.lock() = None;
-        let closed = closed?;
+        let closed = close_gate_for_rebuild(&self.slot, table)?;
         // Checked with the gate closed: a concurrent ALTER may have added one meanwhile.
         let def = table.def();
         if !def.primary_key.is_empty() {
@@ -1327,7 +1117,11 @@ impl Session {
             if fields.is_empty() {
                 Outcome::Command { tag }
             } else {
-                Outcome::Rows { fields, rows, tag }
+                Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: RowsTag::Fixed(tag),
+                }
             }
         };
         let result = self.with_executor(snapshot, params, true, |exec| match plan {
@@ -1336,8 +1130,11 @@ impl Session {
                     Some(lock) => exec.select_locking(sel, lock)?,
                     None => exec.select(sel)?,
                 };
-                let tag = tag_rows("SELECT", rows.len() as u64);
-                Ok(Outcome::Rows { fields, rows, tag })
+                Ok(Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: RowsTag::Select,
+                })
             }
             Plan::Insert(ins) => {
                 let (n, rows) = exec.insert(ins)?;
@@ -1358,7 +1155,7 @@ impl Session {
             Err(Stop::Error(e)) => Err(e),
             Err(Stop::WaitForLock) => {
                 if let Some(t) = self.txn.as_mut() {
-                    t.retry_snapshot = Some(snapshot);
+                    t.retry_at(snapshot);
                 }
                 Ok(Outcome::WaitForLock)
             }
@@ -1386,7 +1183,7 @@ impl Session {
         let Some(txn) = self.txn.as_mut() else {
             return Err(Error::internal("statement without a transaction").into());
         };
-        txn.lock_wait = None;
+        txn.forget_wait();
         let writes_before = txn.writes.row_count();
         let mut exec = Executor {
             engine: &engine,
@@ -1619,37 +1416,6 @@ fn duplicate_key(def: &TableDef, new_def: &TableDef, columns: &[usize], row: &[V
     ))
 }
 
-/// Turn the transaction's deferred increments into after-images of each row's latest
-/// version. Returns the increment latches of those rows, which the caller holds until the
-/// commit has installed them: nobody else applies to the rows meanwhile.
-fn increments_to_images<'l>(
-    locks: &'l LockTable,
-    t: &mut TxnState,
-) -> Result<Vec<parking_lot::MutexGuard<'l, ()>>> {
-    if !t.writes.has_increments() {
-        return Ok(Vec::new());
-    }
-    let latches = locks.latch_increments(
-        t.writes
-            .tables
-            .values()
-            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.as_slice()))),
-    );
-    for w in t.writes.tables.values_mut() {
-        for (key, incs) in std::mem::take(&mut w.increments) {
-            if let Some(owner) = locks.owner_other_than(t.id, w.table.id, &key) {
-                return Err(Error::internal(format!(
-                    "transaction {} owns a row transaction {} holds with an increment",
-                    owner.0, t.id.0
-                )));
-            }
-            let row = super::executor::apply_increments(&w.table, &key, &incs)?;
-            w.rows.insert(key, Some(row.into()));
-        }
-    }
-    Ok(latches)
-}
-
 fn show_setting(
     overrides: &FxHashMap<&'static str, String>,
     engine: &Engine,
@@ -1713,31 +1479,4 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         },
         _ => return None,
     })
-}
-
-/// What ends a wait at a table's gate (`storage::write_gate`): the session's interrupts and
-/// `lock_timeout`, and a deadlock the lock table cannot see, as a gate wait is not in its
-/// wait-for graph. After `DEADLOCK_TIMEOUT` of waiting (PostgreSQL's `deadlock_timeout`),
-/// if another transaction waits for a row lock that `txn` holds, the wait fails with
-/// 40P01: that transaction may be the one the gate waits for. (It may also not be: then
-/// the 40P01 is one PostgreSQL would not have raised, and a retry succeeds.)
-fn gate_wait_interrupts<'a>(
-    slot: &'a SessionSlot,
-    locks: &'a LockTable,
-    txn: TxnId,
-) -> impl Fn() -> Result<()> + Sync + 'a {
-    let base = slot.lock_wait_interrupts();
-    let since = std::time::Instant::now();
-    move || {
-        base()?;
-        if since.elapsed() >= DEADLOCK_TIMEOUT && locks.is_waited_on(txn) {
-            return Err(
-                Error::new(SqlState::DEADLOCK_DETECTED, "deadlock detected").with_detail(format!(
-                    "Transaction {} waits for a table lock while another transaction waits for its row lock.",
-                    txn.0
-                )),
-            );
-        }
-        Ok(())
-    }
 }

@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 
 use rust_decimal::Decimal;
 
-use super::Engine;
+use crate::engine::Engine;
 use crate::storage::{Column, Row, TableDef};
 use crate::types::{DataType, Value};
 

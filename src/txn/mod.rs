@@ -31,10 +31,12 @@
 
 pub mod checkpoints;
 pub mod ddl;
+pub mod increments;
 mod locks;
 mod manager;
 pub mod records;
 mod ssi;
+mod transaction;
 mod visibility;
 mod writeset;
 
@@ -44,5 +46,6 @@ pub use manager::{
     TxnManager,
 };
 pub use ssi::Ssi;
+pub use transaction::{close_gate_for_rebuild, Committing, LockStep, Transaction, TxnMark};
 pub use visibility::VisibilityTracker;
 pub use writeset::{Increment, JournalMark, TableWrites, WriteSet};

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use rustc_hash::FxHashMap;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
@@ -18,8 +17,9 @@ use super::extended::Portals;
 use super::frontend::{decode_message, Framed, FrontendMessage, Input};
 use super::reply_batch::{self, Sent};
 use super::startup::{self, Startup};
+use crate::engine::Engine;
 use crate::error::{Error, SqlState};
-use crate::sql::{Engine, Outcome, Prepared, Session, TxnStatus};
+use crate::sql::{Outcome, Prepared, Session, TxnStatus};
 use crate::types::Value;
 
 /// How long a client may take to complete the startup phase (PostgreSQL's
@@ -278,8 +278,6 @@ impl<S: Transport> Io<S> {
 /// The protocol state of a connection after startup.
 pub struct Protocol {
     pub session: Session,
-    /// Prepared statements by name ("" is the unnamed statement).
-    pub statements: FxHashMap<String, Arc<Prepared>>,
     /// Portals by name ("" is the unnamed portal).
     pub portals: Portals,
     /// After an error in an extended-protocol message, messages are discarded until Sync.
@@ -320,7 +318,6 @@ pub async fn run<S: Transport>(
     session.defer_commits();
     let state = protocol.insert(Protocol {
         session,
-        statements: FxHashMap::default(),
         portals: Portals::default(),
         skip_until_sync: false,
     });
@@ -474,31 +471,9 @@ impl Protocol {
             self.session.finish_commit().await;
             match outcome {
                 Ok(Outcome::WaitForLock) => self.session.wait_for_lock().await?,
-                Ok(Outcome::Deallocate(name)) => return self.deallocate(name),
                 other => return other,
             }
         }
-    }
-
-    /// DEALLOCATE: drop one named prepared statement, or all of them (the unnamed
-    /// statement is not one of them, as in PostgreSQL).
-    fn deallocate(&mut self, name: Option<String>) -> Result<Outcome, Error> {
-        let tag = match name {
-            None => {
-                self.statements.retain(|n, _| n.is_empty());
-                "DEALLOCATE ALL"
-            }
-            Some(n) => {
-                if n.is_empty() || self.statements.remove(&n).is_none() {
-                    return Err(Error::new(
-                        SqlState::INVALID_SQL_STATEMENT_NAME,
-                        format!("prepared statement \"{n}\" does not exist"),
-                    ));
-                }
-                "DEALLOCATE"
-            }
-        };
-        Ok(Outcome::Command { tag: tag.into() })
     }
 
     /// End of a simple query or a Sync: commit the implicit transaction, report the
@@ -542,7 +517,7 @@ impl Protocol {
 
     async fn simple_query<S: Transport>(&mut self, io: &mut Io<S>, sql: &str) -> Flow {
         // A simple Query destroys the unnamed statement and portal, as in PostgreSQL.
-        self.statements.remove("");
+        self.session.close_statement("");
         self.portals.remove("");
         match self.session.prepare_simple(sql) {
             Err(e) => io.output.error(&e, Severity::Error),
@@ -581,14 +556,12 @@ impl Protocol {
             Outcome::Rows { fields, rows, tag } => {
                 io.output.row_description(&fields, &[])?;
                 send_rows(io, rows.iter(), &[]).await?;
-                io.output.command_complete(&tag);
+                io.output.command_complete(&tag.complete(rows.len()));
             }
             Outcome::Command { tag } => io.output.command_complete(&tag),
             Outcome::Empty => io.output.empty_query(),
             Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
-            Outcome::WaitForLock | Outcome::Deallocate(_) => {
-                return Err(Error::internal("unexpected outcome"))
-            }
+            Outcome::WaitForLock => return Err(Error::internal("unexpected outcome")),
         }
         Ok(Flow::Continue)
     }

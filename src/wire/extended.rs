@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use super::connection::{send_rows, Flow, Io, Protocol, Transport};
 use super::frontend::{utf8_text, Target};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::{Outcome, Prepared};
+use crate::sql::{Outcome, Prepared, RowsTag};
 use crate::types::{decode_binary, decode_text, DataType, Value};
 
 /// `55000 object_not_in_prerequisite_state`, for a portal whose command already ran.
@@ -73,21 +73,12 @@ enum PortalState {
     /// Executed; the rows not yet sent, and the statement's command tag.
     Rows {
         rows: std::vec::IntoIter<Vec<Value>>,
-        tag: String,
+        tag: RowsTag,
     },
     /// An empty query: every Execute answers EmptyQueryResponse.
     Empty,
     /// A command ran (or failed) in this portal: it cannot run again.
     Done,
-}
-
-fn statement_not_found(name: &str) -> Error {
-    let message = if name.is_empty() {
-        "unnamed prepared statement does not exist".to_owned()
-    } else {
-        format!("prepared statement \"{name}\" does not exist")
-    };
-    Error::new(SqlState::INVALID_SQL_STATEMENT_NAME, message)
 }
 
 fn portal_not_found(name: &str) -> Error {
@@ -170,16 +161,6 @@ pub fn result_formats(codes: &[i16], columns: usize) -> Result<Vec<i16>> {
     Ok(formats)
 }
 
-/// The CommandComplete tag of one Execute. A SELECT reports the rows this Execute sent
-/// (as PostgreSQL does when a portal is fetched in parts); other commands keep their tag.
-pub fn execute_tag(tag: &str, rows: usize) -> String {
-    if tag == "SELECT" || tag.starts_with("SELECT ") {
-        format!("SELECT {rows}")
-    } else {
-        tag.to_owned()
-    }
-}
-
 impl Protocol {
     pub fn parse<S: Transport>(
         &mut self,
@@ -188,16 +169,7 @@ impl Protocol {
         sql: &str,
         param_oids: &[u32],
     ) -> Result<Flow> {
-        if name.is_empty() {
-            self.statements.remove("");
-        } else if self.statements.contains_key(&name) {
-            return Err(Error::new(
-                SqlState::DUPLICATE_PREPARED_STATEMENT,
-                format!("prepared statement \"{name}\" already exists"),
-            ));
-        }
-        let prepared = self.session.prepare(sql, param_oids)?;
-        self.statements.insert(name, prepared);
+        self.session.parse_statement(name, sql, param_oids)?;
         io.output.parse_complete();
         Ok(Flow::Continue)
     }
@@ -211,11 +183,7 @@ impl Protocol {
         params: &[Option<Bytes>],
         result_codes: &[i16],
     ) -> Result<Flow> {
-        let prepared = self
-            .statements
-            .get(statement)
-            .cloned()
-            .ok_or_else(|| statement_not_found(statement))?;
+        let prepared = self.session.statement(statement)?;
         if portal.is_empty() {
             self.portals.remove("");
         } else if self.portals.contains_key(&portal) {
@@ -247,10 +215,7 @@ impl Protocol {
     ) -> Result<Flow> {
         match target {
             Target::Statement => {
-                let stmt = self
-                    .statements
-                    .get(name)
-                    .ok_or_else(|| statement_not_found(name))?;
+                let stmt = self.session.statement(name)?;
                 io.output.parameter_description(&stmt.param_types);
                 if stmt.fields.is_empty() {
                     io.output.no_data();
@@ -325,9 +290,7 @@ impl Protocol {
                     return Ok(Flow::Continue);
                 }
                 Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
-                Outcome::WaitForLock | Outcome::Deallocate(_) => {
-                    return Err(Error::internal("unexpected outcome"))
-                }
+                Outcome::WaitForLock => return Err(Error::internal("unexpected outcome")),
             }
         }
         match &mut portal.state {
@@ -340,7 +303,7 @@ impl Protocol {
                 if rows.len() > 0 {
                     io.output.portal_suspended();
                 } else {
-                    io.output.command_complete(&execute_tag(tag, sent));
+                    io.output.command_complete(&tag.complete(sent));
                 }
                 Ok(Flow::Continue)
             }
@@ -358,9 +321,7 @@ impl Protocol {
     /// Close a statement or portal; closing one that does not exist is not an error.
     pub fn close<S: Transport>(&mut self, io: &mut Io<S>, target: Target, name: &str) {
         match target {
-            Target::Statement => {
-                self.statements.remove(name);
-            }
+            Target::Statement => self.session.close_statement(name),
             Target::Portal => {
                 self.portals.remove(name);
             }
@@ -446,9 +407,9 @@ mod tests {
 
     #[test]
     fn execute_tags() {
-        assert_eq!(execute_tag("SELECT 10", 3), "SELECT 3");
-        assert_eq!(execute_tag("SELECT 10", 0), "SELECT 0");
-        assert_eq!(execute_tag("INSERT 0 5", 2), "INSERT 0 5");
-        assert_eq!(execute_tag("UPDATE 5", 2), "UPDATE 5");
+        assert_eq!(RowsTag::Select.complete(3), "SELECT 3");
+        assert_eq!(RowsTag::Select.complete(0), "SELECT 0");
+        assert_eq!(RowsTag::Fixed("INSERT 0 5".into()).complete(2), "INSERT 0 5");
+        assert_eq!(RowsTag::Fixed("UPDATE 5".into()).complete(2), "UPDATE 5");
     }
 }

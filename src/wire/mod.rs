@@ -97,8 +97,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[cfg(doc)]
 use crate::constants::{MAX_MESSAGE_BYTES, WIRE_WRITE_BUFFER_BYTES};
+use crate::engine::Engine;
 use crate::error::{Error, SqlState};
-use crate::sql::Engine;
 
 use backend::{error_response_bytes, Severity};
 pub use connection::Transport;

@@ -1,12 +1,11 @@
 //! Transaction control: BEGIN / START TRANSACTION, SET TRANSACTION, COMMIT and ROLLBACK
 //! (AND CHAIN), and savepoints, with PostgreSQL's warnings, errors and command tags.
 //!
-//! A savepoint is a mark in the transaction's state: the write set's journal position
-//! (`txn::WriteSet::mark`), how many row locks, catalog undo steps and SET LOCAL values
-//! the transaction had. ROLLBACK TO puts each back: the write set undoes its journal, the
-//! row locks taken since are released (another transaction waiting for one goes on, as
-//! in PostgreSQL, where they belonged to the aborted subtransaction), catalog changes are
-//! undone, and SET LOCAL values restored. The savepoint itself stays.
+//! A savepoint is a mark in the transaction's state (`txn::Transaction::mark`: the write
+//! set's journal position, its row locks, the tables it created and dropped) and in the
+//! session's (SET LOCAL values, plans with deferred increments). ROLLBACK TO puts each
+//! back (`txn::Transaction::rollback_to`) and restores SET LOCAL values. The savepoint
+//! itself stays.
 //!
 //! An error inside a transaction with open savepoints keeps everything (writes, locks)
 //! until ROLLBACK or ROLLBACK TO decides; without savepoints the transaction is aborted at
@@ -15,16 +14,12 @@
 use super::{Outcome, Session, TxnState};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::plan::{TxnModes, TxnStatement};
-use crate::txn::{Isolation, JournalMark};
+use crate::txn::{Isolation, TxnMark};
 
 /// What ROLLBACK TO SAVEPOINT restores.
 pub struct Savepoint {
     name: String,
-    writes: JournalMark,
-    locks: usize,
-    undo: usize,
-    created: usize,
-    dropped: usize,
+    txn: TxnMark,
     local_restore: usize,
     increment_plans: usize,
 }
@@ -185,11 +180,7 @@ impl Session {
         };
         let savepoint = Savepoint {
             name: name.to_string(),
-            writes: t.writes.mark(),
-            locks: t.locks.len(),
-            undo: t.undo.len(),
-            created: t.created.len(),
-            dropped: t.dropped.len(),
+            txn: t.mark(),
             local_restore: t.local_restore.len(),
             increment_plans: t.increment_plans.len(),
         };
@@ -212,38 +203,27 @@ impl Session {
         let at = Self::find_savepoint(t, name)?;
         t.savepoints.truncate(at);
         if t.savepoints.is_empty() {
-            t.writes.forget_marks();
+            t.forget_marks();
         }
         command("RELEASE")
     }
 
     fn rollback_to_savepoint(&mut self, name: &str) -> Result<Outcome> {
-        let engine = self.engine.clone();
         let Some(t) = self.block() else {
             return Err(only_in_block("ROLLBACK TO SAVEPOINT"));
         };
         let at = Self::find_savepoint(t, name)?;
         t.savepoints.truncate(at + 1);
-        let s = &t.savepoints[at];
-        t.writes.rollback_to(s.writes);
-        let locks = t.locks.split_off(s.locks.min(t.locks.len()));
-        let undo = t.undo.split_off(s.undo.min(t.undo.len()));
-        t.created.truncate(s.created);
-        if t.dropped.len() > s.dropped {
-            t.dropped.truncate(s.dropped);
-            // The tables are back for this transaction: its plans see them again.
-            engine.txn.catalog.table_altered();
-        }
+        let (mark, local_restore, increment_plans) = {
+            let s = &t.savepoints[at];
+            (s.txn, s.local_restore, s.increment_plans)
+        };
+        t.txn.rollback_to(&mark);
         let locals = t
             .local_restore
-            .split_off(s.local_restore.min(t.local_restore.len()));
-        t.increment_plans.truncate(s.increment_plans);
+            .split_off(local_restore.min(t.local_restore.len()));
+        t.increment_plans.truncate(increment_plans);
         t.failed = false;
-        t.lock_wait = None;
-        t.retry_snapshot = None;
-        let id = t.id;
-        self.engine.txn.rollback(id, &locks);
-        self.undo(undo);
         self.restore_locals(locals);
         command("ROLLBACK")
     }

@@ -37,7 +37,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::engine::{recover, Recovered};
+use super::{recover, Recovered};
 use crate::disk::sim::{
     silence_simulated_crash_panics, Fault, FaultError, FaultOp, Prng, SimDisk, SimulatedCrash,
 };

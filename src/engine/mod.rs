@@ -3,6 +3,9 @@
 //! the WAL flusher and the checkpointer while running, a shutdown checkpoint and a final
 //! flush at close.
 
+#[cfg(test)]
+mod crash_tests;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;

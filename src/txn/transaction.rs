@@ -1,0 +1,644 @@
+//! [`Transaction`]: the one owner of a running transaction's state and rules.
+//!
+//! The SQL layer executes against this narrow API: it takes snapshots, locks rows, passes
+//! and closes write gates, records serializable reads and writes, sets savepoint marks,
+//! and commits or rolls back, all through a `Transaction`. Nothing in `sql/` calls the
+//! lock table, a write gate, the dependency graph or the commit sequence itself.
+//!
+//! Invariants the owner keeps:
+//! - Every row lock it takes is in `locks` exactly once until it is released (rollback,
+//!   rollback to a savepoint that precedes it, commit): so ending the transaction
+//!   releases everything it holds, and nothing it does not.
+//! - A lock it cannot get at once is either waited for in place (blocking) or, when the
+//!   caller asked to stop, remembered as `lock_wait` with nothing taken: the caller
+//!   awaits [`Transaction::wait_for_lock`] as a task and runs the statement again at the
+//!   statement's snapshot ([`Transaction::retry_at`]). A wait is a typed result
+//!   ([`LockStep::MustWait`]), never an error.
+//! - Each table it writes is entered through its write gate once per transaction, and a
+//!   gate it closes (DROP TABLE, TRUNCATE) stays closed until its commit is visible or it
+//!   rolls back ([`Committing`] carries the closed gates to the end of the commit).
+//! - Ending it (commit or rollback) consumes it: no statement can run in a transaction
+//!   that has ended. A commit that fails before its log append rolls the transaction back
+//!   itself; after the append nothing may fail (`TxnManager::start_commit`).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use super::increments::apply_increments;
+use super::{
+    records, CommitInFlight, CommitRequest, Isolation, JournalMark, SessionSlot, TxnId, TxnManager,
+    Want, WriteSet,
+};
+use crate::constants::DEADLOCK_TIMEOUT;
+use crate::error::{Error, Result, SqlState};
+use crate::storage::write_gate::{Closed, ClosedGate, Interrupts, Writer};
+use crate::storage::{Key, Table, TableDef, TableId};
+use crate::wal::{Lsn, RecordKind, SyncLevel};
+
+use super::locks::LockTable;
+use super::Increment;
+
+/// A row lock a statement stopped at, to be awaited before it runs again.
+struct LockWait {
+    table: TableId,
+    key: Key,
+    want: Want,
+    /// The transaction does not hold the key yet: it joins `locks` once granted.
+    new_lock: bool,
+}
+
+/// The result of asking for a row lock.
+#[must_use]
+pub enum LockStep {
+    Held,
+    /// Held by another transaction: the caller asked to stop rather than block, so the
+    /// statement must stop and wait ([`Transaction::wait_for_lock`]).
+    MustWait,
+}
+
+/// Where a savepoint puts the transaction back to.
+#[derive(Clone, Copy)]
+pub struct TxnMark {
+    writes: JournalMark,
+    locks: usize,
+    created: usize,
+    dropped: usize,
+}
+
+/// A commit whose record is in the log: finish it (durable, installed, visible) before
+/// replying. The gates its DROP TABLE and TRUNCATE closed open when it is visible.
+pub struct Committing {
+    manager: Arc<TxnManager>,
+    slot: Arc<SessionSlot>,
+    flight: CommitInFlight,
+    closed_gates: Vec<ClosedGate>,
+}
+
+impl Committing {
+    /// Finish the commit, blocking.
+    pub fn finish(self) {
+        self.manager.finish_commit(self.flight, Some(&self.slot));
+        drop(self.closed_gates);
+    }
+
+    /// Finish the commit as a task.
+    pub async fn finish_async(self) {
+        self.manager
+            .finish_commit_async(self.flight, Some(&self.slot))
+            .await;
+        drop(self.closed_gates);
+    }
+}
+
+pub struct Transaction {
+    manager: Arc<TxnManager>,
+    slot: Arc<SessionSlot>,
+    pub id: TxnId,
+    pub isolation: Isolation,
+    /// Opened by BEGIN (a block), not by a lone statement.
+    pub explicit: bool,
+    /// READ ONLY: statements that write fail with 25006.
+    pub read_only: bool,
+    /// REPEATABLE READ and SERIALIZABLE: the transaction's snapshot, taken by its first
+    /// statement.
+    pub snapshot: Option<Lsn>,
+    pub writes: WriteSet,
+    /// Tables this transaction dropped (logged with its commit).
+    pub dropped: Vec<TableId>,
+    /// Tables this transaction created; its commit confirms their creation in the log.
+    pub created: Vec<TableId>,
+    /// The end of log records it caused outside its commit record (sequence advances).
+    pub logged_upto: u64,
+    locks: Vec<(TableId, Key)>,
+    lock_wait: Option<LockWait>,
+    /// The snapshot of the statement that stopped at `lock_wait`: it runs again at the
+    /// same snapshot, so that (READ COMMITTED) it acts on the rows that snapshot found,
+    /// re-checked at their newest versions, and never on rows committed meanwhile.
+    retry_snapshot: Option<Lsn>,
+    pub start_us: i64,
+}
+
+impl Transaction {
+    pub fn begin(
+        manager: &Arc<TxnManager>,
+        slot: &Arc<SessionSlot>,
+        isolation: Isolation,
+        read_only: bool,
+        start_us: i64,
+    ) -> Transaction {
+        Transaction {
+            manager: manager.clone(),
+            slot: slot.clone(),
+            id: manager.begin(),
+            isolation,
+            explicit: false,
+            read_only,
+            snapshot: None,
+            writes: WriteSet::default(),
+            dropped: Vec::new(),
+            created: Vec::new(),
+            logged_upto: 0,
+            locks: Vec::new(),
+            lock_wait: None,
+            retry_snapshot: None,
+            start_us,
+        }
+    }
+
+    // --- snapshots ------------------------------------------------------------------
+
+    /// The snapshot for the next statement: the one a statement that stopped at a lock
+    /// runs again at; else READ COMMITTED's fresh one, or the transaction's, taken on
+    /// first use (SERIALIZABLE: as it joins the dependency graph, `txn::Ssi`).
+    pub fn statement_snapshot(&mut self) -> Lsn {
+        if let Some(retry) = self.retry_snapshot.take() {
+            return retry;
+        }
+        if !self.isolation.snapshot_per_transaction() {
+            return self.manager.snapshot(&self.slot);
+        }
+        if let Some(snapshot) = self.snapshot {
+            return snapshot;
+        }
+        let snapshot = if self.isolation == Isolation::Serializable {
+            let visible = self.manager.visibility.visible_lsn();
+            let (manager, slot) = (&self.manager, &self.slot);
+            manager
+                .ssi
+                .begin(self.id, self.read_only, visible, || manager.snapshot(slot))
+        } else {
+            self.manager.snapshot(&self.slot)
+        };
+        self.snapshot = Some(snapshot);
+        snapshot
+    }
+
+    /// The statement that ran at `snapshot` stopped at a row lock: it runs again there.
+    pub fn retry_at(&mut self, snapshot: Lsn) {
+        self.retry_snapshot = Some(snapshot);
+    }
+
+    /// A statement starts, or the last one's wait is abandoned.
+    pub fn forget_wait(&mut self) {
+        self.lock_wait = None;
+    }
+
+    // --- row locks ------------------------------------------------------------------
+
+    /// Get `want` on a row, waiting if another transaction is in the way: blocking, or,
+    /// with `stop`, by returning [`LockStep::MustWait`] having taken nothing. `new_lock`:
+    /// the transaction does not hold the key yet.
+    pub fn lock_row(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        want: Want,
+        new_lock: bool,
+        stop: bool,
+    ) -> Result<LockStep> {
+        let locks = &self.manager.locks;
+        let mut new_lock = new_lock;
+        if let Some(fresh) = locks.try_lock_new(self.id, table, key, want) {
+            // A key held already (in a weaker mode, say) is in the list once.
+            new_lock &= fresh;
+        } else {
+            new_lock &= !locks.holds(self.id, table, key);
+            if stop {
+                self.lock_wait = Some(LockWait {
+                    table,
+                    key: key.to_vec(),
+                    want,
+                    new_lock,
+                });
+                return Ok(LockStep::MustWait);
+            }
+            *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
+            let interrupts = self.slot.lock_wait_interrupts();
+            let r = locks.lock(self.id, table, key, want, &interrupts);
+            *self.slot.wait_event.lock() = None;
+            r?;
+        }
+        if new_lock {
+            self.locks.push((table, key.to_vec()));
+        }
+        Ok(LockStep::Held)
+    }
+
+    /// NOWAIT / SKIP LOCKED: get `want` on a row only if nobody is in the way.
+    pub fn try_lock_row(&mut self, table: TableId, key: &[u8], want: Want) -> bool {
+        match self.manager.locks.try_lock_new(self.id, table, key, want) {
+            Some(true) => {
+                self.locks.push((table, key.to_vec()));
+                true
+            }
+            Some(false) => true,
+            None => false,
+        }
+    }
+
+    /// Give back a lock taken by this statement for a row it turned out not to write.
+    pub fn unlock_row(&mut self, table: TableId, key: &[u8]) {
+        if let Some(i) = self
+            .locks
+            .iter()
+            .rposition(|(t, k)| *t == table && k == key)
+        {
+            let lock = self.locks.remove(i);
+            self.manager.locks.release_all(self.id, &[lock]);
+        }
+    }
+
+    /// Wait, as a task, for the row lock the last statement stopped at, and take it.
+    pub async fn wait_for_lock(&mut self) -> Result<()> {
+        let Some(wait) = self.lock_wait.take() else {
+            return Ok(());
+        };
+        *self.slot.wait_event.lock() = Some(("Lock", "transactionid"));
+        let locked = self
+            .manager
+            .locks
+            .lock_async(
+                self.id,
+                wait.table,
+                &wait.key,
+                wait.want,
+                &self.slot.lock_wait_interrupts(),
+            )
+            .await;
+        *self.slot.wait_event.lock() = None;
+        locked?;
+        if wait.new_lock {
+            self.locks.push((wait.table, wait.key));
+        }
+        Ok(())
+    }
+
+    /// Whether another transaction waits for a row lock this one holds.
+    pub fn blocks_others(&self) -> bool {
+        !self.locks.is_empty() && self.manager.locks.is_waited_on(self.id)
+    }
+
+    // --- deferred increments --------------------------------------------------------
+
+    /// The key's increment latch: held from reading a row's latest version to deciding
+    /// on an increment to it (`LockTable::latch_increments`).
+    pub fn increment_latch(
+        &self,
+        table: TableId,
+        key: &[u8],
+    ) -> Vec<parking_lot::MutexGuard<'_, ()>> {
+        self.manager
+            .locks
+            .latch_increments(std::iter::once((table, key)))
+    }
+
+    /// The increments other transactions hold on a row.
+    pub fn others_increments(&self, table: TableId, key: &[u8]) -> Vec<Increment> {
+        self.manager.locks.others_increments(self.id, table, key)
+    }
+
+    /// This transaction holds `incs` on a row (with [`Want::Increment`]).
+    pub fn hold_increments(&mut self, table: &Arc<Table>, key: Key, incs: Vec<Increment>) {
+        self.writes.take_increments(table, &key);
+        self.writes.set_increments(table, key.clone(), incs.clone());
+        self.manager
+            .locks
+            .record_increments(self.id, table.id, &key, incs);
+    }
+
+    // --- SERIALIZABLE ---------------------------------------------------------------
+
+    /// A statement reads `range` of `table` (SERIALIZABLE: the graph learns of it).
+    pub fn note_read(&self, table: TableId, range: (Bound<Key>, Bound<Key>)) -> Result<()> {
+        if self.isolation != Isolation::Serializable {
+            return Ok(());
+        }
+        self.manager.ssi.read(self.id, table, range)
+    }
+
+    /// A statement is about to write `key` of `table` (SERIALIZABLE: the graph learns of
+    /// it, and may fail it with 40001).
+    pub fn note_write(&self, table: TableId, key: &[u8]) -> Result<()> {
+        if self.isolation != Isolation::Serializable {
+            return Ok(());
+        }
+        let point = (Bound::Included(key.to_vec()), Bound::Included(key.to_vec()));
+        self.manager.ssi.write(self.id, table, point)
+    }
+
+    // --- write gates and DDL --------------------------------------------------------
+
+    /// Pass the write gate of each table in `written` (once per transaction), and wait
+    /// at the gate of `read` if another transaction closed it. Returns whether it waited:
+    /// the table may have been rebuilt meanwhile, so the statement is planned again.
+    pub fn pass_gates(
+        &mut self,
+        written: &[Arc<Table>],
+        read: Option<&Arc<Table>>,
+    ) -> Result<bool> {
+        let mut waited = false;
+        for table in written {
+            if self.writes.passed_gate(table.id) {
+                continue;
+            }
+            let writer = match Writer::try_enter(table) {
+                Some(writer) => writer,
+                None => {
+                    waited = true;
+                    self.wait_at_gate(|interrupts| Writer::enter_waiting(table, interrupts))?
+                }
+            };
+            self.writes.writers.push(writer);
+        }
+        if let Some(table) = read {
+            if table.write_gate().is_closed() && !self.writes.closed_gate(table.id) {
+                waited = true;
+                self.wait_at_gate(|interrupts| table.write_gate().wait_open(interrupts))?;
+            }
+        }
+        Ok(waited)
+    }
+
+    /// Close `table`'s gate for this transaction (DROP TABLE, TRUNCATE), waiting for the
+    /// transactions writing it to end: from now until this one ends, every other
+    /// statement on the table waits (`storage::write_gate`).
+    pub fn close_gate(&mut self, table: &Arc<Table>) -> Result<()> {
+        if self.writes.closed_gate(table.id) {
+            return Ok(());
+        }
+        self.writes.leave_gate(table.id);
+        let closed = self.wait_at_gate(|interrupts| ClosedGate::close(table, interrupts))?;
+        self.writes.closed.push(closed);
+        if self.isolation == Isolation::Serializable {
+            // It writes the whole table.
+            let whole = (Bound::Unbounded, Bound::Unbounded);
+            self.manager.ssi.write(self.id, table.id, whole)?;
+        }
+        Ok(())
+    }
+
+    /// Run `wait`, a wait at a table's gate, off the async runtime's threads, shown in
+    /// pg_stat_activity as a relation lock wait, and ended by [`gate_wait_interrupts`].
+    fn wait_at_gate<T>(&self, wait: impl FnOnce(Interrupts<'_>) -> Result<T>) -> Result<T> {
+        let interrupts = gate_wait_interrupts(&self.slot, &self.manager.locks, self.id);
+        *self.slot.wait_event.lock() = Some(("Lock", "relation"));
+        let waited = crate::wal::blocking(|| wait(&interrupts));
+        *self.slot.wait_event.lock() = None;
+        waited
+    }
+
+    /// CREATE TABLE: logged and durable before anyone can see the table, so no commit
+    /// that writes to it can precede its creation in the log; invisible to others until
+    /// this transaction commits, and dropped again if it rolls back. Returns false (and
+    /// creates nothing) when the name is taken and `if_not_exists`.
+    pub fn create_table(&mut self, def: &TableDef, if_not_exists: bool) -> Result<bool> {
+        let catalog = &self.manager.catalog;
+        let _ddl = catalog.ddl_lock();
+        if catalog.table(&def.name).is_some() {
+            if if_not_exists {
+                return Ok(false);
+            }
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", def.name),
+            ));
+        }
+        let id = catalog.allocate_table_id();
+        let mut created = Ok(());
+        self.manager.commit_ddl(
+            RecordKind::CreateTable,
+            &records::encode_table_def(id, def),
+            |_| {
+                created = catalog.create_table_with_id(id, def.clone()).map(|_| ());
+            },
+        );
+        created?;
+        self.created.push(id);
+        Ok(true)
+    }
+
+    /// DROP TABLE: others wait for the table until this transaction ends; the drop is
+    /// logged with its commit, and the table leaves the catalog then.
+    pub fn drop_table(&mut self, table: &Arc<Table>) -> Result<()> {
+        self.close_gate(table)?;
+        self.dropped.push(table.id);
+        // This transaction's plans no longer see the table.
+        self.manager.catalog.table_altered();
+        Ok(())
+    }
+
+    /// Drop the tables created after the first `keep` (a rollback), newest first.
+    fn drop_created(&mut self, keep: usize) {
+        let catalog = &self.manager.catalog;
+        while self.created.len() > keep {
+            let Some(id) = self.created.pop() else {
+                break;
+            };
+            if let Some(table) = catalog.table_by_id(id) {
+                let name = table.def().name.clone();
+                let _ddl = catalog.ddl_lock();
+                self.manager.commit_ddl(
+                    RecordKind::DropTable,
+                    &records::encode_drop_table(id),
+                    |_| {
+                        catalog.drop_table(&name);
+                    },
+                );
+            }
+        }
+    }
+
+    // --- savepoints -----------------------------------------------------------------
+
+    pub fn mark(&mut self) -> TxnMark {
+        TxnMark {
+            writes: self.writes.mark(),
+            locks: self.locks.len(),
+            created: self.created.len(),
+            dropped: self.dropped.len(),
+        }
+    }
+
+    /// ROLLBACK TO SAVEPOINT: undo the writes since `mark`, release the row locks taken
+    /// since (a transaction waiting for one goes on, as in PostgreSQL, where they
+    /// belonged to the aborted subtransaction), drop the tables created since, and see
+    /// the tables dropped since again.
+    pub fn rollback_to(&mut self, mark: &TxnMark) {
+        self.writes.rollback_to(mark.writes);
+        let locks = self.locks.split_off(mark.locks.min(self.locks.len()));
+        self.manager.rollback(self.id, &locks);
+        self.drop_created(mark.created);
+        if self.dropped.len() > mark.dropped {
+            self.dropped.truncate(mark.dropped);
+            self.manager.catalog.table_altered();
+        }
+        self.lock_wait = None;
+        self.retry_snapshot = None;
+    }
+
+    /// All savepoints are gone (RELEASE of the outermost).
+    pub fn forget_marks(&mut self) {
+        self.writes.forget_marks();
+    }
+
+    // --- ending ---------------------------------------------------------------------
+
+    /// Commit. Its record takes its place in the log now (after `before_append`, which
+    /// runs only if it gets that far); the rest, durability, install, visibility and the
+    /// release of locks, is [`Committing::finish`]. A commit that fails on the way (a
+    /// bulk load's pages, an increment out of range, a serialization failure) has rolled
+    /// the transaction back.
+    pub fn commit(mut self, level: SyncLevel, before_append: impl FnOnce()) -> Result<Committing> {
+        if let Err(e) = self.manager.flush_bulk_loads(&mut self.writes) {
+            self.rollback();
+            return Err(e);
+        }
+        let manager = self.manager.clone();
+        // Held until the commit is installed.
+        let _latches = match increments_to_images(&manager.locks, self.id, &mut self.writes) {
+            Ok(latches) => latches,
+            Err(e) => {
+                self.rollback();
+                return Err(e);
+            }
+        };
+        before_append();
+        // Others wait at these gates until the commit is visible, not just installed:
+        // the statement they run next takes a snapshot that must hold it.
+        let closed_gates = std::mem::take(&mut self.writes.closed);
+        let slot = self.slot.clone();
+        let start = |t: Transaction| {
+            let flight = manager.start_commit(CommitRequest {
+                txn: t.id,
+                writes: t.writes,
+                created: &t.created,
+                dropped: &t.dropped,
+                locks: t.locks,
+                level,
+                logged_upto: Lsn(t.logged_upto),
+            });
+            let lsn = flight.lsn;
+            (flight, lsn)
+        };
+        let flight = match (self.isolation, self.snapshot) {
+            // SERIALIZABLE: checked against the dependency graph, and appended under its
+            // lock (`txn::Ssi`).
+            (Isolation::Serializable, Some(_)) => {
+                let visible = manager.visibility.visible_lsn();
+                match manager.ssi.commit(self.id, visible, self, start) {
+                    Ok(flight) => flight,
+                    Err((e, t)) => {
+                        drop(closed_gates);
+                        t.rollback();
+                        return Err(e);
+                    }
+                }
+            }
+            _ => start(self).0,
+        };
+        manager.release_snapshot(&slot);
+        Ok(Committing {
+            manager: manager.clone(),
+            slot,
+            flight,
+            closed_gates,
+        })
+    }
+
+    /// Roll back: release the row locks and the snapshot, leave the dependency graph,
+    /// drop the tables it created and bring back those it dropped.
+    pub fn rollback(mut self) {
+        self.abort_in_place();
+        self.manager.end_transaction();
+    }
+
+    /// Abort the transaction's work now (its locks released, its writes dropped, its
+    /// tables undone) while the block that ran it stays open, failed, until ROLLBACK.
+    pub fn abort_in_place(&mut self) {
+        if self.isolation == Isolation::Serializable {
+            let visible = self.manager.visibility.visible_lsn();
+            self.manager.ssi.abort(self.id, visible);
+        }
+        if !self.dropped.is_empty() {
+            // The tables it dropped are back: its plans see them again.
+            self.dropped.clear();
+            self.manager.catalog.table_altered();
+        }
+        let locks = std::mem::take(&mut self.locks);
+        self.manager.rollback(self.id, &locks);
+        self.manager.release_snapshot(&self.slot);
+        self.writes = WriteSet::default();
+        self.drop_created(0);
+        self.snapshot = None;
+        self.lock_wait = None;
+        self.retry_snapshot = None;
+    }
+}
+
+/// Turn deferred increments into after-images of each row's latest version. Returns the
+/// increment latches of those rows, which the caller holds until the commit has
+/// installed them: nobody else applies to the rows meanwhile.
+fn increments_to_images<'l>(
+    locks: &'l LockTable,
+    txn: TxnId,
+    writes: &mut WriteSet,
+) -> Result<Vec<parking_lot::MutexGuard<'l, ()>>> {
+    if !writes.has_increments() {
+        return Ok(Vec::new());
+    }
+    let latches = locks.latch_increments(
+        writes
+            .tables
+            .values()
+            .flat_map(|w| w.increments.keys().map(|k| (w.table.id, k.as_slice()))),
+    );
+    for w in writes.tables.values_mut() {
+        for (key, incs) in std::mem::take(&mut w.increments) {
+            if let Some(owner) = locks.owner_other_than(txn, w.table.id, &key) {
+                return Err(Error::internal(format!(
+                    "transaction {} owns a row transaction {} holds with an increment",
+                    owner.0, txn.0
+                )));
+            }
+            let row = apply_increments(&w.table, &key, &incs)?;
+            w.rows.insert(key, Some(row.into()));
+        }
+    }
+    Ok(latches)
+}
+
+/// What ends a wait at a table's gate (`storage::write_gate`): the session's interrupts and
+/// `lock_timeout`, and a deadlock the lock table cannot see, as a gate wait is not in its
+/// wait-for graph. After `DEADLOCK_TIMEOUT` of waiting (PostgreSQL's `deadlock_timeout`),
+/// if another transaction waits for a row lock that `txn` holds, the wait fails with
+/// 40P01: that transaction may be the one the gate waits for. (It may also not be: then
+/// the 40P01 is one PostgreSQL would not have raised, and a retry succeeds.)
+fn gate_wait_interrupts<'a>(
+    slot: &'a SessionSlot,
+    locks: &'a LockTable,
+    txn: TxnId,
+) -> impl Fn() -> Result<()> + Sync + 'a {
+    let base = slot.lock_wait_interrupts();
+    let since = std::time::Instant::now();
+    move || {
+        base()?;
+        if since.elapsed() >= DEADLOCK_TIMEOUT && locks.is_waited_on(txn) {
+            return Err(
+                Error::new(SqlState::DEADLOCK_DETECTED, "deadlock detected").with_detail(format!(
+                    "Transaction {} waits for a table lock while another transaction waits for its row lock.",
+                    txn.0
+                )),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// ALTER TABLE rebuilds: close `table`'s gate for the statement alone, waiting for every
+/// transaction writing it to end.
+pub fn close_gate_for_rebuild<'t>(slot: &SessionSlot, table: &'t Table) -> Result<Closed<'t>> {
+    *slot.wait_event.lock() = Some(("Lock", "relation"));
+    let closed = crate::wal::blocking(|| table.write_gate().close(&slot.cancel));
+    *slot.wait_event.lock() = None;
+    closed
+}
