@@ -1,4 +1,4 @@
-//! Transactions: write sets, row locks, snapshots and the commit path.
+//! Transactions: their owner, write sets, row locks, snapshots and the commit path.
 //!
 //! Invariants:
 //! - A transaction's writes stay in its private [`WriteSet`] until commit. Storage never
@@ -28,6 +28,9 @@
 //!   LSN.
 //! - Lock waits detect deadlocks immediately (a wait that would close a cycle in the
 //!   wait-for graph fails with 40P01) and can be cancelled.
+//! - A running transaction has one owner, [`Transaction`]: the layers above reach the lock
+//!   table, the write gates, the SERIALIZABLE graph ([`Ssi`]) and the commit sequence only
+//!   through it.
 
 pub mod checkpoints;
 pub mod ddl;

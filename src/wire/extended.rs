@@ -409,7 +409,10 @@ mod tests {
     fn execute_tags() {
         assert_eq!(RowsTag::Select.complete(3), "SELECT 3");
         assert_eq!(RowsTag::Select.complete(0), "SELECT 0");
-        assert_eq!(RowsTag::Fixed("INSERT 0 5".into()).complete(2), "INSERT 0 5");
+        assert_eq!(
+            RowsTag::Fixed("INSERT 0 5".into()).complete(2),
+            "INSERT 0 5"
+        );
         assert_eq!(RowsTag::Fixed("UPDATE 5".into()).complete(2), "UPDATE 5");
     }
 }
