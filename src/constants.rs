@@ -14,6 +14,14 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_STARTUP_PACKET_BYTES: usize = 10_000;
 /// Most simultaneous client connections (`max_connections`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
+/// Most refused connections answered at once (each holds a descriptor for up to the
+/// refusal's read timeout); past this a refused connection is closed without a word.
+pub const MAX_REFUSALS_IN_FLIGHT: usize = 256;
+/// Descriptors kept for the server's own files (WAL segments, the page file, sockets)
+/// beyond its connections.
+pub const RESERVED_FILE_DESCRIPTORS: u64 = 64;
+/// Longest pause of an accept loop after a failed accept (out of descriptors, say).
+pub const MAX_ACCEPT_BACKOFF_MS: u64 = 1000;
 /// Bytes of replies buffered before they are written to the socket even without Sync/Flush.
 pub const WIRE_WRITE_BUFFER_BYTES: usize = 256 * 1024;
 /// Most replies of different connections sent by one system call (see `wire::reply_batch`).

@@ -126,6 +126,13 @@ impl Error {
         Error::new(SqlState::SYNTAX_ERROR, message)
     }
 
+    /// 54001: a statement nested too deeply to analyse or run, as PostgreSQL reports it.
+    pub fn stack_depth() -> Error {
+        Error::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
+            "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",
+        )
+    }
+
     pub fn internal(message: impl Into<String>) -> Error {
         Error::new(SqlState::INTERNAL_ERROR, message)
     }

@@ -99,6 +99,7 @@ fn lock_data_dir(dir: &Path) -> Result<std::fs::File> {
 pub fn run(opts: ServerOptions) -> Result<()> {
     let settings = configure(&opts)?;
     let _lock = lock_data_dir(&opts.data_dir)?;
+    raise_descriptor_limit(settings.get_int("max_connections") as u64);
     let engine = Engine::open(settings.clone(), &opts.data_dir)?;
     let host = settings
         .show("listen_addresses")
@@ -156,13 +157,16 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
         tracing::info!("listening on Unix socket \"{}\"", socket.path.display());
         let engine = engine.clone();
         unix_accepts.spawn(async move {
+            let mut failures = AcceptFailures::default();
             loop {
                 match socket.listener.accept().await {
-                    Ok((stream, _)) => admit(stream, None, &engine, max_connections),
+                    Ok((stream, _)) => {
+                        failures.succeeded();
+                        admit(stream, None, &engine, max_connections);
+                    }
                     Err(e) => {
-                        tracing::warn!("accept failed on \"{}\": {e}", socket.path.display());
-                        // Out of file descriptors, say: let connections close first.
-                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        let place = format!("\"{}\"", socket.path.display());
+                        failures.failed(&place, &e).await;
                     }
                 }
             }
@@ -171,16 +175,19 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
     let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::internal(e.to_string()))?;
+    let mut failures = AcceptFailures::default();
+    let place = addr.to_string();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(x) => x,
                     Err(e) => {
-                        tracing::warn!("accept failed: {e}");
+                        failures.failed(&place, &e).await;
                         continue;
                     }
                 };
+                failures.succeeded();
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
                 }
@@ -205,21 +212,109 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
     Ok(())
 }
 
+/// Failed accepts of one listener: each failure pauses the loop, longer while they go on
+/// (out of descriptors, nothing but time frees one), and they are logged at most once a
+/// second, with how many there were.
+#[derive(Default)]
+struct AcceptFailures {
+    backoff_ms: u64,
+    unlogged: u64,
+    last_log: Option<std::time::Instant>,
+}
+
+impl AcceptFailures {
+    async fn failed(&mut self, place: &str, e: &std::io::Error) {
+        self.unlogged += 1;
+        let due = self
+            .last_log
+            .is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1));
+        if due {
+            tracing::warn!(
+                "accept failed on {place}: {e} ({} time(s) since the last report)",
+                self.unlogged
+            );
+            self.unlogged = 0;
+            self.last_log = Some(std::time::Instant::now());
+        }
+        self.backoff_ms = (self.backoff_ms * 2).clamp(5, crate::constants::MAX_ACCEPT_BACKOFF_MS);
+        tokio::time::sleep(std::time::Duration::from_millis(self.backoff_ms)).await;
+    }
+
+    fn succeeded(&mut self) {
+        self.backoff_ms = 0;
+    }
+}
+
+/// Events counted as they happen and reported at most once a second, with their count.
+struct Throttled {
+    count: std::sync::atomic::AtomicU64,
+    last_report_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Throttled {
+    const fn new() -> Throttled {
+        Throttled {
+            count: std::sync::atomic::AtomicU64::new(0),
+            last_report_ms: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Count one event; returns the count to report when a report is due.
+    fn hit(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering;
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        self.count.fetch_add(1, Ordering::AcqRel);
+        // Milliseconds since the first event, plus one so the first report is due at once.
+        let now = START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_millis() as u64
+            + 1001;
+        let last = self.last_report_ms.load(Ordering::Acquire);
+        if now.saturating_sub(last) < 1000 {
+            return None;
+        }
+        self.last_report_ms
+            .compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| self.count.swap(0, Ordering::AcqRel))
+    }
+}
+
+/// Connections refused for `max_connections`, reported at most once a second.
+static REFUSALS_TO_REPORT: Throttled = Throttled::new();
+
+/// Refused connections being answered now.
+static REFUSALS_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Serve an accepted client as a task of its own, or refuse it (FATAL 53300) when
-/// `max_connections` sessions are open already.
+/// `max_connections` connections are open already, started or not: so the server runs
+/// out of clients before it runs out of descriptors.
 fn admit<S: crate::wire::Transport + 'static>(
     stream: S,
     client: Option<SocketAddr>,
     engine: &Arc<Engine>,
     max_connections: usize,
 ) {
-    if engine.txn.session_count() >= max_connections {
+    use std::sync::atomic::Ordering;
+    if crate::wire::open_connections() >= max_connections {
         let peer = client.map_or_else(|| "[local]".to_string(), |c| c.to_string());
-        tracing::warn!("too many connections; refusing {peer}");
-        tokio::spawn(crate::wire::refuse_connection(
-            stream,
-            "sorry, too many clients already",
-        ));
+        let refusing = REFUSALS_IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
+        if refusing >= crate::constants::MAX_REFUSALS_IN_FLIGHT {
+            // A flood: close at once rather than hold a descriptor for each.
+            REFUSALS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+            drop(stream);
+            return;
+        }
+        if let Some(count) = REFUSALS_TO_REPORT.hit() {
+            tracing::warn!(
+                "too many connections; refusing {peer} ({count} refused since the last report)"
+            );
+        }
+        tokio::spawn(async move {
+            crate::wire::refuse_connection(stream, "sorry, too many clients already").await;
+            REFUSALS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+        });
         return;
     }
     tokio::spawn(crate::wire::serve_connection(
@@ -227,4 +322,36 @@ fn admit<S: crate::wire::Transport + 'static>(
         client,
         engine.clone(),
     ));
+}
+
+/// Raise the soft limit on open descriptors to the hard limit (as far as the process may),
+/// and warn if even that leaves too few for `max_connections` clients and the server's own
+/// files.
+fn raise_descriptor_limit(max_connections: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
+        }
+    }
+    let needed = max_connections + crate::constants::RESERVED_FILE_DESCRIPTORS;
+    if limit.rlim_cur < needed {
+        tracing::warn!(
+            "the open file limit ({}) is below max_connections ({max_connections}) plus {} for the server's own files: connections may fail to be accepted",
+            limit.rlim_cur,
+            crate::constants::RESERVED_FILE_DESCRIPTORS
+        );
+    }
 }

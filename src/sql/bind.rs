@@ -525,11 +525,7 @@ impl Binder {
 
     pub fn bind(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Typed> {
         if self.depth >= crate::constants::MAX_EXPRESSION_DEPTH {
-            return Err(Error::new(
-                SqlState::STATEMENT_TOO_COMPLEX,
-                "stack depth limit exceeded",
-            )
-            .with_hint("The expression is nested too deeply."));
+            return Err(Error::stack_depth());
         }
         self.depth += 1;
         let result = self.bind_inner(e, scope);

@@ -122,6 +122,16 @@ fn serialization_failure() -> Error {
     )
 }
 
+/// Whether no key lies between `lo` and `hi` (the ranges `BTreeMap::range` refuses).
+fn range_is_empty(lo: &Bound<Key>, hi: &Bound<Key>) -> bool {
+    match (lo, hi) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
+        (Bound::Included(l), Bound::Included(h)) => l > h,
+        (Bound::Included(l) | Bound::Excluded(l), Bound::Excluded(h))
+        | (Bound::Excluded(l), Bound::Included(h)) => l >= h,
+    }
+}
+
 impl Executor<'_> {
     fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
         e.eval(row, &self.ctx)
@@ -193,7 +203,8 @@ impl Executor<'_> {
                     })
                 };
                 match (bound(low)?, bound(high)?) {
-                    (Some(l), Some(h)) => Ok(Some((l, h))),
+                    // A reversed or empty range (BETWEEN 200 AND 100) finds nothing.
+                    (Some(l), Some(h)) if !range_is_empty(&l, &h) => Ok(Some((l, h))),
                     _ => Ok(None),
                 }
             }

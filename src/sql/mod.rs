@@ -23,6 +23,8 @@ mod golden;
 pub mod parser;
 mod plan;
 mod planner;
+#[cfg(test)]
+mod range_tests;
 pub mod session;
 mod system;
 

@@ -290,6 +290,7 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
     }
     let respelled = respell_weak_row_locks(sql);
     let sql = respelled.as_deref().unwrap_or(sql);
+    check_nesting(sql)?;
     let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(syntax_error)?;
     match stmts.len() {
         1 => Ok(Statement::Ast(Box::new(stmts.remove(0)))),
@@ -404,7 +405,75 @@ fn word_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
 }
 
 /// Turn sqlparser's message into PostgreSQL's `syntax error at or near "x"`.
+/// Refuse, with 54001 and before it is parsed, a statement whose expressions could nest
+/// deeper than [`MAX_EXPRESSION_DEPTH`](crate::constants::MAX_EXPRESSION_DEPTH).
+///
+/// The parser nests brackets only to a fixed depth, but it builds a chain of infix and
+/// postfix operators (`1+1+...`, `a||b||...`, `x AND y AND ...`, `v::int::int...`) in a
+/// loop, as a tree as deep as the chain is long; binding, evaluating and even dropping
+/// such a tree recurse once per level. A chain lies between commas at one bracket level,
+/// and each of its levels costs at least one operator or keyword token, so the count of
+/// those tokens along the brackets open at any point bounds the depth of any tree the
+/// statement can parse to. Counting is linear in the statement's length and never
+/// recurses.
+fn check_nesting(sql: &str) -> Result<()> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let limit = crate::constants::MAX_EXPRESSION_DEPTH;
+    let tokens = match Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() {
+        Ok(tokens) => tokens,
+        // The parser reports the same error.
+        Err(_) => return Ok(()),
+    };
+    // Operator and keyword tokens in the current segment of each open bracket level.
+    let mut levels: Vec<usize> = vec![0];
+    let mut open: usize = 0;
+    for token in &tokens {
+        match token {
+            Token::LParen | Token::LBracket | Token::LBrace => {
+                levels.push(0);
+            }
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                if levels.len() > 1 {
+                    let inner = levels.pop().unwrap_or(0);
+                    open = open.saturating_sub(inner);
+                }
+            }
+            Token::Comma | Token::SemiColon => {
+                let last = levels.last_mut();
+                if let Some(count) = last {
+                    open = open.saturating_sub(*count);
+                    *count = 0;
+                }
+            }
+            Token::Whitespace(_)
+            | Token::Number(..)
+            | Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::NationalStringLiteral(_)
+            | Token::EscapedStringLiteral(_)
+            | Token::HexStringLiteral(_)
+            | Token::DollarQuotedString(_)
+            | Token::Placeholder(_) => {}
+            Token::Word(w) if w.keyword == sqlparser::keywords::Keyword::NoKeyword => {}
+            _ => {
+                if let Some(count) = levels.last_mut() {
+                    *count += 1;
+                    open += 1;
+                }
+                if open > limit {
+                    return Err(Error::stack_depth());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn syntax_error(e: sqlparser::parser::ParserError) -> Error {
+    if matches!(e, sqlparser::parser::ParserError::RecursionLimitExceeded) {
+        // Brackets nested deeper than the parser goes.
+        return Error::stack_depth();
+    }
     let msg = e.to_string();
     if let Some(pos) = msg.find("found: ") {
         let found = &msg[pos + 7..];

@@ -200,6 +200,20 @@ impl Drop for Session {
     }
 }
 
+/// A statement's text as the log shows it: whole up to 1 kB, else its start and length
+/// (a huge statement must not flood the log once per error).
+fn logged_text(text: &str) -> std::borrow::Cow<'_, str> {
+    const MAX_LOGGED_BYTES: usize = 1024;
+    if text.len() <= MAX_LOGGED_BYTES {
+        return text.into();
+    }
+    let mut end = MAX_LOGGED_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len()).into()
+}
+
 fn tag_rows(tag: &str, n: u64) -> String {
     format!("{tag} {n}")
 }
@@ -528,7 +542,7 @@ impl Session {
         self.resuming = matches!(result, Ok(Outcome::WaitForLock));
         if let Err(e) = &result {
             // As PostgreSQL's log_min_error_statement = error: the error and its statement.
-            tracing::info!(code = %e.code, "ERROR: {}; STATEMENT: {}", e.message, stmt.shape.text);
+            tracing::info!(code = %e.code, "ERROR: {}; STATEMENT: {}", e.message, logged_text(&stmt.shape.text));
         }
         // A statement waiting for a row lock is still running.
         if !matches!(result, Ok(Outcome::WaitForLock)) {

@@ -127,6 +127,11 @@ fn registry() -> &'static Registry {
     })
 }
 
+/// Connections being served now, started or not (each holds a descriptor).
+pub fn open_connections() -> usize {
+    registry().live.lock().len()
+}
+
 /// Removes a connection from the registry when dropped (even during a panic).
 struct Registration(u64);
 
@@ -212,10 +217,27 @@ pub async fn serve_connection<S: Transport + 'static>(
 }
 
 /// Refuse a connection before startup (e.g. too many clients): read its startup packet
-/// so the client is listening, answer FATAL 53300, and close.
+/// so the client is listening, answer FATAL 53300, and close. An SSLRequest or GSSENC
+/// request first is declined ('N') as on an admitted connection, so the client sends its
+/// startup packet and reads the refusal as an error, not as a failed TLS exchange.
 pub async fn refuse_connection<S: Transport>(mut stream: S, message: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let mut buf = [0u8; 1024];
-    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await;
+    for _ in 0..3 {
+        let read = tokio::time::timeout_at(deadline, stream.read(&mut buf)).await;
+        let Ok(Ok(n)) = read else {
+            break;
+        };
+        let code = (n == 8).then(|| u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]));
+        match code {
+            Some(frontend::SSL_REQUEST_CODE) | Some(frontend::GSSENC_REQUEST_CODE) => {
+                if stream.write_all(b"N").await.is_err() {
+                    return;
+                }
+            }
+            _ => break,
+        }
+    }
     let err = Error::new(SqlState::TOO_MANY_CONNECTIONS, message);
     let _ = stream
         .write_all(&error_response_bytes(&err, Severity::Fatal))

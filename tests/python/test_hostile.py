@@ -1,0 +1,155 @@
+"""Inputs that once took the whole server down: after each, the error (if any) carries
+PostgreSQL's SQLSTATE, and a new connection runs `SELECT 1` at once.
+
+The same checks pass against PostgreSQL 15 (STEADYDB_TEST_EXTERNAL)."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+
+def healthy(server):
+    with psycopg.connect(server.conninfo(), autocommit=True, connect_timeout=5) as c:
+        assert c.execute("select 1").fetchone() == (1,)
+
+
+def sqlstate_of(conn, sql: str) -> str | None:
+    try:
+        conn.execute(sql)
+    except psycopg.Error as e:
+        return e.sqlstate
+    return None
+
+
+# Long flat chains: PostgreSQL's parser nests each one as deeply as it is long.
+CHAINS = {
+    "plus": "1" + "+1" * 200_000,
+    "concat": "'a'" + "||'a'" * 200_000,
+    "and": "true" + " and true" * 200_000,
+    "or": "false" + " or false" * 200_000,
+    "cast": "1" + "::int" * 200_000,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CHAINS))
+def test_deep_expression_is_54001(server, conn, shape):
+    state = sqlstate_of(conn, f"select {CHAINS[shape]}")
+    if shape in ("and", "or"):
+        # PostgreSQL flattens AND and OR chains and evaluates them; refusing them with
+        # 54001 is the other outcome a user may meet.
+        assert state in (None, "54001")
+    else:
+        assert state == "54001"
+    assert conn.execute("select 1").fetchone() == (1,)
+    healthy(server)
+
+
+def test_deep_brackets_are_refused(server, conn):
+    # PostgreSQL's parser runs out of its own stack here (42601); SteadyDB says 54001.
+    state = sqlstate_of(conn, "select " + "(" * 100_000 + "1" + ")" * 100_000)
+    assert state in ("54001", "42601")
+    healthy(server)
+
+
+def test_deep_expression_in_a_prepared_statement(server, conn):
+    with pytest.raises(psycopg.Error) as e:
+        conn.execute("select %s::int" + " + 1" * 200_000, (1,), prepare=True)
+    assert e.value.sqlstate == "54001"
+    healthy(server)
+
+
+def test_long_chains_that_fit_still_work(db, conn):
+    assert conn.execute("select " + "+".join(["1"] * 1000)).fetchone() == (1000,)
+    assert conn.execute("select " + "||".join(["'a'"] * 1000)).fetchone() == ("a" * 1000,)
+    # Many short expressions are not one deep one.
+    t = db.table("hostile_many")
+    conn.execute(f"create table {t} (a int primary key, b int)")
+    many = ", ".join(f"({i}, -{i} - 1)" for i in range(20_000))
+    conn.execute(f"insert into {t} values {many}")
+    assert conn.execute(f"select count(*), min(b) from {t}").fetchone() == (20_000, -20_000)
+
+
+def test_reversed_range_in_a_transaction_with_own_writes(server, db):
+    t = db.table("hostile_range")
+    with db.connect() as c:
+        c.execute(f"create table {t} (a int primary key)")
+    with psycopg.connect(server.conninfo()) as c:
+        c.execute(f"insert into {t} values (7), (150)")
+        assert c.execute(f"select * from {t} where a between 200 and 100").fetchall() == []
+        assert c.execute(f"select * from {t} where a > 10 and a < 10").fetchall() == []
+        assert c.execute(f"select * from {t} where a >= 150 and a <= 150").fetchall() == [(150,)]
+        assert c.execute(f"select * from {t} where a between 100 and 200").fetchall() == [(150,)]
+        c.commit()
+    healthy(server)
+
+
+@pytest.mark.steadydb_only
+def test_descriptor_exhaustion_refuses_with_53300(tmp_path):
+    """Thousands of half-open connections against a server with few descriptors: new
+    clients are refused with 53300 while the slots are taken, the accept loop backs off
+    and logs at most once a second, and the server serves again once they close."""
+    import resource
+    import socket
+    import subprocess
+    import time
+
+    from conftest import Server, _resolve_bin, _server_ready, free_port
+
+    def limit_descriptors():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [str(_resolve_bin()), "server", "-D", str(tmp_path / "data"), "-p", str(port),
+             "-c", "max_connections=20"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=limit_descriptors,
+        )
+    server = Server("127.0.0.1", port, "postgres", "postgres", False, proc,
+                    str(tmp_path / "data"), str(log_path))
+    sockets = []
+    try:
+        deadline = time.monotonic() + 30
+        while not _server_ready(server):
+            assert proc.poll() is None and time.monotonic() < deadline, server.log_tail()
+            time.sleep(0.2)
+        # Far more half-open connections than the server has descriptors.
+        for _ in range(1500):
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            sockets.append(s)
+        time.sleep(3)
+        with pytest.raises(psycopg.OperationalError) as e:
+            psycopg.connect(server.conninfo(), connect_timeout=10)
+        assert "too many clients" in str(e.value) or "timeout" in str(e.value).lower()
+        assert proc.poll() is None
+        for s in sockets:
+            s.close()
+        sockets.clear()
+        # Served again once the half-open connections are gone.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with psycopg.connect(server.conninfo(), connect_timeout=5) as c:
+                    assert c.execute("select 1").fetchone() == (1,)
+                break
+            except psycopg.OperationalError:
+                assert time.monotonic() < deadline, server.log_tail()
+                time.sleep(0.5)
+        accept_lines = [
+            line for line in log_path.read_text(errors="replace").splitlines()
+            if "accept failed" in line
+        ]
+        # At most one report a second (the flood lasted well under a minute).
+        assert len(accept_lines) < 60, accept_lines[:5]
+    finally:
+        for s in sockets:
+            s.close()
+        proc.terminate()
+        proc.wait(timeout=30)
