@@ -79,6 +79,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "default_transaction_isolation", default: "read committed", kind: Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), context: Context::User, description: "Sets the transaction isolation level of each new transaction." },
     Def { name: "default_transaction_read_only", default: "off", kind: Kind::Bool, context: Context::User, description: "Sets the default read-only status of new transactions." },
     Def { name: "extra_float_digits", default: "1", kind: Kind::Int { min: -15, max: 3, unit: NO }, context: Context::User, description: "Sets the number of digits displayed for floating-point values (values above 0 all give the shortest exact form)." },
+    Def { name: "recovery_cut_corrupt_wal", default: "off", kind: Kind::Bool, context: Context::Postmaster, description: "Starts even when the WAL is corrupt (an invalid record followed by valid ones), cutting it at the invalid record and losing every change logged after it." },
     Def { name: "fsync", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Forces synchronization of updates to disk." },
     Def { name: "integer_datetimes", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether datetimes are integer based." },
     Def { name: "IntervalStyle", default: "postgres", kind: Kind::Enum(&["postgres"]), context: Context::User, description: "Sets the display format for interval values." },

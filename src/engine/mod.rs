@@ -170,6 +170,7 @@ pub(crate) fn recover(
         writer_delay: Duration::from_millis(settings.get_int("wal_writer_delay").max(1) as u64),
         segment_bytes,
         prepare_ahead,
+        cut_corrupt: settings.get_bool("recovery_cut_corrupt_wal"),
     };
     let started = Instant::now();
     let storage_dir = data_dir.join(STORAGE_DIR);
@@ -235,7 +236,7 @@ pub(crate) fn recover(
     Wal::scan(
         disk.clone(),
         &data_dir.join("wal"),
-        segment_bytes,
+        &opts,
         control.redo,
         |kind, payload, _| records::named_slots(kind, payload, &mut named),
     )?;

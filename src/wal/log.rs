@@ -41,7 +41,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::record::{check_header, check_record, Invalid, PendingRecord, RecordKind};
+use super::record::{
+    check_header, check_record, durable_before, Invalid, PendingRecord, RecordKind,
+    RECORD_HEADER_BYTES,
+};
 use super::stats::WalStats;
 use super::watch::LsnWatch;
 use super::Lsn;
@@ -127,6 +130,9 @@ pub struct WalOptions {
     /// one, so that the flusher does not stop to zero-fill and sync a whole segment in the
     /// middle of the commit path. (Off in tests that count disk operations.)
     pub prepare_ahead: bool,
+    /// `recovery_cut_corrupt_wal`: cut the log at an invalid record even when valid
+    /// records follow it (corruption, not a torn tail), losing them. Off: refuse to start.
+    pub cut_corrupt: bool,
 }
 
 struct AppendState {
@@ -501,6 +507,7 @@ pub struct Wal {
 fn read_log(
     segments: &mut Segments,
     start: Lsn,
+    cut_corrupt: bool,
     apply: &mut impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
 ) -> Result<Replayed> {
     let io = |what: &str, e: std::io::Error| {
@@ -596,7 +603,7 @@ fn read_log(
                             Err(i) => i,
                             Ok(kind) => {
                                 let end = Lsn(pos + len as u64);
-                                apply(kind, &record[17..], end)?;
+                                apply(kind, &record[RECORD_HEADER_BYTES..], end)?;
                                 records += 1;
                                 pos = end.0;
                                 continue;
@@ -607,7 +614,30 @@ fn read_log(
             }
         };
         if invalid != Invalid::End {
-            cut = Some((Lsn(pos), format!("{invalid:?}")));
+            let mut why = format!("{invalid:?}");
+            let bad_len = <[u8; 16]>::try_from(&header[..])
+                .ok()
+                .and_then(|h| check_header(&h, Lsn(pos)).ok());
+            if let Some(later) = record_proving_corruption(segments, pos, bad_len)? {
+                let segment = segment_name(pos / segments.data_bytes());
+                if !cut_corrupt {
+                    return Err(Error::new(
+                        SqlState::DATA_CORRUPTED,
+                        format!(
+                            "WAL is corrupt: invalid record at {} in segment {segment} ({why}), but a valid record follows at {}",
+                            Lsn(pos),
+                            later
+                        ),
+                    )
+                    .with_detail("A torn write at the end of the log leaves nothing valid after it; the records after this one were written, and made durable, after it.")
+                    .with_hint(format!(
+                        "Restore the data directory from a backup. To start anyway, losing every change logged from {} on, set recovery_cut_corrupt_wal = on for one start.",
+                        Lsn(pos)
+                    )));
+                }
+                why = format!("{why}; corrupt, valid records from {later} on are lost");
+            }
+            cut = Some((Lsn(pos), why));
         }
         break;
     }
@@ -617,6 +647,63 @@ fn read_log(
         bytes: pos - start.0,
         cut,
     })
+}
+
+/// A valid record after an invalid one at `bad` (its header's sane length `bad_len`, or
+/// none) that proves the invalid one corrupt: its durable LSN says the log was durable
+/// past the whole invalid record before it was appended, so no crash can have torn it
+/// (`record`, the durable LSN). Records after a torn tail were appended before the torn
+/// flush became durable and carry a durable LSN below it. The search recognises a record
+/// by its header, which names its own position, and its CRC; it reads the rest of the
+/// log in large pieces, steps over each valid record whole, and stops where the
+/// segments end.
+fn record_proving_corruption(
+    segments: &mut Segments,
+    bad: u64,
+    bad_len: Option<usize>,
+) -> Result<Option<Lsn>> {
+    const CHUNK_BYTES: usize = 1 << 20;
+    let io =
+        |e: std::io::Error| Error::new(SqlState::IO_ERROR, format!("could not read the WAL: {e}"));
+    let bad_end = bad + bad_len.unwrap_or(16) as u64;
+    let mut from = bad + 1;
+    let mut chunk = vec![0u8; CHUNK_BYTES];
+    let mut record = Vec::new();
+    loop {
+        let got = segments.read(from, &mut chunk).map_err(io)?;
+        if got < 16 {
+            return Ok(None);
+        }
+        let mut i = 0;
+        let mut next = None;
+        while i + 16 <= got {
+            let at = from + i as u64;
+            let header =
+                <[u8; 16]>::try_from(&chunk[i..i + 16]).map_err(|_| Error::internal("header"))?;
+            let Ok(len) = check_header(&header, Lsn(at)) else {
+                i += 1;
+                continue;
+            };
+            record.resize(len, 0);
+            if segments.read(at, &mut record).map_err(io)? < len || check_record(&record).is_err() {
+                i += 1;
+                continue;
+            }
+            if durable_before(&record).0 >= bad_end {
+                return Ok(Some(Lsn(at)));
+            }
+            // The next record starts right after this one, maybe past this piece.
+            i += len;
+            if i + 16 > got {
+                next = Some(at + len as u64);
+            }
+        }
+        if got < CHUNK_BYTES && next.is_none() {
+            return Ok(None);
+        }
+        // Headers that straddle the piece's end are looked at again in the next one.
+        from = next.unwrap_or(from + (got - 15) as u64);
+    }
 }
 
 /// What replay found.
@@ -636,15 +723,15 @@ impl Wal {
     pub fn scan(
         disk: Arc<dyn Disk>,
         dir: &Path,
-        segment_bytes: u64,
+        opts: &WalOptions,
         start: Lsn,
         mut visit: impl FnMut(RecordKind, &[u8], Lsn) -> Result<()>,
     ) -> Result<()> {
         if !disk.exists(dir) {
             return Ok(());
         }
-        let mut segments = Segments::new(disk, dir, segment_bytes, false);
-        read_log(&mut segments, start, &mut visit).map(|_| ())
+        let mut segments = Segments::new(disk, dir, opts.segment_bytes, false);
+        read_log(&mut segments, start, opts.cut_corrupt, &mut visit).map(|_| ())
     }
 
     /// Open the log in `dir` and replay it from `start` (the redo LSN of the checkpoint
@@ -682,7 +769,7 @@ impl Wal {
                     .map_err(|e| io("remove an unfinished WAL segment", e))?;
             }
         }
-        let replayed = read_log(&mut segments, start, &mut apply)?;
+        let replayed = read_log(&mut segments, start, opts.cut_corrupt, &mut apply)?;
         let pos = replayed.end.0;
         // Make sure nothing stale lies beyond the end, torn or not.
         let removed = segments.cut(pos).map_err(|e| io("cut the WAL", e))?;
@@ -771,7 +858,7 @@ impl Wal {
             && st.last_group_commits <= 1
             && !self.flushing.is_locked();
         let start = st.end;
-        rec.finish(start);
+        rec.finish(start, self.flushed.get());
         st.buffer.extend_from_slice(&rec.bytes);
         st.end = Lsn(start.0 + rec.len() as u64);
         if is_commit {
@@ -1045,6 +1132,7 @@ mod tests {
             writer_delay: Duration::from_millis(200),
             segment_bytes: 64 * 1024,
             prepare_ahead: false,
+            cut_corrupt: false,
         }
     }
 
@@ -1205,7 +1293,7 @@ mod tests {
         let at = SEGMENT_HEADER_BYTES + end.0 % data;
         for (lsn, ends_the_log) in [(end.0 - data, true), (end.0 + 1, false)] {
             let mut rec = PendingRecord::new(RecordKind::Commit, b"old");
-            rec.finish(Lsn(lsn));
+            rec.finish(Lsn(lsn), Lsn::ZERO);
             segment.write_all_at(&rec.bytes, at).expect("write");
             segment.sync_data().expect("sync");
             let (_, seen, replayed) = replay_from(&disk, redo);
@@ -1213,5 +1301,80 @@ mod tests {
             assert_eq!(replayed.end, end);
             assert_eq!(seen.len(), 70);
         }
+    }
+
+    /// A damaged record with valid records a whole write past it is corruption, not a
+    /// torn tail: the log refuses to open, naming the record's position and segment,
+    /// unless asked to cut it there. (A damaged record with nothing valid after it is a
+    /// torn tail, cut: `retired_segments_are_recycled_and_their_old_records_end_the_log`.)
+    #[test]
+    fn a_damaged_record_followed_by_valid_ones_is_corruption() {
+        let payload = |i: usize| -> Vec<u8> { (0..3000).map(|j| (i * 5 + j) as u8).collect() };
+        let disk = SimDisk::new();
+        let (wal, _, _) = replay_from(&disk, Lsn::ZERO);
+        let mut ends = Vec::new();
+        // About 1.5 MB: more than one write past the damaged record.
+        for i in 0..500 {
+            let lsn = wal.append(
+                PendingRecord::new(RecordKind::Commit, &payload(i)),
+                true,
+                |_| {},
+            );
+            wal.flush_now(lsn);
+            ends.push(lsn);
+        }
+        drop(wal);
+        let data = options().segment_bytes - SEGMENT_HEADER_BYTES;
+        let flip = |disk: &SimDisk, lsn: u64| {
+            let segment = disk
+                .open(&Path::new("/wal").join(segment_name(lsn / data)), false)
+                .expect("open a segment");
+            let at = SEGMENT_HEADER_BYTES + lsn % data;
+            let mut byte = [0u8; 1];
+            segment.read_at(&mut byte, at).expect("read");
+            byte[0] ^= 0x40;
+            segment.write_all_at(&byte, at).expect("write");
+            segment.sync_data().expect("sync");
+        };
+        // A byte inside the payload of record 100 (which starts where record 99 ends).
+        let bad = ends[99].0;
+        flip(&disk, bad + 100);
+        let open = |cut_corrupt: bool| {
+            let mut n = 0;
+            Wal::open(
+                Arc::new(disk.clone()),
+                Path::new("/wal"),
+                WalOptions {
+                    cut_corrupt,
+                    ..options()
+                },
+                Lsn::ZERO,
+                |_, _, _| {
+                    n += 1;
+                    Ok(())
+                },
+            )
+            .map(|(_, replayed)| (n, replayed))
+        };
+        let Err(e) = open(false) else {
+            panic!("a corrupt log opened");
+        };
+        assert_eq!(e.code, SqlState::DATA_CORRUPTED);
+        assert!(e.message.contains(&Lsn(bad).to_string()), "{}", e.message);
+        assert!(
+            e.message.contains(&segment_name(bad / data)),
+            "{}",
+            e.message
+        );
+        let (n, replayed) = open(true).expect("cut on purpose");
+        assert_eq!(n, 100);
+        assert_eq!(replayed.end, Lsn(bad));
+        let (at, why) = replayed.cut.expect("cut");
+        assert_eq!(at, Lsn(bad));
+        assert!(why.contains("corrupt"), "{why}");
+        // The cut removed everything from the damaged record on: the log ends there now.
+        let (n, replayed) = open(false).expect("the cut log opens");
+        assert_eq!(n, 100);
+        assert!(replayed.cut.is_none());
     }
 }

@@ -5,18 +5,22 @@
 //! | offset | size | field                                                     |
 //! |--------|------|-----------------------------------------------------------|
 //! | 0      | 4    | total length of the record, header included               |
-//! | 4      | 4    | CRC32C of bytes 8..length (LSN, kind, payload)            |
+//! | 4      | 4    | CRC32C of bytes 8..length (everything after it)           |
 //! | 8      | 8    | LSN: the record's own start position in the log           |
-//! | 16     | 1    | kind                                                      |
-//! | 17     | n    | payload                                                   |
+//! | 16     | 8    | durable LSN: the log was durable below it when this record |
+//! |        |      | took its place                                            |
+//! | 24     | 1    | kind                                                      |
+//! | 25     | n    | payload                                                   |
 //!
 //! The LSN inside the record lets recovery reject stale bytes that happen to carry a valid
-//! CRC but belong to an older incarnation of that position.
+//! CRC but belong to an older incarnation of that position. The durable LSN lets it tell
+//! corruption from a torn tail: a damaged record that ends below a later valid record's
+//! durable LSN had been made durable before that record existed, so no crash tore it.
 
 use super::Lsn;
 use crate::error::{Error, Result, SqlState};
 
-pub const RECORD_HEADER_BYTES: usize = 17;
+pub const RECORD_HEADER_BYTES: usize = 25;
 /// Largest record accepted, in bytes (a bulk COPY is one record).
 pub const MAX_RECORD_BYTES: usize = 1 << 30;
 
@@ -59,11 +63,11 @@ impl PendingRecord {
     pub fn new(kind: RecordKind, payload: &[u8]) -> PendingRecord {
         let mut bytes = Vec::with_capacity(RECORD_HEADER_BYTES + payload.len());
         bytes.extend_from_slice(&((RECORD_HEADER_BYTES + payload.len()) as u32).to_le_bytes());
-        bytes.extend_from_slice(&[0; 12]);
+        bytes.extend_from_slice(&[0; 20]);
         bytes.push(kind as u8);
         bytes.extend_from_slice(payload);
         let body_crc = if bytes.len() > 4096 {
-            crc32c::crc32c(&bytes[16..])
+            crc32c::crc32c(&bytes[24..])
         } else {
             0
         };
@@ -78,18 +82,19 @@ impl PendingRecord {
         self.bytes.is_empty()
     }
 
-    /// Stamp the record with its position. Small records are checksummed again in full
-    /// (cheaper than combining); large ones combine the CRC computed outside the lock.
-    pub fn finish(&mut self, lsn: Lsn) {
-        let lsn_bytes = lsn.0.to_le_bytes();
-        self.bytes[8..16].copy_from_slice(&lsn_bytes);
+    /// Stamp the record with its position and the log's durable LSN at that moment. Small
+    /// records are checksummed again in full (cheaper than combining); large ones combine
+    /// the CRC computed outside the lock.
+    pub fn finish(&mut self, lsn: Lsn, durable: Lsn) {
+        self.bytes[8..16].copy_from_slice(&lsn.0.to_le_bytes());
+        self.bytes[16..24].copy_from_slice(&durable.0.to_le_bytes());
         let crc = if self.bytes.len() <= 4096 {
             crc32c::crc32c(&self.bytes[8..])
         } else {
             crc32c::crc32c_combine(
-                crc32c::crc32c(&lsn_bytes),
+                crc32c::crc32c(&self.bytes[8..24]),
                 self.body_crc,
-                self.bytes.len() - 16,
+                self.bytes.len() - 24,
             )
         };
         self.bytes[4..8].copy_from_slice(&crc.to_le_bytes());
@@ -132,7 +137,16 @@ pub fn check_record(bytes: &[u8]) -> Result<RecordKind, Invalid> {
     if crc32c::crc32c(&bytes[8..]) != crc {
         return Err(Invalid::BadCrc);
     }
-    RecordKind::from_u8(bytes[16]).ok_or(Invalid::BadKind(bytes[16]))
+    RecordKind::from_u8(bytes[24]).ok_or(Invalid::BadKind(bytes[24]))
+}
+
+/// The durable LSN a whole, checked record carries (see the layout above).
+pub fn durable_before(bytes: &[u8]) -> Lsn {
+    let mut field = [0u8; 8];
+    if let Some(b) = bytes.get(16..24) {
+        field.copy_from_slice(b);
+    }
+    Lsn(u64::from_le_bytes(field))
 }
 
 fn corrupt(what: &str) -> Error {
@@ -267,9 +281,10 @@ mod tests {
     #[test]
     fn finish_stamps_lsn_and_a_crc_that_verifies() {
         let mut r = PendingRecord::new(RecordKind::Commit, b"hello");
-        r.finish(Lsn(4096));
+        r.finish(Lsn(4096), Lsn(1000));
         let header: [u8; 16] = r.bytes[..16].try_into().unwrap();
-        assert_eq!(check_header(&header, Lsn(4096)), Ok(22));
+        assert_eq!(check_header(&header, Lsn(4096)), Ok(30));
+        assert_eq!(durable_before(&r.bytes), Lsn(1000));
         assert_eq!(check_header(&header, Lsn(4097)), Err(Invalid::BadLsn(4096)));
         assert_eq!(check_record(&r.bytes), Ok(RecordKind::Commit));
         let mut torn = r.bytes.clone();
@@ -301,7 +316,7 @@ mod large_record_tests {
     fn large_records_combine_to_the_same_crc() {
         let payload = vec![7u8; 100_000];
         let mut r = PendingRecord::new(RecordKind::Commit, &payload);
-        r.finish(Lsn(123_456));
+        r.finish(Lsn(123_456), Lsn(0));
         assert_eq!(check_record(&r.bytes), Ok(RecordKind::Commit));
     }
 }

@@ -168,18 +168,30 @@ def test_damaged_last_record_is_cut(nodes, damage):
 
 
 @pytest.mark.timeout(90)
-def test_corrupt_record_in_the_middle_cuts_everything_after_it(nodes):
-    """Replay stops at the first invalid record: the commits after it are not applied,
-    even though their records are intact."""
+def test_corrupt_record_in_the_middle_refuses_to_start(nodes):
+    """A damaged record followed by valid ones that were appended after it was durable is
+    corruption, not a torn tail: the server refuses to start and names the record's
+    position and segment. With recovery_cut_corrupt_wal = on it starts, cutting the log
+    there (the commits after it are lost, as the option says), and reports the cut."""
     node, log, records = setup_log(nodes)
     k = N // 2  # the commit of row k is the k-th of the last N records
     index = len(records) - N + (k - 1)
+    bad = records[index].pos
     damage_flip_payload(log, records[index])
-    node.start()
+    with pytest.raises(AssertionError, match="exited with code"):
+        node.start()
+    assert f"WAL is corrupt: invalid record at {lsn_text(bad)}" in node.log(), node.log()
+    seg, _ = file_position(bad)
+    assert os.path.basename(segment_path(node.datadir, seg)) in node.log(), node.log()
+    # Still refused on the next try: nothing was cut.
+    with pytest.raises(AssertionError, match="exited with code"):
+        node.start()
+    node.start(settings={"recovery_cut_corrupt_wal": "on"})
     assert ids(node) == list(range(1, k))
     check_recovered(node, log, records, index)
+    assert any("corrupt" in line for line in invalid_record_lines(node)), node.log()
     node.kill()
-    check_log_cut(log, records[index].pos)
+    check_log_cut(log, bad)
     node.start()
     check_new_commits_survive(node, log, k - 1)
 

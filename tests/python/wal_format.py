@@ -26,7 +26,7 @@ from pathlib import Path
 SEGMENT_BYTES = 16 * 1024 * 1024
 SEGMENT_HEADER = 32
 SEGMENT_DATA = SEGMENT_BYTES - SEGMENT_HEADER
-RECORD_HEADER = 17
+RECORD_HEADER = 25
 MAGIC = b"SDBWAL01"
 
 KIND_COMMIT = 1
@@ -195,12 +195,12 @@ class Log:
                     return records, pos, "truncated"
                 if crc32c(body[8:]) != crc:
                     return records, pos, "bad crc"
-                kind = body[16]
+                kind = body[24]
             else:
                 tail = self.read(pos + length - 1, 1)
                 if len(tail) < 1:
                     return records, pos, "truncated"
-                kind = self.read(pos + 16, 1)[0]
+                kind = self.read(pos + 24, 1)[0]
             if kind not in KINDS:
                 return records, pos, f"bad kind {kind}"
             records.append(Record(pos, length, kind, crc))
