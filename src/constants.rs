@@ -14,6 +14,13 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_STARTUP_PACKET_BYTES: usize = 10_000;
 /// Most simultaneous client connections (`max_connections`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
+/// Most named prepared statements one session holds (each holds its parse tree and plan);
+/// one more fails with 53200 until some are deallocated.
+pub const MAX_PREPARED_STATEMENTS: usize = 10_000;
+/// Most query text, in bytes, of the named prepared statements one session holds.
+pub const MAX_PREPARED_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
+/// Most open portals (bound statements) one connection holds.
+pub const MAX_PORTALS: usize = 10_000;
 /// Most refused connections answered at once (each holds a descriptor for up to the
 /// refusal's read timeout); past this a refused connection is closed without a word.
 pub const MAX_REFUSALS_IN_FLIGHT: usize = 256;

@@ -178,6 +178,8 @@ pub struct Session {
     /// Prepared statements by name ("" is the unnamed statement): made by Parse, dropped
     /// by Close and DEALLOCATE.
     statements: FxHashMap<String, Arc<Prepared>>,
+    /// Query text held by `statements`, in bytes (bounded, with their count).
+    statement_bytes: usize,
     /// Whether commits are finished by the caller (see [`Session::defer_commits`]).
     defer_commits: bool,
     /// A commit started by the last call and not yet finished.
@@ -229,6 +231,7 @@ impl Session {
             overrides: FxHashMap::default(),
             cache: FxHashMap::default(),
             statements: FxHashMap::default(),
+            statement_bytes: 0,
             defer_commits: false,
             in_flight: None,
             checkpoint_wait: None,
@@ -436,9 +439,35 @@ impl Session {
                 SqlState::DUPLICATE_PREPARED_STATEMENT,
                 format!("prepared statement \"{name}\" already exists"),
             ));
+        } else {
+            self.check_statement_room(sql.len())?;
         }
         let prepared = self.prepare(sql, param_oids)?;
-        self.statements.insert(name, prepared);
+        self.statement_bytes += prepared.shape.text.len();
+        if let Some(old) = self.statements.insert(name, prepared) {
+            self.statement_bytes -= old.shape.text.len();
+        }
+        Ok(())
+    }
+
+    /// Whether one more named prepared statement of `text_bytes` fits the session's
+    /// limits (53200 if not: the client must deallocate some first).
+    fn check_statement_room(&self, text_bytes: usize) -> Result<()> {
+        use crate::constants::{MAX_PREPARED_STATEMENTS, MAX_PREPARED_STATEMENT_BYTES};
+        let count = self.statements.len();
+        if count >= MAX_PREPARED_STATEMENTS
+            || self.statement_bytes + text_bytes > MAX_PREPARED_STATEMENT_BYTES
+        {
+            return Err(Error::new(
+                SqlState::OUT_OF_MEMORY,
+                "out of memory for prepared statements",
+            )
+            .with_detail(format!(
+                "This session holds {count} prepared statements ({} bytes of query text); the limit is {MAX_PREPARED_STATEMENTS} statements or {MAX_PREPARED_STATEMENT_BYTES} bytes.",
+                self.statement_bytes
+            ))
+            .with_hint("Deallocate prepared statements that are no longer needed (DEALLOCATE, or the protocol's Close)."));
+        }
         Ok(())
     }
 
@@ -457,7 +486,9 @@ impl Session {
     /// Close message: drop the statement `name`; closing one that does not exist is not
     /// an error.
     pub fn close_statement(&mut self, name: &str) {
-        self.statements.remove(name);
+        if let Some(old) = self.statements.remove(name) {
+            self.statement_bytes -= old.shape.text.len();
+        }
     }
 
     /// DEALLOCATE: drop one named prepared statement, or all of them (the unnamed
@@ -466,15 +497,17 @@ impl Session {
         let tag = match name {
             None => {
                 self.statements.retain(|n, _| n.is_empty());
+                self.statement_bytes = self.statements.values().map(|p| p.shape.text.len()).sum();
                 "DEALLOCATE ALL"
             }
             Some(n) => {
-                if n.is_empty() || self.statements.remove(n).is_none() {
+                if n.is_empty() || !self.statements.contains_key(n) {
                     return Err(Error::new(
                         SqlState::INVALID_SQL_STATEMENT_NAME,
                         format!("prepared statement \"{n}\" does not exist"),
                     ));
                 }
+                self.close_statement(n);
                 "DEALLOCATE"
             }
         };

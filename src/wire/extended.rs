@@ -45,6 +45,11 @@ impl Portals {
         self.get(name).is_some()
     }
 
+    /// Named portals held (the unnamed one is replaced by each Bind, so never adds up).
+    pub fn named_count(&self) -> usize {
+        self.named.len()
+    }
+
     pub fn insert(&mut self, name: String, portal: Portal) {
         if name.is_empty() {
             self.unnamed = Some(portal);
@@ -191,6 +196,15 @@ impl Protocol {
                 SqlState::DUPLICATE_CURSOR,
                 format!("cursor \"{portal}\" already exists"),
             ));
+        } else if self.portals.named_count() >= crate::constants::MAX_PORTALS {
+            return Err(
+                Error::new(SqlState::OUT_OF_MEMORY, "out of memory for portals")
+                    .with_detail(format!(
+                        "This connection holds {} open portals, the most it may.",
+                        self.portals.named_count()
+                    ))
+                    .with_hint("Close portals that are no longer needed."),
+            );
         }
         let params = decode_params(statement, &prepared.param_types, param_formats, params)?;
         let formats = result_formats(result_codes, prepared.fields.len())?;

@@ -153,3 +153,39 @@ def test_descriptor_exhaustion_refuses_with_53300(tmp_path):
             s.close()
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _parse_many(raw, names) -> list[dict[str, str]]:
+    """Parse one statement under each name, each with its own Sync; the errors."""
+    import struct
+
+    from pgraw import cstr, errors, message
+
+    batch = b"".join(
+        message(b"P", cstr(n) + cstr("select 1") + struct.pack("!H", 0)) + message(b"S")
+        for n in names
+    )
+    raw.send(batch)
+    found = []
+    for _ in names:
+        found += errors(raw.read_until_ready())
+    return found
+
+
+@pytest.mark.steadydb_only
+def test_prepared_statements_are_bounded_per_session(server):
+    """The session's prepared statements have a limit: one more fails with 53200 and a
+    hint, the connection goes on, and DEALLOCATE ALL makes room again."""
+    from pgraw import RawConn, errors
+
+    limit = 10_000
+    with RawConn(server.host, server.port) as raw:
+        raw.startup()
+        assert _parse_many(raw, [f"s{i}" for i in range(limit)]) == []
+        over = _parse_many(raw, ["one_more"])
+        assert [e["C"] for e in over] == ["53200"], over
+        assert "Deallocate" in over[0].get("H", ""), over
+        assert errors(raw.simple_query("deallocate all")) == []
+        assert _parse_many(raw, ["one_more"]) == []
+        assert errors(raw.simple_query("select 1")) == []
+    healthy(server)
