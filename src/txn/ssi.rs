@@ -319,6 +319,16 @@ impl Graph {
         }
     }
 
+    /// The transactions other than `me` (`x`), not doomed, whose work `x`'s snapshot does
+    /// not hold, that `pick` chooses.
+    fn concurrent_with(&self, me: TxnId, x: &Xact, pick: impl Fn(&Xact) -> bool) -> Vec<TxnId> {
+        self.xacts
+            .iter()
+            .filter(|(id, o)| **id != me && !o.doomed && !o.precedes_snapshot_of(x) && pick(o))
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
     fn check_not_doomed(&self, me: TxnId, during: &str) -> Result<()> {
         match self.get(me) {
             Some(x) if x.doomed => Err(failure(&format!(
@@ -369,25 +379,15 @@ impl Ssi {
             return Ok(());
         };
         let read_only = x.declared_read_only;
-        let writers: Vec<TxnId> = g
-            .xacts
-            .iter()
-            .filter(|(id, w)| {
-                **id != me
-                    && !w.doomed
-                    && !w.precedes_snapshot_of(x)
-                    && w.writes.overlaps(table, &range)
-            })
-            .filter(|(_, w)| {
-                // A read-only reader of a committed writer that had no rw edge to an
-                // earlier commit before the reader's snapshot can be placed first.
-                !(read_only
-                    && w.committed()
-                    && g.earliest_out_committed_first(w)
-                        .is_none_or(|seq| x.snapshot_seq < seq))
-            })
-            .map(|(id, _)| *id)
-            .collect();
+        let writers = g.concurrent_with(me, x, |w| {
+            // A read-only reader of a committed writer that had no rw edge to an earlier
+            // commit before the reader's snapshot can be placed first.
+            let placed_first = read_only
+                && w.committed()
+                && g.earliest_out_committed_first(w)
+                    .is_none_or(|seq| x.snapshot_seq < seq);
+            w.writes.overlaps(table, &range) && !placed_first
+        });
         for w in writers {
             g.flag(me, w, me)?;
         }
@@ -405,17 +405,7 @@ impl Ssi {
         let Some(x) = g.get(me) else {
             return Ok(());
         };
-        let readers: Vec<TxnId> = g
-            .xacts
-            .iter()
-            .filter(|(id, r)| {
-                **id != me
-                    && !r.doomed
-                    && !r.precedes_snapshot_of(x)
-                    && r.reads.overlaps(table, &range)
-            })
-            .map(|(id, _)| *id)
-            .collect();
+        let readers = g.concurrent_with(me, x, |r| r.reads.overlaps(table, &range));
         for r in readers {
             g.flag(r, me, me)?;
         }
