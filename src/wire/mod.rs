@@ -15,7 +15,8 @@
 //! - `backend`: encoding of server messages and the write buffer;
 //! - `startup`: SSL/GSS refusal, CancelRequest, StartupMessage, the greeting;
 //! - `connection`: the message loop and the simple query protocol;
-//! - `extended`: Parse/Bind/Describe/Execute/Close, statements and portals;
+//! - `extended`: Parse/Bind/Describe/Execute/Close and portals (the statements they name
+//!   are the session's: `sql::Session::parse_statement`);
 //! - `copy`: COPY FROM STDIN;
 //! - `reply_batch`: the replies of many connections sent with one system call.
 //!
@@ -41,7 +42,11 @@
 //!   answers ReadyForQuery. An error in a simple query skips its remaining statements.
 //! - **Portals die with their transaction** (at the Sync or statement that ends it, as
 //!   PostgreSQL closes non-holdable portals at commit and rollback); a simple Query
-//!   destroys the unnamed statement and portal. Named statements live until Close.
+//!   destroys the unnamed statement and portal. Named statements live until Close or
+//!   DEALLOCATE; a session holds a bounded number of them, a connection of named portals.
+//! - **The wire layer speaks the protocol only.** It runs no statement itself: every
+//!   statement, DEALLOCATE included, goes to the session, and a result's tag comes typed
+//!   (`sql::RowsTag`), counted as the rows this Execute sent.
 //! - **The server never crashes because of one connection.** A panic in a lower layer is
 //!   caught per connection and becomes FATAL XX000 to that client and a closed connection.
 //! - **The session is always closed** (its transaction rolled back, its locks released)
