@@ -19,6 +19,8 @@ mod copy;
 mod executor;
 mod expr;
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod golden;
 pub mod parser;
 mod plan;

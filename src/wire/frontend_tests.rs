@@ -1,5 +1,6 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::panic::catch_unwind;
 
 use super::*;
 use crate::error::SqlState;
@@ -504,4 +505,65 @@ fn random_mutations_of_valid_messages_never_panic() {
         }
         let _ = decode_message(*tag, body.freeze());
     }
+}
+/// Valid messages of each type the decoder knows, as (type byte, body).
+fn message_seeds() -> Vec<(u8, Vec<u8>)> {
+    let mut bind = Vec::new();
+    bind.extend_from_slice(b"p\0s\0");
+    bind.extend_from_slice(&[0, 1, 0, 1, 0, 2, 0, 0, 0, 1, b'7', 0xff, 0xff, 0xff, 0xff]);
+    bind.extend_from_slice(&[0, 1, 0, 0]);
+    vec![
+        (b'Q', b"select 1\0".to_vec()),
+        (b'P', b"s\0select $1\0\0\x01\0\0\0\x17".to_vec()),
+        (b'B', bind),
+        (b'D', b"Ss\0".to_vec()),
+        (b'E', b"p\0\0\0\0\x0a".to_vec()),
+        (b'C', b"Pp\0".to_vec()),
+        (b'S', Vec::new()),
+        (b'H', Vec::new()),
+        (b'X', Vec::new()),
+        (b'd', b"1\tx\n".to_vec()),
+        (b'c', Vec::new()),
+        (b'f', b"oops\0".to_vec()),
+    ]
+}
+
+#[test]
+fn the_message_decoder_never_panics() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    let seeds = message_seeds();
+    let mut failures = Vec::new();
+    for _ in 0..50_000 {
+        let (tag, mut body) = seeds[rng.gen_range(0..seeds.len())].clone();
+        for _ in 0..rng.gen_range(1..4) {
+            match rng.gen_range(0..4) {
+                0 if !body.is_empty() => {
+                    let i = rng.gen_range(0..body.len());
+                    body[i] = rng.gen();
+                }
+                1 if !body.is_empty() => {
+                    let n = rng.gen_range(0..body.len());
+                    body.truncate(n);
+                }
+                2 => {
+                    let i = rng.gen_range(0..=body.len());
+                    let extra: Vec<u8> = (0..rng.gen_range(1..6)).map(|_| rng.gen()).collect();
+                    body.splice(i..i, extra);
+                }
+                _ => {
+                    let i = rng.gen_range(0..=body.len());
+                    body.splice(i..i, [0xff, 0xff, 0xff, 0xfe]);
+                }
+            }
+        }
+        let input = Bytes::from(body.clone());
+        if catch_unwind(|| decode_message(tag, input)).is_err() {
+            failures.push(format!("{} {:?}", tag as char, body));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "messages that panicked:\n{}",
+        failures.join("\n")
+    );
 }
