@@ -493,56 +493,74 @@ impl Transaction {
             self.rollback();
             return Err(e);
         }
-        let manager = self.manager.clone();
-        // Held until the commit is installed.
-        let _latches = match increments_to_images(&manager.locks, self.id, &mut self.writes) {
-            Ok(latches) => latches,
-            Err(e) => {
-                self.rollback();
-                return Err(e);
+        // Held until the commit is installed. (Only a transaction with deferred increments
+        // takes latches, and only it pays for a handle on the lock table that outlives it.)
+        let latch_owner = self.writes.has_increments().then(|| self.manager.clone());
+        let _latches = match &latch_owner {
+            Some(manager) => {
+                match increments_to_images(&manager.locks, self.id, &mut self.writes) {
+                    Ok(latches) => latches,
+                    Err(e) => {
+                        self.rollback();
+                        return Err(e);
+                    }
+                }
             }
+            None => Vec::new(),
         };
         before_append();
         // Others wait at these gates until the commit is visible, not just installed:
         // the statement they run next takes a snapshot that must hold it.
         let closed_gates = std::mem::take(&mut self.writes.closed);
-        let slot = self.slot.clone();
+        // The transaction's own handles on the manager and its session go on to finish the
+        // commit: no reference count changes on the commit path.
         let start = |t: Transaction| {
+            let Transaction {
+                manager,
+                slot,
+                id,
+                writes,
+                created,
+                dropped,
+                locks,
+                logged_upto,
+                ..
+            } = t;
             let flight = manager.start_commit(CommitRequest {
-                txn: t.id,
-                writes: t.writes,
-                created: &t.created,
-                dropped: &t.dropped,
-                locks: t.locks,
+                txn: id,
+                writes,
+                created: &created,
+                dropped: &dropped,
+                locks,
                 level,
-                logged_upto: Lsn(t.logged_upto),
+                logged_upto: Lsn(logged_upto),
             });
+            manager.release_snapshot(&slot);
             let lsn = flight.lsn;
-            (flight, lsn)
+            let committing = Committing {
+                manager,
+                slot,
+                flight,
+                closed_gates,
+            };
+            (committing, lsn)
         };
-        let flight = match (self.isolation, self.snapshot) {
+        match (self.isolation, self.snapshot) {
             // SERIALIZABLE: checked against the dependency graph, and appended under its
             // lock (`txn::Ssi`).
             (Isolation::Serializable, Some(_)) => {
+                let manager = self.manager.clone();
                 let visible = manager.visibility.visible_lsn();
                 match manager.ssi.commit(self.id, visible, self, start) {
-                    Ok(flight) => flight,
+                    Ok(committing) => Ok(committing),
                     Err((e, t)) => {
-                        drop(closed_gates);
                         t.rollback();
-                        return Err(e);
+                        Err(e)
                     }
                 }
             }
-            _ => start(self).0,
-        };
-        manager.release_snapshot(&slot);
-        Ok(Committing {
-            manager: manager.clone(),
-            slot,
-            flight,
-            closed_gates,
-        })
+            _ => Ok(start(self).0),
+        }
     }
 
     /// Roll back: release the row locks and the snapshot, leave the dependency graph,

@@ -678,8 +678,8 @@ fn record_proving_corruption(
         let mut next = None;
         while i + 16 <= got {
             let at = from + i as u64;
-            let header =
-                <[u8; 16]>::try_from(&chunk[i..i + 16]).map_err(|_| Error::internal("header"))?;
+            let mut header = [0u8; 16];
+            header.copy_from_slice(&chunk[i..i + 16]);
             let Ok(len) = check_header(&header, Lsn(at)) else {
                 i += 1;
                 continue;
