@@ -77,17 +77,24 @@ fn pk_key(def: &TableDef, row: &[Value]) -> Result<Key> {
     let mut key = Vec::with_capacity(16);
     types::encode_key(&vals, &mut key);
     if key.len() > MAX_KEY_BYTES {
-        return Err(Error::new(
-            SqlState::PROGRAM_LIMIT_EXCEEDED,
-            format!(
-                "index row size {} exceeds btree maximum, {MAX_KEY_BYTES} for index \"{}_pkey\"",
-                key.len(),
-                def.name
-            ),
-        )
-        .with_hint("Values larger than the maximum cannot be indexed."));
+        return Err(key_too_long(
+            key.len(),
+            def.pkey_name.as_deref().unwrap_or(""),
+        ));
     }
     Ok(key)
+}
+
+/// PostgreSQL's error for a key of `bytes` bytes, longer than its index `index` takes.
+pub fn key_too_long(bytes: usize, index: &str) -> Error {
+    Error::new(
+        SqlState::PROGRAM_LIMIT_EXCEEDED,
+        format!("index row size {bytes} exceeds btree version 4 maximum {MAX_KEY_BYTES} for index \"{index}\""),
+    )
+    .with_hint(
+        "Values larger than 1/3 of a buffer page cannot be indexed.\n\
+         Consider a function index of an MD5 hash of the value, or use full text indexing.",
+    )
 }
 
 fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {

@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::copy::CopyParser;
-use super::executor::{Executor, Stop};
+use super::executor::{self, Executor, Stop};
 use super::expr::{now_us, EvalContext};
 use super::parser::{self, Statement};
 use super::plan::{InsertSource, OnConflict, Plan, TxnStatement};
@@ -1149,6 +1149,12 @@ impl Session {
             }
             Err(KeyConflict::Duplicate { row }) => {
                 return Err(duplicate_key(&def, &new_def, columns, &row))
+            }
+            Err(KeyConflict::TooLong { bytes }) => {
+                return Err(executor::key_too_long(
+                    bytes,
+                    new_def.pkey_name.as_deref().unwrap_or(""),
+                ))
             }
         };
         closed.assert_closed();

@@ -39,6 +39,13 @@ pub enum InPlace {
     NeedsExclusive,
 }
 
+// A cell of the longest key, with its slot, takes at most half a page: a leaf cell (its
+// value on overflow pages) or an internal cell. So a page and one more cell always divide
+// into two pages that fit (`split`), and a full internal page has at least two cells, so
+// its split leaves one on each side of the cell that moves up.
+const _: () = assert!(2 * (MAX_KEY_BYTES + 23 + 2) <= PAGE_BYTES - HEADER_BYTES);
+const _: () = assert!(2 * (2 + MAX_KEY_BYTES + 8 + 2) <= PAGE_BYTES - HEADER_BYTES);
+
 /// A page holding less than this many bytes of cells is merged with a sibling if they fit.
 const MERGE_BELOW_BYTES: usize = (PAGE_BYTES - HEADER_BYTES) / 4;
 
@@ -165,7 +172,7 @@ impl BTree {
             return Err(Error::new(
                 SqlState::PROGRAM_LIMIT_EXCEEDED,
                 format!(
-                    "index row size {} exceeds btree maximum, {MAX_KEY_BYTES}",
+                    "index row size {} exceeds btree version 4 maximum {MAX_KEY_BYTES}",
                     key.len()
                 ),
             ));
@@ -662,8 +669,8 @@ fn split_append(pool: &BufferPool, owner: Owner, cell: &[u8]) -> Result<(Vec<u8>
 /// Where `cells` divide into two pages of about equal bytes: the index of the first
 /// cell of the right page, chosen so that the fuller of the two pages holds as few bytes
 /// as possible. At least one cell stays on each side (for an internal page the middle
-/// cell moves up, so at least one on each side of it). Cells differ in size (a leaf cell
-/// may take up to a quarter of a page), so halving the byte count is not enough: the
+/// cell moves up, so at least one on each side of it). Cells differ in size (a cell of
+/// the longest key takes a third of a page), so halving the byte count is not enough: the
 /// cell that straddles the middle must go to the side it overfills least.
 fn balance_point(cells: &[&[u8]], internal: bool) -> usize {
     let (left, right) = side_bytes(cells, internal);
@@ -806,7 +813,7 @@ fn split(
     let internal = page.kind() == PageKind::Internal;
     let at = balance_point(&cells, internal);
     // A full page and one more cell always divide into two pages that fit: the cell is at
-    // most a quarter of a page, and the balance point leaves the fuller side at most half
+    // most half a page, and the balance point leaves the fuller side at most half
     // of the total plus half of one cell.
     assert!(
         both_fit(&cells, at, internal),
@@ -1209,5 +1216,66 @@ mod tests {
                 .expect("put");
         }
         assert_eq!(tree.check(&pool).expect("valid"), 2000);
+    }
+
+    /// Keys of every length up to the limit, mixed with short ones, loaded in key order,
+    /// then stored, replaced, deleted and removed in random order: every split, share and
+    /// merge keeps the tree valid and equal to a model, with pages of two or three cells.
+    #[test]
+    fn keys_of_every_length_up_to_the_limit_match_a_model() {
+        for seed in 0..6u64 {
+            let pool = pool(48);
+            let tree = BTree::create(&pool).expect("create");
+            let mut model: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
+            let mut rng = Prng::new(seed);
+            // First a load in key order of keys of the longest length, as COPY into a
+            // new table makes: pages of two cells.
+            let mut cursor = AppendCursor::default();
+            for i in 0..300u32 {
+                let mut key = vec![b'a'; MAX_KEY_BYTES - 4];
+                key.extend_from_slice(&(i * 4).to_be_bytes());
+                let value = vec![7; (rng.next_u64() % 100) as usize];
+                tree.put_ascending(&pool, &mut cursor, &key, Lsn(1), &value)
+                    .expect("append");
+                model.insert(key, (Lsn(1), Some(value)));
+            }
+            assert_eq!(tree.check(&pool).expect("valid tree"), model.len());
+            for step in 1..3000u64 {
+                let len = match rng.next_u64() % 4 {
+                    0 => MAX_KEY_BYTES - (rng.next_u64() % 8) as usize,
+                    1 => 1 + (rng.next_u64() % 16) as usize,
+                    _ => 1 + (rng.next_u64() % MAX_KEY_BYTES as u64) as usize,
+                };
+                // Few distinct prefixes, so that keys meet again.
+                let mut key = vec![b'a' + (rng.next_u64() % 20) as u8; len];
+                key[len - 1] = (rng.next_u64() % 4) as u8;
+                let lsn = Lsn(step + 1);
+                match rng.next_u64() % 10 {
+                    0..=5 => {
+                        let value = vec![(step % 251) as u8; (rng.next_u64() % 3000) as usize];
+                        let prev = tree.put(&pool, &key, lsn, Some(&value)).expect("put");
+                        assert_eq!(prev, model.insert(key, (lsn, Some(value))), "seed {seed}");
+                    }
+                    6 => {
+                        let prev = tree.put(&pool, &key, lsn, None).expect("tombstone");
+                        assert_eq!(prev, model.insert(key, (lsn, None)), "seed {seed}");
+                    }
+                    _ => {
+                        let prev = tree.remove(&pool, &key).expect("remove");
+                        assert_eq!(prev, model.remove(&key), "seed {seed}");
+                    }
+                }
+                if step % 500 == 499 {
+                    assert_eq!(tree.check(&pool).expect("valid tree"), model.len());
+                }
+            }
+            assert_eq!(tree.check(&pool).expect("valid tree"), model.len());
+            let all: Vec<_> = model.into_iter().collect();
+            assert_eq!(
+                collect(&tree, &pool, (Bound::Unbounded, Bound::Unbounded), false),
+                all,
+                "seed {seed}"
+            );
+        }
     }
 }

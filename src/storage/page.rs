@@ -33,8 +33,10 @@ use crate::wal::Lsn;
 
 pub const PAGE_BYTES: usize = 8192;
 pub const HEADER_BYTES: usize = 40;
-/// Longest key stored in a tree, in bytes: keeps at least 7 cells in an internal page.
-pub const MAX_KEY_BYTES: usize = 1024;
+/// Longest key stored in a tree, in bytes: PostgreSQL's btree limit (a third of a page
+/// less overhead). A leaf cell of a key this long keeps its value on overflow pages, and
+/// any cell of it takes at most half a page (`btree` asserts what its splits need).
+pub const MAX_KEY_BYTES: usize = 2704;
 /// Longest leaf cell kept inline; a longer value goes to overflow pages.
 pub const MAX_INLINE_CELL_BYTES: usize = 2000;
 /// Data bytes carried by one overflow page.

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::{fatal_after_logging, records, TxnManager};
 use crate::error::Result;
+use crate::storage::page::MAX_KEY_BYTES;
 use crate::storage::{BulkLoad, Table, TableDef};
 use crate::types::{self, Value};
 use crate::wal::{Lsn, RecordKind};
@@ -27,6 +28,8 @@ pub enum KeyConflict {
     /// Two rows have the same key; `row` is the second one read (its leading columns up
     /// to the last key column).
     Duplicate { row: Vec<Value> },
+    /// A row's key is longer than a tree takes (`MAX_KEY_BYTES`); `bytes` is its length.
+    TooLong { bytes: usize },
 }
 
 /// Load the rows of `table` visible at `newest` into a private tree under the key made
@@ -53,6 +56,10 @@ pub fn load_under_key(
                 return Ok(false);
             }
             let key = records::primary_key_of(columns, &row);
+            if key.len() > MAX_KEY_BYTES {
+                conflict = Some(KeyConflict::TooLong { bytes: key.len() });
+                return Ok(false);
+            }
             if load.insert(&key, image)? {
                 return Ok(true);
             }

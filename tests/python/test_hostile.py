@@ -189,3 +189,56 @@ def test_prepared_statements_are_bounded_per_session(server):
         assert _parse_many(raw, ["one_more"]) == []
         assert errors(raw.simple_query("select 1")) == []
     healthy(server)
+
+
+# Text that no compressor shrinks much, of an exact length (hex digits of md5 sums).
+def _incompressible(n: int) -> str:
+    import hashlib
+
+    out = "".join(hashlib.md5(str(i).encode()).hexdigest() for i in range(n // 32 + 1))
+    return out[:n]
+
+
+def test_long_primary_keys_are_stored_up_to_the_btree_limit(server, db):
+    """Keys up to PostgreSQL's btree limit are stored, by INSERT, UPDATE and COPY; longer
+    ones fail with 54000 at the statement on every path, and the table and connection go
+    on working."""
+    t = db.table("hostile_key")
+    long_ok = _incompressible(2600)
+    too_long = _incompressible(3000)
+    with db.connect() as c:
+        c.execute(f"create table {t} (k text primary key, v int)")
+        c.execute(f"insert into {t} values (%s, 1)", (long_ok,))
+        c.execute(f"insert into {t} values (%s, 2)", (long_ok[:-1] + "!",))
+        assert sqlstate_of(c, f"insert into {t} values ('{too_long}', 3)") == "54000"
+        assert sqlstate_of(c, f"update {t} set k = '{too_long}' where v = 1") == "54000"
+        with pytest.raises(psycopg.Error) as e:
+            with c.cursor().copy(f"copy {t} from stdin") as copy:
+                copy.write_row(("short", 4))
+                copy.write_row((too_long, 5))
+        assert e.value.sqlstate == "54000"
+        with c.cursor().copy(f"copy {t} from stdin") as copy:
+            for i in range(200):
+                copy.write_row((_incompressible(2400 + i), i + 10))
+        c.execute(f"update {t} set k = k || 'x' where v = 2")
+        rows = c.execute(f"select k, v from {t} where v < 10 order by v").fetchall()
+        assert rows == [(long_ok, 1), (long_ok[:-1] + "!x", 2)]
+        assert c.execute(f"select count(*) from {t}").fetchone() == (202,)
+        assert c.execute(
+            f"select v from {t} where k = %s", (_incompressible(2550),)
+        ).fetchone() == (160,)
+    healthy(server)
+
+
+def test_add_primary_key_over_too_long_values_is_54000(server, db):
+    t = db.table("hostile_addkey")
+    with db.connect() as c:
+        c.execute(f"create table {t} (k text, v int)")
+        c.execute(f"insert into {t} values (%s, 1), (%s, 2)",
+                  (_incompressible(100), _incompressible(3000)))
+        assert sqlstate_of(c, f"alter table {t} add primary key (k)") == "54000"
+        c.execute(f"delete from {t} where v = 2")
+        c.execute(f"insert into {t} values (%s, 3)", (_incompressible(2600),))
+        c.execute(f"alter table {t} add primary key (k)")
+        assert c.execute(f"select count(*) from {t}").fetchone() == (2,)
+    healthy(server)
