@@ -62,6 +62,12 @@ pub const WAL_WRITE_MAX_BYTES: usize = 1024 * 1024;
 /// Largest WAL write sent with direct I/O; larger ones go through the page cache, so that
 /// fdatasync submits them at once rather than the device taking them one call at a time.
 pub const WAL_DIRECT_MAX_BYTES: usize = 256 * 1024;
+/// Built WAL kept free by every reservation (`Wal::reserve`), for the few records that
+/// take none because they must not fail: the drops that undo a rolled-back CREATE TABLE.
+pub const WAL_HEADROOM_BYTES: u64 = 1024 * 1024;
+/// After a WAL segment could not be built (a full disk), writers fail at once with that
+/// error for this long before one tries again.
+pub const WAL_SEGMENT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 /// Appended-but-unflushed WAL bytes before appenders wait for the flusher (`wal_buffers`).
 pub const WAL_BUFFER_BYTES: usize = 16 * 1024 * 1024;
 
@@ -72,6 +78,9 @@ pub const WRITE_GATE_POLL: std::time::Duration = std::time::Duration::from_milli
 /// Free page-file slots kept ready beyond one per dirty page (for evictions between
 /// checkpoints): 8 MiB.
 pub const PREPARED_SLOTS_MARGIN: usize = 1024;
+/// Fewest buffer frames kept from promises to commits (`storage::pool`, `promise_frames`),
+/// so that readers can bring pages in while no dirty page can be written (a full disk).
+pub const READER_FRAMES_MIN: usize = 64;
 /// Slots of zeros the checkpointer adds to the page file at a time between checkpoints
 /// (256 KiB, the default `checkpoint_flush_after`).
 pub const PREPARE_BATCH_SLOTS: usize = 32;

@@ -66,6 +66,7 @@ impl SqlState {
     pub const IO_ERROR: SqlState = SqlState("58030");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
     pub const OUT_OF_MEMORY: SqlState = SqlState("53200");
+    pub const DISK_FULL: SqlState = SqlState("53100");
     pub const UNDEFINED_SETTING: SqlState = SqlState("42704");
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
     pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");
@@ -127,6 +128,18 @@ impl Error {
     }
 
     /// 54001: a statement nested too deeply to analyse or run, as PostgreSQL reports it.
+    /// A failed write (never a failed sync) of `what`: 53100 when the file system is out
+    /// of space or quota, which the operator can fix and the server waits out; 58030
+    /// otherwise.
+    pub fn write_failed(what: &str, e: &std::io::Error) -> Error {
+        // ENOSPC and EDQUOT.
+        let code = match e.raw_os_error() {
+            Some(28) | Some(122) => SqlState::DISK_FULL,
+            _ => SqlState::IO_ERROR,
+        };
+        Error::new(code, format!("could not write {what}: {e}"))
+    }
+
     pub fn stack_depth() -> Error {
         Error::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
             "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",

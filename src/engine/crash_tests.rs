@@ -151,20 +151,25 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
         owned_sequences: vec![],
     };
     let id = txn.catalog.allocate_table_id();
-    txn.commit_ddl(
-        RecordKind::CreateTable,
-        &records::encode_table_def(id, &def),
-        |_| {
-            txn.catalog
-                .create_table_with_id(id, def.clone())
-                .expect("create table");
-        },
-    );
-    commit(txn, WriteSet::default(), &[id]);
+    let payload = records::encode_table_def(id, &def);
+    let reservation = txn
+        .reserve_log(payload.len())
+        .unwrap_or_else(|e| stop_server(&format!("CREATE TABLE failed: {e}")));
+    txn.commit_ddl(RecordKind::CreateTable, &payload, reservation, |_| {
+        if let Err(e) = txn.catalog.create_table_with_id(id, def.clone()) {
+            stop_server(&format!("could not create a table: {e}"));
+        }
+    });
+    if !commit(txn, WriteSet::default(), &[id]) {
+        stop_server("CREATE TABLE refused for lack of space");
+    }
 }
 
-fn commit(txn: &TxnManager, writes: WriteSet, created: &[crate::storage::TableId]) {
-    commit_with_drops(txn, writes, created, &[]);
+/// Commit; false when it was refused for lack of space (53100), with nothing logged, as
+/// the server refuses it. Any other failure stops the workload.
+#[must_use]
+fn commit(txn: &TxnManager, writes: WriteSet, created: &[crate::storage::TableId]) -> bool {
+    commit_with_drops(txn, writes, created, &[])
 }
 
 fn commit_with_drops(
@@ -172,8 +177,16 @@ fn commit_with_drops(
     writes: WriteSet,
     created: &[crate::storage::TableId],
     dropped: &[crate::storage::TableId],
-) {
+) -> bool {
     let id = txn.begin();
+    let record = match txn.prepare_commit_record(&writes, created, dropped) {
+        Ok(record) => record,
+        Err(e) if e.code == crate::error::SqlState::DISK_FULL => {
+            txn.end_transaction();
+            return false;
+        }
+        Err(e) => stop_server(&format!("commit failed: {e}")),
+    };
     let flight = txn.start_commit(CommitRequest {
         txn: id,
         writes,
@@ -182,8 +195,10 @@ fn commit_with_drops(
         locks: Vec::new(),
         level: SyncLevel::Local,
         logged_upto: Lsn::ZERO,
+        record,
     });
     txn.finish_commit(flight, None);
+    true
 }
 
 /// The text stored under key `k` by transaction `n`: `len` letters.
@@ -255,8 +270,9 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
             }
         }
         ledger.in_flight = Some(next.clone());
-        commit(&db.txn, writes, &[]);
-        ledger.acked = next;
+        if commit(&db.txn, writes, &[]) {
+            ledger.acked = next;
+        }
         ledger.in_flight = None;
         if n % CHECKPOINT_EVERY == 0 {
             checkpoint(db, ledger);
@@ -320,8 +336,9 @@ fn bulk_load(db: &Recovered, table: &Arc<Table>, rng: &mut Prng, n: u64, ledger:
     }
     ledger.in_flight = Some(next.clone());
     db.txn.flush_bulk_loads(&mut writes).unwrap_or_else(failed);
-    commit(&db.txn, writes, &[]);
-    ledger.acked = next;
+    if commit(&db.txn, writes, &[]) {
+        ledger.acked = next;
+    }
     ledger.in_flight = None;
 }
 
@@ -340,9 +357,10 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
         Some((_, true)) => None,
     };
     ledger.side_in_flight = Some(next.clone());
-    match (&ledger.side, &next) {
+    let done = match (&ledger.side, &next) {
         (None, _) => {
             create_table(txn, "p", false);
+            true
         }
         (Some((_, false)), Some((rows, false))) => {
             let table = txn.catalog.table("p").expect("table p");
@@ -355,7 +373,7 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
                     Some(vec![Value::Int8(*k), Value::Text(v.clone())].into()),
                 );
             }
-            commit(txn, writes, &[]);
+            commit(txn, writes, &[])
         }
         (Some((_, false)), Some((_, true))) => {
             let table = txn.catalog.table("p").expect("table p");
@@ -370,14 +388,20 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
                 });
             crate::txn::ddl::commit_primary_key(txn, &table, def, load).unwrap_or_else(failed);
             ledger.keys_added += 1;
+            true
         }
         (Some(_), None) => {
             let (table, _) = txn.catalog.drop_table("p").expect("table p");
-            commit_with_drops(txn, WriteSet::default(), &[], &[table.id]);
+            if !commit_with_drops(txn, WriteSet::default(), &[], &[table.id]) {
+                stop_server("DROP TABLE refused for lack of space");
+            }
+            true
         }
         _ => unreachable!("the steps above cover every state of p"),
+    };
+    if done {
+        ledger.side = next;
     }
-    ledger.side = next;
     ledger.side_in_flight = None;
 }
 

@@ -17,6 +17,7 @@ use crate::disk::{Disk, OsDisk};
 use crate::error::{Error, Result, SqlState};
 use crate::settings::Settings;
 use crate::storage::checkpoint::{Checkpointer, Control};
+use crate::storage::page::PAGE_BYTES;
 use crate::storage::pool::{BufferPool, PageMap};
 use crate::storage::Catalog;
 use crate::txn::checkpoints::{Checkpoints, Reason};
@@ -94,9 +95,10 @@ impl Engine {
 
     /// `CHECKPOINT`: take a checkpoint now and wait for it (nothing to do without a data
     /// directory).
-    pub fn checkpoint(&self) {
-        if let Some(wait) = self.request_checkpoint() {
-            wait.finish_blocking();
+    pub fn checkpoint(&self) -> Result<()> {
+        match self.request_checkpoint() {
+            Some(wait) => wait.finish_blocking(),
+            None => Ok(()),
         }
     }
 
@@ -122,8 +124,13 @@ impl Engine {
             let _ = checkpointer.join();
         }
         if let Some(cp) = &self.checkpoints {
-            if let Err(e) = cp.checkpoint(&self.txn, Reason::Shutdown) {
-                crate::error::stop_server(&format!("shutdown checkpoint failed: {e}"));
+            match cp.checkpoint(&self.txn, Reason::Shutdown) {
+                Ok(()) => {}
+                Err(e) if e.code == SqlState::DISK_FULL => tracing::warn!(
+                    "shutdown checkpoint failed: {}; the next start replays the WAL",
+                    e.message
+                ),
+                Err(e) => crate::error::stop_server(&format!("shutdown checkpoint failed: {e}")),
             }
         }
         if let Some(wal) = &self.txn.wal {
@@ -151,6 +158,26 @@ pub(crate) struct Recovered {
     pub txn: TxnManager,
     pub checkpoints: Checkpoints,
     pub wal: Arc<Wal>,
+}
+
+/// A replay that could not write a page out for lack of space (the pool is full of pages
+/// it changed): say how much more room it needs, at least, and stop. Starting again
+/// without more room would fail the same way.
+fn short_of_space(e: Error, txn: &TxnManager, data_dir: &Path) -> Error {
+    if e.code != SqlState::DISK_FULL {
+        return e;
+    }
+    let dirty_bytes = txn.catalog.pool().usage().dirty * PAGE_BYTES as u64;
+    Error::new(
+        SqlState::DISK_FULL,
+        format!(
+            "recovery could not write the pages it replayed: {}; it needs at least {} MB more free space in \"{}\"",
+            e.message,
+            dirty_bytes.div_ceil(1 << 20),
+            data_dir.join(STORAGE_DIR).display()
+        ),
+    )
+    .with_hint("Free that much space (or raise shared_buffers so replay keeps more pages in memory) and start the server again; nothing was lost.")
 }
 
 /// Recovery: load the last checkpoint (pages, page map and catalog), replay the WAL from
@@ -247,8 +274,9 @@ pub(crate) fn recover(
         opts,
         control.redo,
         |kind, payload, lsn| records::replay(&txn.catalog, kind, payload, lsn),
-    )?;
-    records::finish_replay(&txn.catalog)?;
+    )
+    .map_err(|e| short_of_space(e, &txn, data_dir))?;
+    records::finish_replay(&txn.catalog).map_err(|e| short_of_space(e, &txn, data_dir))?;
     txn.catalog.pool().end_replay();
     tracing::info!(
         "redo done at {}: {} records, {} bytes replayed in {:.3} s{}",
@@ -282,19 +310,21 @@ impl CheckpointWait {
     /// with `block_in_place`, was measured to stop every connection while the checkpoint
     /// ran: no transaction completed for 100-140 ms in most first checkpoints under
     /// update_pk at 32 clients.
-    pub async fn finish(self) {
+    pub async fn finish(self) -> Result<()> {
         let CheckpointWait {
             checkpoints,
             ticket,
         } = self;
         let waited = tokio::task::spawn_blocking(move || checkpoints.wait_for(ticket)).await;
-        if let Err(e) = waited {
-            tracing::error!("waiting for a checkpoint failed: {e}");
-        }
+        waited.unwrap_or_else(|e| {
+            Err(Error::internal(format!(
+                "waiting for a checkpoint failed: {e}"
+            )))
+        })
     }
 
     /// Wait for the checkpoint, blocking the thread.
-    pub fn finish_blocking(self) {
-        crate::wal::blocking(|| self.checkpoints.wait_for(self.ticket));
+    pub fn finish_blocking(self) -> Result<()> {
+        crate::wal::blocking(|| self.checkpoints.wait_for(self.ticket))
     }
 }

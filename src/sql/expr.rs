@@ -486,7 +486,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
                 )
             })?;
             {
-                let (v, logged) = ctx.engine.txn.nextval(&seq);
+                let (v, logged) = ctx.engine.txn.nextval(&seq)?;
                 if let Some(l) = logged {
                     ctx.logged_upto.set(ctx.logged_upto.get().max(l.0));
                 }

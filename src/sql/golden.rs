@@ -91,7 +91,7 @@ impl Script {
     fn run(&mut self, n: u32, mut session: Session, stmts: Vec<Arc<Prepared>>) {
         for (i, stmt) in stmts.iter().enumerate() {
             let r = session.execute(stmt, &[]);
-            self.rt.block_on(session.finish_commit());
+            let _ = self.rt.block_on(session.finish_commit());
             for warning in session.take_notices() {
                 self.out
                     .push_str(&format!("WARNING {}: {}\n", warning.code, warning.message));
@@ -116,7 +116,7 @@ impl Script {
 
     fn sync(&mut self, n: u32, mut session: Session) {
         let r = session.sync();
-        self.rt.block_on(session.finish_commit());
+        let _ = self.rt.block_on(session.finish_commit());
         if let Err(e) = r {
             self.out
                 .push_str(&format!("ERROR {}: {}\n", e.code, e.message));

@@ -778,17 +778,20 @@ impl Session {
 
     /// Finish the commit the last call started, if it started one: wait until it is
     /// durable and visible, yielding meanwhile. Call after every call that may commit
-    /// (`execute`, `sync`), before replying to the client.
-    pub async fn finish_commit(&mut self) {
+    /// (`execute`, `sync`), before replying to the client. An error is a CHECKPOINT's
+    /// that failed: the statement's result is that error.
+    pub async fn finish_commit(&mut self) -> Result<()> {
         if let Some(committing) = self.in_flight.take() {
             committing.finish_async().await;
         }
+        let mut checkpointed = Ok(());
         if let Some(wait) = self.checkpoint_wait.take() {
             *self.slot.wait_event.lock() = Some(("IPC", "CheckpointDone"));
-            wait.finish().await;
+            checkpointed = wait.finish().await;
             *self.slot.wait_event.lock() = None;
         }
         self.engine.txn.wait_for_seen_commits(&self.slot).await;
+        checkpointed
     }
 
     /// A started commit that the caller did not finish is finished here, blocking.
@@ -799,7 +802,9 @@ impl Session {
         }
         if let Some(wait) = self.checkpoint_wait.take() {
             debug_assert!(false, "a CHECKPOINT was not waited for by the caller");
-            wait.finish_blocking();
+            if let Err(e) = wait.finish_blocking() {
+                tracing::warn!("{}", e.message);
+            }
         }
     }
 
@@ -1019,7 +1024,7 @@ impl Session {
                     // Waited for as a task by the caller, like a commit.
                     self.checkpoint_wait = self.engine.request_checkpoint();
                 } else {
-                    self.engine.checkpoint();
+                    self.engine.checkpoint()?;
                 }
                 command("CHECKPOINT")
             }

@@ -21,7 +21,8 @@
 //!    file is removed.
 //!
 //! A failed write or sync before the switch abandons the image; the durable checkpoint is
-//! unchanged. The server treats a failed sync as fatal all the same.
+//! unchanged. A write that failed for lack of space is 53100 and the caller tries again
+//! later; the server treats any other failed write, and every failed sync, as fatal.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -258,10 +259,9 @@ impl Checkpointer {
         let file = self
             .disk
             .open(&path, true)
-            .map_err(|e| io(format!("create \"{}\"", path.display()), e))?;
-        file.set_len(0)
-            .and_then(|_| file.write_all_at(&m, 0))
-            .map_err(|e| io(format!("write \"{}\"", path.display()), e))?;
+            .and_then(|file| file.set_len(0).map(|_| file))
+            .and_then(|file| file.write_all_at(&m, 0).map(|_| file))
+            .map_err(|e| Error::write_failed(&format!("\"{}\"", path.display()), &e))?;
         timed_sync(stats, "page map", || file.sync_data())?;
         timed_sync(stats, "checkpoint directory", || {
             self.disk.sync_dir(&self.dir)
@@ -281,10 +281,9 @@ impl Checkpointer {
         let file = self
             .disk
             .open(&tmp, true)
-            .map_err(|e| io("create control.tmp".into(), e))?;
-        file.set_len(0)
-            .and_then(|_| file.write_all_at(&c, 0))
-            .map_err(|e| io("write control.tmp".into(), e))?;
+            .and_then(|file| file.set_len(0).map(|_| file))
+            .and_then(|file| file.write_all_at(&c, 0).map(|_| file))
+            .map_err(|e| Error::write_failed("control.tmp", &e))?;
         timed_sync(stats, "control.tmp", || file.sync_data())?;
         self.disk
             .rename(&tmp, &self.control_path())
@@ -342,7 +341,7 @@ fn write_image(
         }
         let offset = run_start * PAGE_BYTES as u64;
         file.write_all_at(run, offset)
-            .map_err(|e| io("write page file".into(), e))?;
+            .map_err(|e| Error::write_failed("page file", &e))?;
         pool.images_written(run_pages);
         stats.pages_written += run_pages.len() as u64;
         run_pages.clear();

@@ -44,7 +44,7 @@ use parking_lot::{Mutex, RawRwLock, RwLock};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::page::{Page, PageId, PageKind, PAGE_BYTES};
-use crate::constants::PREPARED_SLOTS_MARGIN;
+use crate::constants::{PREPARED_SLOTS_MARGIN, READER_FRAMES_MIN};
 use crate::disk::File;
 use crate::error::{Error, Result, SqlState};
 use crate::wal::Lsn;
@@ -339,6 +339,8 @@ struct Inner {
     /// the only way frame state that it depends on is changed, so that it is known
     /// without a walk over every frame.
     dirty_frames: usize,
+    /// Frames promised to installs in flight ([`BufferPool::promise_frames`]).
+    promised_frames: usize,
 }
 
 impl Inner {
@@ -349,6 +351,29 @@ impl Inner {
         let now = self.meta[frame].counts_dirty();
         self.dirty_frames = self.dirty_frames + usize::from(now) - usize::from(was);
         result
+    }
+}
+
+/// Frames that hold no change, promised to one commit's install by
+/// [`BufferPool::promise_frames`] and given back with [`BufferPool::release_frames`].
+#[must_use]
+#[derive(Debug)]
+pub struct FramePromise {
+    frames: usize,
+}
+
+impl FramePromise {
+    /// How many pages the install of a commit may change: for each row written, its leaf
+    /// and a page its insert splits off, plus the overflow pages of its image; and a few
+    /// more for splits further up.
+    pub fn pages_for(rows: usize, overflow_pages: usize) -> usize {
+        2 * rows + overflow_pages + 16
+    }
+}
+
+impl Drop for FramePromise {
+    fn drop(&mut self) {
+        debug_assert_eq!(self.frames, 0, "a frame promise is released");
     }
 }
 
@@ -480,6 +505,7 @@ impl BufferPool {
                 epoch: 0,
                 images_begun: 0,
                 dirty_frames: 0,
+                promised_frames: 0,
             }),
             file,
             stats: PoolCounters::default(),
@@ -732,12 +758,14 @@ impl BufferPool {
     ) -> Result<(usize, ArcRwLockWriteGuard<RawRwLock, Page>)> {
         let n = self.frames.len();
         let mut swept = 0;
+        // A dirty frame that cannot be written (a full disk, say) stays dirty, its
+        // contents safe in the WAL, and the sweep goes on to find a clean one.
+        let mut write_failed = None;
         loop {
             if swept > 4 * n {
-                return Err(Error::new(
-                    SqlState::OUT_OF_MEMORY,
-                    "no unpinned buffers available",
-                ));
+                return Err(write_failed.unwrap_or_else(|| {
+                    Error::new(SqlState::OUT_OF_MEMORY, "no unpinned buffers available")
+                }));
             }
             swept += 1;
             let frame = inner.hand;
@@ -756,7 +784,10 @@ impl BufferPool {
                 let written =
                     parking_lot::MutexGuard::unlocked(inner, || self.write_out(frame, victim));
                 self.unpin(frame);
-                written?;
+                if let Err(e) = written {
+                    write_failed = Some(e);
+                    continue;
+                }
                 let meta = &inner.meta[frame];
                 if self.pinned(inner, frame) || meta.dirty || meta.image_pending {
                     continue;
@@ -806,7 +837,7 @@ impl BufferPool {
             .write_all_at(latch.bytes(), slot * PAGE_BYTES as u64)
         {
             self.release_slot(slot);
-            return Err(io_error("write", e));
+            return Err(Error::write_failed("page file", &e));
         }
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
@@ -944,9 +975,14 @@ impl BufferPool {
     /// so no checkpoint or eviction can write a page there meanwhile; after, they are
     /// free. Nothing refers to them, so a crash or a failed write leaves nothing to undo.
     pub fn prepare_slots(&self, max_slots: usize) -> Result<usize> {
+        self.prepare_slots_beyond(PREPARED_SLOTS_MARGIN, max_slots)
+    }
+
+    /// [`BufferPool::prepare_slots`] with `margin` free slots beyond one per dirty page.
+    fn prepare_slots_beyond(&self, margin: usize, max_slots: usize) -> Result<usize> {
         let (start, n) = {
             let mut inner = self.inner.lock();
-            let want = inner.dirty_frames + PREPARED_SLOTS_MARGIN;
+            let want = inner.dirty_frames + margin;
             let free = inner.map.free_slots.len();
             if free >= want || max_slots == 0 {
                 return Ok(0);
@@ -968,13 +1004,104 @@ impl BufferPool {
         for slot in start..start + n as u64 {
             inner.map.drop_ref(slot, SlotRefs::PREPARING);
         }
-        written.map_err(|e| {
-            Error::new(
-                SqlState::IO_ERROR,
-                format!("could not extend the page file: {e}"),
-            )
-        })?;
+        drop(inner);
+        written.map_err(|e| Error::write_failed("page file", &e))?;
         Ok(n)
+    }
+
+    /// Before a commit is logged: promise its install `pages` frames that hold no
+    /// change (free or clean), so that the install never has to write a page out to get
+    /// a frame, and a full disk cannot fail it once its record is in the log. While fewer
+    /// are unpromised (beyond the frames kept for readers), dirty frames are written out
+    /// here, before anything is logged: a write that fails for lack of space fails the
+    /// commit with 53100. A promise larger than half the pool is capped there; the rest of
+    /// what such an install changes is evicted to free slots the file holds already,
+    /// which are made first (an extension of the file that fails is 53100 too).
+    pub fn promise_frames(&self, pages: usize) -> Result<FramePromise> {
+        let n = self.frames.len();
+        let keep = self.reader_frames();
+        let frames = pages.min((n - keep) / 2);
+        if pages > frames {
+            self.prepare_free_slots(pages - frames)?;
+        }
+        let mut all_pinned = 0;
+        loop {
+            let mut inner = self.inner.lock();
+            let unchanged = n - inner.dirty_frames;
+            if unchanged >= inner.promised_frames + frames + keep {
+                inner.promised_frames += frames;
+                return Ok(FramePromise { frames });
+            }
+            let Some((frame, victim)) = self.dirty_victim(&mut inner) else {
+                // Every dirty frame is pinned, in use by statements right now: wait for one
+                // for a while.
+                drop(inner);
+                all_pinned += 1;
+                if all_pinned > 1000 {
+                    return Err(Error::new(
+                        SqlState::OUT_OF_MEMORY,
+                        "no unpinned buffers available",
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            };
+            self.pin_locked(&inner, frame);
+            drop(inner);
+            let written = self.write_out(frame, victim);
+            self.unpin(frame);
+            written?;
+        }
+    }
+
+    /// Give back a promise: the install is done, or the commit failed before its log record.
+    pub fn release_frames(&self, mut promise: FramePromise) {
+        let frames = std::mem::take(&mut promise.frames);
+        let mut inner = self.inner.lock();
+        assert!(
+            inner.promised_frames >= frames,
+            "no more frames released than promised"
+        );
+        inner.promised_frames -= frames;
+    }
+
+    /// Frames never promised to installs: a reader can always bring a page in.
+    fn reader_frames(&self) -> usize {
+        (self.frames.len() / 16)
+            .max(READER_FRAMES_MIN)
+            .min(self.frames.len() / 2)
+    }
+
+    /// The next unpinned dirty frame after the clock hand, and its page, if any.
+    fn dirty_victim(&self, inner: &mut Inner) -> Option<(usize, PageId)> {
+        let n = self.frames.len();
+        for _ in 0..n {
+            let frame = inner.hand;
+            inner.hand = (inner.hand + 1) % n;
+            let meta = &inner.meta[frame];
+            if meta.counts_dirty() && !self.pinned(inner, frame) {
+                return meta.page.map(|id| (frame, id));
+            }
+        }
+        None
+    }
+
+    /// Extend the file with zeros until `slots` free slots lie inside it beyond one per
+    /// dirty frame: evictions to them need no new space.
+    fn prepare_free_slots(&self, slots: usize) -> Result<()> {
+        loop {
+            let short = {
+                let inner = self.inner.lock();
+                let want = inner.dirty_frames + slots;
+                want.saturating_sub(inner.map.free_slots.len())
+            };
+            if short == 0 {
+                return Ok(());
+            }
+            if self.prepare_slots_beyond(slots, short.min(8192))? == 0 {
+                return Ok(());
+            }
+        }
     }
 
     /// Return a slot taken by [`BufferPool::allocate_slots`] but not written.
@@ -1224,6 +1351,49 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = OsDisk.open(&dir.join("pages"), true).expect("page file");
         (BufferPool::new(file, PageMap::default(), frames), dir)
+    }
+
+    /// Frames are promised to commits only while enough hold no change, beyond those kept
+    /// for readers; dirty frames are written out to make them, and a write that fails for
+    /// lack of space fails the promise with 53100, promising nothing.
+    #[test]
+    fn frames_are_promised_only_when_they_can_be_made_clean() {
+        use crate::disk::sim::{Fault, FaultError, FaultOp, SimDisk};
+        let disk = SimDisk::new();
+        disk.create_dir_all(std::path::Path::new("/d"))
+            .expect("dir");
+        let file = disk
+            .open(std::path::Path::new("/d/pages"), true)
+            .expect("file");
+        let pool = BufferPool::new(file, PageMap::default(), 128);
+        assert_eq!(pool.reader_frames(), 64);
+        let dirty = |n: usize| {
+            for _ in 0..n {
+                drop(pool.allocate(PageKind::Leaf).expect("allocate"));
+            }
+        };
+        dirty(40);
+        let p = pool.promise_frames(20).expect("88 frames hold no change");
+        assert_eq!(pool.usage().dirty, 40, "nothing had to be written");
+        pool.release_frames(p);
+        // 30 more than the 24 unpromised beyond the readers' 64: six pages written out.
+        let p = pool.promise_frames(30).expect("written out");
+        assert_eq!(pool.usage().dirty, 34);
+        pool.release_frames(p);
+
+        disk.inject(Fault::forever(FaultOp::Write, FaultError::Enospc));
+        dirty(26);
+        let err = pool.promise_frames(10).expect_err("no page can be written");
+        assert_eq!(err.code, SqlState::DISK_FULL);
+        assert_eq!(pool.inner.lock().promised_frames, 0);
+        // A promise that needs no write still holds.
+        let p = pool.promise_frames(2).expect("room without writing");
+        pool.release_frames(p);
+
+        disk.clear_faults();
+        let p = pool.promise_frames(10).expect("space is back");
+        pool.release_frames(p);
+        assert_eq!(pool.inner.lock().promised_frames, 0);
     }
 
     #[test]

@@ -30,7 +30,11 @@
 //! holds instead of growing the file in its burst of writes. A failure there (a full
 //! disk) is logged and tried again later: nothing refers to those slots.
 //!
-//! A failed write or sync of a checkpoint stops the server, as one of the WAL does.
+//! A checkpoint that cannot write for lack of space (53100) is abandoned, as any failed
+//! checkpoint is before its switch: the durable checkpoint stays as it was, and every
+//! change since is safe in the WAL. It is logged and tried again after `CHECKPOINT_RETRY`
+//! (a `CHECKPOINT` command gets the error). Any other failed write, and every failed sync,
+//! stops the server, as one of the WAL does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,7 +44,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::TxnManager;
 use crate::constants::{PREPARE_BATCH_SLOTS, PREPARE_PAUSE};
-use crate::error::Result;
+use crate::error::{Error, Result, SqlState};
 use crate::settings::Settings;
 use crate::storage::checkpoint::{CheckpointStats, Checkpointer, Control, Pacing};
 use crate::wal::{Lsn, Retired};
@@ -49,6 +53,9 @@ use crate::wal::{Lsn, Retired};
 const POLL: Duration = Duration::from_millis(500);
 /// After a failed extension of the page file (a full disk), the next try waits this long.
 const PREPARE_RETRY: Duration = Duration::from_secs(10);
+/// After a checkpoint failed for lack of space, the next one (other than one a
+/// `CHECKPOINT` command asks for) waits this long.
+const CHECKPOINT_RETRY: Duration = Duration::from_secs(2);
 
 /// Why a checkpoint was taken, as `log_checkpoints` says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +103,11 @@ struct State {
     /// The WAL a checkpoint cycle writes, as PostgreSQL estimates it: the last distance
     /// if it was larger, else a slow decay towards it (how many retired segments to keep).
     distance_estimate_bytes: u64,
+    /// The last checkpoint that failed for lack of space: its number (`completed` when it
+    /// ended) and its error.
+    failed: Option<(u64, Error)>,
+    /// No checkpoint starts on its own before this (after one failed for lack of space).
+    retry_at: Option<Instant>,
 }
 
 pub struct Checkpoints {
@@ -135,6 +147,8 @@ impl Checkpoints {
                 completed: 0,
                 shutdown: false,
                 distance_estimate_bytes: 0,
+                failed: None,
+                retry_at: None,
             }),
             wake: Condvar::new(),
             done: Condvar::new(),
@@ -165,14 +179,18 @@ impl Checkpoints {
         st.started + 1
     }
 
-    /// Wait until the checkpoint of `ticket` has completed (blocking the thread). False
-    /// if the checkpointer stopped first.
-    pub fn wait_for(&self, ticket: u64) -> bool {
+    /// Wait until the checkpoint of `ticket` has ended (blocking the thread). Its error
+    /// if it failed for lack of space; nothing to wait for if the checkpointer stopped
+    /// first (the shutdown checkpoint follows).
+    pub fn wait_for(&self, ticket: u64) -> Result<()> {
         let mut st = self.state.lock();
         while st.completed < ticket && !st.shutdown {
             self.done.wait(&mut st);
         }
-        st.completed >= ticket
+        match &st.failed {
+            Some((n, e)) if *n == st.completed && *n >= ticket => Err(e.clone()),
+            _ => Ok(()),
+        }
     }
 
     /// Stop the checkpointer thread (after the checkpoint it is writing, if any).
@@ -216,6 +234,10 @@ impl Checkpoints {
                     if st.requested {
                         break Reason::Requested;
                     }
+                    if st.retry_at.is_some_and(|at| Instant::now() < at) {
+                        self.wake.wait_for(&mut st, POLL);
+                        continue;
+                    }
                     let end = txn.wal.as_ref().map_or(Lsn::ZERO, |w| w.end_lsn());
                     let wal_bytes = end.0.saturating_sub(st.last.redo.0);
                     if wal_bytes >= self.wal_trigger_bytes() {
@@ -253,11 +275,23 @@ impl Checkpoints {
             let taken = self.checkpoint(txn, reason);
             let mut st = self.state.lock();
             st.completed += 1;
-            self.done.notify_all();
-            if let Err(e) = taken {
-                drop(st);
-                crate::error::stop_server(&format!("checkpoint failed: {e}"));
+            match taken {
+                Ok(()) => st.retry_at = None,
+                Err(e) if e.code == SqlState::DISK_FULL => {
+                    tracing::warn!(
+                        "checkpoint failed: {}; the changes since the last checkpoint are safe in the WAL; trying again in {CHECKPOINT_RETRY:?}",
+                        e.message
+                    );
+                    st.failed = Some((st.completed, e));
+                    st.retry_at = Some(Instant::now() + CHECKPOINT_RETRY);
+                }
+                Err(e) => {
+                    self.done.notify_all();
+                    drop(st);
+                    crate::error::stop_server(&format!("checkpoint failed: {e}"));
+                }
             }
+            self.done.notify_all();
         }
     }
 

@@ -75,8 +75,8 @@ pub fn load_under_key(
 
 /// Write and sync `load`'s pages, log the SetPrimaryKey record that names them, and give
 /// `table` the loaded tree and `new_def`. Returns once the record is durable. An error
-/// here is from writing the pages, before anything was logged; a failed sync stops the
-/// server.
+/// here is from writing the pages or finding room in the log, before anything was
+/// logged; a failed sync stops the server.
 pub fn commit_primary_key(
     txn: &TxnManager,
     table: &Arc<Table>,
@@ -91,7 +91,8 @@ pub fn commit_primary_key(
     txn.sync_bulk_pages("ALTER TABLE");
     let (root, pages) = load.record()?;
     let payload = records::encode_set_primary_key(table.id, &new_def, root, pages);
-    txn.commit_ddl(RecordKind::SetPrimaryKey, &payload, |lsn| {
+    let reservation = txn.reserve_log(payload.len())?;
+    txn.commit_ddl(RecordKind::SetPrimaryKey, &payload, reservation, |lsn| {
         let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));
         if let Err(e) = replaced {
             fatal_after_logging("replace a table's rows", &e);

@@ -11,8 +11,11 @@ use rustc_hash::FxHashMap;
 use super::records;
 use super::{LockTable, TxnId, VisibilityTracker, WriteSet};
 use crate::error::{Error, Result, SqlState};
+use crate::storage::page::{MAX_INLINE_CELL_BYTES, OVERFLOW_DATA_BYTES};
+use crate::storage::pool::FramePromise;
 use crate::storage::{Catalog, Key, Sequence, TableId};
-use crate::wal::{Lsn, PendingRecord, RecordKind, SyncLevel, Wal};
+use crate::wal::record::RECORD_HEADER_BYTES;
+use crate::wal::{LogReservation, Lsn, PendingRecord, RecordKind, SyncLevel, Wal};
 
 /// Sequence values logged ahead of use, as PostgreSQL's SEQ_LOG_VALS.
 const SEQUENCE_LOG_AHEAD: i64 = 32;
@@ -217,6 +220,17 @@ pub struct CommitRequest<'a> {
     /// Log records the transaction caused outside its commit record (sequence advances)
     /// end here: even a commit without changes is durable only once they are.
     pub logged_upto: Lsn,
+    /// The commit record, with its room in the log ([`TxnManager::prepare_commit_record`]);
+    /// `None` for a transaction that changed nothing.
+    pub record: Option<PreparedCommit>,
+}
+
+/// A commit record encoded and given its room in the log, before the commit takes its
+/// place in the commit order: whatever could fail for lack of space has failed by now.
+pub struct PreparedCommit {
+    encoded: records::EncodedCommit,
+    reservation: LogReservation,
+    frames: FramePromise,
 }
 
 pub struct TxnManager {
@@ -387,6 +401,7 @@ impl TxnManager {
     fn sequence_commit(
         &self,
         record: Option<PendingRecord>,
+        reservation: LogReservation,
         is_commit: bool,
         wait: bool,
     ) -> (Lsn, bool) {
@@ -396,14 +411,75 @@ impl TxnManager {
             self.visibility.register(end, needs_flush);
         };
         match (&self.wal, record) {
-            (Some(wal), Some(rec)) if wait => wal.append_commit(rec, assigned),
-            (Some(wal), Some(rec)) => (wal.append(rec, is_commit, assigned), false),
+            (Some(wal), Some(rec)) if wait => wal.append_commit(rec, reservation, assigned),
+            (Some(wal), Some(rec)) => (wal.append(rec, reservation, is_commit, assigned), false),
             _ => {
+                drop(reservation);
                 let mut last = self.last_lsn.lock();
                 *last = Lsn(last.0 + 1);
                 self.visibility.register(*last, false);
                 (*last, false)
             }
+        }
+    }
+
+    /// Room in the log for a record with `payload_bytes` of payload: 53100 when the log
+    /// cannot grow (see [`Wal::reserve`]). Without a log, nothing to reserve.
+    pub fn reserve_log(&self, payload_bytes: usize) -> Result<LogReservation> {
+        match &self.wal {
+            Some(wal) => wal.reserve(RECORD_HEADER_BYTES + payload_bytes),
+            None => Ok(LogReservation::none()),
+        }
+    }
+
+    /// Encode the commit record of a transaction that changed something and reserve its
+    /// room in the log, once the page file has room for what its install changes (both
+    /// 53100 on a full disk). `Ok(None)` when there is nothing to log.
+    pub fn prepare_commit_record(
+        &self,
+        writes: &WriteSet,
+        created: &[TableId],
+        dropped: &[TableId],
+    ) -> Result<Option<PreparedCommit>> {
+        if writes.is_empty() && dropped.is_empty() && created.is_empty() {
+            return Ok(None);
+        }
+        let encoded = records::encode_commit(writes, created, dropped);
+        let rows: usize = writes.tables.values().map(|w| w.rows.len()).sum();
+        let overflow_pages: usize = encoded
+            .images
+            .iter()
+            .flatten()
+            .filter(|image| image.len() > MAX_INLINE_CELL_BYTES / 2)
+            .map(|image| image.len() / OVERFLOW_DATA_BYTES + 1)
+            .sum();
+        let pool = self.catalog.pool();
+        let frames = pool.promise_frames(FramePromise::pages_for(rows, overflow_pages))?;
+        let reservation = match self.reserve_log(encoded.payload.len()) {
+            Ok(reservation) => reservation,
+            Err(e) => {
+                pool.release_frames(frames);
+                return Err(e);
+            }
+        };
+        Ok(Some(PreparedCommit {
+            encoded,
+            reservation,
+            frames,
+        }))
+    }
+
+    /// Give back the room of a commit record that will not be appended.
+    pub fn release_commit_record(&self, record: PreparedCommit) {
+        let PreparedCommit {
+            reservation,
+            frames,
+            ..
+        } = record;
+        self.catalog.pool().release_frames(frames);
+        match &self.wal {
+            Some(wal) => wal.release(reservation),
+            None => drop(reservation),
         }
     }
 
@@ -444,10 +520,20 @@ impl TxnManager {
             locks,
             level,
             logged_upto,
+            record,
         } = c;
         self.end_transaction();
         let durable = |lsn: Lsn| (self.wal.is_some() && level == SyncLevel::Local).then_some(lsn);
-        if writes.is_empty() && dropped.is_empty() && created.is_empty() {
+        let Some(PreparedCommit {
+            encoded: commit,
+            reservation,
+            frames,
+        }) = record
+        else {
+            assert!(
+                writes.is_empty() && dropped.is_empty() && created.is_empty(),
+                "a transaction that changed something has a commit record"
+            );
             self.locks.release_all(txn, &locks);
             // Records this transaction logged on the way (sequence advances) did not wake
             // the flusher: a commit that waits flushes them itself, one that does not has
@@ -464,20 +550,20 @@ impl TxnManager {
                 lead: durable_at.is_some(),
                 durable_at,
             };
-        }
+        };
         let mut writes = writes;
         assert!(
             !writes.has_increments(),
             "deferred increments must become after-images before the commit"
         );
-        let commit = records::encode_commit(&writes, created, dropped);
         let record = self
             .wal
             .as_ref()
             .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
         let barrier = self.barrier.read();
         let critical = CriticalSection("installing a commit");
-        let (lsn, lead) = self.sequence_commit(record, true, level == SyncLevel::Local);
+        let (lsn, lead) =
+            self.sequence_commit(record, reservation, true, level == SyncLevel::Local);
         // Under the row locks, so versions of a key are installed in LSN order. The
         // images are the record's, in the order it was encoded in.
         let horizon = self.horizon();
@@ -506,6 +592,7 @@ impl TxnManager {
                 writes.table.end_rows(lsn, writes.reborn.iter());
             }
         }
+        self.catalog.pool().release_frames(frames);
         self.catalog.confirm(created);
         let dropped_tables = self.catalog.finish_drops(dropped);
         drop(barrier);
@@ -623,12 +710,21 @@ impl TxnManager {
 
     /// A catalog change that is logged and made durable on its own (CREATE TABLE, ALTER
     /// TABLE ... ADD PRIMARY KEY, and the DROP that undoes a rolled-back CREATE), ordered
-    /// with commits. `apply` runs with the change's LSN once it is durable.
-    pub fn commit_ddl(&self, kind: RecordKind, payload: &[u8], apply: impl FnOnce(Lsn)) -> Lsn {
+    /// with commits. `apply` runs with the change's LSN once it is durable. The record
+    /// uses `reservation` ([`TxnManager::reserve_log`] for `payload`), or with
+    /// `LogReservation::none()` the log's headroom (only the DROP that undoes a CREATE,
+    /// which must not fail).
+    pub fn commit_ddl(
+        &self,
+        kind: RecordKind,
+        payload: &[u8],
+        reservation: LogReservation,
+        apply: impl FnOnce(Lsn),
+    ) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
         let barrier = self.barrier.read();
         let critical = CriticalSection("applying a catalog change");
-        let (lsn, _) = self.sequence_commit(record, false, false);
+        let (lsn, _) = self.sequence_commit(record, reservation, false, false);
         if let Some(wal) = &self.wal {
             // Catalog changes are rare: flush on this thread rather than wait to be woken.
             // Flushed before it is marked installed, so it is visible only once durable.
@@ -648,23 +744,25 @@ impl TxnManager {
     /// it (see [`Wal::append_unforced`]), as PostgreSQL's flush of the commit carries its.
     /// Returns the value and, if a log record was written for it, that record's end: the
     /// transaction must not commit (even without changes) before it is durable.
-    pub fn nextval(&self, seq: &Sequence) -> (i64, Option<Lsn>) {
+    ///
+    /// Fails with 53100 when the log has no room for the record (the value is used up, as
+    /// a value of a rolled-back transaction is).
+    pub fn nextval(&self, seq: &Sequence) -> Result<(i64, Option<Lsn>)> {
         let v = seq.nextval();
         let mut logged_at = None;
         if let Some(wal) = &self.wal {
             let logged = seq.logged_upto();
             if v > logged.load(Ordering::Acquire) {
                 let upto = v + SEQUENCE_LOG_AHEAD;
-                let rec = PendingRecord::new(
-                    RecordKind::SequenceAdvance,
-                    &records::encode_sequence_advance(&seq.name, upto),
-                );
+                let payload = records::encode_sequence_advance(&seq.name, upto);
+                let reservation = self.reserve_log(payload.len())?;
+                let rec = PendingRecord::new(RecordKind::SequenceAdvance, &payload);
                 // Raised before the append, so a checkpoint image taken in between
                 // already covers the values this record hands out.
                 logged.fetch_max(upto, Ordering::AcqRel);
-                logged_at = Some(wal.append_unforced(rec));
+                logged_at = Some(wal.append_unforced(rec, reservation));
             }
         }
-        (v, logged_at)
+        Ok((v, logged_at))
     }
 }

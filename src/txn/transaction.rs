@@ -26,14 +26,14 @@ use std::sync::Arc;
 
 use super::increments::apply_increments;
 use super::{
-    records, CommitInFlight, CommitRequest, Isolation, JournalMark, SessionSlot, TxnId, TxnManager,
-    Want, WriteSet,
+    fatal_after_logging, records, CommitInFlight, CommitRequest, Isolation, JournalMark,
+    SessionSlot, TxnId, TxnManager, Want, WriteSet,
 };
 use crate::constants::DEADLOCK_TIMEOUT;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::write_gate::{Closed, ClosedGate, Interrupts, Writer};
 use crate::storage::{Key, Table, TableDef, TableId};
-use crate::wal::{Lsn, RecordKind, SyncLevel};
+use crate::wal::{LogReservation, Lsn, RecordKind, SyncLevel};
 
 use super::locks::LockTable;
 use super::Increment;
@@ -404,15 +404,25 @@ impl Transaction {
             ));
         }
         let id = catalog.allocate_table_id();
-        let mut created = Ok(());
-        self.manager.commit_ddl(
-            RecordKind::CreateTable,
-            &records::encode_table_def(id, def),
-            |_| {
-                created = catalog.create_table_with_id(id, def.clone()).map(|_| ());
-            },
-        );
-        created?;
+        let payload = records::encode_table_def(id, def);
+        // The table's first page gets a frame without writing another page out, and the
+        // record its room: once it is logged, nothing fails.
+        let pool = catalog.pool();
+        let frames = pool.promise_frames(1)?;
+        let reservation = match self.manager.reserve_log(payload.len()) {
+            Ok(reservation) => reservation,
+            Err(e) => {
+                pool.release_frames(frames);
+                return Err(e);
+            }
+        };
+        self.manager
+            .commit_ddl(RecordKind::CreateTable, &payload, reservation, |_| {
+                if let Err(e) = catalog.create_table_with_id(id, def.clone()) {
+                    fatal_after_logging("create a table", &e);
+                }
+            });
+        pool.release_frames(frames);
         self.created.push(id);
         Ok(true)
     }
@@ -437,9 +447,11 @@ impl Transaction {
             if let Some(table) = catalog.table_by_id(id) {
                 let name = table.def().name.clone();
                 let _ddl = catalog.ddl_lock();
+                // In the log's headroom: a rollback does not fail for lack of space.
                 self.manager.commit_ddl(
                     RecordKind::DropTable,
                     &records::encode_drop_table(id),
+                    LogReservation::none(),
                     |_| {
                         catalog.drop_table(&name);
                     },
@@ -508,6 +520,21 @@ impl Transaction {
             }
             None => Vec::new(),
         };
+        // The record and its room in the log: a full disk fails the commit here, with
+        // nothing logged.
+        let record =
+            match self
+                .manager
+                .prepare_commit_record(&self.writes, &self.created, &self.dropped)
+            {
+                Ok(record) => record,
+                Err(e) => {
+                    drop(_latches);
+                    self.rollback();
+                    return Err(e);
+                }
+            };
+        let mut record = Some(record);
         before_append();
         // Others wait at these gates until the commit is visible, not just installed:
         // the statement they run next takes a snapshot that must hold it.
@@ -534,6 +561,7 @@ impl Transaction {
                 locks,
                 level,
                 logged_upto: Lsn(logged_upto),
+                record: record.take().flatten(),
             });
             manager.release_snapshot(&slot);
             let lsn = flight.lsn;
@@ -554,6 +582,9 @@ impl Transaction {
                 match manager.ssi.commit(self.id, visible, self, start) {
                     Ok(committing) => Ok(committing),
                     Err((e, t)) => {
+                        if let Some(unused) = record.take().flatten() {
+                            manager.release_commit_record(unused);
+                        }
                         t.rollback();
                         Err(e)
                     }

@@ -19,6 +19,13 @@
 //! so that a segment built ahead and never written to reads as empty from its start, as a
 //! zero-filled one does.
 //!
+//! Reservations: a record's room is reserved before it is appended ([`Wal::reserve`]), and
+//! the segments it needs are built by then (by the thread that builds ahead, or by the
+//! reserving thread). So the flusher writes only into built segments and never grows a
+//! file; on a full disk the reservation fails with 53100 and the commit that asked fails
+//! cleanly, with nothing appended. `WAL_HEADROOM_BYTES` stay free beyond every reservation
+//! for the records that take none.
+//!
 //! Segment header: magic `SDBWAL01` (8), segment number (8, LE), segment size (8, LE),
 //! reserved (4), CRC32C of the first 28 bytes (4, LE).
 //!
@@ -49,7 +56,8 @@ use super::stats::WalStats;
 use super::watch::LsnWatch;
 use super::Lsn;
 use crate::constants::{
-    WAL_BLOCK_BYTES, WAL_BUFFER_BYTES, WAL_DIRECT_MAX_BYTES, WAL_WRITE_MAX_BYTES,
+    WAL_BLOCK_BYTES, WAL_BUFFER_BYTES, WAL_DIRECT_MAX_BYTES, WAL_HEADROOM_BYTES,
+    WAL_SEGMENT_RETRY_PAUSE, WAL_WRITE_MAX_BYTES,
 };
 use crate::disk::{Disk, File};
 use crate::error::{Error, Result, SqlState};
@@ -180,12 +188,19 @@ struct TailBlock {
     bytes: Box<[u8; WAL_BLOCK_BYTES]>,
 }
 
-/// Segments retired for reuse, by file name (`NNNNNNNNNNNNNNNN.spare`), and how many
-/// segments were built from zeros since [`Wal::take_segments_added`] last asked.
+/// Segments retired for reuse, by file name (`NNNNNNNNNNNNNNNN.spare`), how many
+/// segments were built from zeros since [`Wal::take_segments_added`] last asked, and how
+/// far the built segments reach.
 #[derive(Default)]
 struct SegmentSupply {
     spares: Mutex<Vec<String>>,
     added: AtomicU64,
+    /// The log position where the segments built so far end: every segment below it exists,
+    /// whole and synced, so writing the log below it needs no new space on disk.
+    ready_end: AtomicU64,
+    /// Held while a segment is built (by the thread that builds ahead, an appender that
+    /// reserves, or the flusher), so that one segment is never built twice at once.
+    building: Mutex<()>,
 }
 
 fn spare_name(n: u64) -> String {
@@ -203,10 +218,24 @@ fn build_segment(
     segment_bytes: u64,
     supply: &SegmentSupply,
 ) -> std::io::Result<()> {
+    let _building = supply.building.lock();
     let path = dir.join(segment_name(n));
-    if disk.exists(&path) {
-        return Ok(());
+    if !disk.exists(&path) {
+        build_segment_file(disk, dir, &path, n, segment_bytes, supply)?;
     }
+    let end = (n + 1) * (segment_bytes - SEGMENT_HEADER_BYTES);
+    supply.ready_end.fetch_max(end, Ordering::AcqRel);
+    Ok(())
+}
+
+fn build_segment_file(
+    disk: &dyn Disk,
+    dir: &Path,
+    path: &Path,
+    n: u64,
+    segment_bytes: u64,
+    supply: &SegmentSupply,
+) -> std::io::Result<()> {
     loop {
         let Some(spare) = supply.spares.lock().pop() else {
             break;
@@ -228,21 +257,28 @@ fn build_segment(
         head[..SEGMENT_HEADER_BYTES as usize].copy_from_slice(&segment_header(n, segment_bytes));
         f.write_all_at(&head, 0)?;
         f.sync_data()?;
-        disk.rename(&from, &path)?;
+        disk.rename(&from, path)?;
         return disk.sync_dir(dir);
     }
     let tmp = dir.join(format!("{}.tmp", segment_name(n)));
-    let f = disk.open(&tmp, true)?;
-    let zeros = vec![0u8; 1 << 20];
-    let mut off = 0;
-    while off < segment_bytes {
-        let len = (segment_bytes - off).min(zeros.len() as u64) as usize;
-        f.write_all_at(&zeros[..len], off)?;
-        off += len as u64;
+    let zero_filled = || -> std::io::Result<()> {
+        let f = disk.open(&tmp, true)?;
+        let zeros = vec![0u8; 1 << 20];
+        let mut off = 0;
+        while off < segment_bytes {
+            let len = (segment_bytes - off).min(zeros.len() as u64) as usize;
+            f.write_all_at(&zeros[..len], off)?;
+            off += len as u64;
+        }
+        f.write_all_at(&segment_header(n, segment_bytes), 0)?;
+        f.sync_data()
+    };
+    if let Err(e) = zero_filled() {
+        // Out of space, most likely: give back what the unfinished file took.
+        let _ = disk.remove(&tmp);
+        return Err(e);
     }
-    f.write_all_at(&segment_header(n, segment_bytes), 0)?;
-    f.sync_data()?;
-    disk.rename(&tmp, &path)?;
+    disk.rename(&tmp, path)?;
     disk.sync_dir(dir)?;
     supply.added.fetch_add(1, Ordering::Relaxed);
     Ok(())
@@ -474,6 +510,14 @@ impl Segments {
             }
         }
         self.disk.sync_dir(&self.dir)?;
+        let built = if self.disk.exists(&self.dir.join(segment_name(n))) {
+            n + 1
+        } else {
+            n
+        };
+        self.supply
+            .ready_end
+            .store(built * self.data_bytes(), Ordering::Release);
         Ok(removed)
     }
 }
@@ -500,6 +544,43 @@ pub struct Wal {
     /// Transactions open right now, for `commit_siblings`.
     pub active_transactions: AtomicU64,
     stopped: AtomicBool,
+    /// The last failure to build a segment for a reservation, and when: reservations fail
+    /// at once with it for `WAL_SEGMENT_RETRY_PAUSE`, so that writers on a full disk do not
+    /// each fill it again with the zeros of a segment that cannot be finished.
+    build_failure: Mutex<Option<(Instant, Error)>>,
+    /// Where the log ends once every reservation made so far is appended: the log's end
+    /// plus the bytes reserved and not yet used ([`Wal::reserve`]).
+    claimed_end: AtomicU64,
+    /// What segments are built with, for reservations (the flusher's are in `segments`).
+    segments_supply: Arc<SegmentSupply>,
+    disk: Arc<dyn Disk>,
+    dir: PathBuf,
+}
+
+/// Room in the log for one record, taken by [`Wal::reserve`]: the segments it will be
+/// written to exist. Used by the append of a record of exactly its size, or given back
+/// with [`Wal::release`].
+#[must_use]
+#[derive(Debug)]
+pub struct LogReservation {
+    bytes: u64,
+}
+
+impl LogReservation {
+    /// Nothing reserved: for a record appended without a log.
+    pub fn none() -> LogReservation {
+        LogReservation { bytes: 0 }
+    }
+
+    fn take(&mut self) -> u64 {
+        std::mem::take(&mut self.bytes)
+    }
+}
+
+impl Drop for LogReservation {
+    fn drop(&mut self) {
+        debug_assert_eq!(self.bytes, 0, "a log reservation is used or released");
+    }
 }
 
 /// Check the segments from `start`'s on (none missing, every header right), then hand
@@ -773,6 +854,7 @@ impl Wal {
         let pos = replayed.end.0;
         // Make sure nothing stale lies beyond the end, torn or not.
         let removed = segments.cut(pos).map_err(|e| io("cut the WAL", e))?;
+        let supply = segments.supply.clone();
         let stats = WalStats::default();
         stats
             .reset_at_us
@@ -800,14 +882,79 @@ impl Wal {
             stats,
             active_transactions: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
+            build_failure: Mutex::new(None),
+            claimed_end: AtomicU64::new(pos),
+            segments_supply: supply,
+            disk,
+            dir: dir.to_path_buf(),
         });
         Ok((wal, replayed))
     }
 
+    /// Reserve room in the log for a record of `bytes` bytes (header included), building
+    /// the segments it needs now if they are not built yet. Fails with 53100 when a
+    /// segment cannot be built for lack of space: nothing is appended, and the caller fails
+    /// its statement or commit cleanly. Every reservation leaves `WAL_HEADROOM_BYTES` of
+    /// built log free for the appends that take none ([`Wal::append`] without one).
+    pub fn reserve(&self, bytes: usize) -> Result<LogReservation> {
+        let bytes = bytes as u64;
+        let data_bytes = self.opts.segment_bytes - SEGMENT_HEADER_BYTES;
+        loop {
+            let claimed = self.claimed_end.fetch_add(bytes, Ordering::AcqRel) + bytes;
+            let need = claimed + WAL_HEADROOM_BYTES;
+            if need <= self.ready_end() {
+                return Ok(LogReservation { bytes });
+            }
+            self.claimed_end.fetch_sub(bytes, Ordering::AcqRel);
+            if let Some((at, e)) = &*self.build_failure.lock() {
+                if at.elapsed() < WAL_SEGMENT_RETRY_PAUSE {
+                    return Err(e.clone());
+                }
+            }
+            // Build the segments up to the one holding `need - 1`.
+            let last = (need - 1) / data_bytes;
+            let mut n = self.ready_end() / data_bytes;
+            while n <= last {
+                let (disk, dir, supply) = (&*self.disk, &self.dir, &self.segments_supply);
+                if let Err(e) = build_segment(disk, dir, n, self.opts.segment_bytes, supply) {
+                    let e = Error::write_failed(&format!("WAL segment {}", segment_name(n)), &e)
+                        .with_hint("Free disk space; writing resumes by itself.");
+                    tracing::warn!(
+                        "{}; transactions that write fail until there is room",
+                        e.message
+                    );
+                    *self.build_failure.lock() = Some((Instant::now(), e.clone()));
+                    return Err(e);
+                }
+                n = self.ready_end() / data_bytes;
+            }
+            *self.build_failure.lock() = None;
+        }
+    }
+
+    /// Give back a reservation that will not be used.
+    pub fn release(&self, mut r: LogReservation) {
+        let bytes = r.take();
+        self.claimed_end.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
+    /// The log position where the built segments end.
+    fn ready_end(&self) -> u64 {
+        self.segments_supply.ready_end.load(Ordering::Acquire)
+    }
+
     /// Append a record. `assigned` runs under the append lock with the record's end LSN, so
     /// that whatever it registers is ordered exactly as the log is. Returns the end LSN.
-    pub fn append(&self, rec: PendingRecord, is_commit: bool, assigned: impl FnOnce(Lsn)) -> Lsn {
-        self.append_inner(rec, is_commit, false, true, assigned).0
+    /// The record uses `reservation`, of its size, or with none the log's headroom.
+    pub fn append(
+        &self,
+        rec: PendingRecord,
+        reservation: LogReservation,
+        is_commit: bool,
+        assigned: impl FnOnce(Lsn),
+    ) -> Lsn {
+        self.append_inner(rec, reservation, is_commit, false, true, assigned)
+            .0
     }
 
     /// Append a record that needs no flush of its own, without waking the flusher: the
@@ -816,8 +963,9 @@ impl Wal {
     /// the transaction that used the value comes after it in the log, so that commit's
     /// flush carries it, and waking the flusher for it alone would cost a lone committer a
     /// second fdatasync.
-    pub fn append_unforced(&self, rec: PendingRecord) -> Lsn {
-        self.append_inner(rec, false, false, false, |_| {}).0
+    pub fn append_unforced(&self, rec: PendingRecord, reservation: LogReservation) -> Lsn {
+        self.append_inner(rec, reservation, false, false, false, |_| {})
+            .0
     }
 
     /// Have the flusher flush whatever is buffered.
@@ -831,18 +979,36 @@ impl Wal {
     /// flush carried at most one, no other commit is waiting in the buffer, no flush is
     /// underway and there is no `commit_delay` to honour. Handing a lone commit to the
     /// flusher would only add two thread wake-ups to its latency.
-    pub fn append_commit(&self, rec: PendingRecord, assigned: impl FnOnce(Lsn)) -> (Lsn, bool) {
-        self.append_inner(rec, true, true, true, assigned)
+    pub fn append_commit(
+        &self,
+        rec: PendingRecord,
+        reservation: LogReservation,
+        assigned: impl FnOnce(Lsn),
+    ) -> (Lsn, bool) {
+        self.append_inner(rec, reservation, true, true, true, assigned)
     }
 
     fn append_inner(
         &self,
         mut rec: PendingRecord,
+        mut reservation: LogReservation,
         is_commit: bool,
         may_lead: bool,
         forced: bool,
         assigned: impl FnOnce(Lsn),
     ) -> (Lsn, bool) {
+        let reserved = reservation.take();
+        if reserved == 0 {
+            // In the headroom: claimed now.
+            self.claimed_end
+                .fetch_add(rec.len() as u64, Ordering::AcqRel);
+        } else {
+            assert_eq!(
+                reserved,
+                rec.len() as u64,
+                "a record uses a reservation of its size"
+            );
+        }
         let mut st = self.state.lock();
         if st.buffer.len() >= WAL_BUFFER_BYTES {
             self.stats.buffers_full.fetch_add(1, Ordering::Relaxed);
@@ -861,6 +1027,10 @@ impl Wal {
         rec.finish(start, self.flushed.get());
         st.buffer.extend_from_slice(&rec.bytes);
         st.end = Lsn(start.0 + rec.len() as u64);
+        debug_assert!(
+            st.end.0 <= self.claimed_end.load(Ordering::Acquire),
+            "the log never passes what was claimed for it"
+        );
         if is_commit {
             st.commits += 1;
         }
@@ -1136,6 +1306,57 @@ mod tests {
         }
     }
 
+    /// Reservations build the segments a record needs before it is appended; when one
+    /// cannot be built (no space), the reservation fails with 53100, nothing is appended,
+    /// the unfinished file is gone, and once space is back reservations succeed again.
+    #[test]
+    fn a_reservation_builds_segments_ahead_and_fails_cleanly_without_space() {
+        use crate::disk::sim::{Fault, FaultError, FaultOp};
+        let disk = SimDisk::new();
+        let (wal, _) = replay_all(&disk);
+        let payload = vec![7u8; 1000];
+        let rec = || PendingRecord::new(RecordKind::Commit, &payload);
+        let r = wal.reserve(rec().len()).expect("room");
+        let first = wal.append(rec(), r, true, |_| {});
+        wal.flush_now(first);
+        // Everything a reservation counts on is built already.
+        assert!(wal.ready_end() >= first.0 + WAL_HEADROOM_BYTES);
+
+        disk.inject(Fault::forever(FaultOp::Write, FaultError::Enospc).path_contains(".tmp"));
+        let big = 4 * WAL_HEADROOM_BYTES as usize;
+        let err = wal.reserve(big).expect_err("no space for the segments");
+        assert_eq!(err.code, SqlState::DISK_FULL, "{err:?}");
+        let files = disk.list(Path::new("/wal")).expect("list");
+        assert!(files.iter().all(|f| !f.ends_with(".tmp")), "{files:?}");
+        // Small records still fit in what is built.
+        let r = wal.reserve(rec().len()).expect("room in built segments");
+        let second = wal.append(rec(), r, true, |_| {});
+        wal.flush_now(second);
+        // A failed build is not retried at once: the next reservation fails without
+        // touching the disk.
+        let ops = disk.op_count();
+        assert_eq!(
+            wal.reserve(big).expect_err("still full").code,
+            SqlState::DISK_FULL
+        );
+        assert_eq!(disk.op_count(), ops);
+
+        disk.clear_faults();
+        std::thread::sleep(WAL_SEGMENT_RETRY_PAUSE);
+        let r = wal.reserve(big).expect("room again");
+        wal.release(r);
+        let r = wal.reserve(rec().len()).expect("room");
+        let third = wal.append(rec(), r, true, |_| {});
+        wal.flush_now(third);
+        assert_eq!(
+            wal.claimed_end.load(Ordering::Acquire),
+            wal.end_lsn().0,
+            "every reservation used or released"
+        );
+        let (_, seen) = replay_all(&disk.crash(1));
+        assert_eq!(seen, vec![payload.clone(), payload.clone(), payload]);
+    }
+
     #[test]
     fn a_group_gathers_longer_only_while_open_transactions_keep_the_cores_busy() {
         // TPC-B at 32 clients on 2 cores: 20 to 25 open, groups of 5 to 8.
@@ -1183,7 +1404,12 @@ mod tests {
         let (wal, seen) = replay_all(&disk);
         assert!(seen.is_empty());
         for (i, p) in payloads.iter().enumerate() {
-            let lsn = wal.append(PendingRecord::new(RecordKind::Commit, p), true, |_| {});
+            let lsn = wal.append(
+                PendingRecord::new(RecordKind::Commit, p),
+                LogReservation::none(),
+                true,
+                |_| {},
+            );
             wal.flush_now(lsn);
             // Reopening after a crash at any flush sees exactly the records so far.
             if i % 3 == 2 {
@@ -1198,6 +1424,7 @@ mod tests {
         // Appending after recovery starts from a tail block read back from the segment.
         let lsn = wal.append(
             PendingRecord::new(RecordKind::Commit, b"after"),
+            LogReservation::none(),
             true,
             |_| {},
         );
@@ -1248,6 +1475,7 @@ mod tests {
         for i in 0..140 {
             let lsn = wal.append(
                 PendingRecord::new(RecordKind::Commit, &payload(i)),
+                LogReservation::none(),
                 true,
                 |_| {},
             );
@@ -1317,6 +1545,7 @@ mod tests {
         for i in 0..500 {
             let lsn = wal.append(
                 PendingRecord::new(RecordKind::Commit, &payload(i)),
+                LogReservation::none(),
                 true,
                 |_| {},
             );

@@ -467,8 +467,10 @@ impl Protocol {
         params: &[Value],
     ) -> Result<Outcome, Error> {
         loop {
-            let outcome = self.session.execute(stmt, params);
-            self.session.finish_commit().await;
+            let mut outcome = self.session.execute(stmt, params);
+            if let Err(e) = self.session.finish_commit().await {
+                outcome = outcome.and(Err(e));
+            }
             match outcome {
                 Ok(Outcome::WaitForLock) => self.session.wait_for_lock().await?,
                 other => return other,
@@ -479,8 +481,10 @@ impl Protocol {
     /// End of a simple query or a Sync: commit the implicit transaction, report the
     /// transaction status, and write everything out.
     pub async fn sync_and_ready<S: Transport>(&mut self, io: &mut Io<S>) {
-        let synced = self.session.sync();
-        self.session.finish_commit().await;
+        let mut synced = self.session.sync();
+        if let Err(e) = self.session.finish_commit().await {
+            synced = synced.and(Err(e));
+        }
         if let Err(e) = synced {
             io.output.error(&e, Severity::Error);
         }
