@@ -15,10 +15,12 @@ pub const MAX_STARTUP_PACKET_BYTES: usize = 10_000;
 /// Most simultaneous client connections (`max_connections`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
 /// Most named prepared statements one session holds (each holds its parse tree and plan);
-/// one more fails with 53200 until some are deallocated.
+/// one more fails with 53200 until some are deallocated. (Their memory is bounded too:
+/// `MAX_PREPARED_STATEMENT_BYTES`.)
 pub const MAX_PREPARED_STATEMENTS: usize = 10_000;
-/// Most query text, in bytes, of the named prepared statements one session holds.
-pub const MAX_PREPARED_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
+/// Most memory, in bytes, that the named prepared statements of one session hold (what
+/// each one's parse and plan left allocated, `memory::retained_by`).
+pub const MAX_PREPARED_STATEMENT_BYTES: usize = 256 * 1024 * 1024;
 /// Most open portals (bound statements) one connection holds.
 pub const MAX_PORTALS: usize = 10_000;
 /// Most refused connections answered at once (each holds a descriptor for up to the
@@ -44,6 +46,9 @@ pub const BULK_PENDING_MAX_BYTES: usize = 64 * 1024;
 pub const PLAN_CACHE_ENTRIES: usize = 256;
 /// Longest query text whose plan is cached, in bytes.
 pub const PLAN_CACHE_MAX_QUERY_BYTES: usize = 8 * 1024;
+
+/// How often memory freed anywhere in the process is given back to the system.
+pub const MEMORY_RETURN_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Stack size of the runtime's worker threads, on which statements run, in bytes. Reserved
 /// address space, committed only as it is used; deep expressions recurse in the binder and

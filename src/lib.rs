@@ -6,6 +6,7 @@ pub mod constants;
 pub mod disk;
 pub mod engine;
 pub mod error;
+pub mod memory;
 pub mod server;
 pub mod settings;
 pub mod sql;

@@ -71,6 +71,13 @@ struct Shape {
     plan: Mutex<Option<CachedPlan>>,
 }
 
+/// A prepared statement kept under its name, with the memory it holds (what its parse
+/// and plan left allocated, and at least its text), which the session's limit counts.
+struct NamedStatement {
+    prepared: Arc<Prepared>,
+    held_bytes: usize,
+}
+
 /// A parsed (and, for the extended protocol, planned) statement. Reusable with any
 /// parameters; re-planned transparently when the catalog changes under it.
 pub struct Prepared {
@@ -177,8 +184,8 @@ pub struct Session {
     cache: FxHashMap<String, Arc<Shape>>,
     /// Prepared statements by name ("" is the unnamed statement): made by Parse, dropped
     /// by Close and DEALLOCATE.
-    statements: FxHashMap<String, Arc<Prepared>>,
-    /// Query text held by `statements`, in bytes (bounded, with their count).
+    statements: FxHashMap<String, NamedStatement>,
+    /// Memory held by `statements`, in bytes (bounded, with their count).
     statement_bytes: usize,
     /// Whether commits are finished by the caller (see [`Session::defer_commits`]).
     defer_commits: bool,
@@ -433,38 +440,51 @@ impl Session {
     /// is replaced; a named one must not exist yet.
     pub fn parse_statement(&mut self, name: String, sql: &str, param_oids: &[u32]) -> Result<()> {
         if name.is_empty() {
-            self.statements.remove("");
+            self.close_statement("");
         } else if self.statements.contains_key(&name) {
             return Err(Error::new(
                 SqlState::DUPLICATE_PREPARED_STATEMENT,
                 format!("prepared statement \"{name}\" already exists"),
             ));
         } else {
-            self.check_statement_room(sql.len())?;
+            // Refused before the work of preparing it when it would not fit if it held as
+            // much as the session's statements do on average.
+            let average = self.statement_bytes / self.statements.len().max(1);
+            self.check_statement_room(sql.len().max(average))?;
         }
-        let prepared = self.prepare(sql, param_oids)?;
-        self.statement_bytes += prepared.shape.text.len();
-        if let Some(old) = self.statements.insert(name, prepared) {
-            self.statement_bytes -= old.shape.text.len();
+        let (prepared, retained) = crate::memory::retained_by(|| self.prepare(sql, param_oids));
+        let prepared = prepared?;
+        let held_bytes = retained.max(sql.len());
+        if !name.is_empty() {
+            self.check_statement_room(held_bytes)?;
+        }
+        self.statement_bytes += held_bytes;
+        let named = NamedStatement {
+            prepared,
+            held_bytes,
+        };
+        if let Some(old) = self.statements.insert(name, named) {
+            self.statement_bytes -= old.held_bytes;
         }
         Ok(())
     }
 
-    /// Whether one more named prepared statement of `text_bytes` fits the session's
+    /// Whether one more named prepared statement holding `held_bytes` fits the session's
     /// limits (53200 if not: the client must deallocate some first).
-    fn check_statement_room(&self, text_bytes: usize) -> Result<()> {
+    fn check_statement_room(&self, held_bytes: usize) -> Result<()> {
         use crate::constants::{MAX_PREPARED_STATEMENTS, MAX_PREPARED_STATEMENT_BYTES};
         let count = self.statements.len();
         if count >= MAX_PREPARED_STATEMENTS
-            || self.statement_bytes + text_bytes > MAX_PREPARED_STATEMENT_BYTES
+            || self.statement_bytes + held_bytes > MAX_PREPARED_STATEMENT_BYTES
         {
             return Err(Error::new(
                 SqlState::OUT_OF_MEMORY,
                 "out of memory for prepared statements",
             )
             .with_detail(format!(
-                "This session holds {count} prepared statements ({} bytes of query text); the limit is {MAX_PREPARED_STATEMENTS} statements or {MAX_PREPARED_STATEMENT_BYTES} bytes.",
-                self.statement_bytes
+                "This session holds {count} prepared statements in {} kB; the limit is {MAX_PREPARED_STATEMENTS} statements or {} kB.",
+                self.statement_bytes / 1024,
+                MAX_PREPARED_STATEMENT_BYTES / 1024
             ))
             .with_hint("Deallocate prepared statements that are no longer needed (DEALLOCATE, or the protocol's Close)."));
         }
@@ -473,21 +493,24 @@ impl Session {
 
     /// The prepared statement `name` (26000 if there is none).
     pub fn statement(&self, name: &str) -> Result<Arc<Prepared>> {
-        self.statements.get(name).cloned().ok_or_else(|| {
-            let message = if name.is_empty() {
-                "unnamed prepared statement does not exist".to_owned()
-            } else {
-                format!("prepared statement \"{name}\" does not exist")
-            };
-            Error::new(SqlState::INVALID_SQL_STATEMENT_NAME, message)
-        })
+        self.statements
+            .get(name)
+            .map(|n| n.prepared.clone())
+            .ok_or_else(|| {
+                let message = if name.is_empty() {
+                    "unnamed prepared statement does not exist".to_owned()
+                } else {
+                    format!("prepared statement \"{name}\" does not exist")
+                };
+                Error::new(SqlState::INVALID_SQL_STATEMENT_NAME, message)
+            })
     }
 
     /// Close message: drop the statement `name`; closing one that does not exist is not
     /// an error.
     pub fn close_statement(&mut self, name: &str) {
         if let Some(old) = self.statements.remove(name) {
-            self.statement_bytes -= old.shape.text.len();
+            self.statement_bytes -= old.held_bytes;
         }
     }
 
@@ -497,7 +520,7 @@ impl Session {
         let tag = match name {
             None => {
                 self.statements.retain(|n, _| n.is_empty());
-                self.statement_bytes = self.statements.values().map(|p| p.shape.text.len()).sum();
+                self.statement_bytes = self.statements.values().map(|n| n.held_bytes).sum();
                 "DEALLOCATE ALL"
             }
             Some(n) => {

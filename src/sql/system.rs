@@ -112,6 +112,7 @@ impl SystemView {
                 ("reads", DataType::Int8),
                 ("evictions", DataType::Int8),
                 ("evictions_written", DataType::Int8),
+                ("pages_cleaned", DataType::Int8),
                 ("sweep_steps", DataType::Int8),
             ],
         };
@@ -256,6 +257,7 @@ impl SystemView {
                     i(s.reads),
                     i(s.evictions),
                     i(s.evictions_written),
+                    i(s.pages_cleaned),
                     i(s.sweep_steps),
                 ]
                 .into()]

@@ -393,6 +393,9 @@ pub struct PoolStats {
     pub evictions: u64,
     /// Evictions that had to write the page out first (it was dirty).
     pub evictions_written: u64,
+    /// Dirty pages written out before a commit, so that its install needs no write
+    /// ([`BufferPool::promise_frames`]); they stay in their frames, clean.
+    pub pages_cleaned: u64,
     /// Frames the clock hand passed over to find the evicted ones.
     pub sweep_steps: u64,
 }
@@ -403,6 +406,7 @@ struct PoolCounters {
     reads: AtomicU64,
     evictions: AtomicU64,
     evictions_written: AtomicU64,
+    pages_cleaned: AtomicU64,
     sweep_steps: AtomicU64,
 }
 
@@ -520,6 +524,7 @@ impl BufferPool {
             reads: get(&c.reads),
             evictions: get(&c.evictions),
             evictions_written: get(&c.evictions_written),
+            pages_cleaned: get(&c.pages_cleaned),
             sweep_steps: get(&c.sweep_steps),
         }
     }
@@ -788,6 +793,7 @@ impl BufferPool {
                     write_failed = Some(e);
                     continue;
                 }
+                self.stats.evictions_written.fetch_add(1, Ordering::Relaxed);
                 let meta = &inner.meta[frame];
                 if self.pinned(inner, frame) || meta.dirty || meta.image_pending {
                     continue;
@@ -849,7 +855,6 @@ impl BufferPool {
         if image_pending {
             inner.map.set_image(id, slot);
         }
-        self.stats.evictions_written.fetch_add(1, Ordering::Relaxed);
         drop(latch);
         Ok(())
     }
@@ -1051,6 +1056,7 @@ impl BufferPool {
             let written = self.write_out(frame, victim);
             self.unpin(frame);
             written?;
+            self.stats.pages_cleaned.fetch_add(1, Ordering::Relaxed);
         }
     }
 

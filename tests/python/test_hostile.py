@@ -242,3 +242,56 @@ def test_add_primary_key_over_too_long_values_is_54000(server, db):
         c.execute(f"alter table {t} add primary key (k)")
         assert c.execute(f"select count(*) from {t}").fetchone() == (2,)
     healthy(server)
+
+
+def _rss_mb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.steadydb_only
+def test_prepared_statements_memory_is_bounded_and_given_back(server):
+    """A client that prepares statements without end (as one preparing a million would)
+    is refused with 53200 once its statements hold the session's memory limit (256 MB),
+    cheaply, and the server's memory is back near where it was after it disconnects."""
+    import struct
+    import time
+
+    from pgraw import RawConn, cstr, errors, message
+
+    if server.proc is None:
+        pytest.skip("needs the server's process")
+    pid = server.proc.pid
+    baseline = _rss_mb(pid)
+    # About 100 kB of parse tree and plan for 700 bytes of text.
+    query = "select " + ", ".join(f"{i} + $1::int as c{i}" for i in range(40))
+    accepted, refusals = 0, []
+    with RawConn(server.host, server.port, timeout=120) as raw:
+        raw.startup()
+        for batch in range(0, 20_000, 1000):
+            raw.send(b"".join(
+                message(b"P", cstr(f"m{batch + i}") + cstr(query) + struct.pack("!H", 0))
+                + message(b"S") for i in range(1000)))
+            for _ in range(1000):
+                errs = errors(raw.read_until_ready())
+                if errs:
+                    refusals.append(errs[0])
+                else:
+                    accepted += 1
+        held = _rss_mb(pid) - baseline
+        assert errors(raw.simple_query("select 1")) == []
+    assert 0 < accepted < 10_000, accepted
+    assert len(refusals) == 20_000 - accepted
+    assert {e["C"] for e in refusals} == {"53200"}, refusals[:1]
+    assert "kB" in refusals[0]["D"], refusals[0]
+    # The statements' memory, with the allocator's overhead, but bounded.
+    assert held < 512, f"{held} MB held by {accepted} statements"
+    deadline = time.monotonic() + 60
+    while _rss_mb(pid) > baseline + 64:
+        assert time.monotonic() < deadline, (
+            f"RSS {_rss_mb(pid)} MB a minute after disconnect; baseline {baseline} MB")
+        time.sleep(0.5)
+    healthy(server)
