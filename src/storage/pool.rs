@@ -1021,13 +1021,17 @@ impl BufferPool {
     /// here, before anything is logged: a write that fails for lack of space fails the
     /// commit with 53100. A promise larger than half the pool is capped there; the rest of
     /// what such an install changes is evicted to free slots the file holds already,
-    /// which are made first (an extension of the file that fails is 53100 too).
-    pub fn promise_frames(&self, pages: usize) -> Result<FramePromise> {
+    /// which are made first (an extension of the file that fails is 53100 too): as many
+    /// as four pages per page of the `written_bytes` it installs, never more than the
+    /// rest (a bound on the pages it fills, not on those it touches: see
+    /// `docs/design.md`, "Full disk").
+    pub fn promise_frames(&self, pages: usize, written_bytes: usize) -> Result<FramePromise> {
         let n = self.frames.len();
         let keep = self.reader_frames();
         let frames = pages.min((n - keep) / 2);
         if pages > frames {
-            self.prepare_free_slots(pages - frames)?;
+            let filled = 4 * written_bytes.div_ceil(PAGE_BYTES) + 16;
+            self.prepare_free_slots((pages - frames).min(filled))?;
         }
         let mut all_pinned = 0;
         loop {
@@ -1379,25 +1383,29 @@ mod tests {
             }
         };
         dirty(40);
-        let p = pool.promise_frames(20).expect("88 frames hold no change");
+        let p = pool
+            .promise_frames(20, 0)
+            .expect("88 frames hold no change");
         assert_eq!(pool.usage().dirty, 40, "nothing had to be written");
         pool.release_frames(p);
         // 30 more than the 24 unpromised beyond the readers' 64: six pages written out.
-        let p = pool.promise_frames(30).expect("written out");
+        let p = pool.promise_frames(30, 0).expect("written out");
         assert_eq!(pool.usage().dirty, 34);
         pool.release_frames(p);
 
         disk.inject(Fault::forever(FaultOp::Write, FaultError::Enospc));
         dirty(26);
-        let err = pool.promise_frames(10).expect_err("no page can be written");
+        let err = pool
+            .promise_frames(10, 0)
+            .expect_err("no page can be written");
         assert_eq!(err.code, SqlState::DISK_FULL);
         assert_eq!(pool.inner.lock().promised_frames, 0);
         // A promise that needs no write still holds.
-        let p = pool.promise_frames(2).expect("room without writing");
+        let p = pool.promise_frames(2, 0).expect("room without writing");
         pool.release_frames(p);
 
         disk.clear_faults();
-        let p = pool.promise_frames(10).expect("space is back");
+        let p = pool.promise_frames(10, 0).expect("space is back");
         pool.release_frames(p);
         assert_eq!(pool.inner.lock().promised_frames, 0);
     }

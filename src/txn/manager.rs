@@ -454,7 +454,8 @@ impl TxnManager {
             .map(|image| image.len() / OVERFLOW_DATA_BYTES + 1)
             .sum();
         let pool = self.catalog.pool();
-        let frames = pool.promise_frames(FramePromise::pages_for(rows, overflow_pages))?;
+        let pages = FramePromise::pages_for(rows, overflow_pages);
+        let frames = pool.promise_frames(pages, encoded.payload.len())?;
         let reservation = match self.reserve_log(encoded.payload.len()) {
             Ok(reservation) => reservation,
             Err(e) => {

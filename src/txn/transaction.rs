@@ -408,7 +408,7 @@ impl Transaction {
         // The table's first page gets a frame without writing another page out, and the
         // record its room: once it is logged, nothing fails.
         let pool = catalog.pool();
-        let frames = pool.promise_frames(1)?;
+        let frames = pool.promise_frames(1, 0)?;
         let reservation = match self.manager.reserve_log(payload.len()) {
             Ok(reservation) => reservation,
             Err(e) => {

@@ -295,3 +295,24 @@ def test_prepared_statements_memory_is_bounded_and_given_back(server):
             f"RSS {_rss_mb(pid)} MB a minute after disconnect; baseline {baseline} MB")
         time.sleep(0.5)
     healthy(server)
+
+
+@pytest.mark.steadydb_only
+def test_a_large_transaction_grows_the_page_file_by_what_it_writes(server, db):
+    """The room a commit makes in the page file for its install is bounded by what it
+    writes, not by a worst case per row (which once grew the file by gigabytes)."""
+    import os
+
+    pages = os.path.join(server.datadir, "storage", "pages")
+    before = os.path.getsize(pages)
+    t = db.table("hostile_bigtxn")
+    with db.connect(autocommit=False) as c:
+        c.execute(f"create table {t} (k int primary key, v int)")
+        for b in range(0, 200_000, 2000):
+            c.execute(f"insert into {t} values " + ",".join(f"({k},{k})" for k in range(b, b + 2000)))
+        c.commit()
+        assert c.execute(f"select count(*) from {t}").fetchone() == (200_000,)
+    grown = os.path.getsize(pages) - before
+    # About 5 MB of rows: their pages, the slots made for them, and the margin kept ready.
+    assert grown < 100 * 1024 * 1024, f"page file grew by {grown} bytes"
+    healthy(server)
