@@ -291,46 +291,61 @@ impl Executor<'_> {
                 }
             })?,
             Some(own) => {
-                let mut committed: Vec<(Key, Row)> = Vec::new();
+                // Merged as the committed rows stream past (nothing is collected): our own
+                // writes below each committed key go first, and one at its key replaces it.
+                let stopped = std::cell::Cell::new(false);
+                let mut emit = |k: &[u8], row: &Row| -> bool {
+                    n += 1;
+                    let go = if n.is_multiple_of(CANCEL_CHECK_ROWS) {
+                        check_cancel(self.slot).map(|()| true)
+                    } else {
+                        Ok(true)
+                    }
+                    .and_then(|_| self.matches(&scan.filter, row))
+                    .and_then(|m| if m { visit(k, row) } else { Ok(true) });
+                    match go {
+                        Ok(true) => true,
+                        Ok(false) => {
+                            stopped.set(true);
+                            false
+                        }
+                        Err(e) => {
+                            result = Err(e);
+                            stopped.set(true);
+                            false
+                        }
+                    }
+                };
+                let mut mine = own.rows.range::<[u8], _>(range).peekable();
+                let mut merged = |k: &[u8], row: &Row| -> bool {
+                    while let Some((mk, mrow)) = mine.next_if(|(mk, _)| mk.as_slice() < k) {
+                        if let Some(r) = mrow {
+                            if !emit(mk, r) {
+                                return false;
+                            }
+                        }
+                    }
+                    match mine.next_if(|(mk, _)| mk.as_slice() == k) {
+                        Some((mk, Some(r))) => emit(mk, r),
+                        Some((_, None)) => true,
+                        None => emit(k, row),
+                    }
+                };
                 if let Some(load) = &own.bulk {
                     // The rows this transaction loaded stand in for the committed ones.
                     load.scan(range, &mut |k, image| {
-                        committed.push((k.to_vec(), scan.table.decode_image(image)?));
-                        Ok(true)
+                        Ok(merged(k, &scan.table.decode_image(image)?))
                     })?;
                 } else if !own.truncated {
-                    scan.table.scan(range, self.snapshot, false, |k, row| {
-                        committed.push((k.to_vec(), row.clone()));
-                        true
-                    })?;
+                    scan.table.scan(range, self.snapshot, false, &mut merged)?;
                 }
-                let mut mine = own.rows.range::<[u8], _>(range).peekable();
-                let mut theirs = committed.into_iter().peekable();
-                loop {
-                    n += 1;
-                    if n.is_multiple_of(CANCEL_CHECK_ROWS) {
-                        check_cancel(self.slot)?;
-                    }
-                    let take_mine = match (mine.peek(), theirs.peek()) {
-                        (None, None) => break,
-                        (Some(_), None) => true,
-                        (None, Some(_)) => false,
-                        (Some((mk, _)), Some((tk, _))) => mk.as_slice() <= tk.as_slice(),
-                    };
-                    let (key, row) = if take_mine {
-                        let (mk, mrow) = mine.next().ok_or_else(|| Error::internal("merge"))?;
-                        if theirs.peek().is_some_and(|(tk, _)| tk == mk) {
-                            theirs.next();
+                if !stopped.get() {
+                    for (mk, mrow) in mine {
+                        if let Some(r) = mrow {
+                            if !emit(mk, r) {
+                                break;
+                            }
                         }
-                        match mrow {
-                            Some(r) => (mk.clone(), r.clone()),
-                            None => continue,
-                        }
-                    } else {
-                        theirs.next().ok_or_else(|| Error::internal("merge"))?
-                    };
-                    if self.matches(&scan.filter, &row)? && !visit(&key, &row)? {
-                        break;
                     }
                 }
             }
