@@ -85,6 +85,7 @@ def test_reversed_range_in_a_transaction_with_own_writes(server, db):
 
 
 @pytest.mark.steadydb_only
+@pytest.mark.timeout(300)
 def test_descriptor_exhaustion_refuses_with_53300(tmp_path):
     """Thousands of half-open connections against a server with few descriptors: new
     clients are refused with 53300 while the slots are taken, the accept loop backs off
@@ -132,8 +133,10 @@ def test_descriptor_exhaustion_refuses_with_53300(tmp_path):
         for s in sockets:
             s.close()
         sockets.clear()
-        # Served again once the half-open connections are gone.
-        deadline = time.monotonic() + 30
+        # Served again once the half-open connections are gone: the server works through
+        # the closed ones still queued in the listen backlog first, at whatever speed a
+        # busy machine allows (a 30 s limit once ran out under the full suite in CI).
+        deadline = time.monotonic() + 180
         while True:
             try:
                 with psycopg.connect(server.conninfo(), connect_timeout=5) as c:
