@@ -32,6 +32,12 @@
 //!   bulk loads odd ones, so replay never takes an id a later record names.
 //! - Every image read is verified ([`Page::verify`]); every image written is sealed
 //!   ([`Page::seal`]) with a checksum first.
+//! - A commit is promised frames that hold no change (free or clean) before its record
+//!   is logged ([`BufferPool::promise_frames`]), only while that many remain beyond the
+//!   frames already promised and a share kept for readers; dirty pages are written out
+//!   first if they must be. So its install never has to write a page out (and cannot
+//!   fail on a full disk), and a reader can bring a page in. A page whose write fails stays
+//!   dirty in its frame; the sweep takes a clean frame instead.
 
 use std::collections::BTreeSet;
 use std::mem::ManuallyDrop;
