@@ -42,6 +42,10 @@ pub const MAX_BIND_PARAMETERS: usize = 65_535;
 /// (`storage::bulk`): enough for a few leaves' worth of typical rows at a time.
 pub const BULK_PENDING_MAX_BYTES: usize = 64 * 1024;
 
+/// About how much of a spilled write set's rows one WriteSetPiece record holds: a commit
+/// of any size is logged, and replayed, this much at a time.
+pub const WRITE_SET_PIECE_BYTES: usize = 256 * 1024;
+
 /// Most distinct statement shapes kept in a session's simple-protocol plan cache.
 pub const PLAN_CACHE_ENTRIES: usize = 256;
 /// Longest query text whose plan is cached, in bytes.

@@ -105,6 +105,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "unix_socket_directories", default: "/tmp", kind: Kind::Str, context: Context::Postmaster, description: "Sets the directories where Unix-domain sockets will be created." },
     Def { name: "unix_socket_group", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the owning group of the Unix-domain socket." },
     Def { name: "unix_socket_permissions", default: "0777", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Postmaster, description: "Sets the access permissions of the Unix-domain socket." },
+    Def { name: "write_set_work_mem", default: "64MB", kind: Kind::Int { min: 64, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::User, description: "Sets the maximum memory a transaction's own uncommitted rows use before they spill to disk (from its next transaction on)." },
     Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
 ];
 
@@ -203,6 +204,11 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
 /// A time setting's value as SHOW prints it (`100ms`, `5s`, `0`), in milliseconds.
 pub fn millis(shown: &str) -> Option<u64> {
     parse_with_unit(shown, Unit::Ms).and_then(|n| u64::try_from(n).ok())
+}
+
+/// A memory setting's value as SHOW prints it (`64MB`), in kilobytes.
+pub fn kilobytes(shown: &str) -> Option<u64> {
+    parse_with_unit(shown, Unit::Kb).and_then(|n| u64::try_from(n).ok())
 }
 
 /// Parse an integer with an optional unit into the base unit (kB, ms or s).

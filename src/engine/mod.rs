@@ -22,7 +22,7 @@ use crate::storage::pool::{BufferPool, PageMap};
 use crate::storage::Catalog;
 use crate::txn::checkpoints::{Checkpoints, Reason};
 use crate::txn::{records, TxnManager};
-use crate::wal::{Lsn, Wal, WalOptions};
+use crate::wal::{Lsn, RecordReader, Wal, WalOptions};
 
 pub struct Engine {
     pub settings: Arc<Settings>,
@@ -268,12 +268,15 @@ pub(crate) fn recover(
         |kind, payload, _| records::named_slots(kind, payload, &mut named),
     )?;
     txn.catalog.pool().begin_replay(&named)?;
+    let mut pieces = RecordReader::new(disk.clone(), &data_dir.join("wal"), &opts);
     let (wal, replayed) = Wal::open(
         disk,
         &data_dir.join("wal"),
         opts,
         control.redo,
-        |kind, payload, lsn| records::replay(&txn.catalog, kind, payload, lsn),
+        |kind, payload, lsn| {
+            records::replay(&txn.catalog, kind, payload, lsn, &mut |at| pieces.read(at))
+        },
     )
     .map_err(|e| short_of_space(e, &txn, data_dir))?;
     records::finish_replay(&txn.catalog).map_err(|e| short_of_space(e, &txn, data_dir))?;

@@ -241,7 +241,7 @@ impl Executor<'_> {
         if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {
             if a == b {
                 // Point lookup.
-                let row = match self.txn.writes.get(scan.table.id, a) {
+                let row = match self.txn.writes.get(scan.table.id, a)? {
                     Some(own) => own,
                     None => match self.txn.writes.table(scan.table.id) {
                         Some(own) if own.bulk.is_some() => match &own.bulk {
@@ -294,6 +294,7 @@ impl Executor<'_> {
                 // Merged as the committed rows stream past (nothing is collected): our own
                 // writes below each committed key go first, and one at its key replaces it.
                 let stopped = std::cell::Cell::new(false);
+                let mut own_error = None;
                 let mut emit = |k: &[u8], row: &Row| -> bool {
                     n += 1;
                     let go = if n.is_multiple_of(CANCEL_CHECK_ROWS) {
@@ -316,20 +317,26 @@ impl Executor<'_> {
                         }
                     }
                 };
-                let mut mine = own.rows.range::<[u8], _>(range).peekable();
+                let mut mine = own.own_rows(range);
                 let mut merged = |k: &[u8], row: &Row| -> bool {
-                    while let Some((mk, mrow)) = mine.next_if(|(mk, _)| mk.as_slice() < k) {
-                        if let Some(r) = mrow {
-                            if !emit(mk, r) {
-                                return false;
+                    let step = (|| -> Result<bool> {
+                        while let Some((mk, mrow)) = mine.next_below(Some(k))? {
+                            if let Some(r) = mrow {
+                                if !emit(&mk, &r) {
+                                    return Ok(false);
+                                }
                             }
                         }
-                    }
-                    match mine.next_if(|(mk, _)| mk.as_slice() == k) {
-                        Some((mk, Some(r))) => emit(mk, r),
-                        Some((_, None)) => true,
-                        None => emit(k, row),
-                    }
+                        Ok(match mine.take_at(k)? {
+                            Some(Some(r)) => emit(k, &r),
+                            Some(None) => true,
+                            None => emit(k, row),
+                        })
+                    })();
+                    step.unwrap_or_else(|e| {
+                        own_error = Some(e);
+                        false
+                    })
                 };
                 if let Some(load) = &own.bulk {
                     // The rows this transaction loaded stand in for the committed ones.
@@ -339,10 +346,13 @@ impl Executor<'_> {
                 } else if !own.truncated {
                     scan.table.scan(range, self.snapshot, false, &mut merged)?;
                 }
+                if let Some(e) = own_error.take() {
+                    return Err(e);
+                }
                 if !stopped.get() {
-                    for (mk, mrow) in mine {
+                    while let Some((mk, mrow)) = mine.next_below(None)? {
                         if let Some(r) = mrow {
-                            if !emit(mk, r) {
+                            if !emit(&mk, &r) {
                                 break;
                             }
                         }
@@ -356,7 +366,7 @@ impl Executor<'_> {
     /// Own a row to write it: `want` is [`Want::Write`] to delete it or give it a key,
     /// [`Want::NoKeyWrite`] to change its other columns.
     fn lock_row(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Step<()> {
-        if self.txn.writes.get(table.id, key).is_some() {
+        if self.txn.writes.get(table.id, key)?.is_some() {
             return Ok(());
         }
         if self
@@ -408,7 +418,7 @@ impl Executor<'_> {
             let latch = self.txn.increment_latch(table.id, &key);
             let row = apply_increments(&table, &key, &incs);
             drop(latch);
-            self.txn.writes.put(&table, key, Some(row?.into()));
+            self.txn.writes.put(&table, key, Some(row?.into()))?;
         }
         Ok(())
     }
@@ -433,7 +443,7 @@ impl Executor<'_> {
         let Some((Bound::Included(key), _)) = self.bounds(scan)? else {
             return Ok(None);
         };
-        if self.txn.writes.get(table.id, &key).is_some() {
+        if self.txn.writes.get(table.id, &key)?.is_some() {
             return Ok(None);
         }
         let held = self
@@ -540,7 +550,7 @@ impl Executor<'_> {
         seen: Row,
         want: Want,
     ) -> Step<Option<Row>> {
-        if self.txn.writes.get(scan.table.id, key).is_some() {
+        if self.txn.writes.get(scan.table.id, key)?.is_some() {
             return Ok(Some(seen));
         }
         self.lock_row(&scan.table, key, want)?;
@@ -590,7 +600,7 @@ impl Executor<'_> {
         }
         let created = self.txn.created.contains(&table.id);
         match self.txn.writes.table(table.id) {
-            Some(w) => w.bulk.is_some() || ((w.truncated || created) && w.rows.is_empty()),
+            Some(w) => w.bulk.is_some() || ((w.truncated || created) && w.has_no_rows()),
             None => created,
         }
     }
@@ -676,12 +686,14 @@ impl Executor<'_> {
             };
             if new_key != key {
                 self.claim_key(&scan.table, def, &new_key, &new)?;
-                self.txn.writes.put(&scan.table, key, None);
+                self.txn.writes.put(&scan.table, key, None)?;
             }
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &new)?);
             }
-            self.txn.writes.put(&scan.table, new_key, Some(new.into()));
+            self.txn
+                .writes
+                .put(&scan.table, new_key, Some(new.into()))?;
             count += 1;
         }
         Ok((count, returned))
@@ -695,7 +707,7 @@ impl Executor<'_> {
         key: &[u8],
         row: &[Value],
     ) -> Step<()> {
-        match self.txn.writes.get(table.id, key) {
+        match self.txn.writes.get(table.id, key)? {
             Some(Some(_)) => return Err(duplicate_key(def, row).into()),
             Some(None) => return Ok(()),
             None => {}
@@ -722,7 +734,7 @@ impl Executor<'_> {
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &current)?);
             }
-            self.txn.writes.put(&scan.table, key, None);
+            self.txn.writes.put(&scan.table, key, None)?;
             count += 1;
         }
         Ok((count, returned))
@@ -765,11 +777,11 @@ impl Executor<'_> {
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
             self.txn.note_write(table.id, &key)?;
-            self.txn.writes.put(table, key, Some(row.clone().into()));
+            self.txn.writes.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
         }
         let key = pk_key(def, &row)?;
-        let existing: Option<Row> = match self.txn.writes.get(table.id, &key) {
+        let existing: Option<Row> = match self.txn.writes.get(table.id, &key)? {
             Some(own) => own,
             None => {
                 self.lock_row(table, &key, Want::Write)?;
@@ -792,7 +804,7 @@ impl Executor<'_> {
             if !matches!(on_conflict, OnConflict::Error) {
                 touched.insert(key.clone());
             }
-            self.txn.writes.put(table, key, Some(row.clone().into()));
+            self.txn.writes.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
         };
         match on_conflict {
@@ -822,7 +834,7 @@ impl Executor<'_> {
                     )
                     .into());
                 }
-                self.txn.writes.put(table, key, Some(new.clone().into()));
+                self.txn.writes.put(table, key, Some(new.clone().into()))?;
                 Ok(Some(new))
             }
         }
@@ -936,7 +948,7 @@ impl Executor<'_> {
         lock: &RowLock,
     ) -> Step<Option<Row>> {
         let table = &scan.table;
-        if self.txn.writes.get(table.id, key).is_some() {
+        if self.txn.writes.get(table.id, key)?.is_some() {
             // Our own version: the row is ours already.
             return Ok(Some(seen));
         }

@@ -742,8 +742,16 @@ impl Session {
         if self.txn.is_none() {
             let isolation = self.default_isolation();
             let read_only = self.setting_is("default_transaction_read_only", "on");
-            let txn =
+            let mut txn =
                 Transaction::begin(&self.engine.txn, &self.slot, isolation, read_only, now_us());
+            let work_mem_kb = match self.overrides.get("write_set_work_mem") {
+                Some(shown) => settings::kilobytes(shown),
+                None => u64::try_from(self.engine.settings.get_int("write_set_work_mem")).ok(),
+            };
+            if let Some(kb) = work_mem_kb.filter(|kb| *kb > 0) {
+                txn.writes
+                    .spill_after(usize::try_from(kb.saturating_mul(1024)).unwrap_or(usize::MAX));
+            }
             self.txn = Some(TxnState {
                 txn,
                 failed: false,

@@ -21,6 +21,7 @@
 //!
 //! Bottom up: pages (`page`), the buffer pool and page map (`pool`), one B+tree per table
 //! (`btree`), tables (`table`) and their write gates (`write_gate`), bulk loads (`bulk`),
+//! transactions' spilled write sets (`spill`),
 //! the catalog (`catalog`) and checkpoints (`checkpoint`).
 //! Their own invariants open each module.
 
@@ -32,6 +33,7 @@ pub mod checkpoint;
 mod crash_tests;
 pub mod page;
 pub mod pool;
+pub mod spill;
 mod table;
 #[cfg(test)]
 mod table_tests;

@@ -247,6 +247,11 @@ impl Table {
         self.decode(image)
     }
 
+    /// The buffer pool the table's pages are in.
+    pub fn pool(&self) -> &Arc<BufferPool> {
+        &self.pool
+    }
+
     /// The column types of the current definition.
     pub fn column_types(&self) -> Arc<[DataType]> {
         self.def.read().1.clone()

@@ -310,8 +310,10 @@ impl Checkpoints {
         };
         let epoch = last.epoch + 1;
         let pool = txn.catalog.pool();
-        let (redo, pending, catalog) =
-            txn.at_checkpoint_barrier(|end| (end, pool.begin_image(epoch), txn.catalog.image()));
+        let (redo, pending, catalog, oldest_piece) = txn.at_checkpoint_barrier(|end| {
+            let image = (pool.begin_image(epoch), txn.catalog.image());
+            (end, image.0, image.1, txn.oldest_piece())
+        });
         if reason == Reason::Time && redo == last.redo && pending.is_empty() {
             pool.abort_image();
             return Ok(());
@@ -352,7 +354,12 @@ impl Checkpoints {
         let (added, retired) = match &txn.wal {
             Some(wal) => (
                 wal.take_segments_added(),
-                wal.retire_segments_before(redo, estimate_bytes.min(max_wal_bytes))?,
+                // A commit logging its rows in pieces may land after the redo LSN with
+                // pieces before it: recovery reads them back, so they are kept.
+                wal.retire_segments_before(
+                    oldest_piece.map_or(redo, |piece| piece.min(redo)),
+                    estimate_bytes.min(max_wal_bytes),
+                )?,
             ),
             None => (0, Retired::default()),
         };

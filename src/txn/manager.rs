@@ -1,6 +1,7 @@
 //! The transaction manager: transaction ids, snapshots, the commit path, and the registry
 //! of sessions (for cancellation and for the oldest live snapshot).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,12 +11,13 @@ use rustc_hash::FxHashMap;
 
 use super::records;
 use super::{LockTable, TxnId, VisibilityTracker, WriteSet};
+use crate::constants::WRITE_SET_PIECE_BYTES;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::page::{MAX_INLINE_CELL_BYTES, OVERFLOW_DATA_BYTES};
 use crate::storage::pool::FramePromise;
 use crate::storage::{Catalog, Key, Sequence, TableId};
 use crate::wal::record::RECORD_HEADER_BYTES;
-use crate::wal::{LogReservation, Lsn, PendingRecord, RecordKind, SyncLevel, Wal};
+use crate::wal::{LogReservation, Lsn, PendingRecord, RecordKind, SyncLevel, Wal, Writer};
 
 /// Sequence values logged ahead of use, as PostgreSQL's SEQ_LOG_VALS.
 const SEQUENCE_LOG_AHEAD: i64 = 32;
@@ -194,6 +196,40 @@ impl Drop for CriticalSection {
     }
 }
 
+/// Overflow pages a row image of `len` bytes takes.
+fn overflow_pages_of(len: usize) -> usize {
+    if len > MAX_INLINE_CELL_BYTES / 2 {
+        len / OVERFLOW_DATA_BYTES + 1
+    } else {
+        0
+    }
+}
+
+/// Install a spilled write set's rows for one table, read back from it in chunks (its
+/// truncation first).
+fn install_spilled(writes: &super::TableWrites, lsn: Lsn, horizon: Lsn) -> Result<()> {
+    const CHUNK_ROWS: usize = 4096;
+    let table = &writes.table;
+    if writes.truncated {
+        table.install(lsn, std::iter::empty(), true, horizon)?;
+    }
+    let mut chunk: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(CHUNK_ROWS);
+    let install = |chunk: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>| {
+        let rows = chunk.iter().map(|(k, i)| (k.as_slice(), i.as_deref()));
+        let done = table.install(lsn, rows, false, horizon);
+        chunk.clear();
+        done
+    };
+    writes.for_each_image(|key, image| {
+        chunk.push((key.to_vec(), image.map(<[u8]>::to_vec)));
+        if chunk.len() >= CHUNK_ROWS {
+            install(&mut chunk)?;
+        }
+        Ok(true)
+    })?;
+    install(&mut chunk)
+}
+
 /// A commit whose record has its place in the log and whose writes are installed, but
 /// which is not finished: it still has to become durable and then visible. Every one must
 /// be finished, or `visible_lsn` could never pass it.
@@ -231,6 +267,15 @@ pub struct PreparedCommit {
     encoded: records::EncodedCommit,
     reservation: LogReservation,
     frames: FramePromise,
+    /// The write set spilled: its rows were logged ahead in pieces, which the record
+    /// names, and the install reads them from the write set. The log is kept from the
+    /// first piece on until the commit is installed ([`TxnManager::oldest_piece`]).
+    pieces: Option<PiecesLogged>,
+}
+
+/// A commit's rows logged ahead of its record, registered until it is installed.
+struct PiecesLogged {
+    token: u64,
 }
 
 pub struct TxnManager {
@@ -250,6 +295,10 @@ pub struct TxnManager {
     next_pid: AtomicU64,
     /// The log; None for a purely in-memory engine (tests).
     pub wal: Option<Arc<Wal>>,
+    /// Commits logging their rows in pieces ahead of their record, each with where the
+    /// log ended before its first piece: a checkpoint keeps the log from the oldest on, as
+    /// recovery replays such a commit by reading its pieces back.
+    pieces_in_flight: Mutex<(u64, BTreeMap<u64, Lsn>)>,
 }
 
 impl Default for TxnManager {
@@ -271,6 +320,7 @@ impl TxnManager {
             sessions: RwLock::new(FxHashMap::default()),
             next_pid: AtomicU64::new(1000),
             wal: None,
+            pieces_in_flight: Mutex::new((0, BTreeMap::new())),
         }
     }
 
@@ -434,7 +484,8 @@ impl TxnManager {
 
     /// Encode the commit record of a transaction that changed something and reserve its
     /// room in the log, once the page file has room for what its install changes (both
-    /// 53100 on a full disk). `Ok(None)` when there is nothing to log.
+    /// 53100 on a full disk). `Ok(None)` when there is nothing to log. A write set that
+    /// spilled has its rows logged here, in pieces ahead of the record.
     pub fn prepare_commit_record(
         &self,
         writes: &WriteSet,
@@ -444,22 +495,39 @@ impl TxnManager {
         if writes.is_empty() && dropped.is_empty() && created.is_empty() {
             return Ok(None);
         }
-        let encoded = records::encode_commit(writes, created, dropped);
-        let rows: usize = writes.tables.values().map(|w| w.rows.len()).sum();
-        let overflow_pages: usize = encoded
-            .images
-            .iter()
-            .flatten()
-            .filter(|image| image.len() > MAX_INLINE_CELL_BYTES / 2)
-            .map(|image| image.len() / OVERFLOW_DATA_BYTES + 1)
-            .sum();
+        let (encoded, pieces, overflow_pages) = if writes.is_spilled() {
+            let (token, lsns, overflow_pages) = self.log_pieces(writes)?;
+            let encoded = records::encode_commit(writes, created, dropped, Some(&lsns));
+            (encoded, Some(PiecesLogged { token }), overflow_pages)
+        } else {
+            let encoded = records::encode_commit(writes, created, dropped, None);
+            let overflow_pages = encoded
+                .images
+                .iter()
+                .flatten()
+                .map(|image| overflow_pages_of(image.len()))
+                .sum();
+            (encoded, None, overflow_pages)
+        };
+        let unlogged = |pieces: Option<PiecesLogged>| {
+            if let Some(p) = pieces {
+                self.pieces_installed(p);
+            }
+        };
         let pool = self.catalog.pool();
-        let pages = FramePromise::pages_for(rows, overflow_pages);
-        let frames = pool.promise_frames(pages, encoded.payload.len())?;
+        let pages = FramePromise::pages_for(writes.row_count(), overflow_pages);
+        let frames = match pool.promise_frames(pages, encoded.payload.len()) {
+            Ok(frames) => frames,
+            Err(e) => {
+                unlogged(pieces);
+                return Err(e);
+            }
+        };
         let reservation = match self.reserve_log(encoded.payload.len()) {
             Ok(reservation) => reservation,
             Err(e) => {
                 pool.release_frames(frames);
+                unlogged(pieces);
                 return Err(e);
             }
         };
@@ -467,7 +535,80 @@ impl TxnManager {
             encoded,
             reservation,
             frames,
+            pieces,
         }))
+    }
+
+    /// Log a spilled write set's rows in WriteSetPiece records of about
+    /// `WRITE_SET_PIECE_BYTES`, encoding one piece at a time: the pieces' LSNs, with the
+    /// token of their registration and the overflow pages their rows take. A full disk
+    /// fails with nothing registered (the pieces already logged are named by no commit,
+    /// and replay ignores them).
+    fn log_pieces(&self, writes: &WriteSet) -> Result<(u64, Vec<Lsn>, usize)> {
+        let token = {
+            let mut in_flight = self.pieces_in_flight.lock();
+            // The log's end read under the registry's lock: a checkpoint that does not
+            // see this registration fixed its redo LSN no later than here.
+            let from = self.wal.as_ref().map_or(Lsn::ZERO, |wal| wal.end_lsn());
+            in_flight.0 += 1;
+            let token = in_flight.0;
+            in_flight.1.insert(token, from);
+            token
+        };
+        let mut lsns = Vec::new();
+        let mut overflow_pages = 0;
+        let mut logged = || -> Result<()> {
+            let mut w = Writer::default();
+            for (id, tw) in &writes.tables {
+                records::start_piece(*id, &mut w);
+                let empty = w.buf.len();
+                tw.for_each_image(|key, image| {
+                    overflow_pages += image.map_or(0, |i| overflow_pages_of(i.len()));
+                    records::encode_piece_row(key, image, &mut w);
+                    if w.buf.len() >= WRITE_SET_PIECE_BYTES {
+                        lsns.extend(self.append_piece(&w.buf)?);
+                        records::start_piece(*id, &mut w);
+                    }
+                    Ok(true)
+                })?;
+                if w.buf.len() > empty {
+                    lsns.extend(self.append_piece(&w.buf)?);
+                }
+            }
+            Ok(())
+        };
+        match logged() {
+            Ok(()) => Ok((token, lsns, overflow_pages)),
+            Err(e) => {
+                self.pieces_installed(PiecesLogged { token });
+                Err(e)
+            }
+        }
+    }
+
+    /// Append one WriteSetPiece; its start LSN (none without a log).
+    fn append_piece(&self, payload: &[u8]) -> Result<Option<Lsn>> {
+        let Some(wal) = &self.wal else {
+            return Ok(None);
+        };
+        let reservation = self.reserve_log(payload.len())?;
+        let record = PendingRecord::new(RecordKind::WriteSetPiece, payload);
+        let len = record.len() as u64;
+        // Carried by the flush of its commit, or of a full buffer.
+        let end = wal.append_unforced(record, reservation);
+        Ok(Some(Lsn(end.0 - len)))
+    }
+
+    /// A commit's pieces are no longer needed from the log: it is installed (a checkpoint
+    /// from now on holds it), or it will not be logged.
+    fn pieces_installed(&self, pieces: PiecesLogged) {
+        self.pieces_in_flight.lock().1.remove(&pieces.token);
+    }
+
+    /// Where the log ended before the first piece of the oldest commit still logging or
+    /// installing its rows in pieces: a checkpoint must keep the log from there.
+    pub fn oldest_piece(&self) -> Option<Lsn> {
+        self.pieces_in_flight.lock().1.values().min().copied()
     }
 
     /// Give back the room of a commit record that will not be appended.
@@ -475,9 +616,13 @@ impl TxnManager {
         let PreparedCommit {
             reservation,
             frames,
+            pieces,
             ..
         } = record;
         self.catalog.pool().release_frames(frames);
+        if let Some(pieces) = pieces {
+            self.pieces_installed(pieces);
+        }
         match &self.wal {
             Some(wal) => wal.release(reservation),
             None => drop(reservation),
@@ -529,6 +674,7 @@ impl TxnManager {
             encoded: commit,
             reservation,
             frames,
+            pieces,
         }) = record
         else {
             assert!(
@@ -570,20 +716,22 @@ impl TxnManager {
         let horizon = self.horizon();
         let mut images = commit.images.iter();
         for writes in writes.tables.values_mut() {
-            let rows = writes.rows.keys().map(|key| {
-                let image = images.next().cloned().flatten();
-                (key.as_slice(), image.map(|at| &commit.payload[at]))
-            });
-            let installed = writes
-                .table
-                .install(lsn, rows, writes.truncated, horizon)
-                .and_then(|()| match writes.bulk.as_mut() {
-                    Some(load) => {
-                        let tree = load.commit(lsn)?;
-                        writes.table.adopt(lsn, tree, horizon)
-                    }
-                    None => Ok(()),
+            let rows = if pieces.is_some() {
+                install_spilled(writes, lsn, horizon)
+            } else {
+                let rows = writes.rows.keys().map(|key| {
+                    let image = images.next().cloned().flatten();
+                    (key.as_slice(), image.map(|at| &commit.payload[at]))
                 });
+                writes.table.install(lsn, rows, writes.truncated, horizon)
+            };
+            let installed = rows.and_then(|()| match writes.bulk.as_mut() {
+                Some(load) => {
+                    let tree = load.commit(lsn)?;
+                    writes.table.adopt(lsn, tree, horizon)
+                }
+                None => Ok(()),
+            });
             if let Err(e) = installed {
                 // The commit is in the log but only partly in storage: only recovery
                 // can make storage whole again.
@@ -597,6 +745,9 @@ impl TxnManager {
         self.catalog.confirm(created);
         let dropped_tables = self.catalog.finish_drops(dropped);
         drop(barrier);
+        if let Some(pieces) = pieces {
+            self.pieces_installed(pieces);
+        }
         self.locks.release_all(txn, &locks);
         // Visible once durable too: by the flusher, or here if the flush came first.
         self.visibility.installed(lsn, || self.flushed_lsn());

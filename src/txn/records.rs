@@ -9,6 +9,10 @@
 //!   end after the definition; their replay re-keys the rows.)
 //! - DropTable: table id (used when a transaction that created a table rolls back).
 //! - SequenceAdvance: sequence name and the highest value that may have been handed out.
+//! - WriteSetPiece: rows of one table, for a commit whose write set spilled (it is
+//!   logged in pieces, never encoded whole: see `encode_piece_row`). Its Commit record
+//!   follows and names every piece by its LSN; replay applies the pieces when it reaches
+//!   that record, reading them back, and ignores pieces no commit names.
 
 use std::ops::Range;
 
@@ -84,9 +88,33 @@ pub struct EncodedCommit {
     pub images: Vec<Option<Range<usize>>>,
 }
 
+/// Start a WriteSetPiece record's payload for rows of `table`.
+pub fn start_piece(table: TableId, w: &mut Writer) {
+    w.buf.clear();
+    w.u32(table.0);
+}
+
+/// Add a row to a WriteSetPiece payload: its key and after-image (`None`: deleted).
+pub fn encode_piece_row(key: &[u8], image: Option<&[u8]>, w: &mut Writer) {
+    w.bytes(key);
+    match image {
+        None => w.u8(0),
+        Some(image) => {
+            w.u8(1);
+            w.bytes(image);
+        }
+    }
+}
+
 /// A transaction's commit record: tables it created (their creation is confirmed), tables
-/// it dropped, then its row changes.
-pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]) -> EncodedCommit {
+/// it dropped, then its row changes. With `pieces`, its rows were logged ahead in
+/// WriteSetPiece records, which the record names instead of holding the rows.
+pub fn encode_commit(
+    writes: &WriteSet,
+    created: &[TableId],
+    dropped: &[TableId],
+    pieces: Option<&[Lsn]>,
+) -> EncodedCommit {
     let mut w = Writer::default();
     w.varint(created.len() as u64);
     for id in created {
@@ -102,6 +130,10 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
     for (id, tw) in &writes.tables {
         w.u32(id.0);
         w.u8(tw.truncated as u8);
+        if pieces.is_some() {
+            w.varint(0);
+            continue;
+        }
         w.varint(tw.rows.len() as u64);
         let column_types = tw.table.column_types();
         for (key, image) in &tw.rows {
@@ -128,7 +160,7 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
         .iter()
         .filter_map(|(id, tw)| tw.bulk.as_ref().map(|b| (id, b)))
         .collect();
-    if !bulk.is_empty() {
+    if !bulk.is_empty() || pieces.is_some() {
         w.varint(bulk.len() as u64);
         for (id, load) in bulk {
             let (root, pages) = load
@@ -136,6 +168,13 @@ pub fn encode_commit(writes: &WriteSet, created: &[TableId], dropped: &[TableId]
                 .expect("a bulk load is encoded before its commit");
             w.u32(id.0);
             put_pages(&mut w, root, pages);
+        }
+    }
+    // The pieces, absent from records without any.
+    if let Some(pieces) = pieces {
+        w.varint(pieces.len() as u64);
+        for lsn in pieces {
+            w.u64(lsn.0);
         }
     }
     EncodedCommit {
@@ -165,6 +204,8 @@ struct CommitRecord<'a> {
     dropped: Vec<TableId>,
     tables: Vec<TableRows<'a>>,
     loads: Vec<LoadPages>,
+    /// Where the WriteSetPiece records holding the rest of its rows start.
+    pieces: Vec<Lsn>,
 }
 
 struct TableRows<'a> {
@@ -218,11 +259,18 @@ fn read_commit<'a>(r: &mut Reader<'a>) -> Result<CommitRecord<'a>> {
             loads.push(LoadPages { table, root, pages });
         }
     }
+    let mut pieces = Vec::new();
+    if !r.is_done() {
+        for _ in 0..r.varint()? {
+            pieces.push(Lsn(r.u64()?));
+        }
+    }
     Ok(CommitRecord {
         created,
         dropped,
         tables,
         loads,
+        pieces,
     })
 }
 
@@ -243,15 +291,51 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
                 slots.extend(load.pages.iter().map(|&(_, slot)| slot));
             }
         }
-        RecordKind::CreateTable | RecordKind::DropTable | RecordKind::SequenceAdvance => {}
+        RecordKind::CreateTable
+        | RecordKind::DropTable
+        | RecordKind::SequenceAdvance
+        | RecordKind::WriteSetPiece => {}
+    }
+    Ok(())
+}
+
+/// Reads back the record that starts at an LSN (a commit's pieces).
+pub type ReadRecord<'a> = dyn FnMut(Lsn) -> Result<(RecordKind, Vec<u8>)> + 'a;
+
+/// Install one WriteSetPiece of the commit at `lsn`.
+fn replay_piece(catalog: &Catalog, payload: &[u8], lsn: Lsn) -> Result<()> {
+    let mut r = Reader::new(payload);
+    let id = TableId(r.u32()?);
+    let mut rows = Vec::new();
+    while !r.is_done() {
+        let key = r.bytes()?;
+        let image = match r.u8()? {
+            0 => None,
+            1 => Some(r.bytes()?),
+            t => return Err(corrupt(format!("bad row image tag {t}"))),
+        };
+        rows.push((key, image));
+    }
+    // Rows of a table dropped later in the log are skipped with it.
+    if let Some(table) = catalog.table_by_id(id) {
+        table.install(lsn, rows, false, lsn)?;
     }
     Ok(())
 }
 
 /// Apply one replayed record to the catalog and storage. `lsn` is the record's end.
-pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> Result<()> {
+/// A commit's pieces are read back with `read_record`.
+pub fn replay(
+    catalog: &Catalog,
+    kind: RecordKind,
+    payload: &[u8],
+    lsn: Lsn,
+    read_record: &mut ReadRecord<'_>,
+) -> Result<()> {
     let mut r = Reader::new(payload);
     match kind {
+        // Applied with the commit that names it, if one does.
+        RecordKind::WriteSetPiece => return Ok(()),
         RecordKind::CreateTable => {
             let (id, def) = get_def(&mut r)?;
             if catalog.table_by_id(id).is_none() {
@@ -302,6 +386,16 @@ pub fn replay(catalog: &Catalog, kind: RecordKind, payload: &[u8], lsn: Lsn) -> 
                 if let Some(table) = catalog.table_by_id(t.id) {
                     table.install(lsn, t.rows, t.truncated, lsn)?;
                 }
+            }
+            // After the tables' truncations, which the pieces' rows follow.
+            for &at in &commit.pieces {
+                let (kind, piece) = read_record(at)?;
+                if kind != RecordKind::WriteSetPiece {
+                    return Err(corrupt(format!(
+                        "the commit at {lsn} names a {kind:?} record at {at} as its piece"
+                    )));
+                }
+                replay_piece(catalog, &piece, lsn)?;
             }
             for load in commit.loads {
                 // A load into a table dropped by now is not claimed: its ids and slots

@@ -787,6 +787,51 @@ fn record_proving_corruption(
     }
 }
 
+/// Reads records at given positions: recovery reads back the pieces a large commit logged
+/// ahead of its Commit record when it replays that record (`txn::records`).
+pub struct RecordReader {
+    segments: Segments,
+}
+
+impl RecordReader {
+    pub fn new(disk: Arc<dyn Disk>, dir: &Path, opts: &WalOptions) -> RecordReader {
+        RecordReader {
+            segments: Segments::new(disk, dir, opts.segment_bytes, false),
+        }
+    }
+
+    /// The record that starts at `at`: its kind and payload. A record that is missing or
+    /// invalid there is corruption (XX001): a commit that names it was logged after it.
+    pub fn read(&mut self, at: Lsn) -> Result<(RecordKind, Vec<u8>)> {
+        let bad = |why: String| {
+            Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!(
+                    "WAL is corrupt: no valid record at {at}, which a later commit names ({why})"
+                ),
+            )
+        };
+        let io = |e: std::io::Error| {
+            Error::new(SqlState::IO_ERROR, format!("could not read the WAL: {e}"))
+        };
+        let mut header = [0u8; 16];
+        if self.segments.read(at.0, &mut header).map_err(io)? < 16 {
+            return Err(bad(format!(
+                "segment {} ends first or is gone",
+                segment_name(at.0 / self.segments.data_bytes())
+            )));
+        }
+        let len = check_header(&header, at).map_err(|i| bad(format!("{i:?}")))?;
+        let mut record = vec![0u8; len];
+        if self.segments.read(at.0, &mut record).map_err(io)? < len {
+            return Err(bad("truncated".into()));
+        }
+        let kind = check_record(&record).map_err(|i| bad(format!("{i:?}")))?;
+        record.drain(..RECORD_HEADER_BYTES);
+        Ok((kind, record))
+    }
+}
+
 /// What replay found.
 pub struct Replayed {
     pub end: Lsn,

@@ -37,6 +37,9 @@ pub enum RecordKind {
     SetPrimaryKey = 4,
     /// Sequence values up to this one may have been handed out.
     SequenceAdvance = 5,
+    /// Rows of a large transaction's commit, logged ahead of its Commit record, which
+    /// names them (`txn::records`): alone, nothing.
+    WriteSetPiece = 6,
 }
 
 impl RecordKind {
@@ -47,6 +50,7 @@ impl RecordKind {
             3 => RecordKind::DropTable,
             4 => RecordKind::SetPrimaryKey,
             5 => RecordKind::SequenceAdvance,
+            6 => RecordKind::WriteSetPiece,
             _ => return None,
         })
     }
