@@ -246,12 +246,17 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
         }
         let mut next = ledger.acked.clone();
         let mut writes = WriteSet::default();
+        if rng.next_u64().is_multiple_of(4) {
+            // Spilled at every write: its commit is logged in pieces.
+            writes.spill_after(1);
+        }
+        let mut spilled = Ok(());
         for _ in 0..1 + rng.next_u64() % 4 {
             let k = (rng.next_u64() % KEYS) as i64;
             let mut key = Vec::new();
             encode_key(&[Value::Int8(k)], &mut key);
             if rng.next_u64().is_multiple_of(5) {
-                writes.put(&table, key, None);
+                spilled = spilled.and(writes.put(&table, key, None));
                 next.remove(&k);
             } else {
                 // Now and then a row too large for a page: an overflow chain.
@@ -261,13 +266,17 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
                     rng.next_u64() % 300
                 };
                 let v = text_value(k, n, len);
-                writes.put(
+                spilled = spilled.and(writes.put(
                     &table,
                     key,
                     Some(vec![Value::Int8(k), Value::Text(v.clone())].into()),
-                );
+                ));
                 next.insert(k, v);
             }
+        }
+        if spilled.is_err() {
+            // The disk stopped while the write set spilled: nothing was logged.
+            continue;
         }
         ledger.in_flight = Some(next.clone());
         if commit(&db.txn, writes, &[]) {
@@ -367,11 +376,13 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
             let mut writes = WriteSet::default();
             for (k, v) in rows {
                 let key = table.next_row_id().to_be_bytes().to_vec();
-                writes.put(
-                    &table,
-                    key,
-                    Some(vec![Value::Int8(*k), Value::Text(v.clone())].into()),
-                );
+                writes
+                    .put(
+                        &table,
+                        key,
+                        Some(vec![Value::Int8(*k), Value::Text(v.clone())].into()),
+                    )
+                    .expect("a write set that does not spill takes every row");
             }
             commit(txn, writes, &[])
         }
