@@ -256,7 +256,7 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
             let mut key = Vec::new();
             encode_key(&[Value::Int8(k)], &mut key);
             if rng.next_u64().is_multiple_of(5) {
-                spilled = spilled.and(writes.put(&table, key, None));
+                spilled = spilled.and(writes.put(&table, key, None).map(drop));
                 next.remove(&k);
             } else {
                 // Now and then a row too large for a page: an overflow chain.
@@ -266,11 +266,8 @@ fn workload(db: &Recovered, rng: &mut Prng, txns: u64, ledger: &mut Ledger) {
                     rng.next_u64() % 300
                 };
                 let v = text_value(k, n, len);
-                spilled = spilled.and(writes.put(
-                    &table,
-                    key,
-                    Some(vec![Value::Int8(k), Value::Text(v.clone())].into()),
-                ));
+                let row = Some(vec![Value::Int8(k), Value::Text(v.clone())].into());
+                spilled = spilled.and(writes.put(&table, key, row).map(drop));
                 next.insert(k, v);
             }
         }

@@ -418,7 +418,7 @@ impl Executor<'_> {
             let latch = self.txn.increment_latch(table.id, &key);
             let row = apply_increments(&table, &key, &incs);
             drop(latch);
-            self.txn.writes.put(&table, key, Some(row?.into()))?;
+            self.txn.put(&table, key, Some(row?.into()))?;
         }
         Ok(())
     }
@@ -686,7 +686,7 @@ impl Executor<'_> {
             };
             if new_key != key {
                 self.claim_key(&scan.table, def, &new_key, &new)?;
-                self.txn.writes.put(&scan.table, key, None)?;
+                self.txn.put(&scan.table, key, None)?;
             }
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &new)?);
@@ -734,7 +734,7 @@ impl Executor<'_> {
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &current)?);
             }
-            self.txn.writes.put(&scan.table, key, None)?;
+            self.txn.put(&scan.table, key, None)?;
             count += 1;
         }
         Ok((count, returned))
@@ -777,7 +777,7 @@ impl Executor<'_> {
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
             self.txn.note_write(table.id, &key)?;
-            self.txn.writes.put(table, key, Some(row.clone().into()))?;
+            self.txn.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
         }
         let key = pk_key(def, &row)?;
@@ -804,7 +804,7 @@ impl Executor<'_> {
             if !matches!(on_conflict, OnConflict::Error) {
                 touched.insert(key.clone());
             }
-            self.txn.writes.put(table, key, Some(row.clone().into()))?;
+            self.txn.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
         };
         match on_conflict {
@@ -834,7 +834,7 @@ impl Executor<'_> {
                     )
                     .into());
                 }
-                self.txn.writes.put(table, key, Some(new.clone().into()))?;
+                self.txn.put(table, key, Some(new.clone().into()))?;
                 Ok(Some(new))
             }
         }

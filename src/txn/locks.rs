@@ -26,6 +26,16 @@
 //!   changes its key ([`Want::Write`]); SHARE also with one that changes other columns
 //!   ([`Want::NoKeyWrite`]) and with increments, which change other columns too.
 //!
+//! A transaction whose write set spilled (`storage::spill`) does not keep a lock entry per
+//! key it wrote: the entries of keys it owns alone for writing ([`Want::Write`], nobody
+//! else holding or waiting) move out of the table ([`LockTable::forget_spilled`]), and the
+//! key's presence in its spill tree stands for the entry. Whoever looks a key up and finds
+//! no entry asks the spill trees registered for the key's table
+//! ([`LockTable::spill_locks`]), and if one holds the key puts the entry back first
+//! ("materializes" it, with the same owner), so every rule below applies unchanged. A
+//! spilled holder's registration is withdrawn when it ends ([`LockTable::release_spilled`]),
+//! under its own mutex, so no entry is put back for a transaction that has ended.
+//!
 //! Waiting comes in two kinds. A task (a client connection) waits with
 //! [`LockTable::lock_async`] on the key's own queue: a release wakes the one task
 //! waiting for that key, or all of them when several wait, each re-checking its own
@@ -35,6 +45,7 @@
 
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +55,7 @@ use tokio::sync::Notify;
 
 use super::Increment;
 use crate::error::{Error, Result, SqlState};
+use crate::storage::spill::SpillTree;
 use crate::storage::{Key, TableId};
 
 /// Identifies a transaction while it runs (not its commit order: that is its LSN).
@@ -260,8 +272,22 @@ struct Shard {
     released: Condvar,
 }
 
+/// The keys a transaction holds through its spill tree for one table (see the module's
+/// docs).
+struct SpilledHolder {
+    txn: TxnId,
+    table: TableId,
+    tree: Arc<SpillTree>,
+    /// Keys put back into the table for it, and whether it has ended (then none is).
+    state: Mutex<(Vec<Key>, bool)>,
+}
+
 pub struct LockTable {
     shards: Vec<Shard>,
+    /// Per table, the transactions holding keys through spill trees; how many in all (a
+    /// lookup that finds it zero asks nothing more).
+    spilled: parking_lot::RwLock<FxHashMap<TableId, Vec<Arc<SpilledHolder>>>>,
+    spilled_holders: std::sync::atomic::AtomicUsize,
     /// Serialize the commits that apply deferred increments to the same key (striped by
     /// the key's hash; taken in stripe order).
     increment_latches: Vec<Mutex<()>>,
@@ -274,6 +300,8 @@ impl Default for LockTable {
     fn default() -> Self {
         LockTable {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            spilled: Default::default(),
+            spilled_holders: Default::default(),
             increment_latches: (0..SHARDS).map(|_| Mutex::new(())).collect(),
             waits_for: Mutex::new(FxHashMap::default()),
             hasher: Default::default(),
@@ -413,6 +441,7 @@ impl LockTable {
     /// from one it held already, perhaps in a weaker mode (`Some(false)`); None: refused.
     pub fn try_lock_new(&self, txn: TxnId, table: TableId, key: &[u8], want: Want) -> Option<bool> {
         let mut st = self.shard(table, key).state.lock();
+        self.materialize(&mut st, table, key);
         // The common case, a free key: one allocation for the key, moved into the table.
         match st.held.entry((table, key.to_vec())) {
             Entry::Occupied(mut held) => {
@@ -432,7 +461,8 @@ impl LockTable {
 
     /// Whether `txn` holds (table, key) in any mode.
     pub fn holds(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
-        let st = self.shard(table, key).state.lock();
+        let mut st = self.shard(table, key).state.lock();
+        self.materialize(&mut st, table, key);
         st.held
             .get(&(table, key.to_vec()))
             .is_some_and(|h| h.holds(txn))
@@ -441,7 +471,8 @@ impl LockTable {
     /// The transaction other than `txn` that owns (table, key), if any. A transaction
     /// that holds the key with a deferred increment finds none (see the module's rules).
     pub fn owner_other_than(&self, txn: TxnId, table: TableId, key: &[u8]) -> Option<TxnId> {
-        let st = self.shard(table, key).state.lock();
+        let mut st = self.shard(table, key).state.lock();
+        self.materialize(&mut st, table, key);
         let owner = st.held.get(&(table, key.to_vec()))?.owner;
         owner.filter(|&o| o != txn)
     }
@@ -458,6 +489,7 @@ impl LockTable {
         counted: &mut bool,
         interrupts: Interrupts<'_>,
     ) -> Result<bool> {
+        self.materialize(st, lookup.0, &lookup.1);
         let holders = match st.acquire(txn, lookup, want, counted) {
             Ok(()) => return Ok(true),
             Err(holders) => holders,
@@ -642,6 +674,121 @@ impl LockTable {
 
     /// Release every lock in `keys` held by `txn`, waking the tasks waiting for each key
     /// and every blocked thread of the shard.
+    /// Put back the entry of `key` if a spill tree holds it and the table has none (see
+    /// the module's docs). Called under the key's shard lock, before any look at it.
+    fn materialize(&self, st: &mut ShardState, table: TableId, key: &[u8]) {
+        if self.spilled_holders.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let lookup = (table, key.to_vec());
+        if st.held.contains_key(&lookup) {
+            return;
+        }
+        let holders = match self.spilled.read().get(&table) {
+            Some(holders) => holders.clone(),
+            None => return,
+        };
+        for holder in holders {
+            let mut state = holder.state.lock();
+            if state.1 {
+                continue;
+            }
+            match holder.tree.contains(key) {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(e) => {
+                    // The tree is our own pages, checked on every read: a failure to read
+                    // one is the disk's, and a lock we cannot see is one we cannot keep.
+                    crate::error::stop_server(&format!(
+                        "could not read a spilled write set to check a row lock: {e}"
+                    ));
+                }
+            }
+            st.held.insert(
+                lookup,
+                Held {
+                    owner: Some(holder.txn),
+                    owner_rekeys: true,
+                    ..Held::default()
+                },
+            );
+            state.0.push(key.to_vec());
+            return;
+        }
+    }
+
+    /// `txn` spilled its writes to `table` into `tree`: from now on the tree stands for
+    /// the entries [`LockTable::forget_spilled`] removes. Registered once per table.
+    pub fn spill_locks(&self, txn: TxnId, table: TableId, tree: &Arc<SpillTree>) {
+        let mut spilled = self.spilled.write();
+        let holders = spilled.entry(table).or_default();
+        if holders
+            .iter()
+            .any(|h| h.txn == txn && Arc::ptr_eq(&h.tree, tree))
+        {
+            return;
+        }
+        holders.push(Arc::new(SpilledHolder {
+            txn,
+            table,
+            tree: tree.clone(),
+            state: Mutex::new((Vec::new(), false)),
+        }));
+        self.spilled_holders.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Remove `txn`'s entry for a key that its registered spill tree holds, if `txn`
+    /// owns it alone for writing and nobody waits for it: returns whether it did (the
+    /// caller then drops the key from its own list of locks).
+    pub fn forget_spilled(&self, txn: TxnId, table: TableId, key: Key) -> bool {
+        let lookup = (table, key);
+        let mut st = self.shard(table, &lookup.1).state.lock();
+        let alone = st.held.get(&lookup).is_some_and(|h| {
+            h.owner == Some(txn)
+                && h.owner_rekeys
+                && h.deferring.is_empty()
+                && h.sharers.is_empty()
+                && h.writers_waiting.is_empty()
+        });
+        if !alone || st.queues.contains_key(&lookup) || st.increments.contains_key(&lookup) {
+            return false;
+        }
+        st.held.remove(&lookup);
+        true
+    }
+
+    /// `txn` ends: withdraw its spill trees' registrations and release the entries put
+    /// back for them.
+    pub fn release_spilled(&self, txn: TxnId) {
+        if self.spilled_holders.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut mine = Vec::new();
+        {
+            let mut spilled = self.spilled.write();
+            spilled.retain(|_, holders| {
+                holders.retain(|h| {
+                    let keep = h.txn != txn;
+                    if !keep {
+                        mine.push(h.clone());
+                    }
+                    keep
+                });
+                !holders.is_empty()
+            });
+        }
+        for holder in mine {
+            self.spilled_holders.fetch_sub(1, Ordering::AcqRel);
+            let keys = {
+                let mut state = holder.state.lock();
+                state.1 = true;
+                std::mem::take(&mut state.0)
+            };
+            let keys: Vec<(TableId, Key)> = keys.into_iter().map(|k| (holder.table, k)).collect();
+            self.release_all(txn, &keys);
+        }
+    }
+
     pub fn release_all(&self, txn: TxnId, keys: &[(TableId, Key)]) {
         for lookup in keys {
             let shard = self.shard(lookup.0, &lookup.1);

@@ -682,6 +682,7 @@ impl TxnManager {
                 "a transaction that changed something has a commit record"
             );
             self.locks.release_all(txn, &locks);
+            self.locks.release_spilled(txn);
             // Records this transaction logged on the way (sequence advances) did not wake
             // the flusher: a commit that waits flushes them itself, one that does not has
             // the flusher woken for them.
@@ -749,6 +750,7 @@ impl TxnManager {
             self.pieces_installed(pieces);
         }
         self.locks.release_all(txn, &locks);
+        self.locks.release_spilled(txn);
         // Visible once durable too: by the flusher, or here if the flush came first.
         self.visibility.installed(lsn, || self.flushed_lsn());
         drop(critical);
@@ -848,6 +850,7 @@ impl TxnManager {
     /// failed, until its ROLLBACK: [`TxnManager::end_transaction`] is separate.)
     pub fn rollback(&self, txn: TxnId, locks: &[(TableId, Key)]) {
         self.locks.release_all(txn, locks);
+        self.locks.release_spilled(txn);
     }
 
     /// A transaction begun with [`TxnManager::begin`] ended without committing.

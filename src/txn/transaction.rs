@@ -224,6 +224,38 @@ impl Transaction {
         Ok(LockStep::Held)
     }
 
+    /// Store our own version of a row (`None`: deleted) in the write set. When that
+    /// spills it, the row locks of the keys that moved to the spill trees move there too
+    /// (`txn::locks`), and leave the transaction's list.
+    pub fn put(
+        &mut self,
+        table: &Arc<Table>,
+        key: Key,
+        row: Option<crate::storage::Row>,
+    ) -> Result<()> {
+        let spilled = self.writes.put(table, key, row)?;
+        if spilled.is_empty() {
+            return Ok(());
+        }
+        let locks = &self.manager.locks;
+        let mut moved: rustc_hash::FxHashSet<(TableId, Key)> = Default::default();
+        for batch in spilled {
+            locks.spill_locks(self.id, batch.table, &batch.tree);
+            for key in batch.keys {
+                if locks.forget_spilled(self.id, batch.table, key.clone()) {
+                    moved.insert((batch.table, key));
+                }
+            }
+        }
+        if !moved.is_empty() {
+            self.locks.retain(|lock| !moved.contains(lock));
+            if self.locks.capacity() > 4 * self.locks.len() + 1024 {
+                self.locks.shrink_to_fit();
+            }
+        }
+        Ok(())
+    }
+
     /// NOWAIT / SKIP LOCKED: get `want` on a row only if nobody is in the way.
     pub fn try_lock_row(&mut self, table: TableId, key: &[u8], want: Want) -> bool {
         match self.manager.locks.try_lock_new(self.id, table, key, want) {

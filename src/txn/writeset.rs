@@ -111,6 +111,13 @@ enum Replaced {
     Reborn(TableId, Key),
 }
 
+/// Keys of one table that just moved into its spill tree.
+pub struct Spilled {
+    pub table: TableId,
+    pub tree: Arc<SpillTree>,
+    pub keys: Vec<Key>,
+}
+
 /// A point in a write set's journal to roll back to.
 #[derive(Clone, Copy, Debug)]
 pub struct JournalMark(usize);
@@ -256,7 +263,10 @@ impl WriteSet {
         self.tables.values().any(|w| w.spill.is_some())
     }
 
-    pub fn put(&mut self, table: &Arc<Table>, key: Key, row: Option<Row>) -> Result<()> {
+    /// Store our own version of a key (`None`: deleted). Returns what spilled, if this
+    /// put took the rows in memory past `write_set_work_mem`: the row locks of those keys
+    /// can move to the spill trees too (`txn::locks`).
+    pub fn put(&mut self, table: &Arc<Table>, key: Key, row: Option<Row>) -> Result<Vec<Spilled>> {
         let journaling = self.journal.is_some();
         let inserts = row.is_some();
         let w = self.table_mut(table);
@@ -300,11 +310,11 @@ impl WriteSet {
             if let Some((key, before)) = before {
                 journal.push(Replaced::Row(table.id, key, before));
             }
-            return Ok(());
+            return Ok(Vec::new());
         }
         match self.spill_after_bytes {
             Some(limit) if self.mem_bytes() > limit => self.spill(),
-            _ => Ok(()),
+            _ => Ok(Vec::new()),
         }
     }
 
@@ -314,11 +324,12 @@ impl WriteSet {
     }
 
     /// Move every table's rows in memory into its spill tree (see the module's docs).
-    fn spill(&mut self) -> Result<()> {
+    fn spill(&mut self) -> Result<Vec<Spilled>> {
         debug_assert!(
             self.journal.is_none(),
             "no spilling while a savepoint is open"
         );
+        let mut spilled = Vec::new();
         for w in self.tables.values_mut() {
             if w.rows.is_empty() || w.bulk.is_some() {
                 continue;
@@ -333,18 +344,19 @@ impl WriteSet {
             };
             let column_types = w.table.column_types();
             let mut image = Vec::new();
-            for (key, row) in &w.rows {
-                let row = row.as_ref().map(|r| {
-                    image.clear();
-                    types::encode_row(r, &column_types, &mut image);
-                    image.as_slice()
-                });
-                spill.put(key, row)?;
+            let mut keys = Vec::with_capacity(w.rows.len());
+            for (key, row) in std::mem::take(&mut w.rows) {
+                spill.put(&key, encoded(&row, &column_types, &mut image))?;
+                keys.push(key);
             }
-            w.rows.clear();
             w.mem_bytes = 0;
+            spilled.push(Spilled {
+                table: w.table.id,
+                tree: spill,
+                keys,
+            });
         }
-        Ok(())
+        Ok(spilled)
     }
 
     /// Rows written, counting rows with deferred increments (a spilled key written again
