@@ -691,9 +691,7 @@ impl Executor<'_> {
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &new)?);
             }
-            self.txn
-                .writes
-                .put(&scan.table, new_key, Some(new.into()))?;
+            self.txn.put(&scan.table, new_key, Some(new.into()))?;
             count += 1;
         }
         Ok((count, returned))

@@ -5,8 +5,8 @@
 //! Invariants:
 //! - Tables only ever hold *committed* data. Uncommitted writes live in each
 //!   transaction's write set (see `txn`), so nothing here is ever rolled back. (A bulk
-//!   load's rows are in pages before commit, but in a private tree that no table, reader
-//!   or checkpoint sees until the table adopts it at install: `bulk`.) A commit is
+//!   load's rows, and a large write set's spilled rows, are in pages before commit, but
+//!   in private trees that no table, reader or checkpoint sees: `bulk`, `spill`.) A commit is
 //!   installed when its log record is appended, before it is durable; snapshots (at or below
 //!   `visible_lsn`) do not see it until it is, so versions above `visible_lsn` are read only
 //!   by the lock holder that builds on them.

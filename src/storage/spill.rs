@@ -21,6 +21,7 @@
 //!   lock table's, whichever goes last).
 
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -41,8 +42,10 @@ pub struct SpillTree {
     tree: BTree,
     /// Held shared to read the tree, exclusively to change it.
     lock: RwLock<()>,
-    /// Entries in the tree, and whether any was a deletion.
-    rows: RwLock<(u64, bool)>,
+    /// Entries in the tree (changed under the tree lock).
+    rows: AtomicU64,
+    /// Whether a deletion was ever spilled.
+    deletions: AtomicBool,
 }
 
 impl SpillTree {
@@ -52,7 +55,8 @@ impl SpillTree {
             pool,
             tree,
             lock: RwLock::new(()),
-            rows: RwLock::new((0, false)),
+            rows: AtomicU64::new(0),
+            deletions: AtomicBool::new(false),
         })
     }
 
@@ -60,9 +64,12 @@ impl SpillTree {
     pub fn put(&self, key: &[u8], image: Option<&[u8]>) -> Result<()> {
         let _tree = self.lock.write();
         let previous = self.tree.put(&self.pool, key, SPILL_LSN, image)?;
-        let mut rows = self.rows.write();
-        rows.0 += previous.is_none() as u64;
-        rows.1 |= image.is_none();
+        if previous.is_none() {
+            self.rows.fetch_add(1, Ordering::Relaxed);
+        }
+        if image.is_none() {
+            self.deletions.store(true, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -79,12 +86,12 @@ impl SpillTree {
 
     /// Entries in the tree.
     pub fn rows(&self) -> u64 {
-        self.rows.read().0
+        self.rows.load(Ordering::Relaxed)
     }
 
     /// Whether a deletion was ever spilled (it may have been replaced since).
     pub fn has_deletions(&self) -> bool {
-        self.rows.read().1
+        self.deletions.load(Ordering::Relaxed)
     }
 
     /// Up to `max` entries in key order from `from` up to `to`: one step of a cursor over

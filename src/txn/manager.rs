@@ -564,7 +564,7 @@ impl TxnManager {
                 let empty = w.buf.len();
                 tw.for_each_image(|key, image| {
                     overflow_pages += image.map_or(0, |i| overflow_pages_of(i.len()));
-                    records::encode_piece_row(key, image, &mut w);
+                    records::put_row(key, image, &mut w);
                     if w.buf.len() >= WRITE_SET_PIECE_BYTES {
                         lsns.extend(self.append_piece(&w.buf)?);
                         records::start_piece(*id, &mut w);

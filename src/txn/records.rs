@@ -10,7 +10,7 @@
 //! - DropTable: table id (used when a transaction that created a table rolls back).
 //! - SequenceAdvance: sequence name and the highest value that may have been handed out.
 //! - WriteSetPiece: rows of one table, for a commit whose write set spilled (it is
-//!   logged in pieces, never encoded whole: see `encode_piece_row`). Its Commit record
+//!   logged in pieces, never encoded whole: see `start_piece`). Its Commit record
 //!   follows and names every piece by its LSN; replay applies the pieces when it reaches
 //!   that record, reading them back, and ignores pieces no commit names.
 
@@ -94,8 +94,9 @@ pub fn start_piece(table: TableId, w: &mut Writer) {
     w.u32(table.0);
 }
 
-/// Add a row to a WriteSetPiece payload: its key and after-image (`None`: deleted).
-pub fn encode_piece_row(key: &[u8], image: Option<&[u8]>, w: &mut Writer) {
+/// Add a written row to a Commit or WriteSetPiece payload: its key and after-image
+/// (`None`: deleted).
+pub fn put_row(key: &[u8], image: Option<&[u8]>, w: &mut Writer) {
     w.bytes(key);
     match image {
         None => w.u8(0),
@@ -104,6 +105,17 @@ pub fn encode_piece_row(key: &[u8], image: Option<&[u8]>, w: &mut Writer) {
             w.bytes(image);
         }
     }
+}
+
+/// A written row of a Commit or WriteSetPiece payload ([`put_row`]).
+fn get_row<'a>(r: &mut Reader<'a>) -> Result<(&'a [u8], Option<&'a [u8]>)> {
+    let key = r.bytes()?;
+    let image = match r.u8()? {
+        0 => None,
+        1 => Some(r.bytes()?),
+        t => return Err(corrupt(format!("bad row image tag {t}"))),
+    };
+    Ok((key, image))
 }
 
 /// A transaction's commit record: tables it created (their creation is confirmed), tables
@@ -137,20 +149,13 @@ pub fn encode_commit(
         w.varint(tw.rows.len() as u64);
         let column_types = tw.table.column_types();
         for (key, image) in &tw.rows {
-            w.bytes(key);
-            match image {
-                None => {
-                    w.u8(0);
-                    images.push(None);
-                }
-                Some(r) => {
-                    w.u8(1);
-                    row.clear();
-                    types::encode_row(r, &column_types, &mut row);
-                    w.bytes(&row);
-                    images.push(Some(w.buf.len() - row.len()..w.buf.len()));
-                }
-            }
+            let image = image.as_ref().map(|r| {
+                row.clear();
+                types::encode_row(r, &column_types, &mut row);
+                row.as_slice()
+            });
+            put_row(key, image, &mut w);
+            images.push(image.map(|i| w.buf.len() - i.len()..w.buf.len()));
         }
     }
     // Bulk loads: each one's pages, written and synced before this record (see
@@ -237,13 +242,7 @@ fn read_commit<'a>(r: &mut Reader<'a>) -> Result<CommitRecord<'a>> {
         let nrows = r.varint()?;
         let mut rows = Vec::with_capacity(nrows.min(1 << 20) as usize);
         for _ in 0..nrows {
-            let key = r.bytes()?;
-            let image = match r.u8()? {
-                0 => None,
-                1 => Some(r.bytes()?),
-                t => return Err(corrupt(format!("bad row image tag {t}"))),
-            };
-            rows.push((key, image));
+            rows.push(get_row(r)?);
         }
         tables.push(TableRows {
             id,
@@ -308,13 +307,7 @@ fn replay_piece(catalog: &Catalog, payload: &[u8], lsn: Lsn) -> Result<()> {
     let id = TableId(r.u32()?);
     let mut rows = Vec::new();
     while !r.is_done() {
-        let key = r.bytes()?;
-        let image = match r.u8()? {
-            0 => None,
-            1 => Some(r.bytes()?),
-            t => return Err(corrupt(format!("bad row image tag {t}"))),
-        };
-        rows.push((key, image));
+        rows.push(get_row(&mut r)?);
     }
     // Rows of a table dropped later in the log are skipped with it.
     if let Some(table) = catalog.table_by_id(id) {

@@ -265,7 +265,8 @@ impl WriteSet {
 
     /// Store our own version of a key (`None`: deleted). Returns what spilled, if this
     /// put took the rows in memory past `write_set_work_mem`: the row locks of those keys
-    /// can move to the spill trees too (`txn::locks`).
+    /// move to the spill trees too, which is why statements store rows through
+    /// `Transaction::put`, never here.
     pub fn put(&mut self, table: &Arc<Table>, key: Key, row: Option<Row>) -> Result<Vec<Spilled>> {
         let journaling = self.journal.is_some();
         let inserts = row.is_some();
@@ -550,30 +551,28 @@ impl OwnRows<'_> {
 
     /// The next after-image if its key is below `bound` (any key, for `None`).
     pub fn next_below(&mut self, bound: Option<&[u8]>) -> Result<Option<(Key, Option<Row>)>> {
-        let below = |k: &[u8]| bound.is_none_or(|b| k < b);
+        self.spilled_head()?;
+        let spilled_key = self.spilled.front().map(|(k, _)| k.as_slice());
         let mem_key = self.mem.peek().map(|(k, _)| k.as_slice());
-        let spilled_key = self.spilled_head()?.map(<[u8]>::to_vec);
-        let take_mem = match (mem_key, spilled_key.as_deref()) {
+        // Which comes first, and whether the spilled entry is the same key (then the
+        // entry in memory, newer, replaces it).
+        let (first, from_mem, same) = match (mem_key, spilled_key) {
             (None, None) => return Ok(None),
-            (Some(m), None) => below(m).then_some(true),
-            (None, Some(s)) => below(s).then_some(false),
-            (Some(m), Some(s)) => {
-                let first = m.min(s);
-                below(first).then_some(m <= s)
-            }
+            (Some(m), None) => (m, true, false),
+            (None, Some(s)) => (s, false, false),
+            (Some(m), Some(s)) => (m.min(s), m <= s, m == s),
         };
-        match take_mem {
-            None => Ok(None),
-            Some(true) => {
-                let (k, row) = self.mem.next().expect("peeked");
-                // An entry in memory is newer than the spilled one under its key.
-                if spilled_key.as_deref() == Some(k.as_slice()) {
-                    self.spilled.pop_front();
-                }
-                Ok(Some((k.clone(), row.clone())))
-            }
-            Some(false) => Ok(self.spilled.pop_front()),
+        if bound.is_some_and(|b| first >= b) {
+            return Ok(None);
         }
+        if !from_mem {
+            return Ok(self.spilled.pop_front());
+        }
+        if same {
+            self.spilled.pop_front();
+        }
+        let (k, row) = self.mem.next().expect("peeked");
+        Ok(Some((k.clone(), row.clone())))
     }
 
     /// The after-image under exactly `key`, if it is next.
