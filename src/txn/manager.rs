@@ -278,6 +278,16 @@ struct PiecesLogged {
     token: u64,
 }
 
+/// What [`TxnManager::log_pieces`] logged.
+struct PieceLog {
+    registered: PiecesLogged,
+    /// Where each piece starts.
+    lsns: Vec<Lsn>,
+    /// Bytes of the pieces' rows, and the overflow pages those rows take.
+    row_bytes: usize,
+    overflow_pages: usize,
+}
+
 pub struct TxnManager {
     pub catalog: Catalog,
     pub locks: LockTable,
@@ -495,10 +505,17 @@ impl TxnManager {
         if writes.is_empty() && dropped.is_empty() && created.is_empty() {
             return Ok(None);
         }
-        let (encoded, pieces, overflow_pages) = if writes.is_spilled() {
-            let (token, lsns, overflow_pages) = self.log_pieces(writes)?;
-            let encoded = records::encode_commit(writes, created, dropped, Some(&lsns));
-            (encoded, Some(PiecesLogged { token }), overflow_pages)
+        // The record, the rows it installs (their bytes, and overflow pages), and the
+        // pieces they were logged in if the write set spilled.
+        let (encoded, pieces, row_bytes, overflow_pages) = if writes.is_spilled() {
+            let log = self.log_pieces(writes)?;
+            let encoded = records::encode_commit(writes, created, dropped, Some(&log.lsns));
+            (
+                encoded,
+                Some(log.registered),
+                log.row_bytes,
+                log.overflow_pages,
+            )
         } else {
             let encoded = records::encode_commit(writes, created, dropped, None);
             let overflow_pages = encoded
@@ -507,7 +524,8 @@ impl TxnManager {
                 .flatten()
                 .map(|image| overflow_pages_of(image.len()))
                 .sum();
-            (encoded, None, overflow_pages)
+            let row_bytes = encoded.payload.len();
+            (encoded, None, row_bytes, overflow_pages)
         };
         let unlogged = |pieces: Option<PiecesLogged>| {
             if let Some(p) = pieces {
@@ -516,7 +534,7 @@ impl TxnManager {
         };
         let pool = self.catalog.pool();
         let pages = FramePromise::pages_for(writes.row_count(), overflow_pages);
-        let frames = match pool.promise_frames(pages, encoded.payload.len()) {
+        let frames = match pool.promise_frames(pages, row_bytes) {
             Ok(frames) => frames,
             Err(e) => {
                 unlogged(pieces);
@@ -540,11 +558,10 @@ impl TxnManager {
     }
 
     /// Log a spilled write set's rows in WriteSetPiece records of about
-    /// `WRITE_SET_PIECE_BYTES`, encoding one piece at a time: the pieces' LSNs, with the
-    /// token of their registration and the overflow pages their rows take. A full disk
-    /// fails with nothing registered (the pieces already logged are named by no commit,
-    /// and replay ignores them).
-    fn log_pieces(&self, writes: &WriteSet) -> Result<(u64, Vec<Lsn>, usize)> {
+    /// `WRITE_SET_PIECE_BYTES`, encoding one piece at a time. A full disk fails with
+    /// nothing registered (the pieces already logged are named by no commit, and replay
+    /// ignores them).
+    fn log_pieces(&self, writes: &WriteSet) -> Result<PieceLog> {
         let token = {
             let mut in_flight = self.pieces_in_flight.lock();
             // The log's end read under the registry's lock: a checkpoint that does not
@@ -556,7 +573,7 @@ impl TxnManager {
             token
         };
         let mut lsns = Vec::new();
-        let mut overflow_pages = 0;
+        let (mut row_bytes, mut overflow_pages) = (0, 0);
         let mut logged = || -> Result<()> {
             let mut w = Writer::default();
             for (id, tw) in &writes.tables {
@@ -566,19 +583,26 @@ impl TxnManager {
                     overflow_pages += image.map_or(0, |i| overflow_pages_of(i.len()));
                     records::put_row(key, image, &mut w);
                     if w.buf.len() >= WRITE_SET_PIECE_BYTES {
+                        row_bytes += w.buf.len();
                         lsns.extend(self.append_piece(&w.buf)?);
                         records::start_piece(*id, &mut w);
                     }
                     Ok(true)
                 })?;
                 if w.buf.len() > empty {
+                    row_bytes += w.buf.len();
                     lsns.extend(self.append_piece(&w.buf)?);
                 }
             }
             Ok(())
         };
         match logged() {
-            Ok(()) => Ok((token, lsns, overflow_pages)),
+            Ok(()) => Ok(PieceLog {
+                registered: PiecesLogged { token },
+                lsns,
+                row_bytes,
+                overflow_pages,
+            }),
             Err(e) => {
                 self.pieces_installed(PiecesLogged { token });
                 Err(e)
