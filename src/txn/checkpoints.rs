@@ -311,8 +311,12 @@ impl Checkpoints {
         let epoch = last.epoch + 1;
         let pool = txn.catalog.pool();
         let (redo, pending, catalog, oldest_piece) = txn.at_checkpoint_barrier(|end| {
-            let image = (pool.begin_image(epoch), txn.catalog.image());
-            (end, image.0, image.1, txn.oldest_piece())
+            (
+                end,
+                pool.begin_image(epoch),
+                txn.catalog.image(),
+                txn.oldest_piece(),
+            )
         });
         if reason == Reason::Time && redo == last.redo && pending.is_empty() {
             pool.abort_image();
