@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from harness import dip, report, servers  # noqa: E402
+from harness import dip, report, servers, stages, steadiness  # noqa: E402
 from harness.pgbench import run_pgbench  # noqa: E402
 from harness.servers import REGISTRY, log, warn  # noqa: E402
 from harness.workloads import STANDARD_SET, WORKLOADS, prepare_script, setup  # noqa: E402
@@ -122,6 +123,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--sampling-rate", type=sampling, default="auto",
                    help="pgbench --sampling-rate for the per-transaction log: a number in (0,1], or 'auto' "
                         f"(1, unless the log is expected to exceed {MAX_LOG_LINES:,} lines; default)")
+    p.add_argument("--server-cpus", type=csv_list(positive_int), default=None, metavar="N[,M,...]",
+                   help="pin each server (and all its processes) to CPUs 0..N-1 and pgbench/psql to the rest; "
+                        "with several values every (workload, clients, system) runs once per value and "
+                        "results.md gets a scaling report (default: no pinning)")
     p.add_argument("--keep-txn-logs", action="store_true",
                    help="keep pgbench's per-transaction logs (deleted after computing percentiles by default)")
     preset = p.parse_known_args(argv)[0].preset
@@ -136,6 +141,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.error("--systems takes postgres and/or steadydb")
     if any(t < 0 for t in a.checkpoint_at):
         p.error("--checkpoint-at times must be >= 0")
+    if a.server_cpus:
+        nproc = len(os.sched_getaffinity(0))
+        too_many = [n for n in a.server_cpus if n >= nproc]
+        if too_many:
+            p.error(f"--server-cpus {','.join(map(str, too_many))}: this machine has {nproc} CPUs and pgbench "
+                    f"needs at least one of them; use values from 1 to {nproc - 1}")
+        if len(set(a.server_cpus)) != len(a.server_cpus):
+            p.error("--server-cpus values must be different")
+        if not shutil.which("taskset"):
+            p.error("--server-cpus needs taskset (util-linux)")
     return a
 
 
@@ -145,10 +160,11 @@ def system_settings(a: argparse.Namespace) -> dict[str, dict[str, str]]:
     out = {"postgres": dict(common), "steadydb": dict(common)}
     for system, extras in (("postgres", a.extra_postgres_conf), ("steadydb", a.extra_steadydb_conf)):
         for k, v in extras:
-            if k in common and common[k] != v:
-                warn(f"--extra-{system}-conf {k}={v} overrides a setting shared by both systems ({k}={common[k]}): "
-                     "the comparison is no longer like for like")
             out[system][k] = v
+    for k in common:
+        if out["postgres"][k] != out["steadydb"][k]:
+            warn(f"{k} is {out['postgres'][k]} for PostgreSQL and {out['steadydb'][k]} for SteadyDB "
+                 "(--extra-*-conf): the comparison is no longer like for like")
     return out
 
 
@@ -179,6 +195,10 @@ class Bench:
         self.problems: list[str] = []
         self.steadydb_copy: Path | None = None
         self.bench_user = None
+        # {N: (server CPUs, client CPUs)} for --server-cpus
+        allowed = sorted(os.sched_getaffinity(0))
+        self.cpu_sets = {n: servers.split_cpus(n, allowed) for n in (a.server_cpus or [])}
+        self.stage_view_missing: str | None = None  # noted once, then stages are no longer sampled
 
     def threads(self, clients: int) -> int:
         return min(clients, self.a.threads or 2 * self.nproc)
@@ -192,19 +212,22 @@ class Bench:
             return 1.0
         return float(f"{MAX_LOG_LINES / est:.2g}")
 
-    def make_server(self, system: str, workdir: Path, log_path: Path):
+    def make_server(self, system: str, workdir: Path, log_path: Path, server_cpus: int | None):
         if system == "postgres":
             server = servers.PostgresServer(self.pg_bin, workdir, log_path, self.settings["postgres"],
                                             self.bench_user)
         else:
             server = servers.SteadyDBServer(self.steadydb_copy, workdir, log_path, self.settings["steadydb"])
         server.transport = self.a.transport
+        if server_cpus is not None:
+            server.cpus, server.client_cpus = self.cpu_sets[server_cpus]
         return server
 
-    def run_one(self, system: str, wname: str, clients: int, script: Path | None, results: dict) -> dict:
+    def run_one(self, system: str, wname: str, clients: int, script: Path | None, results: dict,
+                server_cpus: int | None = None) -> dict:
         a = self.a
         w = WORKLOADS[wname]
-        tag = f"{wname}_c{clients}_{system}"
+        tag = f"{wname}_c{clients}" + (f"_cpus{server_cpus}" if server_cpus else "") + f"_{system}"
         runs_dir = self.out / "runs"
         runs_dir.mkdir(exist_ok=True)
         workdir = self.data_root / tag
@@ -213,13 +236,19 @@ class Bench:
                      "status": "error", "settings": self.settings[system],
                      "server_log": str(runs_dir / f"{tag}.server.log"),
                      "setup_log": str(runs_dir / f"{tag}.setup.log")}
-        server = self.make_server(system, workdir, Path(rec["server_log"]))
+        if server_cpus is not None:
+            server_set, client_set = self.cpu_sets[server_cpus]
+            rec.update({"server_cpus": server_cpus, "server_cpu_set": servers.cpu_list_text(server_set),
+                        "client_cpu_set": servers.cpu_list_text(client_set)})
+        server = self.make_server(system, workdir, Path(rec["server_log"]), server_cpus)
+        notes: list[str] = []  # warnings printed after the run's line
         label = report.LABELS[system]
         print(f"  {label:<10} start", end="", flush=True)
         try:
             t0 = time.monotonic()
             server.start()
             rec["startup_seconds"] = round(time.monotonic() - t0, 2)
+            rec["server_affinity"] = server.affinity()
             with server.connect() as c:
                 version = c.query("show server_version").scalar()
             sw = results["software"].setdefault(system, {})
@@ -239,7 +268,8 @@ class Bench:
             res = run_pgbench(server, self.pg_bin, script=script, extra_args=extra, clients=clients,
                               threads=self.threads(clients), duration=a.duration,
                               sampling_rate=self.sampling_rate(wname), checkpoint_at=self.checkpoint_at,
-                              files_prefix=runs_dir / tag)
+                              files_prefix=runs_dir / tag,
+                              sample_stages=system == "steadydb" and self.stage_view_missing is None)
             rec.update(res)
             if res["pgbench_exit_code"] != 0:
                 rec["error"] = (f"pgbench exited with {res['pgbench_exit_code']}: "
@@ -254,6 +284,8 @@ class Bench:
                 self.max_tps_seen[wname] = max(self.max_tps_seen.get(wname, 0), rec["tps"])
             if rec.get("wal_series_error"):
                 warn(f"{tag}: sampling pg_stat_wal failed: {rec['wal_series_error']}")
+            rec["tps_cv"] = steadiness.tps_cv(rec.get("progress") or [])
+            notes += self.analyse_stages(rec, runs_dir / f"{tag}.stages.csv", results)
             try:
                 figures = dip.checkpoint_dip(rec)
                 if figures:
@@ -286,16 +318,40 @@ class Bench:
         if rec["status"] == "ok":
             print(f" {rec['tps']:,.1f} tps, p50 {rec.get('p50_ms', float('nan')):.3f} ms, "
                   f"p99 {rec.get('p99_ms', float('nan')):.3f} ms, {rec.get('failed_transactions', '?')} failed"
+                  + (f", tps CV {rec['tps_cv']:.3f}" if rec.get("tps_cv") is not None else "")
+                  + (f", {report.lowest_ceiling_text(rec['stages'])}" if rec.get("stages") else "")
                   + (f" (log sampled at {rec['sampling_rate']:g})" if rec.get("sampling_rate", 1) < 1 else ""))
         else:
             print(" ERROR")
             print(f"    {rec['error']}".replace("\n", "\n    "), file=sys.stderr)
             self.problems.append(f"{tag}: {rec['error'].splitlines()[0]}")
+        for note in notes:
+            warn(note)
         if rec.get("failed_transactions"):
             self.problems.append(f"{tag}: pgbench reported {rec['failed_transactions']} failed transactions")
         if server.was_running and server.exit_code != 0:
             self.problems.append(f"{tag}: {label} exited with code {server.exit_code} when asked to stop")
         return rec
+
+    def analyse_stages(self, rec: dict, csv_path: Path, results: dict) -> list[str]:
+        """The stage figures of a SteadyDB run (`stages.py`); a missing view is noted once.
+        Returns the warnings to print."""
+        notes = []
+        missing = rec.pop("stage_view_missing", None)
+        if missing and self.stage_view_missing is None:
+            self.stage_view_missing = missing
+            results["stage_view_missing"] = missing
+            notes.append(f"SteadyDB has no {stages.VIEW} ({missing}); stages are not sampled in this benchmark")
+        samples = rec.pop("stage_samples", None)
+        if rec.get("stage_series_error"):
+            notes.append(f"{csv_path.name}: sampling {stages.VIEW} failed: {rec['stage_series_error']}")
+        if samples:
+            try:
+                stages.analyse(rec, samples, csv_path)
+            except Exception as e:  # an analysis problem must not lose the run
+                rec["stages_error"] = f"{type(e).__name__}: {e}"
+                notes.append(f"{csv_path.name}: computing the stage ceilings failed: {rec['stages_error']}")
+        return notes
 
     def run(self) -> int:
         a = self.a
@@ -361,10 +417,13 @@ class Bench:
                         "scale": a.scale, "update_pk_rows": a.update_pk_rows, "shared_buffers": a.shared_buffers,
                         "systems": a.systems, "transport": a.transport, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
                         "sampling_rate": a.sampling_rate, "extra_steadydb_conf": dict(a.extra_steadydb_conf),
-                        "extra_postgres_conf": dict(a.extra_postgres_conf)},
+                        "extra_postgres_conf": dict(a.extra_postgres_conf), "server_cpus": a.server_cpus,
+                        "cpu_sets": {n: {"server": servers.cpu_list_text(srv), "clients": servers.cpu_list_text(cli)}
+                                     for n, (srv, cli) in self.cpu_sets.items()}},
             "method": {
                 "fresh_server_per_run": True,
-                "order": "for each workload, for each client count, the systems one after the other",
+                "order": "for each workload, for each client count (and each --server-cpus value), the systems one "
+                         "after the other",
                 "post_setup_checkpoint": "CHECKPOINT after loading, before pgbench starts",
                 "pgbench": "-M prepared -n (no vacuum), -P 1 --progress-timestamp, --log",
                 "tps": "pgbench summary 'tps = ... (without initial connection time)'",
@@ -373,6 +432,11 @@ class Bench:
                               "connection while pgbench runs, and once more after it exited; t_s is seconds since "
                               "pgbench was launched, the same base as the progress series' t",
                 "checkpoint_dip": dip.DEFINITIONS,
+                "tps_cv": steadiness.DEFINITION,
+                "stages": stages.DEFINITIONS,
+                "server_cpus": "with --server-cpus N: the server (all its processes) runs under taskset on the first N "
+                               "CPUs this process may use, pgbench -i, psql and the measured pgbench on the others; "
+                               "the harness's samplers and the CPU probe are not pinned",
             },
             "settings": self.settings,
             "machine": machine,
@@ -388,29 +452,37 @@ class Bench:
                 f"{a.duration} s, CHECKPOINT at {','.join(f'{t:g}' for t in self.checkpoint_at) or '-'} s, "
                 f"update_pk rows {a.update_pk_rows}, systems {','.join(a.systems)}")
         log(f"results go to {self.out}")
-        total = len(a.workloads) * len(a.clients)
+        rows = report.table_rows(results["options"])
+        total = len(a.workloads) * len(rows)
         n = 0
         interrupted = False
         try:
             for wname in a.workloads:
                 script = prepare_script(WORKLOADS[wname], self.out / "scripts", a.update_pk_rows)
                 results["workload_info"][wname]["script_used"] = str(script) if script else "builtin tpcb-like"
-                for clients in a.clients:
+                for clients, server_cpus in rows:
                     n += 1
+                    pinning = ""
+                    if server_cpus is not None:
+                        srv, cli = self.cpu_sets[server_cpus]
+                        pinning = (f", server on CPUs {servers.cpu_list_text(srv)}, "
+                                   f"pgbench on {servers.cpu_list_text(cli)}")
                     log(f"[{n}/{total}] {wname}, {clients} client{'s' if clients != 1 else ''}, "
-                        f"{self.threads(clients)} pgbench thread{'s' if self.threads(clients) != 1 else ''}")
+                        f"{self.threads(clients)} pgbench thread{'s' if self.threads(clients) != 1 else ''}"
+                        + pinning)
                     for system in a.systems:
-                        self.run_one(system, wname, clients, script, results)
+                        self.run_one(system, wname, clients, script, results, server_cpus)
                         report.write_results(self.out, results)
                 print()
-                print(report.workload_table(wname, a.clients, a.systems, results["runs"]), flush=True)
+                print(report.workload_table(wname, rows, a.systems, results["runs"]), flush=True)
                 print()
-                dip_tables = report.checkpoint_dip_tables(wname, a.clients, a.systems, results["runs"])
-                if dip_tables:
-                    print(dip_tables + "\n", flush=True)
+                for tables in (report.checkpoint_dip_tables(wname, rows, a.systems, results["runs"]),
+                               report.stage_tables(wname, rows, a.systems, results["runs"])):
+                    if tables:
+                        print(tables + "\n", flush=True)
                 if have_plots:
                     try:
-                        png = report.plot_workload(self.out, wname, a.clients, a.systems, results["runs"],
+                        png = report.plot_workload(self.out, wname, rows, a.systems, results["runs"],
                                                   a.duration)
                         if png:
                             results["workload_info"][wname]["plot"] = str(png)

@@ -13,6 +13,8 @@ second-to-second noise sets a floor under every "lowest second" figure; this sho
 in the same run.
 
 Per checkpoint:
+- the mean tps in the 10 s after it was issued over the mean tps in the 10 s before (both the
+  -P 1 rates integrated over the window, cut at the start and end of the run);
 - the lowest one-second tps among the -P 1 seconds lying mostly in (issued, issued + 20 s],
   and its ratio to the median one-second tps of the whole run;
 - WAL bytes per transaction in [issued, issued + 10 s], against the steady state: the whole
@@ -37,15 +39,22 @@ import statistics
 
 MIN_TPS_WINDOW_S = 20.0
 WAL_WINDOW_S = 10.0
+MEAN_TPS_WINDOW_S = 10.0
 
 # SteadyDB's acceptance targets (reported, never enforced: the harness does not judge numbers)
 TARGET_MIN_TO_MEDIAN_TPS = 0.90
 TARGET_WAL_RATIO_TOLERANCE = 0.05
+# for both systems: mean tps in the 10 s after each CHECKPOINT >= 0.97 x the mean in the 10 s before it
+TARGET_AFTER_TO_BEFORE_TPS = 0.97
 
 DEFINITIONS = {
     "min_tps": f"lowest one-second tps (pgbench -P 1) among the seconds lying mostly in "
                f"(issued, issued + {MIN_TPS_WINDOW_S:g} s]; min_tps_at_s is when that second ended",
     "median_tps": "median one-second tps over the whole run",
+    "mean_tps_before": f"transactions in [issued - {MEAN_TPS_WINDOW_S:g} s, issued] (-P 1 rates integrated "
+                       "over it) / its length; the window is cut at the start of the run",
+    "mean_tps_after": f"the same for [issued, issued + {MEAN_TPS_WINDOW_S:g} s], cut at the end of the run",
+    "mean_tps_after_to_before": f"mean_tps_after / mean_tps_before; criterion: >= {TARGET_AFTER_TO_BEFORE_TPS:.2f}",
     "control_min_tps": f"lowest one-second tps among the seconds lying mostly in (first issued - "
                        f"{MIN_TPS_WINDOW_S:g} s, first issued], with no CHECKPOINT in it (omitted when the run "
                        f"had less than {MIN_TPS_WINDOW_S:g} s before the first CHECKPOINT)",
@@ -66,7 +75,8 @@ DEFINITIONS = {
                 "cpu_busy (user, nice, system, irq, softirq), cpu_idle and cpu_iowait _in_min_second, "
                 "and their medians over the run's seconds (cpu_busy_median, ...)",
     "targets": f"SteadyDB: min_tps / median_tps >= {TARGET_MIN_TO_MEDIAN_TPS:.2f} and "
-               f"wal_bytes_per_txn_after / wal_bytes_per_txn_steady within 1 +- {TARGET_WAL_RATIO_TOLERANCE:.2f}",
+               f"wal_bytes_per_txn_after / wal_bytes_per_txn_steady within 1 +- {TARGET_WAL_RATIO_TOLERANCE:.2f}; "
+               f"both systems: mean_tps_after / mean_tps_before >= {TARGET_AFTER_TO_BEFORE_TPS:.2f}",
 }
 
 
@@ -107,6 +117,14 @@ def counter_at(samples: list[dict], key: str, t_s: float) -> float | None:
 def counter_between(samples: list[dict], key: str, a_s: float, b_s: float) -> float | None:
     a, b = counter_at(samples, key, a_s), counter_at(samples, key, b_s)
     return None if a is None or b is None else b - a
+
+
+def mean_tps(intervals: list[tuple[float, float, float]], a_s: float, b_s: float) -> tuple[float, float] | None:
+    """(mean tps, window length) over [a_s, b_s] cut to the -P 1 seconds, or None if nothing is left."""
+    a_s, b_s = max(a_s, intervals[0][0]), min(b_s, intervals[-1][1])
+    if b_s <= a_s:
+        return None
+    return txns_between(intervals, a_s, b_s) / (b_s - a_s), b_s - a_s
 
 
 def lowest_second(intervals: list[tuple[float, float, float]], a_s: float, b_s: float) -> tuple[float, float] | None:
@@ -233,6 +251,12 @@ def checkpoint_dip(run: dict) -> dict | None:
                "checkpoint_duration_s": c.get("duration_s")}
         if c.get("error"):
             rec["checkpoint_error"] = c["error"]
+        before = mean_tps(intervals, issued_s - MEAN_TPS_WINDOW_S, issued_s)
+        after = mean_tps(intervals, issued_s, issued_s + MEAN_TPS_WINDOW_S)
+        if before and after:
+            rec.update({"mean_tps_before": round(before[0], 1), "mean_tps_window_before_s": round(before[1], 3),
+                        "mean_tps_after": round(after[0], 1), "mean_tps_window_after_s": round(after[1], 3),
+                        "mean_tps_after_to_before": _round(_ratio(after[0], before[0]), 4)})
         lowest = lowest_second(intervals, issued_s, issued_s + MIN_TPS_WINDOW_S)
         if lowest:
             lowest_end_s, lowest_tps = lowest
@@ -259,6 +283,7 @@ def checkpoint_dip(run: dict) -> dict | None:
     return {
         "min_tps_window_s": MIN_TPS_WINDOW_S,
         "wal_window_s": WAL_WINDOW_S,
+        "mean_tps_window_s": MEAN_TPS_WINDOW_S,
         "run_start_s": round(run_start_s, 3),
         "run_end_s": round(run_end_s, 3),
         "median_tps": median_tps,
@@ -282,6 +307,11 @@ def checkpoint_dip(run: dict) -> dict | None:
 def meets_tps_target(cp: dict) -> bool | None:
     ratio = cp.get("min_to_median_tps_ratio")
     return None if ratio is None else ratio >= TARGET_MIN_TO_MEDIAN_TPS
+
+
+def meets_after_to_before_target(cp: dict) -> bool | None:
+    ratio = cp.get("mean_tps_after_to_before")
+    return None if ratio is None else ratio >= TARGET_AFTER_TO_BEFORE_TPS
 
 
 def meets_wal_target(cp: dict) -> bool | None:

@@ -11,13 +11,15 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 
 from . import pgwire
 from .cpu_probe import CpuProbe, speed_per_interval
 from .cpu_time import CpuTimeSampler, shares_per_interval
+from .sampler import PeriodicSampler
 from .servers import REGISTRY, Server, clean_env, kill_group, warn
+from .stages import StageSampler
 
 # ---------------------------------------------------------------- parsing
 
@@ -138,45 +140,17 @@ def stat_wal_delta(before: dict, after: dict) -> dict | None:
     return delta
 
 
-class WalSampler(threading.Thread):
+class WalSampler(PeriodicSampler):
     """Reads the cumulative pg_stat_wal counters once per second on its own connection while
-    pgbench runs. Times are seconds since `launched_at`, the same base as the `t` of the
-    parsed -P 1 progress lines, so the two series line up."""
+    pgbench runs (times as in `sampler.py`)."""
 
+    thread_name = "wal-sampler"
     QUERY = "select wal_bytes, wal_fpi, wal_records, wal_sync from pg_stat_wal"
     COLUMNS = ("wal_bytes", "wal_fpi", "wal_records", "wal_sync")
 
-    def __init__(self, conn: pgwire.Connection, launched_at: float, interval_s: float = 1.0):
-        super().__init__(daemon=True, name="wal-sampler")
-        self.conn = conn
-        self.launched_at = launched_at
-        self.interval_s = interval_s
-        self.stop_event = threading.Event()
-        self.samples: list[dict] = []
-        self.error: str | None = None
-
-    def sample(self) -> bool:
-        """Take one sample (stamped with the middle of the query); False after an error."""
-        if self.error is not None:
-            return False
-        t0 = time.time()
-        try:
-            row = self.conn.query(self.QUERY).dicts()[0]
-            values = {k: int(Decimal(row[k])) for k in self.COLUMNS}
-        except (pgwire.PgError, OSError, IndexError, KeyError, TypeError, InvalidOperation) as e:
-            self.error = f"{type(e).__name__}: {e}"
-            return False
-        t = (t0 + time.time()) / 2
-        self.samples.append({"t_s": round(t - self.launched_at, 3), "epoch_s": round(t, 3), **values})
-        return True
-
-    def run(self) -> None:
-        while self.sample():
-            # next whole interval after launch (skipping any missed while a query was slow)
-            elapsed_s = time.time() - self.launched_at
-            next_s = (int(elapsed_s / self.interval_s) + 1) * self.interval_s
-            if self.stop_event.wait(max(0.0, self.launched_at + next_s - time.time())):
-                break
+    def read(self) -> dict:
+        row = self.conn.query(self.QUERY).dicts()[0]
+        return {k: int(Decimal(row[k])) for k in self.COLUMNS}
 
 
 def write_wal_csv(path: Path, samples: list[dict]) -> None:
@@ -258,8 +232,10 @@ class CheckpointIssuer(threading.Thread):
 
 def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args: list[str],
                 clients: int, threads: int, duration: int, sampling_rate: float | None,
-                checkpoint_at: list[float], files_prefix: Path) -> dict:
-    """Run one measured pgbench against `server` and return everything measured."""
+                checkpoint_at: list[float], files_prefix: Path, sample_stages: bool = False) -> dict:
+    """Run one measured pgbench against `server` and return everything measured. With
+    `sample_stages`, also read `steadydb_stat_stages` once per second (`stages.py`): the raw
+    samples come back as `stage_samples`, or `stage_view_missing` when the server has no such view."""
     log_prefix = files_prefix.parent / "txnlog" / files_prefix.name
     log_prefix.parent.mkdir(parents=True, exist_ok=True)
     for old in log_prefix.parent.glob(log_prefix.name + ".*"):
@@ -273,6 +249,7 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     if script is not None:
         cmd += ["-f", str(script)]
     cmd += ["-h", server.client_host(), "-p", str(server.port), "-U", "postgres", "postgres"]
+    cmd = server.client_command(cmd)
 
     result: dict = {"pgbench_command": cmd, "sampling_rate": sampling_rate or 1.0}
     control = None
@@ -286,11 +263,18 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
         sampler_conn = server.connect(timeout=60)
     except (pgwire.PgError, OSError) as e:
         warn(f"{server.label}: pg_stat_wal sampling connection failed: {e}")
+    stage_conn = None
+    if sample_stages:
+        try:
+            stage_conn = server.connect(timeout=60)
+        except (pgwire.PgError, OSError) as e:
+            warn(f"{server.label}: stage sampling connection failed: {e}")
 
     stdout_path = files_prefix.with_suffix(".stdout.txt")
     progress_path = files_prefix.with_suffix(".progress.txt")
     issuer = None
     sampler = None
+    stage_sampler = None
     probe = CpuProbe().start()
     cpu_time = CpuTimeSampler()
     cpu_time.start()
@@ -306,6 +290,9 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
             if sampler_conn is not None:
                 sampler = WalSampler(sampler_conn, launched_at)
                 sampler.start()
+            if stage_conn is not None:
+                stage_sampler = StageSampler(stage_conn, launched_at)
+                stage_sampler.start()
             if checkpoint_at and control is not None:
                 issuer = CheckpointIssuer(control, checkpoint_at, launched_at)
                 issuer.start()
@@ -351,6 +338,18 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
             result["wal_series_error"] = sampler.error
     elif sampler_conn is not None:
         sampler_conn.close()
+    if stage_sampler is not None:
+        stage_sampler.stop_event.set()
+        stage_sampler.join()
+        stage_sampler.sample()
+        if stage_sampler.view_missing:
+            result["stage_view_missing"] = stage_sampler.error
+        else:
+            result["stage_samples"] = stage_sampler.samples
+            if stage_sampler.error:
+                result["stage_series_error"] = stage_sampler.error
+    if stage_conn is not None:
+        stage_conn.close()
     result["pg_stat_wal"] = {"before": wal_before, "after": wal_after,
                              "delta": stat_wal_delta(wal_before, wal_after)}
     result["checkpoints"] = issuer.records if issuer else []

@@ -8,7 +8,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-from . import dip
+from . import dip, stages
 
 LABELS = {"postgres": "PostgreSQL", "steadydb": "SteadyDB"}
 SHORT = {"postgres": "PG", "steadydb": "SDB"}
@@ -111,22 +111,47 @@ def ratio(runs_by_system: dict) -> float | None:
     return sd["tps"] / pg["tps"]
 
 
-def workload_table(workload: str, clients_list: list[int], systems: list[str], runs: list[dict]) -> str:
-    index = {(r["clients"], r["system"]): r for r in runs if r["workload"] == workload}
-    head = ["clients"] + [f"{LABELS[s]} tps" for s in systems]
+def table_rows(options: dict) -> list[tuple[int, int | None]]:
+    """The (clients, server CPUs) pairs of the tables, in run order; server CPUs is None
+    without --server-cpus."""
+    return [(c, n) for c in options["clients"] for n in (options.get("server_cpus") or [None])]
+
+
+def find_run(runs: list[dict], workload: str, clients: int, system: str, server_cpus: int | None = None) -> dict | None:
+    return next((r for r in runs if r["workload"] == workload and r["clients"] == clients and r["system"] == system
+                 and r.get("server_cpus") == server_cpus), None)
+
+
+def row_label(clients: int, server_cpus: int | None) -> str:
+    text = f"{clients} client{'s' if clients != 1 else ''}"
+    return text if server_cpus is None else f"{text}, {server_cpus} server CPU{'s' if server_cpus != 1 else ''}"
+
+
+def cv_ratio(runs_by_system: dict) -> float | None:
+    pg, sd = runs_by_system.get("postgres") or {}, runs_by_system.get("steadydb") or {}
+    if not pg.get("tps_cv") or sd.get("tps_cv") is None:
+        return None
+    return sd["tps_cv"] / pg["tps_cv"]
+
+
+def workload_table(workload: str, rows: list[tuple[int, int | None]], systems: list[str], runs: list[dict]) -> str:
+    with_cpus = any(n is not None for _, n in rows)
+    head = ["clients"] + (["server CPUs"] if with_cpus else [])
+    for s in systems:
+        head += [f"{LABELS[s]} tps", f"{SHORT[s]} tps CV"]
     both = "postgres" in systems and "steadydb" in systems
     if both:
-        head.append("ratio SteadyDB/PostgreSQL")
+        head += ["ratio SteadyDB/PostgreSQL", "CV SteadyDB/PostgreSQL"]
     for s in systems:
         head += [f"{SHORT[s]} p50 ms", f"{SHORT[s]} p99 ms"]
     head += [f"{SHORT[s]} failed" for s in systems]
     head += [f"{SHORT[s]} CPU speed" for s in systems]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" for _ in head) + "|"]
-    for c in clients_list:
-        by_sys = {s: index.get((c, s)) for s in systems}
+    for c, n in rows:
+        by_sys = {s: find_run(runs, workload, c, s, n) for s in systems}
         if not any(by_sys.values()):
             continue
-        row = [str(c)]
+        row = [str(c)] + ([str(n)] if with_cpus else [])
         for s in systems:
             r = by_sys[s]
             if r is None:
@@ -135,8 +160,11 @@ def workload_table(workload: str, clients_list: list[int], systems: list[str], r
                 row.append("ERROR")
             else:
                 row.append(_fmt(r.get("tps")) + ("" if r.get("status") == "ok" else " (ERROR)"))
+            row.append(_fmt((r or {}).get("tps_cv"), 3))
         if both:
             q = ratio(by_sys)
+            row.append(f"{q:.2f}" if q is not None else "-")
+            q = cv_ratio(by_sys)
             row.append(f"{q:.2f}" if q is not None else "-")
         for s in systems:
             r = by_sys[s] or {}
@@ -154,18 +182,18 @@ def _seconds_label(v: float | None) -> str:
     return "?" if v is None else f"{v:g}"
 
 
-def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: list[dict]) -> str | None:
+def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: list[dict],
+                         server_cpus: int | None = None) -> str | None:
     """Both systems side by side: the checkpoint-dip figures of one (workload, clients)."""
     dips = {}
     for s in systems:
-        r = next((r for r in runs if r["workload"] == workload and r["clients"] == clients and r["system"] == s), None)
-        dips[s] = (r or {}).get("checkpoint_dip")
+        dips[s] = (find_run(runs, workload, clients, s, server_cpus) or {}).get("checkpoint_dip")
     present = [d for d in dips.values() if d]
     if not present:
         return None
     with_target = "steadydb" in systems
     head = [""] + [LABELS[s] for s in systems] + (["SteadyDB target"] if with_target else [])
-    lines = [f"checkpoint dip: {workload}, {clients} client{'s' if clients != 1 else ''}", "",
+    lines = [f"checkpoint dip: {workload}, {row_label(clients, server_cpus)}", "",
              "| " + " | ".join(head) + " |",
              "|---|" + "|".join("---:" for _ in systems) + ("|---|" if with_target else "|")]
 
@@ -220,7 +248,29 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
         def field(key: str, digits: int, k=k):
             return lambda d: _fmt(checkpoint(d, k).get(key), digits)
 
+        def after_to_before(d: dict, k=k) -> str:
+            cp = checkpoint(d, k)
+            verdict = dip.meets_after_to_before_target(cp)
+            if verdict is None:
+                return "-"
+            return f"{cp['mean_tps_after_to_before']:.3f} ({'yes' if verdict else 'NO'})"
+
+        def mean_window(key: str, k=k):
+            def cell(d: dict) -> str:
+                cp = checkpoint(d, k)
+                if cp.get(key) is None:
+                    return "-"
+                window_s = cp[f"mean_tps_window_{key.rsplit('_', 1)[1]}_s"]
+                cut = f" (window cut to {window_s:.1f} s)" if window_s < d["mean_tps_window_s"] - 0.5 else ""
+                return _fmt(cp[key]) + cut
+            return cell
+
         add_row(f"{at}: took s", took)
+        mean_window_s = present[0].get("mean_tps_window_s", dip.MEAN_TPS_WINDOW_S)
+        add_row(f"{at}: mean tps in {mean_window_s:g} s before", mean_window("mean_tps_before"))
+        add_row(f"{at}: mean tps in {mean_window_s:g} s after", mean_window("mean_tps_after"))
+        add_row(f"{at}: mean tps after / before (>= {dip.TARGET_AFTER_TO_BEFORE_TPS:.2f}?)", after_to_before,
+                target(k, dip.meets_after_to_before_target, f">= {dip.TARGET_AFTER_TO_BEFORE_TPS:.2f}"))
         add_row(f"{at}: min tps in {min_window_s:g} s after", min_tps)
         add_row(f"{at}: min / median tps", field("min_to_median_tps_ratio", 2),
                 target(k, dip.meets_tps_target, f">= {dip.TARGET_MIN_TO_MEDIAN_TPS:.2f}"))
@@ -247,14 +297,92 @@ def _cpu_time(rec: dict, run: dict, prefix: str) -> str:
     return " / ".join(f"{v:.2f}" for v in at) + " (" + " / ".join(f"{v:.2f}" for v in med) + ")"
 
 
-def checkpoint_dip_tables(workload: str, clients_list: list[int], systems: list[str], runs: list[dict]) -> str:
-    tables = [checkpoint_dip_table(workload, c, systems, runs) for c in clients_list]
+def checkpoint_dip_tables(workload: str, rows: list[tuple[int, int | None]], systems: list[str],
+                          runs: list[dict]) -> str:
+    tables = [checkpoint_dip_table(workload, c, systems, runs, n) for c, n in rows]
     return "\n\n".join(t for t in tables if t)
+
+
+def lowest_ceiling_text(summary: dict) -> str:
+    """"lowest stage ceiling 120,000 tps (wal_append)", or a dash without one."""
+    if summary.get("lowest_ceiling_tps") is None:
+        return "lowest stage ceiling -"
+    return f"lowest stage ceiling {summary['lowest_ceiling_tps']:,.0f} tps ({summary['lowest_ceiling_stage']})"
+
+
+def stage_table(run: dict) -> str | None:
+    """The stages of one run (`stages.py`), lowest ceiling first."""
+    summary = run.get("stages")
+    if not summary:
+        return None
+    lines = [f"stages: {run['workload']}, {row_label(run['clients'], run.get('server_cpus'))}, "
+             f"{LABELS[run['system']]}: {summary['tps']:,.1f} tps over the {summary['elapsed_s']:.1f} s sampled; "
+             + lowest_ceiling_text(summary), "",
+             "| stage | kind | partitions | busy % | wait % | waits/txn | acquisitions/txn | ceiling tps "
+             "| ceiling / tps |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    idle = [st["stage"] for st in summary["stages"] if not any(st[k] for k in stages.COUNTERS)]
+    for st in summary["stages"]:
+        if st["stage"] in idle:
+            continue
+        kind = stages.DEVICE_NOTE if st["kind"] == stages.DEVICE_KIND else st["kind"]
+        headroom = st["ceiling_tps"] / summary["tps"] if st["ceiling_tps"] and summary["tps"] else None
+        lines.append("| " + " | ".join([
+            st["stage"], kind, str(st["partitions"]), _fmt(st["busy_pct"]), _fmt(st["wait_pct"]),
+            _fmt(st["waits_per_txn"], 3), _fmt(st["acquisitions_per_txn"], 2),
+            "-" if st["ceiling_tps"] is None else f"{st['ceiling_tps']:,.0f}",
+            _fmt(headroom, 2)]) + " |")
+    if idle:
+        lines += ["", "Not entered during the run: " + ", ".join(idle) + "."]
+    return "\n".join(lines)
+
+
+def stage_tables(workload: str, rows: list[tuple[int, int | None]], systems: list[str], runs: list[dict]) -> str:
+    tables = [stage_table(r) for c, n in rows for s in systems
+              if (r := find_run(runs, workload, c, s, n)) is not None]
+    return "\n\n".join(t for t in tables if t)
+
+
+STAGES_NOTE = (
+    "Stages: SteadyDB's steadydb_stat_stages, sampled once per second, over the samples within pgbench's "
+    "-P 1 seconds. busy % = busy time / wall time / partitions; wait % = time spent waiting to enter / wall "
+    "time / partitions (above 100 when several wait at once); ceiling = transactions / (busy seconds / "
+    "partitions): the tps at which the stage would be busy all the time; ceiling / tps: how far the run was "
+    "from it. A device stage (the log flush) carries whole groups of commits, so its busy time per "
+    "transaction is not a serial-CPU limit (bench/harness/stages.py).")
+
+
+def scaling_report(results: dict) -> str | None:
+    """Per workload and clients, each system's tps per server-CPU count and its ratio to the
+    tps on the smallest count (with two or more --server-cpus values)."""
+    o = results["options"]
+    counts = sorted(o.get("server_cpus") or [])
+    if len(counts) < 2:
+        return None
+    base = counts[0]
+    head = ["workload", "clients", "system"] + [f"tps, {n} server CPUs" for n in counts] + \
+           [f"{n} / {base} CPUs" for n in counts[1:]]
+    lines = ["## Scaling with server CPUs", "",
+             f"Server pinned to CPUs 0..N-1, pgbench to the rest; ratio: tps on N CPUs / tps on {base}.", "",
+             "| " + " | ".join(head) + " |", "|---|---:|---|" + "|".join("---:" for _ in head[3:]) + "|"]
+    for w in o["workloads"]:
+        for c in o["clients"]:
+            for s in o["systems"]:
+                by_n = {n: find_run(results["runs"], w, c, s, n) for n in counts}
+                if not any(by_n.values()):
+                    continue
+                tps = {n: r.get("tps") if r and r.get("status") == "ok" else None for n, r in by_n.items()}
+                row = [w, str(c), LABELS[s]] + [_fmt(tps[n]) if tps[n] is not None else "-" for n in counts]
+                row += [f"{tps[n] / tps[base]:.2f}" if tps[n] is not None and tps[base] else "-" for n in counts[1:]]
+                lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 CHECKPOINT_DIP_NOTE = (
     f"Checkpoint dip: min tps is the lowest pgbench -P 1 second in the {dip.MIN_TPS_WINDOW_S:g} s after the "
-    f"CHECKPOINT was issued, median over the whole run; the \"no CHECKPOINT\" rows give the same lowest "
+    f"CHECKPOINT was issued, median over the whole run; mean tps before / after: the -P 1 rates "
+    f"integrated over the {dip.MEAN_TPS_WINDOW_S:g} s before and after it was issued, \"yes\" when after / "
+    f"before >= {dip.TARGET_AFTER_TO_BEFORE_TPS:.2f}; the \"no CHECKPOINT\" rows give the same lowest "
     f"second for the {dip.MIN_TPS_WINDOW_S:g} s before the first CHECKPOINT: the noise floor of the same run. "
     f"WAL bytes/txn from pg_stat_wal sampled once per second, "
     f"in the {dip.WAL_WINDOW_S:g} s after the CHECKPOINT vs. the rest of the run (steady state); "
@@ -289,6 +417,14 @@ def markdown_report(results: dict) -> str:
     transport = o.get("transport", "tcp")
     parts.append("- clients connect through " + ("each server's Unix-domain socket" if transport == "unix"
                                                  else "TCP to 127.0.0.1"))
+    for s in o["systems"]:
+        extra = o.get(f"extra_{s}_conf") or {}
+        if extra:
+            parts.append(f"- extra settings for {LABELS[s]} (overriding the above): "
+                         + ", ".join(f"{k}={v}" for k, v in extra.items()))
+    for n, sets in (o.get("cpu_sets") or {}).items():
+        parts.append(f"- {n} server CPU{'s' if int(n) != 1 else ''}: servers pinned to CPUs {sets['server']}, "
+                     f"pgbench and psql to {sets['clients']} (taskset)")
     if o.get("preset"):
         parts.append(f"- preset: {o['preset']}")
     parts.append("- every (workload, clients, system) run uses a freshly created server and data directory")
@@ -296,13 +432,16 @@ def markdown_report(results: dict) -> str:
     parts.append("tps: pgbench's \"without initial connection time\"; p50/p99: from pgbench's per-transaction "
                  "log (ms); ratio > 1 means SteadyDB is faster. CPU speed: the machine's own speed during "
                  "the run, the median over its seconds of a fixed piece of work per CPU-second (millions of "
-                 "loop iterations, bench/harness/cpu_probe.py); on a shared machine it differs between runs.")
+                 "loop iterations, bench/harness/cpu_probe.py); on a shared machine it differs between runs. "
+                 "tps CV: the coefficient of variation (stdev / mean) of the one-second tps, without the first "
+                 "and last second; lower is steadier, and CV SteadyDB/PostgreSQL < 1 means SteadyDB was steadier.")
     parts.append("")
+    rows = table_rows(o)
     for w in o["workloads"]:
         if not any(r["workload"] == w for r in results["runs"]):
             continue
         parts.append(workload_heading(w, results.get("workload_info", {}).get(w, {})))
-        parts.append(workload_table(w, o["clients"], o["systems"], results["runs"]))
+        parts.append(workload_table(w, rows, o["systems"], results["runs"]))
         sampled = [r for r in results["runs"] if r["workload"] == w and r.get("sampling_rate", 1) < 1]
         if sampled:
             parts.append("")
@@ -310,18 +449,33 @@ def markdown_report(results: dict) -> str:
                 f"{LABELS[r['system']]} c={r['clients']} (rate {r['sampling_rate']:g})" for r in sampled)
                 + " come from a random sample of transactions (pgbench --sampling-rate).")
         parts.append("")
-        dip_tables = checkpoint_dip_tables(w, o["clients"], o["systems"], results["runs"])
+        dip_tables = checkpoint_dip_tables(w, rows, o["systems"], results["runs"])
         if dip_tables:
             parts.append(dip_tables)
             parts.append("")
             parts.append(CHECKPOINT_DIP_NOTE)
             parts.append("")
+        tables = stage_tables(w, rows, o["systems"], results["runs"])
+        if tables:
+            parts.append(tables)
+            parts.append("")
+            parts.append(STAGES_NOTE)
+            parts.append("")
+    if results.get("stage_view_missing"):
+        parts.append(f"Stages: not sampled, the SteadyDB binary has no {stages.VIEW} "
+                     f"({results['stage_view_missing']}).")
+        parts.append("")
+    scaling = scaling_report(results)
+    if scaling:
+        parts.append(scaling)
+        parts.append("")
     errors = [r for r in results["runs"] if r.get("status") != "ok"]
     if errors:
         parts.append("## Errors\n")
         for r in errors:
             first = (r.get("error") or "?").splitlines()[0]
-            parts.append(f"- {r['workload']} c={r['clients']} {LABELS[r['system']]}: {first} "
+            cpus = f" {r['server_cpus']} server CPUs" if r.get("server_cpus") else ""
+            parts.append(f"- {r['workload']} c={r['clients']}{cpus} {LABELS[r['system']]}: {first} "
                          f"(details in results.json and {Path(r['server_log']).name})")
         parts.append("")
     return "\n".join(parts)
@@ -336,16 +490,16 @@ def write_results(out_dir: Path, results: dict) -> None:
 
 # ---------------------------------------------------------------- plots
 
-def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems: list[str],
+def plot_workload(out_dir: Path, workload: str, table_rows: list[tuple[int, int | None]], systems: list[str],
                   runs: list[dict], duration: float) -> Path | None:
     """tps, average latency and (when pg_stat_wal was sampled) WAL bytes per second over time,
-    one row per client count."""
+    one row per client count (and server CPU count)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [c for c in clients_list
-            if any(r["workload"] == workload and r["clients"] == c and r.get("progress") for r in runs)]
+    rows = [(c, n) for c, n in table_rows
+            if any((find_run(runs, workload, c, s, n) or {}).get("progress") for s in systems)]
     if not rows:
         return None
     with_wal = any(r.get("wal_series") for r in runs if r["workload"] == workload)
@@ -353,13 +507,14 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
                    for p in r.get("progress") or [])
     ncols = 2 + with_wal + with_cpu
     fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 * ncols, 3.2 * len(rows) + 0.8), squeeze=False)
-    for i, c in enumerate(rows):
+    for i, (c, n) in enumerate(rows):
+        title = f"{workload}, {row_label(c, n)}"
         ax_tps, ax_lat = axes[i][:2]
         ax_wal = axes[i][2] if with_wal else None
         ax_cpu = axes[i][ncols - 1] if with_cpu else None
         panels = [ax for ax in (ax_tps, ax_lat, ax_wal, ax_cpu) if ax is not None]
         for s in systems:
-            r = next((r for r in runs if r["workload"] == workload and r["clients"] == c and r["system"] == s), None)
+            r = find_run(runs, workload, c, s, n)
             if not r or not r.get("progress"):
                 continue
             # each progress value covers the second (-P 1) that ends at its timestamp: draw steps
@@ -389,17 +544,17 @@ def plot_workload(out_dir: Path, workload: str, clients_list: list[int], systems
                     if cp.get("duration_s", 0) > 0.05:
                         ax.axvspan(cp["issued_at_s"], cp["issued_at_s"] + cp["duration_s"],
                                    color=COLORS[s], alpha=0.12)
-        ax_tps.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: tps")
-        ax_lat.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: average latency")
+        ax_tps.set_title(f"{title}: tps")
+        ax_lat.set_title(f"{title}: average latency")
         ax_tps.set_ylabel("transactions / s")
         ax_lat.set_ylabel("ms")
         if ax_cpu is not None:
-            ax_cpu.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: the machine's speed (CPU probe)")
+            ax_cpu.set_title(f"{title}: the machine's speed (CPU probe)")
             ax_cpu.set_ylabel("M iterations / CPU-second")
             if ax_cpu.get_legend_handles_labels()[0]:
                 ax_cpu.legend(loc="lower right", fontsize=8)
         if ax_wal is not None:
-            ax_wal.set_title(f"{workload}, {c} client{'s' if c != 1 else ''}: WAL written (pg_stat_wal)")
+            ax_wal.set_title(f"{title}: WAL written (pg_stat_wal)")
             ax_wal.set_ylabel("MiB / s")
         for ax in panels:
             ax.set_ylim(bottom=0)

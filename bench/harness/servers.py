@@ -44,6 +44,34 @@ def clean_env() -> dict[str, str]:
     return env
 
 
+def cpu_list_text(cpus: list[int]) -> str:
+    """[0, 1, 2, 3, 8] -> "0-3,8" (the list syntax of taskset -c and /proc/*/status)."""
+    runs: list[list[int]] = []
+    for c in sorted(cpus):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def pinned(cmd: list[str], cpus: list[int] | None) -> list[str]:
+    """`cmd` run on `cpus` only (through taskset; children inherit it), or `cmd` unchanged."""
+    if not cpus:
+        return cmd
+    return ["taskset", "-c", cpu_list_text(cpus)] + cmd
+
+
+def split_cpus(server_cpus: int, allowed: list[int]) -> tuple[list[int], list[int]]:
+    """The first `server_cpus` of the CPUs this process may use for the server, the rest for
+    the clients."""
+    allowed = sorted(allowed)
+    if not 0 < server_cpus < len(allowed):
+        raise ValueError(f"--server-cpus {server_cpus}: this machine has {len(allowed)} CPUs and pgbench "
+                         f"needs at least one of them; use 1 to {len(allowed) - 1}")
+    return allowed[:server_cpus], allowed[server_cpus:]
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -170,6 +198,10 @@ class Server:
         # clients connect through this server's Unix-domain socket (in `sockdir`), or to
         # 127.0.0.1 over TCP; set by the caller before start()
         self.transport = "unix"
+        # CPUs the server and its clients (pgbench, psql) are pinned to; None: not pinned.
+        # Set by the caller before start()
+        self.cpus: list[int] | None = None
+        self.client_cpus: list[int] | None = None
         # unix socket in a short private directory (socket paths are limited to ~107 bytes)
         self.sockdir = make_tempdir("sbsock-", None)
 
@@ -177,7 +209,19 @@ class Server:
         """What pgbench and psql get as -h: the socket directory, or the TCP address."""
         return str(self.sockdir) if self.transport == "unix" else "127.0.0.1"
 
+    def client_command(self, cmd: list[str]) -> list[str]:
+        """A client command (pgbench, psql) pinned to the clients' CPUs, if they are set."""
+        return pinned(cmd, self.client_cpus)
+
+    def affinity(self) -> str | None:
+        """The CPUs the server process may run on, as the kernel has it (to check the pinning)."""
+        try:
+            return cpu_list_text(sorted(os.sched_getaffinity(self.proc.pid))) if self.proc else None
+        except OSError:
+            return None
+
     def _spawn(self, cmd: list[str], user: pwd.struct_passwd | None = None) -> None:
+        cmd = pinned(cmd, self.cpus)
         self.commands.append(cmd)
         self._log_file = open(self.log_path, "ab")
         kwargs = {}

@@ -78,7 +78,8 @@ def setup(w: Workload, server: Server, pg_bin: Path, scale: int, update_pk_rows:
             c.query(sql)
             steps.append({"sql": sql, "seconds": round(time.monotonic() - t0, 3)})
     if w.pgbench_init:
-        cmd = [str(pg_bin / "pgbench"), "-i", "-s", str(scale)] + conn_args(server) + ["postgres"]
+        cmd = server.client_command([str(pg_bin / "pgbench"), "-i", "-s", str(scale)] + conn_args(server)
+                                    + ["postgres"])
         t0 = time.monotonic()
         with open(log_path, "ab") as lf:
             lf.write(("$ " + " ".join(cmd) + "\n").encode())
@@ -105,8 +106,8 @@ def _id_lines(rows: int, chunk: int = 50_000):
 def load_tbl(server: Server, pg_bin: Path, rows: int, log_path: Path) -> dict:
     """COPY ids 1..rows into tbl, streamed from a generator through psql."""
     sql = "copy tbl (id) from stdin"
-    cmd = [str(pg_bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1"] + conn_args(server) + \
-          ["-d", "postgres", "-c", sql]
+    cmd = server.client_command([str(pg_bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1"] + conn_args(server)
+                                + ["-d", "postgres", "-c", sql])
     t0 = time.monotonic()
     with open(log_path, "ab") as lf:
         lf.write(("$ <ids 1.." + str(rows) + "> | " + " ".join(cmd) + "\n").encode())
