@@ -10,6 +10,7 @@ pub mod memory;
 pub mod server;
 pub mod settings;
 pub mod sql;
+pub mod stages;
 pub mod storage;
 pub mod txn;
 pub mod types;

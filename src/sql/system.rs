@@ -11,6 +11,9 @@
 //! - `steadydb_stat_buffers`: the buffer pool: its frames, how many hold a page and how
 //!   many of those are dirty, and counters of reads, evictions (and the dirty pages they
 //!   wrote) and of the frames the clock hand passed over to find them.
+//! - `steadydb_stat_stages`: every serial stage (a lock all connections share, a step one
+//!   thread does for all of them, the log device): how often it was entered, how long it
+//!   was busy, and how long others waited for it (see `crate::stages`).
 //! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
 //!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log,
 //!   `IPC`/`CheckpointDone` while a `CHECKPOINT` waits for its checkpoint).
@@ -31,6 +34,7 @@ pub enum SystemView {
     Activity,
     Checkpointer,
     Buffers,
+    Stages,
 }
 
 impl SystemView {
@@ -42,6 +46,7 @@ impl SystemView {
             "pg_stat_activity" => Some(SystemView::Activity),
             "pg_stat_checkpointer" => Some(SystemView::Checkpointer),
             "steadydb_stat_buffers" => Some(SystemView::Buffers),
+            "steadydb_stat_stages" => Some(SystemView::Stages),
             _ => None,
         }
     }
@@ -115,6 +120,15 @@ impl SystemView {
                 ("pages_cleaned", DataType::Int8),
                 ("sweep_steps", DataType::Int8),
             ],
+            SystemView::Stages => &[
+                ("stage", DataType::Text),
+                ("kind", DataType::Text),
+                ("partitions", DataType::Int4),
+                ("acquisitions", DataType::Int8),
+                ("busy_us", DataType::Int8),
+                ("waits", DataType::Int8),
+                ("wait_us", DataType::Int8),
+            ],
         };
         TableDef {
             name: match self {
@@ -124,6 +138,7 @@ impl SystemView {
                 SystemView::Activity => "pg_stat_activity",
                 SystemView::Checkpointer => "pg_stat_checkpointer",
                 SystemView::Buffers => "steadydb_stat_buffers",
+                SystemView::Stages => "steadydb_stat_stages",
             }
             .into(),
             columns: cols
@@ -262,6 +277,21 @@ impl SystemView {
                 ]
                 .into()]
             }
+            SystemView::Stages => crate::stages::snapshot()
+                .into_iter()
+                .map(|(stage, c)| {
+                    vec![
+                        Value::Text(stage.name().into()),
+                        Value::Text(stage.kind().into()),
+                        Value::Int4(stage.partitions() as i32),
+                        i(c.acquisitions),
+                        i(c.busy_ns / 1000),
+                        i(c.waits),
+                        i(c.wait_ns / 1000),
+                    ]
+                    .into()
+                })
+                .collect(),
             SystemView::Activity => engine
                 .txn
                 .sessions()

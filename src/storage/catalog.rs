@@ -10,6 +10,7 @@
 //! - The catalog image ([`Catalog::image`]) is taken under the checkpoint barrier, when no
 //!   commit or catalog change is between its log append and its install.
 
+use crate::stages::{self, Stage};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -274,11 +275,16 @@ impl Catalog {
     }
 
     pub fn table(&self, name: &str) -> Option<Arc<Table>> {
-        self.tables.read().get(name).cloned()
+        stages::read(Stage::Catalog, &self.tables)
+            .get(name)
+            .cloned()
     }
 
     pub fn table_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tables.read().keys().cloned().collect();
+        let mut names: Vec<String> = stages::read(Stage::Catalog, &self.tables)
+            .keys()
+            .cloned()
+            .collect();
         names.sort();
         names
     }
@@ -291,7 +297,10 @@ impl Catalog {
 
     /// The table with this id, if it exists (or is being dropped).
     pub fn table_by_id(&self, id: TableId) -> Option<Arc<Table>> {
-        let found = self.tables.read().values().find(|t| t.id == id).cloned();
+        let found = stages::read(Stage::Catalog, &self.tables)
+            .values()
+            .find(|t| t.id == id)
+            .cloned();
         found.or_else(|| self.dropping.read().get(&id).cloned())
     }
 
@@ -299,7 +308,7 @@ impl Catalog {
     pub fn create_table_with_id(&self, id: TableId, def: TableDef) -> Result<Arc<Table>> {
         self.next_table_id
             .fetch_max(id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
-        let mut tables = self.tables.write();
+        let mut tables = stages::write(Stage::Catalog, &self.tables);
         if tables.contains_key(&def.name) {
             return Err(Error::new(
                 SqlState::DUPLICATE_TABLE,
@@ -340,7 +349,7 @@ impl Catalog {
         if ids.is_empty() {
             return Vec::new();
         }
-        let mut tables = self.tables.write();
+        let mut tables = stages::write(Stage::Catalog, &self.tables);
         let mut dropping = self.dropping.write();
         let mut unconfirmed = self.unconfirmed.write();
         let mut sequences = self.sequences.write();
@@ -374,7 +383,7 @@ impl Catalog {
     /// Remove a table and the sequences it owns; returns them so a rollback can restore them.
     /// The table stays known as being dropped until [`Catalog::finish_drops`].
     pub fn drop_table(&self, name: &str) -> Option<(Arc<Table>, Vec<Arc<Sequence>>)> {
-        let table = self.tables.write().remove(name)?;
+        let table = stages::write(Stage::Catalog, &self.tables).remove(name)?;
         self.dropping.write().insert(table.id, table.clone());
         let mut seqs = self.sequences.write();
         let owned = table
@@ -402,7 +411,7 @@ impl Catalog {
     pub fn image(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u32(self.next_table_id.load(Ordering::Acquire));
-        let tables = self.tables.read();
+        let tables = stages::read(Stage::Catalog, &self.tables);
         let dropping = self.dropping.read();
         let unconfirmed = self.unconfirmed.read();
         w.varint((tables.len() + dropping.len()) as u64);
@@ -487,7 +496,7 @@ impl Catalog {
         let pending: Vec<Arc<Table>> = self.dropping.write().drain().map(|(_, t)| t).collect();
         for table in pending {
             let name = table.def().name.clone();
-            let mut tables = self.tables.write();
+            let mut tables = stages::write(Stage::Catalog, &self.tables);
             match tables.entry(name) {
                 std::collections::hash_map::Entry::Vacant(slot) => {
                     slot.insert(table);

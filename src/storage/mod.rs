@@ -34,6 +34,7 @@ mod crash_tests;
 pub mod page;
 pub mod pool;
 pub mod spill;
+pub use pool::POOL_TABLE_SHARDS;
 mod table;
 #[cfg(test)]
 mod table_tests;
@@ -41,4 +42,4 @@ pub mod write_gate;
 
 pub use bulk::BulkLoad;
 pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};
-pub use table::{Key, Row, Table, TableId, Version};
+pub use table::{Key, Row, Table, TableId, Version, VERSION_SHARDS};

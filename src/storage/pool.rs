@@ -4,10 +4,14 @@
 //!
 //! Invariants:
 //! - A frame is evicted only when nobody pins it. A guard ([`PageRef`], [`PageMut`]) pins
-//!   its frame and holds its latch (shared or exclusive) for as long as it lives. Pins
-//!   are taken only under the pool lock, where the evictor looks for unpinned frames, and
-//!   dropped without it: a frame seen unpinned under the lock stays unpinned until the
-//!   lock is released.
+//!   its frame and holds its latch (shared or exclusive) for as long as it lives. Which
+//!   frame holds a page is in the page table, split into shards by page id, so that
+//!   pinning a resident page takes one shard's lock and never the pool lock: every
+//!   statement pins pages, and one lock for all of them would serialize every core. A pin
+//!   is raised under the pool lock or under the shard lock of the page its frame holds,
+//!   and dropped without either. The evictor holds both when it takes a page out of the
+//!   table, and does so only if the frame is unpinned then: once unmapped, a frame can be
+//!   pinned only by whoever holds the pool lock.
 //! - A page image is never written over a slot that a checkpoint may still need (shadow
 //!   paging): every write of a page goes to a free slot, and the page map moves to it. A
 //!   slot is free only when neither the durable checkpoint, the checkpoint being written,
@@ -42,17 +46,18 @@
 use std::collections::BTreeSet;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::lock_api::{ArcRwLockReadGuard, ArcRwLockWriteGuard};
-use parking_lot::{Mutex, RawRwLock, RwLock};
+use parking_lot::{Mutex, MutexGuard, RawRwLock, RwLock};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::page::{Page, PageId, PageKind, PAGE_BYTES};
 use crate::constants::{PREPARED_SLOTS_MARGIN, READER_FRAMES_MIN};
 use crate::disk::File;
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Held, Stage};
 use crate::wal::Lsn;
 
 /// A physical place in the page file: bytes `slot · 8192 ..`. Slot 0 is never used.
@@ -97,7 +102,6 @@ pub enum Owner {
 #[derive(Clone, Copy, Default)]
 struct FrameMeta {
     page: Option<PageId>,
-    usage: u8,
     /// The frame differs from the image at the page's current slot.
     dirty: bool,
     /// The frame holds the image the running checkpoint must write, not yet taken.
@@ -331,7 +335,6 @@ impl FrameMeta {
 }
 
 struct Inner {
-    table: FxHashMap<PageId, usize>,
     meta: Vec<FrameMeta>,
     hand: usize,
     map: PageMap,
@@ -424,10 +427,21 @@ pub struct PoolUsage {
     pub dirty: u64,
 }
 
+/// Shards of the page table ([`BufferPool::shard`]).
+pub const POOL_TABLE_SHARDS: usize = 64;
+
+/// Which frame holds each resident page, for the pages of one shard.
+type TableShard = Mutex<FxHashMap<PageId, usize>>;
+
 pub struct BufferPool {
     frames: Vec<Arc<RwLock<Page>>>,
-    /// Each frame's pin count: raised only under `inner`, lowered anywhere.
+    /// Each frame's pin count: raised under `inner` or under the table shard of the page
+    /// the frame holds, lowered anywhere.
     pins: Vec<AtomicU32>,
+    /// Each frame's clock-sweep usage: set by every pin, lowered by the sweep.
+    usage: Vec<AtomicU8>,
+    /// The page table: which frame holds each resident page, in shards by page id.
+    table: Vec<TableShard>,
     inner: Mutex<Inner>,
     file: Arc<dyn File>,
     stats: PoolCounters,
@@ -506,8 +520,17 @@ impl BufferPool {
                 .map(|_| Arc::new(RwLock::new(Page::new(PageKind::Leaf, PageId::NONE))))
                 .collect(),
             pins: (0..frames).map(|_| AtomicU32::new(0)).collect(),
+            usage: (0..frames).map(|_| AtomicU8::new(0)).collect(),
+            table: (0..POOL_TABLE_SHARDS)
+                .map(|_| {
+                    let per_shard = frames / POOL_TABLE_SHARDS + 1;
+                    Mutex::new(FxHashMap::with_capacity_and_hasher(
+                        per_shard,
+                        Default::default(),
+                    ))
+                })
+                .collect(),
             inner: Mutex::new(Inner {
-                table: FxHashMap::with_capacity_and_hasher(frames, Default::default()),
                 meta: vec![FrameMeta::default(); frames],
                 hand: 0,
                 map,
@@ -537,7 +560,7 @@ impl BufferPool {
 
     /// How many frames hold a page, and how many of those differ from their slot.
     pub fn usage(&self) -> PoolUsage {
-        let inner = self.inner.lock();
+        let inner = self.lock_inner();
         let mut usage = PoolUsage {
             frames: self.frames.len() as u64,
             ..PoolUsage::default()
@@ -574,6 +597,34 @@ impl BufferPool {
     /// Pin `frame`; the caller holds the pool lock (`_inner`).
     fn pin_locked(&self, _inner: &Inner, frame: usize) {
         self.pins[frame].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Take the pool lock.
+    fn lock_inner(&self) -> Held<MutexGuard<'_, Inner>> {
+        stages::lock(Stage::PoolMap, &self.inner)
+    }
+
+    /// The table shard of page `id`.
+    fn shard_of(&self, id: PageId) -> &TableShard {
+        // Page ids are dense and consecutive pages are used together: spread them.
+        let h = id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &self.table[(h >> 58) as usize % POOL_TABLE_SHARDS]
+    }
+
+    /// Lock page `id`'s table shard.
+    fn lock_shard(&self, id: PageId) -> Held<MutexGuard<'_, FxHashMap<PageId, usize>>> {
+        stages::lock(Stage::PoolTable, self.shard_of(id))
+    }
+
+    /// The frame holding `id`, pinned, if `id` is resident: the pin is raised under the
+    /// shard's lock, so the evictor (which checks pins under it) cannot take the frame.
+    fn pin_resident(&self, id: PageId) -> Option<usize> {
+        let shard = self.lock_shard(id);
+        let frame = *shard.get(&id)?;
+        self.pins[frame].fetch_add(1, Ordering::Relaxed);
+        drop(shard);
+        self.usage[frame].store(2, Ordering::Relaxed);
+        Some(frame)
     }
 
     fn unpin(&self, frame: usize) {
@@ -629,7 +680,7 @@ impl BufferPool {
     /// copy is made; it is made outside the pool lock, which every pin takes.
     fn before_change(&self, frame: usize, page: &Page) {
         let image = {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_inner();
             let image = inner.images_begun;
             let copy_image = inner.change_meta(frame, |meta| {
                 meta.dirty = true;
@@ -647,7 +698,7 @@ impl BufferPool {
             image
         };
         let copy = page.clone_page();
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         inner.meta[frame].image_copying = false;
         // A checkpoint that failed meanwhile has forgotten its image.
         if inner.map.image.is_some() && inner.images_begun == image {
@@ -662,9 +713,12 @@ impl BufferPool {
 
     /// A new, empty page of `kind` for `owner`, latched exclusively.
     pub fn allocate_for(&self, owner: Owner, kind: PageKind) -> Result<PageMut<'_>> {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let id = inner.map.allocate_page(owner);
-        let (frame, mut guard) = match self.claim_clean_frame(&mut inner, id) {
+        let claimed = self.claim_clean_frame(&mut inner, id).and_then(|c| {
+            c.ok_or_else(|| Error::internal(format!("new page {} is already resident", id.0)))
+        });
+        let (frame, mut guard) = match claimed {
             Ok(claimed) => claimed,
             Err(e) => {
                 inner.map.private.remove(&id.0);
@@ -685,7 +739,7 @@ impl BufferPool {
     /// Give up page `page`: its id and slot become reusable (once no checkpoint needs them).
     pub fn free(&self, page: PageMut<'_>) {
         let id = page.id();
-        let mut guard_inner = self.inner.lock();
+        let mut guard_inner = self.lock_inner();
         let inner = &mut *guard_inner;
         let image_pending = inner.change_meta(page.frame, |meta| {
             let image_pending = std::mem::take(&mut meta.image_pending);
@@ -696,7 +750,7 @@ impl BufferPool {
         if image_pending {
             inner.image_copies.insert(id, page.clone_page());
         }
-        inner.table.remove(&id);
+        self.lock_shard(id).remove(&id);
         inner.map.private.remove(&id.0);
         let old = std::mem::replace(&mut inner.map.current[id.0 as usize], 0);
         inner.map.drop_ref(old, SlotRefs::CURRENT);
@@ -712,18 +766,41 @@ impl BufferPool {
     /// Pin the frame holding `id`, loading it if needed. The caller latches it and must
     /// check the frame still holds `id` (a failed load leaves page id 0).
     fn pin(&self, id: PageId) -> Result<usize> {
-        let mut inner = self.inner.lock();
-        if let Some(&frame) = inner.table.get(&id) {
-            self.pin_locked(&inner, frame);
-            inner.meta[frame].usage = 2;
-            return Ok(frame);
-        }
-        let slot = inner.map.current.get(id.0 as usize).copied().unwrap_or(0);
-        if slot == 0 {
-            return Err(Error::internal(format!("page {} does not exist", id.0)));
-        }
-        let (frame, mut guard) = self.claim_clean_frame(&mut inner, id)?;
-        drop(inner);
+        let (frame, mut guard, slot) = loop {
+            if let Some(frame) = self.pin_resident(id) {
+                return Ok(frame);
+            }
+            let mut inner = self.lock_inner();
+            // Another thread may have loaded it meanwhile.
+            if let Some(frame) = self.pin_resident(id) {
+                return Ok(frame);
+            }
+            let exists = |inner: &Inner| {
+                inner
+                    .map
+                    .current
+                    .get(id.0 as usize)
+                    .is_some_and(|&s| s != 0)
+            };
+            if !exists(&inner) {
+                return Err(Error::internal(format!("page {} does not exist", id.0)));
+            }
+            let Some((frame, guard)) = self.claim_clean_frame(&mut inner, id)? else {
+                continue;
+            };
+            // Read the slot now: the pool lock was let go while a victim was written, and
+            // the page may have been loaded and freed meanwhile.
+            let slot = inner.map.current.get(id.0 as usize).copied().unwrap_or(0);
+            if slot == 0 {
+                self.lock_shard(id).remove(&id);
+                inner.change_meta(frame, |meta| meta.page = None);
+                drop(inner);
+                drop(guard);
+                self.unpin(frame);
+                return Err(Error::internal(format!("page {} does not exist", id.0)));
+            }
+            break (frame, guard, slot);
+        };
         // Read straight into the frame, which is latched exclusively: a reader waiting on
         // the latch finds either the checked image or, after a failure, a page of no id.
         let loaded = self
@@ -749,8 +826,8 @@ impl BufferPool {
             Ok(()) => Ok(frame),
             Err(e) => {
                 *guard = Page::new(PageKind::Leaf, PageId::NONE);
-                let mut inner = self.inner.lock();
-                inner.table.remove(&id);
+                let mut inner = self.lock_inner();
+                self.lock_shard(id).remove(&id);
                 inner.change_meta(frame, |meta| meta.page = None);
                 drop(inner);
                 drop(guard);
@@ -761,12 +838,13 @@ impl BufferPool {
     }
 
     /// Find an unpinned frame by clock sweep, write it out if dirty, and give it to `id`,
-    /// pinned once and latched exclusively. Holds `inner` except while writing.
+    /// pinned once and latched exclusively. Holds `inner` except while writing; `None`
+    /// if `id` became resident meanwhile (only a page that exists can).
     fn claim_clean_frame(
         &self,
-        inner: &mut parking_lot::MutexGuard<'_, Inner>,
+        inner: &mut Held<MutexGuard<'_, Inner>>,
         id: PageId,
-    ) -> Result<(usize, ArcRwLockWriteGuard<RawRwLock, Page>)> {
+    ) -> Result<Option<(usize, ArcRwLockWriteGuard<RawRwLock, Page>)>> {
         let n = self.frames.len();
         let mut swept = 0;
         // A dirty frame that cannot be written (a full disk, say) stays dirty, its
@@ -784,16 +862,16 @@ impl BufferPool {
             if self.pinned(inner, frame) {
                 continue;
             }
-            let meta = &mut inner.meta[frame];
-            if meta.usage > 0 {
-                meta.usage -= 1;
+            let usage = self.usage[frame].load(Ordering::Relaxed);
+            if usage > 0 {
+                self.usage[frame].store(usage - 1, Ordering::Relaxed);
                 continue;
             }
+            let meta = &inner.meta[frame];
             if meta.dirty || meta.image_pending {
                 let victim = meta.page.expect("a dirty frame holds a page");
                 self.pin_locked(inner, frame);
-                let written =
-                    parking_lot::MutexGuard::unlocked(inner, || self.write_out(frame, victim));
+                let written = inner.unlocked(|| self.write_out(frame, victim));
                 self.unpin(frame);
                 if let Err(e) = written {
                     write_failed = Some(e);
@@ -805,32 +883,44 @@ impl BufferPool {
                     continue;
                 }
             }
-            let evicted = inner.change_meta(frame, |meta| meta.page.take());
-            if let Some(old) = evicted {
-                inner.table.remove(&old);
+            if let Some(old) = inner.meta[frame].page {
+                // A pin of a resident page takes only its shard's lock: check for one
+                // there, and unmap the page under it.
+                let mut shard = self.lock_shard(old);
+                if self.pins[frame].load(Ordering::Acquire) > 0 {
+                    continue;
+                }
+                shard.remove(&old);
             }
+            let evicted = inner.change_meta(frame, |meta| meta.page.take());
             self.stats
                 .sweep_steps
                 .fetch_add(swept as u64, Ordering::Relaxed);
             if evicted.is_some() {
                 self.stats.evictions.fetch_add(1, Ordering::Relaxed);
             }
+            let mut shard = self.lock_shard(id);
+            if shard.contains_key(&id) {
+                // Loaded by another thread while this one let the pool lock go to write a
+                // victim out: two frames must never hold one page. The frame stays empty.
+                return Ok(None);
+            }
             inner.change_meta(frame, |meta| {
                 *meta = FrameMeta {
                     page: Some(id),
-                    usage: 2,
                     dirty: false,
                     image_pending: false,
                     image_copying: false,
                     changes: 0,
                 }
             });
-            inner.table.insert(id, frame);
+            self.usage[frame].store(2, Ordering::Relaxed);
             self.pin_locked(inner, frame);
+            shard.insert(id, frame);
             let guard = self.frames[frame]
                 .try_write_arc()
                 .expect("an unpinned frame is not latched");
-            return Ok((frame, guard));
+            return Ok(Some((frame, guard)));
         }
     }
 
@@ -840,7 +930,7 @@ impl BufferPool {
     fn write_out(&self, frame: usize, id: PageId) -> Result<()> {
         let mut latch = self.frames[frame].write();
         let (slot, epoch) = {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_inner();
             (inner.map.allocate_slot(), inner.epoch)
         };
         latch.seal(epoch);
@@ -851,7 +941,7 @@ impl BufferPool {
             self.release_slot(slot);
             return Err(Error::write_failed("page file", &e));
         }
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let inner = &mut *inner;
         inner.map.move_current(id, slot);
         let image_pending = inner.change_meta(frame, |meta| {
@@ -869,7 +959,7 @@ impl BufferPool {
     /// makes sure no page changes during this call. Returns the pages whose image must be
     /// written (those that differ from their current slot), in page order.
     pub fn begin_image(&self, epoch: u64) -> Vec<PageId> {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let inner = &mut *inner;
         assert!(inner.map.image.is_none(), "one checkpoint at a time");
         inner.epoch = epoch;
@@ -907,14 +997,14 @@ impl BufferPool {
         let mut taken: Vec<Option<TakenImage>> = Vec::with_capacity(ids.len());
         let mut from_frames = Vec::new();
         {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_inner();
             for (at, id) in ids.iter().enumerate() {
                 if let Some(copy) = inner.image_copies.remove(id) {
                     taken.push(Some((copy, None)));
                     continue;
                 }
                 taken.push(None);
-                let Some(&frame) = inner.table.get(id) else {
+                let Some(frame) = self.lock_shard(*id).get(id).copied() else {
                     continue;
                 };
                 let meta = &inner.meta[frame];
@@ -928,7 +1018,7 @@ impl BufferPool {
             // A writer copying the image holds the exclusive latch until its copy is
             // stored.
             let latch = self.frames[frame].read();
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_inner();
             // Nothing else can clear the flag or change the page while the frame is
             // pinned and latched shared, so the copy below is the image.
             let pending_changes = inner.change_meta(frame, |meta| {
@@ -950,7 +1040,7 @@ impl BufferPool {
 
     /// Fresh slots for `n` image pages, lowest first (so writes coalesce).
     pub fn allocate_slots(&self, n: usize) -> Vec<u64> {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let mut slots: Vec<u64> = (0..n).map(|_| inner.map.allocate_slot()).collect();
         slots.sort_unstable();
         slots
@@ -959,7 +1049,7 @@ impl BufferPool {
     /// The images of `pages` were written at their slots. A page whose image came from
     /// its frame, and whose frame has not changed since, moves there and is clean.
     pub fn images_written(&self, pages: &[WrittenImage]) {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let inner = &mut *inner;
         for &(id, slot, from_frame) in pages {
             inner.map.set_image(id, slot);
@@ -992,7 +1082,7 @@ impl BufferPool {
     /// [`BufferPool::prepare_slots`] with `margin` free slots beyond one per dirty page.
     fn prepare_slots_beyond(&self, margin: usize, max_slots: usize) -> Result<usize> {
         let (start, n) = {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_inner();
             let want = inner.dirty_frames + margin;
             let free = inner.map.free_slots.len();
             if free >= want || max_slots == 0 {
@@ -1011,7 +1101,7 @@ impl BufferPool {
             .file
             .write_all_at(&zeros, offset)
             .and_then(|()| self.file.start_writeback(offset, zeros.len() as u64));
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         for slot in start..start + n as u64 {
             inner.map.drop_ref(slot, SlotRefs::PREPARING);
         }
@@ -1041,7 +1131,7 @@ impl BufferPool {
         }
         let mut all_pinned = 0;
         loop {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_inner();
             let unchanged = n - inner.dirty_frames;
             if unchanged >= inner.promised_frames + frames + keep {
                 inner.promised_frames += frames;
@@ -1073,7 +1163,7 @@ impl BufferPool {
     /// Give back a promise: the install is done, or the commit failed before its log record.
     pub fn release_frames(&self, mut promise: FramePromise) {
         let frames = std::mem::take(&mut promise.frames);
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         assert!(
             inner.promised_frames >= frames,
             "no more frames released than promised"
@@ -1107,7 +1197,7 @@ impl BufferPool {
     fn prepare_free_slots(&self, slots: usize) -> Result<()> {
         loop {
             let short = {
-                let inner = self.inner.lock();
+                let inner = self.lock_inner();
                 let want = inner.dirty_frames + slots;
                 want.saturating_sub(inner.map.free_slots.len())
             };
@@ -1122,12 +1212,12 @@ impl BufferPool {
 
     /// Return a slot taken by [`BufferPool::allocate_slots`] but not written.
     pub fn release_slot(&self, slot: u64) {
-        self.inner.lock().map.free_slots.insert(slot);
+        self.lock_inner().map.free_slots.insert(slot);
     }
 
     /// The finished image's page map (index = page id).
     pub fn image_map(&self) -> Vec<u64> {
-        let inner = self.inner.lock();
+        let inner = self.lock_inner();
         let image = inner
             .map
             .image
@@ -1144,7 +1234,7 @@ impl BufferPool {
     /// slots and page ids that nothing else refers to become free, and so do the slots of
     /// bulk loads that recovery will no longer replay.
     pub fn image_durable(&self, redo: Lsn) {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let map = &mut inner.map;
         map.release_logged(redo);
         for slot in 1..map.refs.len() as u64 {
@@ -1166,7 +1256,7 @@ impl BufferPool {
 
     /// The checkpoint failed: forget its image (the durable checkpoint stays as it was).
     pub fn abort_image(&self) {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let inner = &mut *inner;
         if let Some(image) = inner.map.image.take() {
             for slot in image {
@@ -1185,7 +1275,7 @@ impl BufferPool {
     pub fn write_all_dirty(&self) -> Result<()> {
         for frame in 0..self.frames.len() {
             let id = {
-                let inner = self.inner.lock();
+                let inner = self.lock_inner();
                 let meta = &inner.meta[frame];
                 match meta.page {
                     Some(id) if meta.dirty => {
@@ -1208,7 +1298,7 @@ impl BufferPool {
     /// private (out of checkpoint images) until [`BufferPool::publish`].
     pub fn flush_private(&self, tag: u64) -> Result<Vec<(PageId, u64)>> {
         let ids: Vec<PageId> = {
-            let inner = self.inner.lock();
+            let inner = self.lock_inner();
             let mut ids: Vec<PageId> = inner
                 .map
                 .private
@@ -1221,8 +1311,9 @@ impl BufferPool {
         };
         for &id in &ids {
             let frame = {
-                let inner = self.inner.lock();
-                match inner.table.get(&id).copied() {
+                let inner = self.lock_inner();
+                let resident = self.lock_shard(id).get(&id).copied();
+                match resident {
                     Some(frame) if inner.meta[frame].dirty => {
                         self.pin_locked(&inner, frame);
                         Some(frame)
@@ -1236,7 +1327,7 @@ impl BufferPool {
                 written?;
             }
         }
-        let inner = self.inner.lock();
+        let inner = self.lock_inner();
         let pages = ids
             .iter()
             .map(|&id| {
@@ -1261,7 +1352,7 @@ impl BufferPool {
     /// Bulk load `tag` committed at `lsn` (its record names `pages`): its pages become
     /// shared, and their slots stay untouched until a checkpoint past `lsn` is durable.
     pub fn publish(&self, tag: u64, lsn: Lsn, pages: &[(PageId, u64)]) {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let map = &mut inner.map;
         let mut slots = Vec::with_capacity(pages.len());
         for &(id, slot) in pages {
@@ -1279,7 +1370,7 @@ impl BufferPool {
     /// Bytes of page-file slots that committed bulk loads' records pin until a checkpoint
     /// past them is durable (LOGGED).
     pub fn logged_bytes(&self) -> u64 {
-        let inner = self.inner.lock();
+        let inner = self.lock_inner();
         let slots: usize = inner.map.logged.iter().map(|(_, s)| s.len()).sum();
         slots as u64 * PAGE_BYTES as u64
     }
@@ -1290,7 +1381,7 @@ impl BufferPool {
     /// says. Every other slot the loaded checkpoint does not use is free.
     pub fn begin_replay(&self, named: &[u64]) -> Result<()> {
         let len = self.file.len().map_err(|e| io_error("stat", e))?;
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let map = &mut inner.map;
         let end = len.div_ceil(PAGE_BYTES as u64).max(1);
         if (map.refs.len() as u64) < end {
@@ -1315,7 +1406,7 @@ impl BufferPool {
 
     /// Replay of a bulk load's commit at `lsn`: its pages are where its record says.
     pub fn claim(&self, pages: &[(PageId, u64)], lsn: Lsn) -> Result<()> {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let map = &mut inner.map;
         let fresh_from = map.replay_fresh_from;
         for &(id, slot) in pages {
@@ -1328,7 +1419,7 @@ impl BufferPool {
 
     /// Replay is over: reserved ids no record claimed are free, writes go anywhere.
     pub fn end_replay(&self) {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_inner();
         let map = &mut inner.map;
         // Slots of loads replay did not claim (into tables dropped by then) are free.
         let unclaimed: Vec<u64> = (0..map.refs.len() as u64)
@@ -1343,7 +1434,7 @@ impl BufferPool {
 
     /// Slots of all pages (index = page id), for the tests' integrity checks.
     pub fn current_map(&self) -> Vec<u64> {
-        self.inner.lock().map.current.clone()
+        self.lock_inner().map.current.clone()
     }
 
     pub fn file(&self) -> &Arc<dyn File> {
@@ -1451,6 +1542,63 @@ mod tests {
         pool.free(freed);
         assert!(pool.read(ids[0]).is_err());
         assert_eq!(pool.usage().dirty, 15);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// Pins of resident pages take only a table shard's lock: threads reading and
+    /// changing pages that keep being evicted under them always find each page whole,
+    /// and every pin is given back.
+    #[test]
+    fn pins_by_shard_race_evictions_safely() {
+        let (pool, dir) = pool(16);
+        let ids: Vec<PageId> = (0..64u32)
+            .map(|i| {
+                let mut p = pool.allocate(PageKind::Overflow).expect("allocate");
+                p.set_overflow_data(&[i.to_le_bytes(), 0u32.to_le_bytes()].concat());
+                p.id()
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            for t in 0..4u32 {
+                let (pool, ids) = (&pool, &ids);
+                scope.spawn(move || {
+                    for n in 0..3000u32 {
+                        let at = ((n * 7 + t * 13) % 64) as usize;
+                        let expect = (at as u32).to_le_bytes();
+                        if n % 5 == 0 {
+                            let mut p = pool.write(ids[at]).expect("write");
+                            let data = p.overflow_data().to_vec();
+                            assert_eq!(data[..4], expect, "page {at} holds its own data");
+                            let count = u32::from_le_bytes(data[4..8].try_into().unwrap());
+                            p.set_overflow_data(&[expect, (count + 1).to_le_bytes()].concat());
+                        } else {
+                            let p = pool.read(ids[at]).expect("read");
+                            assert_eq!(
+                                p.overflow_data()[..4],
+                                expect,
+                                "page {at} holds its own data"
+                            );
+                        }
+                    }
+                });
+            }
+        });
+        let changes: u32 = ids
+            .iter()
+            .map(|id| {
+                let p = pool.read(*id).expect("read");
+                u32::from_le_bytes(p.overflow_data()[4..8].try_into().unwrap())
+            })
+            .sum();
+        assert_eq!(changes, 4 * 600, "no change was lost to an eviction");
+        assert!(
+            pool.stats().evictions > 0,
+            "the pages did not fit: they were evicted"
+        );
+        assert!(
+            pool.pins.iter().all(|p| p.load(Ordering::Relaxed) == 0),
+            "every pin was given back"
+        );
         std::fs::remove_dir_all(dir).ok();
     }
 

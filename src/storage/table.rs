@@ -20,11 +20,13 @@
 //! predecessor. Everything else that changes the tree is exclusive (see `tree_lock`).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::hash::Hasher;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use rustc_hash::FxHasher;
 
 use super::btree::{AppendCursor, BTree, InPlace};
 use super::bulk::BULK_ROW_LSN;
@@ -33,6 +35,7 @@ use super::pool::BufferPool;
 use super::write_gate::WriteGate;
 use super::TableDef;
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Held, Stage};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 
@@ -106,6 +109,137 @@ impl Older {
     }
 }
 
+/// Shards of a table's older versions ([`Versions`]).
+pub const VERSION_SHARDS: usize = 16;
+
+/// A table's older versions, in shards by key hash: every install of an update records
+/// the version it replaces, and one lock per table would make every commit into it wait
+/// for the others. A key's chain lives in one shard; an operation on one key takes that
+/// shard alone. Operations on many keys take every shard, in index order.
+struct Versions {
+    shards: Box<[Mutex<Older>]>,
+    /// The shard the next install prunes, besides those it writes into: so every shard
+    /// is pruned while the table is written, whichever keys are.
+    prune_next: AtomicUsize,
+}
+
+impl Versions {
+    fn new() -> Versions {
+        Versions {
+            shards: (0..VERSION_SHARDS).map(|_| Mutex::default()).collect(),
+            prune_next: AtomicUsize::new(0),
+        }
+    }
+
+    fn index(key: &[u8]) -> usize {
+        let mut h = FxHasher::default();
+        h.write(key);
+        (h.finish() >> 40) as usize % VERSION_SHARDS
+    }
+
+    /// The shard holding `key`'s chain, locked.
+    fn shard(&self, key: &[u8]) -> Held<MutexGuard<'_, Older>> {
+        stages::lock(Stage::TableVersions, &self.shards[Versions::index(key)])
+    }
+
+    /// Every shard, locked in index order.
+    fn lock_all(&self) -> AllVersions<'_> {
+        AllVersions(
+            self.shards
+                .iter()
+                .map(|s| stages::lock(Stage::TableVersions, s))
+                .collect(),
+        )
+    }
+
+    /// Prune the next shard in turn.
+    fn prune_one(&self, horizon: Lsn) {
+        let i = self.prune_next.fetch_add(1, Ordering::Relaxed) % VERSION_SHARDS;
+        stages::lock(Stage::TableVersions, &self.shards[i]).prune(horizon);
+    }
+
+    /// Whether any chain of a key in `range` satisfies `test`.
+    fn any_in_range(
+        &self,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        test: impl Fn(&[OldVersion]) -> bool,
+    ) -> bool {
+        self.shards.iter().any(|s| {
+            stages::lock(Stage::TableVersions, s)
+                .chains
+                .range::<[u8], _>(range)
+                .any(|(_, chain)| test(chain))
+        })
+    }
+
+    /// A copy of the chains of the keys in `range`, in key order (reversed when
+    /// `reverse`). Shards are copied one after the other: a chain that changes meanwhile
+    /// is one a scan looks up again.
+    fn copy_range(
+        &self,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        reverse: bool,
+    ) -> Vec<(Key, Vec<OldVersion>)> {
+        let mut copied: Vec<(Key, Vec<OldVersion>)> = Vec::new();
+        for s in self.shards.iter() {
+            let older = stages::lock(Stage::TableVersions, s);
+            copied.extend(
+                older
+                    .chains
+                    .range::<[u8], _>(range)
+                    .map(|(k, c)| (k.clone(), c.clone())),
+            );
+        }
+        copied.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if reverse {
+            copied.reverse();
+        }
+        copied
+    }
+}
+
+/// Every shard of a table's older versions, locked.
+struct AllVersions<'a>(Vec<Held<MutexGuard<'a, Older>>>);
+
+impl<'a> AllVersions<'a> {
+    fn push(&mut self, key: &[u8], version: OldVersion) {
+        self.0[Versions::index(key)].push(key, version);
+    }
+
+    fn prune(&mut self, horizon: Lsn) {
+        for shard in &mut self.0 {
+            shard.prune(horizon);
+        }
+    }
+
+    fn clear(&mut self) {
+        for shard in &mut self.0 {
+            **shard = Older::default();
+        }
+    }
+
+    fn chains_mut(&mut self) -> impl Iterator<Item = &mut Vec<OldVersion>> + use<'_, 'a> {
+        self.0.iter_mut().flat_map(|s| s.chains.values_mut())
+    }
+}
+
+/// Where a superseded version goes: one shard (the caller locked the key's) or all.
+trait VersionSink {
+    fn push_version(&mut self, key: &[u8], version: OldVersion);
+}
+
+impl VersionSink for Older {
+    fn push_version(&mut self, key: &[u8], version: OldVersion) {
+        self.push(key, version);
+    }
+}
+
+impl VersionSink for AllVersions<'_> {
+    fn push_version(&mut self, key: &[u8], version: OldVersion) {
+        self.push(key, version);
+    }
+}
+
 /// The older version of a chain valid at `snapshot`.
 fn valid_at(chain: &[OldVersion], snapshot: Lsn) -> Option<&[u8]> {
     chain
@@ -129,7 +263,7 @@ pub struct Table {
     /// lock is held exclusively, when no one else latches this tree's pages): an install
     /// records the version it replaces here while it holds the leaf, so a reader that
     /// finds the new version in the tree finds the old one here.
-    older: Mutex<Older>,
+    older: Versions,
     /// The next hidden row id, for tables without a primary key.
     next_row_id: AtomicU64,
     /// Set once the table's pages are freed (its drop committed).
@@ -168,7 +302,7 @@ impl Table {
             pool,
             tree: BTree::open(root),
             tree_lock: RwLock::new(()),
-            older: Mutex::new(Older::default()),
+            older: Versions::new(),
             next_row_id: AtomicU64::new(next_row_id),
             destroyed: AtomicBool::new(false),
             bulk_lsn: AtomicU64::new(0),
@@ -270,7 +404,7 @@ impl Table {
                 image.map(|i| self.decode(&i)).transpose()
             }
             _ => {
-                let older = self.older.lock();
+                let older = self.older.shard(key);
                 older
                     .chains
                     .get(key)
@@ -291,7 +425,7 @@ impl Table {
             return Ok(Some(Version { lsn, row }));
         }
         // Deleted: the deletion's LSN is where its last row was superseded.
-        Ok(self.older.lock().chains.get(key).and_then(|chain| {
+        Ok(self.older.shard(key).chains.get(key).and_then(|chain| {
             chain.first().map(|v| Version {
                 lsn: v.superseded,
                 row: None,
@@ -310,7 +444,7 @@ impl Table {
         let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
         let newest = self.tree.get(&self.pool, key)?;
-        let older = self.older.lock();
+        let older = self.older.shard(key);
         let chain = older.chains.get(key).map_or(&[][..], Vec::as_slice);
         let (newest_lsn, newest_live) = match &newest {
             Some((lsn, image)) => (Some(self.effective(*lsn)), image.is_some()),
@@ -345,9 +479,10 @@ impl Table {
     /// new ones under the same keys: mark where the old rows ended, so that a transaction
     /// that saw one does not take the new row for it ([`Table::same_row_since`]).
     pub fn end_rows<'k>(&self, lsn: Lsn, keys: impl Iterator<Item = &'k Key>) {
-        let mut older = self.older.lock();
         for key in keys {
-            if let Some(v) = older
+            if let Some(v) = self
+                .older
+                .shard(key)
                 .chains
                 .get_mut(key)
                 .and_then(|chain| chain.iter_mut().find(|v| v.superseded == lsn))
@@ -367,12 +502,9 @@ impl Table {
     ) -> Result<bool> {
         let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
-        let deleted_since = self
-            .older
-            .lock()
-            .chains
-            .range::<[u8], _>(range)
-            .any(|(_, chain)| chain.first().is_some_and(|v| v.superseded > snapshot));
+        let deleted_since = self.older.any_in_range(range, |chain| {
+            chain.first().is_some_and(|v| v.superseded > snapshot)
+        });
         if deleted_since {
             return Ok(true);
         }
@@ -412,16 +544,7 @@ impl Table {
         // A copy: the scan latches pages, and the older versions are never taken before
         // a latch. Keys deleted later are not missing from it (deletions wait for the
         // tree lock); a version replaced later is looked up again below.
-        let copied: Vec<(Key, Vec<OldVersion>)> = {
-            let older = self.older.lock();
-            let range = older.chains.range::<[u8], _>(range);
-            let cloned = |(k, c): (&Key, &Vec<OldVersion>)| (k.clone(), c.clone());
-            if reverse {
-                range.rev().map(cloned).collect()
-            } else {
-                range.map(cloned).collect()
-            }
-        };
+        let copied = self.older.copy_range(range, reverse);
         let mut chains = copied.iter().map(|(k, c)| (k, c)).peekable();
         let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
         let mut emit = |key: &[u8], image: Option<&[u8]>| -> Result<bool> {
@@ -455,7 +578,7 @@ impl Table {
                 // Replaced after the snapshot, perhaps after the copy was taken.
                 let replaced = self
                     .older
-                    .lock()
+                    .shard(key)
                     .chains
                     .get(key)
                     .and_then(|chain| valid_at(chain, snapshot).map(<[u8]>::to_vec));
@@ -490,9 +613,9 @@ impl Table {
         if truncate {
             rest.extend(writes);
         } else {
-            let _tree = self.tree_lock.read();
+            let _tree = stages::read(Stage::TableTree, &self.tree_lock);
             self.check_live()?;
-            self.older.lock().prune(horizon);
+            self.older.prune_one(horizon);
             for (key, image) in writes {
                 let Some(value) = image else {
                     rest.push((key, image));
@@ -501,7 +624,9 @@ impl Table {
                 let stored = self
                     .tree
                     .put_in_place(&self.pool, key, lsn, value, |previous| {
-                        self.supersede(&mut self.older.lock(), key, previous, lsn, horizon)
+                        let mut shard = self.older.shard(key);
+                        shard.prune(horizon);
+                        self.supersede(&mut *shard, key, previous, lsn, horizon)
                     })?;
                 if stored == InPlace::NeedsExclusive {
                     rest.push((key, image));
@@ -511,8 +636,8 @@ impl Table {
         if rest.is_empty() && !truncate {
             return Ok(());
         }
-        let _tree = self.tree_lock.write();
-        let mut older = self.older.lock();
+        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+        let mut older = self.older.lock_all();
         self.check_live()?;
         if truncate {
             older.prune(horizon);
@@ -532,7 +657,7 @@ impl Table {
     /// as an older version if a snapshot below `lsn` may read it.
     fn supersede(
         &self,
-        older: &mut Older,
+        older: &mut impl VersionSink,
         key: &[u8],
         previous: Option<(Lsn, Option<Vec<u8>>)>,
         lsn: Lsn,
@@ -547,7 +672,7 @@ impl Table {
             "versions of a key must be installed in LSN order"
         );
         if let (Some(image), true) = (previous_image, horizon < lsn) {
-            older.push(
+            older.push_version(
                 key,
                 OldVersion {
                     lsn: previous_lsn,
@@ -577,8 +702,8 @@ impl Table {
 
     /// Truncation at `lsn` takes no row locks, so a later commit may already have
     /// installed a version of some key: those stay, and everything older ends at `lsn`.
-    fn truncate_locked(&self, older: &mut Older, lsn: Lsn, horizon: Lsn) -> Result<()> {
-        for chain in older.chains.values_mut() {
+    fn truncate_locked(&self, older: &mut AllVersions, lsn: Lsn, horizon: Lsn) -> Result<()> {
+        for chain in older.chains_mut() {
             for v in chain.iter_mut() {
                 if v.lsn < lsn && lsn < v.superseded {
                     v.superseded = lsn;
@@ -617,8 +742,8 @@ impl Table {
     /// meanwhile (neither takes a table lock) stay: later ones over the load's rows,
     /// earlier ones only where the load has no row.
     pub fn adopt(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
-        let _tree = self.tree_lock.write();
-        let mut older = self.older.lock();
+        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+        let mut older = self.older.lock_all();
         self.check_live()?;
         let later = self.stored_versions()?;
         self.tree.clear(&self.pool)?;
@@ -653,10 +778,10 @@ impl Table {
     /// holds the checkpoint barrier and the table's closed write gate (no other version
     /// is being installed), or is replaying the log.
     pub fn replace(&self, lsn: Lsn, rebuilt: BTree) -> Result<()> {
-        let _tree = self.tree_lock.write();
-        let mut older = self.older.lock();
+        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+        let mut older = self.older.lock_all();
         self.check_live()?;
-        *older = Older::default();
+        older.clear();
         self.tree.clear(&self.pool)?;
         self.tree.adopt(&self.pool, rebuilt)?;
         self.bulk_lsn.store(lsn.0, Ordering::Release);
@@ -694,28 +819,28 @@ impl Table {
             },
         )?;
         failed?;
-        let _tree = self.tree_lock.write();
-        let mut older = self.older.lock();
+        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+        let mut older = self.older.lock_all();
         self.check_live()?;
-        *older = Older::default();
+        older.clear();
         self.tree.clear(&self.pool)?;
         self.tree.adopt(&self.pool, rebuilt)
     }
 
     /// The table's drop is final: free its pages. Later reads fail with 42P01.
     pub fn destroy(&self) -> Result<()> {
-        let _tree = self.tree_lock.write();
-        let mut older = self.older.lock();
+        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+        let mut older = self.older.lock_all();
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        *older = Older::default();
+        older.clear();
         self.tree.destroy(&self.pool)
     }
 
     /// Verify the tree (tests and recovery checks); returns the number of keys stored.
     pub fn check(&self) -> Result<usize> {
-        let _tree = self.tree_lock.write();
+        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
         self.check_live()?;
         self.tree.check(&self.pool)
     }

@@ -43,6 +43,7 @@
 //! work) waits with [`LockTable::lock`] on the shard's condvar. Both kinds record their
 //! edges in one wait-for graph, which refuses a wait that would close a cycle (40P01).
 
+use crate::stages::{self, Stage};
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::Ordering;
@@ -62,7 +63,7 @@ use crate::storage::{Key, TableId};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TxnId(pub u64);
 
-const SHARDS: usize = 64;
+pub const SHARDS: usize = 64;
 /// How often a waiting transaction re-checks its cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
@@ -390,7 +391,7 @@ struct AsyncWait<'a> {
 impl Drop for AsyncWait<'_> {
     fn drop(&mut self) {
         if self.queued || self.counted {
-            let mut st = self.shard.state.lock();
+            let mut st = stages::lock(Stage::RowLocks, &self.shard.state);
             if self.queued {
                 st.leave_queue(&self.lookup);
             }
@@ -440,7 +441,7 @@ impl LockTable {
     /// [`LockTable::try_lock`] that tells a key `txn` did not hold before (`Some(true)`)
     /// from one it held already, perhaps in a weaker mode (`Some(false)`); None: refused.
     pub fn try_lock_new(&self, txn: TxnId, table: TableId, key: &[u8], want: Want) -> Option<bool> {
-        let mut st = self.shard(table, key).state.lock();
+        let mut st = stages::lock(Stage::RowLocks, &self.shard(table, key).state);
         self.materialize(&mut st, table, key);
         // The common case, a free key: one allocation for the key, moved into the table.
         match st.held.entry((table, key.to_vec())) {
@@ -461,7 +462,7 @@ impl LockTable {
 
     /// Whether `txn` holds (table, key) in any mode.
     pub fn holds(&self, txn: TxnId, table: TableId, key: &[u8]) -> bool {
-        let mut st = self.shard(table, key).state.lock();
+        let mut st = stages::lock(Stage::RowLocks, &self.shard(table, key).state);
         self.materialize(&mut st, table, key);
         st.held
             .get(&(table, key.to_vec()))
@@ -471,7 +472,7 @@ impl LockTable {
     /// The transaction other than `txn` that owns (table, key), if any. A transaction
     /// that holds the key with a deferred increment finds none (see the module's rules).
     pub fn owner_other_than(&self, txn: TxnId, table: TableId, key: &[u8]) -> Option<TxnId> {
-        let mut st = self.shard(table, key).state.lock();
+        let mut st = stages::lock(Stage::RowLocks, &self.shard(table, key).state);
         self.materialize(&mut st, table, key);
         let owner = st.held.get(&(table, key.to_vec()))?.owner;
         owner.filter(|&o| o != txn)
@@ -521,7 +522,7 @@ impl LockTable {
         let lookup = waiting.lookup.clone();
         loop {
             let released = {
-                let mut st = shard.state.lock();
+                let mut st = stages::lock(Stage::RowLocks, &shard.state);
                 if self.attempt(
                     &mut st,
                     txn,
@@ -577,13 +578,13 @@ impl LockTable {
         }
         // Waiting blocks this thread; on a runtime worker its other tasks move elsewhere.
         crate::wal::blocking(|| {
-            let mut st = shard.state.lock();
+            let mut st = stages::lock(Stage::RowLocks, &shard.state);
             st.blocked_threads += 1;
             let outcome = loop {
                 match self.attempt(&mut st, txn, &lookup, want, &mut counted, interrupts) {
                     Ok(true) => break Ok(true),
                     Ok(false) => {
-                        shard.released.wait_for(&mut st, CANCEL_POLL);
+                        st.not_busy(|g| shard.released.wait_for(g, CANCEL_POLL));
                     }
                     Err(e) => break Err(e),
                 }
@@ -640,7 +641,7 @@ impl LockTable {
     /// `sql::executor`). Read under the key's increment latch
     /// ([`LockTable::latch_increments`]), which orders it with the commits that apply them.
     pub fn others_increments(&self, txn: TxnId, table: TableId, key: &[u8]) -> Vec<Increment> {
-        let st = self.shard(table, key).state.lock();
+        let st = stages::lock(Stage::RowLocks, &self.shard(table, key).state);
         st.increments
             .get(&(table, key.to_vec()))
             .map(|pending| {
@@ -656,7 +657,7 @@ impl LockTable {
     /// `txn`, a holder of (table, key), has added `incs` to it in all (replacing what it
     /// recorded before). Forgotten when it releases the key.
     pub fn record_increments(&self, txn: TxnId, table: TableId, key: &[u8], incs: Vec<Increment>) {
-        let mut st = self.shard(table, key).state.lock();
+        let mut st = stages::lock(Stage::RowLocks, &self.shard(table, key).state);
         let pending = st.increments.entry((table, key.to_vec())).or_default();
         match pending.iter_mut().find(|(t, _)| *t == txn) {
             Some(mine) => mine.1 = incs,
@@ -742,7 +743,7 @@ impl LockTable {
     /// caller then drops the key from its own list of locks).
     pub fn forget_spilled(&self, txn: TxnId, table: TableId, key: Key) -> bool {
         let lookup = (table, key);
-        let mut st = self.shard(table, &lookup.1).state.lock();
+        let mut st = stages::lock(Stage::RowLocks, &self.shard(table, &lookup.1).state);
         let alone = st.held.get(&lookup).is_some_and(|h| {
             h.owner == Some(txn)
                 && h.owner_rekeys
@@ -792,7 +793,7 @@ impl LockTable {
     pub fn release_all(&self, txn: TxnId, keys: &[(TableId, Key)]) {
         for lookup in keys {
             let shard = self.shard(lookup.0, &lookup.1);
-            let mut st = shard.state.lock();
+            let mut st = stages::lock(Stage::RowLocks, &shard.state);
             if let Some(pending) = st.increments.get_mut(lookup) {
                 pending.retain(|(t, _)| *t != txn);
                 if pending.is_empty() {

@@ -1,6 +1,7 @@
 //! The transaction manager: transaction ids, snapshots, the commit path, and the registry
 //! of sessions (for cancellation and for the oldest live snapshot).
 
+use crate::stages::{self, Stage};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -467,7 +468,7 @@ impl TxnManager {
     ) -> (Lsn, bool) {
         let needs_flush = wait && self.wal.is_some();
         let assigned = |end: Lsn| {
-            *self.last_lsn.lock() = end;
+            *stages::lock(Stage::CommitOrder, &self.last_lsn) = end;
             self.visibility.register(end, needs_flush);
         };
         match (&self.wal, record) {
@@ -475,7 +476,7 @@ impl TxnManager {
             (Some(wal), Some(rec)) => (wal.append(rec, reservation, is_commit, assigned), false),
             _ => {
                 drop(reservation);
-                let mut last = self.last_lsn.lock();
+                let mut last = stages::lock(Stage::CommitOrder, &self.last_lsn);
                 *last = Lsn(last.0 + 1);
                 self.visibility.register(*last, false);
                 (*last, false)
@@ -656,16 +657,16 @@ impl TxnManager {
     /// The LSN of the last commit or catalog change put in the commit order: every
     /// version installed so far is at or below it.
     pub fn last_assigned_lsn(&self) -> Lsn {
-        *self.last_lsn.lock()
+        *stages::lock(Stage::CommitOrder, &self.last_lsn)
     }
 
     /// Fix a checkpoint: with no change between its log append and its install, `fix`
     /// gets the log's end, which is the checkpoint's redo LSN, and takes the image.
     pub fn at_checkpoint_barrier<R>(&self, fix: impl FnOnce(Lsn) -> R) -> R {
-        let _barrier = self.barrier.write();
+        let _barrier = stages::write(Stage::CheckpointBarrier, &self.barrier);
         let end = match &self.wal {
             Some(wal) => wal.end_lsn(),
-            None => *self.last_lsn.lock(),
+            None => *stages::lock(Stage::CommitOrder, &self.last_lsn),
         };
         fix(end)
     }
@@ -732,7 +733,7 @@ impl TxnManager {
             .wal
             .as_ref()
             .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
-        let barrier = self.barrier.read();
+        let barrier = stages::read(Stage::CheckpointBarrier, &self.barrier);
         let critical = CriticalSection("installing a commit");
         let (lsn, lead) =
             self.sequence_commit(record, reservation, true, level == SyncLevel::Local);
@@ -901,7 +902,7 @@ impl TxnManager {
         apply: impl FnOnce(Lsn),
     ) -> Lsn {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
-        let barrier = self.barrier.read();
+        let barrier = stages::read(Stage::CheckpointBarrier, &self.barrier);
         let critical = CriticalSection("applying a catalog change");
         let (lsn, _) = self.sequence_commit(record, reservation, false, false);
         if let Some(wal) = &self.wal {

@@ -43,7 +43,7 @@ mod transaction;
 mod visibility;
 mod writeset;
 
-pub use locks::{LockTable, TxnId, Want};
+pub use locks::{LockTable, TxnId, Want, SHARDS as LOCK_TABLE_SHARDS};
 pub use manager::{
     fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot,
     TxnManager,

@@ -38,6 +38,7 @@
 //! Only serializable transactions are nodes: as in PostgreSQL, a transaction at a lower
 //! level gets no protection from them, nor gives any.
 
+use crate::stages::{self, Stage};
 use std::ops::Bound;
 
 use parking_lot::Mutex;
@@ -349,7 +350,7 @@ impl Ssi {
         visible: Lsn,
         take_snapshot: impl FnOnce() -> Lsn,
     ) -> Lsn {
-        let mut g = self.graph.lock();
+        let mut g = stages::lock(Stage::SsiGraph, &self.graph);
         g.make_room(visible);
         let snapshot = take_snapshot();
         let snapshot_seq = g.last_commit_seq;
@@ -373,7 +374,7 @@ impl Ssi {
     /// `me` reads `range` of `table` at its snapshot: an edge to each transaction whose
     /// writes there it cannot see.
     pub fn read(&self, me: TxnId, table: TableId, range: Range) -> Result<()> {
-        let mut g = self.graph.lock();
+        let mut g = stages::lock(Stage::SsiGraph, &self.graph);
         g.check_not_doomed(me, "conflict out checking")?;
         let Some(x) = g.get(me) else {
             return Ok(());
@@ -400,7 +401,7 @@ impl Ssi {
     /// `me` writes `range` of `table` (a key, or the whole table): an edge from each
     /// concurrent transaction that read it.
     pub fn write(&self, me: TxnId, table: TableId, range: Range) -> Result<()> {
-        let mut g = self.graph.lock();
+        let mut g = stages::lock(Stage::SsiGraph, &self.graph);
         g.check_not_doomed(me, "conflict in checking")?;
         let Some(x) = g.get(me) else {
             return Ok(());
@@ -426,7 +427,7 @@ impl Ssi {
         input: I,
         start: impl FnOnce(I) -> (T, Option<Lsn>),
     ) -> std::result::Result<T, (Error, I)> {
-        let mut g = self.graph.lock();
+        let mut g = stages::lock(Stage::SsiGraph, &self.graph);
         if g.get(me).is_none() {
             return Ok(start(input).0);
         }
@@ -472,7 +473,7 @@ impl Ssi {
 
     /// `me` rolled back: it leaves the graph with its edges.
     pub fn abort(&self, me: TxnId, visible: Lsn) {
-        let mut g = self.graph.lock();
+        let mut g = stages::lock(Stage::SsiGraph, &self.graph);
         if g.get(me).is_some() {
             g.remove(me);
             g.prune(visible);
@@ -481,7 +482,7 @@ impl Ssi {
 
     /// Transactions the graph holds, running and committed (for tests and views).
     pub fn tracked(&self) -> usize {
-        self.graph.lock().xacts.len()
+        stages::lock(Stage::SsiGraph, &self.graph).xacts.len()
     }
 }
 

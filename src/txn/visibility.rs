@@ -18,6 +18,7 @@
 //! publishes `flushed_lsn` before it takes that lock, so no commit is left ready but not
 //! visible: whichever of the two takes the lock second sees both done.
 
+use crate::stages::{self, Stage};
 use std::collections::VecDeque;
 
 use parking_lot::Mutex;
@@ -53,7 +54,7 @@ impl VisibilityTracker {
     /// Start tracking a commit. Must be called in LSN order (under the LSN allocator's
     /// lock). `needs_flush`: it may become visible only once the log is flushed past it.
     pub fn register(&self, lsn: Lsn, needs_flush: bool) {
-        let mut pending = self.pending.lock();
+        let mut pending = stages::lock(Stage::Visibility, &self.pending);
         debug_assert!(pending.back().is_none_or(|last| last.lsn < lsn));
         pending.push_back(Pending {
             lsn,
@@ -65,7 +66,7 @@ impl VisibilityTracker {
     /// Mark a registered commit installed, and advance `visible_lsn` over the ready
     /// prefix. `flushed` reads the log's current `flushed_lsn` (it is read under the lock).
     pub fn installed(&self, lsn: Lsn, flushed: impl Fn() -> Lsn) {
-        let mut pending = self.pending.lock();
+        let mut pending = stages::lock(Stage::Visibility, &self.pending);
         match pending.binary_search_by_key(&lsn, |p| p.lsn) {
             Ok(i) => pending[i].installed = true,
             Err(_) => panic!("commit {lsn} installed but never registered"),
@@ -76,7 +77,7 @@ impl VisibilityTracker {
     /// The log is durable up to `flushed` (the flusher calls this after publishing it):
     /// advance `visible_lsn` over the commits that were waiting only for that.
     pub fn flushed(&self, flushed: Lsn) {
-        let mut pending = self.pending.lock();
+        let mut pending = stages::lock(Stage::Visibility, &self.pending);
         self.advance(&mut pending, flushed);
     }
 

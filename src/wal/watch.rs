@@ -22,6 +22,7 @@
 //! reads the new value and does not wait. Every entry whose LSN a publish reaches is
 //! removed by that publish, so a task that completes never leaves an entry behind.
 
+use crate::stages::{self, Stage};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -109,7 +110,7 @@ impl LsnWatch {
             drop(self.lock.lock());
             self.cv.notify_all();
         }
-        let woken = self.tasks.lock().release(value);
+        let woken = stages::lock(Stage::CommitWake, &self.tasks).release(value);
         for waker in woken {
             waker.wake();
         }
@@ -160,7 +161,7 @@ impl Future for WaitLsn<'_> {
             this.id = None;
             return Poll::Ready(());
         }
-        let mut tasks = watch.tasks.lock();
+        let mut tasks = stages::lock(Stage::CommitWake, &watch.tasks);
         if watch.value.load(Ordering::SeqCst) >= this.lsn {
             this.id = None;
             return Poll::Ready(());
@@ -190,7 +191,7 @@ impl Drop for WaitLsn<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id {
             if self.watch.value.load(Ordering::SeqCst) < self.lsn {
-                self.watch.tasks.lock().remove(id);
+                stages::lock(Stage::CommitWake, &self.watch.tasks).remove(id);
             }
         }
     }
