@@ -168,16 +168,18 @@ impl<S: Transport> Io<S> {
 
     /// Write out everything buffered at the end of a round trip, before waiting for the
     /// client: together with other connections' replies (see [`reply_batch`]) when the
-    /// socket allows it, other connections are busy too, and the client has not already
-    /// sent more (a pipelining client is answered at once); else as [`Io::flush`] does.
+    /// socket allows it, every worker thread is busy, other connections are busy too, and
+    /// the client has not already sent more (a pipelining client is answered at once);
+    /// else as [`Io::flush`] does.
     pub async fn flush_reply(&mut self) {
         let fd = match self.stream.socket_fd() {
             Some(fd)
                 if !self.broken
                     && self.output.pending() > 0
                     && self.input.buffered() == 0
-                    && reply_batch::busy_connections() > 1
-                    && reply_batch::enabled() =>
+                    && reply_batch::enabled()
+                    && !reply_batch::cores_idle()
+                    && reply_batch::busy_connections() > 1 =>
             {
                 fd
             }

@@ -166,22 +166,60 @@ fn disabled_by_environment() -> bool {
         .get_or_init(|| std::env::var_os("STEADYDB_REPLY_BATCHING").is_some_and(|v| v == "off"))
 }
 
-/// Connections that have read a request and not yet gone back to waiting for the next.
-static BUSY_CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+/// Connections that have read a request and not yet gone back to waiting for the next,
+/// counted in stripes so that counting is not one cache line every core writes: a
+/// connection counts itself in on one thread and out on whichever it runs on then, so a
+/// stripe alone means nothing, and only the sum (wrapping) is the count.
+static BUSY_CONNECTIONS: [BusyStripe; BUSY_STRIPES] =
+    [const { BusyStripe(AtomicUsize::new(0)) }; BUSY_STRIPES];
+
+const BUSY_STRIPES: usize = 16;
+
+#[repr(align(128))]
+struct BusyStripe(AtomicUsize);
+
+fn busy_stripe() -> &'static AtomicUsize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % BUSY_STRIPES;
+    }
+    &BUSY_CONNECTIONS[STRIPE.with(|s| *s)].0
+}
 
 /// Count a connection in or out of [`busy_connections`].
 pub fn set_busy(busy: bool) {
     if busy {
-        BUSY_CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        busy_stripe().fetch_add(1, Ordering::Relaxed);
     } else {
-        BUSY_CONNECTIONS.fetch_sub(1, Ordering::Relaxed);
+        busy_stripe().fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// How many connections are between a request and their reply. A reply is batched only
 /// when another one is: alone, it would wait for nothing and gain nothing.
 pub fn busy_connections() -> usize {
-    BUSY_CONNECTIONS.load(Ordering::Relaxed)
+    BUSY_CONNECTIONS.iter().fold(0usize, |sum, s| {
+        sum.wrapping_add(s.0.load(Ordering::Relaxed))
+    })
+}
+
+/// Whether a worker thread of the runtime is parked, with nothing to run: then a core
+/// is idle, and a reply that waited for a batch would only wait. Batching pays where
+/// every worker is busy (the reply's task yields to the tasks queued behind it and the
+/// replies go out together); where cores are idle there is nothing to gather, and the
+/// yield would add a pass of the scheduler to the round trip.
+pub fn cores_idle() -> bool {
+    thread_local! {
+        static METRICS: Option<tokio::runtime::RuntimeMetrics> =
+            tokio::runtime::Handle::try_current().ok().map(|h| h.metrics());
+    }
+    METRICS.with(|m| {
+        let Some(m) = m else {
+            return true;
+        };
+        // An odd count of parks and unparks: parked now.
+        (0..m.num_workers()).any(|w| m.worker_park_unpark_count(w) % 2 == 1)
+    })
 }
 
 /// Counters behind the `steadydb_stat_reply_batches` view.
