@@ -310,7 +310,27 @@ pub struct TxnManager {
     /// log ended before its first piece: a checkpoint keeps the log from the oldest on, as
     /// recovery replays such a commit by reading its pieces back.
     pieces_in_flight: Mutex<(u64, BTreeMap<u64, Lsn>)>,
+    /// The horizon as last computed ([`TxnManager::horizon`]).
+    horizon: CachedHorizon,
 }
+
+/// The oldest snapshot any session may read at, recomputed at most every
+/// [`HORIZON_REFRESH`]: computing it reads every session's snapshot, and doing that at
+/// every commit made each commit's cost grow with the number of sessions, in cache lines
+/// that other cores keep writing. An older horizon is a safe one: it only keeps versions
+/// a little longer. (Every snapshot taken after a horizon was computed is at or above it,
+/// because it is at least the `visible_lsn` the computation started from.)
+struct CachedHorizon {
+    lsn: AtomicU64,
+    /// When it was computed, in microseconds since `since`.
+    computed_at_us: AtomicU64,
+    since: Instant,
+    /// Held by the one commit that recomputes it; the others use the cached value.
+    refreshing: Mutex<()>,
+}
+
+/// How long a computed horizon is used before it is computed again.
+const HORIZON_REFRESH: Duration = Duration::from_millis(1);
 
 impl Default for TxnManager {
     fn default() -> Self {
@@ -332,6 +352,12 @@ impl TxnManager {
             next_pid: AtomicU64::new(1000),
             wal: None,
             pieces_in_flight: Mutex::new((0, BTreeMap::new())),
+            horizon: CachedHorizon {
+                lsn: AtomicU64::new(0),
+                computed_at_us: AtomicU64::new(0),
+                since: Instant::now(),
+                refreshing: Mutex::new(()),
+            },
         }
     }
 
@@ -427,8 +453,31 @@ impl TxnManager {
         slot.snapshot.store(0, Ordering::Release);
     }
 
-    /// The oldest snapshot any session may still read at.
+    /// The oldest snapshot any session may still read at, or an older LSN (see
+    /// [`CachedHorizon`]).
     fn horizon(&self) -> Lsn {
+        let cache = &self.horizon;
+        let now_us = cache.since.elapsed().as_micros() as u64;
+        let at_us = cache.computed_at_us.load(Ordering::Acquire);
+        let fresh = at_us != 0 && now_us.saturating_sub(at_us) < HORIZON_REFRESH.as_micros() as u64;
+        if fresh {
+            return Lsn(cache.lsn.load(Ordering::Acquire));
+        }
+        let Some(_refreshing) = cache.refreshing.try_lock() else {
+            if at_us != 0 {
+                return Lsn(cache.lsn.load(Ordering::Acquire));
+            }
+            return self.compute_horizon();
+        };
+        let horizon = self.compute_horizon();
+        // Never move the cached value back (two computations may finish out of order).
+        cache.lsn.fetch_max(horizon.0, Ordering::AcqRel);
+        cache.computed_at_us.store(now_us.max(1), Ordering::Release);
+        Lsn(cache.lsn.load(Ordering::Acquire))
+    }
+
+    /// The oldest snapshot any session may still read at, from every session's snapshot.
+    fn compute_horizon(&self) -> Lsn {
         let mut horizon = self.visibility.visible_lsn().0;
         for slot in self.sessions.read().values() {
             let s = slot.snapshot.load(Ordering::SeqCst);
