@@ -5,6 +5,10 @@
 //! SET. Values are kept in canonical form (the form SHOW prints), so `SET shared_buffers`
 //! style inputs like `131072kB` and `128MB` show the same.
 
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
@@ -279,19 +283,31 @@ fn format_with_unit(n: i64, unit: Unit) -> String {
     }
 }
 
-/// The server-wide values.
+type Values = FxHashMap<&'static str, String>;
+
+/// The server-wide values. Every transaction reads some (`synchronous_commit`,
+/// `default_transaction_read_only`, ...), and they change only at startup, so they are
+/// published by pointer: a change makes a new map and bumps `generation`, and each
+/// thread keeps the map it last read until the generation moves. A read is then one load
+/// of a cache line nobody writes, not a lock every core takes.
 pub struct Settings {
-    values: RwLock<FxHashMap<&'static str, String>>,
+    /// Tells one `Settings` from another in a thread's cached copy.
+    id: u64,
+    generation: AtomicU64,
+    values: RwLock<Arc<Values>>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Settings {
-            values: RwLock::new(
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            generation: AtomicU64::new(0),
+            values: RwLock::new(Arc::new(
                 DEFS.iter()
                     .map(|d| (d.name, d.default.to_string()))
                     .collect(),
-            ),
+            )),
         }
     }
 }
@@ -307,20 +323,45 @@ impl Settings {
             ));
         }
         let v = canonicalize(def, value)?;
-        self.values.write().insert(def.name, v);
+        let mut values = self.values.write();
+        let mut changed = Values::clone(&values);
+        changed.insert(def.name, v);
+        *values = Arc::new(changed);
+        // After the new map is in place: a thread that sees the new generation reads it.
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// Run `f` on the current values, through this thread's copy while it is current.
+    fn with_values<R>(&self, f: impl FnOnce(&Values) -> R) -> R {
+        thread_local! {
+            static CACHED: RefCell<Option<(u64, u64, Arc<Values>)>> = const { RefCell::new(None) };
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        CACHED.with(|cached| {
+            let mut cached = cached.borrow_mut();
+            // Moved out and back, not cloned: cloning would write the Arc's count, one
+            // cache line for every thread again.
+            let current = match cached.take() {
+                Some(c) if c.0 == self.id && c.1 == generation => c,
+                _ => (self.id, generation, self.values.read().clone()),
+            };
+            let result = f(&current.2);
+            *cached = Some(current);
+            result
+        })
     }
 
     /// The server-wide value, as SHOW prints it.
     pub fn show(&self, name: &str) -> Option<String> {
         let def = def(name)?;
-        self.values.read().get(def.name).cloned()
+        self.with_values(|v| v.get(def.name).cloned())
     }
 
     /// Whether the server-wide value of `name` (a canonical name) is `value`, as SHOW
     /// prints it: for the per-statement checks, without copying the value.
     pub fn is(&self, name: &str, value: &str) -> bool {
-        self.values.read().get(name).is_some_and(|v| v == value)
+        self.with_values(|v| v.get(name).is_some_and(|v| v == value))
     }
 
     pub fn get_bool(&self, name: &str) -> bool {
