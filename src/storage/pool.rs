@@ -46,7 +46,7 @@
 use std::collections::BTreeSet;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::lock_api::{ArcRwLockReadGuard, ArcRwLockWriteGuard};
@@ -346,10 +346,9 @@ struct Inner {
     images_begun: u64,
     /// Frames that [`FrameMeta::counts_dirty`]: kept in step by [`Inner::change_meta`],
     /// the only way frame state that it depends on is changed, so that it is known
-    /// without a walk over every frame.
-    dirty_frames: usize,
-    /// Frames promised to installs in flight ([`BufferPool::promise_frames`]).
-    promised_frames: usize,
+    /// without a walk over every frame. Changed only under the pool lock; read without it
+    /// by [`BufferPool::promise_frames`].
+    dirty_frames: Arc<AtomicUsize>,
 }
 
 impl Inner {
@@ -358,7 +357,11 @@ impl Inner {
         let was = self.meta[frame].counts_dirty();
         let result = change(&mut self.meta[frame]);
         let now = self.meta[frame].counts_dirty();
-        self.dirty_frames = self.dirty_frames + usize::from(now) - usize::from(was);
+        if now != was {
+            let d = self.dirty_frames.load(Ordering::Relaxed);
+            let d = if now { d + 1 } else { d - 1 };
+            self.dirty_frames.store(d, Ordering::Release);
+        }
         result
     }
 }
@@ -443,6 +446,10 @@ pub struct BufferPool {
     /// The page table: which frame holds each resident page, in shards by page id.
     table: Vec<TableShard>,
     inner: Mutex<Inner>,
+    /// [`Inner::dirty_frames`], readable without the pool lock.
+    dirty_frames: Arc<AtomicUsize>,
+    /// Frames promised to installs in flight ([`BufferPool::promise_frames`]).
+    promised_frames: AtomicUsize,
     file: Arc<dyn File>,
     stats: PoolCounters,
     /// The next bulk load's tag ([`Owner::Bulk`]).
@@ -515,6 +522,7 @@ impl BufferPool {
             frames >= 16,
             "a tree operation pins a handful of pages at once"
         );
+        let dirty_frames = Arc::new(AtomicUsize::new(0));
         BufferPool {
             frames: (0..frames)
                 .map(|_| Arc::new(RwLock::new(Page::new(PageKind::Leaf, PageId::NONE))))
@@ -537,9 +545,10 @@ impl BufferPool {
                 image_copies: FxHashMap::default(),
                 epoch: 0,
                 images_begun: 0,
-                dirty_frames: 0,
-                promised_frames: 0,
+                dirty_frames: dirty_frames.clone(),
             }),
+            dirty_frames,
+            promised_frames: AtomicUsize::new(0),
             file,
             stats: PoolCounters::default(),
             bulk_tags: AtomicU64::new(1),
@@ -570,7 +579,8 @@ impl BufferPool {
             usage.dirty += u64::from(meta.counts_dirty());
         }
         assert_eq!(
-            usage.dirty, inner.dirty_frames as u64,
+            usage.dirty,
+            inner.dirty_frames.load(Ordering::Relaxed) as u64,
             "the count of dirty frames must match the frames"
         );
         usage
@@ -1083,7 +1093,7 @@ impl BufferPool {
     fn prepare_slots_beyond(&self, margin: usize, max_slots: usize) -> Result<usize> {
         let (start, n) = {
             let mut inner = self.lock_inner();
-            let want = inner.dirty_frames + margin;
+            let want = inner.dirty_frames.load(Ordering::Relaxed) + margin;
             let free = inner.map.free_slots.len();
             if free >= want || max_slots == 0 {
                 return Ok(0);
@@ -1131,10 +1141,12 @@ impl BufferPool {
         }
         let mut all_pinned = 0;
         loop {
+            // Most commits find frames enough: they take them without the pool lock.
+            if self.try_promise(frames, keep) {
+                return Ok(FramePromise { frames });
+            }
             let mut inner = self.lock_inner();
-            let unchanged = n - inner.dirty_frames;
-            if unchanged >= inner.promised_frames + frames + keep {
-                inner.promised_frames += frames;
+            if self.try_promise(frames, keep) {
                 return Ok(FramePromise { frames });
             }
             let Some((frame, victim)) = self.dirty_victim(&mut inner) else {
@@ -1160,15 +1172,32 @@ impl BufferPool {
         }
     }
 
+    /// Promise `frames` if that many hold no change beyond those promised and `keep`.
+    fn try_promise(&self, frames: usize, keep: usize) -> bool {
+        let n = self.frames.len();
+        let mut promised = self.promised_frames.load(Ordering::Acquire);
+        loop {
+            let unchanged = n.saturating_sub(self.dirty_frames.load(Ordering::Acquire));
+            if unchanged < promised + frames + keep {
+                return false;
+            }
+            match self.promised_frames.compare_exchange_weak(
+                promised,
+                promised + frames,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => promised = now,
+            }
+        }
+    }
+
     /// Give back a promise: the install is done, or the commit failed before its log record.
     pub fn release_frames(&self, mut promise: FramePromise) {
         let frames = std::mem::take(&mut promise.frames);
-        let mut inner = self.lock_inner();
-        assert!(
-            inner.promised_frames >= frames,
-            "no more frames released than promised"
-        );
-        inner.promised_frames -= frames;
+        let before = self.promised_frames.fetch_sub(frames, Ordering::AcqRel);
+        assert!(before >= frames, "no more frames released than promised");
     }
 
     /// Frames never promised to installs: a reader can always bring a page in.
@@ -1198,7 +1227,7 @@ impl BufferPool {
         loop {
             let short = {
                 let inner = self.lock_inner();
-                let want = inner.dirty_frames + slots;
+                let want = inner.dirty_frames.load(Ordering::Relaxed) + slots;
                 want.saturating_sub(inner.map.free_slots.len())
             };
             if short == 0 {
@@ -1496,7 +1525,7 @@ mod tests {
             .promise_frames(10, 0)
             .expect_err("no page can be written");
         assert_eq!(err.code, SqlState::DISK_FULL);
-        assert_eq!(pool.inner.lock().promised_frames, 0);
+        assert_eq!(pool.promised_frames.load(Ordering::Relaxed), 0);
         // A promise that needs no write still holds.
         let p = pool.promise_frames(2, 0).expect("room without writing");
         pool.release_frames(p);
@@ -1504,7 +1533,7 @@ mod tests {
         disk.clear_faults();
         let p = pool.promise_frames(10, 0).expect("space is back");
         pool.release_frames(p);
-        assert_eq!(pool.inner.lock().promised_frames, 0);
+        assert_eq!(pool.promised_frames.load(Ordering::Relaxed), 0);
     }
 
     #[test]
