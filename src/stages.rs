@@ -46,8 +46,6 @@ pub enum Stage {
     Visibility,
     /// The registry of tasks waiting for an LSN to be published.
     CommitWake,
-    /// The last commit LSN, taken at each commit append.
-    CommitOrder,
     /// The checkpoint barrier's exclusive holds (commits hold it shared).
     CheckpointBarrier,
     /// A table's older row versions (summed over tables).
@@ -63,7 +61,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 14] = [
+    pub const ALL: [Stage; 13] = [
         Stage::PoolMap,
         Stage::PoolTable,
         Stage::WalAppend,
@@ -71,7 +69,6 @@ impl Stage {
         Stage::WalFlushCpu,
         Stage::Visibility,
         Stage::CommitWake,
-        Stage::CommitOrder,
         Stage::CheckpointBarrier,
         Stage::TableVersions,
         Stage::TableTree,
@@ -89,7 +86,6 @@ impl Stage {
             Stage::WalFlushCpu => "wal_flush_cpu",
             Stage::Visibility => "visibility",
             Stage::CommitWake => "commit_wake",
-            Stage::CommitOrder => "commit_order",
             Stage::CheckpointBarrier => "checkpoint_barrier",
             Stage::TableVersions => "table_versions",
             Stage::TableTree => "table_tree",

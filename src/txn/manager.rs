@@ -293,8 +293,11 @@ pub struct TxnManager {
     pub catalog: Catalog,
     pub locks: LockTable,
     pub visibility: Arc<VisibilityTracker>,
-    /// The last LSN handed out; held while a commit takes its place in the order.
-    last_lsn: Mutex<Lsn>,
+    /// The last LSN handed out: written under the log's append lock, which orders the
+    /// commits, or without a log under `order`.
+    last_lsn: AtomicU64,
+    /// Orders the commits of an engine without a log (tests).
+    order: Mutex<()>,
     /// The checkpoint barrier: held shared from a change's log append to its install in
     /// storage and the catalog, exclusively while a checkpoint fixes its image and redo
     /// LSN. So the image holds exactly the changes logged below the redo LSN.
@@ -344,7 +347,8 @@ impl TxnManager {
             catalog,
             locks: LockTable::default(),
             visibility: Arc::default(),
-            last_lsn: Mutex::new(Lsn::ZERO),
+            last_lsn: AtomicU64::new(0),
+            order: Mutex::new(()),
             barrier: RwLock::new(()),
             next_txn_id: AtomicU64::new(1),
             ssi: super::Ssi::default(),
@@ -491,7 +495,7 @@ impl TxnManager {
 
     /// After recovery: continue the commit order after `end` and log from now on.
     pub fn attach_wal(&mut self, wal: Arc<Wal>, end: Lsn) {
-        *self.last_lsn.get_mut() = end;
+        self.last_lsn.store(end.0, Ordering::Release);
         self.visibility.reset(end);
         let visibility = self.visibility.clone();
         wal.on_flushed(Box::new(move |flushed| visibility.flushed(flushed)));
@@ -517,7 +521,7 @@ impl TxnManager {
     ) -> (Lsn, bool) {
         let needs_flush = wait && self.wal.is_some();
         let assigned = |end: Lsn| {
-            *stages::lock(Stage::CommitOrder, &self.last_lsn) = end;
+            self.last_lsn.store(end.0, Ordering::Release);
             self.visibility.register(end, needs_flush);
         };
         match (&self.wal, record) {
@@ -525,10 +529,11 @@ impl TxnManager {
             (Some(wal), Some(rec)) => (wal.append(rec, reservation, is_commit, assigned), false),
             _ => {
                 drop(reservation);
-                let mut last = stages::lock(Stage::CommitOrder, &self.last_lsn);
-                *last = Lsn(last.0 + 1);
-                self.visibility.register(*last, false);
-                (*last, false)
+                let _order = self.order.lock();
+                let last = Lsn(self.last_lsn.load(Ordering::Acquire) + 1);
+                self.last_lsn.store(last.0, Ordering::Release);
+                self.visibility.register(last, false);
+                (last, false)
             }
         }
     }
@@ -706,7 +711,7 @@ impl TxnManager {
     /// The LSN of the last commit or catalog change put in the commit order: every
     /// version installed so far is at or below it.
     pub fn last_assigned_lsn(&self) -> Lsn {
-        *stages::lock(Stage::CommitOrder, &self.last_lsn)
+        Lsn(self.last_lsn.load(Ordering::Acquire))
     }
 
     /// Fix a checkpoint: with no change between its log append and its install, `fix`
@@ -715,7 +720,7 @@ impl TxnManager {
         let _barrier = stages::write(Stage::CheckpointBarrier, &self.barrier);
         let end = match &self.wal {
             Some(wal) => wal.end_lsn(),
-            None => *stages::lock(Stage::CommitOrder, &self.last_lsn),
+            None => Lsn(self.last_lsn.load(Ordering::Acquire)),
         };
         fix(end)
     }
