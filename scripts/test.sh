@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, lints, build, Rust tests, and the
-# Python acceptance suite (psql, psycopg, pgbench) against the release binary.
+# The project's test command: formatting, lints, build, Rust tests, the Python
+# acceptance suite (psql, psycopg, pgbench) against the release binary, and the
+# benchmark harness's unit tests.
 #
 # Usage: scripts/test.sh            (from any directory)
 #
@@ -119,5 +120,8 @@ section "pytest tests/python (STEADYDB_BIN=$STEADYDB_BIN)"
 df -h "${TMPDIR:-/tmp}" | sed 's/^/temporary directory: /'
 # shellcheck disable=SC2086
 "$PY" -m pytest tests/python -q ${PYTEST_ARGS:-}
+
+section "benchmark harness unit tests (bench/tests)"
+"$PY" -m unittest discover -s bench/tests
 
 section "all tests passed"
