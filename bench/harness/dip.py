@@ -55,6 +55,12 @@ DEFINITIONS = {
                        "over it) / its length; the window is cut at the start of the run",
     "mean_tps_after": f"the same for [issued, issued + {MEAN_TPS_WINDOW_S:g} s], cut at the end of the run",
     "mean_tps_after_to_before": f"mean_tps_after / mean_tps_before; criterion: >= {TARGET_AFTER_TO_BEFORE_TPS:.2f}",
+    "cpu_speed_after_to_before": "the machine's mean speed (cpu_probe.py) over the seconds lying mostly in the "
+                                 "after window over the same for the before window: below 1, the machine "
+                                 "itself slowed down",
+    "mean_tps_per_speed_after_to_before": "mean_tps_after_to_before / cpu_speed_after_to_before: the tps ratio "
+                                          "with the machine's own change of speed taken out (a CPU-bound server's "
+                                          "tps follows the machine's speed)",
     "control_min_tps": f"lowest one-second tps among the seconds lying mostly in (first issued - "
                        f"{MIN_TPS_WINDOW_S:g} s, first issued], with no CHECKPOINT in it (omitted when the run "
                        f"had less than {MIN_TPS_WINDOW_S:g} s before the first CHECKPOINT)",
@@ -131,6 +137,15 @@ def lowest_second(intervals: list[tuple[float, float, float]], a_s: float, b_s: 
     """(end_s, tps) of the slowest -P 1 second lying mostly inside (a_s, b_s], or None."""
     inside = [(end_s, tps) for start_s, end_s, tps in intervals if a_s < (start_s + end_s) / 2 <= b_s]
     return min(inside, key=lambda x: x[1]) if inside else None
+
+
+def mean_speed(progress: list[dict], intervals: list[tuple[float, float, float]], a_s: float,
+               b_s: float) -> float | None:
+    """The machine's mean speed (CPU probe) over the -P 1 seconds lying mostly in (a_s, b_s]."""
+    speeds = {p["t"]: p.get("cpu_speed") for p in progress}
+    inside = [speeds.get(end_s) for start_s, end_s, _ in intervals if a_s < (start_s + end_s) / 2 <= b_s]
+    inside = [s for s in inside if s is not None]
+    return statistics.fmean(inside) if inside else None
 
 
 def machine_speed(progress: list[dict], intervals: list[tuple[float, float, float]], a_s: float, b_s: float,
@@ -257,6 +272,12 @@ def checkpoint_dip(run: dict) -> dict | None:
             rec.update({"mean_tps_before": round(before[0], 1), "mean_tps_window_before_s": round(before[1], 3),
                         "mean_tps_after": round(after[0], 1), "mean_tps_window_after_s": round(after[1], 3),
                         "mean_tps_after_to_before": _round(_ratio(after[0], before[0]), 4)})
+            speed_ratio = _ratio(mean_speed(progress, intervals, issued_s, issued_s + MEAN_TPS_WINDOW_S),
+                                 mean_speed(progress, intervals, issued_s - MEAN_TPS_WINDOW_S, issued_s))
+            if speed_ratio:
+                rec.update({"cpu_speed_after_to_before": _round(speed_ratio, 4),
+                            "mean_tps_per_speed_after_to_before":
+                                _round(_ratio(after[0], before[0]) / speed_ratio, 4)})
         lowest = lowest_second(intervals, issued_s, issued_s + MIN_TPS_WINDOW_S)
         if lowest:
             lowest_end_s, lowest_tps = lowest

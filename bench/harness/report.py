@@ -271,6 +271,8 @@ def checkpoint_dip_table(workload: str, clients: int, systems: list[str], runs: 
         add_row(f"{at}: mean tps in {mean_window_s:g} s after", mean_window("mean_tps_after"))
         add_row(f"{at}: mean tps after / before (>= {dip.TARGET_AFTER_TO_BEFORE_TPS:.2f}?)", after_to_before,
                 target(k, dip.meets_after_to_before_target, f">= {dip.TARGET_AFTER_TO_BEFORE_TPS:.2f}"))
+        add_row(f"{at}: machine speed after / before", field("cpu_speed_after_to_before", 3))
+        add_row(f"{at}: mean tps after / before, per machine speed", field("mean_tps_per_speed_after_to_before", 3))
         add_row(f"{at}: min tps in {min_window_s:g} s after", min_tps)
         add_row(f"{at}: min / median tps", field("min_to_median_tps_ratio", 2),
                 target(k, dip.meets_tps_target, f">= {dip.TARGET_MIN_TO_MEDIAN_TPS:.2f}"))

@@ -125,6 +125,17 @@ class CheckpointMeanBeforeAfter(unittest.TestCase):
         self.assertEqual(cp["mean_tps_after_to_before"], 0.9)
         self.assertFalse(dip.meets_after_to_before_target(cp))
 
+    def test_ratio_per_machine_speed(self):
+        # The machine slowed by a tenth after the checkpoint, and so did the server: with
+        # the machine's change taken out, the checkpoint itself cost nothing.
+        run = {"progress": progress([1000.0] * 20 + [900.0] * 10),
+               "checkpoints": [{"requested_at_s": 20, "issued_at_s": 20.0, "duration_s": 0.1}]}
+        for i, p in enumerate(run["progress"]):
+            p["cpu_speed"] = 50.0 if i < 20 else 45.0
+        cp = dip.checkpoint_dip(run)["checkpoints"][0]
+        self.assertEqual(cp["cpu_speed_after_to_before"], 0.9)
+        self.assertEqual(cp["mean_tps_per_speed_after_to_before"], 1.0)
+
     def test_window_cut_at_run_start(self):
         run = {"progress": progress([1000.0] * 20),
                "checkpoints": [{"requested_at_s": 4, "issued_at_s": 4.0, "duration_s": 0.1}]}

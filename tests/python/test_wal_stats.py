@@ -1,5 +1,5 @@
 """Statistics views of the log and of sessions: pg_stat_wal, steadydb_stat_commit_groups,
-steadydb_stat_reply_batches, pg_stat_activity.
+steadydb_stat_reply_batches, steadydb_stat_stages, pg_stat_activity.
 
 A missing view is a failure (with a message naming the view), not a skip.
 
@@ -33,6 +33,7 @@ REPLY_BATCHES = (
     "select state, batches, replies, replies_per_batch_mean, replies_per_batch_max, "
     "finished_by_connection from steadydb_stat_reply_batches"
 )
+STAGES = "select stage, kind, partitions, acquisitions, busy_us, waits, wait_us from steadydb_stat_stages"
 ACTIVITY = "select pid, state, wait_event_type, wait_event, query from pg_stat_activity"
 
 NUMBER = (int, float, decimal.Decimal)
@@ -166,6 +167,48 @@ def test_group_commit_visible_in_pg_stat_wal(server, db):
         assert sent >= batches["batches"] - batches_before["batches"]
         assert batches["replies_per_batch_max"] >= 2, batches
         assert 1 <= batches["replies_per_batch_mean"] <= batches["replies_per_batch_max"]
+
+
+@pytest.mark.steadydb_only
+def test_stages_count_what_commits_go_through(db):
+    """Every serial stage has a row; commits are counted in the stages they pass (the log's
+    append, the commit sequence, the log device), and no counter goes back."""
+    conn = db.connect()
+    conn.autocommit = True
+    conn.execute("drop table if exists stage_test")
+    conn.execute("create table stage_test(id int primary key, v int)")
+    db.drop_later("stage_test")
+    before = {r["stage"]: r for r in query_view(conn, STAGES, "steadydb_stat_stages")}
+    assert {"wal_append", "wal_flush", "wal_flush_cpu", "visibility", "commit_wake", "pool_map",
+            "pool_table", "table_versions", "table_tree", "row_locks", "checkpoint_barrier",
+            "catalog", "ssi_graph"} <= set(before), sorted(before)
+    for r in before.values():
+        assert r["kind"] in ("lock", "thread", "device"), r
+        assert r["partitions"] >= 1, r
+        assert min(r["acquisitions"], r["busy_us"], r["waits"], r["wait_us"]) >= 0, r
+        assert r["waits"] <= r["acquisitions"], r
+    assert before["wal_flush"]["kind"] == "device"
+    assert before["pool_table"]["partitions"] == 64
+    commits = 50
+    for i in range(commits):
+        conn.execute("insert into stage_test values (%s, %s)", (i, i))
+    for i in range(commits):
+        conn.execute("update stage_test set v = v + 1 where id = %s", (i,))
+    after = {r["stage"]: r for r in query_view(conn, STAGES, "steadydb_stat_stages")}
+    for name, r in after.items():
+        for column in ("acquisitions", "busy_us", "waits", "wait_us"):
+            assert r[column] >= before[name][column], (name, column, before[name], r)
+
+    def grew(name: str) -> int:
+        return after[name]["acquisitions"] - before[name]["acquisitions"]
+
+    assert grew("wal_append") >= 2 * commits, (before["wal_append"], after["wal_append"])
+    assert grew("visibility") >= 2 * commits
+    assert grew("wal_flush") >= 1
+    assert grew("row_locks") >= 2 * commits
+    # Each update's install goes through the table's older versions (it records the one it
+    # replaces when a snapshot may still need it, and prunes).
+    assert grew("table_versions") >= commits
 
 
 def test_pg_stat_activity_shows_own_session(db):
