@@ -133,7 +133,7 @@ def test_commit_groups_view(db):
 @pytest.mark.steadydb_only
 @pytest.mark.timeout(GROUP_COMMIT_TIME + 90)
 def test_group_commit_visible_in_pg_stat_wal(server, db):
-    """32 clients committing single inserts share flushes: at most one sync per 10 commits."""
+    """32 clients committing single inserts share flushes: at most one sync per 3 commits."""
     conn = db.connect()
     wal_stats(conn)  # fail first, clearly, if the view is missing
     conn.execute("drop table if exists test")
@@ -155,7 +155,11 @@ def test_group_commit_visible_in_pg_stat_wal(server, db):
     assert conn.execute("select count(*) from test").fetchone()[0] == processed
     assert records >= processed, f"{processed} commits but only {records} WAL records"
     assert syncs >= 1
-    assert syncs * 10 <= processed, f"{syncs} syncs for {processed} commits: group commit does not group"
+    # Unloaded, 32 clients share flushes ten and more at a time; on a machine whose CPUs other
+    # work takes, fewer of them are in a commit at once (about eight per flush with two busy
+    # loops on a 2-CPU machine): the bound leaves room for that, and still fails a server that
+    # syncs for most commits.
+    assert syncs * 3 <= processed, f"{syncs} syncs for {processed} commits: group commit does not group"
     # With 32 clients busy at once, their replies leave in batches (where io_uring works);
     # every transaction above was acknowledged through them and counted.
     batches = one_row(conn, REPLY_BATCHES, "steadydb_stat_reply_batches")
