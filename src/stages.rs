@@ -349,41 +349,30 @@ impl<G> Drop for Held<G> {
     }
 }
 
+/// Enter `stage` through `try_enter` (which does not wait), or else `enter` (which does),
+/// counting the entry and timing a wait.
+fn enter<G>(stage: Stage, try_enter: impl FnOnce() -> Option<G>, enter: impl FnOnce() -> G) -> G {
+    if let Some(g) = try_enter() {
+        record_entry(stage, None);
+        return g;
+    }
+    let began = Instant::now();
+    let g = enter();
+    record_entry(stage, Some(began.elapsed()));
+    g
+}
+
 /// Lock `mutex` as `stage`.
 pub fn lock<T>(stage: Stage, mutex: &Mutex<T>) -> Held<MutexGuard<'_, T>> {
-    let guard = match mutex.try_lock() {
-        Some(g) => {
-            record_entry(stage, None);
-            g
-        }
-        None => {
-            let began = Instant::now();
-            let g = mutex.lock();
-            record_entry(stage, Some(began.elapsed()));
-            g
-        }
-    };
-    Held::new(stage, guard)
+    Held::new(stage, enter(stage, || mutex.try_lock(), || mutex.lock()))
 }
 
 /// Lock `lock` exclusively as `stage`.
 pub fn write<T>(stage: Stage, lock: &RwLock<T>) -> Held<RwLockWriteGuard<'_, T>> {
-    let guard = match lock.try_write() {
-        Some(g) => {
-            record_entry(stage, None);
-            g
-        }
-        None => {
-            let began = Instant::now();
-            let g = lock.write();
-            record_entry(stage, Some(began.elapsed()));
-            g
-        }
-    };
-    Held::new(stage, guard)
+    Held::new(stage, enter(stage, || lock.try_write(), || lock.write()))
 }
 
-/// Lock `lock` shared as `stage`: only a wait counts.
+/// Lock `lock` shared as `stage`: only a wait counts (as an entry, with its time).
 pub fn read<T>(stage: Stage, lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     match lock.try_read() {
         Some(g) => g,

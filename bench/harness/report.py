@@ -451,18 +451,10 @@ def markdown_report(results: dict) -> str:
                 f"{LABELS[r['system']]} c={r['clients']} (rate {r['sampling_rate']:g})" for r in sampled)
                 + " come from a random sample of transactions (pgbench --sampling-rate).")
         parts.append("")
-        dip_tables = checkpoint_dip_tables(w, rows, o["systems"], results["runs"])
-        if dip_tables:
-            parts.append(dip_tables)
-            parts.append("")
-            parts.append(CHECKPOINT_DIP_NOTE)
-            parts.append("")
-        tables = stage_tables(w, rows, o["systems"], results["runs"])
-        if tables:
-            parts.append(tables)
-            parts.append("")
-            parts.append(STAGES_NOTE)
-            parts.append("")
+        for tables, note in ((checkpoint_dip_tables(w, rows, o["systems"], results["runs"]), CHECKPOINT_DIP_NOTE),
+                             (stage_tables(w, rows, o["systems"], results["runs"]), STAGES_NOTE)):
+            if tables:
+                parts.extend([tables, "", note, ""])
     if results.get("stage_view_missing"):
         parts.append(f"Stages: not sampled, the SteadyDB binary has no {stages.VIEW} "
                      f"({results['stage_view_missing']}).")
