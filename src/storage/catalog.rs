@@ -10,7 +10,6 @@
 //! - The catalog image ([`Catalog::image`]) is taken under the checkpoint barrier, when no
 //!   commit or catalog change is between its log append and its install.
 
-use crate::stages::{self, Stage};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -23,6 +22,7 @@ use super::{Table, TableId};
 use crate::disk::sim::SimDisk;
 use crate::disk::Disk;
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Stage};
 use crate::types::DataType;
 use crate::wal::{Reader, Writer};
 

@@ -776,6 +776,9 @@ impl BufferPool {
     /// Pin the frame holding `id`, loading it if needed. The caller latches it and must
     /// check the frame still holds `id` (a failed load leaves page id 0).
     fn pin(&self, id: PageId) -> Result<usize> {
+        // The page's slot; 0 for a page that does not exist (or no longer does).
+        let slot_of = |inner: &Inner| inner.map.current.get(id.0 as usize).copied().unwrap_or(0);
+        let missing = || Error::internal(format!("page {} does not exist", id.0));
         let (frame, mut guard, slot) = loop {
             if let Some(frame) = self.pin_resident(id) {
                 return Ok(frame);
@@ -785,29 +788,22 @@ impl BufferPool {
             if let Some(frame) = self.pin_resident(id) {
                 return Ok(frame);
             }
-            let exists = |inner: &Inner| {
-                inner
-                    .map
-                    .current
-                    .get(id.0 as usize)
-                    .is_some_and(|&s| s != 0)
-            };
-            if !exists(&inner) {
-                return Err(Error::internal(format!("page {} does not exist", id.0)));
+            if slot_of(&inner) == 0 {
+                return Err(missing());
             }
             let Some((frame, guard)) = self.claim_clean_frame(&mut inner, id)? else {
                 continue;
             };
             // Read the slot now: the pool lock was let go while a victim was written, and
             // the page may have been loaded and freed meanwhile.
-            let slot = inner.map.current.get(id.0 as usize).copied().unwrap_or(0);
+            let slot = slot_of(&inner);
             if slot == 0 {
                 self.lock_shard(id).remove(&id);
                 inner.change_meta(frame, |meta| meta.page = None);
                 drop(inner);
                 drop(guard);
                 self.unpin(frame);
-                return Err(Error::internal(format!("page {} does not exist", id.0)));
+                return Err(missing());
             }
             break (frame, guard, slot);
         };

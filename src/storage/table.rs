@@ -223,23 +223,6 @@ impl<'a> AllVersions<'a> {
     }
 }
 
-/// Where a superseded version goes: one shard (the caller locked the key's) or all.
-trait VersionSink {
-    fn push_version(&mut self, key: &[u8], version: OldVersion);
-}
-
-impl VersionSink for Older {
-    fn push_version(&mut self, key: &[u8], version: OldVersion) {
-        self.push(key, version);
-    }
-}
-
-impl VersionSink for AllVersions<'_> {
-    fn push_version(&mut self, key: &[u8], version: OldVersion) {
-        self.push(key, version);
-    }
-}
-
 /// The older version of a chain valid at `snapshot`.
 fn valid_at(chain: &[OldVersion], snapshot: Lsn) -> Option<&[u8]> {
     chain
@@ -624,9 +607,11 @@ impl Table {
                 let stored = self
                     .tree
                     .put_in_place(&self.pool, key, lsn, value, |previous| {
-                        let mut shard = self.older.shard(key);
-                        shard.prune(horizon);
-                        self.supersede(&mut *shard, key, previous, lsn, horizon)
+                        if let Some(version) = self.superseded(previous, lsn, horizon) {
+                            let mut shard = self.older.shard(key);
+                            shard.prune(horizon);
+                            shard.push(key, version);
+                        }
                     })?;
                 if stored == InPlace::NeedsExclusive {
                     rest.push((key, image));
@@ -648,39 +633,35 @@ impl Table {
                 Some(image) => self.tree.put(&self.pool, key, lsn, Some(image))?,
                 None => self.tree.remove(&self.pool, key)?,
             };
-            self.supersede(&mut older, key, previous, lsn, horizon);
+            if let Some(version) = self.superseded(previous, lsn, horizon) {
+                older.push(key, version);
+            }
         }
         Ok(())
     }
 
-    /// `key`'s version `previous` (if any) was replaced or deleted at `lsn`: keep its row
-    /// as an older version if a snapshot below `lsn` may read it.
-    fn supersede(
+    /// A key's version `previous` (if any) was replaced or deleted at `lsn`: its row, as
+    /// the older version to keep, if a snapshot below `lsn` may read it.
+    fn superseded(
         &self,
-        older: &mut impl VersionSink,
-        key: &[u8],
         previous: Option<(Lsn, Option<Vec<u8>>)>,
         lsn: Lsn,
         horizon: Lsn,
-    ) {
-        let Some((previous_lsn, previous_image)) = previous else {
-            return;
-        };
+    ) -> Option<OldVersion> {
+        let (previous_lsn, previous_image) = previous?;
         let previous_lsn = self.effective(previous_lsn);
         assert!(
             previous_lsn <= lsn,
             "versions of a key must be installed in LSN order"
         );
-        if let (Some(image), true) = (previous_image, horizon < lsn) {
-            older.push_version(
-                key,
-                OldVersion {
-                    lsn: previous_lsn,
-                    superseded: lsn,
-                    image,
-                    ended: false,
-                },
-            );
+        match (previous_image, horizon < lsn) {
+            (Some(image), true) => Some(OldVersion {
+                lsn: previous_lsn,
+                superseded: lsn,
+                image,
+                ended: false,
+            }),
+            _ => None,
         }
     }
 

@@ -43,7 +43,6 @@
 //! work) waits with [`LockTable::lock`] on the shard's condvar. Both kinds record their
 //! edges in one wait-for graph, which refuses a wait that would close a cycle (40P01).
 
-use crate::stages::{self, Stage};
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::Ordering;
@@ -56,6 +55,7 @@ use tokio::sync::Notify;
 
 use super::Increment;
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Stage};
 use crate::storage::spill::SpillTree;
 use crate::storage::{Key, TableId};
 

@@ -1,7 +1,6 @@
 //! The transaction manager: transaction ids, snapshots, the commit path, and the registry
 //! of sessions (for cancellation and for the oldest live snapshot).
 
-use crate::stages::{self, Stage};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,6 +13,7 @@ use super::records;
 use super::{LockTable, TxnId, VisibilityTracker, WriteSet};
 use crate::constants::WRITE_SET_PIECE_BYTES;
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Stage};
 use crate::storage::page::{MAX_INLINE_CELL_BYTES, OVERFLOW_DATA_BYTES};
 use crate::storage::pool::FramePromise;
 use crate::storage::{Catalog, Key, Sequence, TableId};
@@ -473,11 +473,11 @@ impl TxnManager {
             }
             return self.compute_horizon();
         };
+        // One commit at a time stores, under `refreshing`: each value is at or above the last.
         let horizon = self.compute_horizon();
-        // Never move the cached value back (two computations may finish out of order).
-        cache.lsn.fetch_max(horizon.0, Ordering::AcqRel);
+        cache.lsn.store(horizon.0, Ordering::Release);
         cache.computed_at_us.store(now_us.max(1), Ordering::Release);
-        Lsn(cache.lsn.load(Ordering::Acquire))
+        horizon
     }
 
     /// The oldest snapshot any session may still read at, from every session's snapshot.

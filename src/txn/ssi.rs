@@ -38,7 +38,6 @@
 //! Only serializable transactions are nodes: as in PostgreSQL, a transaction at a lower
 //! level gets no protection from them, nor gives any.
 
-use crate::stages::{self, Stage};
 use std::ops::Bound;
 
 use parking_lot::Mutex;
@@ -46,6 +45,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::TxnId;
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Stage};
 use crate::storage::{Key, TableId};
 use crate::wal::Lsn;
 

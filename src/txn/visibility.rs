@@ -18,11 +18,11 @@
 //! publishes `flushed_lsn` before it takes that lock, so no commit is left ready but not
 //! visible: whichever of the two takes the lock second sees both done.
 
-use crate::stages::{self, Stage};
 use std::collections::VecDeque;
 
 use parking_lot::Mutex;
 
+use crate::stages::{self, Stage};
 use crate::wal::{Lsn, LsnWatch};
 
 /// A commit that has its place in the order but is not visible yet.

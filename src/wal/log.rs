@@ -40,7 +40,6 @@
 //! and 114 µs to 105 and 109 µs, its 99th percentile from 268 and 239 µs to 224 and 228.
 //!
 
-use crate::stages::{self, Stage};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -62,6 +61,7 @@ use crate::constants::{
 };
 use crate::disk::{Disk, File};
 use crate::error::{Error, Result, SqlState};
+use crate::stages::{self, Stage};
 
 const SEGMENT_HEADER_BYTES: u64 = 32;
 const SEGMENT_MAGIC: &[u8; 8] = b"SDBWAL01";

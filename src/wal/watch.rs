@@ -22,7 +22,6 @@
 //! reads the new value and does not wait. Every entry whose LSN a publish reaches is
 //! removed by that publish, so a task that completes never leaves an entry behind.
 
-use crate::stages::{self, Stage};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -31,6 +30,7 @@ use std::task::{Context, Poll, Waker};
 use parking_lot::{Condvar, Mutex};
 
 use super::Lsn;
+use crate::stages::{self, Stage};
 
 #[derive(Default)]
 pub struct LsnWatch {

@@ -15,8 +15,10 @@
 //! `IORING_OP_SEND` per reply. The clients are all woken inside that one system call, and
 //! the core changes hands once per batch, when it returns.
 //!
-//! Not every reply waits. One is written at once when its connection is the only busy one
-//! (there is nothing to batch with), when the client has already sent more (a pipelining
+//! Not every reply waits. One is written at once when a worker thread is parked (a core
+//! is idle: there is nothing to gather, and the yield would only add a pass of the
+//! scheduler), when its connection is the only busy one (there is nothing to batch
+//! with), when the client has already sent more (a pipelining
 //! client), and when its transaction holds a row lock another transaction waits for (the
 //! sooner that client has its reply, the sooner the lock is released). The connection
 //! layer decides; this module only batches.
