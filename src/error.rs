@@ -78,6 +78,12 @@ impl SqlState {
     pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: SqlState = SqlState("22013");
     pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
     pub const INDETERMINATE_DATATYPE: SqlState = SqlState("42P18");
+    pub const INVALID_NAME: SqlState = SqlState("42602");
+    pub const NAME_TOO_LONG: SqlState = SqlState("42622");
+    pub const CONFIGURATION_LIMIT_EXCEEDED: SqlState = SqlState("53400");
+    pub const UNDEFINED_FILE: SqlState = SqlState("58P01");
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    pub const CONNECTION_FAILURE: SqlState = SqlState("08006");
     pub const INVALID_ROW_COUNT: SqlState = SqlState("2201W");
 }
 

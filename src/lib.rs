@@ -7,6 +7,7 @@ pub mod disk;
 pub mod engine;
 pub mod error;
 pub mod memory;
+pub mod repl;
 pub mod server;
 pub mod settings;
 pub mod sql;

@@ -79,12 +79,14 @@ pub static DEFS: &[Def] = &[
     Def { name: "commit_delay", default: "0", kind: Kind::Int { min: 0, max: 100000, unit: NO }, context: Context::User, description: "Sets the delay in microseconds between transaction commit and flushing WAL to disk." },
     Def { name: "commit_siblings", default: "0", kind: Kind::Int { min: 0, max: 1000, unit: NO }, context: Context::User, description: "Sets the minimum number of concurrent open transactions required before performing commit_delay." },
     Def { name: "data_directory", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the server's data directory." },
+    Def { name: "data_directory_mode", default: "0700", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Internal, description: "Shows the mode of the data directory." },
     Def { name: "DateStyle", default: "ISO, MDY", kind: Kind::Enum(&["ISO, MDY"]), context: Context::User, description: "Sets the display format for date and time values." },
     Def { name: "default_transaction_isolation", default: "read committed", kind: Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), context: Context::User, description: "Sets the transaction isolation level of each new transaction." },
     Def { name: "default_transaction_read_only", default: "off", kind: Kind::Bool, context: Context::User, description: "Sets the default read-only status of new transactions." },
     Def { name: "extra_float_digits", default: "1", kind: Kind::Int { min: -15, max: 3, unit: NO }, context: Context::User, description: "Sets the number of digits displayed for floating-point values (values above 0 all give the shortest exact form)." },
     Def { name: "recovery_cut_corrupt_wal", default: "off", kind: Kind::Bool, context: Context::Postmaster, description: "Starts even when the WAL is corrupt (an invalid record followed by valid ones), cutting it at the invalid record and losing every change logged after it." },
     Def { name: "fsync", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Forces synchronization of updates to disk." },
+    Def { name: "hot_standby", default: "on", kind: Kind::Bool, context: Context::Postmaster, description: "Allows connections and queries during recovery." },
     Def { name: "integer_datetimes", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether datetimes are integer based." },
     Def { name: "IntervalStyle", default: "postgres", kind: Kind::Enum(&["postgres"]), context: Context::User, description: "Sets the display format for interval values." },
     Def { name: "is_superuser", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether the current user is a superuser." },
@@ -94,9 +96,13 @@ pub static DEFS: &[Def] = &[
     Def { name: "log_checkpoints", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Logs each checkpoint." },
     Def { name: "lock_timeout", default: "0", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::User, description: "Sets the maximum allowed duration of any wait for a lock." },
     Def { name: "max_connections", default: "1000", kind: Kind::Int { min: 1, max: 10000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of concurrent connections." },
+    Def { name: "max_replication_slots", default: "10", kind: Kind::Int { min: 0, max: 1000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of simultaneously defined replication slots." },
+    Def { name: "max_wal_senders", default: "10", kind: Kind::Int { min: 0, max: 1000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of simultaneously running WAL sender processes." },
     Def { name: "max_identifier_length", default: "63", kind: Kind::Int { min: 63, max: 63, unit: NO }, context: Context::Internal, description: "Shows the maximum identifier length." },
     Def { name: "max_wal_size", default: "1GB", kind: Kind::Int { min: 2, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::Sighup, description: "Sets the WAL size that triggers a checkpoint." },
     Def { name: "port", default: "5433", kind: Kind::Int { min: 1, max: 65535, unit: NO }, context: Context::Postmaster, description: "Sets the TCP port the server listens on." },
+    Def { name: "primary_conninfo", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the connection string to be used to connect to the sending server." },
+    Def { name: "primary_slot_name", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the name of the replication slot to use on the sending server." },
     Def { name: "search_path", default: "\"$user\", public", kind: Kind::Str, context: Context::User, description: "Sets the schema search order for names that are not schema-qualified." },
     Def { name: "server_encoding", default: "UTF8", kind: Kind::Str, context: Context::Internal, description: "Shows the server (database) character set encoding." },
     Def { name: "server_version", default: SERVER_VERSION, kind: Kind::Str, context: Context::Internal, description: "Shows the server version." },
@@ -105,12 +111,17 @@ pub static DEFS: &[Def] = &[
     Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },
     Def { name: "statement_timeout", default: "0", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::User, description: "Sets the maximum allowed duration of any statement." },
     Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
+    Def { name: "synchronous_standby_names", default: "", kind: Kind::Str, context: Context::Sighup, description: "Number of synchronous standbys and list of names of potential synchronous ones." },
     Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
     Def { name: "unix_socket_directories", default: "/tmp", kind: Kind::Str, context: Context::Postmaster, description: "Sets the directories where Unix-domain sockets will be created." },
     Def { name: "unix_socket_group", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the owning group of the Unix-domain socket." },
     Def { name: "unix_socket_permissions", default: "0777", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Postmaster, description: "Sets the access permissions of the Unix-domain socket." },
     Def { name: "write_set_work_mem", default: "64MB", kind: Kind::Int { min: 64, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::User, description: "Sets the maximum memory a transaction's own uncommitted rows use before they spill to disk (from its next transaction on)." },
     Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
+    Def { name: "wal_receiver_status_interval", default: "10s", kind: Kind::Int { min: 0, max: i32::MAX as i64 / 1000, unit: Unit::S }, context: Context::Sighup, description: "Sets the maximum interval between WAL receiver status reports to the sending server." },
+    Def { name: "wal_receiver_timeout", default: "1min", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::Sighup, description: "Sets the maximum wait time to receive data from the sending server." },
+    Def { name: "wal_segment_size", default: "16MB", kind: Kind::Int { min: 16384, max: 16384, unit: Unit::Kb }, context: Context::Internal, description: "Shows the size of write ahead log segments." },
+    Def { name: "wal_sender_timeout", default: "1min", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::Sighup, description: "Sets the maximum time to wait for WAL replication." },
 ];
 
 /// Look up a setting's definition, case-insensitively as PostgreSQL does.
@@ -201,7 +212,12 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
             }
             Err(invalid(def, value))
         }
-        Kind::Str => Ok(v.to_string()),
+        Kind::Str => {
+            if def.name == "synchronous_standby_names" {
+                crate::repl::names::parse(v)?;
+            }
+            Ok(v.to_string())
+        }
     }
 }
 
@@ -362,6 +378,13 @@ impl Settings {
     /// prints it: for the per-statement checks, without copying the value.
     pub fn is(&self, name: &str, value: &str) -> bool {
         self.with_values(|v| v.get(name).is_some_and(|v| v == value))
+    }
+
+    /// The server-wide `synchronous_commit`.
+    pub fn sync_level(&self) -> crate::wal::SyncLevel {
+        self.with_values(|v| {
+            crate::wal::SyncLevel::from_setting(v.get("synchronous_commit").map_or("on", |s| s))
+        })
     }
 
     pub fn get_bool(&self, name: &str) -> bool {

@@ -6,7 +6,7 @@
 #[cfg(test)]
 mod crash_tests;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 
 use crate::disk::{Disk, OsDisk};
 use crate::error::{Error, Result, SqlState};
+use crate::repl::primary::Replication;
 use crate::settings::Settings;
 use crate::storage::checkpoint::{Checkpointer, Control};
 use crate::storage::page::PAGE_BYTES;
@@ -27,11 +28,16 @@ use crate::wal::{Lsn, RecordReader, Wal, WalOptions};
 pub struct Engine {
     pub settings: Arc<Settings>,
     pub txn: Arc<TxnManager>,
+    /// Streaming replication: walsenders, slots and the synchronous quorum.
+    pub repl: Arc<Replication>,
+    /// The data directory (none for an engine without one).
+    pub data_dir: Option<PathBuf>,
     /// The checkpointer; None for an engine without a data directory.
     pub checkpoints: Option<Arc<Checkpoints>>,
     /// The checkpointer and WAL flusher threads (none without a data directory).
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     flusher: Mutex<Option<JoinHandle<()>>>,
+    syncrep: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// Where the page file, the page maps and the control file live, under the data directory.
@@ -40,12 +46,17 @@ const STORAGE_DIR: &str = "storage";
 impl Engine {
     /// An engine without a log: nothing survives it (unit tests).
     pub fn new(settings: Arc<Settings>) -> Engine {
+        let repl = Replication::new(None, &settings, 0, 1)
+            .unwrap_or_else(|e| panic!("replication state without a directory: {e}"));
         Engine {
             settings,
             txn: Arc::new(TxnManager::default()),
+            repl: Arc::new(repl),
+            data_dir: None,
             checkpoints: None,
             checkpointer: Mutex::new(None),
             flusher: Mutex::new(None),
+            syncrep: Mutex::new(None),
         }
     }
 
@@ -71,6 +82,17 @@ impl Engine {
             crate::constants::WAL_SEGMENT_BYTES,
             true,
         )?;
+        let (system_id, timeline) = crate::repl::primary::load_identity(data_dir)?;
+        let repl = Arc::new(Replication::new(
+            Some(data_dir),
+            &settings,
+            system_id,
+            timeline,
+        )?);
+        {
+            let repl = repl.clone();
+            let _ = txn.retention.set(Box::new(move || repl.retention()));
+        }
         let txn = Arc::new(txn);
         let checkpoints = Arc::new(checkpoints);
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
@@ -84,12 +106,22 @@ impl Engine {
             let (cp, txn) = (checkpoints.clone(), txn.clone());
             spawn("checkpointer", Box::new(move || cp.run(&txn)))?
         };
+        let syncrep = {
+            let (repl, settings, txn) = (repl.clone(), settings.clone(), txn.clone());
+            spawn(
+                "syncrep",
+                Box::new(move || repl.run_syncrep(&settings, &txn)),
+            )?
+        };
         Ok(Arc::new(Engine {
             settings,
             txn,
+            repl,
+            data_dir: Some(data_dir.to_path_buf()),
             checkpoints: Some(checkpoints),
             checkpointer: Mutex::new(Some(checkpointer)),
             flusher: Mutex::new(Some(flusher)),
+            syncrep: Mutex::new(Some(syncrep)),
         }))
     }
 
@@ -117,6 +149,10 @@ impl Engine {
     /// Stop the checkpointer, take a last checkpoint (so the next start replays nothing),
     /// then flush everything logged and stop the flusher.
     pub fn shutdown(&self) {
+        self.repl.stop();
+        if let Some(syncrep) = self.syncrep.lock().take() {
+            let _ = syncrep.join();
+        }
         if let Some(cp) = &self.checkpoints {
             cp.stop();
         }

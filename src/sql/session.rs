@@ -765,10 +765,9 @@ impl Session {
     }
 
     fn sync_level(&self) -> SyncLevel {
-        if self.setting_is("synchronous_commit", "off") {
-            SyncLevel::Off
-        } else {
-            SyncLevel::Local
+        match self.overrides.get("synchronous_commit") {
+            Some(v) => SyncLevel::from_setting(v),
+            None => self.engine.settings.sync_level(),
         }
     }
 

@@ -355,13 +355,22 @@ impl Checkpoints {
             st.distance_estimate_bytes
         };
         let max_wal_bytes = self.settings.get_int("max_wal_size").max(1) as u64 * 1024;
+        // Standbys and slots keep the log they still need.
+        let replication = match txn.retention.get() {
+            Some(floor) => floor()?,
+            None => None,
+        };
         let (added, retired) = match &txn.wal {
             Some(wal) => (
                 wal.take_segments_added(),
                 // A commit logging its rows in pieces may land after the redo LSN with
                 // pieces before it: recovery reads them back, so they are kept.
                 wal.retire_segments_before(
-                    oldest_piece.map_or(redo, |piece| piece.min(redo)),
+                    [Some(redo), oldest_piece, replication]
+                        .into_iter()
+                        .flatten()
+                        .min()
+                        .unwrap_or(redo),
                     estimate_bytes.min(max_wal_bytes),
                 )?,
             ),

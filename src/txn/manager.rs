@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
@@ -315,7 +315,13 @@ pub struct TxnManager {
     pieces_in_flight: Mutex<(u64, BTreeMap<u64, Lsn>)>,
     /// The horizon as last computed ([`TxnManager::horizon`]).
     horizon: CachedHorizon,
+    /// The lowest log position that replication (slots, walsenders) still needs; a
+    /// checkpoint retires no segment at or above it. Set once by the engine.
+    pub retention: OnceLock<RetentionFloor>,
 }
+
+/// See [`TxnManager::retention`].
+pub type RetentionFloor = Box<dyn Fn() -> Result<Option<Lsn>> + Send + Sync>;
 
 /// The oldest snapshot any session may read at, recomputed at most every
 /// [`HORIZON_REFRESH`]: computing it reads every session's snapshot, and doing that at
@@ -362,6 +368,7 @@ impl TxnManager {
                 since: Instant::now(),
                 refreshing: Mutex::new(()),
             },
+            retention: OnceLock::new(),
         }
     }
 
@@ -509,20 +516,25 @@ impl TxnManager {
 
     /// Take the next place in the commit order, logging `record` if there is a log. The
     /// returned LSN is registered with the visibility tracker in log order.
-    /// A commit that will wait for durability (`wait`) becomes visible only once it is
-    /// flushed; for it, also returns whether the caller is to flush it itself (see
-    /// [`Wal::append_commit`]).
+    /// A commit that will wait for durability (`level` above `off`) becomes visible only
+    /// once it is durable at its level; for it, also returns whether the caller is to
+    /// flush it itself (see [`Wal::append_commit`]).
     fn sequence_commit(
         &self,
         record: Option<PendingRecord>,
         reservation: LogReservation,
         is_commit: bool,
-        wait: bool,
+        level: SyncLevel,
     ) -> (Lsn, bool) {
-        let needs_flush = wait && self.wal.is_some();
+        let wait = level.waits_for_flush();
+        let level = if self.wal.is_some() {
+            level
+        } else {
+            SyncLevel::Off
+        };
         let assigned = |end: Lsn| {
             self.last_lsn.store(end.0, Ordering::Release);
-            self.visibility.register(end, needs_flush);
+            self.visibility.register(end, level);
         };
         match (&self.wal, record) {
             (Some(wal), Some(rec)) if wait => wal.append_commit(rec, reservation, assigned),
@@ -532,7 +544,7 @@ impl TxnManager {
                 let _order = self.order.lock();
                 let last = Lsn(self.last_lsn.load(Ordering::Acquire) + 1);
                 self.last_lsn.store(last.0, Ordering::Release);
-                self.visibility.register(last, false);
+                self.visibility.register(last, SyncLevel::Off);
                 (last, false)
             }
         }
@@ -748,7 +760,7 @@ impl TxnManager {
             record,
         } = c;
         self.end_transaction();
-        let durable = |lsn: Lsn| (self.wal.is_some() && level == SyncLevel::Local).then_some(lsn);
+        let durable = |lsn: Lsn| (self.wal.is_some() && level.waits_for_flush()).then_some(lsn);
         let Some(PreparedCommit {
             encoded: commit,
             reservation,
@@ -789,8 +801,7 @@ impl TxnManager {
             .map(|_| PendingRecord::new(RecordKind::Commit, &commit.payload));
         let barrier = stages::read(Stage::CheckpointBarrier, &self.barrier);
         let critical = CriticalSection("installing a commit");
-        let (lsn, lead) =
-            self.sequence_commit(record, reservation, true, level == SyncLevel::Local);
+        let (lsn, lead) = self.sequence_commit(record, reservation, true, level);
         // Under the row locks, so versions of a key are installed in LSN order. The
         // images are the record's, in the order it was encoded in.
         let horizon = self.horizon();
@@ -958,7 +969,7 @@ impl TxnManager {
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
         let barrier = stages::read(Stage::CheckpointBarrier, &self.barrier);
         let critical = CriticalSection("applying a catalog change");
-        let (lsn, _) = self.sequence_commit(record, reservation, false, false);
+        let (lsn, _) = self.sequence_commit(record, reservation, false, SyncLevel::Off);
         if let Some(wal) = &self.wal {
             // Catalog changes are rare: flush on this thread rather than wait to be woken.
             // Flushed before it is marked installed, so it is visible only once durable.

@@ -94,11 +94,11 @@ fn gather_window(open_transactions: u64, last_group_commits: u64, cores: u64) ->
     }
 }
 
-fn segment_name(n: u64) -> String {
+pub fn segment_name(n: u64) -> String {
     format!("{n:016X}")
 }
 
-fn segment_header(n: u64, segment_bytes: u64) -> [u8; 32] {
+pub fn segment_header(n: u64, segment_bytes: u64) -> [u8; 32] {
     let mut h = [0u8; 32];
     h[..8].copy_from_slice(SEGMENT_MAGIC);
     h[8..16].copy_from_slice(&n.to_le_bytes());
@@ -114,14 +114,37 @@ fn fatal(what: &str, e: &std::io::Error) -> ! {
     crate::error::stop_server(&format!("could not {what}: {e}"))
 }
 
-/// How commits wait for durability: what `synchronous_commit` asks of the log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How commits wait for durability: `synchronous_commit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SyncLevel {
     /// Return at append; the flusher makes it durable within `wal_writer_delay`.
     Off,
-    /// Wait until the local log is flushed (`on`, `local`, and until replication exists,
-    /// `remote_write` and `remote_apply`).
+    /// Wait until the local log is flushed (`local`).
     Local,
+    /// Also until the synchronous standbys have written it (`remote_write`).
+    RemoteWrite,
+    /// Also until they have flushed it (`on`).
+    RemoteFlush,
+    /// Also until they have applied it: visible there (`remote_apply`).
+    RemoteApply,
+}
+
+impl SyncLevel {
+    /// The level a value of `synchronous_commit` names.
+    pub fn from_setting(value: &str) -> SyncLevel {
+        match value {
+            "off" | "false" | "no" | "0" => SyncLevel::Off,
+            "local" => SyncLevel::Local,
+            "remote_write" => SyncLevel::RemoteWrite,
+            "remote_apply" => SyncLevel::RemoteApply,
+            _ => SyncLevel::RemoteFlush,
+        }
+    }
+
+    /// Whether the commit waits for the local flush (every level but `off`).
+    pub fn waits_for_flush(self) -> bool {
+        self != SyncLevel::Off
+    }
 }
 
 /// Settings the log reads at start (changes need a restart).
@@ -1102,6 +1125,16 @@ impl Wal {
             self.after_flush.set(f).is_ok(),
             "the after-flush hook is set once"
         );
+    }
+
+    /// The directory of the segment files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The size of a segment file, header included.
+    pub fn segment_bytes(&self) -> u64 {
+        self.opts.segment_bytes
     }
 
     pub fn flushed_lsn(&self) -> Lsn {

@@ -21,7 +21,10 @@ pub mod record;
 mod stats;
 mod watch;
 
-pub use log::{LogReservation, RecordReader, Replayed, Retired, SyncLevel, Wal, WalOptions};
+pub use log::{
+    segment_header, segment_name, LogReservation, RecordReader, Replayed, Retired, SyncLevel, Wal,
+    WalOptions,
+};
 pub use record::{PendingRecord, Reader, RecordKind, Writer};
 pub use stats::{FlushLatency, WalStats};
 pub use watch::{blocking, LsnWatch};

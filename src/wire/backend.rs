@@ -297,6 +297,24 @@ impl Output {
         result
     }
 
+    /// A message built by hand: its type byte and body (the replication protocol's).
+    pub fn raw(&mut self, tag: u8, body: &[u8]) {
+        self.buf.reserve(5 + body.len());
+        self.buf.extend_from_slice(&[tag]);
+        self.buf
+            .extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        self.buf.extend_from_slice(body);
+    }
+
+    /// CopyBothResponse for streaming replication: binary, no columns.
+    pub fn copy_both_response(&mut self) {
+        self.raw(b'W', &[0, 0, 0]);
+    }
+
+    pub fn copy_done(&mut self) {
+        self.raw(b'c', &[]);
+    }
+
     pub fn copy_in_response(&mut self, columns: i16, binary: bool) {
         let format = i16::from(binary);
         let formats = vec![format; usize::try_from(columns).unwrap_or(0)];

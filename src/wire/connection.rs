@@ -335,6 +335,9 @@ pub async fn run<S: Transport>(
     tracing::debug!(user = %params.user, database = %params.database, pid, "session started");
     startup::greeting(&mut io.output, &params, pid, secret);
     io.flush().await;
+    if params.replication {
+        return super::walsender::serve(io, state, engine, &params, client).await;
+    }
     loop {
         let flow = match io.read_message().await {
             Next::Message(tag, body) => state.dispatch(io, tag, body).await,
@@ -521,7 +524,7 @@ impl Protocol {
         ended
     }
 
-    async fn simple_query<S: Transport>(&mut self, io: &mut Io<S>, sql: &str) -> Flow {
+    pub async fn simple_query<S: Transport>(&mut self, io: &mut Io<S>, sql: &str) -> Flow {
         // A simple Query destroys the unnamed statement and portal, as in PostgreSQL.
         self.session.close_statement("");
         self.portals.remove("");

@@ -87,6 +87,7 @@ pub mod reply_batch;
 mod startup;
 #[cfg(test)]
 mod test_support;
+mod walsender;
 
 use std::collections::HashMap;
 use std::future::Future;

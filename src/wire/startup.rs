@@ -32,6 +32,8 @@ pub struct StartupParams {
     /// The client encoding to report: `UTF8`, or `SQL_ASCII` (no conversion, which is the
     /// same thing for a UTF8 server).
     pub client_encoding: &'static str,
+    /// `replication=true`: a physical replication connection (a walsender).
+    pub replication: bool,
 }
 
 /// How the startup phase ended.
@@ -180,7 +182,15 @@ fn accept(
                 Some(e) => encoding = e,
                 None => encoding_error = Some(value),
             },
-            "replication" => replication = !is_false(&value),
+            "replication" => {
+                if value.eq_ignore_ascii_case("database") {
+                    return fatal(
+                        io,
+                        Error::unsupported("logical replication connections are not supported"),
+                    );
+                }
+                replication = !is_false(&value)
+            }
             _ if name.starts_with("_pq_.") => unrecognized.push(name),
             _ => tracing::debug!(parameter = %name, "startup parameter ignored"),
         }
@@ -200,19 +210,14 @@ fn accept(
             ),
         );
     }
-    if replication {
-        return fatal(
-            io,
-            Error::unsupported("replication connections are not supported"),
-        );
-    }
     let user = truncate_name(user);
     let database = if database.is_empty() {
         user.clone()
     } else {
         truncate_name(database)
     };
-    if !database_exists(&database) {
+    // A physical replication connection is to the cluster, not to a database.
+    if !replication && !database_exists(&database) {
         return fatal(
             io,
             Error::new(
@@ -234,6 +239,7 @@ fn accept(
         database,
         application_name,
         client_encoding: encoding,
+        replication,
     })
 }
 

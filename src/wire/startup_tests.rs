@@ -117,6 +117,7 @@ fn ready(user: &str, database: &str) -> Startup {
         database: database.into(),
         application_name: String::new(),
         client_encoding: "UTF8",
+        replication: false,
     })
 }
 
@@ -320,6 +321,7 @@ fn greeting_reports_parameters() {
         database: "postgres".into(),
         application_name: "psql".into(),
         client_encoding: "UTF8",
+        replication: false,
     };
     greeting(&mut out, &params, 42, 7);
     let mut w = Vec::new();

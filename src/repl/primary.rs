@@ -1,0 +1,464 @@
+//! The primary's side: the walsenders streaming to standbys, what each last reported, the
+//! replication slots, and the synchronous replication task that turns reports into the
+//! quorum positions commits wait for.
+//!
+//! A walsender only records a standby's report and raises `changed`; the one task
+//! ([`Replication::run_syncrep`]) reads every report, decides the quorum
+//! ([`quorum::decide`]) and publishes the result to the visibility tracker, whose single
+//! broadcast releases every commit it reaches. So reports from several standbys that
+//! arrive together cost one decision and one publish, and no lock is held while commits
+//! are woken.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::location::{Layout, WalLocation};
+use super::names::{self, SyncStandbys};
+use super::quorum::{self, Replicated, StandbyPositions, SyncState};
+use super::slots::Slots;
+use crate::error::{Error, Result, SqlState};
+use crate::settings::Settings;
+use crate::txn::TxnManager;
+use crate::wal::Lsn;
+
+/// How often the log says which synchronous standbys are missing while commits wait.
+const MISSING_LOG_INTERVAL: Duration = Duration::from_secs(5);
+/// Send times kept per standby for the lag columns (older ones are thinned out).
+const LAG_SAMPLES: usize = 1024;
+
+/// A walsender's state, as `pg_stat_replication.state` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderState {
+    Startup,
+    /// Sending log the standby is behind on.
+    Catchup,
+    /// Caught up at least once: it counts toward the quorum.
+    Streaming,
+    Stopping,
+}
+
+impl SenderState {
+    pub fn name(self) -> &'static str {
+        match self {
+            SenderState::Startup => "startup",
+            SenderState::Catchup => "catchup",
+            SenderState::Streaming => "streaming",
+            SenderState::Stopping => "stopping",
+        }
+    }
+}
+
+/// One walsender, as `pg_stat_replication` shows it.
+#[derive(Clone, Debug)]
+pub struct SenderInfo {
+    pub id: u64,
+    pub pid: i32,
+    pub user: String,
+    pub application_name: String,
+    pub client: Option<SocketAddr>,
+    pub backend_start_us: i64,
+    pub state: SenderState,
+    pub slot: Option<String>,
+    pub timeline: u32,
+    pub sent: WalLocation,
+    pub write: WalLocation,
+    pub flush: WalLocation,
+    pub apply: WalLocation,
+    /// How long the last report's positions took from send to write, flush and apply.
+    pub write_lag_us: Option<i64>,
+    pub flush_lag_us: Option<i64>,
+    pub apply_lag_us: Option<i64>,
+    pub reply_time_us: Option<i64>,
+    pub sync_priority: u32,
+    pub sync_state: SyncState,
+    /// When each location was sent, for the lags (bounded).
+    sent_times: VecDeque<(WalLocation, i64)>,
+}
+
+#[derive(Default)]
+struct Signal {
+    changed: Mutex<bool>,
+    cv: Condvar,
+}
+
+/// What the primary knows of its replication.
+pub struct Replication {
+    pub layout: Layout,
+    pub system_id: u64,
+    pub timeline: u32,
+    senders: Mutex<Vec<SenderInfo>>,
+    next_sender: AtomicU64,
+    max_senders: usize,
+    pub slots: Mutex<Slots>,
+    signal: Signal,
+    stopping: AtomicBool,
+    /// The quorum's last decision, the value it was made for, and what was published.
+    published: Mutex<(Option<SyncStandbys>, Replicated)>,
+}
+
+/// The cluster's identity: `DATA/identity`, written once when the data directory is made
+/// (and copied by a base backup): `system_identifier N` and `timeline T` lines.
+pub fn load_identity(data_dir: &Path) -> Result<(u64, u32)> {
+    let path = data_dir.join("identity");
+    let parse = |text: &str| -> Option<(u64, u32)> {
+        let mut id = None;
+        let mut tli = None;
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("system_identifier", v)) => id = v.trim().parse().ok(),
+                Some(("timeline", v)) => tli = v.trim().parse().ok(),
+                _ => {}
+            }
+        }
+        Some((id?, tli?))
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse(&text).ok_or_else(|| {
+            Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!("file \"{}\" is corrupt", path.display()),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // PostgreSQL's recipe: seconds since 1970 in the high bits, microseconds and
+            // the process id below.
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            let id = (now.as_secs() << 32)
+                | ((now.subsec_micros() as u64) << 12)
+                | (std::process::id() as u64 & 0xfff);
+            save_identity(data_dir, id, 1)?;
+            Ok((id, 1))
+        }
+        Err(e) => Err(Error::new(
+            SqlState::IO_ERROR,
+            format!("could not read \"{}\": {e}", path.display()),
+        )),
+    }
+}
+
+/// Write `DATA/identity` durably (temporary file, sync, rename, directory sync).
+pub fn save_identity(data_dir: &Path, system_id: u64, timeline: u32) -> Result<()> {
+    let path = data_dir.join("identity");
+    let tmp = data_dir.join("identity.tmp");
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        writeln!(f, "system_identifier {system_id}\ntimeline {timeline}")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        std::fs::File::open(data_dir)?.sync_all()
+    };
+    write().map_err(|e| {
+        Error::new(
+            SqlState::IO_ERROR,
+            format!("could not write \"{}\": {e}", path.display()),
+        )
+    })
+}
+
+/// A registered walsender; unregisters (and releases its slot) when dropped.
+pub struct SenderGuard {
+    repl: Arc<Replication>,
+    pub id: u64,
+    pid: i32,
+}
+
+impl Drop for SenderGuard {
+    fn drop(&mut self) {
+        self.repl.senders.lock().retain(|s| s.id != self.id);
+        self.repl.slots.lock().release_all(self.pid);
+        self.repl.notify();
+    }
+}
+
+/// Who a walsender serves.
+pub struct SenderStart {
+    pub pid: i32,
+    pub user: String,
+    pub application_name: String,
+    pub client: Option<SocketAddr>,
+    pub slot: Option<String>,
+    pub start: WalLocation,
+}
+
+impl Replication {
+    pub fn new(
+        data_dir: Option<&Path>,
+        settings: &Settings,
+        system_id: u64,
+        timeline: u32,
+    ) -> Result<Replication> {
+        let slots = Slots::load(
+            data_dir,
+            settings.get_int("max_replication_slots").max(0) as usize,
+        )?;
+        Ok(Replication {
+            layout: Layout::default(),
+            system_id,
+            timeline,
+            senders: Mutex::new(Vec::new()),
+            next_sender: AtomicU64::new(1),
+            max_senders: settings.get_int("max_wal_senders").max(0) as usize,
+            slots: Mutex::new(slots),
+            signal: Signal::default(),
+            stopping: AtomicBool::new(false),
+            published: Mutex::new((None, Replicated::UNCONDITIONAL)),
+        })
+    }
+
+    /// Register a walsender that starts streaming at `start`.
+    pub fn register(self: &Arc<Self>, s: SenderStart) -> Result<SenderGuard> {
+        let mut senders = self.senders.lock();
+        if senders.len() >= self.max_senders {
+            return Err(Error::new(
+                SqlState::TOO_MANY_CONNECTIONS,
+                format!(
+                    "number of requested standby connections exceeds max_wal_senders (currently {})",
+                    self.max_senders
+                ),
+            ));
+        }
+        if let Some(slot) = &s.slot {
+            self.slots
+                .lock()
+                .acquire(slot, s.pid, self.layout.lsn(s.start))?;
+        }
+        let id = self.next_sender.fetch_add(1, Ordering::Relaxed);
+        senders.push(SenderInfo {
+            id,
+            pid: s.pid,
+            user: s.user,
+            application_name: s.application_name,
+            client: s.client,
+            backend_start_us: crate::types::now_us(),
+            state: SenderState::Catchup,
+            slot: s.slot,
+            timeline: self.timeline,
+            sent: s.start,
+            write: WalLocation(0),
+            flush: WalLocation(0),
+            apply: WalLocation(0),
+            write_lag_us: None,
+            flush_lag_us: None,
+            apply_lag_us: None,
+            reply_time_us: None,
+            sync_priority: 0,
+            sync_state: SyncState::Async,
+            sent_times: VecDeque::new(),
+        });
+        drop(senders);
+        self.notify();
+        Ok(SenderGuard {
+            repl: self.clone(),
+            id,
+            pid: s.pid,
+        })
+    }
+
+    fn with_sender(&self, id: u64, f: impl FnOnce(&mut SenderInfo)) {
+        if let Some(s) = self.senders.lock().iter_mut().find(|s| s.id == id) {
+            f(s);
+        }
+    }
+
+    /// The walsender sent the log up to `upto`; `caught_up`: that is all there is.
+    pub fn sent(&self, id: u64, upto: WalLocation, caught_up: bool) {
+        let now = crate::types::now_us();
+        let mut became_streaming = false;
+        self.with_sender(id, |s| {
+            s.sent = upto;
+            if s.sent_times.len() >= LAG_SAMPLES {
+                // Thin out: keep every other sample.
+                let kept: VecDeque<_> = s.sent_times.iter().step_by(2).cloned().collect();
+                s.sent_times = kept;
+            }
+            s.sent_times.push_back((upto, now));
+            if caught_up && s.state == SenderState::Catchup {
+                s.state = SenderState::Streaming;
+                became_streaming = true;
+            }
+        });
+        if became_streaming {
+            self.notify();
+        }
+    }
+
+    /// A standby status update: how far the standby has written, flushed and applied.
+    /// Positions never move back (a report that does is stale, from before a reconnect).
+    pub fn report(&self, id: u64, write: WalLocation, flush: WalLocation, apply: WalLocation) {
+        let now = crate::types::now_us();
+        let mut slot = None;
+        self.with_sender(id, |s| {
+            let lag = |times: &VecDeque<(WalLocation, i64)>, at: WalLocation| {
+                times
+                    .iter()
+                    .rev()
+                    .find(|(l, _)| *l <= at)
+                    .map(|&(_, t)| (now - t).max(0))
+            };
+            if write > s.write {
+                s.write_lag_us = lag(&s.sent_times, write).or(s.write_lag_us);
+            }
+            if flush > s.flush {
+                s.flush_lag_us = lag(&s.sent_times, flush).or(s.flush_lag_us);
+            }
+            if apply > s.apply {
+                s.apply_lag_us = lag(&s.sent_times, apply).or(s.apply_lag_us);
+            }
+            s.write = s.write.max(write);
+            s.flush = s.flush.max(flush);
+            s.apply = s.apply.max(apply);
+            let oldest = s.write.min(s.flush).min(s.apply);
+            while s.sent_times.len() > 1 && s.sent_times[1].0 <= oldest {
+                s.sent_times.pop_front();
+            }
+            s.reply_time_us = Some(now);
+            slot = s.slot.clone().map(|name| (name, s.flush));
+        });
+        if let Some((name, flush)) = slot {
+            self.slots.lock().advance(&name, self.layout.lsn(flush));
+        }
+        self.notify();
+    }
+
+    /// Every walsender, for `pg_stat_replication`.
+    pub fn senders(&self) -> Vec<SenderInfo> {
+        self.senders.lock().clone()
+    }
+
+    /// Wake the synchronous replication task.
+    pub fn notify(&self) {
+        *self.signal.changed.lock() = true;
+        self.signal.cv.notify_one();
+    }
+
+    /// The lowest log position replication still needs: segments at or above it are
+    /// kept. Also writes the slots' moved positions (the checkpoint calls this before it
+    /// retires segments).
+    pub fn retention(&self) -> Result<Option<Lsn>> {
+        let mut slots = self.slots.lock();
+        slots.save_if_moved()?;
+        let senders = self
+            .senders
+            .lock()
+            .iter()
+            .map(|s| {
+                self.layout
+                    .lsn(s.sent.min(if s.flush.0 > 0 { s.flush } else { s.sent }))
+            })
+            .min();
+        Ok(match (slots.oldest_needed(), senders) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        self.notify();
+    }
+
+    /// The synchronous replication task: decide the quorum whenever a report, a sender
+    /// or the configuration changed, and publish it; while commits wait for standbys
+    /// that are missing, say so in the log every few seconds.
+    pub fn run_syncrep(&self, settings: &Settings, txn: &TxnManager) {
+        let mut last_missing_log: Option<Instant> = None;
+        loop {
+            {
+                let mut changed = self.signal.changed.lock();
+                if !*changed {
+                    self.signal
+                        .cv
+                        .wait_for(&mut changed, Duration::from_secs(1));
+                }
+                *changed = false;
+            }
+            if self.stopping.load(Ordering::Acquire) {
+                return;
+            }
+            let config = settings
+                .show("synchronous_standby_names")
+                .and_then(|v| names::parse(&v).ok().flatten());
+            let mut senders = self.senders.lock();
+            let positions: Vec<StandbyPositions> = senders
+                .iter()
+                .map(|s| StandbyPositions {
+                    application_name: s.application_name.clone(),
+                    streaming: s.state == SenderState::Streaming,
+                    write: self.layout.lsn(s.write),
+                    flush: self.layout.lsn(s.flush),
+                    apply: self.layout.lsn(s.apply),
+                })
+                .collect();
+            let decision = quorum::decide(config.as_ref(), &positions);
+            for (s, &(priority, state)) in senders.iter_mut().zip(&decision.states) {
+                s.sync_priority = priority;
+                s.sync_state = state;
+            }
+            drop(senders);
+            let publish = {
+                let mut published = self.published.lock();
+                let config_changed = published.0 != config;
+                let last = published.1;
+                let next = match decision.replicated {
+                    Some(r) if config_changed => r,
+                    Some(r) => Replicated {
+                        write: r.write.max(last.write),
+                        flush: r.flush.max(last.flush),
+                        apply: r.apply.max(last.apply),
+                    },
+                    None if config_changed || last == Replicated::UNCONDITIONAL => Replicated::NONE,
+                    None => last,
+                };
+                *published = (config.clone(), next);
+                (next != last || config_changed).then_some(next)
+            };
+            if let Some(next) = publish {
+                txn.visibility.replicated(next);
+            }
+            if decision.replicated.is_none() {
+                let due = last_missing_log.is_none_or(|t| t.elapsed() >= MISSING_LOG_INTERVAL);
+                let waiting = txn.visibility.waiting_for_standbys();
+                if due && waiting > 0 {
+                    last_missing_log = Some(Instant::now());
+                    self.log_missing(config.as_ref(), &positions, waiting);
+                }
+            }
+        }
+    }
+
+    fn log_missing(
+        &self,
+        config: Option<&SyncStandbys>,
+        have: &[StandbyPositions],
+        waiting: usize,
+    ) {
+        let Some(config) = config else { return };
+        let streaming: Vec<&str> = have
+            .iter()
+            .filter(|s| s.streaming && config.priority(&s.application_name) > 0)
+            .map(|s| s.application_name.as_str())
+            .collect();
+        let missing: Vec<&str> = config
+            .names
+            .iter()
+            .filter(|n| n.as_str() != "*" && !streaming.iter().any(|s| s.eq_ignore_ascii_case(n)))
+            .map(|s| s.as_str())
+            .collect();
+        tracing::warn!(
+            "{waiting} commit(s) waiting for synchronous replication: {} of {} synchronous standby(s) streaming ({}); not streaming: {}",
+            streaming.len(),
+            config.num_sync,
+            if streaming.is_empty() { "none".to_string() } else { streaming.join(", ") },
+            if missing.is_empty() { "-".to_string() } else { missing.join(", ") },
+        );
+    }
+}
