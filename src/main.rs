@@ -60,6 +60,31 @@ enum Command {
         #[arg(short = 'c', value_name = "NAME=VALUE")]
         settings: Vec<String>,
     },
+    /// Make a standby's data directory from a running primary (a base backup).
+    #[command(disable_help_flag = true)]
+    Basebackup {
+        /// Print help.
+        #[arg(long = "help", action = clap::ArgAction::Help)]
+        help: Option<bool>,
+        /// The primary's host.
+        #[arg(short = 'h', long = "host", default_value = "127.0.0.1")]
+        host: String,
+        /// The primary's port.
+        #[arg(short = 'p', long = "port", default_value_t = 5433)]
+        port: u16,
+        /// The user to connect as.
+        #[arg(short = 'U', long = "username", default_value = "postgres")]
+        user: String,
+        /// The new standby's data directory (must not exist, or be empty).
+        #[arg(short = 'D', long = "data-dir")]
+        data_dir: PathBuf,
+        /// A physical replication slot for the standby (created if missing).
+        #[arg(short = 'S', long = "slot")]
+        slot: Option<String>,
+        /// The standby's application_name, the name synchronous_standby_names lists.
+        #[arg(long = "application-name", default_value = "walreceiver")]
+        application_name: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -103,6 +128,31 @@ fn main() -> ExitCode {
                 Err(e) => {
                     tracing::error!("{}", e.message);
                     eprintln!("steadydb: {}", e.message);
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Basebackup {
+            help: _,
+            host,
+            port,
+            user,
+            data_dir,
+            slot,
+            application_name,
+        } => {
+            let opts = steadydb::repl::basebackup::BackupOptions {
+                host,
+                port,
+                user,
+                data_dir,
+                slot,
+                application_name,
+            };
+            match steadydb::repl::basebackup::run(&opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("steadydb basebackup: {}", e.message);
                     ExitCode::FAILURE
                 }
             }

@@ -118,6 +118,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "unix_socket_permissions", default: "0777", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Postmaster, description: "Sets the access permissions of the Unix-domain socket." },
     Def { name: "write_set_work_mem", default: "64MB", kind: Kind::Int { min: 64, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::User, description: "Sets the maximum memory a transaction's own uncommitted rows use before they spill to disk (from its next transaction on)." },
     Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
+    Def { name: "wal_level", default: "replica", kind: Kind::Enum(&["minimal", "replica"]), context: Context::Postmaster, description: "Sets the level of information written to the WAL: minimal lets a bulk load write pages instead of log records, which a standby could not replay." },
     Def { name: "wal_receiver_status_interval", default: "10s", kind: Kind::Int { min: 0, max: i32::MAX as i64 / 1000, unit: Unit::S }, context: Context::Sighup, description: "Sets the maximum interval between WAL receiver status reports to the sending server." },
     Def { name: "wal_receiver_timeout", default: "1min", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::Sighup, description: "Sets the maximum wait time to receive data from the sending server." },
     Def { name: "wal_segment_size", default: "16MB", kind: Kind::Int { min: 16384, max: 16384, unit: Unit::Kb }, context: Context::Internal, description: "Shows the size of write ahead log segments." },
@@ -346,6 +347,56 @@ impl Settings {
         // After the new map is in place: a thread that sees the new generation reads it.
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// Reload: the configuration file's entries (`file`, with their line numbers) and the
+    /// command line's (`overrides`) applied again over the defaults, for the settings a
+    /// reload may change (`Sighup` and `User`); a setting no longer in the file returns to
+    /// its default. A file with an invalid entry changes nothing. Returns what changed, as
+    /// (name, new value).
+    pub fn reload(
+        &self,
+        file: &[(usize, String, String)],
+        overrides: &[(String, String)],
+    ) -> Result<Vec<(&'static str, String)>> {
+        let reloadable = |d: &Def| matches!(d.context, Context::Sighup | Context::User);
+        let mut next: Values = self.values.read().as_ref().clone();
+        for d in DEFS.iter().filter(|d| reloadable(d)) {
+            next.insert(d.name, d.default.to_string());
+        }
+        let entries = file
+            .iter()
+            .map(|(line, n, v)| (Some(*line), n.as_str(), v.as_str()))
+            .chain(
+                overrides
+                    .iter()
+                    .map(|(n, v)| (None, n.as_str(), v.as_str())),
+            );
+        for (line, name, value) in entries {
+            let at = |e: Error| match line {
+                Some(l) => Error::new(e.code, format!("line {l}: {}", e.message)),
+                None => e,
+            };
+            let d = def(name).ok_or_else(|| at(unknown(name)))?;
+            let v = canonicalize(d, value).map_err(at)?;
+            if reloadable(d) {
+                next.insert(d.name, v);
+            } else if d.context == Context::Postmaster && self.show(d.name).as_deref() != Some(&v) {
+                tracing::warn!(
+                    "parameter \"{}\" cannot be changed without restarting the server",
+                    d.name
+                );
+            }
+        }
+        let mut values = self.values.write();
+        let changed = DEFS
+            .iter()
+            .filter(|d| values.get(d.name) != next.get(d.name))
+            .map(|d| (d.name, next.get(d.name).cloned().unwrap_or_default()))
+            .collect();
+        *values = Arc::new(next);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(changed)
     }
 
     /// Run `f` on the current values, through this thread's copy while it is current.

@@ -7,7 +7,7 @@
 mod crash_tests;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,9 @@ use parking_lot::Mutex;
 
 use crate::disk::{Disk, OsDisk};
 use crate::error::{Error, Result, SqlState};
+use crate::repl::location::WalLocation;
 use crate::repl::primary::Replication;
+use crate::repl::receiver::{Receiver, ReceiverStatus};
 use crate::settings::Settings;
 use crate::storage::checkpoint::{Checkpointer, Control};
 use crate::storage::page::PAGE_BYTES;
@@ -38,7 +40,15 @@ pub struct Engine {
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     flusher: Mutex<Option<JoinHandle<()>>>,
     syncrep: Mutex<Option<JoinHandle<()>>>,
+    /// Reads the configuration file again (`pg_reload_conf()`, SIGHUP); set by the server.
+    pub reload: OnceLock<ReloadHook>,
+    /// On a standby: its walreceiver, and the thread that runs it.
+    pub receiver: Option<Arc<ReceiverStatus>>,
+    receiver_thread: Mutex<Option<JoinHandle<()>>>,
 }
+
+/// See [`Engine::reload`].
+pub type ReloadHook = Box<dyn Fn() + Send + Sync>;
 
 /// Where the page file, the page maps and the control file live, under the data directory.
 const STORAGE_DIR: &str = "storage";
@@ -57,6 +67,9 @@ impl Engine {
             checkpointer: Mutex::new(None),
             flusher: Mutex::new(None),
             syncrep: Mutex::new(None),
+            reload: OnceLock::new(),
+            receiver: None,
+            receiver_thread: Mutex::new(None),
         }
     }
 
@@ -93,6 +106,14 @@ impl Engine {
             let repl = repl.clone();
             let _ = txn.retention.set(Box::new(move || repl.retention()));
         }
+        txn.wal_level_minimal.store(
+            settings.is("wal_level", "minimal"),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let standby = data_dir.join(STANDBY_SIGNAL).exists();
+        if standby {
+            txn.enter_recovery(wal.flushed_lsn());
+        }
         let txn = Arc::new(txn);
         let checkpoints = Arc::new(checkpoints);
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
@@ -101,7 +122,10 @@ impl Engine {
                 .spawn(f)
                 .map_err(|e| Error::internal(format!("could not start the {name} thread: {e}")))
         };
-        let flusher = spawn("wal-flusher", Box::new(move || wal.run_flusher()))?;
+        let flusher = {
+            let wal = wal.clone();
+            spawn("wal-flusher", Box::new(move || wal.run_flusher()))?
+        };
         let checkpointer = {
             let (cp, txn) = (checkpoints.clone(), txn.clone());
             spawn("checkpointer", Box::new(move || cp.run(&txn)))?
@@ -113,7 +137,14 @@ impl Engine {
                 Box::new(move || repl.run_syncrep(&settings, &txn)),
             )?
         };
+        let (receiver, receiver_thread) = if standby {
+            start_receiver(&settings, &txn, &wal, system_id, timeline)?
+        } else {
+            (None, None)
+        };
         Ok(Arc::new(Engine {
+            receiver,
+            receiver_thread: Mutex::new(receiver_thread),
             settings,
             txn,
             repl,
@@ -122,6 +153,7 @@ impl Engine {
             checkpointer: Mutex::new(Some(checkpointer)),
             flusher: Mutex::new(Some(flusher)),
             syncrep: Mutex::new(Some(syncrep)),
+            reload: OnceLock::new(),
         }))
     }
 
@@ -149,6 +181,12 @@ impl Engine {
     /// Stop the checkpointer, take a last checkpoint (so the next start replays nothing),
     /// then flush everything logged and stop the flusher.
     pub fn shutdown(&self) {
+        if let Some(r) = &self.receiver {
+            r.stop();
+        }
+        if let Some(t) = self.receiver_thread.lock().take() {
+            let _ = t.join();
+        }
         self.repl.stop();
         if let Some(syncrep) = self.syncrep.lock().take() {
             let _ = syncrep.join();
@@ -177,6 +215,55 @@ impl Engine {
         }
     }
 
+    /// Read the configuration file again and apply what a reload may change; then wake
+    /// the synchronous replication task (its standby list may have changed). Returns
+    /// whether a reload hook exists (`pg_reload_conf()` returns it).
+    pub fn reload_config(&self) -> bool {
+        match self.reload.get() {
+            Some(reload) => {
+                reload();
+                self.repl.notify();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether this server is a standby (`pg_is_in_recovery()`).
+    pub fn is_standby(&self) -> bool {
+        self.txn.in_recovery()
+    }
+
+    /// `pg_current_wal_lsn()`: where the log is flushed to, as a WAL location; an error on
+    /// a standby, as in PostgreSQL.
+    pub fn current_wal_location(&self) -> Result<Option<WalLocation>> {
+        if self.is_standby() {
+            return Err(Error::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "recovery is in progress",
+            )
+            .with_hint("WAL control functions cannot be executed during recovery."));
+        }
+        Ok(self
+            .txn
+            .wal
+            .as_ref()
+            .map(|w| self.repl.layout.location(w.flushed_lsn())))
+    }
+
+    /// On a standby: how far the log is received (and flushed) and how far replayed.
+    pub fn standby_locations(&self) -> Option<(WalLocation, WalLocation)> {
+        if !self.is_standby() {
+            return None;
+        }
+        let wal = self.txn.wal.as_ref()?;
+        let layout = self.repl.layout;
+        Some((
+            layout.location(wal.flushed_lsn()),
+            layout.location(self.txn.replayed_end()),
+        ))
+    }
+
     /// Whether a database of this name exists (only `postgres` for now).
     pub fn database_exists(&self, name: &str) -> bool {
         name == "postgres"
@@ -187,6 +274,46 @@ impl Engine {
     pub fn cancel(&self, backend_pid: i32, secret_key: i32) -> bool {
         self.txn.cancel(backend_pid, secret_key)
     }
+}
+
+/// The file whose presence makes a server start as a standby, as in PostgreSQL.
+pub const STANDBY_SIGNAL: &str = "standby.signal";
+
+type ReceiverParts = (Option<Arc<ReceiverStatus>>, Option<JoinHandle<()>>);
+
+/// A standby's walreceiver, if `primary_conninfo` names a primary (without one, the
+/// standby serves what it has and waits).
+fn start_receiver(
+    settings: &Arc<Settings>,
+    txn: &Arc<TxnManager>,
+    wal: &Arc<Wal>,
+    system_id: u64,
+    timeline: u32,
+) -> Result<ReceiverParts> {
+    let conninfo = settings.show("primary_conninfo").unwrap_or_default();
+    if conninfo.trim().is_empty() {
+        tracing::warn!(
+            "standby without primary_conninfo: it serves what it has and streams nothing"
+        );
+        return Ok((None, None));
+    }
+    let conninfo = crate::repl::receiver::parse_conninfo(&conninfo)?;
+    let slot = settings.show("primary_slot_name").filter(|s| !s.is_empty());
+    let status = Arc::new(ReceiverStatus::new(conninfo, slot, timeline));
+    let receiver = Receiver {
+        status: status.clone(),
+        txn: txn.clone(),
+        wal: wal.clone(),
+        settings: settings.clone(),
+        system_id,
+        layout: crate::repl::location::Layout::default(),
+    };
+    tracing::info!("entering standby mode");
+    let thread = std::thread::Builder::new()
+        .name("walreceiver".into())
+        .spawn(move || receiver.run())
+        .map_err(|e| Error::internal(format!("could not start the walreceiver thread: {e}")))?;
+    Ok((Some(status), Some(thread)))
 }
 
 /// What recovery builds, before any thread is started.
@@ -311,7 +438,9 @@ pub(crate) fn recover(
         opts,
         control.redo,
         |kind, payload, lsn| {
-            records::replay(&txn.catalog, kind, payload, lsn, &mut |at| pieces.read(at))
+            records::replay(&txn.catalog, kind, payload, lsn, lsn, &mut |at| {
+                pieces.read(at)
+            })
         },
     )
     .map_err(|e| short_of_space(e, &txn, data_dir))?;

@@ -21,9 +21,11 @@
 //! - **The quorum is a pure function** of the reports and `synchronous_standby_names`
 //!   ([`quorum::decide`]), O(standbys).
 
+pub mod basebackup;
 pub mod location;
 pub mod names;
 pub mod primary;
 pub mod quorum;
 pub mod read;
+pub mod receiver;
 pub mod slots;

@@ -56,6 +56,24 @@ pub fn configure(opts: &ServerOptions) -> Result<Arc<Settings>> {
     Ok(Arc::new(settings))
 }
 
+/// Apply the configuration file again (SIGHUP, `pg_reload_conf()`), logging what
+/// changed; a file with an error is logged and changes nothing.
+fn reload(settings: &Settings, conf: &Path, overrides: &[(String, String)]) {
+    let result = load_config_file(conf).and_then(|file| settings.reload(&file, overrides));
+    match result {
+        Ok(changed) => {
+            for (name, value) in changed {
+                tracing::info!("parameter \"{name}\" changed to \"{value}\"");
+            }
+        }
+        Err(e) => tracing::warn!(
+            "configuration file \"{}\" contains errors; no changes were applied: {}",
+            conf.display(),
+            e.message
+        ),
+    }
+}
+
 fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::new(
         crate::error::SqlState::IO_ERROR,
@@ -101,6 +119,16 @@ pub fn run(opts: ServerOptions) -> Result<()> {
     let _lock = lock_data_dir(&opts.data_dir)?;
     raise_descriptor_limit(settings.get_int("max_connections") as u64);
     let engine = Engine::open(settings.clone(), &opts.data_dir)?;
+    {
+        let (settings, conf, overrides) = (
+            settings.clone(),
+            opts.data_dir.join("steadydb.conf"),
+            opts.overrides.clone(),
+        );
+        let _ = engine
+            .reload
+            .set(Box::new(move || reload(&settings, &conf, &overrides)));
+    }
     let host = settings
         .show("listen_addresses")
         .unwrap_or_else(|| crate::constants::DEFAULT_LISTEN_ADDRESS.into());
@@ -175,6 +203,7 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
     let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::internal(e.to_string()))?;
+    let mut sighup = signal(SignalKind::hangup()).map_err(|e| Error::internal(e.to_string()))?;
     let mut failures = AcceptFailures::default();
     let place = addr.to_string();
     loop {
@@ -200,6 +229,11 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
             _ = sigint.recv() => {
                 tracing::info!("received SIGINT, shutting down");
                 break;
+            }
+            _ = sighup.recv() => {
+                tracing::info!("received SIGHUP, reloading configuration files");
+                let engine = engine.clone();
+                tokio::task::spawn_blocking(move || engine.reload_config());
             }
         }
     }

@@ -1217,6 +1217,26 @@ impl Binder {
                 arity(0)?;
                 (Func::BackendPid, DataType::Int4, vec![])
             }
+            "pg_reload_conf" => {
+                arity(0)?;
+                (Func::ReloadConf, DataType::Bool, vec![])
+            }
+            "pg_is_in_recovery" => {
+                arity(0)?;
+                (Func::IsInRecovery, DataType::Bool, vec![])
+            }
+            "pg_current_wal_lsn" | "pg_current_wal_flush_lsn" | "pg_current_wal_insert_lsn" => {
+                arity(0)?;
+                (Func::CurrentWalLsn, DataType::Text, vec![])
+            }
+            "pg_last_wal_receive_lsn" => {
+                arity(0)?;
+                (Func::LastWalReceiveLsn, DataType::Text, vec![])
+            }
+            "pg_last_wal_replay_lsn" => {
+                arity(0)?;
+                (Func::LastWalReplayLsn, DataType::Text, vec![])
+            }
             "current_setting" => {
                 arity(1)?;
                 let a = self.bind_text(&args[0], scope)?;

@@ -594,6 +594,10 @@ impl Executor<'_> {
     /// Whether COPY may load `table` straight into pages: this transaction created or
     /// truncated it and has written no rows to it otherwise.
     pub fn can_bulk_load(&self, table: &Table) -> bool {
+        // Pages written beside the log reach no standby: only with wal_level = minimal.
+        if !self.engine.settings.is("wal_level", "minimal") {
+            return false;
+        }
         if self.txn.writes.has_marks() {
             // A savepoint could not take back rows written straight to pages.
             return false;

@@ -63,6 +63,16 @@ pub enum Func {
     CurrentUser,
     BackendPid,
     CurrentSetting,
+    /// `pg_reload_conf()`.
+    ReloadConf,
+    /// `pg_is_in_recovery()`.
+    IsInRecovery,
+    /// `pg_current_wal_lsn()`, `pg_current_wal_flush_lsn()`, `pg_current_wal_insert_lsn()`.
+    CurrentWalLsn,
+    /// `pg_last_wal_receive_lsn()`.
+    LastWalReceiveLsn,
+    /// `pg_last_wal_replay_lsn()`.
+    LastWalReplayLsn,
     /// char(n) → text: drops trailing blanks, as PostgreSQL's bpchar-to-text conversion does.
     BpcharToText,
 }
@@ -500,6 +510,24 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
         Func::CurrentDatabase => Value::Text("postgres".into()),
         Func::CurrentUser => Value::Text(ctx.user.to_string()),
         Func::BackendPid => Value::Int4(ctx.backend_pid),
+        Func::ReloadConf => Value::Bool(ctx.engine.reload_config()),
+        Func::IsInRecovery => Value::Bool(ctx.engine.is_standby()),
+        Func::CurrentWalLsn => match ctx.engine.current_wal_location()? {
+            Some(l) => Value::Text(l.to_string()),
+            None => Value::Null,
+        },
+        Func::LastWalReceiveLsn => ctx
+            .engine
+            .standby_locations()
+            .map_or(Value::Null, |(received, _)| {
+                Value::Text(received.to_string())
+            }),
+        Func::LastWalReplayLsn => ctx
+            .engine
+            .standby_locations()
+            .map_or(Value::Null, |(_, replayed)| {
+                Value::Text(replayed.to_string())
+            }),
         Func::CurrentSetting => {
             let name = text_of(&vals[0]);
             match (ctx.settings)(&name) {

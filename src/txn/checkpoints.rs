@@ -122,6 +122,21 @@ pub struct Checkpoints {
     /// Set by a `CHECKPOINT` command or a shutdown: a paced checkpoint that is running
     /// finishes at full speed.
     hurry: Arc<AtomicBool>,
+    /// Whether a checkpoint is running, and how many base backups hold them off.
+    holds: Mutex<(bool, u32)>,
+    hold_changed: Condvar,
+}
+
+/// See [`Checkpoints::hold`].
+pub struct CheckpointHold {
+    checkpoints: Arc<Checkpoints>,
+}
+
+impl Drop for CheckpointHold {
+    fn drop(&mut self) {
+        self.checkpoints.holds.lock().1 -= 1;
+        self.checkpoints.hold_changed.notify_all();
+    }
 }
 
 /// The next estimate of a checkpoint cycle's WAL, after a cycle that wrote `distance`.
@@ -157,6 +172,8 @@ impl Checkpoints {
                 ..CheckpointerStats::default()
             }),
             hurry: Arc::default(),
+            holds: Mutex::new((false, 0)),
+            hold_changed: Condvar::new(),
         }
     }
 
@@ -295,8 +312,38 @@ impl Checkpoints {
         }
     }
 
-    /// Take one checkpoint now. A timed checkpoint when nothing changed is skipped.
+    /// Take one checkpoint now. A timed checkpoint when nothing changed is skipped. It
+    /// waits while a base backup holds checkpoints off ([`Checkpoints::hold`]).
     pub fn checkpoint(&self, txn: &TxnManager, reason: Reason) -> Result<()> {
+        {
+            let mut h = self.holds.lock();
+            while h.1 > 0 {
+                self.hold_changed.wait(&mut h);
+            }
+            h.0 = true;
+        }
+        let result = self.checkpoint_now(txn, reason);
+        self.holds.lock().0 = false;
+        self.hold_changed.notify_all();
+        result
+    }
+
+    /// Keep checkpoints from starting until the returned hold is dropped (waiting for one
+    /// that is running to end first): while it is held, the durable checkpoint's page
+    /// slots and map stay as they are and no log segment is retired, so a base backup can
+    /// copy them. Blocks the calling thread.
+    pub fn hold(self: &Arc<Self>) -> CheckpointHold {
+        let mut h = self.holds.lock();
+        while h.0 {
+            self.hold_changed.wait(&mut h);
+        }
+        h.1 += 1;
+        CheckpointHold {
+            checkpoints: self.clone(),
+        }
+    }
+
+    fn checkpoint_now(&self, txn: &TxnManager, reason: Reason) -> Result<()> {
         let started_at = Instant::now();
         let last = {
             let mut st = self.state.lock();

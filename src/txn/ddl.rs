@@ -90,7 +90,16 @@ pub fn commit_primary_key(
     load.flush()?;
     txn.sync_bulk_pages("ALTER TABLE");
     let (root, pages) = load.record()?;
-    let payload = records::encode_set_primary_key(table.id, &new_def, root, pages);
+    // With wal_level = replica the record names no pages (a standby has none of them):
+    // replay rebuilds the table under its new key from the rows it already has.
+    let payload = if txn
+        .wal_level_minimal
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        records::encode_set_primary_key(table.id, &new_def, root, pages)
+    } else {
+        records::encode_table_def(table.id, &new_def)
+    };
     let reservation = txn.reserve_log(payload.len())?;
     txn.commit_ddl(RecordKind::SetPrimaryKey, &payload, reservation, |lsn| {
         let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));

@@ -318,6 +318,12 @@ pub struct TxnManager {
     /// The lowest log position that replication (slots, walsenders) still needs; a
     /// checkpoint retires no segment at or above it. Set once by the engine.
     pub retention: OnceLock<RetentionFloor>,
+    /// `wal_level = minimal`: bulk loads may write pages that the log does not carry.
+    pub wal_level_minimal: AtomicBool,
+    /// A standby: the log comes from the primary and is replayed; nothing is appended.
+    in_recovery: AtomicBool,
+    /// On a standby, the end of the last replayed record: a checkpoint's redo LSN.
+    replayed_end: AtomicU64,
 }
 
 /// See [`TxnManager::retention`].
@@ -369,6 +375,9 @@ impl TxnManager {
                 refreshing: Mutex::new(()),
             },
             retention: OnceLock::new(),
+            wal_level_minimal: AtomicBool::new(false),
+            in_recovery: AtomicBool::new(false),
+            replayed_end: AtomicU64::new(0),
         }
     }
 
@@ -466,7 +475,7 @@ impl TxnManager {
 
     /// The oldest snapshot any session may still read at, or an older LSN (see
     /// [`CachedHorizon`]).
-    fn horizon(&self) -> Lsn {
+    pub(crate) fn horizon(&self) -> Lsn {
         let cache = &self.horizon;
         let now_us = cache.since.elapsed().as_micros() as u64;
         let at_us = cache.computed_at_us.load(Ordering::Acquire);
@@ -731,10 +740,49 @@ impl TxnManager {
     pub fn at_checkpoint_barrier<R>(&self, fix: impl FnOnce(Lsn) -> R) -> R {
         let _barrier = stages::write(Stage::CheckpointBarrier, &self.barrier);
         let end = match &self.wal {
+            // A standby's image holds what it has replayed, not all it has received.
+            Some(_) if self.in_recovery() => Lsn(self.replayed_end.load(Ordering::Acquire)),
             Some(wal) => wal.end_lsn(),
             None => Lsn(self.last_lsn.load(Ordering::Acquire)),
         };
         fix(end)
+    }
+
+    /// Whether this is a standby (in recovery: replaying the primary's log).
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery.load(Ordering::Acquire)
+    }
+
+    /// Become a standby, whose replay continues from `end` (recovery's end).
+    pub fn enter_recovery(&self, end: Lsn) {
+        self.replayed_end.store(end.0, Ordering::Release);
+        self.in_recovery.store(true, Ordering::Release);
+    }
+
+    /// The end of the last record a standby replayed.
+    pub fn replayed_end(&self) -> Lsn {
+        Lsn(self.replayed_end.load(Ordering::Acquire))
+    }
+
+    /// A standby replays one record it received, ending at `end`: under the checkpoint
+    /// barrier, as a commit installs, with older versions kept for the snapshots of the
+    /// standby's readers; then the record's end becomes `visible_lsn`, so readers see the
+    /// primary's commits in the primary's order.
+    pub fn replay_streamed(
+        &self,
+        kind: RecordKind,
+        payload: &[u8],
+        end: Lsn,
+        read_record: &mut records::ReadRecord<'_>,
+    ) -> Result<()> {
+        let barrier = stages::read(Stage::CheckpointBarrier, &self.barrier);
+        let horizon = self.horizon().min(end);
+        records::replay(&self.catalog, kind, payload, end, horizon, read_record)?;
+        self.last_lsn.store(end.0, Ordering::Release);
+        self.replayed_end.store(end.0, Ordering::Release);
+        drop(barrier);
+        self.visibility.replayed(end);
+        Ok(())
     }
 
     /// The first half of a commit, which never waits: log the commit record, take its
@@ -993,6 +1041,12 @@ impl TxnManager {
     /// Fails with 53100 when the log has no room for the record (the value is used up, as
     /// a value of a rolled-back transaction is).
     pub fn nextval(&self, seq: &Sequence) -> Result<(i64, Option<Lsn>)> {
+        if self.in_recovery() {
+            return Err(Error::new(
+                SqlState::READ_ONLY_SQL_TRANSACTION,
+                "cannot execute nextval() in a read-only transaction",
+            ));
+        }
         let v = seq.nextval();
         let mut logged_at = None;
         if let Some(wal) = &self.wal {

@@ -302,7 +302,7 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
 pub type ReadRecord<'a> = dyn FnMut(Lsn) -> Result<(RecordKind, Vec<u8>)> + 'a;
 
 /// Install one WriteSetPiece of the commit at `lsn`.
-fn replay_piece(catalog: &Catalog, payload: &[u8], lsn: Lsn) -> Result<()> {
+fn replay_piece(catalog: &Catalog, payload: &[u8], lsn: Lsn, horizon: Lsn) -> Result<()> {
     let mut r = Reader::new(payload);
     let id = TableId(r.u32()?);
     let mut rows = Vec::new();
@@ -311,18 +311,22 @@ fn replay_piece(catalog: &Catalog, payload: &[u8], lsn: Lsn) -> Result<()> {
     }
     // Rows of a table dropped later in the log are skipped with it.
     if let Some(table) = catalog.table_by_id(id) {
-        table.install(lsn, rows, false, lsn)?;
+        table.install(lsn, rows, false, horizon)?;
     }
     Ok(())
 }
 
 /// Apply one replayed record to the catalog and storage. `lsn` is the record's end.
 /// A commit's pieces are read back with `read_record`.
+///
+/// `horizon`: the oldest snapshot that may still read the versions this record replaces
+/// (`lsn` in crash recovery, where nobody reads; a standby's readers' oldest snapshot).
 pub fn replay(
     catalog: &Catalog,
     kind: RecordKind,
     payload: &[u8],
     lsn: Lsn,
+    horizon: Lsn,
     read_record: &mut ReadRecord<'_>,
 ) -> Result<()> {
     let mut r = Reader::new(payload);
@@ -377,7 +381,7 @@ pub fn replay(
             for t in commit.tables {
                 // Rows of a table dropped later in the log are skipped with it.
                 if let Some(table) = catalog.table_by_id(t.id) {
-                    table.install(lsn, t.rows, t.truncated, lsn)?;
+                    table.install(lsn, t.rows, t.truncated, horizon)?;
                 }
             }
             // After the tables' truncations, which the pieces' rows follow.
@@ -388,14 +392,14 @@ pub fn replay(
                         "the commit at {lsn} names a {kind:?} record at {at} as its piece"
                     )));
                 }
-                replay_piece(catalog, &piece, lsn)?;
+                replay_piece(catalog, &piece, lsn, horizon)?;
             }
             for load in commit.loads {
                 // A load into a table dropped by now is not claimed: its ids and slots
                 // stay free.
                 if let Some(table) = catalog.table_by_id(load.table) {
                     catalog.pool().claim(&load.pages, lsn)?;
-                    table.adopt(lsn, BTree::open(load.root), lsn)?;
+                    table.adopt(lsn, BTree::open(load.root), horizon)?;
                 }
             }
         }

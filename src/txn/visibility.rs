@@ -168,6 +168,13 @@ impl VisibilityTracker {
         self.visible.wait_async(lsn).await
     }
 
+    /// A standby replayed the log up to `end`: its readers see everything below it.
+    pub fn replayed(&self, end: Lsn) {
+        if end > self.visible.get() {
+            self.visible.publish(end);
+        }
+    }
+
     /// Set the starting point (after recovery).
     pub fn reset(&self, lsn: Lsn) {
         self.visible.reset(lsn);

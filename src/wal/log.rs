@@ -557,6 +557,8 @@ pub struct Wal {
     /// Wakes appenders waiting for room in a full buffer.
     drained: Condvar,
     segments: Mutex<Segments>,
+    /// Segments a standby wrote received log to since its last sync.
+    received_unsynced: Mutex<Vec<u64>>,
     /// The single published durability point: everything below it is on disk.
     flushed: LsnWatch,
     /// Held by whoever is flushing (the flusher or a leading committer).
@@ -945,6 +947,7 @@ impl Wal {
             appended: Condvar::new(),
             drained: Condvar::new(),
             segments: Mutex::new(segments),
+            received_unsynced: Mutex::new(Vec::new()),
             flushed: LsnWatch::new(Lsn(pos)),
             flushing: Mutex::new(()),
             after_flush: OnceLock::new(),
@@ -1125,6 +1128,56 @@ impl Wal {
             self.after_flush.set(f).is_ok(),
             "the after-flush hook is set once"
         );
+    }
+
+    /// A standby writes log bytes it received from its primary at their own positions
+    /// (the stream carries the primary's log byte for byte), building segments as the
+    /// flusher does. They are durable only after [`Wal::sync_received`].
+    pub fn receive(&self, at: Lsn, data: &[u8]) -> std::io::Result<()> {
+        let mut touched = Vec::new();
+        let mut segs = self.segments.lock();
+        segs.write(at.0, data, &mut touched)?;
+        let mut unsynced = self.received_unsynced.lock();
+        for n in touched {
+            if !unsynced.contains(&n) {
+                unsynced.push(n);
+            }
+        }
+        Ok(())
+    }
+
+    /// Make the received log durable up to `upto` (everything received so far) and
+    /// publish it as `flushed_lsn`. A failed sync stops the server, as the flusher's does.
+    pub fn sync_received(&self, upto: Lsn) {
+        let _flushing = self.flushing.lock();
+        let touched = std::mem::take(&mut *self.received_unsynced.lock());
+        if self.opts.fsync {
+            let mut segs = self.segments.lock();
+            for n in touched {
+                let f = match segs.file(n, false) {
+                    Ok(f) => f,
+                    Err(e) => fatal("open a WAL segment to sync it", &e),
+                };
+                if let Err(e) = f.sync_data() {
+                    fatal("fdatasync the WAL", &e);
+                }
+            }
+            self.stats.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        {
+            let mut st = self.state.lock();
+            st.end = st.end.max(upto);
+        }
+        self.claimed_end.fetch_max(upto.0, Ordering::AcqRel);
+        if upto > self.flushed_lsn() {
+            self.flushed.publish(upto);
+        }
+    }
+
+    /// A reader of this log's records by position (a standby's replay reads the pieces
+    /// of a large commit back with it).
+    pub fn record_reader(&self) -> RecordReader {
+        RecordReader::new(self.disk.clone(), &self.dir, &self.opts)
     }
 
     /// The directory of the segment files.

@@ -333,7 +333,7 @@ pub async fn run<S: Transport>(
     let (pid, secret) = state.session.backend_key();
     *io.shared().backend_key.lock() = Some((pid, secret));
     tracing::debug!(user = %params.user, database = %params.database, pid, "session started");
-    startup::greeting(&mut io.output, &params, pid, secret);
+    startup::greeting(&mut io.output, &params, pid, secret, engine.is_standby());
     io.flush().await;
     if params.replication {
         return super::walsender::serve(io, state, engine, &params, client).await;

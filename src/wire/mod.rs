@@ -79,6 +79,7 @@
 //! - The FunctionCall message is answered with ERROR 0A000.
 
 mod backend;
+mod basebackup;
 mod connection;
 mod copy;
 mod extended;

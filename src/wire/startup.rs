@@ -244,14 +244,21 @@ fn accept(
 }
 
 /// AuthenticationOk (trust), the ParameterStatus reports, BackendKeyData and ReadyForQuery.
-pub fn greeting(out: &mut Output, params: &StartupParams, pid: i32, secret: i32) {
+pub fn greeting(
+    out: &mut Output,
+    params: &StartupParams,
+    pid: i32,
+    secret: i32,
+    hot_standby: bool,
+) {
+    let on_off = |b: bool| if b { "on" } else { "off" };
     out.message(&PgWireBackendMessage::Authentication(Authentication::Ok));
     let reports: [(&str, &str); 13] = [
         ("application_name", &params.application_name),
         ("client_encoding", params.client_encoding),
         ("DateStyle", "ISO, MDY"),
-        ("default_transaction_read_only", "off"),
-        ("in_hot_standby", "off"),
+        ("default_transaction_read_only", on_off(hot_standby)),
+        ("in_hot_standby", on_off(hot_standby)),
         ("integer_datetimes", "on"),
         ("IntervalStyle", "postgres"),
         ("is_superuser", "on"),

@@ -323,7 +323,7 @@ fn greeting_reports_parameters() {
         client_encoding: "UTF8",
         replication: false,
     };
-    greeting(&mut out, &params, 42, 7);
+    greeting(&mut out, &params, 42, 7, false);
     let mut w = Vec::new();
     block_on(out.flush_to(&mut w)).unwrap();
     let msgs = split(&w);

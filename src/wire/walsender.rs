@@ -100,6 +100,7 @@ pub async fn serve<S: Transport>(
             "START_REPLICATION" => {
                 start_replication(io, engine, state, params, client, &words[1..]).await
             }
+            "STEADYDB_BASE_BACKUP" => super::basebackup::send(io, engine).await,
             "BASE_BACKUP" => Err(Error::unsupported(
                 "BASE_BACKUP is not supported: SteadyDB's pages are not PostgreSQL's",
             )
@@ -122,6 +123,23 @@ pub async fn serve<S: Transport>(
             return;
         }
     }
+}
+
+/// Streaming needs a primary whose log carries every change.
+pub fn check_can_stream(engine: &Engine) -> Result<()> {
+    if engine.is_standby() {
+        return Err(Error::unsupported(
+            "cascading replication is not supported: stream from the primary",
+        ));
+    }
+    if engine.settings.is("wal_level", "minimal") {
+        return Err(Error::new(
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "WAL streaming requires wal_level \"replica\"",
+        )
+        .with_hint("Set wal_level = replica and restart: with minimal, bulk loads write pages a standby never receives."));
+    }
+    Ok(())
 }
 
 /// What happens after a command.
@@ -424,6 +442,7 @@ async fn start_replication<S: Transport>(
     words: &[String],
 ) -> Result<Done> {
     let cmd = parse_start(words)?;
+    check_can_stream(engine)?;
     let repl = &engine.repl;
     let wal = engine
         .txn

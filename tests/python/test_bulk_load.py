@@ -10,6 +10,8 @@ from crash_util import nodes  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.steadydb_only
 
+# Bulk loads write pages beside the log only with wal_level = minimal (no standby could
+# replay them).
 ROWS = 50_000
 
 
@@ -33,7 +35,7 @@ def expected(first: int, rows: int, width: int = 100) -> tuple[int, int, int]:
 
 @pytest.mark.timeout(180)
 def test_truncate_and_copy_writes_pages_not_log_and_survives_a_crash(nodes):
-    node = nodes().start()
+    node = nodes({"wal_level": "minimal"}).start()
     with node.connect() as conn:
         conn.execute("create table t (k int, v text)")
         copy_rows(conn, "t", 1, 1000)
@@ -67,7 +69,7 @@ def test_truncate_and_copy_writes_pages_not_log_and_survives_a_crash(nodes):
 
 @pytest.mark.timeout(120)
 def test_a_load_that_fails_or_rolls_back_leaves_nothing(nodes):
-    node = nodes().start()
+    node = nodes({"wal_level": "minimal"}).start()
     with node.connect() as conn:
         conn.execute("create table t (k int primary key, v text)")
         copy_rows(conn, "t", 1, 100)
@@ -100,7 +102,7 @@ def test_a_load_that_fails_or_rolls_back_leaves_nothing(nodes):
 
 @pytest.mark.timeout(120)
 def test_the_loading_transaction_reads_its_load_and_others_keep_their_snapshot(nodes):
-    node = nodes().start()
+    node = nodes({"wal_level": "minimal"}).start()
     with node.connect() as conn, node.connect() as reader:
         conn.execute("create table t (k int primary key, v text)")
         copy_rows(conn, "t", 1, 10)
@@ -133,7 +135,7 @@ def test_the_loading_transaction_reads_its_load_and_others_keep_their_snapshot(n
 
 @pytest.mark.timeout(180)
 def test_add_primary_key_writes_pages_not_log_and_survives_a_crash(nodes):
-    node = nodes().start()
+    node = nodes({"wal_level": "minimal"}).start()
     keys = list(range(1, ROWS + 1, 2)) + list(range(2, ROWS + 1, 2))
     with node.connect() as conn:
         conn.execute("create table t (k int, v text)")
@@ -172,7 +174,7 @@ def test_add_primary_key_writes_pages_not_log_and_survives_a_crash(nodes):
 def test_char_columns_read_back_padded_from_pages_and_from_the_log(nodes):
     """char(n) values are stored without their trailing blanks (in pages and in log
     records) and read back padded, however the row reached storage."""
-    node = nodes().start()
+    node = nodes({"wal_level": "minimal"}).start()
     with node.connect() as conn:
         with conn.transaction():
             conn.execute("create table c (k int primary key, f char(84), s char(3))")

@@ -83,6 +83,10 @@ impl Session {
 
     /// Whether the current (or next) transaction is read-only.
     pub(super) fn txn_read_only(&self) -> bool {
+        // A standby's transactions are all read-only, as in PostgreSQL's hot standby.
+        if self.engine.is_standby() {
+            return true;
+        }
         match &self.txn {
             Some(t) => t.read_only,
             None => self.setting_is("default_transaction_read_only", "on"),
@@ -97,6 +101,9 @@ impl Session {
             ));
             return command(tag);
         }
+        if modes.read_only == Some(false) && self.engine.is_standby() {
+            return Err(read_write_in_recovery());
+        }
         let default = self.default_isolation();
         let default_read_only = self.setting_is("default_transaction_read_only", "on");
         let t = self.txn();
@@ -109,6 +116,9 @@ impl Session {
     }
 
     fn set_transaction(&mut self, modes: TxnModes) -> Result<Outcome> {
+        if modes.read_only == Some(false) && self.engine.is_standby() {
+            return Err(read_write_in_recovery());
+        }
         let Some(t) = self.block() else {
             self.warn(only_in_block("SET TRANSACTION"));
             return command("SET");
@@ -252,4 +262,9 @@ impl Session {
         };
         Isolation::from_name(&name).unwrap_or(Isolation::ReadCommitted)
     }
+}
+
+/// `READ WRITE` on a standby.
+fn read_write_in_recovery() -> Error {
+    Error::unsupported("cannot set transaction read-write mode during recovery")
 }

@@ -1,0 +1,753 @@
+//! The standby's side: the walreceiver. It connects to the primary named by
+//! `primary_conninfo` over the replication protocol, streams the log from where its own
+//! log ends, writes it at the same positions, makes it durable, and replays each complete
+//! record through the same code crash recovery uses. After each batch it reports three
+//! positions to the primary: written (before the sync), flushed (after it) and applied
+//! (after replay), so a commit waiting at `remote_write`, `on` or `remote_apply` is
+//! released as soon as its level is met here.
+//!
+//! One thread does all of it, in that order, so the applied position never passes the
+//! flushed one and a record is replayed only once it is durable: a standby that crashes
+//! replays it again from its own log. The connection is retried every second while the
+//! primary is away; the standby keeps serving reads at its applied position meanwhile.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::location::{Layout, WalLocation, SEGMENT_HEADER_BYTES};
+use crate::error::{Error, Result, SqlState};
+use crate::settings::Settings;
+use crate::txn::TxnManager;
+use crate::wal::record::{check_header, check_record, Invalid, RECORD_HEADER_BYTES};
+use crate::wal::{Lsn, Wal};
+
+/// The largest message accepted from the primary (XLogData carries at most 128 KiB).
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
+/// How long one read waits before the loop looks at its timers and the stop flag.
+const READ_POLL: Duration = Duration::from_millis(100);
+/// Between connection attempts.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+/// `primary_conninfo`, in libpq's `keyword=value` form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conninfo {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub application_name: String,
+}
+
+pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
+    let mut c = Conninfo {
+        host: "127.0.0.1".into(),
+        port: 5432,
+        user: "postgres".into(),
+        application_name: "walreceiver".into(),
+    };
+    let bad = |why: String| {
+        Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid primary_conninfo: {why}"),
+        )
+    };
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let key: String = chars
+            .by_ref()
+            .take_while(|&c| c != '=')
+            .collect::<String>()
+            .trim()
+            .to_string();
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('\\') => value.extend(chars.next()),
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => return Err(bad("unterminated quoted string".into())),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                value.push(c);
+                chars.next();
+            }
+        }
+        match key.as_str() {
+            "host" | "hostaddr" => {
+                c.host = if value == "localhost" {
+                    "127.0.0.1".into()
+                } else {
+                    value
+                }
+            }
+            "port" => {
+                c.port = value
+                    .parse()
+                    .map_err(|_| bad(format!("invalid port \"{value}\"")))?
+            }
+            "user" => c.user = value,
+            "application_name" => c.application_name = value,
+            "dbname"
+            | "password"
+            | "sslmode"
+            | "connect_timeout"
+            | "options"
+            | "channel_binding"
+            | "keepalives"
+            | "target_session_attrs"
+            | "gssencmode"
+            | "passfile" => {}
+            "" => return Err(bad("missing keyword".into())),
+            other => return Err(bad(format!("invalid connection option \"{other}\""))),
+        }
+    }
+    Ok(c)
+}
+
+/// What a standby shows of its walreceiver (`pg_stat_wal_receiver`,
+/// `pg_last_wal_receive_lsn()`, `pg_last_wal_replay_lsn()`).
+pub struct ReceiverStatus {
+    pub conninfo: Conninfo,
+    pub slot: Option<String>,
+    pub timeline: u32,
+    status: Mutex<&'static str>,
+    pub receive_start: AtomicU64,
+    pub written: AtomicU64,
+    pub flushed: AtomicU64,
+    pub applied: AtomicU64,
+    pub latest_end: AtomicU64,
+    pub last_send_us: AtomicI64,
+    pub last_receipt_us: AtomicI64,
+    pub latest_end_us: AtomicI64,
+    stop: AtomicBool,
+}
+
+impl ReceiverStatus {
+    pub fn new(conninfo: Conninfo, slot: Option<String>, timeline: u32) -> ReceiverStatus {
+        ReceiverStatus {
+            conninfo,
+            slot,
+            timeline,
+            status: Mutex::new("starting"),
+            receive_start: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            flushed: AtomicU64::new(0),
+            applied: AtomicU64::new(0),
+            latest_end: AtomicU64::new(0),
+            last_send_us: AtomicI64::new(0),
+            last_receipt_us: AtomicI64::new(0),
+            latest_end_us: AtomicI64::new(0),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    pub fn status(&self) -> &'static str {
+        *self.status.lock()
+    }
+
+    fn set_status(&self, s: &'static str) {
+        *self.status.lock() = s;
+    }
+
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// A client connection speaking the replication protocol, with its own input buffer so
+/// that a read that times out never loses part of a message.
+pub(crate) struct Client {
+    stream: TcpStream,
+    input: Vec<u8>,
+    start: usize,
+}
+
+pub(crate) enum Polled {
+    Message(u8, Vec<u8>),
+    Nothing,
+}
+
+fn conn_error(what: String) -> Error {
+    Error::new(SqlState::CONNECTION_FAILURE, what)
+}
+
+impl Client {
+    pub(crate) fn connect(c: &Conninfo) -> Result<Client> {
+        let addr = format!("{}:{}", c.host, c.port);
+        let addrs = std::net::ToSocketAddrs::to_socket_addrs(&addr).map_err(|e| {
+            conn_error(format!("could not translate host name \"{}\": {e}", c.host))
+        })?;
+        let mut last = None;
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, Duration::from_secs(10)) {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    stream
+                        .set_read_timeout(Some(READ_POLL))
+                        .map_err(|e| conn_error(e.to_string()))?;
+                    let mut client = Client {
+                        stream,
+                        input: Vec::with_capacity(256 * 1024),
+                        start: 0,
+                    };
+                    client.startup(c)?;
+                    return Ok(client);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(conn_error(format!(
+            "could not connect to the primary server at {addr}: {}",
+            last.map_or("no address".to_string(), |e| e.to_string())
+        )))
+    }
+
+    pub(crate) fn send(&mut self, tag: Option<u8>, body: &[u8]) -> Result<()> {
+        let mut msg = Vec::with_capacity(body.len() + 5);
+        msg.extend(tag);
+        msg.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        msg.extend_from_slice(body);
+        self.stream
+            .write_all(&msg)
+            .map_err(|e| conn_error(format!("could not send data to WAL stream: {e}")))
+    }
+
+    fn startup(&mut self, c: &Conninfo) -> Result<()> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&196608i32.to_be_bytes());
+        for (k, v) in [
+            ("user", c.user.as_str()),
+            ("database", "replication"),
+            ("replication", "true"),
+            ("application_name", c.application_name.as_str()),
+        ] {
+            body.extend_from_slice(k.as_bytes());
+            body.push(0);
+            body.extend_from_slice(v.as_bytes());
+            body.push(0);
+        }
+        body.push(0);
+        self.send(None, &body)?;
+        loop {
+            let (tag, body) = self.message(Duration::from_secs(30))?;
+            match tag {
+                b'R' if body.get(..4) == Some(&[0, 0, 0, 0]) => {}
+                b'R' => {
+                    return Err(conn_error(
+                        "the primary asks for an authentication method the walreceiver does not support".into(),
+                    ))
+                }
+                b'E' => return Err(server_error(&body)),
+                b'Z' => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Poll for one message: `Nothing` when none arrived within one read's wait.
+    pub(crate) fn poll(&mut self) -> Result<Polled> {
+        if let Some(m) = self.take() {
+            return Ok(Polled::Message(m.0, m.1));
+        }
+        if self.start > 0 && self.start == self.input.len() {
+            self.input.clear();
+            self.start = 0;
+        } else if self.start > 128 * 1024 {
+            self.input.drain(..self.start);
+            self.start = 0;
+        }
+        let old = self.input.len();
+        self.input.resize(old + 128 * 1024, 0);
+        let got = self.stream.read(&mut self.input[old..]);
+        match got {
+            Ok(0) => {
+                self.input.truncate(old);
+                Err(conn_error("the primary closed the connection".into()))
+            }
+            Ok(n) => {
+                self.input.truncate(old + n);
+                Ok(match self.take() {
+                    Some((t, b)) => Polled::Message(t, b),
+                    None => Polled::Nothing,
+                })
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                self.input.truncate(old);
+                Ok(Polled::Nothing)
+            }
+            Err(e) => {
+                self.input.truncate(old);
+                Err(conn_error(format!(
+                    "could not receive data from WAL stream: {e}"
+                )))
+            }
+        }
+    }
+
+    fn take(&mut self) -> Option<(u8, Vec<u8>)> {
+        let buf = &self.input[self.start..];
+        if buf.len() < 5 {
+            return None;
+        }
+        let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+        if buf.len() < 1 + len {
+            return None;
+        }
+        let tag = buf[0];
+        let body = buf[5..1 + len].to_vec();
+        self.start += 1 + len;
+        Some((tag, body))
+    }
+
+    /// The next message within `wait`.
+    pub(crate) fn message(&mut self, wait: Duration) -> Result<(u8, Vec<u8>)> {
+        let until = Instant::now() + wait;
+        loop {
+            if let Some(buf) = self.input.get(self.start..self.start + 5) {
+                let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]);
+                if len < 4 || len as usize > MAX_MESSAGE_BYTES {
+                    return Err(conn_error(format!(
+                        "invalid message length {len} from the primary"
+                    )));
+                }
+            }
+            match self.poll()? {
+                Polled::Message(t, b) => return Ok((t, b)),
+                Polled::Nothing if Instant::now() >= until => {
+                    return Err(conn_error("timed out waiting for the primary".into()))
+                }
+                Polled::Nothing => {}
+            }
+        }
+    }
+
+    /// A simple query's rows, as text.
+    pub(crate) fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut body = sql.as_bytes().to_vec();
+        body.push(0);
+        self.send(Some(b'Q'), &body)?;
+        let mut rows = Vec::new();
+        let mut error = None;
+        loop {
+            let (tag, body) = self.message(Duration::from_secs(30))?;
+            match tag {
+                b'D' => rows.push(data_row_text(&body)),
+                b'E' => error = Some(server_error(&body)),
+                b'Z' => break,
+                _ => {}
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
+    }
+}
+
+pub(crate) fn data_row_text(body: &[u8]) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let n = body
+        .get(..2)
+        .map_or(0, |b| i16::from_be_bytes([b[0], b[1]]).max(0) as usize);
+    let mut at = 2;
+    for _ in 0..n {
+        let Some(len) = body.get(at..at + 4) else {
+            break;
+        };
+        let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+        at += 4;
+        if len < 0 {
+            out.push(None);
+            continue;
+        }
+        let end = (at + len as usize).min(body.len());
+        out.push(Some(String::from_utf8_lossy(&body[at..end]).into_owned()));
+        at = end;
+    }
+    out
+}
+
+/// An ErrorResponse from the primary, as an error here.
+pub(crate) fn server_error(body: &[u8]) -> Error {
+    let mut code = String::new();
+    let mut message = String::from("error from the primary");
+    for field in body.split(|&b| b == 0) {
+        match field.first() {
+            Some(b'C') => code = String::from_utf8_lossy(&field[1..]).into_owned(),
+            Some(b'M') => message = String::from_utf8_lossy(&field[1..]).into_owned(),
+            _ => {}
+        }
+    }
+    Error::new(
+        SqlState::CONNECTION_FAILURE,
+        format!("the primary server reported an error: {message} (SQLSTATE {code})"),
+    )
+}
+
+/// What the receiver works with.
+pub struct Receiver {
+    pub status: Arc<ReceiverStatus>,
+    pub txn: Arc<TxnManager>,
+    pub wal: Arc<Wal>,
+    pub settings: Arc<Settings>,
+    pub system_id: u64,
+    pub layout: Layout,
+}
+
+/// The replay side: log bytes received since the last replayed record.
+struct Replay {
+    /// Where `pending[start..]` begins in the log.
+    at: Lsn,
+    pending: Vec<u8>,
+    start: usize,
+}
+
+impl Replay {
+    fn add(&mut self, bytes: &[u8]) {
+        if self.start > 0 && self.start >= self.pending.len() / 2 {
+            self.pending.drain(..self.start);
+            self.start = 0;
+        }
+        self.pending.extend_from_slice(bytes);
+    }
+
+    /// Replay every complete record; returns whether any was.
+    fn run(&mut self, txn: &TxnManager, wal: &Wal) -> bool {
+        let mut reader = wal.record_reader();
+        let mut any = false;
+        loop {
+            let buf = &self.pending[self.start..];
+            let Some(header) = buf.get(..16) else { break };
+            let header: [u8; 16] = match header.try_into() {
+                Ok(h) => h,
+                Err(_) => break,
+            };
+            let len = match check_header(&header, self.at) {
+                Ok(len) => len,
+                Err(Invalid::End) => break,
+                Err(why) => crate::error::stop_server(&format!(
+                    "invalid record received from the primary at {}: {why:?}",
+                    self.at
+                )),
+            };
+            if buf.len() < len {
+                break;
+            }
+            let kind = match check_record(&buf[..len]) {
+                Ok(k) => k,
+                Err(why) => crate::error::stop_server(&format!(
+                    "invalid record received from the primary at {}: {why:?}",
+                    self.at
+                )),
+            };
+            let end = Lsn(self.at.0 + len as u64);
+            let payload = &buf[RECORD_HEADER_BYTES..len];
+            if let Err(e) = txn.replay_streamed(kind, payload, end, &mut |at| reader.read(at)) {
+                crate::error::stop_server(&format!(
+                    "could not replay the record at {}: {e}",
+                    self.at
+                ));
+            }
+            self.at = end;
+            self.start += len;
+            any = true;
+        }
+        any
+    }
+}
+
+impl Receiver {
+    /// Run until stopped: stream, write, sync, replay, report; reconnect on failure.
+    pub fn run(&self) {
+        let end = self.wal.flushed_lsn();
+        let mut replay = Replay {
+            at: self.txn.replayed_end().max(end),
+            pending: Vec::new(),
+            start: 0,
+        };
+        let loc = |l: Lsn| self.layout.location(l).0;
+        self.status.applied.store(loc(replay.at), Ordering::Release);
+        self.status.flushed.store(loc(end), Ordering::Release);
+        while !self.status.stopping() {
+            self.status.set_status("starting");
+            match self.stream(&mut replay) {
+                Ok(()) => {}
+                Err(e) => {
+                    tracing::warn!("walreceiver: {}", e.message);
+                }
+            }
+            self.status.set_status("waiting");
+            let until = Instant::now() + RETRY_PAUSE;
+            while Instant::now() < until && !self.status.stopping() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        self.status.set_status("stopping");
+    }
+
+    fn report(&self, client: &mut Client, reply_requested: bool) -> Result<()> {
+        let s = &self.status;
+        let mut body = vec![b'r'];
+        for v in [&s.written, &s.flushed, &s.applied] {
+            body.extend_from_slice(&v.load(Ordering::Acquire).to_be_bytes());
+        }
+        body.extend_from_slice(&crate::types::now_us().to_be_bytes());
+        body.push(u8::from(reply_requested));
+        client.send(Some(b'd'), &body)
+    }
+
+    fn stream(&self, replay: &mut Replay) -> Result<()> {
+        let c = &self.status.conninfo;
+        let mut client = Client::connect(c)?;
+        let rows = client.query("IDENTIFY_SYSTEM")?;
+        let row = rows
+            .first()
+            .ok_or_else(|| conn_error("IDENTIFY_SYSTEM returned no row".into()))?;
+        let system_id: u64 = row
+            .first()
+            .cloned()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| conn_error("IDENTIFY_SYSTEM returned no system identifier".into()))?;
+        if system_id != self.system_id {
+            return Err(conn_error(format!(
+                "database system identifier differs between the primary and standby: the primary's identifier is {system_id}, the standby's identifier is {}",
+                self.system_id
+            )));
+        }
+        let primary_timeline: u32 = row
+            .get(1)
+            .cloned()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if primary_timeline < self.status.timeline {
+            return Err(conn_error(format!(
+                "highest timeline {primary_timeline} of the primary is behind recovery timeline {}",
+                self.status.timeline
+            )));
+        }
+        let start = self.wal.flushed_lsn();
+        let start_loc = self.layout.location(start);
+        let slot = match &self.status.slot {
+            Some(s) => format!("SLOT \"{s}\" "),
+            None => String::new(),
+        };
+        let cmd = format!(
+            "START_REPLICATION {slot}PHYSICAL {start_loc} TIMELINE {}",
+            self.status.timeline
+        );
+        let mut body = cmd.into_bytes();
+        body.push(0);
+        client.send(Some(b'Q'), &body)?;
+        loop {
+            let (tag, body) = client.message(Duration::from_secs(30))?;
+            match tag {
+                b'W' => break,
+                b'E' => return Err(server_error(&body)),
+                _ => {}
+            }
+        }
+        tracing::info!(
+            "started streaming WAL from primary at {start_loc} on timeline {}",
+            self.status.timeline
+        );
+        self.status.set_status("streaming");
+        self.status
+            .receive_start
+            .store(start_loc.0, Ordering::Release);
+        let mut received = start;
+        let status_interval = Duration::from_secs(
+            self.settings.get_int("wal_receiver_status_interval").max(0) as u64,
+        );
+        let timeout_ms = self.settings.get_int("wal_receiver_timeout").max(0) as u64;
+        let mut last_report = Instant::now();
+        let mut last_heard = Instant::now();
+        loop {
+            if self.status.stopping() {
+                let _ = client.send(Some(b'c'), &[]);
+                return Ok(());
+            }
+            let mut wrote = false;
+            let mut reply_requested = false;
+            // Everything that has arrived, then one sync and one round of reports.
+            loop {
+                match client.poll()? {
+                    Polled::Nothing => break,
+                    Polled::Message(b'd', body) => {
+                        last_heard = Instant::now();
+                        match body.first() {
+                            Some(b'w') if body.len() >= 25 => {
+                                let data_start = WalLocation(be_u64(&body[1..9]));
+                                let wal_end = be_u64(&body[9..17]);
+                                self.note_message(be_u64(&body[17..25]) as i64, wal_end);
+                                received = self.write(data_start, &body[25..], received, replay)?;
+                                self.status
+                                    .written
+                                    .store(self.layout.location(received).0, Ordering::Release);
+                                wrote = true;
+                            }
+                            Some(b'k') if body.len() >= 18 => {
+                                self.note_message(be_u64(&body[9..17]) as i64, be_u64(&body[1..9]));
+                                reply_requested |= body[17] != 0;
+                            }
+                            _ => {}
+                        }
+                        if client.input.len() - client.start < 5 {
+                            break;
+                        }
+                    }
+                    Polled::Message(b'c', _) => {
+                        tracing::info!("replication terminated by the primary");
+                        let _ = client.send(Some(b'c'), &[]);
+                        return Ok(());
+                    }
+                    Polled::Message(b'E', body) => return Err(server_error(&body)),
+                    Polled::Message(_, _) => {}
+                }
+            }
+            if wrote {
+                // Written: a remote_write commit may go on.
+                self.report(&mut client, false)?;
+                self.wal.sync_received(received);
+                self.status
+                    .flushed
+                    .store(self.layout.location(received).0, Ordering::Release);
+                self.report(&mut client, false)?;
+                if replay.run(&self.txn, &self.wal) {
+                    self.status
+                        .applied
+                        .store(self.layout.location(replay.at).0, Ordering::Release);
+                    self.report(&mut client, false)?;
+                }
+                last_report = Instant::now();
+            } else if reply_requested
+                || (!status_interval.is_zero() && last_report.elapsed() >= status_interval)
+            {
+                self.report(&mut client, false)?;
+                last_report = Instant::now();
+            }
+            if timeout_ms > 0 && last_heard.elapsed() >= Duration::from_millis(timeout_ms) {
+                return Err(conn_error("terminating walreceiver due to timeout".into()));
+            }
+        }
+    }
+
+    fn note_message(&self, send_us: i64, wal_end: u64) {
+        let now = crate::types::now_us();
+        self.status.last_send_us.store(send_us, Ordering::Release);
+        self.status.last_receipt_us.store(now, Ordering::Release);
+        if wal_end > self.status.latest_end.swap(wal_end, Ordering::AcqRel) {
+            self.status.latest_end_us.store(now, Ordering::Release);
+        }
+    }
+
+    /// Write one XLogData's bytes: segment headers are skipped (ours are the same bytes),
+    /// log bytes go to their positions. Returns the new end of what was received.
+    fn write(
+        &self,
+        start: WalLocation,
+        data: &[u8],
+        received: Lsn,
+        replay: &mut Replay,
+    ) -> Result<Lsn> {
+        let seg = self.layout.segment_bytes;
+        let mut loc = start.0;
+        let mut rest = data;
+        let mut end = received;
+        while !rest.is_empty() {
+            let off = loc % seg;
+            let in_segment = ((seg - off) as usize).min(rest.len());
+            let (piece, tail) = rest.split_at(in_segment);
+            let skip = SEGMENT_HEADER_BYTES
+                .saturating_sub(off)
+                .min(piece.len() as u64) as usize;
+            let log_bytes = &piece[skip..];
+            let at = self.layout.lsn(WalLocation(loc + skip as u64));
+            if !log_bytes.is_empty() {
+                if at > end {
+                    return Err(conn_error(format!(
+                        "the primary sent log from {} but the standby has it only up to {}",
+                        self.layout.location(at),
+                        self.layout.location(end)
+                    )));
+                }
+                let new_end = Lsn(at.0 + log_bytes.len() as u64);
+                if new_end > end {
+                    // Bytes this standby already has are not written or replayed again.
+                    let fresh = &log_bytes[(end.0 - at.0) as usize..];
+                    self.wal.receive(end, fresh).map_err(|e| {
+                        Error::new(
+                            SqlState::IO_ERROR,
+                            format!("could not write received WAL: {e}"),
+                        )
+                    })?;
+                    if end >= replay.at {
+                        replay.add(fresh);
+                    }
+                    end = new_end;
+                }
+            }
+            loc += in_segment as u64;
+            rest = tail;
+        }
+        Ok(end)
+    }
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_be_bytes(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conninfo_in_keyword_form() {
+        let c =
+            parse_conninfo("host=localhost port=5433 user=repl application_name='s 1'").unwrap();
+        assert_eq!(
+            c,
+            Conninfo {
+                host: "127.0.0.1".into(),
+                port: 5433,
+                user: "repl".into(),
+                application_name: "s 1".into()
+            }
+        );
+        assert!(parse_conninfo("port=x").is_err());
+        assert!(parse_conninfo("bogus=1").is_err());
+    }
+}
