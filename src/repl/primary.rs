@@ -274,13 +274,18 @@ impl Replication {
         let now = crate::types::now_us();
         let mut became_streaming = false;
         self.with_sender(id, |s| {
+            let advanced = s.sent_times.back().is_none_or(|&(l, _)| l < upto);
             s.sent = upto;
-            if s.sent_times.len() >= LAG_SAMPLES {
+            if !advanced {
+                // Nothing new was sent: the lag of what is out stays measured from its send.
+            } else if s.sent_times.len() >= LAG_SAMPLES {
                 // Thin out: keep every other sample.
                 let kept: VecDeque<_> = s.sent_times.iter().step_by(2).cloned().collect();
                 s.sent_times = kept;
+                s.sent_times.push_back((upto, now));
+            } else {
+                s.sent_times.push_back((upto, now));
             }
-            s.sent_times.push_back((upto, now));
             if caught_up && s.state == SenderState::Catchup {
                 s.state = SenderState::Streaming;
                 became_streaming = true;

@@ -1217,6 +1217,12 @@ impl Binder {
                 arity(0)?;
                 (Func::BackendPid, DataType::Int4, vec![])
             }
+            "pg_cancel_backend" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let a = self.coerce(t, DataType::Int4)?;
+                (Func::CancelBackend, DataType::Bool, vec![a])
+            }
             "pg_reload_conf" => {
                 arity(0)?;
                 (Func::ReloadConf, DataType::Bool, vec![])

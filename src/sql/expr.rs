@@ -65,6 +65,8 @@ pub enum Func {
     CurrentSetting,
     /// `pg_reload_conf()`.
     ReloadConf,
+    /// `pg_cancel_backend(pid)`.
+    CancelBackend,
     /// `pg_is_in_recovery()`.
     IsInRecovery,
     /// `pg_current_wal_lsn()`, `pg_current_wal_flush_lsn()`, `pg_current_wal_insert_lsn()`.
@@ -511,6 +513,11 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
         Func::CurrentUser => Value::Text(ctx.user.to_string()),
         Func::BackendPid => Value::Int4(ctx.backend_pid),
         Func::ReloadConf => Value::Bool(ctx.engine.reload_config()),
+        Func::CancelBackend => match &vals[0] {
+            Value::Null => Value::Null,
+            Value::Int4(pid) => Value::Bool(ctx.engine.txn.cancel_pid(*pid)),
+            other => return Err(Error::internal(format!("pg_cancel_backend of {other:?}"))),
+        },
         Func::IsInRecovery => Value::Bool(ctx.engine.is_standby()),
         Func::CurrentWalLsn => match ctx.engine.current_wal_location()? {
             Some(l) => Value::Text(l.to_string()),

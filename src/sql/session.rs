@@ -812,7 +812,9 @@ impl Session {
     /// that failed: the statement's result is that error.
     pub async fn finish_commit(&mut self) -> Result<()> {
         if let Some(committing) = self.in_flight.take() {
-            committing.finish_async().await;
+            if let Some(warning) = committing.finish_async().await {
+                self.warn(warning);
+            }
         }
         let mut checkpointed = Ok(());
         if let Some(wait) = self.checkpoint_wait.take() {

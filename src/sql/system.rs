@@ -16,7 +16,11 @@
 //!   was busy, and how long others waited for it (see `crate::stages`).
 //! - `pg_stat_activity`: one row per session, with `wait_event` (`Lock`/`transactionid`
 //!   while waiting for a row lock, `IO`/`WALSync` while waiting for the log,
-//!   `IPC`/`CheckpointDone` while a `CHECKPOINT` waits for its checkpoint).
+//!   `IPC`/`CheckpointDone` while a `CHECKPOINT` waits for its checkpoint, `IPC`/`SyncRep`
+//!   while a commit waits for synchronous standbys).
+//! - `pg_stat_replication` (on a primary, one row per walsender), `pg_stat_wal_receiver`
+//!   (on a standby, its walreceiver) and `pg_replication_slots`: PostgreSQL's columns. LSNs
+//!   are WAL locations in PostgreSQL's `X/X` form and lags are intervals, both as text.
 
 use std::sync::atomic::Ordering;
 
@@ -35,6 +39,9 @@ pub enum SystemView {
     Checkpointer,
     Buffers,
     Stages,
+    Replication,
+    WalReceiver,
+    ReplicationSlots,
 }
 
 impl SystemView {
@@ -47,6 +54,9 @@ impl SystemView {
             "pg_stat_checkpointer" => Some(SystemView::Checkpointer),
             "steadydb_stat_buffers" => Some(SystemView::Buffers),
             "steadydb_stat_stages" => Some(SystemView::Stages),
+            "pg_stat_replication" => Some(SystemView::Replication),
+            "pg_stat_wal_receiver" => Some(SystemView::WalReceiver),
+            "pg_replication_slots" => Some(SystemView::ReplicationSlots),
             _ => None,
         }
     }
@@ -129,6 +139,62 @@ impl SystemView {
                 ("waits", DataType::Int8),
                 ("wait_us", DataType::Int8),
             ],
+            SystemView::Replication => &[
+                ("pid", DataType::Int4),
+                ("usesysid", DataType::Int8),
+                ("usename", DataType::Text),
+                ("application_name", DataType::Text),
+                ("client_addr", DataType::Text),
+                ("client_hostname", DataType::Text),
+                ("client_port", DataType::Int4),
+                ("backend_start", DataType::TimestampTz),
+                ("backend_xmin", DataType::Text),
+                ("state", DataType::Text),
+                ("sent_lsn", DataType::Text),
+                ("write_lsn", DataType::Text),
+                ("flush_lsn", DataType::Text),
+                ("replay_lsn", DataType::Text),
+                ("write_lag", DataType::Text),
+                ("flush_lag", DataType::Text),
+                ("replay_lag", DataType::Text),
+                ("sync_priority", DataType::Int4),
+                ("sync_state", DataType::Text),
+                ("reply_time", DataType::TimestampTz),
+            ],
+            SystemView::WalReceiver => &[
+                ("pid", DataType::Int4),
+                ("status", DataType::Text),
+                ("receive_start_lsn", DataType::Text),
+                ("receive_start_tli", DataType::Int4),
+                ("written_lsn", DataType::Text),
+                ("flushed_lsn", DataType::Text),
+                ("received_tli", DataType::Int4),
+                ("last_msg_send_time", DataType::TimestampTz),
+                ("last_msg_receipt_time", DataType::TimestampTz),
+                ("latest_end_lsn", DataType::Text),
+                ("latest_end_time", DataType::TimestampTz),
+                ("slot_name", DataType::Text),
+                ("sender_host", DataType::Text),
+                ("sender_port", DataType::Int4),
+                ("conninfo", DataType::Text),
+            ],
+            SystemView::ReplicationSlots => &[
+                ("slot_name", DataType::Text),
+                ("plugin", DataType::Text),
+                ("slot_type", DataType::Text),
+                ("datoid", DataType::Int8),
+                ("database", DataType::Text),
+                ("temporary", DataType::Bool),
+                ("active", DataType::Bool),
+                ("active_pid", DataType::Int4),
+                ("xmin", DataType::Text),
+                ("catalog_xmin", DataType::Text),
+                ("restart_lsn", DataType::Text),
+                ("confirmed_flush_lsn", DataType::Text),
+                ("wal_status", DataType::Text),
+                ("safe_wal_size", DataType::Int8),
+                ("two_phase", DataType::Bool),
+            ],
         };
         TableDef {
             name: match self {
@@ -139,6 +205,9 @@ impl SystemView {
                 SystemView::Checkpointer => "pg_stat_checkpointer",
                 SystemView::Buffers => "steadydb_stat_buffers",
                 SystemView::Stages => "steadydb_stat_stages",
+                SystemView::Replication => "pg_stat_replication",
+                SystemView::WalReceiver => "pg_stat_wal_receiver",
+                SystemView::ReplicationSlots => "pg_replication_slots",
             }
             .into(),
             columns: cols
@@ -321,6 +390,123 @@ impl SystemView {
                     .into()
                 })
                 .collect(),
+            SystemView::Replication => replication_rows(engine),
+            SystemView::WalReceiver => wal_receiver_rows(engine),
+            SystemView::ReplicationSlots => slot_rows(engine),
         }
     }
+}
+
+/// An interval of `us` microseconds as PostgreSQL prints one under an hour or a day.
+fn interval_text(us: i64) -> String {
+    let (s, frac) = (us / 1_000_000, us % 1_000_000);
+    format!("{:02}:{:02}:{:02}.{frac:06}", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn replication_rows(engine: &Engine) -> Vec<Row> {
+    let text = |s: &str| Value::Text(s.to_string());
+    let loc = |l: crate::repl::location::WalLocation| {
+        if l.0 == 0 {
+            Value::Null
+        } else {
+            Value::Text(l.to_string())
+        }
+    };
+    let lag = |v: Option<i64>| v.map_or(Value::Null, |us| Value::Text(interval_text(us)));
+    engine
+        .repl
+        .senders()
+        .into_iter()
+        .map(|s| {
+            vec![
+                Value::Int4(s.pid),
+                Value::Int8(10),
+                text(&s.user),
+                text(&s.application_name),
+                s.client.map_or(Value::Null, |c| text(&c.ip().to_string())),
+                Value::Null,
+                Value::Int4(s.client.map_or(-1, |c| i32::from(c.port()))),
+                Value::TimestampTz(s.backend_start_us),
+                Value::Null,
+                text(s.state.name()),
+                loc(s.sent),
+                loc(s.write),
+                loc(s.flush),
+                loc(s.apply),
+                lag(s.write_lag_us),
+                lag(s.flush_lag_us),
+                lag(s.apply_lag_us),
+                Value::Int4(s.sync_priority as i32),
+                text(s.sync_state.name()),
+                s.reply_time_us.map_or(Value::Null, Value::TimestampTz),
+            ]
+            .into()
+        })
+        .collect()
+}
+
+fn wal_receiver_rows(engine: &Engine) -> Vec<Row> {
+    let Some(r) = &engine.receiver else {
+        return Vec::new();
+    };
+    let text = |s: &str| Value::Text(s.to_string());
+    let loc = |a: &std::sync::atomic::AtomicU64| {
+        Value::Text(crate::repl::location::WalLocation(a.load(Ordering::Acquire)).to_string())
+    };
+    let time = |a: &std::sync::atomic::AtomicI64| match a.load(Ordering::Acquire) {
+        0 => Value::Null,
+        t => Value::TimestampTz(t),
+    };
+    let c = &r.conninfo;
+    vec![vec![
+        Value::Int4(std::process::id() as i32),
+        text(r.status()),
+        loc(&r.receive_start),
+        Value::Int4(r.timeline as i32),
+        loc(&r.written),
+        loc(&r.flushed),
+        Value::Int4(r.timeline as i32),
+        time(&r.last_send_us),
+        time(&r.last_receipt_us),
+        loc(&r.latest_end),
+        time(&r.latest_end_us),
+        r.slot.as_deref().map_or(Value::Null, text),
+        text(&c.host),
+        Value::Int4(i32::from(c.port)),
+        text(&format!(
+            "host={} port={} user={} application_name={}",
+            c.host, c.port, c.user, c.application_name
+        )),
+    ]
+    .into()]
+}
+
+fn slot_rows(engine: &Engine) -> Vec<Row> {
+    let text = |s: &str| Value::Text(s.to_string());
+    let slots = engine.repl.slots.lock().list().to_vec();
+    slots
+        .into_iter()
+        .map(|s| {
+            vec![
+                text(&s.name),
+                Value::Null,
+                text("physical"),
+                Value::Null,
+                Value::Null,
+                Value::Bool(s.temporary),
+                Value::Bool(s.active_pid.is_some()),
+                s.active_pid.map_or(Value::Null, Value::Int4),
+                Value::Null,
+                Value::Null,
+                s.restart.map_or(Value::Null, |l| {
+                    Value::Text(engine.repl.layout.location(l).to_string())
+                }),
+                Value::Null,
+                s.restart.map_or(Value::Null, |_| text("reserved")),
+                Value::Null,
+                Value::Bool(false),
+            ]
+            .into()
+        })
+        .collect()
 }

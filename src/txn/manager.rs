@@ -70,6 +70,8 @@ pub struct SessionSlot {
     pub secret: i32,
     /// Raised by a CancelRequest; the running statement checks it and fails with 57014.
     pub cancel: AtomicBool,
+    /// Notified with each cancel request, for a wait that sleeps (synchronous replication).
+    pub cancelled: tokio::sync::Notify,
     /// The snapshot the session currently reads at, or 0 when it holds none.
     snapshot: AtomicU64,
     /// The newest commit whose installed version the session has read above its
@@ -242,6 +244,8 @@ pub struct CommitInFlight {
     durable_at: Option<Lsn>,
     /// The committer flushes it itself (the flusher was not woken for it).
     lead: bool,
+    /// It waits for synchronous standbys too (a remote level, with standbys configured).
+    remote: bool,
 }
 
 /// Everything a commit needs from its transaction.
@@ -387,6 +391,7 @@ impl TxnManager {
             pid,
             secret: rand::random::<i32>(),
             cancel: AtomicBool::new(false),
+            cancelled: tokio::sync::Notify::new(),
             snapshot: AtomicU64::new(0),
             seen_commit_lsn: AtomicU64::new(0),
             statement_deadline: Mutex::new(None),
@@ -411,9 +416,22 @@ impl TxnManager {
         match self.sessions.read().get(&pid) {
             Some(slot) if slot.secret == secret => {
                 slot.cancel.store(true, Ordering::Release);
+                slot.cancelled.notify_one();
                 true
             }
             _ => false,
+        }
+    }
+
+    /// `pg_cancel_backend(pid)`: cancel the session's running statement (no key needed).
+    pub fn cancel_pid(&self, pid: i32) -> bool {
+        match self.sessions.read().get(&pid) {
+            Some(slot) => {
+                slot.cancel.store(true, Ordering::Release);
+                slot.cancelled.notify_one();
+                true
+            }
+            None => false,
         }
     }
 
@@ -836,6 +854,7 @@ impl TxnManager {
                 lsn: None,
                 lead: durable_at.is_some(),
                 durable_at,
+                remote: false,
             };
         };
         let mut writes = writes;
@@ -904,6 +923,7 @@ impl TxnManager {
             lsn: Some(lsn),
             lead,
             durable_at: durable(lsn),
+            remote: level >= SyncLevel::RemoteWrite && self.visibility.standbys_configured(),
         }
     }
 
@@ -949,9 +969,24 @@ impl TxnManager {
     }
 
     /// [`TxnManager::finish_commit`] for a task: the waits yield instead of blocking.
-    pub async fn finish_commit_async(&self, c: CommitInFlight, slot: Option<&SessionSlot>) {
+    /// A wait for synchronous standbys can be cancelled (a CancelRequest): the commit
+    /// stays in the log but invisible until the standbys have it, and the returned warning
+    /// says so, in PostgreSQL's words.
+    pub async fn finish_commit_async(
+        &self,
+        c: CommitInFlight,
+        slot: Option<&SessionSlot>,
+    ) -> Option<Error> {
         let wal = self.begin_finish(&c, slot);
+        let mut warning = None;
         match c.lsn {
+            Some(lsn) if c.remote => {
+                if let (Some(wal), Some(at)) = (wal, c.durable_at) {
+                    wal.wait_flushed_async(at).await;
+                }
+                set_wait_event(slot, Some(("IPC", "SyncRep")));
+                warning = self.wait_for_standbys(lsn, slot).await;
+            }
             Some(lsn) => self.visibility.wait_visible_async(lsn).await,
             None => {
                 if let (Some(wal), Some(at)) = (wal, c.durable_at) {
@@ -960,6 +995,34 @@ impl TxnManager {
             }
         }
         self.end_finish(&c, slot);
+        warning
+    }
+
+    /// Wait until the commit at `lsn` is visible, which at a remote level means the
+    /// synchronous standbys have it; a cancel request ends the wait with a warning.
+    async fn wait_for_standbys(&self, lsn: Lsn, slot: Option<&SessionSlot>) -> Option<Error> {
+        let Some(slot) = slot else {
+            self.visibility.wait_visible_async(lsn).await;
+            return None;
+        };
+        loop {
+            let cancelled = slot.cancelled.notified();
+            if slot.cancel.swap(false, Ordering::AcqRel) {
+                return Some(
+                    Error::new(
+                        SqlState::WARNING,
+                        "canceling wait for synchronous replication due to user request",
+                    )
+                    .with_detail(
+                        "The transaction has already committed locally, but might not have been replicated to the standby.",
+                    ),
+                );
+            }
+            tokio::select! {
+                _ = self.visibility.wait_visible_async(lsn) => return None,
+                _ = cancelled => {}
+            }
+        }
     }
 
     /// Before a commit's wait: a lone committer flushes its commit itself (nothing else

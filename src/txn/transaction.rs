@@ -82,11 +82,14 @@ impl Committing {
     }
 
     /// Finish the commit as a task.
-    pub async fn finish_async(self) {
-        self.manager
+    /// Returns a warning if a wait for synchronous standbys was cancelled.
+    pub async fn finish_async(self) -> Option<crate::error::Error> {
+        let warning = self
+            .manager
             .finish_commit_async(self.flight, Some(&self.slot))
             .await;
         drop(self.closed_gates);
+        warning
     }
 }
 

@@ -64,6 +64,9 @@ struct State {
 pub struct VisibilityTracker {
     state: Mutex<State>,
     visible: LsnWatch,
+    /// Whether synchronous standbys are configured (the published positions are not
+    /// unbounded): a commit at a remote level then waits for them.
+    standbys: std::sync::atomic::AtomicBool,
 }
 
 impl Default for VisibilityTracker {
@@ -75,6 +78,7 @@ impl Default for VisibilityTracker {
                 flushed: Lsn::ZERO,
             }),
             visible: LsnWatch::default(),
+            standbys: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -124,7 +128,16 @@ impl VisibilityTracker {
     pub fn replicated(&self, replicated: Replicated) {
         let mut st = stages::lock(Stage::Visibility, &self.state);
         st.replicated = replicated;
+        self.standbys.store(
+            replicated != Replicated::UNCONDITIONAL,
+            std::sync::atomic::Ordering::Release,
+        );
         self.advance(&mut st);
+    }
+
+    /// Whether commits at remote levels wait for synchronous standbys now.
+    pub fn standbys_configured(&self) -> bool {
+        self.standbys.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// How many commits wait for synchronous standbys (for the log, while they are

@@ -184,12 +184,18 @@ impl Output {
 
     /// A NoticeResponse at WARNING severity (PostgreSQL's 25001 on a nested BEGIN, say).
     pub fn warning(&mut self, warning: &Error) {
-        let fields = vec![
+        let mut fields = vec![
             (b'S', "WARNING".to_owned()),
             (b'V', "WARNING".to_owned()),
             (b'C', warning.code.0.to_owned()),
             (b'M', cstring(&warning.message)),
         ];
+        if let Some(detail) = &warning.detail {
+            fields.push((b'D', cstring(detail)));
+        }
+        if let Some(hint) = &warning.hint {
+            fields.push((b'H', cstring(hint)));
+        }
         self.push(&NoticeResponse::new(fields));
     }
 

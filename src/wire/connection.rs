@@ -490,6 +490,7 @@ impl Protocol {
         if let Err(e) = self.session.finish_commit().await {
             synced = synced.and(Err(e));
         }
+        self.send_warnings(io);
         if let Err(e) = synced {
             io.output.error(&e, Severity::Error);
         }
