@@ -6,10 +6,13 @@
 //! (after replay), so a commit waiting at `remote_write`, `on` or `remote_apply` is
 //! released as soon as its level is met here.
 //!
-//! One thread does all of it, in that order, so the applied position never passes the
-//! flushed one and a record is replayed only once it is durable: a standby that crashes
-//! replays it again from its own log. The connection is retried every second while the
-//! primary is away; the standby keeps serving reads at its applied position meanwhile.
+//! Two threads: the receiver writes, syncs and reports; the replayer follows the flushed
+//! position (`flushed_lsn` of the standby's log), replays every complete record below it
+//! and reports the applied position. So replay never holds up the next sync, a record is
+//! replayed only once it is durable (a standby that crashes replays it again from its own
+//! log), and the applied position never passes the flushed one. The connection is retried
+//! every second while the primary is away; the standby keeps serving reads at its applied
+//! position meanwhile.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -23,7 +26,6 @@ use super::location::{Layout, WalLocation, SEGMENT_HEADER_BYTES};
 use crate::error::{Error, Result, SqlState};
 use crate::settings::Settings;
 use crate::txn::TxnManager;
-use crate::wal::record::{check_header, check_record, Invalid, RECORD_HEADER_BYTES};
 use crate::wal::{Lsn, Wal};
 
 /// The largest message accepted from the primary (XLogData carries at most 128 KiB).
@@ -181,7 +183,7 @@ impl ReceiverStatus {
 /// A client connection speaking the replication protocol, with its own input buffer so
 /// that a read that times out never loses part of a message.
 pub(crate) struct Client {
-    stream: TcpStream,
+    pub(crate) stream: TcpStream,
     input: Vec<u8>,
     start: usize,
 }
@@ -423,88 +425,69 @@ pub struct Receiver {
     pub layout: Layout,
 }
 
-/// The replay side: log bytes received since the last replayed record.
-struct Replay {
-    /// Where `pending[start..]` begins in the log.
-    at: Lsn,
-    pending: Vec<u8>,
-    start: usize,
+/// Where the replayer sends its reports: the current connection's socket, if any.
+type ReportTo = Arc<Mutex<Option<TcpStream>>>;
+
+/// A standby status update: written, flushed and applied locations, as of now.
+fn status_message(s: &ReceiverStatus) -> Vec<u8> {
+    let mut body = vec![b'r'];
+    for v in [&s.written, &s.flushed, &s.applied] {
+        body.extend_from_slice(&v.load(Ordering::Acquire).to_be_bytes());
+    }
+    body.extend_from_slice(&crate::types::now_us().to_be_bytes());
+    body.push(0);
+    let mut msg = vec![b'd'];
+    msg.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    msg.extend_from_slice(&body);
+    msg
 }
 
-impl Replay {
-    fn add(&mut self, bytes: &[u8]) {
-        if self.start > 0 && self.start >= self.pending.len() / 2 {
-            self.pending.drain(..self.start);
-            self.start = 0;
-        }
-        self.pending.extend_from_slice(bytes);
-    }
-
-    /// Replay every complete record; returns whether any was.
-    fn run(&mut self, txn: &TxnManager, wal: &Wal) -> bool {
-        let mut reader = wal.record_reader();
-        let mut any = false;
-        loop {
-            let buf = &self.pending[self.start..];
-            let Some(header) = buf.get(..16) else { break };
-            let header: [u8; 16] = match header.try_into() {
-                Ok(h) => h,
-                Err(_) => break,
-            };
-            let len = match check_header(&header, self.at) {
-                Ok(len) => len,
-                Err(Invalid::End) => break,
-                Err(why) => crate::error::stop_server(&format!(
-                    "invalid record received from the primary at {}: {why:?}",
-                    self.at
-                )),
-            };
-            if buf.len() < len {
-                break;
-            }
-            let kind = match check_record(&buf[..len]) {
-                Ok(k) => k,
-                Err(why) => crate::error::stop_server(&format!(
-                    "invalid record received from the primary at {}: {why:?}",
-                    self.at
-                )),
-            };
-            let end = Lsn(self.at.0 + len as u64);
-            let payload = &buf[RECORD_HEADER_BYTES..len];
-            if let Err(e) = txn.replay_streamed(kind, payload, end, &mut |at| reader.read(at)) {
-                crate::error::stop_server(&format!(
-                    "could not replay the record at {}: {e}",
-                    self.at
-                ));
-            }
-            self.at = end;
-            self.start += len;
-            any = true;
-        }
-        any
+fn send_report(to: &ReportTo, s: &ReceiverStatus) -> Result<()> {
+    let msg = status_message(s);
+    match to.lock().as_mut() {
+        Some(stream) => stream
+            .write_all(&msg)
+            .map_err(|e| conn_error(format!("could not send data to WAL stream: {e}"))),
+        None => Ok(()),
     }
 }
 
 impl Receiver {
-    /// Run until stopped: stream, write, sync, replay, report; reconnect on failure.
+    /// Run until stopped: stream, write, sync, report, with the replayer beside; reconnect
+    /// on failure.
     pub fn run(&self) {
         let end = self.wal.flushed_lsn();
-        let mut replay = Replay {
-            at: self.txn.replayed_end().max(end),
-            pending: Vec::new(),
-            start: 0,
-        };
         let loc = |l: Lsn| self.layout.location(l).0;
-        self.status.applied.store(loc(replay.at), Ordering::Release);
+        self.status
+            .applied
+            .store(loc(self.txn.replayed_end().max(end)), Ordering::Release);
         self.status.flushed.store(loc(end), Ordering::Release);
+        let report_to: ReportTo = Arc::new(Mutex::new(None));
+        let replayer = {
+            let (status, txn, wal, report_to) = (
+                self.status.clone(),
+                self.txn.clone(),
+                self.wal.clone(),
+                report_to.clone(),
+            );
+            let layout = self.layout;
+            std::thread::Builder::new()
+                .name("replayer".into())
+                .spawn(move || replay_loop(&status, &txn, &wal, layout, &report_to))
+        };
+        let replayer = match replayer {
+            Ok(t) => t,
+            Err(e) => crate::error::stop_server(&format!("could not start the replayer thread: {e}")),
+        };
         while !self.status.stopping() {
             self.status.set_status("starting");
-            match self.stream(&mut replay) {
+            match self.stream(&report_to) {
                 Ok(()) => {}
                 Err(e) => {
                     tracing::warn!("walreceiver: {}", e.message);
                 }
             }
+            *report_to.lock() = None;
             self.status.set_status("waiting");
             let until = Instant::now() + RETRY_PAUSE;
             while Instant::now() < until && !self.status.stopping() {
@@ -512,20 +495,12 @@ impl Receiver {
             }
         }
         self.status.set_status("stopping");
+        // Wake the replayer so that it sees the stop.
+        self.wal.sync_received(self.wal.flushed_lsn());
+        let _ = replayer.join();
     }
 
-    fn report(&self, client: &mut Client, reply_requested: bool) -> Result<()> {
-        let s = &self.status;
-        let mut body = vec![b'r'];
-        for v in [&s.written, &s.flushed, &s.applied] {
-            body.extend_from_slice(&v.load(Ordering::Acquire).to_be_bytes());
-        }
-        body.extend_from_slice(&crate::types::now_us().to_be_bytes());
-        body.push(u8::from(reply_requested));
-        client.send(Some(b'd'), &body)
-    }
-
-    fn stream(&self, replay: &mut Replay) -> Result<()> {
+    fn stream(&self, report_to: &ReportTo) -> Result<()> {
         let c = &self.status.conninfo;
         let mut client = Client::connect(c)?;
         let rows = client.query("IDENTIFY_SYSTEM")?;
@@ -582,6 +557,11 @@ impl Receiver {
             self.status.timeline
         );
         self.status.set_status("streaming");
+        let writer = client
+            .stream
+            .try_clone()
+            .map_err(|e| conn_error(format!("could not share the connection: {e}")))?;
+        *report_to.lock() = Some(writer);
         self.status
             .receive_start
             .store(start_loc.0, Ordering::Release);
@@ -610,7 +590,7 @@ impl Receiver {
                                 let data_start = WalLocation(be_u64(&body[1..9]));
                                 let wal_end = be_u64(&body[9..17]);
                                 self.note_message(be_u64(&body[17..25]) as i64, wal_end);
-                                received = self.write(data_start, &body[25..], received, replay)?;
+                                received = self.write(data_start, &body[25..], received)?;
                                 self.status
                                     .written
                                     .store(self.layout.location(received).0, Ordering::Release);
@@ -637,23 +617,18 @@ impl Receiver {
             }
             if wrote {
                 // Written: a remote_write commit may go on.
-                self.report(&mut client, false)?;
-                self.wal.sync_received(received);
+                send_report(report_to, &self.status)?;
                 self.status
                     .flushed
                     .store(self.layout.location(received).0, Ordering::Release);
-                self.report(&mut client, false)?;
-                if replay.run(&self.txn, &self.wal) {
-                    self.status
-                        .applied
-                        .store(self.layout.location(replay.at).0, Ordering::Release);
-                    self.report(&mut client, false)?;
-                }
+                // Publishing the flush wakes the replayer.
+                self.wal.sync_received(received);
+                send_report(report_to, &self.status)?;
                 last_report = Instant::now();
             } else if reply_requested
                 || (!status_interval.is_zero() && last_report.elapsed() >= status_interval)
             {
-                self.report(&mut client, false)?;
+                send_report(report_to, &self.status)?;
                 last_report = Instant::now();
             }
             if timeout_ms > 0 && last_heard.elapsed() >= Duration::from_millis(timeout_ms) {
@@ -673,13 +648,7 @@ impl Receiver {
 
     /// Write one XLogData's bytes: segment headers are skipped (ours are the same bytes),
     /// log bytes go to their positions. Returns the new end of what was received.
-    fn write(
-        &self,
-        start: WalLocation,
-        data: &[u8],
-        received: Lsn,
-        replay: &mut Replay,
-    ) -> Result<Lsn> {
+    fn write(&self, start: WalLocation, data: &[u8], received: Lsn) -> Result<Lsn> {
         let seg = self.layout.segment_bytes;
         let mut loc = start.0;
         let mut rest = data;
@@ -703,7 +672,7 @@ impl Receiver {
                 }
                 let new_end = Lsn(at.0 + log_bytes.len() as u64);
                 if new_end > end {
-                    // Bytes this standby already has are not written or replayed again.
+                    // Bytes this standby already has are not written again.
                     let fresh = &log_bytes[(end.0 - at.0) as usize..];
                     self.wal.receive(end, fresh).map_err(|e| {
                         Error::new(
@@ -711,9 +680,6 @@ impl Receiver {
                             format!("could not write received WAL: {e}"),
                         )
                     })?;
-                    if end >= replay.at {
-                        replay.add(fresh);
-                    }
                     end = new_end;
                 }
             }
@@ -721,6 +687,51 @@ impl Receiver {
             rest = tail;
         }
         Ok(end)
+    }
+}
+
+/// The replayer: replay every complete record below the standby's flushed position, in
+/// order, then report the applied position; wait for the next flush.
+fn replay_loop(
+    status: &ReceiverStatus,
+    txn: &TxnManager,
+    wal: &Wal,
+    layout: Layout,
+    report_to: &ReportTo,
+) {
+    let mut reader = wal.record_reader();
+    let mut pieces = wal.record_reader();
+    let mut at = txn.replayed_end();
+    while !status.stopping() {
+        let flushed = wal.flushed_lsn();
+        let mut any = false;
+        while at < flushed {
+            let len = match reader.record_len(at) {
+                Ok(Some(len)) => len,
+                Ok(None) => break,
+                Err(e) => crate::error::stop_server(&format!("could not replay the WAL: {e}")),
+            };
+            let end = Lsn(at.0 + len as u64);
+            if end > flushed {
+                break;
+            }
+            let replayed = reader.read(at).and_then(|(kind, payload)| {
+                txn.replay_streamed(kind, &payload, end, &mut |p| pieces.read(p))
+            });
+            if let Err(e) = replayed {
+                crate::error::stop_server(&format!("could not replay the record at {at}: {e}"));
+            }
+            at = end;
+            any = true;
+        }
+        if any {
+            status.applied.store(layout.location(at).0, Ordering::Release);
+            if let Err(e) = send_report(report_to, status) {
+                tracing::debug!("walreceiver: {}", e.message);
+            }
+        }
+        // The receiver's next sync (or its stop) publishes a new flushed position.
+        wal.wait_flushed_timeout(Lsn(flushed.0 + 1), Duration::from_millis(200));
     }
 }
 

@@ -204,6 +204,9 @@ struct Segments {
     /// The block that holds the end of the log as last written: its segment, its offset
     /// in the file, and its bytes. The next write starts by rewriting it.
     tail: Option<TailBlock>,
+    /// Whether small writes go around the page cache. A standby's writes do not: it
+    /// reports them written before it syncs them, and a buffered write returns sooner.
+    direct_writes: bool,
 }
 
 struct TailBlock {
@@ -329,6 +332,7 @@ impl Segments {
             direct: HashMap::new(),
             stage: Vec::new(),
             tail: None,
+            direct_writes: true,
         }
     }
 
@@ -461,7 +465,7 @@ impl Segments {
         }
         window[head..head + bytes.len()].copy_from_slice(bytes);
         window[head + bytes.len()..].fill(0);
-        if span <= WAL_DIRECT_MAX_BYTES {
+        if span <= WAL_DIRECT_MAX_BYTES && self.direct_writes {
             let direct = match self.direct.get(&n) {
                 Some(f) => f,
                 None => {
@@ -826,6 +830,26 @@ impl RecordReader {
         }
     }
 
+    /// The length of the record that starts at `at`, if its header is there and valid
+    /// (`None` at the end of what was written).
+    pub fn record_len(&mut self, at: Lsn) -> Result<Option<usize>> {
+        let mut header = [0u8; 16];
+        let got = self.segments.read(at.0, &mut header).map_err(|e| {
+            Error::new(SqlState::IO_ERROR, format!("could not read the WAL: {e}"))
+        })?;
+        if got < 16 {
+            return Ok(None);
+        }
+        match check_header(&header, at) {
+            Ok(len) => Ok(Some(len)),
+            Err(Invalid::End) => Ok(None),
+            Err(why) => Err(Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!("invalid WAL record header at {at}: {why:?}"),
+            )),
+        }
+    }
+
     /// The record that starts at `at`: its kind and payload. A record that is missing or
     /// invalid there is corruption (XX001): a commit that names it was logged after it.
     pub fn read(&mut self, at: Lsn) -> Result<(RecordKind, Vec<u8>)> {
@@ -1136,6 +1160,7 @@ impl Wal {
     pub fn receive(&self, at: Lsn, data: &[u8]) -> std::io::Result<()> {
         let mut touched = Vec::new();
         let mut segs = self.segments.lock();
+        segs.direct_writes = false;
         segs.write(at.0, data, &mut touched)?;
         let mut unsynced = self.received_unsynced.lock();
         for n in touched {
@@ -1178,6 +1203,11 @@ impl Wal {
     /// of a large commit back with it).
     pub fn record_reader(&self) -> RecordReader {
         RecordReader::new(self.disk.clone(), &self.dir, &self.opts)
+    }
+
+    /// Wait until `flushed_lsn` reaches `lsn` or `timeout` passes.
+    pub fn wait_flushed_timeout(&self, lsn: Lsn, timeout: Duration) {
+        self.flushed.wait_timeout(lsn, timeout)
     }
 
     /// The directory of the segment files.

@@ -132,6 +132,23 @@ impl LsnWatch {
         })
     }
 
+    /// Block until the value is at least `lsn` or `timeout` passes.
+    pub fn wait_timeout(&self, lsn: Lsn, timeout: std::time::Duration) {
+        if self.get() >= lsn {
+            return;
+        }
+        let until = std::time::Instant::now() + timeout;
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let mut g = self.lock.lock();
+        while self.get() < lsn {
+            if self.cv.wait_until(&mut g, until).timed_out() {
+                break;
+            }
+        }
+        drop(g);
+        self.sleepers.fetch_sub(1, Ordering::AcqRel);
+    }
+
     /// Wait, as a task, until the value is at least `lsn`.
     pub fn wait_async(&self, lsn: Lsn) -> WaitLsn<'_> {
         WaitLsn {
