@@ -477,7 +477,9 @@ impl Receiver {
         };
         let replayer = match replayer {
             Ok(t) => t,
-            Err(e) => crate::error::stop_server(&format!("could not start the replayer thread: {e}")),
+            Err(e) => {
+                crate::error::stop_server(&format!("could not start the replayer thread: {e}"))
+            }
         };
         while !self.status.stopping() {
             self.status.set_status("starting");
@@ -725,7 +727,9 @@ fn replay_loop(
             any = true;
         }
         if any {
-            status.applied.store(layout.location(at).0, Ordering::Release);
+            status
+                .applied
+                .store(layout.location(at).0, Ordering::Release);
             if let Err(e) = send_report(report_to, status) {
                 tracing::debug!("walreceiver: {}", e.message);
             }

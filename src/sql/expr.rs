@@ -515,7 +515,11 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
         Func::ReloadConf => Value::Bool(ctx.engine.reload_config()),
         Func::CancelBackend => match &vals[0] {
             Value::Null => Value::Null,
+            Value::Int2(pid) => Value::Bool(ctx.engine.txn.cancel_pid(i32::from(*pid))),
             Value::Int4(pid) => Value::Bool(ctx.engine.txn.cancel_pid(*pid)),
+            Value::Int8(pid) => {
+                Value::Bool(i32::try_from(*pid).is_ok_and(|pid| ctx.engine.txn.cancel_pid(pid)))
+            }
             other => return Err(Error::internal(format!("pg_cancel_backend of {other:?}"))),
         },
         Func::IsInRecovery => Value::Bool(ctx.engine.is_standby()),

@@ -834,9 +834,10 @@ impl RecordReader {
     /// (`None` at the end of what was written).
     pub fn record_len(&mut self, at: Lsn) -> Result<Option<usize>> {
         let mut header = [0u8; 16];
-        let got = self.segments.read(at.0, &mut header).map_err(|e| {
-            Error::new(SqlState::IO_ERROR, format!("could not read the WAL: {e}"))
-        })?;
+        let got = self
+            .segments
+            .read(at.0, &mut header)
+            .map_err(|e| Error::new(SqlState::IO_ERROR, format!("could not read the WAL: {e}")))?;
         if got < 16 {
             return Ok(None);
         }

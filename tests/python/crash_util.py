@@ -65,6 +65,8 @@ class Node:
         self.port: int | None = None
         self.starts = 0
         self.log_path: str | None = None  # log of the current (or last) incarnation
+        # Keep one port across restarts (a standby's primary_conninfo names it).
+        self.fixed_port: int | None = None
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self, settings: dict[str, str] | None = None) -> "Node":
@@ -82,7 +84,7 @@ class Node:
         last = ""
         for _attempt in range(3):  # a free port can be taken by someone else in between
             self.starts += 1
-            self.port = free_port()
+            self.port = self.fixed_port or free_port()
             self.log_path = str(self.root / f"server-{self.starts}.log")
             self.proc = self._spawn(binary, args)
             deadline = time.monotonic() + READY_TIMEOUT
