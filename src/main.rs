@@ -60,6 +60,15 @@ enum Command {
         #[arg(short = 'c', value_name = "NAME=VALUE")]
         settings: Vec<String>,
     },
+    /// Promote the standby running in a data directory to a primary.
+    Promote {
+        /// The standby's data directory.
+        #[arg(short = 'D', long = "data-dir", default_value = steadydb::constants::DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+        /// Seconds to wait for the promotion to complete.
+        #[arg(short = 't', long = "timeout", default_value_t = 60)]
+        timeout: u64,
+    },
     /// Make a standby's data directory from a running primary (a base backup).
     #[command(disable_help_flag = true)]
     Basebackup {
@@ -128,6 +137,19 @@ fn main() -> ExitCode {
                 Err(e) => {
                     tracing::error!("{}", e.message);
                     eprintln!("steadydb: {}", e.message);
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Promote { data_dir, timeout } => {
+            let wait = std::time::Duration::from_secs(timeout);
+            match steadydb::server::promote(&data_dir, wait) {
+                Ok(()) => {
+                    eprintln!("server promoted");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("steadydb promote: {}", e.message);
                     ExitCode::FAILURE
                 }
             }

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 
 use crate::disk::{Disk, OsDisk};
 use crate::error::{Error, Result, SqlState};
+use crate::repl::identity::Identity;
 use crate::repl::location::WalLocation;
 use crate::repl::primary::Replication;
 use crate::repl::receiver::{Receiver, ReceiverStatus};
@@ -45,6 +46,8 @@ pub struct Engine {
     /// On a standby: its walreceiver, and the thread that runs it.
     pub receiver: Option<Arc<ReceiverStatus>>,
     receiver_thread: Mutex<Option<JoinHandle<()>>>,
+    /// Held while a promotion runs (one at a time).
+    promoting: Mutex<()>,
 }
 
 /// See [`Engine::reload`].
@@ -56,7 +59,13 @@ const STORAGE_DIR: &str = "storage";
 impl Engine {
     /// An engine without a log: nothing survives it (unit tests).
     pub fn new(settings: Arc<Settings>) -> Engine {
-        let repl = Replication::new(None, &settings, 0, 1)
+        let identity = Identity {
+            system_id: 0,
+            timeline: 1,
+            history: Vec::new(),
+            fenced_by: None,
+        };
+        let repl = Replication::new(None, &settings, identity)
             .unwrap_or_else(|e| panic!("replication state without a directory: {e}"));
         Engine {
             settings,
@@ -70,6 +79,7 @@ impl Engine {
             reload: OnceLock::new(),
             receiver: None,
             receiver_thread: Mutex::new(None),
+            promoting: Mutex::new(()),
         }
     }
 
@@ -95,13 +105,8 @@ impl Engine {
             crate::constants::WAL_SEGMENT_BYTES,
             true,
         )?;
-        let (system_id, timeline) = crate::repl::primary::load_identity(data_dir)?;
-        let repl = Arc::new(Replication::new(
-            Some(data_dir),
-            &settings,
-            system_id,
-            timeline,
-        )?);
+        let identity = Identity::load_or_create(data_dir)?;
+        let repl = Arc::new(Replication::new(Some(data_dir), &settings, identity)?);
         {
             let repl = repl.clone();
             let _ = txn.retention.set(Box::new(move || repl.retention()));
@@ -138,13 +143,14 @@ impl Engine {
             )?
         };
         let (receiver, receiver_thread) = if standby {
-            start_receiver(&settings, &txn, &wal, system_id, timeline)?
+            start_receiver(&settings, &txn, &wal, &repl)?
         } else {
             (None, None)
         };
         Ok(Arc::new(Engine {
             receiver,
             receiver_thread: Mutex::new(receiver_thread),
+            promoting: Mutex::new(()),
             settings,
             txn,
             repl,
@@ -229,6 +235,63 @@ impl Engine {
         }
     }
 
+    /// `pg_promote()`, `steadydb promote`: this standby becomes a primary on a new
+    /// timeline. The walreceiver stops; everything it made durable is replayed; the log
+    /// is cut after the last complete record; the new timeline is recorded with where the
+    /// old one ended (so other standbys can follow and an old primary can be fenced); then
+    /// writes are allowed. Returns the new timeline.
+    pub fn promote(&self) -> Result<u32> {
+        let _one = self.promoting.lock();
+        if !self.is_standby() {
+            return Err(Error::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "recovery is not in progress",
+            )
+            .with_hint("Recovery control functions can only be executed during recovery."));
+        }
+        let (Some(wal), Some(dir)) = (self.txn.wal.clone(), self.data_dir.clone()) else {
+            return Err(Error::internal("a standby without a log"));
+        };
+        tracing::info!("received promote request");
+        if let Some(r) = &self.receiver {
+            r.stop();
+        }
+        if let Some(t) = self.receiver_thread.lock().take() {
+            let _ = t.join();
+        }
+        let end = self.txn.replayed_end();
+        wal.end_receiving_at(end)?;
+        let ended = self.repl.layout.location(end);
+        let old = self.repl.timeline();
+        let new = old + 1;
+        self.repl.update_identity(|id| {
+            id.history.push((old, ended));
+            id.timeline = new;
+        })?;
+        let signal = dir.join(STANDBY_SIGNAL);
+        if signal.exists() {
+            std::fs::remove_file(&signal)
+                .and_then(|_| std::fs::File::open(&dir)?.sync_all())
+                .map_err(|e| {
+                    Error::new(
+                        SqlState::IO_ERROR,
+                        format!("could not remove \"{}\": {e}", signal.display()),
+                    )
+                })?;
+        }
+        self.txn.leave_recovery(end);
+        tracing::info!("selected new timeline ID: {new}; timeline {old} ended at {ended}");
+        tracing::info!("database system is ready to accept connections");
+        // An end-of-recovery checkpoint, as PostgreSQL takes; not waited for.
+        let _ = self.request_checkpoint();
+        Ok(new)
+    }
+
+    /// Whether a newer timeline fenced this server off (it refuses writes).
+    pub fn fenced_by(&self) -> Option<u32> {
+        self.repl.fenced_by()
+    }
+
     /// Whether this server is a standby (`pg_is_in_recovery()`).
     pub fn is_standby(&self) -> bool {
         self.txn.in_recovery()
@@ -287,8 +350,7 @@ fn start_receiver(
     settings: &Arc<Settings>,
     txn: &Arc<TxnManager>,
     wal: &Arc<Wal>,
-    system_id: u64,
-    timeline: u32,
+    repl: &Arc<Replication>,
 ) -> Result<ReceiverParts> {
     let conninfo = settings.show("primary_conninfo").unwrap_or_default();
     if conninfo.trim().is_empty() {
@@ -299,13 +361,13 @@ fn start_receiver(
     }
     let conninfo = crate::repl::receiver::parse_conninfo(&conninfo)?;
     let slot = settings.show("primary_slot_name").filter(|s| !s.is_empty());
-    let status = Arc::new(ReceiverStatus::new(conninfo, slot, timeline));
+    let status = Arc::new(ReceiverStatus::new(conninfo, slot, repl.timeline()));
     let receiver = Receiver {
         status: status.clone(),
         txn: txn.clone(),
         wal: wal.clone(),
         settings: settings.clone(),
-        system_id,
+        repl: repl.clone(),
         layout: crate::repl::location::Layout::default(),
     };
     tracing::info!("entering standby mode");

@@ -22,6 +22,7 @@
 //!   ([`quorum::decide`]), O(standbys).
 
 pub mod basebackup;
+pub mod identity;
 pub mod location;
 pub mod names;
 pub mod primary;

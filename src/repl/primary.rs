@@ -11,13 +11,14 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::identity::Identity;
 use super::location::{Layout, WalLocation};
 use super::names::{self, SyncStandbys};
 use super::quorum::{self, Replicated, StandbyPositions, SyncState};
@@ -91,7 +92,11 @@ struct Signal {
 pub struct Replication {
     pub layout: Layout,
     pub system_id: u64,
-    pub timeline: u32,
+    /// The current timeline (see `identity`), and the identity it is kept in.
+    timeline: AtomicU32,
+    identity: Mutex<Identity>,
+    /// Where the identity lives (none without a data directory).
+    data_dir: Option<PathBuf>,
     senders: Mutex<Vec<SenderInfo>>,
     next_sender: AtomicU64,
     max_senders: usize,
@@ -100,68 +105,6 @@ pub struct Replication {
     stopping: AtomicBool,
     /// The quorum's last decision, the value it was made for, and what was published.
     published: Mutex<(Option<SyncStandbys>, Replicated)>,
-}
-
-/// The cluster's identity: `DATA/identity`, written once when the data directory is made
-/// (and copied by a base backup): `system_identifier N` and `timeline T` lines.
-pub fn load_identity(data_dir: &Path) -> Result<(u64, u32)> {
-    let path = data_dir.join("identity");
-    let parse = |text: &str| -> Option<(u64, u32)> {
-        let mut id = None;
-        let mut tli = None;
-        for line in text.lines() {
-            match line.split_once(' ') {
-                Some(("system_identifier", v)) => id = v.trim().parse().ok(),
-                Some(("timeline", v)) => tli = v.trim().parse().ok(),
-                _ => {}
-            }
-        }
-        Some((id?, tli?))
-    };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => parse(&text).ok_or_else(|| {
-            Error::new(
-                SqlState::DATA_CORRUPTED,
-                format!("file \"{}\" is corrupt", path.display()),
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // PostgreSQL's recipe: seconds since 1970 in the high bits, microseconds and
-            // the process id below.
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            let id = (now.as_secs() << 32)
-                | ((now.subsec_micros() as u64) << 12)
-                | (std::process::id() as u64 & 0xfff);
-            save_identity(data_dir, id, 1)?;
-            Ok((id, 1))
-        }
-        Err(e) => Err(Error::new(
-            SqlState::IO_ERROR,
-            format!("could not read \"{}\": {e}", path.display()),
-        )),
-    }
-}
-
-/// Write `DATA/identity` durably (temporary file, sync, rename, directory sync).
-pub fn save_identity(data_dir: &Path, system_id: u64, timeline: u32) -> Result<()> {
-    let path = data_dir.join("identity");
-    let tmp = data_dir.join("identity.tmp");
-    let write = || -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        writeln!(f, "system_identifier {system_id}\ntimeline {timeline}")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
-        std::fs::File::open(data_dir)?.sync_all()
-    };
-    write().map_err(|e| {
-        Error::new(
-            SqlState::IO_ERROR,
-            format!("could not write \"{}\": {e}", path.display()),
-        )
-    })
 }
 
 /// A registered walsender; unregisters (and releases its slot) when dropped.
@@ -193,8 +136,7 @@ impl Replication {
     pub fn new(
         data_dir: Option<&Path>,
         settings: &Settings,
-        system_id: u64,
-        timeline: u32,
+        identity: Identity,
     ) -> Result<Replication> {
         let slots = Slots::load(
             data_dir,
@@ -202,8 +144,10 @@ impl Replication {
         )?;
         Ok(Replication {
             layout: Layout::default(),
-            system_id,
-            timeline,
+            system_id: identity.system_id,
+            timeline: AtomicU32::new(identity.timeline),
+            identity: Mutex::new(identity),
+            data_dir: data_dir.map(Path::to_path_buf),
             senders: Mutex::new(Vec::new()),
             next_sender: AtomicU64::new(1),
             max_senders: settings.get_int("max_wal_senders").max(0) as usize,
@@ -212,6 +156,33 @@ impl Replication {
             stopping: AtomicBool::new(false),
             published: Mutex::new((None, Replicated::UNCONDITIONAL)),
         })
+    }
+
+    pub fn timeline(&self) -> u32 {
+        self.timeline.load(Ordering::Acquire)
+    }
+
+    pub fn identity(&self) -> Identity {
+        self.identity.lock().clone()
+    }
+
+    /// Change the identity durably (a promotion, a fence, a standby that follows a new
+    /// timeline), then the timeline others read.
+    pub fn update_identity(&self, f: impl FnOnce(&mut Identity)) -> Result<()> {
+        let mut id = self.identity.lock();
+        let mut next = id.clone();
+        f(&mut next);
+        if let Some(dir) = &self.data_dir {
+            next.save(dir)?;
+        }
+        self.timeline.store(next.timeline, Ordering::Release);
+        *id = next;
+        Ok(())
+    }
+
+    /// The timeline that fenced this server off, if a newer one exists.
+    pub fn fenced_by(&self) -> Option<u32> {
+        self.identity.lock().fenced_by
     }
 
     /// Register a walsender that starts streaming at `start`.
@@ -241,7 +212,7 @@ impl Replication {
             backend_start_us: crate::types::now_us(),
             state: SenderState::Catchup,
             slot: s.slot,
-            timeline: self.timeline,
+            timeline: self.timeline(),
             sent: s.start,
             write: WalLocation(0),
             flush: WalLocation(0),

@@ -131,7 +131,8 @@ pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
 pub struct ReceiverStatus {
     pub conninfo: Conninfo,
     pub slot: Option<String>,
-    pub timeline: u32,
+    /// The timeline it streams on (it follows the primary to a newer one).
+    pub timeline: std::sync::atomic::AtomicU32,
     status: Mutex<&'static str>,
     pub receive_start: AtomicU64,
     pub written: AtomicU64,
@@ -149,7 +150,7 @@ impl ReceiverStatus {
         ReceiverStatus {
             conninfo,
             slot,
-            timeline,
+            timeline: std::sync::atomic::AtomicU32::new(timeline),
             status: Mutex::new("starting"),
             receive_start: AtomicU64::new(0),
             written: AtomicU64::new(0),
@@ -421,7 +422,8 @@ pub struct Receiver {
     pub txn: Arc<TxnManager>,
     pub wal: Arc<Wal>,
     pub settings: Arc<Settings>,
-    pub system_id: u64,
+    /// The standby's identity (system identifier, timeline and its history).
+    pub repl: Arc<super::primary::Replication>,
     pub layout: Layout,
 }
 
@@ -429,13 +431,13 @@ pub struct Receiver {
 type ReportTo = Arc<Mutex<Option<TcpStream>>>;
 
 /// A standby status update: written, flushed and applied locations, as of now.
-fn status_message(s: &ReceiverStatus) -> Vec<u8> {
+fn status_message(s: &ReceiverStatus, reply_requested: bool) -> Vec<u8> {
     let mut body = vec![b'r'];
     for v in [&s.written, &s.flushed, &s.applied] {
         body.extend_from_slice(&v.load(Ordering::Acquire).to_be_bytes());
     }
     body.extend_from_slice(&crate::types::now_us().to_be_bytes());
-    body.push(0);
+    body.push(u8::from(reply_requested));
     let mut msg = vec![b'd'];
     msg.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
     msg.extend_from_slice(&body);
@@ -443,7 +445,13 @@ fn status_message(s: &ReceiverStatus) -> Vec<u8> {
 }
 
 fn send_report(to: &ReportTo, s: &ReceiverStatus) -> Result<()> {
-    let msg = status_message(s);
+    send_status(to, s, false)
+}
+
+/// A status update; with `reply_requested`, the primary answers with a keepalive (how a
+/// quiet connection is told from a dead one).
+fn send_status(to: &ReportTo, s: &ReceiverStatus, reply_requested: bool) -> Result<()> {
+    let msg = status_message(s, reply_requested);
     match to.lock().as_mut() {
         Some(stream) => stream
             .write_all(&msg)
@@ -515,10 +523,10 @@ impl Receiver {
             .flatten()
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| conn_error("IDENTIFY_SYSTEM returned no system identifier".into()))?;
-        if system_id != self.system_id {
+        if system_id != self.repl.system_id {
             return Err(conn_error(format!(
                 "database system identifier differs between the primary and standby: the primary's identifier is {system_id}, the standby's identifier is {}",
-                self.system_id
+                self.repl.system_id
             )));
         }
         let primary_timeline: u32 = row
@@ -527,22 +535,21 @@ impl Receiver {
             .flatten()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        if primary_timeline < self.status.timeline {
-            return Err(conn_error(format!(
-                "highest timeline {primary_timeline} of the primary is behind recovery timeline {}",
-                self.status.timeline
-            )));
-        }
         let start = self.wal.flushed_lsn();
         let start_loc = self.layout.location(start);
+        let mine = self.repl.timeline();
+        if primary_timeline > mine {
+            self.follow_timeline(&mut client, primary_timeline, start_loc)?;
+        }
+        let timeline = self.repl.timeline();
+        self.status.timeline.store(timeline, Ordering::Release);
         let slot = match &self.status.slot {
             Some(s) => format!("SLOT \"{s}\" "),
             None => String::new(),
         };
-        let cmd = format!(
-            "START_REPLICATION {slot}PHYSICAL {start_loc} TIMELINE {}",
-            self.status.timeline
-        );
+        // On an older timeline the primary refuses, and learns that it has been
+        // superseded (it fences itself off).
+        let cmd = format!("START_REPLICATION {slot}PHYSICAL {start_loc} TIMELINE {timeline}");
         let mut body = cmd.into_bytes();
         body.push(0);
         client.send(Some(b'Q'), &body)?;
@@ -554,10 +561,7 @@ impl Receiver {
                 _ => {}
             }
         }
-        tracing::info!(
-            "started streaming WAL from primary at {start_loc} on timeline {}",
-            self.status.timeline
-        );
+        tracing::info!("started streaming WAL from primary at {start_loc} on timeline {timeline}");
         self.status.set_status("streaming");
         let writer = client
             .stream
@@ -574,6 +578,7 @@ impl Receiver {
         let timeout_ms = self.settings.get_int("wal_receiver_timeout").max(0) as u64;
         let mut last_report = Instant::now();
         let mut last_heard = Instant::now();
+        let mut pinged = false;
         loop {
             if self.status.stopping() {
                 let _ = client.send(Some(b'c'), &[]);
@@ -587,6 +592,7 @@ impl Receiver {
                     Polled::Nothing => break,
                     Polled::Message(b'd', body) => {
                         last_heard = Instant::now();
+                        pinged = false;
                         match body.first() {
                             Some(b'w') if body.len() >= 25 => {
                                 let data_start = WalLocation(be_u64(&body[1..9]));
@@ -633,10 +639,52 @@ impl Receiver {
                 send_report(report_to, &self.status)?;
                 last_report = Instant::now();
             }
+            if timeout_ms > 0
+                && !pinged
+                && last_heard.elapsed() >= Duration::from_millis(timeout_ms / 2)
+            {
+                // Nothing heard for half the timeout: ask the primary for a reply.
+                send_status(report_to, &self.status, true)?;
+                pinged = true;
+            }
             if timeout_ms > 0 && last_heard.elapsed() >= Duration::from_millis(timeout_ms) {
                 return Err(conn_error("terminating walreceiver due to timeout".into()));
             }
         }
+    }
+
+    /// The primary is on a newer timeline (a standby was promoted): follow it if this
+    /// standby's log is a prefix of that timeline's, that is, if it does not pass the
+    /// point where the new timeline forked from ours; else it holds changes the new
+    /// primary does not have, and must be made again from it.
+    fn follow_timeline(&self, client: &mut Client, newest: u32, end: WalLocation) -> Result<()> {
+        let rows = client.query(&format!("TIMELINE_HISTORY {newest}"))?;
+        let content = rows
+            .first()
+            .and_then(|r| r.get(1).cloned().flatten())
+            .ok_or_else(|| conn_error("TIMELINE_HISTORY returned no content".into()))?;
+        let history = super::identity::Identity::parse_history_file(&content).ok_or_else(|| {
+            conn_error("the primary sent a timeline history that cannot be read".into())
+        })?;
+        let mine = self.repl.timeline();
+        let Some(&(_, fork)) = history.iter().find(|(t, _)| *t == mine) else {
+            return Err(conn_error(format!(
+                "timeline {mine} of this standby is not in the history of the primary's timeline {newest}"
+            )));
+        };
+        if end > fork {
+            return Err(conn_error(format!(
+                "this standby's log ends at {end}, past {fork} where the primary's timeline {newest} forked from timeline {mine}: it holds changes the new primary does not have; make it again with steadydb basebackup"
+            )));
+        }
+        self.repl.update_identity(|id| {
+            id.timeline = newest;
+            id.history = history.clone();
+        })?;
+        tracing::info!(
+            "following the primary to timeline {newest} (timeline {mine} ended at {fork})"
+        );
+        Ok(())
     }
 
     fn note_message(&self, send_us: i64, wal_end: u64) {
@@ -704,7 +752,10 @@ fn replay_loop(
     let mut reader = wal.record_reader();
     let mut pieces = wal.record_reader();
     let mut at = txn.replayed_end();
-    while !status.stopping() {
+    loop {
+        // Read before the pass: a stop seen here still gets one last pass over what is
+        // flushed, so a promotion finds everything durable replayed.
+        let stopping = status.stopping();
         let flushed = wal.flushed_lsn();
         let mut any = false;
         while at < flushed {
@@ -733,6 +784,9 @@ fn replay_loop(
             if let Err(e) = send_report(report_to, status) {
                 tracing::debug!("walreceiver: {}", e.message);
             }
+        }
+        if stopping {
+            return;
         }
         // The receiver's next sync (or its stop) publishes a new flushed position.
         wal.wait_flushed_timeout(Lsn(flushed.0 + 1), Duration::from_millis(200));

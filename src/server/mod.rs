@@ -56,6 +56,45 @@ pub fn configure(opts: &ServerOptions) -> Result<Arc<Settings>> {
     Ok(Arc::new(settings))
 }
 
+/// The file `steadydb promote` leaves for the server it signals.
+pub const PROMOTE_SIGNAL: &str = "promote.signal";
+
+/// `steadydb promote -D DIR`: ask the standby running in `DIR` to become a primary, and
+/// wait (up to `wait`) until it has (its `standby.signal` is gone).
+pub fn promote(dir: &Path, wait: std::time::Duration) -> Result<()> {
+    let pid_path = dir.join("postmaster.pid");
+    let pid: i32 = std::fs::read_to_string(&pid_path)
+        .map_err(|e| io_error(&pid_path, e))?
+        .trim()
+        .parse()
+        .map_err(|_| Error::internal(format!("\"{}\" holds no process id", pid_path.display())))?;
+    let standby = dir.join(crate::engine::STANDBY_SIGNAL);
+    if !standby.exists() {
+        return Err(Error::new(
+            crate::error::SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "cannot promote server: server is not in standby mode",
+        ));
+    }
+    let signal = dir.join(PROMOTE_SIGNAL);
+    std::fs::write(&signal, b"").map_err(|e| io_error(&signal, e))?;
+    // SAFETY: kill(2) with a process id and a signal number; no memory is involved.
+    if unsafe { libc::kill(pid, libc::SIGUSR1) } != 0 {
+        let _ = std::fs::remove_file(&signal);
+        return Err(Error::internal(format!(
+            "could not send promote signal to process {pid}: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let until = std::time::Instant::now() + wait;
+    while standby.exists() {
+        if std::time::Instant::now() >= until {
+            return Err(Error::internal("server did not promote in time"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(())
+}
+
 /// Apply the configuration file again (SIGHUP, `pg_reload_conf()`), logging what
 /// changed; a file with an error is logged and changes nothing.
 fn reload(settings: &Settings, conf: &Path, overrides: &[(String, String)]) {
@@ -204,6 +243,8 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
         signal(SignalKind::terminate()).map_err(|e| Error::internal(e.to_string()))?;
     let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::internal(e.to_string()))?;
     let mut sighup = signal(SignalKind::hangup()).map_err(|e| Error::internal(e.to_string()))?;
+    let mut sigusr1 =
+        signal(SignalKind::user_defined1()).map_err(|e| Error::internal(e.to_string()))?;
     let mut failures = AcceptFailures::default();
     let place = addr.to_string();
     loop {
@@ -229,6 +270,19 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
             _ = sigint.recv() => {
                 tracing::info!("received SIGINT, shutting down");
                 break;
+            }
+            _ = sigusr1.recv() => {
+                // `steadydb promote` leaves promote.signal and sends SIGUSR1.
+                let signal_file = engine.data_dir.as_ref().map(|d| d.join(PROMOTE_SIGNAL));
+                if let Some(path) = signal_file.filter(|p| p.exists()) {
+                    let _ = std::fs::remove_file(&path);
+                    let engine = engine.clone();
+                    tokio::task::spawn_blocking(move || {
+                        if let Err(e) = engine.promote() {
+                            tracing::error!("promotion failed: {}", e.message);
+                        }
+                    });
+                }
             }
             _ = sighup.recv() => {
                 tracing::info!("received SIGHUP, reloading configuration files");

@@ -1223,6 +1223,14 @@ impl Binder {
                 let a = self.coerce(t, DataType::Int4)?;
                 (Func::CancelBackend, DataType::Bool, vec![a])
             }
+            "pg_promote" => {
+                if args.len() > 2 {
+                    arity(2)?;
+                }
+                // The arguments (wait, wait_seconds) are accepted: a promotion here always
+                // completes before the function returns.
+                (Func::Promote, DataType::Bool, vec![])
+            }
             "pg_reload_conf" => {
                 arity(0)?;
                 (Func::ReloadConf, DataType::Bool, vec![])

@@ -67,6 +67,8 @@ pub enum Func {
     ReloadConf,
     /// `pg_cancel_backend(pid)`.
     CancelBackend,
+    /// `pg_promote([wait [, wait_seconds]])`.
+    Promote,
     /// `pg_is_in_recovery()`.
     IsInRecovery,
     /// `pg_current_wal_lsn()`, `pg_current_wal_flush_lsn()`, `pg_current_wal_insert_lsn()`.
@@ -523,6 +525,10 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
             other => return Err(Error::internal(format!("pg_cancel_backend of {other:?}"))),
         },
         Func::IsInRecovery => Value::Bool(ctx.engine.is_standby()),
+        Func::Promote => {
+            ctx.engine.promote()?;
+            Value::Bool(true)
+        }
         Func::CurrentWalLsn => match ctx.engine.current_wal_location()? {
             Some(l) => Value::Text(l.to_string()),
             None => Value::Null,

@@ -910,6 +910,17 @@ impl Session {
             return Err(Error::in_failed_transaction());
         }
         if let Some(what) = writes_what(plan) {
+            if let Some(tli) = self.engine.fenced_by() {
+                return Err(Error::new(
+                    SqlState::READ_ONLY_SQL_TRANSACTION,
+                    format!("cannot execute {what}: this server is no longer the primary"),
+                )
+                .with_detail(format!(
+                    "A standby was promoted to timeline {tli}; this server stays on timeline {}.",
+                    self.engine.repl.timeline()
+                ))
+                .with_hint("Make it a standby of the new primary with steadydb basebackup."));
+            }
             if self.txn_read_only() {
                 return Err(Error::new(
                     SqlState::READ_ONLY_SQL_TRANSACTION,

@@ -446,7 +446,7 @@ fn replication_rows(engine: &Engine) -> Vec<Row> {
 }
 
 fn wal_receiver_rows(engine: &Engine) -> Vec<Row> {
-    let Some(r) = &engine.receiver else {
+    let Some(r) = engine.receiver.as_ref().filter(|_| engine.is_standby()) else {
         return Vec::new();
     };
     let text = |s: &str| Value::Text(s.to_string());
@@ -462,10 +462,10 @@ fn wal_receiver_rows(engine: &Engine) -> Vec<Row> {
         Value::Int4(std::process::id() as i32),
         text(r.status()),
         loc(&r.receive_start),
-        Value::Int4(r.timeline as i32),
+        Value::Int4(r.timeline.load(Ordering::Acquire) as i32),
         loc(&r.written),
         loc(&r.flushed),
-        Value::Int4(r.timeline as i32),
+        Value::Int4(r.timeline.load(Ordering::Acquire) as i32),
         time(&r.last_send_us),
         time(&r.last_receipt_us),
         loc(&r.latest_end),

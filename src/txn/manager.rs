@@ -777,6 +777,12 @@ impl TxnManager {
         self.in_recovery.store(true, Ordering::Release);
     }
 
+    /// A standby becomes a primary: from now on, commits continue the order after `end`.
+    pub fn leave_recovery(&self, end: Lsn) {
+        self.last_lsn.store(end.0, Ordering::Release);
+        self.in_recovery.store(false, Ordering::Release);
+    }
+
     /// The end of the last record a standby replayed.
     pub fn replayed_end(&self) -> Lsn {
         Lsn(self.replayed_end.load(Ordering::Acquire))

@@ -1200,6 +1200,33 @@ impl Wal {
         }
     }
 
+    /// A standby becomes a primary: the log ends at `end` (the end of the last complete
+    /// record it replayed). Whatever it received past that is a record cut short: it is
+    /// zeroed and later segments removed, as crash recovery cuts a torn tail, and appending
+    /// continues at `end` (with direct writes again).
+    pub fn end_receiving_at(&self, end: Lsn) -> Result<()> {
+        let _flushing = self.flushing.lock();
+        {
+            let mut segs = self.segments.lock();
+            segs.cut(end.0).map_err(|e| {
+                Error::new(
+                    SqlState::IO_ERROR,
+                    format!("could not cut the WAL at {end}: {e}"),
+                )
+            })?;
+            segs.direct_writes = true;
+        }
+        self.received_unsynced.lock().clear();
+        {
+            let mut st = self.state.lock();
+            assert!(st.buffer.is_empty(), "a standby appends nothing");
+            st.end = end;
+        }
+        self.claimed_end.store(end.0, Ordering::Release);
+        self.flushed.reset(end);
+        Ok(())
+    }
+
     /// A reader of this log's records by position (a standby's replay reads the pieces
     /// of a large commit back with it).
     pub fn record_reader(&self) -> RecordReader {

@@ -73,7 +73,7 @@ pub async fn send<S: Transport>(io: &mut Io<S>, engine: &Arc<Engine>) -> Result<
         &[
             Value::Text(layout.location(last.redo).to_string()),
             Value::Text(layout.location(flushed).to_string()),
-            Value::Int4(engine.repl.timeline as i32),
+            Value::Int4(engine.repl.timeline() as i32),
         ],
         &[],
     )?;

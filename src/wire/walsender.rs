@@ -84,16 +84,7 @@ pub async fn serve<S: Transport>(
                 Ok(Done::Ready)
             }
             "IDENTIFY_SYSTEM" => identify_system(io, engine),
-            "TIMELINE_HISTORY" => Err(Error::new(
-                SqlState::UNDEFINED_FILE,
-                format!(
-                    "could not open file \"pg_wal/{:08X}.history\": No such file or directory",
-                    words
-                        .get(1)
-                        .and_then(|w| w.parse::<u32>().ok())
-                        .unwrap_or(0)
-                ),
-            )),
+            "TIMELINE_HISTORY" => timeline_history(io, engine, &words[1..]),
             "CREATE_REPLICATION_SLOT" => create_slot(io, engine, state, &words[1..]),
             "DROP_REPLICATION_SLOT" => drop_slot(io, engine, state, &words[1..]),
             "READ_REPLICATION_SLOT" => read_slot(io, engine, &words[1..]),
@@ -258,7 +249,7 @@ fn identify_system<S: Transport>(io: &mut Io<S>, engine: &Engine) -> Result<Done
         ],
         &[
             Value::Text(repl.system_id.to_string()),
-            Value::Int4(repl.timeline as i32),
+            Value::Int4(repl.timeline() as i32),
             Value::Text(repl.layout.location(flushed).to_string()),
             Value::Null,
         ],
@@ -368,7 +359,7 @@ fn read_slot<S: Transport>(io: &mut Io<S>, engine: &Engine, words: &[String]) ->
                 Value::Text(engine.repl.layout.location(l).to_string())
             }),
             s.restart
-                .map_or(Value::Null, |_| Value::Int8(engine.repl.timeline as i64)),
+                .map_or(Value::Null, |_| Value::Int8(engine.repl.timeline() as i64)),
         ],
     };
     one_row(
@@ -449,15 +440,8 @@ async fn start_replication<S: Transport>(
         .wal
         .clone()
         .ok_or_else(|| Error::unsupported("this server has no log to stream"))?;
-    if let Some(tli) = cmd.timeline {
-        if tli != repl.timeline {
-            return Err(Error::new(
-                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!("requested timeline {tli} is not in this server's history"),
-            ));
-        }
-    }
     let flushed = repl.layout.location(wal.flushed_lsn());
+    check_timeline(engine, cmd.timeline, cmd.start)?;
     if cmd.start > flushed {
         return Err(Error::new(
             SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -479,7 +463,7 @@ async fn start_replication<S: Transport>(
         application_name = %params.application_name,
         "standby starts streaming at {} on timeline {}",
         cmd.start,
-        repl.timeline
+        repl.timeline()
     );
     io.output.copy_both_response();
     io.flush().await;
@@ -558,6 +542,93 @@ async fn start_replication<S: Transport>(
             }
         }
     }
+}
+
+/// A requested timeline: the current one, or an older one this server's log continues
+/// (the request starts at or before where that timeline ended). A newer one means a
+/// standby was promoted elsewhere: this server is no longer the primary, and fences
+/// itself off (it refuses writes from now on, across restarts).
+fn check_timeline(engine: &Engine, requested: Option<u32>, start: WalLocation) -> Result<()> {
+    let repl = &engine.repl;
+    let current = repl.timeline();
+    let Some(tli) = requested else {
+        return Ok(());
+    };
+    if tli > current {
+        if repl.fenced_by().is_none_or(|f| f < tli) {
+            repl.update_identity(|id| id.fenced_by = Some(tli))?;
+            tracing::error!(
+                "a standby streams on timeline {tli}, newer than this server's timeline {current}: another server was promoted; this one refuses writes from now on"
+            );
+        }
+        return Err(Error::new(
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("requested timeline {tli} is newer than this server's timeline {current}"),
+        )
+        .with_detail(
+            "A standby was promoted: this server is no longer the primary and refuses writes.",
+        ));
+    }
+    if tli < current {
+        let ended = repl.identity().switchpoint(tli);
+        match ended {
+            Some(end) if start <= end => {}
+            Some(end) => {
+                return Err(Error::new(
+                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!(
+                        "requested starting point {start} on timeline {tli} is not in this server's history"
+                    ),
+                )
+                .with_detail(format!(
+                    "This server's history forked from requested timeline {tli} at {end}."
+                )))
+            }
+            None => {
+                return Err(Error::new(
+                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("requested timeline {tli} is not in this server's history"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `TIMELINE_HISTORY tli`: the history of timelines that ended before `tli`, as
+/// PostgreSQL's `.history` file content.
+fn timeline_history<S: Transport>(
+    io: &mut Io<S>,
+    engine: &Engine,
+    words: &[String],
+) -> Result<Done> {
+    let tli: u32 = words
+        .first()
+        .and_then(|w| w.parse().ok())
+        .ok_or_else(|| bad_syntax(words.first()))?;
+    let id = engine.repl.identity();
+    if tli < 2 || tli > id.timeline {
+        return Err(Error::new(
+            SqlState::UNDEFINED_FILE,
+            format!("could not open file \"pg_wal/{tli:08X}.history\": No such file or directory"),
+        ));
+    }
+    let lines: String = id
+        .history
+        .iter()
+        .filter(|(t, _)| *t < tli)
+        .map(|(t, l)| format!("{t}\t{l}\tpromoted\n"))
+        .collect();
+    one_row(
+        io,
+        &[text_field("filename"), field("content", DataType::Text)],
+        &[
+            Value::Text(format!("{tli:08X}.history")),
+            Value::Text(lines),
+        ],
+        "TIMELINE_HISTORY",
+    )?;
+    Ok(Done::Ready)
 }
 
 fn keepalive<S: Transport>(io: &mut Io<S>, end: WalLocation, reply_requested: bool) {

@@ -272,3 +272,81 @@ def test_wal_level_minimal_refuses_to_stream(nodes):
     )
     assert r.returncode != 0
     assert 'wal_level \\"replica\\"' in r.stderr or 'wal_level "replica"' in r.stderr, r.stderr
+
+
+@pytest.mark.timeout(240)
+def test_no_long_fork_across_primary_and_standbys(nodes):
+    """An Elle-style list-append check: writers append their transaction's id to a few
+    lists on the primary; readers read every list in one statement on the primary and on
+    both standbys. Snapshot isolation over one commit order allows only reads whose sets of
+    transactions are nested: each read sees a prefix of the primary's commits, every
+    transaction whole, each list as a prefix of its final value."""
+    import random
+
+    primary, standbys = pair(nodes, ("s1", "s2"))
+    set_conf(primary, synchronous_standby_names="s1")  # s1 synchronous, s2 asynchronous
+    keys = list(range(8))
+    with primary.connect() as c:
+        c.execute("create table lists (k int primary key, v text not null)")
+        c.execute("insert into lists values " + ", ".join(f"({k}, '')" for k in keys))
+    for s in standbys:
+        wait_for(lambda s=s: count(s, "lists") == len(keys), what="the lists on a standby")
+    stop = threading.Event()
+    committed: dict[str, set[int]] = {}
+    reads: list[tuple[str, dict[int, list[str]]]] = []
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        rng = random.Random(w)
+        try:
+            with psycopg.connect(primary.conninfo(), autocommit=True) as c:
+                i = 0
+                while not stop.is_set():
+                    txn = f"w{w}x{i}"
+                    i += 1
+                    chosen = sorted(rng.sample(keys, rng.randint(1, 3)))
+                    with c.transaction():
+                        for k in chosen:
+                            c.execute("update lists set v = v || %s where k = %s", (f",{txn}", k))
+                    committed[txn] = set(chosen)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    def reader(node, name: str) -> None:
+        try:
+            with psycopg.connect(node.conninfo(), autocommit=True) as c:
+                while not stop.is_set():
+                    rows = c.execute("select k, v from lists").fetchall()
+                    reads.append((name, {k: [x for x in v.split(",") if x] for k, v in rows}))
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    threads += [threading.Thread(target=reader, args=(n, name)) for n, name in
+                [(primary, "primary"), (standbys[0], "s1"), (standbys[1], "s2")]]
+    for t in threads:
+        t.start()
+    time.sleep(8)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    with primary.connect() as c:
+        final = {k: [x for x in v.split(",") if x] for k, v in c.execute("select k, v from lists")}
+    assert len(committed) > 50 and len(reads) > 50, (len(committed), len(reads))
+    seen_sets = []
+    for name, lists in reads:
+        seen: set[str] = set()
+        for k, values in lists.items():
+            assert values == final[k][: len(values)], f"{name}: list {k} is not a prefix of its final value"
+            seen.update(values)
+        for txn in seen:
+            if txn in committed:
+                for k in committed[txn]:
+                    assert txn in lists[k], f"{name}: saw {txn} in part (not in list {k})"
+        seen_sets.append((len(seen), name, frozenset(seen)))
+    seen_sets.sort(key=lambda x: x[0])
+    for (_, n1, a), (_, n2, b) in zip(seen_sets, seen_sets[1:]):
+        assert a <= b, f"long fork: a read on {n1} and one on {n2} each saw a commit the other did not"
+    names = {name for _, name, _ in seen_sets}
+    assert names == {"primary", "s1", "s2"}
