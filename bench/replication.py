@@ -47,11 +47,13 @@ SETTINGS = [
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def group_cpu_seconds(pgid: int) -> float:
-    """CPU seconds (user + system) used so far by every process of a process group,
-    counting children that exited (PostgreSQL's backends end with their connections; the
-    postmaster reaps them into its own children's times)."""
-    total = 0
+def group_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) used so far by a server: its process and every process
+    descended from it (PostgreSQL's backends, walsenders, startup and walreceiver each run
+    in a session of their own, so the process group would miss them), plus the times of
+    children that exited (backends end with their connections; the postmaster reaps them
+    into its own children's times)."""
+    stats = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -60,8 +62,16 @@ def group_cpu_seconds(pgid: int) -> float:
         except OSError:
             continue
         fields = text[text.rindex(")") + 2:].split()
-        if int(fields[2]) == pgid:
-            total += sum(int(f) for f in fields[11:15])
+        stats[int(entry)] = (int(fields[1]), [int(f) for f in fields[11:15]])
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += sum(stats[pid][1])
+            todo += children.get(pid, [])
     return total / CLK_TCK
 
 

@@ -24,9 +24,13 @@
 pub mod basebackup;
 pub mod identity;
 pub mod location;
+pub mod machine;
 pub mod names;
 pub mod primary;
 pub mod quorum;
 pub mod read;
 pub mod receiver;
 pub mod slots;
+
+#[cfg(test)]
+mod sim_tests;

@@ -20,6 +20,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::identity::Identity;
 use super::location::{Layout, WalLocation};
+use super::machine;
 use super::names::{self, SyncStandbys};
 use super::quorum::{self, Replicated, StandbyPositions, SyncState};
 use super::slots::Slots;
@@ -289,9 +290,13 @@ impl Replication {
             if apply > s.apply {
                 s.apply_lag_us = lag(&s.sent_times, apply).or(s.apply_lag_us);
             }
-            s.write = s.write.max(write);
-            s.flush = s.flush.max(flush);
-            s.apply = s.apply.max(apply);
+            let mut r = machine::Reported {
+                write: s.write,
+                flush: s.flush,
+                apply: s.apply,
+            };
+            r.merge(write, flush, apply);
+            (s.write, s.flush, s.apply) = (r.write, r.flush, r.apply);
             let oldest = s.write.min(s.flush).min(s.apply);
             while s.sent_times.len() > 1 && s.sent_times[1].0 <= oldest {
                 s.sent_times.pop_front();

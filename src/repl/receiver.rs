@@ -667,16 +667,20 @@ impl Receiver {
             conn_error("the primary sent a timeline history that cannot be read".into())
         })?;
         let mine = self.repl.timeline();
-        let Some(&(_, fork)) = history.iter().find(|(t, _)| *t == mine) else {
-            return Err(conn_error(format!(
-                "timeline {mine} of this standby is not in the history of the primary's timeline {newest}"
-            )));
-        };
-        if end > fork {
-            return Err(conn_error(format!(
-                "this standby's log ends at {end}, past {fork} where the primary's timeline {newest} forked from timeline {mine}: it holds changes the new primary does not have; make it again with steadydb basebackup"
-            )));
+        match super::machine::follow(mine, end, &history) {
+            super::machine::FollowVerdict::Follow => {}
+            super::machine::FollowVerdict::Diverged(fork) => {
+                return Err(conn_error(format!(
+                    "this standby's log ends at {end}, past {fork} where the primary's timeline {newest} forked from timeline {mine}: it holds changes the new primary does not have; make it again with steadydb basebackup"
+                )))
+            }
+            super::machine::FollowVerdict::Unrelated => {
+                return Err(conn_error(format!(
+                    "timeline {mine} of this standby is not in the history of the primary's timeline {newest}"
+                )))
+            }
         }
+        let fork = super::machine::shared_end(&history, mine).unwrap_or(end);
         self.repl.update_identity(|id| {
             id.timeline = newest;
             id.history = history.clone();
@@ -712,24 +716,25 @@ impl Receiver {
                 .min(piece.len() as u64) as usize;
             let log_bytes = &piece[skip..];
             let at = self.layout.lsn(WalLocation(loc + skip as u64));
-            if !log_bytes.is_empty() {
-                if at > end {
+            // Bytes this standby already has are not written again.
+            match super::machine::accept_chunk(end, at, log_bytes.len() as u64) {
+                super::machine::Chunk::Known => {}
+                super::machine::Chunk::Gap => {
                     return Err(conn_error(format!(
                         "the primary sent log from {} but the standby has it only up to {}",
                         self.layout.location(at),
                         self.layout.location(end)
-                    )));
+                    )))
                 }
-                let new_end = Lsn(at.0 + log_bytes.len() as u64);
-                if new_end > end {
-                    // Bytes this standby already has are not written again.
-                    let fresh = &log_bytes[(end.0 - at.0) as usize..];
-                    self.wal.receive(end, fresh).map_err(|e| {
-                        Error::new(
-                            SqlState::IO_ERROR,
-                            format!("could not write received WAL: {e}"),
-                        )
-                    })?;
+                super::machine::Chunk::Write { skip, end: new_end } => {
+                    self.wal
+                        .receive(end, &log_bytes[skip as usize..])
+                        .map_err(|e| {
+                            Error::new(
+                                SqlState::IO_ERROR,
+                                format!("could not write received WAL: {e}"),
+                            )
+                        })?;
                     end = new_end;
                 }
             }

@@ -549,50 +549,43 @@ async fn start_replication<S: Transport>(
 /// standby was promoted elsewhere: this server is no longer the primary, and fences
 /// itself off (it refuses writes from now on, across restarts).
 fn check_timeline(engine: &Engine, requested: Option<u32>, start: WalLocation) -> Result<()> {
+    use crate::repl::machine::{stream_request, StreamVerdict};
     let repl = &engine.repl;
-    let current = repl.timeline();
     let Some(tli) = requested else {
         return Ok(());
     };
-    if tli > current {
-        if repl.fenced_by().is_none_or(|f| f < tli) {
-            repl.update_identity(|id| id.fenced_by = Some(tli))?;
-            tracing::error!(
-                "a standby streams on timeline {tli}, newer than this server's timeline {current}: another server was promoted; this one refuses writes from now on"
-            );
+    let id = repl.identity();
+    match stream_request(id.timeline, &id.history, tli, start) {
+        StreamVerdict::Stream => Ok(()),
+        StreamVerdict::Fence(tli) => {
+            if repl.fenced_by().is_none_or(|f| f < tli) {
+                repl.update_identity(|id| id.fenced_by = Some(tli))?;
+                tracing::error!(
+                    "a standby streams on timeline {tli}, newer than this server's timeline {}: another server was promoted; this one refuses writes from now on",
+                    id.timeline
+                );
+            }
+            Err(Error::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "requested timeline {tli} is newer than this server's timeline {}",
+                    id.timeline
+                ),
+            )
+            .with_detail("A standby was promoted: this server is no longer the primary and refuses writes."))
         }
-        return Err(Error::new(
+        StreamVerdict::NotInHistory(Some(end)) => Err(Error::new(
             SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("requested timeline {tli} is newer than this server's timeline {current}"),
+            format!("requested starting point {start} on timeline {tli} is not in this server's history"),
         )
-        .with_detail(
-            "A standby was promoted: this server is no longer the primary and refuses writes.",
-        ));
+        .with_detail(format!(
+            "This server's history forked from requested timeline {tli} at {end}."
+        ))),
+        StreamVerdict::NotInHistory(None) => Err(Error::new(
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("requested timeline {tli} is not in this server's history"),
+        )),
     }
-    if tli < current {
-        let ended = repl.identity().switchpoint(tli);
-        match ended {
-            Some(end) if start <= end => {}
-            Some(end) => {
-                return Err(Error::new(
-                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                    format!(
-                        "requested starting point {start} on timeline {tli} is not in this server's history"
-                    ),
-                )
-                .with_detail(format!(
-                    "This server's history forked from requested timeline {tli} at {end}."
-                )))
-            }
-            None => {
-                return Err(Error::new(
-                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                    format!("requested timeline {tli} is not in this server's history"),
-                ))
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `TIMELINE_HISTORY tli`: the history of timelines that ended before `tli`, as
