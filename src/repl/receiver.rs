@@ -745,8 +745,13 @@ impl Receiver {
     }
 }
 
+/// The most log the replayer reads from its segments in one call.
+const REPLAY_READ_BYTES: usize = 4 << 20;
+
 /// The replayer: replay every complete record below the standby's flushed position, in
-/// order, then report the applied position; wait for the next flush.
+/// order, then report the applied position; wait for the next flush. It reads the log in
+/// large pieces and takes records out of memory (a record larger than a piece is read on
+/// its own).
 fn replay_loop(
     status: &ReceiverStatus,
     txn: &TxnManager,
@@ -754,9 +759,14 @@ fn replay_loop(
     layout: Layout,
     report_to: &ReportTo,
 ) {
+    use crate::wal::record::{check_header, check_record, Invalid, RECORD_HEADER_BYTES};
     let mut reader = wal.record_reader();
     let mut pieces = wal.record_reader();
     let mut at = txn.replayed_end();
+    // Log bytes from `at` on, read ahead.
+    let mut buf: Vec<u8> = Vec::new();
+    let mut used = 0usize;
+    let fail = |what: String| -> ! { crate::error::stop_server(&what) };
     loop {
         // Read before the pass: a stop seen here still gets one last pass over what is
         // flushed, so a promotion finds everything durable replayed.
@@ -764,20 +774,54 @@ fn replay_loop(
         let flushed = wal.flushed_lsn();
         let mut any = false;
         while at < flushed {
-            let len = match reader.record_len(at) {
-                Ok(Some(len)) => len,
-                Ok(None) => break,
-                Err(e) => crate::error::stop_server(&format!("could not replay the WAL: {e}")),
+            if used > 0 && used * 2 >= buf.len() {
+                buf.drain(..used);
+                used = 0;
+            }
+            let have_end = at.0 + (buf.len() - used) as u64;
+            if have_end < flushed.0 && buf.len() - used < REPLAY_READ_BYTES {
+                let want = ((flushed.0 - have_end) as usize).min(REPLAY_READ_BYTES);
+                let old = buf.len();
+                buf.resize(old + want, 0);
+                match reader.read_bytes(Lsn(have_end), &mut buf[old..]) {
+                    Ok(n) => buf.truncate(old + n),
+                    Err(e) => fail(format!("could not replay the WAL: {e}")),
+                }
+            }
+            let avail = &buf[used..];
+            let Some(header) = avail.get(..16).and_then(|h| <[u8; 16]>::try_from(h).ok()) else {
+                break;
+            };
+            let len = match check_header(&header, at) {
+                Ok(len) => len,
+                Err(Invalid::End) => break,
+                Err(why) => fail(format!("invalid WAL record at {at}: {why:?}")),
             };
             let end = Lsn(at.0 + len as u64);
             if end > flushed {
                 break;
             }
-            let replayed = reader.read(at).and_then(|(kind, payload)| {
-                txn.replay_streamed(kind, &payload, end, &mut |p| pieces.read(p))
-            });
+            let replayed = if avail.len() >= len {
+                let kind = match check_record(&avail[..len]) {
+                    Ok(k) => k,
+                    Err(why) => fail(format!("invalid WAL record at {at}: {why:?}")),
+                };
+                txn.replay_streamed(kind, &avail[RECORD_HEADER_BYTES..len], end, &mut |p| {
+                    pieces.read(p)
+                })
+            } else {
+                // Larger than what is read ahead: read it on its own.
+                buf.clear();
+                used = 0;
+                reader.read(at).and_then(|(kind, payload)| {
+                    txn.replay_streamed(kind, &payload, end, &mut |p| pieces.read(p))
+                })
+            };
             if let Err(e) = replayed {
-                crate::error::stop_server(&format!("could not replay the record at {at}: {e}"));
+                fail(format!("could not replay the record at {at}: {e}"));
+            }
+            if !buf.is_empty() {
+                used += len;
             }
             at = end;
             any = true;

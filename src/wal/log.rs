@@ -830,6 +830,14 @@ impl RecordReader {
         }
     }
 
+    /// Log bytes from `at` into `buf`; returns how many were there (fewer at the end of
+    /// what was written).
+    pub fn read_bytes(&mut self, at: Lsn, buf: &mut [u8]) -> Result<usize> {
+        self.segments
+            .read(at.0, buf)
+            .map_err(|e| Error::new(SqlState::IO_ERROR, format!("could not read the WAL: {e}")))
+    }
+
     /// The length of the record that starts at `at`, if its header is there and valid
     /// (`None` at the end of what was written).
     pub fn record_len(&mut self, at: Lsn) -> Result<Option<usize>> {
