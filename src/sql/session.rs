@@ -812,7 +812,12 @@ impl Session {
     /// that failed: the statement's result is that error.
     pub async fn finish_commit(&mut self) -> Result<()> {
         if let Some(committing) = self.in_flight.take() {
-            if let Some(warning) = committing.finish_async().await {
+            // The statement is over, but its commit waits (for the log, or for standbys):
+            // pg_stat_activity shows the session active until it is acknowledged.
+            self.slot.activity.lock().state = "active";
+            let warning = committing.finish_async().await;
+            self.report_activity(None);
+            if let Some(warning) = warning {
                 self.warn(warning);
             }
         }

@@ -170,9 +170,9 @@ def test_synchronous_commit_waits_for_the_standby_and_never_shows_what_it_lacks(
     assert "done" not in out and "error" not in out
     with primary.connect() as c:
         assert c.execute("select count(*) from t where k = 3000").fetchone() == (0,)
-        waits = c.execute("select wait_event_type, wait_event from pg_stat_activity where pid = %s",
+        waits = c.execute("select wait_event_type, wait_event, state from pg_stat_activity where pid = %s",
                           (out["pid"],)).fetchone()
-        assert waits == ("IPC", "SyncRep")
+        assert waits == ("IPC", "SyncRep", "active")
     # An asynchronous commit after it in the commit order becomes visible only after it,
     # so it waits too: a snapshot is a prefix of the commit order.
     t2, out2 = commit_in_thread(primary, "insert into t values (3001, 'async')", "off")
