@@ -26,6 +26,15 @@ impl Reported {
     }
 }
 
+/// Whether a standby's report could raise a published quorum position: only if one of
+/// its positions is above the published one (a minimum or an n-th highest of the reports
+/// grows only when some report passes it). `lsn` converts a WAL location.
+pub fn may_raise(r: &Reported, published: &Replicated, lsn: impl Fn(WalLocation) -> Lsn) -> bool {
+    lsn(r.write) > published.write
+        || lsn(r.flush) > published.flush
+        || lsn(r.apply) > published.apply
+}
+
 /// What the synchronous replication task publishes after a decision, given what it
 /// published last (`last`, for `last_config`): `None` when nothing changed.
 ///
@@ -139,6 +148,24 @@ pub fn follow(mine: u32, end: WalLocation, history: &[(u32, WalLocation)]) -> Fo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_report_past_a_published_position_wakes_the_quorum_task() {
+        let published = Replicated {
+            write: Lsn(30),
+            flush: Lsn(20),
+            apply: Lsn(10),
+        };
+        let r = |w, f, a| Reported {
+            write: WalLocation(w),
+            flush: WalLocation(f),
+            apply: WalLocation(a),
+        };
+        let id = |l: WalLocation| Lsn(l.0);
+        assert!(!may_raise(&r(30, 20, 10), &published, id));
+        assert!(may_raise(&r(30, 21, 10), &published, id));
+        assert!(!may_raise(&r(1, 1, 1), &Replicated::UNCONDITIONAL, id));
+    }
 
     #[test]
     fn chunks_overlap_and_gaps() {

@@ -106,6 +106,10 @@ pub struct Replication {
     stopping: AtomicBool,
     /// The quorum's last decision, the value it was made for, and what was published.
     published: Mutex<(Option<SyncStandbys>, Replicated)>,
+    /// The same positions, for walsenders to read without that lock.
+    published_write: AtomicU64,
+    published_flush: AtomicU64,
+    published_apply: AtomicU64,
 }
 
 /// A registered walsender; unregisters (and releases its slot) when dropped.
@@ -156,6 +160,9 @@ impl Replication {
             signal: Signal::default(),
             stopping: AtomicBool::new(false),
             published: Mutex::new((None, Replicated::UNCONDITIONAL)),
+            published_write: AtomicU64::new(u64::MAX),
+            published_flush: AtomicU64::new(u64::MAX),
+            published_apply: AtomicU64::new(u64::MAX),
         })
     }
 
@@ -307,7 +314,27 @@ impl Replication {
         if let Some((name, flush)) = slot {
             self.slots.lock().advance(&name, self.layout.lsn(flush));
         }
-        self.notify();
+        // A report at or below every published quorum position cannot raise one (the
+        // quorum is a minimum or an n-th highest of the reports): the task is not woken
+        // for it. Without synchronous standbys nothing is woken at all.
+        let reported = machine::Reported {
+            write,
+            flush,
+            apply,
+        };
+        let published = self.published_now();
+        if machine::may_raise(&reported, &published, |l| self.layout.lsn(l)) {
+            self.notify();
+        }
+    }
+
+    /// The quorum positions last published (read without the task's lock).
+    fn published_now(&self) -> Replicated {
+        Replicated {
+            write: Lsn(self.published_write.load(Ordering::Acquire)),
+            flush: Lsn(self.published_flush.load(Ordering::Acquire)),
+            apply: Lsn(self.published_apply.load(Ordering::Acquire)),
+        }
     }
 
     /// Every walsender, for `pg_stat_replication`.
@@ -387,20 +414,19 @@ impl Replication {
             drop(senders);
             let publish = {
                 let mut published = self.published.lock();
-                let config_changed = published.0 != config;
-                let last = published.1;
-                let next = match decision.replicated {
-                    Some(r) if config_changed => r,
-                    Some(r) => Replicated {
-                        write: r.write.max(last.write),
-                        flush: r.flush.max(last.flush),
-                        apply: r.apply.max(last.apply),
-                    },
-                    None if config_changed || last == Replicated::UNCONDITIONAL => Replicated::NONE,
-                    None => last,
-                };
-                *published = (config.clone(), next);
-                (next != last || config_changed).then_some(next)
+                let next = machine::next_published(
+                    &published.0,
+                    published.1,
+                    &config,
+                    decision.replicated,
+                );
+                if let Some(next) = next {
+                    *published = (config.clone(), next);
+                    self.published_write.store(next.write.0, Ordering::Release);
+                    self.published_flush.store(next.flush.0, Ordering::Release);
+                    self.published_apply.store(next.apply.0, Ordering::Release);
+                }
+                next
             };
             if let Some(next) = publish {
                 txn.visibility.replicated(next);
