@@ -155,11 +155,18 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
     let reservation = txn
         .reserve_log(payload.len())
         .unwrap_or_else(|e| stop_server(&format!("CREATE TABLE failed: {e}")));
-    txn.commit_ddl(RecordKind::CreateTable, &payload, reservation, |_| {
-        if let Err(e) = txn.catalog.create_table_with_id(id, def.clone()) {
-            stop_server(&format!("could not create a table: {e}"));
-        }
-    });
+    let created = txn.commit_ddl(
+        RecordKind::CreateTable,
+        &payload,
+        reservation,
+        crate::wal::SyncLevel::Local,
+        |_| {
+            if let Err(e) = txn.catalog.create_table_with_id(id, def.clone()) {
+                stop_server(&format!("could not create a table: {e}"));
+            }
+        },
+    );
+    txn.finish_commit(created, None);
     if !commit(txn, WriteSet::default(), &[id]) {
         stop_server("CREATE TABLE refused for lack of space");
     }
@@ -394,7 +401,15 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
                 .unwrap_or_else(|conflict| {
                     panic!("p's keys are unique and not null: {conflict:?}")
                 });
-            crate::txn::ddl::commit_primary_key(txn, &table, def, load).unwrap_or_else(failed);
+            let flight = crate::txn::ddl::commit_primary_key(
+                txn,
+                &table,
+                def,
+                load,
+                crate::wal::SyncLevel::Local,
+            )
+            .unwrap_or_else(failed);
+            txn.finish_commit(flight, None);
             ledger.keys_added += 1;
             true
         }

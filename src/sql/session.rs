@@ -608,8 +608,12 @@ impl Session {
     }
 
     fn execute_inner(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
-        let result = self
-            .plan_for(stmt)
+        let conflict = match &self.txn {
+            Some(t) if !t.failed => t.txn.check_recovery_conflicts(),
+            _ => Ok(()),
+        };
+        let result = conflict
+            .and_then(|()| self.plan_for(stmt))
             .and_then(|planned| self.pass_write_gates(stmt, planned))
             .and_then(|(plan, fields, param_types)| {
                 if stmt.literals.is_empty() {
@@ -1211,9 +1215,16 @@ impl Session {
             }
         };
         closed.assert_closed();
-        ddl::commit_primary_key(txn, table, new_def, load)?;
+        let flight = ddl::commit_primary_key(txn, table, new_def, load, self.sync_level())?;
         // Writers waiting at the gate now plan against the new definition.
         drop(closed);
+        // Acknowledged like a commit: once durable at the session's level.
+        let committing = Committing::ddl(self.engine.txn.clone(), self.slot.clone(), flight);
+        if self.defer_commits {
+            self.in_flight = Some(committing);
+        } else {
+            committing.finish();
+        }
         Ok(())
     }
 

@@ -251,6 +251,9 @@ pub struct Table {
     next_row_id: AtomicU64,
     /// Set once the table's pages are freed (its drop committed).
     destroyed: AtomicBool,
+    /// The LSN of the last rewrite of every row ([`Table::replace`], [`Table::rekey`]),
+    /// which drops older versions: a snapshot below it can no longer be served.
+    rewritten_lsn: AtomicU64,
     /// The commit LSN of the last bulk load adopted since startup. Its rows are stored
     /// with LSN 0, written before the commit LSN was known; they count as committed at
     /// this LSN. (After a restart no snapshot predates them: 0 is right.)
@@ -288,6 +291,7 @@ impl Table {
             older: Versions::new(),
             next_row_id: AtomicU64::new(next_row_id),
             destroyed: AtomicBool::new(false),
+            rewritten_lsn: AtomicU64::new(0),
             bulk_lsn: AtomicU64::new(0),
             write_gate: WriteGate::default(),
         }
@@ -348,6 +352,16 @@ impl Table {
             ));
         }
         Ok(())
+    }
+
+    /// Whether the table's drop is final ([`Table::destroy`]).
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// The LSN of the last rewrite that dropped older versions (0: none since start).
+    pub fn rewritten_lsn(&self) -> Lsn {
+        Lsn(self.rewritten_lsn.load(Ordering::Acquire))
     }
 
     /// A stored version's commit LSN: LSN 0 marks a bulk-loaded row.
@@ -762,6 +776,7 @@ impl Table {
         let _tree = stages::write(Stage::TableTree, &self.tree_lock);
         let mut older = self.older.lock_all();
         self.check_live()?;
+        self.rewritten_lsn.fetch_max(lsn.0, Ordering::AcqRel);
         older.clear();
         self.tree.clear(&self.pool)?;
         self.tree.adopt(&self.pool, rebuilt)?;
@@ -803,6 +818,7 @@ impl Table {
         let _tree = stages::write(Stage::TableTree, &self.tree_lock);
         let mut older = self.older.lock_all();
         self.check_live()?;
+        self.rewritten_lsn.fetch_max(lsn.0, Ordering::AcqRel);
         older.clear();
         self.tree.clear(&self.pool)?;
         self.tree.adopt(&self.pool, rebuilt)

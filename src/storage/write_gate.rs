@@ -1,6 +1,10 @@
 //! A table's write gate: which transactions may write the table while its rows are
 //! rebuilt under a new key (ALTER TABLE ... ADD PRIMARY KEY).
 //!
+//! "Writer" means a transaction inside the gate: one that writes the table, or a
+//! transaction block that has read it (it holds the table to its end, as PostgreSQL's
+//! ACCESS SHARE lock does, so a rebuild, DROP or TRUNCATE waits for it too).
+//!
 //! A transaction passes the gate of each table it writes before its first write
 //! statement there plans the keys it will write, and stays inside until its commit is
 //! installed or it rolls back ([`Writer`] leaves when dropped). A rebuild closes the gate:

@@ -13,12 +13,12 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{fatal_after_logging, records, TxnManager};
+use super::{fatal_after_logging, records, CommitInFlight, TxnManager};
 use crate::error::Result;
 use crate::storage::page::MAX_KEY_BYTES;
 use crate::storage::{BulkLoad, Table, TableDef};
 use crate::types::{self, Value};
-use crate::wal::{Lsn, RecordKind};
+use crate::wal::{Lsn, RecordKind, SyncLevel};
 
 /// Why a table's rows cannot take a primary key.
 #[derive(Debug)]
@@ -82,7 +82,8 @@ pub fn commit_primary_key(
     table: &Arc<Table>,
     new_def: TableDef,
     mut load: BulkLoad,
-) -> Result<()> {
+    level: SyncLevel,
+) -> Result<CommitInFlight> {
     assert!(
         !new_def.primary_key.is_empty(),
         "a SetPrimaryKey record carries a key"
@@ -101,13 +102,19 @@ pub fn commit_primary_key(
         records::encode_table_def(table.id, &new_def)
     };
     let reservation = txn.reserve_log(payload.len())?;
-    txn.commit_ddl(RecordKind::SetPrimaryKey, &payload, reservation, |lsn| {
-        let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));
-        if let Err(e) = replaced {
-            fatal_after_logging("replace a table's rows", &e);
-        }
-        table.set_def(new_def);
-        txn.catalog.table_altered();
-    });
-    Ok(())
+    let flight = txn.commit_ddl(
+        RecordKind::SetPrimaryKey,
+        &payload,
+        reservation,
+        level,
+        |lsn| {
+            let replaced = load.commit(lsn).and_then(|tree| table.replace(lsn, tree));
+            if let Err(e) = replaced {
+                fatal_after_logging("replace a table's rows", &e);
+            }
+            table.set_def(new_def);
+            txn.catalog.table_altered();
+        },
+    );
+    Ok(flight)
 }

@@ -143,6 +143,11 @@ impl SessionSlot {
         Ok(())
     }
 
+    /// When the running statement's `statement_timeout` runs out, if it has one.
+    pub fn statement_deadline(&self) -> Option<Instant> {
+        *self.statement_deadline.lock()
+    }
+
     /// What ends a lock wait that starts now: [`SessionSlot::check_interrupts`], and
     /// `lock_timeout` (55P03) counted from now.
     pub fn lock_wait_interrupts(&self) -> impl Fn() -> Result<()> + Sync + '_ {
@@ -1005,7 +1010,8 @@ impl TxnManager {
     }
 
     /// Wait until the commit at `lsn` is visible, which at a remote level means the
-    /// synchronous standbys have it; a cancel request ends the wait with a warning.
+    /// synchronous standbys have it; a cancel request or the statement's
+    /// `statement_timeout` ends the wait with a warning, as in PostgreSQL.
     async fn wait_for_standbys(&self, lsn: Lsn, slot: Option<&SessionSlot>) -> Option<Error> {
         let Some(slot) = slot else {
             self.visibility.wait_visible_async(lsn).await;
@@ -1024,9 +1030,18 @@ impl TxnManager {
                     ),
                 );
             }
+            let timed_out = async {
+                match slot.statement_deadline() {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = self.visibility.wait_visible_async(lsn) => return None,
                 _ = cancelled => {}
+                _ = timed_out => {
+                    slot.cancel.store(true, Ordering::Release);
+                }
             }
         }
     }
@@ -1072,21 +1087,29 @@ impl TxnManager {
 
     /// A catalog change that is logged and made durable on its own (CREATE TABLE, ALTER
     /// TABLE ... ADD PRIMARY KEY, and the DROP that undoes a rolled-back CREATE), ordered
-    /// with commits. `apply` runs with the change's LSN once it is durable. The record
-    /// uses `reservation` ([`TxnManager::reserve_log`] for `payload`), or with
+    /// with commits. `apply` runs with the change's LSN once it is locally durable. The
+    /// record uses `reservation` ([`TxnManager::reserve_log`] for `payload`), or with
     /// `LogReservation::none()` the log's headroom (only the DROP that undoes a CREATE,
     /// which must not fail).
+    ///
+    /// `level` is what acknowledging the change waits for, as for a commit: at a remote
+    /// level the returned commit is finished ([`TxnManager::finish_commit`] or its async
+    /// form) only once the synchronous standbys have the record, so a failover does not
+    /// lose a change that was acknowledged. The change is applied before that wait; its
+    /// place in the visible order still waits for the standbys like any commit.
     pub fn commit_ddl(
         &self,
         kind: RecordKind,
         payload: &[u8],
         reservation: LogReservation,
+        level: SyncLevel,
         apply: impl FnOnce(Lsn),
-    ) -> Lsn {
+    ) -> CommitInFlight {
+        let level = level.max(SyncLevel::Local);
         let record = self.wal.as_ref().map(|_| PendingRecord::new(kind, payload));
         let barrier = stages::read(Stage::CheckpointBarrier, &self.barrier);
         let critical = CriticalSection("applying a catalog change");
-        let (lsn, _) = self.sequence_commit(record, reservation, false, SyncLevel::Off);
+        let (lsn, _) = self.sequence_commit(record, reservation, false, level);
         if let Some(wal) = &self.wal {
             // Catalog changes are rare: flush on this thread rather than wait to be woken.
             // Flushed before it is marked installed, so it is visible only once durable.
@@ -1096,8 +1119,12 @@ impl TxnManager {
         drop(barrier);
         self.visibility.installed(lsn, || self.flushed_lsn());
         drop(critical);
-        self.visibility.wait_visible(lsn);
-        lsn
+        CommitInFlight {
+            lsn: Some(lsn),
+            durable_at: self.wal.as_ref().map(|_| lsn),
+            lead: false,
+            remote: level >= SyncLevel::RemoteWrite && self.visibility.standbys_configured(),
+        }
     }
 
     /// The next value of a sequence. Values are logged ahead in batches; a commit that uses

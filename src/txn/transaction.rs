@@ -75,6 +75,17 @@ pub struct Committing {
 }
 
 impl Committing {
+    /// A catalog change committed on its own ([`TxnManager::commit_ddl`]), to be finished
+    /// like a transaction's commit.
+    pub fn ddl(manager: Arc<TxnManager>, slot: Arc<SessionSlot>, flight: CommitInFlight) -> Self {
+        Committing {
+            manager,
+            slot,
+            flight,
+            closed_gates: Vec::new(),
+        }
+    }
+
     /// Finish the commit, blocking.
     pub fn finish(self) {
         self.manager.finish_commit(self.flight, Some(&self.slot));
@@ -366,13 +377,20 @@ impl Transaction {
     /// Pass the write gate of each table in `written` (once per transaction), and wait
     /// at the gate of `read` if another transaction closed it. Returns whether it waited:
     /// the table may have been rebuilt meanwhile, so the statement is planned again.
+    ///
+    /// A transaction block passes the gate of the tables it reads too, and stays inside
+    /// until it ends, as PostgreSQL's ACCESS SHARE lock: a DROP TABLE, TRUNCATE or ALTER
+    /// TABLE elsewhere waits until it is over, so it never finds a table it has read gone
+    /// or rewritten under its snapshot. (A lone statement holds the table it reads; its
+    /// snapshot ends with it.)
     pub fn pass_gates(
         &mut self,
         written: &[Arc<Table>],
         read: Option<&Arc<Table>>,
     ) -> Result<bool> {
         let mut waited = false;
-        for table in written {
+        let read_inside = read.filter(|_| self.explicit);
+        for table in written.iter().chain(read_inside) {
             if self.writes.passed_gate(table.id) {
                 continue;
             }
@@ -385,13 +403,37 @@ impl Transaction {
             };
             self.writes.writers.push(writer);
         }
-        if let Some(table) = read {
+        if let Some(table) = read.filter(|_| !self.explicit) {
             if table.write_gate().is_closed() && !self.writes.closed_gate(table.id) {
                 waited = true;
                 self.wait_at_gate(|interrupts| table.write_gate().wait_open(interrupts))?;
             }
         }
         Ok(waited)
+    }
+
+    /// On a hot standby, replay does not wait at gates: a DROP TABLE or a rewrite it
+    /// replays goes ahead of the transactions inside (PostgreSQL with
+    /// `max_standby_streaming_delay = 0`). A transaction that read a table dropped since,
+    /// or rewritten after its snapshot, is cancelled with PostgreSQL's recovery-conflict
+    /// error (40001) rather than see it gone or changed.
+    /// Checked before each statement of the transaction is planned.
+    pub fn check_recovery_conflicts(&self) -> Result<()> {
+        if !self.manager.in_recovery() {
+            return Ok(());
+        }
+        for writer in &self.writes.writers {
+            let table = writer.table();
+            let rewritten = self.snapshot.is_some_and(|at| table.rewritten_lsn() > at);
+            if table.is_destroyed() || rewritten {
+                return Err(Error::new(
+                    SqlState::SERIALIZATION_FAILURE,
+                    "canceling statement due to conflict with recovery",
+                )
+                .with_detail("User was holding a relation lock for too long."));
+            }
+        }
+        Ok(())
     }
 
     /// Close `table`'s gate for this transaction (DROP TABLE, TRUNCATE), waiting for the
@@ -451,12 +493,20 @@ impl Transaction {
                 return Err(e);
             }
         };
-        self.manager
-            .commit_ddl(RecordKind::CreateTable, &payload, reservation, |_| {
+        // Local durability is enough here: the table is seen by others only through
+        // this transaction's commit, which waits at the session's level.
+        let created = self.manager.commit_ddl(
+            RecordKind::CreateTable,
+            &payload,
+            reservation,
+            SyncLevel::Local,
+            |_| {
                 if let Err(e) = catalog.create_table_with_id(id, def.clone()) {
                     fatal_after_logging("create a table", &e);
                 }
-            });
+            },
+        );
+        self.manager.finish_commit(created, None);
         pool.release_frames(frames);
         self.created.push(id);
         Ok(true)
@@ -483,14 +533,16 @@ impl Transaction {
                 let name = table.def().name.clone();
                 let _ddl = catalog.ddl_lock();
                 // In the log's headroom: a rollback does not fail for lack of space.
-                self.manager.commit_ddl(
+                let dropped = self.manager.commit_ddl(
                     RecordKind::DropTable,
                     &records::encode_drop_table(id),
                     LogReservation::none(),
+                    SyncLevel::Local,
                     |_| {
                         catalog.drop_table(&name);
                     },
                 );
+                self.manager.finish_commit(dropped, None);
             }
         }
     }

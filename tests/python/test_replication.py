@@ -54,6 +54,15 @@ def wait_for(pred, timeout: float = 30, what: str = "condition") -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def table_exists(node, table: str) -> bool:
+    with node.connect() as c:
+        try:
+            c.execute(f"select 1 from {table} limit 1")
+            return True
+        except psycopg.errors.UndefinedTable:
+            return False
+
+
 def count(node, table: str = "t") -> int:
     with node.connect() as c:
         return c.execute(f"select count(*) from {table}").fetchone()[0]
@@ -123,9 +132,32 @@ def test_a_standby_streams_and_serves_reads_only(nodes):
     standby.start()
     wait_for(lambda: count(standby) == 201, what="the rows written while the standby was down")
 
+    # Replay does not wait for standby readers: a transaction block that read a table the
+    # primary drops is cancelled with PostgreSQL's recovery-conflict error, not shown an
+    # empty or missing table. A lone query afterwards finds it gone.
+    with primary.connect() as c:
+        c.execute("create table gone (k int primary key)")
+        c.execute("insert into gone values (1), (2)")
+    wait_for(lambda: table_exists(standby, "gone"), what="gone on s1")
+    with standby.connect() as reader:
+        reader.execute("begin isolation level repeatable read")
+        assert reader.execute("select count(*) from gone").fetchone() == (2,)
+        with primary.connect() as c:
+            c.execute("drop table gone")
+        wait_for(lambda: not table_exists(standby, "gone"), what="the drop on s1")
+        with pytest.raises(psycopg.Error) as ei:
+            reader.execute("select count(*) from gone")
+        assert ei.value.sqlstate == "40001"
+        assert ei.value.diag.message_primary == "canceling statement due to conflict with recovery"
+        reader.execute("rollback")
+        with pytest.raises(psycopg.Error) as ei:
+            reader.execute("select count(*) from gone")
+        assert ei.value.sqlstate == "42P01"
 
-def commit_in_thread(node, sql: str, level: str):
-    """Run `sql` at `level` in a thread; returns (thread, result dict)."""
+
+def commit_in_thread(node, sql: str, level: str, setup: str | None = None):
+    """Run `sql` at `level` in a thread (after `setup`, if given); returns (thread, result
+    dict)."""
     out: dict = {}
 
     def run():
@@ -133,6 +165,8 @@ def commit_in_thread(node, sql: str, level: str):
             with psycopg.connect(node.conninfo(), autocommit=True) as c:
                 c.add_notice_handler(lambda d: out.setdefault("notices", []).append(d.message_primary))
                 c.execute(f"set synchronous_commit = {level}")
+                if setup:
+                    c.execute(setup)
                 out["pid"] = c.execute("select pg_backend_pid()").fetchone()[0]
                 out["started"] = True
                 c.execute(sql)
@@ -205,6 +239,29 @@ def test_synchronous_commit_waits_for_the_standby_and_never_shows_what_it_lacks(
     assert out.get("done"), out
     with primary.connect() as c:
         assert c.execute("select count(*) from t where k in (4000, 4001)").fetchone() == (2,)
+    # statement_timeout ends the wait as a cancel does, as in PostgreSQL.
+    with primary.connect() as c:
+        c.execute("create table u (k int, v text)")
+        c.execute("insert into u values (1, 'a'), (2, 'b')")
+    set_conf(primary, synchronous_standby_names="s1")
+    t, out = commit_in_thread(primary, "insert into t values (4002, 'timed out')", "on",
+                              setup="set statement_timeout = '300ms'")
+    t.join(timeout=30)
+    assert out.get("done"), out
+    assert "canceling wait for synchronous replication due to user request" in out.get("notices", [])
+    with primary.connect() as c:
+        assert c.execute("select count(*) from t where k = 4002").fetchone() == (0,)
+    # A catalog change committed on its own is acknowledged only once the standby has it.
+    t, out = commit_in_thread(primary, "alter table u add primary key (k)", "on")
+    time.sleep(0.5)
+    assert "done" not in out and "error" not in out, out
+    standby.start()
+    t.join(timeout=60)
+    assert out.get("done"), out
+    with standby.connect() as c:
+        wait_for(lambda: c.execute("select count(*) from t where k = 4002").fetchone() == (1,),
+                 what="the standby to have the timed-out commit")
+    set_conf(primary, synchronous_standby_names="")
     # A bad value in the file changes nothing.
     set_conf(primary, synchronous_standby_names="FIRST 0 (s1)")
     with primary.connect() as c:

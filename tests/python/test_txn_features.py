@@ -690,6 +690,32 @@ def test_lock_timeout_on_table_lock(kv, two):
     assert quick(b, f"select count(*) from {kv}") == [(3,)]
 
 
+@pytest.mark.parametrize("ddl", ["drop table {t}", "truncate {t}"])
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read"])
+def test_table_read_in_a_block_holds_off_drop_and_truncate(kv, two, ddl, isolation):
+    """A transaction block that read a table holds it (PostgreSQL's ACCESS SHARE lock)
+    until it ends: a DROP TABLE or TRUNCATE elsewhere waits, and the block keeps reading
+    the table as it was."""
+    a, b = two
+    b.execute(f"begin isolation level {isolation}")
+    assert val(b, f"select count(*) from {kv}") == 3
+    bg = blocked(a, ddl.format(t=kv))
+    assert val(b, f"select count(*) from {kv}") == 3
+    b.execute("commit")
+    bg.ok()
+    if ddl.startswith("truncate"):
+        assert quick(b, f"select count(*) from {kv}") == [(0,)]
+    else:
+        assert_error(error_of(b, f"select count(*) from {kv}"), "42P01")
+
+
+def test_lone_select_does_not_hold_the_table(kv, two):
+    """Outside a block, a finished SELECT holds nothing: a DROP TABLE goes ahead."""
+    a, b = two
+    assert val(b, f"select count(*) from {kv}") == 3
+    quick(a, f"drop table {kv}")
+
+
 def test_statement_timeout_57014(kv, two):
     """SET statement_timeout = '200ms': an UPDATE blocked on another session's row lock is
     canceled with 57014 'canceling statement due to statement timeout'; a fast statement
