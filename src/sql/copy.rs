@@ -1,5 +1,5 @@
-//! COPY FROM STDIN: parsing PostgreSQL's text and CSV formats from a byte stream that may
-//! be split anywhere across CopyData messages.
+//! COPY FROM STDIN: parsing PostgreSQL's text, CSV and binary formats from a byte stream
+//! that may be split anywhere across CopyData messages.
 
 use super::parser::{CopyFormat, CopyStatement};
 use crate::error::{Error, Result, SqlState};
@@ -15,18 +15,31 @@ pub struct CopyParser {
     escape: u8,
     skip_header: bool,
     buf: Vec<u8>,
-    /// Set after the end-of-data marker `\.`.
+    /// Set after the end-of-data marker `\.` (binary: the trailer).
     done: bool,
+    /// Binary format: whether the file header has been read.
+    binary_header_read: bool,
     pub line: u64,
 }
 
-/// One parsed COPY line: its line number and its fields, unescaped, in one string.
+/// One parsed COPY line: its line number and its fields, unescaped, in one string (or,
+/// in binary format, their bytes).
 #[derive(Debug, Default)]
 pub struct Record {
     pub line: u64,
     text: String,
-    /// Each field's bytes in `text`, or None for NULL.
+    /// A binary-format row's field bytes.
+    raw: Vec<u8>,
+    binary: bool,
+    /// Each field's bytes in `text` (or `raw`), or None for NULL.
     fields: Vec<Option<std::ops::Range<usize>>>,
+}
+
+/// A field of a COPY row, in the format it came in.
+#[derive(Debug, PartialEq)]
+pub enum Field<'a> {
+    Text(&'a str),
+    Binary(&'a [u8]),
 }
 
 impl Record {
@@ -34,11 +47,22 @@ impl Record {
         self.fields.len()
     }
 
+    /// Whether it came in binary format.
+    pub fn is_binary(&self) -> bool {
+        self.binary
+    }
+
     /// The fields in order (None = NULL).
-    pub fn fields(&self) -> impl Iterator<Item = Option<&str>> {
-        self.fields
-            .iter()
-            .map(|f| f.as_ref().map(|r| &self.text[r.clone()]))
+    pub fn fields(&self) -> impl Iterator<Item = Option<Field<'_>>> {
+        self.fields.iter().map(|f| {
+            f.as_ref().map(|r| {
+                if self.binary {
+                    Field::Binary(&self.raw[r.clone()])
+                } else {
+                    Field::Text(&self.text[r.clone()])
+                }
+            })
+        })
     }
 
     fn push_null(&mut self) {
@@ -67,11 +91,6 @@ impl CopyParser {
                 "COPY delimiter, quote and escape must be single-byte characters",
             ));
         }
-        if stmt.header && !csv {
-            return Err(Error::unsupported(
-                "COPY HEADER is available only in CSV mode",
-            ));
-        }
         Ok(CopyParser {
             format: stmt.format.clone(),
             delimiter: delimiter as u8,
@@ -84,12 +103,16 @@ impl CopyParser {
             skip_header: stmt.header,
             buf: Vec::new(),
             done: false,
+            binary_header_read: false,
             line: 0,
         })
     }
 
     /// Feed bytes; returns the records completed by them.
     pub fn feed(&mut self, data: &[u8]) -> Result<Vec<Record>> {
+        if self.format == CopyFormat::Binary {
+            return self.feed_binary(data);
+        }
         if self.done {
             return Ok(Vec::new());
         }
@@ -122,8 +145,116 @@ impl CopyParser {
         Ok(out)
     }
 
+    /// Binary format: the header, then rows of a 16-bit field count and each field's
+    /// 32-bit length (-1: NULL) and bytes, up to the trailer (a count of -1).
+    fn feed_binary(&mut self, data: &[u8]) -> Result<Vec<Record>> {
+        if self.done {
+            if data.is_empty() {
+                return Ok(Vec::new());
+            }
+            return Err(bad("received copy data after EOF marker"));
+        }
+        self.buf.extend_from_slice(data);
+        let mut at = 0;
+        let mut out = Vec::new();
+        let parsed = (|| -> Result<()> {
+            if !self.binary_header_read {
+                match binary_header_len(&self.buf)? {
+                    Some(len) => {
+                        at = len;
+                        self.binary_header_read = true;
+                    }
+                    None => return Ok(()),
+                }
+            }
+            while let Some((record, len)) = Self::binary_row(&mut self.line, &self.buf[at..])? {
+                at += len;
+                match record {
+                    Some(record) => out.push(record),
+                    None => {
+                        self.done = true;
+                        if at < self.buf.len() {
+                            return Err(bad("received copy data after EOF marker"));
+                        }
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        parsed?;
+        self.buf.drain(..at);
+        if self.buf.len() > MAX_RECORD_BYTES {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                "COPY record is too long",
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The binary row at the start of `bytes`, and its length: `Some((None, 2))` for the
+    /// trailer, None if it is not all there yet.
+    fn binary_row(line: &mut u64, bytes: &[u8]) -> Result<Option<(Option<Record>, usize)>> {
+        let Some(count) = bytes.get(..2) else {
+            return Ok(None);
+        };
+        let count = i16::from_be_bytes([count[0], count[1]]);
+        if count == -1 {
+            return Ok(Some((None, 2)));
+        }
+        if count < 0 {
+            return Err(bad(format!("row field count is {count}, expected a count")));
+        }
+        let mut at = 2;
+        let mut fields = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let Some(len) = bytes.get(at..at + 4) else {
+                return Ok(None);
+            };
+            let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+            at += 4;
+            if len == -1 {
+                fields.push(None);
+                continue;
+            }
+            let Ok(len) = usize::try_from(len) else {
+                return Err(bad("invalid field size"));
+            };
+            if len > MAX_RECORD_BYTES {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    "COPY record is too long",
+                ));
+            }
+            if bytes.len() < at + len {
+                return Ok(None);
+            }
+            fields.push(Some(at..at + len));
+            at += len;
+        }
+        *line += 1;
+        let record = Record {
+            line: *line,
+            raw: bytes[..at].to_vec(),
+            binary: true,
+            fields,
+            ..Record::default()
+        };
+        Ok(Some((Some(record), at)))
+    }
+
     /// End of input: a final record without a newline.
     pub fn finish(&mut self) -> Result<Vec<Record>> {
+        if self.format == CopyFormat::Binary {
+            if !self.binary_header_read {
+                return Err(bad("COPY file signature not recognized"));
+            }
+            if !self.done && !self.buf.is_empty() {
+                return Err(bad("unexpected EOF in COPY data"));
+            }
+            return Ok(Vec::new());
+        }
         if self.done || self.buf.is_empty() {
             return Ok(Vec::new());
         }
@@ -281,6 +412,35 @@ impl CopyParser {
     }
 }
 
+/// The length of the binary format's header at the start of `buf`, None if it is not all
+/// there yet; 22P04 if it is not a COPY binary header.
+fn binary_header_len(buf: &[u8]) -> Result<Option<usize>> {
+    let signature = super::copy_out::BINARY_SIGNATURE;
+    let n = buf.len().min(signature.len());
+    if buf[..n] != signature[..n] {
+        return Err(bad("COPY file signature not recognized"));
+    }
+    let Some(fixed) = buf.get(..signature.len() + 8) else {
+        return Ok(None);
+    };
+    let flags = u32::from_be_bytes([fixed[11], fixed[12], fixed[13], fixed[14]]);
+    if flags & (1 << 16) != 0 {
+        return Err(bad("COPY with OIDs is not supported anymore"));
+    }
+    if flags & 0xFFFE_0000 != 0 {
+        return Err(bad("unrecognized critical flags in COPY file header"));
+    }
+    let extension = u32::from_be_bytes([fixed[15], fixed[16], fixed[17], fixed[18]]);
+    let Ok(extension) = usize::try_from(extension) else {
+        return Err(bad("invalid COPY file header (wrong length)"));
+    };
+    if extension > MAX_RECORD_BYTES {
+        return Err(bad("invalid COPY file header (wrong length)"));
+    }
+    let len = fixed.len() + extension;
+    Ok((buf.len() >= len).then_some(len))
+}
+
 /// Decode the backslash escapes of COPY's text format, appending to `out`.
 fn unescape_text(field: &str, out: &mut String) -> Result<()> {
     if !field.contains('\\') {
@@ -345,7 +505,14 @@ mod tests {
     use crate::sql::parser::{parse_statement, Statement};
 
     fn owned(rec: &Record) -> Vec<Option<String>> {
-        rec.fields().map(|f| f.map(str::to_string)).collect()
+        rec.fields()
+            .map(|f| {
+                f.map(|f| match f {
+                    Field::Text(s) => s.to_string(),
+                    Field::Binary(b) => format!("{b:?}"),
+                })
+            })
+            .collect()
     }
 
     fn parser(sql: &str) -> CopyParser {
@@ -415,6 +582,39 @@ mod tests {
                 Some("".into()),
                 Some("A".into())
             ]]
+        );
+    }
+
+    #[test]
+    fn binary_rows_across_chunks() {
+        let mut p = parser("copy t from stdin (format binary)");
+        let mut data = crate::sql::copy_out::BINARY_SIGNATURE.to_vec();
+        data.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0]);
+        data.extend_from_slice(&2i16.to_be_bytes());
+        data.extend_from_slice(&4i32.to_be_bytes());
+        data.extend_from_slice(&7i32.to_be_bytes());
+        data.extend_from_slice(&(-1i32).to_be_bytes());
+        data.extend_from_slice(&(-1i16).to_be_bytes());
+        let mut recs = Vec::new();
+        for chunk in data.chunks(3) {
+            recs.extend(p.feed(chunk).unwrap());
+        }
+        recs.extend(p.finish().unwrap());
+        assert_eq!(recs.len(), 1);
+        let fields: Vec<_> = recs[0].fields().collect();
+        assert_eq!(fields, vec![Some(Field::Binary(&[0, 0, 0, 7])), None]);
+        assert!(p.feed(b"x").is_err(), "data after the trailer");
+
+        let mut p = parser("copy t from stdin (format binary)");
+        assert_eq!(
+            p.feed(b"PGCOPX").unwrap_err().message,
+            "COPY file signature not recognized"
+        );
+        let mut p = parser("copy t from stdin (format binary)");
+        p.feed(&data[..25]).unwrap();
+        assert_eq!(
+            p.finish().unwrap_err().message,
+            "unexpected EOF in COPY data"
         );
     }
 }

@@ -223,6 +223,40 @@ impl Executor<'_> {
     fn for_each_row(
         &self,
         scan: &ScanPlan,
+        visit: impl FnMut(&[u8], &Row) -> Result<bool>,
+    ) -> Result<()> {
+        self.for_each_row_after(scan, None, visit)
+    }
+
+    /// The rows of a plain scan of a table (no filter, aggregation, order or limit), in key
+    /// order, after the key `after`: up to `max_rows` of them, with the key of the last.
+    /// COPY TO streams a table in such batches, under one snapshot.
+    pub fn scan_batch(
+        &self,
+        plan: &SelectPlan,
+        after: Option<&[u8]>,
+        max_rows: usize,
+    ) -> Result<(Vec<Vec<Value>>, Option<Key>)> {
+        let Some(scan) = &plan.source else {
+            return Err(Error::internal("a batched scan without a table"));
+        };
+        let mut rows = Vec::new();
+        let mut last = None;
+        self.for_each_row_after(scan, after, |key, row| {
+            rows.push(self.project(&plan.projection, row)?);
+            if rows.len() >= max_rows {
+                last = Some(key.to_vec());
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        Ok((rows, last))
+    }
+
+    fn for_each_row_after(
+        &self,
+        scan: &ScanPlan,
+        after: Option<&[u8]>,
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
         if let Some(view) = scan.system {
@@ -233,9 +267,13 @@ impl Executor<'_> {
             }
             return Ok(());
         }
-        let Some((lo, hi)) = self.bounds(scan)? else {
+        let Some((mut lo, hi)) = self.bounds(scan)? else {
             return Ok(());
         };
+        if let Some(after) = after {
+            debug_assert!(matches!(scan.access, Access::Full));
+            lo = Bound::Excluded(after.to_vec());
+        }
         self.txn
             .note_read(scan.table.id, (lo.clone(), hi.clone()))?;
         if let (Bound::Included(a), Bound::Included(b)) = (&lo, &hi) {

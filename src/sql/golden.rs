@@ -74,6 +74,7 @@ impl Script {
             Ok(Outcome::Command { tag }) => out.push_str(&format!("{tag}\n")),
             Ok(Outcome::Empty) => out.push_str("EMPTY\n"),
             Ok(Outcome::CopyIn(_)) => out.push_str("COPY IN (not driven by scripts)\n"),
+            Ok(Outcome::CopyOut(_)) => out.push_str("COPY OUT (not driven by scripts)\n"),
             Ok(Outcome::WaitForLock) => out.push_str("(waiting)\n"),
             Err(e) => {
                 out.push_str(&format!("ERROR {}: {}\n", e.code, e.message));

@@ -16,6 +16,7 @@
 
 mod bind;
 mod copy;
+mod copy_out;
 mod executor;
 mod expr;
 #[cfg(test)]
@@ -30,4 +31,4 @@ mod range_tests;
 pub mod session;
 mod system;
 
-pub use session::{CopyIn, Field, Outcome, Prepared, RowsTag, Session, TxnStatus};
+pub use session::{CopyIn, CopyOut, Field, Outcome, Prepared, RowsTag, Session, TxnStatus};

@@ -33,8 +33,13 @@ pub enum CopyFormat {
 
 #[derive(Debug, Clone)]
 pub struct CopyStatement {
+    /// The table copied to or from ("" for `COPY (query) TO`).
     pub table: String,
     pub columns: Vec<String>,
+    /// `COPY (query) TO STDOUT`: the query's text.
+    pub query: Option<String>,
+    /// COPY ... TO STDOUT (else FROM STDIN).
+    pub to: bool,
     pub format: CopyFormat,
     pub delimiter: Option<char>,
     pub null: Option<String>,
@@ -630,13 +635,36 @@ fn parse_copy(sql: &str) -> Result<Statement> {
     let t = &w.tokens;
     let tok = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
     let mut i = 1;
+    let mut query = None;
+    let mut table = String::new();
     if tok(i) == "(" {
-        return Err(Error::unsupported("COPY (query) is not supported"));
+        // The query runs to the matching parenthesis (strings are single tokens).
+        let open = i;
+        let mut depth = 0usize;
+        while i < t.len() {
+            match tok(i) {
+                "(" => depth += 1,
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if i >= t.len() {
+            return Err(Error::syntax("syntax error at end of input"));
+        }
+        let text = &w.text[w.offsets[open] + 1..w.offsets[i]];
+        query = Some(text.trim().to_string());
+    } else {
+        table = ident(tok(i)).ok_or_else(|| syntax_near(tok(i)))?;
     }
-    let table = ident(tok(i)).ok_or_else(|| syntax_near(tok(i)))?;
     i += 1;
     let mut columns = Vec::new();
-    if tok(i) == "(" {
+    if query.is_none() && tok(i) == "(" {
         i += 1;
         while tok(i) != ")" {
             if tok(i) != "," {
@@ -649,21 +677,31 @@ fn parse_copy(sql: &str) -> Result<Statement> {
         }
         i += 1;
     }
-    match tok(i) {
-        "from" => {}
-        "to" => return Err(Error::unsupported("COPY TO is not supported yet")),
+    let to = match tok(i) {
+        "from" if query.is_none() => false,
+        "to" => true,
         other => return Err(syntax_near(other)),
-    }
+    };
     i += 1;
-    if tok(i) != "stdin" {
-        return Err(Error::unsupported(
-            "COPY FROM a file is not supported; use COPY ... FROM STDIN",
-        ));
+    match (to, tok(i)) {
+        (false, "stdin") | (true, "stdout") => {}
+        (false, _) => {
+            return Err(Error::unsupported(
+                "COPY FROM a file or program is not supported; use COPY ... FROM STDIN",
+            ))
+        }
+        (true, _) => {
+            return Err(Error::unsupported(
+                "COPY TO a file or program is not supported; use COPY ... TO STDOUT",
+            ))
+        }
     }
     i += 1;
     let mut copy = CopyStatement {
         table,
         columns,
+        query,
+        to,
         format: CopyFormat::Text,
         delimiter: None,
         null: None,
@@ -716,6 +754,11 @@ fn parse_copy(sql: &str) -> Result<Statement> {
                 "quote" => copy.quote = one_char(v, "quote")?,
                 "escape" => copy.escape = Some(one_char(v, "escape")?),
                 "freeze" | "encoding" => {}
+                "force_quote" | "force_not_null" | "force_null" => {
+                    return Err(Error::unsupported(format!(
+                        "COPY option \"{name}\" is not supported yet"
+                    )));
+                }
                 other => {
                     return Err(Error::syntax(format!("option \"{other}\" not recognized")));
                 }
@@ -769,10 +812,63 @@ fn parse_copy(sql: &str) -> Result<Statement> {
     if i < t.len() {
         return Err(syntax_near(tok(i)));
     }
-    if copy.format == CopyFormat::Binary {
-        return Err(Error::unsupported("COPY BINARY is not supported yet"));
-    }
+    check_copy_options(&copy)?;
     Ok(Statement::Copy(copy))
+}
+
+/// PostgreSQL's checks of COPY options against the format.
+fn check_copy_options(copy: &CopyStatement) -> Result<()> {
+    let csv = copy.format == CopyFormat::Csv;
+    if copy.format == CopyFormat::Binary {
+        for (given, what) in [
+            (copy.delimiter.is_some(), "DELIMITER"),
+            (copy.null.is_some(), "NULL"),
+        ] {
+            if given {
+                return Err(Error::syntax(format!(
+                    "cannot specify {what} in BINARY mode"
+                )));
+            }
+        }
+        if copy.header {
+            return Err(Error::unsupported("cannot specify HEADER in BINARY mode"));
+        }
+    }
+    if !csv && copy.quote != '"' {
+        return Err(Error::unsupported("COPY quote available only in CSV mode"));
+    }
+    if !csv && copy.escape.is_some() {
+        return Err(Error::unsupported("COPY escape available only in CSV mode"));
+    }
+    if let Some(d) = copy.delimiter {
+        if d == '\r' || d == '\n' {
+            return Err(Error::new(
+                crate::error::SqlState::INVALID_PARAMETER_VALUE,
+                "COPY delimiter cannot be newline or carriage return",
+            ));
+        }
+        if !csv && (d == '\\' || d.is_ascii_lowercase() || d.is_ascii_digit() || d == '.') {
+            return Err(Error::new(
+                crate::error::SqlState::INVALID_PARAMETER_VALUE,
+                format!("COPY delimiter cannot be \"{d}\""),
+            ));
+        }
+        if csv && d == copy.quote {
+            return Err(Error::new(
+                crate::error::SqlState::INVALID_PARAMETER_VALUE,
+                "COPY delimiter and quote must be different",
+            ));
+        }
+    }
+    if let (Some(null), Some(d)) = (&copy.null, copy.delimiter) {
+        if null.contains(d) {
+            return Err(Error::new(
+                crate::error::SqlState::INVALID_PARAMETER_VALUE,
+                "COPY delimiter must not appear in the NULL specification",
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

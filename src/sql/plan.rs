@@ -174,6 +174,18 @@ pub struct CopyPlan {
     pub stmt: CopyStatement,
 }
 
+/// COPY ... TO STDOUT: the rows of a query, or of a table's columns (a plain scan, which
+/// the session streams in batches by key).
+pub struct CopyToPlan {
+    pub select: SelectPlan,
+    /// The output columns' names (a header line) and types (binary format).
+    pub names: Vec<String>,
+    pub types: Vec<crate::types::DataType>,
+    /// The select is a plain scan of a table that may be read in batches.
+    pub by_key: bool,
+    pub stmt: CopyStatement,
+}
+
 /// BEGIN, COMMIT, savepoints and the like.
 pub enum TxnStatement {
     /// BEGIN or START TRANSACTION (`tag`), with its modes.
@@ -226,6 +238,7 @@ pub enum Plan {
     Update(Box<UpdatePlan>),
     Delete(Box<DeletePlan>),
     Copy(Box<CopyPlan>),
+    CopyTo(Box<CopyToPlan>),
     CreateTable {
         def: crate::storage::TableDef,
         if_not_exists: bool,

@@ -237,6 +237,7 @@ impl Planner<'_> {
     fn plan(&mut self, stmt: &Statement) -> Result<Plan> {
         match stmt {
             Statement::Ast(s) => self.plan_ast(s),
+            Statement::Copy(c) if c.to => self.plan_copy_to(c),
             Statement::Copy(c) => {
                 let table = self.table_named(&c.table)?;
                 let def = table.def();
@@ -271,6 +272,65 @@ impl Planner<'_> {
                 Ok(Plan::ShowAll)
             }
         }
+    }
+
+    /// COPY ... TO STDOUT: a plain scan of the table's columns, or the query's plan.
+    fn plan_copy_to(&mut self, c: &super::parser::CopyStatement) -> Result<Plan> {
+        let (select, names, types, by_key) = match &c.query {
+            Some(text) => {
+                let Statement::Ast(parsed) = super::parser::parse_statement(text)? else {
+                    return Err(Error::unsupported(
+                        "COPY (statement) TO supports only queries",
+                    ));
+                };
+                let ast::Statement::Query(q) = parsed.as_ref() else {
+                    return Err(Error::unsupported(
+                        "COPY (INSERT, UPDATE, DELETE ... RETURNING) TO is not supported yet",
+                    ));
+                };
+                let (select, names, types, _) = self.plan_query(q)?;
+                if select.row_lock.is_some() {
+                    return Err(Error::unsupported(
+                        "COPY (SELECT ... FOR UPDATE/SHARE) TO is not supported",
+                    ));
+                }
+                (select, names, types, false)
+            }
+            None => {
+                let table = self.table_named(&c.table)?;
+                let def = table.def();
+                let targets = self.target_columns(&def, c.columns.iter().cloned())?;
+                let names = targets
+                    .iter()
+                    .map(|&i| def.columns[i].name.clone())
+                    .collect();
+                let types = targets.iter().map(|&i| def.columns[i].data_type).collect();
+                let select = SelectPlan {
+                    source: Some(ScanPlan {
+                        table: table.clone(),
+                        system: None,
+                        def: def.clone(),
+                        access: Access::Full,
+                        filter: None,
+                    }),
+                    filter: None,
+                    aggregation: None,
+                    projection: targets.iter().map(|&i| Expr::Column(i)).collect(),
+                    order_by: Vec::new(),
+                    limit: None,
+                    offset: None,
+                    row_lock: None,
+                };
+                (select, names, types, true)
+            }
+        };
+        Ok(Plan::CopyTo(Box::new(CopyToPlan {
+            select,
+            names,
+            types,
+            by_key,
+            stmt: c.clone(),
+        })))
     }
 
     fn target_columns(

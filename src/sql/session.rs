@@ -6,10 +6,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::copy::CopyParser;
+use super::copy::{CopyParser, Field as CopyField};
+use super::copy_out::CopyEncoder;
 use super::executor::{self, Executor, Stop};
 use super::expr::{now_us, EvalContext};
-use super::parser::{self, Statement};
+use super::parser::{self, CopyFormat, Statement};
 use super::plan::{InsertSource, OnConflict, Plan, TxnStatement};
 use super::planner;
 use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
@@ -105,6 +106,9 @@ pub enum Outcome {
     /// COPY ... FROM STDIN: the wire layer sends CopyInResponse and feeds CopyData to
     /// [`Session::copy_data`], then calls [`Session::copy_done`] or [`Session::copy_fail`].
     CopyIn(CopyIn),
+    /// COPY ... TO STDOUT: the wire layer sends CopyOutResponse and what
+    /// [`Session::copy_out_next`] returns.
+    CopyOut(CopyOut),
     /// Only for a caller that defers commits (see [`Session::defer_commits`]): the
     /// statement met a row lock before it changed anything and stopped, having done
     /// nothing. Await [`Session::wait_for_lock`], then run the statement again.
@@ -144,6 +148,43 @@ pub struct CopyIn {
     /// Scratch space for one row's encoding, kept across CopyData messages.
     image: Vec<u8>,
 }
+
+/// The state of a COPY TO STDOUT in progress: the wire layer sends CopyOutResponse, then
+/// the chunks [`Session::copy_out_next`] returns, each as CopyData, then CopyDone and the
+/// command tag [`CopyOut::tag`].
+pub struct CopyOut {
+    /// Number of columns per row (for CopyOutResponse).
+    pub columns: usize,
+    pub binary: bool,
+    plan: Arc<Plan>,
+    snapshot: Lsn,
+    encoder: CopyEncoder,
+    /// A query's rows still to send.
+    pending: std::vec::IntoIter<Vec<Value>>,
+    /// A table streamed by key: the key of the last row sent.
+    after: Option<crate::storage::Key>,
+    stage: CopyOutStage,
+    rows: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CopyOutStage {
+    Start,
+    Rows,
+    Done,
+}
+
+impl CopyOut {
+    /// The CommandComplete tag, once every chunk was sent.
+    pub fn tag(&self) -> String {
+        format!("COPY {}", self.rows)
+    }
+}
+
+/// Rows per batch of a table streamed by COPY TO, and the bytes a chunk collects before
+/// it is sent.
+const COPY_OUT_BATCH_ROWS: usize = 1024;
+const COPY_OUT_CHUNK_BYTES: usize = 64 * 1024;
 
 /// The session's current transaction: the [`Transaction`] that owns its state and rules
 /// (it derefs to it), and what the SQL layer adds: the block's failed state, savepoints'
@@ -985,12 +1026,33 @@ impl Session {
                 let parser = CopyParser::new(&cp.stmt)?;
                 Ok(Outcome::CopyIn(CopyIn {
                     columns: cp.targets.len(),
-                    binary: false,
+                    binary: cp.stmt.format == CopyFormat::Binary,
                     plan: plan_arc.clone(),
                     parser,
                     snapshot,
                     rows: 0,
                     image: Vec::new(),
+                }))
+            }
+            Plan::CopyTo(cp) => {
+                let snapshot = self.statement_snapshot();
+                let encoder = CopyEncoder::new(&cp.stmt, &cp.names)?;
+                let pending = if cp.by_key {
+                    Vec::new()
+                } else {
+                    // A query's rows are computed at once, as a SELECT's are.
+                    self.with_executor(snapshot, params, false, |exec| exec.select(&cp.select))?
+                };
+                Ok(Outcome::CopyOut(CopyOut {
+                    columns: cp.types.len(),
+                    binary: encoder.is_binary(),
+                    plan: plan_arc.clone(),
+                    snapshot,
+                    encoder,
+                    pending: pending.into_iter(),
+                    after: None,
+                    stage: CopyOutStage::Start,
+                    rows: 0,
                 }))
             }
             Plan::Transaction(statement) => self.run_txn_control(statement),
@@ -1358,6 +1420,16 @@ impl Session {
                 let line = rec.line;
                 let context =
                     |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
+                if rec.is_binary() && rec.field_count() != cp.targets.len() {
+                    return Err(context(Error::new(
+                        SqlState::BAD_COPY_FILE_FORMAT,
+                        format!(
+                            "row field count is {}, expected {}",
+                            rec.field_count(),
+                            cp.targets.len()
+                        ),
+                    )));
+                }
                 if rec.field_count() > cp.targets.len() {
                     return Err(context(Error::new(
                         SqlState::BAD_COPY_FILE_FORMAT,
@@ -1371,9 +1443,14 @@ impl Session {
                         format!("missing data for column \"{missing}\""),
                     )));
                 }
-                let decode = |field: Option<&str>, col: usize| match field {
+                let decode = |field: Option<CopyField>, col: usize| match field {
                     None => Ok(Value::Null),
-                    Some(s) => types::decode_text(&cp.def.columns[col].data_type, s),
+                    Some(CopyField::Text(s)) => {
+                        types::decode_text(&cp.def.columns[col].data_type, s)
+                    }
+                    Some(CopyField::Binary(b)) => {
+                        types::decode_binary(&cp.def.columns[col].data_type, b)
+                    }
                 };
                 let row = if whole_rows {
                     rec.fields()
@@ -1428,6 +1505,60 @@ impl Session {
         }
     }
 
+    /// The next chunk of a COPY TO's output, None once everything was returned. A table
+    /// is read in batches by key under the statement's snapshot, so its rows are never
+    /// all in memory.
+    pub fn copy_out_next(&mut self, copy: &mut CopyOut) -> Result<Option<Vec<u8>>> {
+        let result = self.copy_out_chunk(copy);
+        if result.is_err() {
+            copy.stage = CopyOutStage::Done;
+            self.on_error();
+        }
+        result
+    }
+
+    fn copy_out_chunk(&mut self, copy: &mut CopyOut) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        if copy.stage == CopyOutStage::Done {
+            return Ok(None);
+        }
+        if copy.stage == CopyOutStage::Start {
+            copy.encoder.start(&mut out);
+            copy.stage = CopyOutStage::Rows;
+        }
+        let plan = copy.plan.clone();
+        let Plan::CopyTo(cp) = plan.as_ref() else {
+            return Err(Error::internal("not a COPY TO plan"));
+        };
+        while out.len() < COPY_OUT_CHUNK_BYTES {
+            let batch = if cp.by_key {
+                let after = copy.after.take();
+                let (rows, last) = self.with_executor(copy.snapshot, &[], false, |exec| {
+                    exec.scan_batch(&cp.select, after.as_deref(), COPY_OUT_BATCH_ROWS)
+                })?;
+                let more = last.is_some();
+                copy.after = last;
+                (rows, more)
+            } else {
+                let rows: Vec<_> = copy.pending.by_ref().take(COPY_OUT_BATCH_ROWS).collect();
+                let more = copy.pending.len() > 0;
+                (rows, more)
+            };
+            let (rows, more) = batch;
+            for row in &rows {
+                copy.encoder.row(row, &mut out)?;
+            }
+            copy.rows += rows.len() as u64;
+            self.slot.check_interrupts()?;
+            if !more {
+                copy.encoder.finish(&mut out);
+                copy.stage = CopyOutStage::Done;
+                break;
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// CopyFail from the client: abandon the COPY; returns the error to report.
     pub fn copy_fail(&mut self, copy: CopyIn, message: &str) -> Error {
         drop(copy);
@@ -1466,6 +1597,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         Plan::Update(upd) => Some(Some(vec![upd.scan.table.id])),
         Plan::Delete(del) => Some(Some(vec![del.scan.table.id])),
         Plan::Copy(cp) => Some(Some(vec![cp.table.id])),
+        Plan::CopyTo(cp) => Some(Some(scanned(&cp.select.source))),
         Plan::CreateTable { .. }
         | Plan::DropTable { .. }
         | Plan::Truncate { .. }
@@ -1501,6 +1633,7 @@ fn written_tables(plan: &Plan) -> std::borrow::Cow<'_, [Arc<Table>]> {
 fn read_tables(plan: &Plan) -> Option<&Arc<Table>> {
     match plan {
         Plan::Select(sel) => sel.source.as_ref().map(|s| &s.table),
+        Plan::CopyTo(cp) => cp.select.source.as_ref().map(|s| &s.table),
         Plan::Insert(ins) => match &ins.source {
             InsertSource::Select(sel) => sel.source.as_ref().map(|s| &s.table),
             InsertSource::Values(_) => None,

@@ -10,7 +10,7 @@ use std::io;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use pgwire::messages::copy::CopyInResponse;
+use pgwire::messages::copy::{CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{
     DataRow, FieldDescription, NoData, ParameterDescription, RowDescription, FORMAT_CODE_BINARY,
 };
@@ -319,6 +319,16 @@ impl Output {
 
     pub fn copy_done(&mut self) {
         self.raw(b'c', &[]);
+    }
+
+    pub fn copy_out_response(&mut self, columns: i16, binary: bool) {
+        let format = i16::from(binary);
+        let formats = vec![format; usize::try_from(columns).unwrap_or(0)];
+        self.push(&CopyOutResponse::new(format as i8, columns, formats));
+    }
+
+    pub fn copy_data(&mut self, data: &[u8]) {
+        self.raw(b'd', data);
     }
 
     pub fn copy_in_response(&mut self, columns: i16, binary: bool) {

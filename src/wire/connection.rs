@@ -571,6 +571,7 @@ impl Protocol {
             Outcome::Command { tag } => io.output.command_complete(&tag),
             Outcome::Empty => io.output.empty_query(),
             Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
+            Outcome::CopyOut(copy) => return self.copy_out(io, copy).await,
             Outcome::WaitForLock => return Err(Error::internal("unexpected outcome")),
         }
         Ok(Flow::Continue)

@@ -1,9 +1,10 @@
-//! COPY FROM STDIN: the copy-in sub-protocol, entered from a simple query or an Execute.
+//! COPY: the copy-in and copy-out sub-protocols, entered from a simple query or an
+//! Execute.
 
 use super::connection::{Flow, Io, Next, Protocol, Transport};
 use super::frontend::{decode_message, FrontendMessage};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::CopyIn;
+use crate::sql::{CopyIn, CopyOut};
 
 impl Protocol {
     /// Run a COPY FROM STDIN: send CopyInResponse, then feed CopyData to the session until
@@ -78,6 +79,35 @@ impl Protocol {
                 }
             }
         }
+    }
+
+    /// Run a COPY TO STDOUT: send CopyOutResponse, then each chunk of rows as CopyData
+    /// (written out as the buffer fills, so a large table streams), CopyDone and
+    /// CommandComplete `COPY n`. An error ends it where it is, as in PostgreSQL.
+    pub async fn copy_out<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        mut copy: CopyOut,
+    ) -> Result<Flow> {
+        let Ok(columns) = i16::try_from(copy.columns) else {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                "too many columns for COPY",
+            ));
+        };
+        io.output.copy_out_response(columns, copy.binary);
+        while let Some(chunk) = self.session.copy_out_next(&mut copy)? {
+            if !chunk.is_empty() {
+                io.output.copy_data(&chunk);
+            }
+            io.flush_if_full().await;
+            if io.is_broken() {
+                return Ok(Flow::Close);
+            }
+        }
+        io.output.copy_done();
+        io.output.command_complete(&copy.tag());
+        Ok(Flow::Continue)
     }
 
     /// Give up a COPY on our side (an error, or the client went away): the session rolls

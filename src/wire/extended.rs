@@ -304,6 +304,7 @@ impl Protocol {
                     return Ok(Flow::Continue);
                 }
                 Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
+                Outcome::CopyOut(copy) => return self.copy_out(io, copy).await,
                 Outcome::WaitForLock => return Err(Error::internal("unexpected outcome")),
             }
         }
