@@ -93,14 +93,32 @@ impl fmt::Display for SqlState {
     }
 }
 
-/// An error as the client will see it: SQLSTATE, message, and optional detail and hint.
+/// An error as the client will see it: SQLSTATE, message, and optional detail and hint,
+/// and the database object it concerns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     pub code: SqlState,
     pub message: String,
     pub detail: Option<String>,
     pub hint: Option<String>,
+    /// The object it concerns, as ErrorResponse's `s`, `t`, `c`, `d` and `n` fields name
+    /// it (drivers and ORMs map a violation to a constraint with them). Boxed: most
+    /// errors name none.
+    pub object: Option<Box<ErrorObject>>,
 }
+
+/// The schema, table, column, data type and constraint an error concerns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorObject {
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub datatype: Option<String>,
+    pub constraint: Option<String>,
+}
+
+/// The schema every table is in.
+pub const TABLE_SCHEMA: &str = "public";
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -111,7 +129,30 @@ impl Error {
             message: message.into(),
             detail: None,
             hint: None,
+            object: None,
         }
+    }
+
+    fn object_mut(&mut self) -> &mut ErrorObject {
+        self.object.get_or_insert_with(Box::default)
+    }
+
+    /// It concerns table `table` (in schema `public`).
+    pub fn with_table(mut self, table: impl Into<String>) -> Error {
+        let o = self.object_mut();
+        o.schema = Some(TABLE_SCHEMA.to_string());
+        o.table = Some(table.into());
+        self
+    }
+
+    pub fn with_column(mut self, column: impl Into<String>) -> Error {
+        self.object_mut().column = Some(column.into());
+        self
+    }
+
+    pub fn with_constraint(mut self, constraint: impl Into<String>) -> Error {
+        self.object_mut().constraint = Some(constraint.into());
+        self
     }
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Error {

@@ -120,6 +120,8 @@ fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {
         names.join(", "),
         vals.join(", ")
     ))
+    .with_table(def.name.clone())
+    .with_constraint(def.pkey_name.clone().unwrap_or_default())
 }
 
 fn serialization_failure() -> Error {

@@ -181,6 +181,17 @@ impl CopyOut {
     }
 }
 
+/// The settings reported with ParameterStatus at the start and whenever they change.
+const REPORTED_SETTINGS: [&str; 7] = [
+    "application_name",
+    "client_encoding",
+    "DateStyle",
+    "default_transaction_read_only",
+    "IntervalStyle",
+    "standard_conforming_strings",
+    "TimeZone",
+];
+
 /// Rows per batch of a table streamed by COPY TO, and the bytes a chunk collects before
 /// it is sent.
 const COPY_OUT_BATCH_ROWS: usize = 1024;
@@ -198,8 +209,17 @@ pub struct TxnState {
     savepoints: Vec<Savepoint>,
     /// UPDATE plans with increments this transaction ran (see `plan::DeferIncrements`).
     increment_plans: Vec<Arc<Plan>>,
-    /// Settings changed by SET LOCAL, with the values to restore.
-    local_restore: Vec<(&'static str, Option<String>)>,
+    /// Settings changed by SET, SET LOCAL and RESET in this transaction, oldest first,
+    /// with the values to restore: all of them if it rolls back (SET is transactional in
+    /// PostgreSQL), the SET LOCALs when it commits.
+    local_restore: Vec<SettingUndo>,
+}
+
+/// A setting's value before a SET, SET LOCAL or RESET in a transaction.
+pub(super) struct SettingUndo {
+    name: &'static str,
+    old: Option<String>,
+    local: bool,
 }
 
 impl std::ops::Deref for TxnState {
@@ -221,6 +241,10 @@ pub struct Session {
     user: String,
     txn: Option<TxnState>,
     overrides: FxHashMap<&'static str, String>,
+    /// The values of the reported settings the client was last told (ParameterStatus),
+    /// and whether a setting may have changed since.
+    reported: Vec<(&'static str, String)>,
+    settings_changed: bool,
     /// Simple-protocol statement shapes by text, with their plans.
     cache: FxHashMap<String, Arc<Shape>>,
     /// Prepared statements by name ("" is the unnamed statement): made by Parse, dropped
@@ -277,6 +301,8 @@ impl Session {
             user: "postgres".into(),
             txn: None,
             overrides: FxHashMap::default(),
+            reported: Vec::new(),
+            settings_changed: false,
             cache: FxHashMap::default(),
             statements: FxHashMap::default(),
             statement_bytes: 0,
@@ -333,13 +359,53 @@ impl Session {
     }
 
     /// A setting from the startup packet (e.g. `application_name`), applied as a SET.
-    pub fn apply_startup_setting(&mut self, name: &str, value: &str) {
+    /// A setting given at connect. A name that is no setting fails (42704: the caller
+    /// refuses the connection, as PostgreSQL does); a value outside what SteadyDB supports
+    /// is ignored with a log line, so a driver that sends, say, `DateStyle=ISO` still
+    /// connects.
+    pub fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
+        if settings::def(name).is_none() {
+            return Err(Error::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            ));
+        }
         match settings::check_session_set(name, value) {
             Ok((def, v)) => {
                 self.overrides.insert(def.name, v);
             }
             Err(e) => tracing::warn!("ignoring startup setting {name}: {}", e.message),
         }
+        Ok(())
+    }
+
+    /// The current values of the settings reported to the client whenever they change
+    /// (PostgreSQL's GUC_REPORT settings that a session can change); from now on, the
+    /// client is taken to know them.
+    pub fn reported_settings(&mut self) -> Vec<(&'static str, String)> {
+        self.reported = REPORTED_SETTINGS
+            .iter()
+            .map(|&name| (name, self.show(name).unwrap_or_default()))
+            .collect();
+        self.settings_changed = false;
+        self.reported.clone()
+    }
+
+    /// The reported settings whose values changed since the client was last told.
+    pub fn take_reported_changes(&mut self) -> Vec<(&'static str, String)> {
+        if !std::mem::take(&mut self.settings_changed) {
+            return Vec::new();
+        }
+        let mut changed = Vec::new();
+        for i in 0..self.reported.len() {
+            let name = self.reported[i].0;
+            let now = self.show(name).unwrap_or_default();
+            if now != self.reported[i].1 {
+                self.reported[i].1 = now.clone();
+                changed.push((name, now));
+            }
+        }
+        changed
     }
 
     /// (process id, secret key) for BackendKeyData; CancelRequest quotes them back.
@@ -835,7 +901,7 @@ impl Session {
                 }
             }
         });
-        self.restore_locals(local_restore);
+        self.restore_at_commit(local_restore);
         let committing = committed?;
         if self.defer_commits {
             self.in_flight = Some(committing);
@@ -912,12 +978,40 @@ impl Session {
         }
     }
 
-    fn restore_locals(&mut self, list: Vec<(&'static str, Option<String>)>) {
-        for (name, old) in list.into_iter().rev() {
-            match old {
-                Some(v) => self.overrides.insert(name, v),
-                None => self.overrides.remove(name),
-            };
+    /// Undo the settings changed in a transaction (or since a savepoint) that rolled back.
+    fn restore_locals(&mut self, list: Vec<SettingUndo>) {
+        self.settings_changed |= !list.is_empty();
+        for undo in list.into_iter().rev() {
+            self.restore_setting(undo.name, undo.old);
+        }
+    }
+
+    /// A transaction committed: its SET LOCALs end, unless a later SET of the same
+    /// setting in it gave it a session value.
+    fn restore_at_commit(&mut self, list: Vec<SettingUndo>) {
+        let mut set_later: Vec<&'static str> = Vec::new();
+        for undo in list.into_iter().rev() {
+            if !undo.local {
+                set_later.push(undo.name);
+            } else if !set_later.contains(&undo.name) {
+                self.settings_changed = true;
+                self.restore_setting(undo.name, undo.old);
+            }
+        }
+    }
+
+    fn restore_setting(&mut self, name: &'static str, old: Option<String>) {
+        match old {
+            Some(v) => self.overrides.insert(name, v),
+            None => self.overrides.remove(name),
+        };
+    }
+
+    /// Remember a setting's value before a change in the current transaction.
+    fn note_setting_change(&mut self, name: &'static str, local: bool) {
+        let old = self.overrides.get(name).cloned();
+        if let Some(t) = self.txn.as_mut() {
+            t.local_restore.push(SettingUndo { name, old, local });
         }
     }
 
@@ -1073,22 +1167,26 @@ impl Session {
                         None,
                     ),
                 };
-                let old = self.overrides.get(def.name).cloned();
-                if *local {
-                    match self.txn.as_mut().filter(|t| t.explicit) {
-                        Some(t) => t.local_restore.push((def.name, old)),
-                        None => return command("SET"),
-                    }
+                if *local && !self.txn.as_ref().is_some_and(|t| t.explicit) {
+                    return command("SET");
                 }
+                self.note_setting_change(def.name, *local);
                 match value {
                     Some(v) => self.overrides.insert(def.name, v),
                     None => self.overrides.remove(def.name),
                 };
+                self.settings_changed = true;
                 command("SET")
             }
             Plan::Reset { name } => {
                 match name {
-                    None => self.overrides.clear(),
+                    None => {
+                        let names: Vec<&'static str> = self.overrides.keys().copied().collect();
+                        for n in names {
+                            self.note_setting_change(n, false);
+                        }
+                        self.overrides.clear();
+                    }
                     Some(n) => {
                         let def = settings::def(n).ok_or_else(|| {
                             Error::new(
@@ -1097,9 +1195,11 @@ impl Session {
                             )
                         })?;
                         settings::check_session_set(def.name, def.default)?;
+                        self.note_setting_change(def.name, false);
                         self.overrides.remove(def.name);
                     }
                 }
+                self.settings_changed = true;
                 command("RESET")
             }
             Plan::Show { name } => {
@@ -1264,7 +1364,9 @@ impl Session {
                         "column \"{}\" of relation \"{}\" contains null values",
                         def.columns[column].name, def.name
                     ),
-                ))
+                )
+                .with_table(def.name.clone())
+                .with_column(def.columns[column].name.clone()))
             }
             Err(KeyConflict::Duplicate { row }) => {
                 return Err(duplicate_key(&def, &new_def, columns, &row))
@@ -1664,6 +1766,8 @@ fn duplicate_key(def: &TableDef, new_def: &TableDef, columns: &[usize], row: &[V
         names.join(", "),
         shown.join(", ")
     ))
+    .with_table(def.name.clone())
+    .with_constraint(new_def.pkey_name.clone().unwrap_or_default())
 }
 
 fn show_setting(

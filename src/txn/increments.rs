@@ -41,7 +41,9 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
                 def.columns[i].name, def.name
             ),
         )
-        .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
+        .with_detail(format!("Failing row contains ({}).", shown.join(", ")))
+        .with_table(def.name.clone())
+        .with_column(def.columns[i].name.clone()));
     }
     Ok(row)
 }

@@ -179,6 +179,19 @@ impl Output {
         if let Some(hint) = &err.hint {
             fields.push((b'H', cstring(hint)));
         }
+        if let Some(object) = &err.object {
+            for (tag, value) in [
+                (b's', &object.schema),
+                (b't', &object.table),
+                (b'c', &object.column),
+                (b'd', &object.datatype),
+                (b'n', &object.constraint),
+            ] {
+                if let Some(value) = value {
+                    fields.push((tag, cstring(value)));
+                }
+            }
+        }
         self.push(&ErrorResponse::new(fields));
     }
 

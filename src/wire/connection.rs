@@ -326,14 +326,28 @@ pub async fn run<S: Transport>(
     state.session.set_user(&params.user);
     state.session.set_client(client);
     if !params.application_name.is_empty() {
-        state
+        let _ = state
             .session
             .apply_startup_setting("application_name", &params.application_name);
+    }
+    for (name, value) in &params.settings {
+        if let Err(e) = state.session.apply_startup_setting(name, value) {
+            io.fatal(&e).await;
+            return;
+        }
     }
     let (pid, secret) = state.session.backend_key();
     *io.shared().backend_key.lock() = Some((pid, secret));
     tracing::debug!(user = %params.user, database = %params.database, pid, "session started");
-    startup::greeting(&mut io.output, &params, pid, secret, engine.is_standby());
+    let reported = state.session.reported_settings();
+    startup::greeting(
+        &mut io.output,
+        &params,
+        pid,
+        secret,
+        engine.is_standby(),
+        &reported,
+    );
     io.flush().await;
     if params.replication {
         return super::walsender::serve(io, state, engine, &params, client).await;
@@ -498,6 +512,10 @@ impl Protocol {
         if status == TxnStatus::Idle {
             // Portals do not outlive their transaction.
             self.portals.clear();
+        }
+        // As PostgreSQL, report the settings that changed just before ReadyForQuery.
+        for (name, value) in self.session.take_reported_changes() {
+            io.output.parameter_status(name, &value);
         }
         io.output.ready_for_query(status);
         if self.session.blocks_others() {

@@ -34,6 +34,9 @@ pub struct StartupParams {
     pub client_encoding: &'static str,
     /// `replication=true`: a physical replication connection (a walsender).
     pub replication: bool,
+    /// Settings given in the startup packet, by name or in `options` (`-c name=value`,
+    /// `--name=value`), in the order given.
+    pub settings: Vec<(String, String)>,
 }
 
 /// How the startup phase ended.
@@ -173,6 +176,7 @@ fn accept(
     let mut unrecognized = Vec::new();
     let mut encoding_error = None;
     let mut replication = false;
+    let mut settings = Vec::new();
     for (name, value) in params {
         match name.as_str() {
             "user" => user = value,
@@ -191,8 +195,12 @@ fn accept(
                 }
                 replication = !is_false(&value)
             }
+            "options" => match command_line_settings(&value) {
+                Ok(given) => settings.extend(given),
+                Err(e) => return fatal(io, e),
+            },
             _ if name.starts_with("_pq_.") => unrecognized.push(name),
-            _ => tracing::debug!(parameter = %name, "startup parameter ignored"),
+            _ => settings.push((name, value)),
         }
     }
     if minor > 0 || !unrecognized.is_empty() {
@@ -240,34 +248,92 @@ fn accept(
         application_name,
         client_encoding: encoding,
         replication,
+        settings,
     })
 }
 
+/// The settings in a startup packet's `options`: command-line switches separated by
+/// spaces (a backslash keeps the next character, a space included), of which PostgreSQL
+/// takes `-c name=value` and `--name=value` for a session (42601 for others).
+fn command_line_settings(options: &str) -> Result<Vec<(String, String)>, Error> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_ascii_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut settings = Vec::new();
+    let mut words = words.into_iter();
+    let invalid = |w: &str| {
+        Error::new(
+            SqlState::SYNTAX_ERROR,
+            format!("invalid command-line argument for server process: {w}"),
+        )
+        .with_hint("Try \"postgres --help\" for more information.")
+    };
+    while let Some(w) = words.next() {
+        let setting = if w == "-c" {
+            words.next().ok_or_else(|| invalid(&w))?
+        } else if let Some(rest) = w.strip_prefix("-c") {
+            rest.to_string()
+        } else if let Some(rest) = w.strip_prefix("--") {
+            rest.to_string()
+        } else {
+            return Err(invalid(&w));
+        };
+        match setting.split_once('=') {
+            Some((name, value)) => settings.push((name.replace('-', "_"), value.to_string())),
+            None => {
+                return Err(Error::new(
+                    SqlState::SYNTAX_ERROR,
+                    format!("-c {setting} requires a value"),
+                ))
+            }
+        }
+    }
+    Ok(settings)
+}
+
 /// AuthenticationOk (trust), the ParameterStatus reports, BackendKeyData and ReadyForQuery.
+/// `reported`: the session's values of the settings it reports whenever they change
+/// (`Session::reported_settings`); the client encoding is reported as the client named it.
 pub fn greeting(
     out: &mut Output,
     params: &StartupParams,
     pid: i32,
     secret: i32,
     hot_standby: bool,
+    reported: &[(&'static str, String)],
 ) {
     let on_off = |b: bool| if b { "on" } else { "off" };
     out.message(&PgWireBackendMessage::Authentication(Authentication::Ok));
-    let reports: [(&str, &str); 13] = [
-        ("application_name", &params.application_name),
+    let fixed: [(&str, &str); 7] = [
         ("client_encoding", params.client_encoding),
-        ("DateStyle", "ISO, MDY"),
-        ("default_transaction_read_only", on_off(hot_standby)),
         ("in_hot_standby", on_off(hot_standby)),
         ("integer_datetimes", "on"),
-        ("IntervalStyle", "postgres"),
         ("is_superuser", "on"),
         ("server_encoding", "UTF8"),
         ("server_version", SERVER_VERSION),
         ("session_authorization", &params.user),
-        ("standard_conforming_strings", "on"),
-        ("TimeZone", "UTC"),
     ];
+    let mut reports: Vec<(&str, &str)> = fixed.to_vec();
+    for (name, value) in reported {
+        if *name != "client_encoding" {
+            reports.push((name, value));
+        }
+    }
+    reports.sort_by_key(|(name, _)| name.to_ascii_lowercase());
     for (name, value) in reports {
         out.parameter_status(name, value);
     }

@@ -118,6 +118,7 @@ fn ready(user: &str, database: &str) -> Startup {
         application_name: String::new(),
         client_encoding: "UTF8",
         replication: false,
+        settings: Vec::new(),
     })
 }
 
@@ -322,8 +323,18 @@ fn greeting_reports_parameters() {
         application_name: "psql".into(),
         client_encoding: "UTF8",
         replication: false,
+        settings: Vec::new(),
     };
-    greeting(&mut out, &params, 42, 7, false);
+    let reported = [
+        ("application_name", "psql".to_string()),
+        ("client_encoding", "UTF8".to_string()),
+        ("DateStyle", "ISO, MDY".to_string()),
+        ("default_transaction_read_only", "off".to_string()),
+        ("IntervalStyle", "postgres".to_string()),
+        ("standard_conforming_strings", "on".to_string()),
+        ("TimeZone", "UTC".to_string()),
+    ];
+    greeting(&mut out, &params, 42, 7, false, &reported);
     let mut w = Vec::new();
     block_on(out.flush_to(&mut w)).unwrap();
     let msgs = split(&w);
@@ -388,4 +399,41 @@ fn framing_errors_are_fatal() {
         panic!("accepted a bad type")
     };
     assert_eq!(e.message, "invalid frontend message type 63");
+}
+
+#[test]
+fn options_carry_settings() {
+    let params = [
+        ("user", "postgres"),
+        ("extra_float_digits", "3"),
+        (
+            "options",
+            "-c search_path=app  --statement-timeout=5s -cwork_mem=8MB -c a\\ b=c\\ d",
+        ),
+    ];
+    let (outcome, _) = run(startup_message(3, 0, &params));
+    let Startup::Ready(params) = outcome else {
+        panic!("not accepted")
+    };
+    let want: Vec<(String, String)> = [
+        ("extra_float_digits", "3"),
+        ("search_path", "app"),
+        ("statement_timeout", "5s"),
+        ("work_mem", "8MB"),
+        ("a b", "c d"),
+    ]
+    .iter()
+    .map(|(n, v)| (n.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(params.settings, want);
+    let bad = [("user", "postgres"), ("options", "-D /tmp")];
+    let (outcome, out) = run(startup_message(3, 0, &bad));
+    assert_eq!(outcome, Startup::Close);
+    assert_eq!(
+        fatal_of(&out),
+        (
+            "42601".into(),
+            "invalid command-line argument for server process: -D".into()
+        )
+    );
 }

@@ -1,0 +1,123 @@
+"""What drivers read from the protocol besides rows: the object fields of an
+ErrorResponse (schema, table, column, constraint), ParameterStatus reports after SET,
+RESET and the end of a transaction, and settings given at connect (startup parameters
+and ``options=-c ...``).
+
+Every expectation holds on PostgreSQL 15 too (``STEADYDB_TEST_EXTERNAL``).
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+
+def test_unique_violation_names_its_constraint_and_table(db, conn):
+    t = db.table("errfields")
+    conn.execute(f"create table {t} (k int primary key, v text not null)")
+    conn.execute(f"insert into {t} values (1, 'a')")
+    with pytest.raises(psycopg.errors.UniqueViolation) as ei:
+        conn.execute(f"insert into {t} values (1, 'b')")
+    diag = ei.value.diag
+    assert (diag.schema_name, diag.table_name, diag.constraint_name) == ("public", t, f"{t}_pkey")
+    assert diag.column_name is None
+    with pytest.raises(psycopg.errors.NotNullViolation) as ei:
+        conn.execute(f"insert into {t} values (2, null)")
+    diag = ei.value.diag
+    assert (diag.schema_name, diag.table_name, diag.column_name) == ("public", t, "v")
+    assert diag.constraint_name is None
+    # Errors about no object carry none.
+    with pytest.raises(psycopg.errors.DivisionByZero) as ei:
+        conn.execute("select 1 / 0")
+    assert ei.value.diag.table_name is None
+
+
+def test_add_primary_key_conflicts_name_the_table(db, conn):
+    t = db.table("errpk")
+    conn.execute(f"create table {t} (k int, v text)")
+    conn.execute(f"insert into {t} values (1, 'a'), (1, 'b')")
+    with pytest.raises(psycopg.errors.UniqueViolation) as ei:
+        conn.execute(f"alter table {t} add primary key (k)")
+    diag = ei.value.diag
+    assert (diag.schema_name, diag.table_name, diag.constraint_name) == ("public", t, f"{t}_pkey")
+    conn.execute(f"delete from {t} where v = 'b'")
+    conn.execute(f"insert into {t} values (null, 'c')")
+    with pytest.raises(psycopg.errors.NotNullViolation) as ei:
+        conn.execute(f"alter table {t} add primary key (k)")
+    diag = ei.value.diag
+    assert (diag.schema_name, diag.table_name, diag.column_name) == ("public", t, "k")
+
+
+def test_set_and_reset_report_the_new_value(conn):
+    assert conn.info.parameter_status("application_name") == ""
+    conn.execute("set application_name = 'reporting app'")
+    assert conn.info.parameter_status("application_name") == "reporting app"
+    conn.execute("reset application_name")
+    assert conn.info.parameter_status("application_name") == ""
+    conn.execute("set default_transaction_read_only = on")
+    assert conn.info.parameter_status("default_transaction_read_only") == "on"
+    conn.execute("reset all")
+    assert conn.info.parameter_status("default_transaction_read_only") == "off"
+
+
+def test_set_local_reports_and_reverts_at_the_end_of_the_transaction(conn):
+    conn.execute("begin")
+    conn.execute("set local application_name = 'inside'")
+    assert conn.info.parameter_status("application_name") == "inside"
+    conn.execute("commit")
+    assert conn.info.parameter_status("application_name") == ""
+    conn.execute("begin")
+    conn.execute("set application_name = 'rolled back'")
+    assert conn.info.parameter_status("application_name") == "rolled back"
+    conn.execute("rollback")
+    assert conn.info.parameter_status("application_name") == ""
+
+
+def test_settings_given_at_connect(db):
+    params = {"options": "-c statement_timeout=1234 --lock-timeout=5s -c application_name=opt\\ app"
+                         " -cextra_float_digits=3"}
+    with psycopg.connect(db.server.conninfo(), autocommit=True, **params) as c:
+        assert c.execute("show statement_timeout").fetchone() == ("1234ms",)
+        assert c.execute("show lock_timeout").fetchone() == ("5s",)
+        assert c.execute("show extra_float_digits").fetchone() == ("3",)
+        assert c.execute("show application_name").fetchone() == ("opt app",)
+        assert c.info.parameter_status("application_name") == "opt app"
+
+
+@pytest.mark.parametrize("options, message", [
+    ("junk", "invalid command-line argument for server process: junk"),
+    ("-c foo", "-c foo requires a value"),
+    ("-c nosuch_param=1", "unrecognized configuration parameter \"nosuch_param\""),
+])
+def test_bad_options_refuse_the_connection(db, options, message):
+    with pytest.raises(psycopg.OperationalError) as ei:
+        psycopg.connect(db.server.conninfo(), options=options, connect_timeout=10)
+    assert message in str(ei.value)
+
+
+def test_set_is_transactional(conn):
+    """A SET in a transaction that rolls back (or since a savepoint rolled back to) is
+    undone; SET LOCAL ends with the transaction, unless a later SET overrode it."""
+    show = lambda: conn.execute("show statement_timeout").fetchone()[0]  # noqa: E731
+    conn.execute("begin")
+    conn.execute("set statement_timeout = '1s'")
+    conn.execute("savepoint a")
+    conn.execute("set statement_timeout = '2s'")
+    assert show() == "2s"
+    conn.execute("rollback to savepoint a")
+    assert show() == "1s"
+    conn.execute("commit")
+    assert show() == "1s"
+    conn.execute("begin")
+    conn.execute("set local statement_timeout = '3s'")
+    conn.execute("set statement_timeout = '4s'")
+    conn.execute("commit")
+    assert show() == "4s"
+    conn.execute("begin")
+    conn.execute("reset statement_timeout")
+    assert show() == "0"
+    conn.execute("rollback")
+    assert show() == "4s"
+    conn.execute("reset all")
+    assert show() == "0"
+
