@@ -85,6 +85,7 @@ impl SqlState {
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
     pub const CONNECTION_FAILURE: SqlState = SqlState("08006");
     pub const INVALID_ROW_COUNT: SqlState = SqlState("2201W");
+    pub const DUPLICATE_ALIAS: SqlState = SqlState("42712");
 }
 
 impl fmt::Display for SqlState {

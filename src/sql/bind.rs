@@ -13,6 +13,8 @@ pub struct ScopeColumn {
     pub qualifiers: Vec<String>,
     pub name: String,
     pub data_type: DataType,
+    /// A column that USING merged into the other side's: reachable only qualified.
+    pub hidden: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -478,7 +480,11 @@ impl Binder {
     fn lookup(&self, qualifier: Option<&str>, name: &str, scope: &Scope) -> Result<Typed> {
         let mut found = None;
         for (i, c) in scope.columns.iter().enumerate() {
-            if c.name == name && qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| x == q)) {
+            let reachable = match qualifier {
+                None => !c.hidden,
+                Some(q) => c.qualifiers.iter().any(|x| x == q),
+            };
+            if c.name == name && reachable {
                 if found.is_some() {
                     return Err(Error::new(
                         SqlState::AMBIGUOUS_COLUMN,
@@ -836,6 +842,33 @@ impl Binder {
                 )))
             }
         })
+    }
+
+    /// `left = right` for two columns of a scope (a join's USING), or 42883 if their
+    /// types cannot be compared.
+    pub fn compare_columns(
+        &self,
+        left: usize,
+        left_type: DataType,
+        right: usize,
+        right_type: DataType,
+    ) -> Result<Expr> {
+        if !comparable(left_type, right_type) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} = {}",
+                    left_type.name(),
+                    right_type.name()
+                ),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+        }
+        Ok(Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::Column(left)),
+            Box::new(Expr::Column(right)),
+        ))
     }
 
     fn bind_pair(&mut self, a: &ast::Expr, b: &ast::Expr, scope: &Scope) -> Result<(Expr, Expr)> {

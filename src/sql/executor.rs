@@ -57,6 +57,22 @@ fn check_cancel(slot: &SessionSlot) -> Result<()> {
     slot.check_interrupts()
 }
 
+/// The most rows a join reads of a table it does not look rows up in (it holds them all
+/// while the join runs).
+const JOIN_INNER_MAX_ROWS: usize = 10_000_000;
+
+/// A join step's table, read before the join runs (nothing for a lookup join).
+#[derive(Default)]
+struct PreparedJoin {
+    /// Whether the table was read (`rows`, `hashed` and `matched` are set).
+    ready: bool,
+    rows: Vec<Vec<Value>>,
+    /// A hash join's rows by key: indexes into `rows`.
+    hashed: Option<FxHashMap<Vec<Value>, Vec<usize>>>,
+    /// RIGHT and FULL joins: which rows matched some row so far.
+    matched: Option<Vec<bool>>,
+}
+
 fn truthy(v: &Value) -> bool {
     matches!(v, Value::Bool(true))
 }
@@ -155,6 +171,16 @@ impl Executor<'_> {
 
     /// Key bounds for a scan's access path; None when no row can match.
     fn bounds(&self, scan: &ScanPlan) -> Result<Option<(Bound<Key>, Bound<Key>)>> {
+        self.bounds_at(scan, &[])
+    }
+
+    /// The key range of `scan`'s access path, its expressions evaluated over `outer` (a
+    /// join's row so far, for a lookup; empty otherwise).
+    fn bounds_at(
+        &self,
+        scan: &ScanPlan,
+        outer: &[Value],
+    ) -> Result<Option<(Bound<Key>, Bound<Key>)>> {
         let col_type = |i: usize| scan.def.columns[scan.def.primary_key[i]].data_type;
         // The value as the key column's type, if it is exactly representable there.
         let as_key = |v: Value, i: usize| -> Result<Option<Value>> {
@@ -177,7 +203,7 @@ impl Executor<'_> {
             Access::Point(exprs) => {
                 let mut vals = Vec::new();
                 for (i, e) in exprs.iter().enumerate() {
-                    match as_key(self.eval(e, &[])?, i)? {
+                    match as_key(self.eval(e, outer)?, i)? {
                         Some(v) => vals.push(v),
                         None => return Ok(None),
                     }
@@ -191,7 +217,7 @@ impl Executor<'_> {
                     Ok(match b {
                         None => Some(Bound::Unbounded),
                         Some((e, inclusive)) => {
-                            let v = self.eval(e, &[])?;
+                            let v = self.eval(e, outer)?;
                             if v.is_null() {
                                 return Ok(None);
                             }
@@ -259,6 +285,216 @@ impl Executor<'_> {
         &self,
         scan: &ScanPlan,
         after: Option<&[u8]>,
+        visit: impl FnMut(&[u8], &Row) -> Result<bool>,
+    ) -> Result<()> {
+        self.for_each_row_at(scan, after, &[], visit)
+    }
+
+    /// The rows of a SELECT's FROM: its one table's, or its tables joined (`joins`), with
+    /// what is left of WHERE applied to the joined rows.
+    fn for_each_source_row(
+        &self,
+        plan: &SelectPlan,
+        mut visit: impl FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<()> {
+        let Some(scan) = &plan.source else {
+            return Ok(());
+        };
+        if plan.joins.is_empty() {
+            return self.for_each_row(scan, |_, row| visit(row));
+        }
+        // Each step reads its table when its first row arrives, so a join that finds no
+        // rows early reads no more tables.
+        let mut steps: Vec<PreparedJoin> =
+            plan.joins.iter().map(|_| PreparedJoin::default()).collect();
+        let mut top = |row: &[Value]| -> Result<bool> {
+            if self.matches(&plan.filter, row)? {
+                visit(row)
+            } else {
+                Ok(true)
+            }
+        };
+        let mut go = true;
+        self.for_each_row(scan, |_, row| {
+            go = self.join_row(&plan.joins, &mut steps, 0, row.to_vec(), &mut top)?;
+            Ok(go)
+        })?;
+        // RIGHT and FULL joins: the table's rows nothing matched, null-extended, go on
+        // through the later joins; earlier steps first, since later ones may match them.
+        for i in 0..steps.len() {
+            if !go {
+                break;
+            }
+            if !steps[i].ready && matches!(plan.joins[i].kind, JoinKind::Right | JoinKind::Full) {
+                steps[i] = self.prepare_join(&plan.joins[i])?;
+            }
+            let unmatched: Vec<Vec<Value>> = match &steps[i].matched {
+                Some(matched) => steps[i]
+                    .rows
+                    .iter()
+                    .zip(matched)
+                    .filter(|(_, m)| !**m)
+                    .map(|(r, _)| r.clone())
+                    .collect(),
+                None => continue,
+            };
+            for inner in unmatched {
+                let mut row = vec![Value::Null; plan.joins[i].outer_width];
+                row.extend(inner);
+                go = self.join_row(&plan.joins, &mut steps, i + 1, row, &mut top)?;
+                if !go {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What a join step reads before the first row arrives: its table's rows (all of
+    /// them, or hashed on its keys), unless it looks each match up.
+    fn prepare_join(&self, step: &JoinStep) -> Result<PreparedJoin> {
+        let mut prepared = PreparedJoin {
+            ready: true,
+            ..PreparedJoin::default()
+        };
+        if matches!(step.strategy, JoinStrategy::Lookup) {
+            return Ok(prepared);
+        }
+        let mut rows = Vec::new();
+        self.for_each_row(&step.scan, |_, row| {
+            if rows.len() >= JOIN_INNER_MAX_ROWS {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "a join reads more than {JOIN_INNER_MAX_ROWS} rows of table \"{}\"",
+                        step.scan.def.name
+                    ),
+                ));
+            }
+            rows.push(row.to_vec());
+            Ok(true)
+        })?;
+        if let JoinStrategy::Hash { inner_keys, .. } = &step.strategy {
+            let mut hashed: FxHashMap<Vec<Value>, Vec<usize>> = FxHashMap::default();
+            for (i, row) in rows.iter().enumerate() {
+                if let Some(key) = self.hash_key(inner_keys, row)? {
+                    hashed.entry(key).or_default().push(i);
+                }
+            }
+            prepared.hashed = Some(hashed);
+        }
+        if matches!(step.kind, JoinKind::Right | JoinKind::Full) {
+            prepared.matched = Some(vec![false; rows.len()]);
+        }
+        prepared.rows = rows;
+        Ok(prepared)
+    }
+
+    /// A hash join's key for a row: None if a key is NULL (it matches nothing).
+    /// Integers are widened to bigint and floats to double precision, so equal values of
+    /// the one family are equal keys.
+    fn hash_key(&self, keys: &[Expr], row: &[Value]) -> Result<Option<Vec<Value>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let v = match self.eval(k, row)? {
+                Value::Null => return Ok(None),
+                Value::Int2(x) => Value::Int8(x.into()),
+                Value::Int4(x) => Value::Int8(x.into()),
+                Value::Float4(x) => Value::Float8(x.into()),
+                v => v,
+            };
+            out.push(v);
+        }
+        Ok(Some(out))
+    }
+
+    /// Join `row` (the rows so far, through step `at`) with the remaining steps, and pass
+    /// each joined row to `visit`. Returns false once `visit` asked to stop.
+    fn join_row(
+        &self,
+        joins: &[JoinStep],
+        steps: &mut [PreparedJoin],
+        at: usize,
+        row: Vec<Value>,
+        visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
+        let Some(step) = joins.get(at) else {
+            return visit(&row);
+        };
+        let width = step.scan.def.columns.len();
+        if !steps[at].ready {
+            steps[at] = self.prepare_join(step)?;
+        }
+        let mut candidates: Vec<Vec<Value>> = Vec::new();
+        let mut indexes: Vec<usize> = Vec::new();
+        match &step.strategy {
+            JoinStrategy::Lookup => {
+                self.for_each_row_at(&step.scan, None, &row, |_, inner| {
+                    candidates.push(inner.to_vec());
+                    Ok(true)
+                })?;
+            }
+            JoinStrategy::Hash { outer_keys, .. } => {
+                if let (Some(key), Some(hashed)) =
+                    (self.hash_key(outer_keys, &row)?, &steps[at].hashed)
+                {
+                    if let Some(found) = hashed.get(&key) {
+                        indexes.extend(found);
+                    }
+                }
+            }
+            JoinStrategy::NestedLoop => indexes.extend(0..steps[at].rows.len()),
+        }
+        let mut matched_any = false;
+        let mut joined = row.clone();
+        let mut try_inner = |inner: &[Value],
+                             steps: &mut [PreparedJoin],
+                             index: Option<usize>|
+         -> Result<Option<bool>> {
+            joined.truncate(row.len());
+            joined.extend_from_slice(inner);
+            if !self.matches(&step.on, &joined)? {
+                return Ok(None);
+            }
+            if let (Some(i), Some(matched)) = (index, steps[at].matched.as_mut()) {
+                matched[i] = true;
+            }
+            Ok(Some(self.join_row(
+                joins,
+                steps,
+                at + 1,
+                joined.clone(),
+                visit,
+            )?))
+        };
+        for inner in &candidates {
+            match try_inner(inner, steps, None)? {
+                Some(false) => return Ok(false),
+                Some(true) => matched_any = true,
+                None => {}
+            }
+        }
+        for i in indexes {
+            let inner = steps[at].rows[i].clone();
+            match try_inner(&inner, steps, Some(i))? {
+                Some(false) => return Ok(false),
+                Some(true) => matched_any = true,
+                None => {}
+            }
+        }
+        if !matched_any && matches!(step.kind, JoinKind::Left | JoinKind::Full) {
+            let mut extended = row;
+            extended.resize(extended.len() + width, Value::Null);
+            return self.join_row(joins, steps, at + 1, extended, visit);
+        }
+        Ok(true)
+    }
+
+    fn for_each_row_at(
+        &self,
+        scan: &ScanPlan,
+        after: Option<&[u8]>,
+        outer: &[Value],
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
         if let Some(view) = scan.system {
@@ -269,7 +505,7 @@ impl Executor<'_> {
             }
             return Ok(());
         }
-        let Some((mut lo, hi)) = self.bounds(scan)? else {
+        let Some((mut lo, hi)) = self.bounds_at(scan, outer)? else {
             return Ok(());
         };
         if let Some(after) = after {
@@ -1054,9 +1290,9 @@ impl Executor<'_> {
                         emit(&[], &mut out)?;
                     }
                 }
-                Some(scan) => {
+                Some(_) => {
                     if want != Some(0) {
-                        self.for_each_row(scan, |_, row| emit(row, &mut out))?;
+                        self.for_each_source_row(plan, |row| emit(row, &mut out))?;
                     }
                 }
             },
@@ -1093,7 +1329,7 @@ impl Executor<'_> {
                             feed(&[])?;
                         }
                     }
-                    Some(scan) => self.for_each_row(scan, |_, row| feed(row))?,
+                    Some(_) => self.for_each_source_row(plan, feed)?,
                 }
                 if states.is_empty() && agg.keys.is_empty() {
                     states.push((Vec::new(), agg.aggs.iter().map(AggState::new).collect()));

@@ -343,6 +343,64 @@ impl Expr {
     }
 }
 
+impl Expr {
+    /// The same expression over another row layout: column `i` becomes column `f(i)`
+    /// (a join moves a condition onto one table's row).
+    pub fn map_columns(&self, f: &impl Fn(usize) -> usize) -> Expr {
+        let go = |e: &Expr| Box::new(e.map_columns(f));
+        match self {
+            Expr::Const(_) | Expr::Param(_) => self.clone(),
+            Expr::Column(c) => Expr::Column(f(*c)),
+            Expr::Neg(e) => Expr::Neg(go(e)),
+            Expr::Not(e) => Expr::Not(go(e)),
+            Expr::Arith(op, a, b) => Expr::Arith(*op, go(a), go(b)),
+            Expr::Cmp(op, a, b) => Expr::Cmp(*op, go(a), go(b)),
+            Expr::And(a, b) => Expr::And(go(a), go(b)),
+            Expr::Or(a, b) => Expr::Or(go(a), go(b)),
+            Expr::Concat(a, b) => Expr::Concat(go(a), go(b)),
+            Expr::IsNull(e, n) => Expr::IsNull(go(e), *n),
+            Expr::IsBool(e, v, n) => Expr::IsBool(go(e), *v, *n),
+            Expr::IsDistinct(a, b, n) => Expr::IsDistinct(go(a), go(b), *n),
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => Expr::Like {
+                expr: go(expr),
+                pattern: go(pattern),
+                negated: *negated,
+                case_insensitive: *case_insensitive,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: go(expr),
+                list: list.iter().map(|e| e.map_columns(f)).collect(),
+                negated: *negated,
+            },
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => Expr::Case {
+                operand: operand.as_ref().map(|o| go(o)),
+                whens: whens
+                    .iter()
+                    .map(|(a, b)| (a.map_columns(f), b.map_columns(f)))
+                    .collect(),
+                otherwise: otherwise.as_ref().map(|o| go(o)),
+            },
+            Expr::Cast(e, ty) => Expr::Cast(go(e), *ty),
+            Expr::Func(func, args) => {
+                Expr::Func(*func, args.iter().map(|e| e.map_columns(f)).collect())
+            }
+        }
+    }
+}
+
 /// A SQL comparison: NULL if either side is NULL.
 pub fn compare_values(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {

@@ -32,6 +32,45 @@ pub struct ScanPlan {
     pub filter: Option<Expr>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// INNER and CROSS joins.
+    Inner,
+    /// LEFT [OUTER]: the rows so far are kept, null-extended, when nothing matches.
+    Left,
+    /// RIGHT [OUTER]: this step's table's rows are kept, null-extended, when nothing matches.
+    Right,
+    Full,
+}
+
+/// How a join step finds the rows of its table that may match a row so far. Every
+/// candidate is then checked against the step's whole condition.
+#[derive(Debug)]
+pub enum JoinStrategy {
+    /// Read the table once and try every row.
+    NestedLoop,
+    /// Its primary key is given by the row so far: the scan's access path (a point
+    /// lookup) is evaluated over that row.
+    Lookup,
+    /// Read the table once into a hash table on `inner_keys` (over its row), probed with
+    /// `outer_keys` (over the row so far); both sides' values are of one type family.
+    Hash {
+        outer_keys: Vec<Expr>,
+        inner_keys: Vec<Expr>,
+    },
+}
+
+/// One table joined to the rows so far (`outer_width` columns wide).
+pub struct JoinStep {
+    pub kind: JoinKind,
+    /// The table; its filter is over its own row.
+    pub scan: ScanPlan,
+    /// The join condition, over the row so far followed by the table's row.
+    pub on: Option<Expr>,
+    pub strategy: JoinStrategy,
+    pub outer_width: usize,
+}
+
 pub struct OrderKey {
     pub expr: Expr,
     pub desc: bool,
@@ -48,8 +87,14 @@ pub struct Aggregation {
 
 pub struct SelectPlan {
     /// None for SELECT without FROM (one empty input row, kept if `filter` passes).
+    /// With joins, the first table of FROM.
     pub source: Option<ScanPlan>,
-    /// WHERE of a SELECT without FROM (with a source, the scan carries the filter).
+    /// The later tables of FROM, each joined to the rows so far, in order (a left-deep
+    /// join); empty for a single table.
+    pub joins: Vec<JoinStep>,
+    /// WHERE of a SELECT without FROM, or what of a join's WHERE was not pushed into a
+    /// scan or a join step (over the joined row); with a single table, the scan carries
+    /// the filter.
     pub filter: Option<Expr>,
     pub aggregation: Option<Aggregation>,
     /// Output expressions, over input rows or (when aggregating) aggregate rows.

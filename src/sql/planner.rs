@@ -73,6 +73,7 @@ fn table_scope(table: &Table, def: &TableDef, alias: Option<&str>) -> Scope {
                 qualifiers: qualifiers.clone(),
                 name: c.name.clone(),
                 data_type: c.data_type,
+                hidden: false,
             })
             .collect(),
     }
@@ -127,6 +128,247 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::TimestampTz => "timestamptz",
         DataType::Unknown => "text",
     }
+}
+
+/// The most tables one FROM clause may join.
+const MAX_JOINED_TABLES: usize = 16;
+
+/// A table of FROM.
+struct FromTable {
+    table: Arc<Table>,
+    def: Arc<TableDef>,
+    system: Option<super::system::SystemView>,
+    /// The name its columns are qualified with: its alias, or its name.
+    qualifier: String,
+}
+
+/// A join not yet planned: its kind and condition (over the columns so far and the
+/// table's), and how many columns came before the table.
+struct PendingJoin {
+    kind: JoinKind,
+    on: Option<Expr>,
+    outer_width: usize,
+}
+
+/// FROM, bound: its tables left to right, their columns together as one scope, the
+/// columns `*` stands for, each column's table and attribute number (RowDescription's),
+/// and the joins from the second table on.
+#[derive(Default)]
+struct FromPlan {
+    tables: Vec<FromTable>,
+    scope: Scope,
+    star: Vec<usize>,
+    origins: Vec<Option<(u32, i16)>>,
+    steps: Vec<PendingJoin>,
+}
+
+impl FromPlan {
+    /// A reference to scope column `i` that binds back to it: qualified, unless USING
+    /// merged it (then the unqualified name means it).
+    fn column_ref(&self, i: usize) -> ast::Expr {
+        let c = &self.scope.columns[i];
+        let name = ast::Ident::with_quote('"', c.name.clone());
+        let unique = self
+            .scope
+            .columns
+            .iter()
+            .filter(|x| x.name == c.name && !x.hidden)
+            .count()
+            == 1;
+        match c.qualifiers.first() {
+            Some(q) if !unique || c.hidden => {
+                ast::Expr::CompoundIdentifier(vec![ast::Ident::with_quote('"', q.clone()), name])
+            }
+            _ => ast::Expr::Identifier(name),
+        }
+    }
+
+    fn origin(&self, column: usize) -> Option<(u32, i16)> {
+        self.origins.get(column).copied().flatten()
+    }
+}
+
+/// Plan the joins of a FROM with more than one table, with what WHERE adds: conditions
+/// on the first table alone go into its scan, and conditions that an inner join can
+/// check as early as its table is joined go into that join. Each join then takes the
+/// conditions on its table alone into its table's scan (for inner and left joins), and
+/// chooses how to find matches: a primary-key lookup per row when the condition gives
+/// the table's whole key, a hash table on the columns the condition equates, or else a
+/// loop over the table. Returns the first table's scan, the joins, and what is left of
+/// WHERE for the joined rows.
+fn plan_joins(
+    from: FromPlan,
+    filter: Option<Expr>,
+) -> Result<(ScanPlan, Vec<JoinStep>, Option<Expr>)> {
+    let FromPlan {
+        tables,
+        scope,
+        steps,
+        ..
+    } = from;
+    let types: Vec<DataType> = scope.columns.iter().map(|c| c.data_type).collect();
+    let mut ends = Vec::new();
+    let mut at = 0;
+    for t in &tables {
+        at += t.def.columns.len();
+        ends.push(at);
+    }
+    let null_extends_earlier = |from_step: usize| {
+        steps[from_step..]
+            .iter()
+            .any(|s| matches!(s.kind, JoinKind::Right | JoinKind::Full))
+    };
+    let mut first_filter = Vec::new();
+    let mut step_conds: Vec<Vec<Expr>> = steps
+        .iter()
+        .map(|s| {
+            let mut c = Vec::new();
+            if let Some(on) = &s.on {
+                split_conjuncts(on, &mut c);
+            }
+            c
+        })
+        .collect();
+    let mut rest = Vec::new();
+    let mut conjuncts = Vec::new();
+    if let Some(f) = &filter {
+        split_conjuncts(f, &mut conjuncts);
+    }
+    for c in conjuncts {
+        // The first table (index 0) or join step (index i + 1) by which it can be checked.
+        let table = (0..tables.len()).find(|&t| c.reads_only(&|col| col < ends[t]));
+        match table {
+            Some(0) if !null_extends_earlier(0) && !c.is_row_independent() => first_filter.push(c),
+            Some(t)
+                if t > 0 && steps[t - 1].kind == JoinKind::Inner && !null_extends_earlier(t) =>
+            {
+                step_conds[t - 1].push(c)
+            }
+            _ => rest.push(c),
+        }
+    }
+    let mut tables = tables.into_iter();
+    let first = tables
+        .next()
+        .ok_or_else(|| Error::internal("a join without tables"))?;
+    let first_filter = and_all(first_filter);
+    let first_scan = ScanPlan {
+        access: access_path(&first.def, first_filter.as_ref()),
+        table: first.table,
+        system: first.system,
+        def: first.def,
+        filter: first_filter,
+    };
+    let mut joins = Vec::new();
+    for ((step, conds), table) in steps.into_iter().zip(step_conds).zip(tables) {
+        let start = step.outer_width;
+        let end = start + table.def.columns.len();
+        let local = |e: &Expr| e.map_columns(&|c| c - start);
+        let pushable = matches!(step.kind, JoinKind::Inner | JoinKind::Left);
+        let mut inner_only = Vec::new();
+        let mut on = Vec::new();
+        let mut pairs: Vec<(Expr, usize)> = Vec::new();
+        for c in conds {
+            if pushable
+                && !c.is_row_independent()
+                && c.reads_only(&|col| (start..end).contains(&col))
+            {
+                inner_only.push(local(&c));
+                continue;
+            }
+            if let Expr::Cmp(CmpOp::Eq, a, b) = &c {
+                for (outer, inner) in [(a, b), (b, a)] {
+                    if let Expr::Column(k) = inner.as_ref() {
+                        if (start..end).contains(k)
+                            && !outer.is_row_independent()
+                            && outer.reads_only(&|col| col < start)
+                        {
+                            pairs.push(((**outer).clone(), *k));
+                            break;
+                        }
+                    }
+                }
+            }
+            on.push(c);
+        }
+        let inner_filter = and_all(inner_only);
+        let mut access = access_path(&table.def, inner_filter.as_ref());
+        let pk = &table.def.primary_key;
+        let lookup: Option<Vec<Expr>> = (pushable && table.system.is_none() && !pk.is_empty())
+            .then(|| {
+                pk.iter()
+                    .map(|&col| {
+                        pairs
+                            .iter()
+                            .find(|(_, k)| *k == start + col)
+                            .map(|(outer, _)| outer.clone())
+                    })
+                    .collect::<Option<Vec<Expr>>>()
+            })
+            .flatten();
+        let strategy = if let Some(keys) = lookup {
+            access = Access::Point(keys);
+            JoinStrategy::Lookup
+        } else {
+            let hashable: Vec<&(Expr, usize)> = pairs
+                .iter()
+                .filter(|(outer, k)| match outer {
+                    Expr::Column(o) => hash_compatible(types[*o], types[*k]),
+                    _ => false,
+                })
+                .collect();
+            if hashable.is_empty() {
+                JoinStrategy::NestedLoop
+            } else {
+                JoinStrategy::Hash {
+                    outer_keys: hashable.iter().map(|(o, _)| o.clone()).collect(),
+                    inner_keys: hashable
+                        .iter()
+                        .map(|(_, k)| Expr::Column(k - start))
+                        .collect(),
+                }
+            }
+        };
+        joins.push(JoinStep {
+            kind: step.kind,
+            scan: ScanPlan {
+                table: table.table,
+                system: table.system,
+                def: table.def,
+                access,
+                filter: inner_filter,
+            },
+            on: and_all(on),
+            strategy,
+            outer_width: start,
+        });
+    }
+    Ok((first_scan, joins, and_all(rest)))
+}
+
+/// Whether equal values of columns of types `a` and `b` are equal as hash keys (once
+/// integers are widened to bigint and floats to double precision).
+fn hash_compatible(a: DataType, b: DataType) -> bool {
+    let family = |t: DataType| match t {
+        DataType::Int2 | DataType::Int4 | DataType::Int8 => Some(1),
+        DataType::Float4 | DataType::Float8 => Some(2),
+        DataType::Text | DataType::Varchar(_) => Some(3),
+        DataType::Numeric(_) => Some(4),
+        DataType::Bool => Some(5),
+        DataType::Date => Some(6),
+        DataType::Timestamp => Some(7),
+        DataType::TimestampTz => Some(8),
+        DataType::Bytea => Some(9),
+        _ => None,
+    };
+    family(a).is_some() && family(a) == family(b)
+}
+
+/// The conjunction of `conds`, None for none.
+fn and_all(conds: Vec<Expr>) -> Option<Expr> {
+    conds
+        .into_iter()
+        .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
 }
 
 /// A system view named (optionally as `pg_catalog.x`), if it is one.
@@ -313,6 +555,7 @@ impl Planner<'_> {
                         access: Access::Full,
                         filter: None,
                     }),
+                    joins: Vec::new(),
                     filter: None,
                     aggregation: None,
                     projection: targets.iter().map(|&i| Expr::Column(i)).collect(),
@@ -784,46 +1027,13 @@ impl Planner<'_> {
             return Err(Error::unsupported("SELECT INTO is not supported yet"));
         }
         // FROM
-        let mut system = None;
-        let (scope, source_table) = match select.from.as_slice() {
-            [] => (Scope::default(), None),
-            [twj] if twj.joins.is_empty() => match &twj.relation {
-                ast::TableFactor::Table {
-                    name,
-                    alias,
-                    args: None,
-                    ..
-                } => {
-                    let table = match system_view(name) {
-                        Some(view) => {
-                            system = Some(view);
-                            // A table of no pages: only its definition is used.
-                            Arc::new(Table::open(
-                                crate::storage::TableId(0),
-                                view.def(),
-                                self.engine.txn.catalog.pool().clone(),
-                                crate::storage::page::PageId::NONE,
-                                1,
-                            ))
-                        }
-                        None => self.table(name)?,
-                    };
-                    let def = table.def();
-                    let alias = alias.as_ref().map(|a| ident_name(&a.name));
-                    (
-                        table_scope(&table, &def, alias.as_deref()),
-                        Some((table, def)),
-                    )
-                }
-                ast::TableFactor::Derived { .. } => {
-                    return Err(Error::unsupported(
-                        "subqueries in FROM are not supported yet",
-                    ))
-                }
-                _ => return Err(Error::unsupported("this FROM item is not supported yet")),
-            },
-            _ => return Err(Error::unsupported("joins are not supported yet")),
-        };
+        let from = self.plan_from(&select.from)?;
+        let scope = from.scope.clone();
+        let system = from.tables.first().and_then(|t| t.system);
+        let source_table = from
+            .tables
+            .first()
+            .map(|t| (t.table.clone(), t.def.clone()));
         // WHERE
         self.binder.no_aggregates = Some("WHERE");
         let filter = match &select.selection {
@@ -850,16 +1060,37 @@ impl Planner<'_> {
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
                     items.push((expr.clone(), ident_name(alias)))
                 }
-                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                ast::SelectItem::Wildcard(_) => {
                     if scope.columns.is_empty() {
                         return Err(Error::syntax(
                             "SELECT * with no tables specified is not valid",
                         ));
                     }
-                    for c in &scope.columns {
-                        let ident = ast::Ident::with_quote('"', c.name.clone());
+                    for &i in &from.star {
                         wildcard_cols.push(items.len());
-                        items.push((ast::Expr::Identifier(ident), c.name.clone()));
+                        items.push((from.column_ref(i), scope.columns[i].name.clone()));
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
+                        return Err(Error::unsupported("this select item is not supported"));
+                    };
+                    let qualifier = match name.0.last() {
+                        Some(ast::ObjectNamePart::Identifier(i)) => ident_name(i),
+                        _ => return Err(Error::unsupported("this select item is not supported")),
+                    };
+                    let columns: Vec<usize> = (0..scope.columns.len())
+                        .filter(|&i| scope.columns[i].qualifiers.contains(&qualifier))
+                        .collect();
+                    if columns.is_empty() {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{qualifier}\""),
+                        ));
+                    }
+                    for i in columns {
+                        wildcard_cols.push(items.len());
+                        items.push((from.column_ref(i), scope.columns[i].name.clone()));
                     }
                 }
                 _ => return Err(Error::unsupported("this select item is not supported")),
@@ -945,10 +1176,8 @@ impl Planner<'_> {
             } else {
                 t.1
             };
-            let src = match (&t.0, &source_table) {
-                (Expr::Column(c), Some((table, _))) if !grouped => {
-                    Some((table.id.0, *c as i16 + 1))
-                }
+            let src = match &t.0 {
+                Expr::Column(c) if !grouped => from.origin(*c),
                 _ => None,
             };
             let _ = wildcard_cols.contains(&i);
@@ -1089,8 +1318,44 @@ impl Planner<'_> {
                     "{what} cannot be applied to a system view"
                 )));
             }
+            if from.tables.len() > 1 {
+                return Err(Error::unsupported(format!(
+                    "{what} is not supported with joins yet"
+                )));
+            }
         }
-        let (source, filter) = match source_table {
+        let (source, joins, filter) = if from.tables.len() > 1 {
+            let (first, joins, rest) = plan_joins(from, filter)?;
+            (Some(first), joins, rest)
+        } else {
+            let (source, filter) = Self::single_source(source_table, system, filter);
+            (source, Vec::new(), filter)
+        };
+        Ok((
+            SelectPlan {
+                source,
+                joins,
+                filter,
+                aggregation,
+                projection,
+                order_by,
+                limit,
+                offset,
+                row_lock,
+            },
+            names,
+            types,
+            sources,
+        ))
+    }
+
+    /// The scan of a single-table FROM, which carries the WHERE clause.
+    fn single_source(
+        source_table: Option<(Arc<Table>, Arc<TableDef>)>,
+        system: Option<super::system::SystemView>,
+        filter: Option<Expr>,
+    ) -> (Option<ScanPlan>, Option<Expr>) {
+        match source_table {
             Some((table, def)) => {
                 let access = access_path(&def, filter.as_ref());
                 (
@@ -1105,22 +1370,227 @@ impl Planner<'_> {
                 )
             }
             None => (None, filter),
+        }
+    }
+
+    /// A table of FROM: its definition (a system view's placeholder table, which has no
+    /// pages) and the name its columns are qualified with.
+    fn bind_from_table(&mut self, factor: &ast::TableFactor) -> Result<FromTable> {
+        match factor {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return Err(Error::unsupported(
+                        "column aliases in FROM are not supported yet",
+                    ));
+                }
+                let system = system_view(name);
+                let table = match system {
+                    Some(view) => Arc::new(Table::open(
+                        crate::storage::TableId(0),
+                        view.def(),
+                        self.engine.txn.catalog.pool().clone(),
+                        crate::storage::page::PageId::NONE,
+                        1,
+                    )),
+                    None => self.table(name)?,
+                };
+                let def = table.def();
+                let qualifier = match alias {
+                    Some(a) => ident_name(&a.name),
+                    None => def.name.clone(),
+                };
+                Ok(FromTable {
+                    table,
+                    def,
+                    system,
+                    qualifier,
+                })
+            }
+            ast::TableFactor::Derived { .. } => Err(Error::unsupported(
+                "subqueries in FROM are not supported yet",
+            )),
+            ast::TableFactor::NestedJoin { .. } => Err(Error::unsupported(
+                "parenthesized joins in FROM are not supported yet",
+            )),
+            _ => Err(Error::unsupported("this FROM item is not supported yet")),
+        }
+    }
+
+    /// FROM: its tables, left to right, with the scope their columns make together, the
+    /// columns `*` stands for, and each join's kind and condition.
+    fn plan_from(&mut self, from: &[ast::TableWithJoins]) -> Result<FromPlan> {
+        let mut plan = FromPlan::default();
+        for (item, twj) in from.iter().enumerate() {
+            let first = self.bind_from_table(&twj.relation)?;
+            let kind = if item == 0 {
+                None
+            } else {
+                Some(JoinKind::Inner)
+            };
+            self.add_from_table(&mut plan, first, kind, &ast::JoinConstraint::None)?;
+            for join in &twj.joins {
+                use ast::JoinOperator as J;
+                let (kind, constraint) = match &join.join_operator {
+                    J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
+                    J::CrossJoin(c) => (JoinKind::Inner, c),
+                    J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+                    J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
+                    J::FullOuter(c) => (JoinKind::Full, c),
+                    _ => return Err(Error::unsupported("this kind of join is not supported")),
+                };
+                if item > 0 && matches!(kind, JoinKind::Right | JoinKind::Full) {
+                    return Err(Error::unsupported(
+                        "RIGHT and FULL joins after a comma in FROM are not supported yet",
+                    ));
+                }
+                let table = self.bind_from_table(&join.relation)?;
+                self.add_from_table(&mut plan, table, Some(kind), constraint)?;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// Join `table` to the tables of `plan` (the first table when `kind` is None).
+    fn add_from_table(
+        &mut self,
+        plan: &mut FromPlan,
+        table: FromTable,
+        kind: Option<JoinKind>,
+        constraint: &ast::JoinConstraint,
+    ) -> Result<()> {
+        if plan.tables.len() >= MAX_JOINED_TABLES {
+            return Err(Error::unsupported(format!(
+                "more than {MAX_JOINED_TABLES} tables in one FROM clause are not supported"
+            )));
+        }
+        if plan.tables.iter().any(|t| t.qualifier == table.qualifier) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_ALIAS,
+                format!(
+                    "table name \"{}\" specified more than once",
+                    table.qualifier
+                ),
+            ));
+        }
+        let outer_width = plan.scope.columns.len();
+        let table_scope = table_scope(&table.table, &table.def, Some(&table.qualifier));
+        plan.scope.columns.extend(table_scope.columns);
+        let width = table.def.columns.len();
+        plan.origins.extend(
+            (0..width)
+                .map(|c| (table.system.is_none()).then_some((table.table.id.0, c as i16 + 1))),
+        );
+        let Some(kind) = kind else {
+            plan.star.extend(0..width);
+            plan.tables.push(table);
+            return Ok(());
         };
-        Ok((
-            SelectPlan {
-                source,
-                filter,
-                aggregation,
-                projection,
-                order_by,
-                limit,
-                offset,
-                row_lock,
-            },
-            names,
-            types,
-            sources,
-        ))
+        // USING and NATURAL: the named columns are compared, and shown once.
+        let using: Vec<String> = match constraint {
+            ast::JoinConstraint::Using(names) => names
+                .iter()
+                .map(|n| match n.0.last() {
+                    Some(ast::ObjectNamePart::Identifier(i)) => Ok(ident_name(i)),
+                    _ => Err(Error::syntax("syntax error in USING")),
+                })
+                .collect::<Result<_>>()?,
+            ast::JoinConstraint::Natural => table
+                .def
+                .columns
+                .iter()
+                .map(|c| c.name.clone())
+                .filter(|n| {
+                    plan.star
+                        .iter()
+                        .any(|&i| plan.scope.columns[i].name == *n && !plan.scope.columns[i].hidden)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut on = None;
+        let mut merged = Vec::new();
+        for name in &using {
+            if kind == JoinKind::Full {
+                return Err(Error::unsupported(
+                    "FULL JOIN with USING is not supported yet",
+                ));
+            }
+            let left: Vec<usize> = (0..outer_width)
+                .filter(|&i| plan.scope.columns[i].name == *name && !plan.scope.columns[i].hidden)
+                .collect();
+            let left = match left.as_slice() {
+                [i] => *i,
+                [] => return Err(Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" specified in USING clause does not exist in left table"
+                    ),
+                )),
+                _ => {
+                    return Err(Error::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!(
+                            "common column name \"{name}\" appears more than once in left table"
+                        ),
+                    ))
+                }
+            };
+            let Some(right) = table.def.column_index(name).map(|c| outer_width + c) else {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" specified in USING clause does not exist in right table"
+                    ),
+                ));
+            };
+            let (lt, rt) = (
+                plan.scope.columns[left].data_type,
+                plan.scope.columns[right].data_type,
+            );
+            let eq = self.binder.compare_columns(left, lt, right, rt)?;
+            on = Some(match on {
+                None => eq,
+                Some(prev) => Expr::And(Box::new(prev), Box::new(eq)),
+            });
+            // The merged column is the side whose rows are always there.
+            let (shown, hidden) = match kind {
+                JoinKind::Right => (right, left),
+                _ => (left, right),
+            };
+            plan.scope.columns[hidden].hidden = true;
+            merged.push(shown);
+        }
+        if let ast::JoinConstraint::On(e) = constraint {
+            self.binder.no_aggregates = Some("JOIN conditions");
+            let bound = self.binder.bind_bool(e, &plan.scope, "JOIN/ON");
+            self.binder.no_aggregates = None;
+            on = Some(bound?);
+        }
+        // `*`: the merged columns first, then the rest of each side, as PostgreSQL.
+        let mut star = merged.clone();
+        star.extend(
+            plan.star
+                .iter()
+                .copied()
+                .filter(|i| !merged.contains(i) && !plan.scope.columns[*i].hidden),
+        );
+        star.extend(
+            (outer_width..outer_width + width)
+                .filter(|i| !merged.contains(i) && !plan.scope.columns[*i].hidden),
+        );
+        plan.star = star;
+        plan.steps.push(PendingJoin {
+            kind,
+            on,
+            outer_width,
+        });
+        plan.tables.push(table);
+        Ok(())
     }
 
     fn bind_count(&mut self, e: &ast::Expr, clause: &'static str) -> Result<Expr> {
@@ -1316,6 +1786,7 @@ impl Planner<'_> {
                                 qualifiers: vec!["excluded".into()],
                                 name: c.name.clone(),
                                 data_type: c.data_type,
+                                hidden: false,
                             });
                         }
                         let assignments = self.assignments(&du.assignments, &def, &both)?;

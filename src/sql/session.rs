@@ -754,7 +754,7 @@ impl Session {
             }
             let written = written_tables(&planned.0);
             let read = read_tables(&planned.0);
-            if !self.txn().pass_gates(&written, read)? {
+            if !self.txn().pass_gates(&written, &read)? {
                 return Ok(planned);
             }
             planned = self.plan_for(stmt)?;
@@ -1680,18 +1680,20 @@ impl Session {
 /// For `learning` (whether a transaction touched a table after an increment statement),
 /// no increment statement counts: one that does not defer touches only its own row.
 fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
-    let scanned = |s: &Option<super::plan::ScanPlan>| -> Vec<TableId> {
-        s.iter()
+    let scanned = |sel: &super::plan::SelectPlan| -> Vec<TableId> {
+        sel.source
+            .iter()
+            .chain(sel.joins.iter().map(|j| &j.scan))
             .filter(|scan| scan.system.is_none())
             .map(|scan| scan.table.id)
             .collect()
     };
     match plan {
-        Plan::Select(sel) => Some(Some(scanned(&sel.source))),
+        Plan::Select(sel) => Some(Some(scanned(sel))),
         Plan::Insert(ins) => {
             let mut tables = vec![ins.table.id];
             if let super::plan::InsertSource::Select(sel) = &ins.source {
-                tables.extend(scanned(&sel.source));
+                tables.extend(scanned(sel));
             }
             Some(Some(tables))
         }
@@ -1699,7 +1701,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         Plan::Update(upd) => Some(Some(vec![upd.scan.table.id])),
         Plan::Delete(del) => Some(Some(vec![del.scan.table.id])),
         Plan::Copy(cp) => Some(Some(vec![cp.table.id])),
-        Plan::CopyTo(cp) => Some(Some(scanned(&cp.select.source))),
+        Plan::CopyTo(cp) => Some(Some(scanned(&cp.select))),
         Plan::CreateTable { .. }
         | Plan::DropTable { .. }
         | Plan::Truncate { .. }
@@ -1732,15 +1734,23 @@ fn written_tables(plan: &Plan) -> std::borrow::Cow<'_, [Arc<Table>]> {
 
 /// The tables a plan reads without writing them: a reader waits while another
 /// transaction has their gates closed (an uncommitted DROP TABLE or TRUNCATE).
-fn read_tables(plan: &Plan) -> Option<&Arc<Table>> {
+fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
+    fn of(sel: &super::plan::SelectPlan) -> Vec<&Arc<Table>> {
+        sel.source
+            .iter()
+            .chain(sel.joins.iter().map(|j| &j.scan))
+            .filter(|s| s.system.is_none())
+            .map(|s| &s.table)
+            .collect()
+    }
     match plan {
-        Plan::Select(sel) => sel.source.as_ref().map(|s| &s.table),
-        Plan::CopyTo(cp) => cp.select.source.as_ref().map(|s| &s.table),
+        Plan::Select(sel) => of(sel),
+        Plan::CopyTo(cp) => of(&cp.select),
         Plan::Insert(ins) => match &ins.source {
-            InsertSource::Select(sel) => sel.source.as_ref().map(|s| &s.table),
-            InsertSource::Values(_) => None,
+            InsertSource::Select(sel) => of(sel),
+            InsertSource::Values(_) => Vec::new(),
         },
-        _ => None,
+        _ => Vec::new(),
     }
 }
 

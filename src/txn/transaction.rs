@@ -375,7 +375,7 @@ impl Transaction {
     // --- write gates and DDL --------------------------------------------------------
 
     /// Pass the write gate of each table in `written` (once per transaction), and wait
-    /// at the gate of `read` if another transaction closed it. Returns whether it waited:
+    /// at the gates of those in `read` that another transaction closed. Returns whether it waited:
     /// the table may have been rebuilt meanwhile, so the statement is planned again.
     ///
     /// A transaction block passes the gate of the tables it reads too, and stays inside
@@ -383,13 +383,9 @@ impl Transaction {
     /// TABLE elsewhere waits until it is over, so it never finds a table it has read gone
     /// or rewritten under its snapshot. (A lone statement holds the table it reads; its
     /// snapshot ends with it.)
-    pub fn pass_gates(
-        &mut self,
-        written: &[Arc<Table>],
-        read: Option<&Arc<Table>>,
-    ) -> Result<bool> {
+    pub fn pass_gates(&mut self, written: &[Arc<Table>], read: &[&Arc<Table>]) -> Result<bool> {
         let mut waited = false;
-        let read_inside = read.filter(|_| self.explicit);
+        let read_inside = read.iter().copied().filter(|_| self.explicit);
         for table in written.iter().chain(read_inside) {
             if self.writes.passed_gate(table.id) {
                 continue;
@@ -403,7 +399,7 @@ impl Transaction {
             };
             self.writes.writers.push(writer);
         }
-        if let Some(table) = read.filter(|_| !self.explicit) {
+        for table in read.iter().filter(|_| !self.explicit) {
             if table.write_gate().is_closed() && !self.writes.closed_gate(table.id) {
                 waited = true;
                 self.wait_at_gate(|interrupts| table.write_gate().wait_open(interrupts))?;

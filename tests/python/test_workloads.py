@@ -26,6 +26,7 @@ UPDATE_PK_ROWS = env_int("STEADYDB_UPDATE_PK_ROWS", 1_000_000)
 EXPECTED_SCRIPTS = {
     "insert_nopk.sql",
     "insert_serial.sql",
+    "join_pk.sql",
     "select_pk.sql",
     "update_balance.sql",
     "update_pk.sql",
@@ -81,7 +82,7 @@ def setup_workload(name: str, server, conn):
         conn.execute("create table test_ups(id int primary key, info text, crt_time timestamp)")
     elif name == "update_pk.sql":
         _load_tbl(conn, UPDATE_PK_ROWS)
-    elif name in ("select_pk.sql", "update_balance.sql"):
+    elif name in ("select_pk.sql", "update_balance.sql", "join_pk.sql"):
         _pgbench_init(server, conn)
     else:
         pytest.fail(f"no setup known for workload {name}")
@@ -116,7 +117,7 @@ def check_after(name: str, conn, processed: int):
         assert timed == touched
     elif name == "update_balance.sql":
         assert one("select count(*) from pgbench_accounts") == (100_000,)
-    elif name == "select_pk.sql":
+    elif name in ("select_pk.sql", "join_pk.sql"):
         assert one("select count(*), sum(abalance) from pgbench_accounts") == (100_000, 0)
 
 
