@@ -29,6 +29,8 @@ pub struct AggCall {
     /// None for count(*).
     pub arg: Option<Expr>,
     pub arg_type: DataType,
+    /// string_agg's delimiter (evaluated per row, as in PostgreSQL).
+    pub delimiter: Option<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +40,7 @@ pub enum AggFunc {
     Min,
     Max,
     Avg,
+    StringAgg,
 }
 
 impl AggFunc {
@@ -48,6 +51,7 @@ impl AggFunc {
             "min" => AggFunc::Min,
             "max" => AggFunc::Max,
             "avg" => AggFunc::Avg,
+            "string_agg" => AggFunc::StringAgg,
             _ => return None,
         })
     }
@@ -60,6 +64,8 @@ impl AggFunc {
             (AggFunc::Sum, t) => t.without_typmod(),
             (AggFunc::Avg, DataType::Float4 | DataType::Float8) => DataType::Float8,
             (AggFunc::Avg, _) => DataType::Numeric(None),
+            (AggFunc::StringAgg, DataType::Bytea) => DataType::Bytea,
+            (AggFunc::StringAgg, _) => DataType::Text,
             (_, t) => t.without_typmod(),
         }
     }
@@ -554,6 +560,9 @@ impl Binder {
                     match name.as_str() {
                         "current_user" | "session_user" | "user" | "current_role" => {
                             return Ok((Expr::Func(Func::CurrentUser, vec![]), DataType::Text))
+                        }
+                        "current_schema" if self.lookup(None, &name, scope).is_err() => {
+                            return Ok((Expr::Func(Func::CurrentSchema, vec![]), DataType::Text))
                         }
                         "current_timestamp" | "localtimestamp" => {
                             return Ok((Expr::Func(Func::Now, vec![]), DataType::TimestampTz))
@@ -1078,6 +1087,23 @@ impl Binder {
         if f.over.is_some() {
             return Err(Error::unsupported("window functions are not supported yet"));
         }
+        if f.filter.is_some() {
+            return Err(Error::unsupported(format!(
+                "FILTER in a call of {name}() is not supported yet"
+            )));
+        }
+        if !f.within_group.is_empty() {
+            return Err(Error::unsupported(format!(
+                "WITHIN GROUP in a call of {name}() is not supported yet"
+            )));
+        }
+        if let ast::FunctionArguments::List(l) = &f.args {
+            if !l.clauses.is_empty() {
+                return Err(Error::unsupported(format!(
+                    "ORDER BY and other clauses in a call of {name}() are not supported yet"
+                )));
+            }
+        }
         let (args, star, distinct) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
             ast::FunctionArguments::List(l) => {
@@ -1289,6 +1315,18 @@ impl Binder {
                 let a = self.bind_text(&args[0], scope)?;
                 (Func::CurrentSetting, DataType::Text, vec![a])
             }
+            "set_config" => {
+                arity(3)?;
+                let name = self.bind_text(&args[0], scope)?;
+                let value = self.bind_text(&args[1], scope)?;
+                let local = self.bind(&args[2], scope)?;
+                let local = self.coerce(local, DataType::Bool)?;
+                (Func::SetConfig, DataType::Text, vec![name, value, local])
+            }
+            "current_schema" => {
+                arity(0)?;
+                (Func::CurrentSchema, DataType::Text, vec![])
+            }
             _ => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -1331,7 +1369,8 @@ impl Binder {
             }
             (None, DataType::Int8)
         } else {
-            if args.len() != 1 {
+            let want = if agg == AggFunc::StringAgg { 2 } else { 1 };
+            if args.len() != want {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
                     format!(
@@ -1344,9 +1383,36 @@ impl Binder {
             let grouping = self.grouping.take();
             self.no_aggregates = Some("aggregate function calls");
             let bound = self.bind(&args[0], scope);
+            let delimiter = match args.get(1) {
+                Some(d) => Some(self.bind(d, scope)),
+                None => None,
+            };
             self.no_aggregates = None;
             self.grouping = grouping;
             let t = bound?;
+            if let Some(d) = delimiter {
+                let d = d?;
+                let (value_type, d_type) = match (t.1, d.1) {
+                    (DataType::Bytea, DataType::Bytea | DataType::Unknown) => {
+                        (DataType::Bytea, DataType::Bytea)
+                    }
+                    (v, dt) if (v.is_string() || v == DataType::Unknown)
+                        && (dt.is_string() || dt == DataType::Unknown) =>
+                    {
+                        (DataType::Text, DataType::Text)
+                    }
+                    (v, dt) => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function string_agg({}, {}) does not exist", v.name(), dt.name()),
+                        )
+                        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."))
+                    }
+                };
+                let value = self.coerce(t, value_type)?;
+                let d = self.coerce(d, d_type)?;
+                return self.push_aggregate(agg, Some(value), value_type, Some(d));
+            }
             let ty = match (agg, t.1) {
                 (AggFunc::Count, DataType::Unknown) => DataType::Text,
                 (_, DataType::Unknown) => {
@@ -1366,16 +1432,28 @@ impl Binder {
             let e = self.coerce(t, ty)?;
             (Some(e), ty)
         };
+        self.push_aggregate(agg, arg, arg_type, None)
+    }
+
+    /// Add an aggregate call to the grouped query: it is the aggregate row's next column.
+    fn push_aggregate(
+        &mut self,
+        func: AggFunc,
+        arg: Option<Expr>,
+        arg_type: DataType,
+        delimiter: Option<Expr>,
+    ) -> Result<Typed> {
         let g = self
             .grouping
             .as_mut()
             .ok_or_else(|| Error::internal("aggregate outside a grouped query"))?;
         let idx = g.keys.len() + g.aggs.len();
         g.aggs.push(AggCall {
-            func: agg,
+            func,
             arg,
             arg_type,
+            delimiter,
         });
-        Ok((Expr::Column(idx), agg.result_type(arg_type)))
+        Ok((Expr::Column(idx), func.result_type(arg_type)))
     }
 }

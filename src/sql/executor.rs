@@ -1319,6 +1319,11 @@ impl Executor<'_> {
                             Some(e) => Some(self.eval(e, row)?),
                             None => None,
                         };
+                        if let Some(d) = &call.delimiter {
+                            let d = self.eval(d, row)?;
+                            state.add_string(v.unwrap_or(Value::Null), d);
+                            continue;
+                        }
                         state.add(v)?;
                     }
                     Ok(true)
@@ -1419,6 +1424,11 @@ enum AggState {
         count: i64,
         float: bool,
     },
+    /// string_agg: the values so far, each but the first after its delimiter.
+    StringAgg {
+        acc: Option<Vec<u8>>,
+        bytea: bool,
+    },
 }
 
 impl AggState {
@@ -1442,6 +1452,33 @@ impl AggState {
                 count: 0,
                 float: matches!(call.arg_type, DataType::Float4 | DataType::Float8),
             },
+            AggFunc::StringAgg => AggState::StringAgg {
+                acc: None,
+                bytea: call.arg_type == DataType::Bytea,
+            },
+        }
+    }
+
+    /// string_agg's input: the value and its delimiter (a NULL value is skipped, a NULL
+    /// delimiter is none).
+    fn add_string(&mut self, v: Value, delimiter: Value) {
+        let AggState::StringAgg { acc, .. } = self else {
+            return;
+        };
+        let bytes = |v: Value| match v {
+            Value::Null => Vec::new(),
+            Value::Bytea(b) => b,
+            other => super::expr::text_of(&other).into_bytes(),
+        };
+        if v.is_null() {
+            return;
+        }
+        match acc {
+            None => *acc = Some(bytes(v)),
+            Some(a) => {
+                a.extend(bytes(delimiter));
+                a.extend(bytes(v));
+            }
         }
     }
 
@@ -1486,6 +1523,9 @@ impl AggState {
                 });
                 *count += 1;
             }
+            AggState::StringAgg { .. } => {
+                return Err(Error::internal("string_agg takes a delimiter"));
+            }
         }
         Ok(())
     }
@@ -1507,6 +1547,18 @@ impl AggState {
                 ..
             } => Value::Numeric(numeric_div(s, count.into())?),
             AggState::Avg { .. } => return Err(Error::internal("avg of unexpected type")),
+            AggState::StringAgg { acc: None, .. } => Value::Null,
+            AggState::StringAgg {
+                acc: Some(b),
+                bytea: true,
+            } => Value::Bytea(b),
+            AggState::StringAgg {
+                acc: Some(b),
+                bytea: false,
+            } => Value::Text(
+                String::from_utf8(b)
+                    .map_err(|_| Error::internal("string_agg of text produced invalid UTF-8"))?,
+            ),
         })
     }
 }

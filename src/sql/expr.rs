@@ -63,6 +63,11 @@ pub enum Func {
     CurrentUser,
     BackendPid,
     CurrentSetting,
+    /// `set_config(name, value, is_local)`: applied by the session when the statement
+    /// ends ([`EvalContext::set_settings`]).
+    SetConfig,
+    /// `current_schema()`: every table is in `public`.
+    CurrentSchema,
     /// `pg_reload_conf()`.
     ReloadConf,
     /// `pg_cancel_backend(pid)`.
@@ -129,6 +134,9 @@ pub struct EvalContext<'a> {
     pub settings: &'a dyn Fn(&str) -> Option<String>,
     /// The end of any log record written while evaluating (sequence advances).
     pub logged_upto: std::cell::Cell<u64>,
+    /// Settings `set_config` changed in this statement, in order: (name, value, local).
+    /// `current_setting` sees them at once; the session applies them when it ends.
+    pub set_settings: std::cell::RefCell<Vec<(&'static str, String, bool)>>,
 }
 
 fn truth(v: &Value) -> Result<Option<bool>> {
@@ -336,8 +344,10 @@ impl Expr {
             }
             // Volatile functions must run per row.
             Expr::Func(f, args) => {
-                !matches!(f, Func::Random | Func::ClockTimestamp | Func::Nextval)
-                    && args.iter().all(go)
+                !matches!(
+                    f,
+                    Func::Random | Func::ClockTimestamp | Func::Nextval | Func::SetConfig
+                ) && args.iter().all(go)
             }
         }
     }
@@ -603,8 +613,28 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
             .map_or(Value::Null, |(_, replayed)| {
                 Value::Text(replayed.to_string())
             }),
+        Func::SetConfig => {
+            let (name, value) = (text_of(&vals[0]), text_of(&vals[1]));
+            let local = matches!(vals[2], Value::Bool(true));
+            let (def, value) = crate::settings::check_session_set(&name, &value)?;
+            ctx.set_settings
+                .borrow_mut()
+                .push((def.name, value.clone(), local));
+            Value::Text(value)
+        }
+        Func::CurrentSchema => Value::Text(crate::error::TABLE_SCHEMA.to_string()),
         Func::CurrentSetting => {
             let name = text_of(&vals[0]);
+            let pending = ctx
+                .set_settings
+                .borrow()
+                .iter()
+                .rev()
+                .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))
+                .map(|(_, v, _)| v.clone());
+            if let Some(v) = pending {
+                return Ok(Value::Text(v));
+            }
             match (ctx.settings)(&name) {
                 Some(v) => Value::Text(v),
                 None => {

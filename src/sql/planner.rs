@@ -1525,12 +1525,14 @@ impl Planner<'_> {
                 .collect();
             let left = match left.as_slice() {
                 [i] => *i,
-                [] => return Err(Error::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!(
+                [] => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
                         "column \"{name}\" specified in USING clause does not exist in left table"
                     ),
-                )),
+                    ))
+                }
                 _ => {
                     return Err(Error::new(
                         SqlState::AMBIGUOUS_COLUMN,

@@ -1479,12 +1479,31 @@ impl Session {
                 engine: &engine,
                 settings: &settings_fn,
                 logged_upto: std::cell::Cell::new(0),
+                set_settings: Default::default(),
             },
             txn,
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
+        let set = exec.ctx.set_settings.take();
+        drop(exec);
+        if result.is_ok() {
+            self.apply_set_config(set);
+        }
         result
+    }
+
+    /// The settings a statement's `set_config` calls changed, applied as SET (or SET
+    /// LOCAL, which outside a transaction block has no effect) would.
+    fn apply_set_config(&mut self, set: Vec<(&'static str, String, bool)>) {
+        for (name, value, local) in set {
+            if local && !self.txn.as_ref().is_some_and(|t| t.explicit) {
+                continue;
+            }
+            self.note_setting_change(name, local);
+            self.overrides.insert(name, value);
+            self.settings_changed = true;
+        }
     }
 
     /// Feed one CopyData message's bytes (any split across rows).

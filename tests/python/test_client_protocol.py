@@ -121,3 +121,42 @@ def test_set_is_transactional(conn):
     conn.execute("reset all")
     assert show() == "0"
 
+
+
+def test_functions_drivers_call(db, conn):
+    """current_schema (SQLAlchemy's first query), set_config (pg_dump's), string_agg."""
+    assert conn.execute("select current_schema(), current_schema").fetchone() == ("public", "public")
+    row = conn.execute("select set_config('application_name', 'set by function', false),"
+                       " current_setting('application_name')").fetchone()
+    assert row == ("set by function", "set by function")
+    assert conn.execute("show application_name").fetchone() == ("set by function",)
+    assert conn.info.parameter_status("application_name") == "set by function"
+    conn.execute("begin")
+    conn.execute("select set_config('statement_timeout', '5s', true)")
+    assert conn.execute("show statement_timeout").fetchone() == ("5s",)
+    conn.execute("commit")
+    assert conn.execute("show statement_timeout").fetchone() == ("0",)
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        conn.execute("select set_config('no_such_setting', 'x', false)")
+    t = db.table("aggs")
+    conn.execute(f"create table {t} (id int primary key, name text)")
+    conn.execute(f"insert into {t} values (1, 'one'), (2, 'two'), (3, 'three'), (4, null)")
+    assert conn.execute(f"select string_agg(name, ', ') from {t}").fetchone() == ("one, two, three",)
+    rows = conn.execute(f"select id % 2, string_agg(name, '|') from {t} group by 1 order by 1").fetchall()
+    assert rows == [(0, "two"), (1, "one|three")]
+    assert conn.execute(f"select string_agg(name, null) from {t}").fetchone() == ("onetwothree",)
+    assert conn.execute(f"select string_agg(name, ',') from {t} where id > 9").fetchone() == (None,)
+    with pytest.raises(psycopg.errors.UndefinedFunction):
+        conn.execute(f"select string_agg(id, ',') from {t}")
+
+
+@pytest.mark.steadydb_only
+@pytest.mark.parametrize("sql", [
+    "select count(*) filter (where id > 1) from {t}",
+    "select string_agg(name, ',' order by name desc) from {t}",
+])
+def test_aggregate_clauses_not_supported_yet(db, conn, sql):
+    t = db.table("aggclauses")
+    conn.execute(f"create table {t} (id int primary key, name text)")
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        conn.execute(sql.format(t=t))
