@@ -1383,10 +1383,7 @@ impl Binder {
             let grouping = self.grouping.take();
             self.no_aggregates = Some("aggregate function calls");
             let bound = self.bind(&args[0], scope);
-            let delimiter = match args.get(1) {
-                Some(d) => Some(self.bind(d, scope)),
-                None => None,
-            };
+            let delimiter = args.get(1).map(|d| self.bind(d, scope));
             self.no_aggregates = None;
             self.grouping = grouping;
             let t = bound?;
