@@ -498,7 +498,13 @@ impl Executor<'_> {
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
         if let Some(view) = scan.system {
-            for row in view.rows(self.engine) {
+            let catalog = &self.engine.txn.catalog;
+            let txn = &*self.txn;
+            let visible = |t: &Table| {
+                !txn.dropped.contains(&t.id)
+                    && (!catalog.is_unconfirmed(t.id) || txn.created.contains(&t.id))
+            };
+            for row in view.rows(self.engine, &visible) {
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
                     break;
                 }
@@ -1274,13 +1280,19 @@ impl Executor<'_> {
         let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
         let early_stop = plan.order_by.is_empty() && plan.aggregation.is_none();
         let want = limit.map(|l| l + offset);
-        let emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
+        // SELECT DISTINCT: the output rows seen so far.
+        let mut seen: FxHashSet<Vec<Value>> = FxHashSet::default();
+        let mut emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
+            let projected = self.project(&plan.projection, row)?;
+            if plan.distinct && !seen.insert(projected.clone()) {
+                return Ok(true);
+            }
             let keys = plan
                 .order_by
                 .iter()
                 .map(|k| self.eval(&k.expr, row))
                 .collect::<Result<Vec<_>>>()?;
-            out.push((keys, self.project(&plan.projection, row)?));
+            out.push((keys, projected));
             Ok(!(early_stop && want.is_some_and(|w| out.len() >= w)))
         };
         match &plan.aggregation {

@@ -23,6 +23,7 @@ mod expr;
 mod fuzz_tests;
 #[cfg(test)]
 mod golden;
+mod information_schema;
 pub mod parser;
 mod plan;
 mod planner;

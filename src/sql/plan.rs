@@ -104,6 +104,8 @@ pub struct SelectPlan {
     pub offset: Option<Expr>,
     /// FOR UPDATE / FOR SHARE: lock each row returned.
     pub row_lock: Option<RowLock>,
+    /// SELECT DISTINCT: each output row once.
+    pub distinct: bool,
 }
 
 /// A locking SELECT's clause. FOR NO KEY UPDATE locks as FOR UPDATE does, FOR KEY SHARE

@@ -384,6 +384,7 @@ fn system_view(name: &ast::ObjectName) -> Option<super::system::SystemView> {
     match parts.as_slice() {
         [n] => super::system::SystemView::by_name(n),
         [s, n] if s == "pg_catalog" => super::system::SystemView::by_name(n),
+        [s, n] if s == "information_schema" => super::system::SystemView::in_information_schema(n),
         _ => None,
     }
 }
@@ -563,6 +564,7 @@ impl Planner<'_> {
                     limit: None,
                     offset: None,
                     row_lock: None,
+                    distinct: false,
                 };
                 (select, names, types, true)
             }
@@ -1020,9 +1022,15 @@ impl Planner<'_> {
                 ))
             }
         };
-        if select.distinct.is_some() {
-            return Err(Error::unsupported("SELECT DISTINCT is not supported yet"));
-        }
+        let distinct = match &select.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(ast::Distinct::On(_)) => {
+                return Err(Error::unsupported(
+                    "SELECT DISTINCT ON is not supported yet",
+                ))
+            }
+        };
         if select.into.is_some() {
             return Err(Error::unsupported("SELECT INTO is not supported yet"));
         }
@@ -1323,6 +1331,24 @@ impl Planner<'_> {
                     "{what} is not supported with joins yet"
                 )));
             }
+            if distinct {
+                return Err(Error::unsupported(format!(
+                    "{what} is not allowed with DISTINCT clause"
+                )));
+            }
+        }
+        if distinct {
+            // Sorting comes after DISTINCT, so it can only use what DISTINCT kept.
+            let outputs: Vec<String> = projection.iter().map(|e| format!("{e:?}")).collect();
+            if order_by
+                .iter()
+                .any(|k| !outputs.contains(&format!("{:?}", k.expr)))
+            {
+                return Err(Error::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                ));
+            }
         }
         let (source, joins, filter) = if from.tables.len() > 1 {
             let (first, joins, rest) = plan_joins(from, filter)?;
@@ -1342,6 +1368,7 @@ impl Planner<'_> {
                 limit,
                 offset,
                 row_lock,
+                distinct,
             },
             names,
             types,

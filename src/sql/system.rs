@@ -21,13 +21,14 @@
 //! - `pg_stat_replication` (on a primary, one row per walsender), `pg_stat_wal_receiver`
 //!   (on a standby, its walreceiver) and `pg_replication_slots`: PostgreSQL's columns. LSNs
 //!   are WAL locations in PostgreSQL's `X/X` form and lags are intervals, both as text.
+//! - `information_schema.tables` and `information_schema.columns` (`information_schema.rs`).
 
 use std::sync::atomic::Ordering;
 
 use rust_decimal::Decimal;
 
 use crate::engine::Engine;
-use crate::storage::{Column, Row, TableDef};
+use crate::storage::{Column, Row, Table, TableDef};
 use crate::types::{DataType, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +43,10 @@ pub enum SystemView {
     Replication,
     WalReceiver,
     ReplicationSlots,
+    /// `information_schema.tables`.
+    InfoTables,
+    /// `information_schema.columns`.
+    InfoColumns,
 }
 
 impl SystemView {
@@ -61,8 +66,23 @@ impl SystemView {
         }
     }
 
+    /// A view of schema `information_schema`, by name.
+    pub fn in_information_schema(name: &str) -> Option<SystemView> {
+        match name {
+            "tables" => Some(SystemView::InfoTables),
+            "columns" => Some(SystemView::InfoColumns),
+            _ => None,
+        }
+    }
+
     pub fn def(self) -> TableDef {
+        let info_tables: Vec<(&str, DataType)> = super::information_schema::TABLES_COLUMNS
+            .iter()
+            .map(|n| (*n, DataType::Text))
+            .collect();
         let cols: &[(&str, DataType)] = match self {
+            SystemView::InfoTables => &info_tables,
+            SystemView::InfoColumns => super::information_schema::COLUMNS_COLUMNS,
             SystemView::StatWal => &[
                 ("wal_records", DataType::Int8),
                 ("wal_fpi", DataType::Int8),
@@ -208,6 +228,8 @@ impl SystemView {
                 SystemView::Replication => "pg_stat_replication",
                 SystemView::WalReceiver => "pg_stat_wal_receiver",
                 SystemView::ReplicationSlots => "pg_replication_slots",
+                SystemView::InfoTables => "tables",
+                SystemView::InfoColumns => "columns",
             }
             .into(),
             columns: cols
@@ -225,9 +247,12 @@ impl SystemView {
         }
     }
 
-    pub fn rows(self, engine: &Engine) -> Vec<Row> {
+    /// The view's rows; `visible` says which tables the scanning transaction sees.
+    pub fn rows(self, engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
         let i = |v: u64| Value::Int8(v as i64);
         match self {
+            SystemView::InfoTables => super::information_schema::tables(engine, visible),
+            SystemView::InfoColumns => super::information_schema::columns(engine, visible),
             SystemView::StatWal => {
                 let Some(wal) = &engine.txn.wal else {
                     return vec![vec![

@@ -1,0 +1,224 @@
+//! `information_schema.tables` and `information_schema.columns`, generated from the
+//! catalog as the scanning transaction sees it, with PostgreSQL's columns and values for
+//! the tables of schema `public` (the only schema). Columns that describe what SteadyDB
+//! has no notion of (user-defined types, identity and generated columns, collations) hold
+//! what PostgreSQL shows for a table without them.
+
+use crate::engine::Engine;
+use crate::error::TABLE_SCHEMA;
+use crate::storage::{Row, Table};
+use crate::types::{DataType, Value};
+
+/// The database every table is in.
+const CATALOG: &str = "postgres";
+
+pub const TABLES_COLUMNS: &[&str] = &[
+    "table_catalog",
+    "table_schema",
+    "table_name",
+    "table_type",
+    "self_referencing_column_name",
+    "reference_generation",
+    "user_defined_type_catalog",
+    "user_defined_type_schema",
+    "user_defined_type_name",
+    "is_insertable_into",
+    "is_typed",
+    "commit_action",
+];
+
+pub const COLUMNS_COLUMNS: &[(&str, DataType)] = &[
+    ("table_catalog", DataType::Text),
+    ("table_schema", DataType::Text),
+    ("table_name", DataType::Text),
+    ("column_name", DataType::Text),
+    ("ordinal_position", DataType::Int4),
+    ("column_default", DataType::Text),
+    ("is_nullable", DataType::Text),
+    ("data_type", DataType::Text),
+    ("character_maximum_length", DataType::Int4),
+    ("character_octet_length", DataType::Int4),
+    ("numeric_precision", DataType::Int4),
+    ("numeric_precision_radix", DataType::Int4),
+    ("numeric_scale", DataType::Int4),
+    ("datetime_precision", DataType::Int4),
+    ("interval_type", DataType::Text),
+    ("interval_precision", DataType::Int4),
+    ("character_set_catalog", DataType::Text),
+    ("character_set_schema", DataType::Text),
+    ("character_set_name", DataType::Text),
+    ("collation_catalog", DataType::Text),
+    ("collation_schema", DataType::Text),
+    ("collation_name", DataType::Text),
+    ("domain_catalog", DataType::Text),
+    ("domain_schema", DataType::Text),
+    ("domain_name", DataType::Text),
+    ("udt_catalog", DataType::Text),
+    ("udt_schema", DataType::Text),
+    ("udt_name", DataType::Text),
+    ("scope_catalog", DataType::Text),
+    ("scope_schema", DataType::Text),
+    ("scope_name", DataType::Text),
+    ("maximum_cardinality", DataType::Int4),
+    ("dtd_identifier", DataType::Text),
+    ("is_self_referencing", DataType::Text),
+    ("is_identity", DataType::Text),
+    ("identity_generation", DataType::Text),
+    ("identity_start", DataType::Text),
+    ("identity_increment", DataType::Text),
+    ("identity_maximum", DataType::Text),
+    ("identity_minimum", DataType::Text),
+    ("identity_cycle", DataType::Text),
+    ("is_generated", DataType::Text),
+    ("generation_expression", DataType::Text),
+    ("is_updatable", DataType::Text),
+];
+
+/// The tables the scanning transaction sees, by name.
+fn visible_tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<std::sync::Arc<Table>> {
+    let catalog = &engine.txn.catalog;
+    catalog
+        .table_names()
+        .into_iter()
+        .filter_map(|name| catalog.table(&name))
+        .filter(|t| visible(t))
+        .collect()
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+pub fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+    visible_tables(engine, visible)
+        .iter()
+        .map(|t| {
+            vec![
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                text(&t.def().name),
+                text("BASE TABLE"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                text("YES"),
+                text("NO"),
+                Value::Null,
+            ]
+            .into()
+        })
+        .collect()
+}
+
+pub fn columns(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for t in visible_tables(engine, visible) {
+        let def = t.def();
+        for (i, c) in def.columns.iter().enumerate() {
+            let ty = TypeFacts::of(c.data_type);
+            let int = |v: Option<i32>| v.map_or(Value::Null, Value::Int4);
+            let mut row = vec![
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                text(&def.name),
+                text(&c.name),
+                Value::Int4(i as i32 + 1),
+                c.default.as_deref().map_or(Value::Null, text),
+                text(if c.not_null { "NO" } else { "YES" }),
+                text(ty.data_type),
+                int(ty.max_length),
+                int(ty.octet_length),
+                int(ty.precision),
+                int(ty.radix),
+                int(ty.scale),
+                int(ty.datetime_precision),
+                Value::Null,
+                Value::Null,
+            ];
+            row.extend([Value::Null, Value::Null, Value::Null]); // character set
+            row.extend([Value::Null, Value::Null, Value::Null]); // collation
+            row.extend([Value::Null, Value::Null, Value::Null]); // domain
+            row.extend([text(CATALOG), text("pg_catalog"), text(ty.udt_name)]);
+            row.extend([Value::Null, Value::Null, Value::Null, Value::Null]); // scope, cardinality
+            row.push(text(&(i + 1).to_string()));
+            row.extend([text("NO"), text("NO")]);
+            row.extend(std::iter::repeat_n(Value::Null, 6)); // identity
+            row.extend([text("NEVER"), Value::Null, text("YES")]);
+            debug_assert_eq!(row.len(), COLUMNS_COLUMNS.len());
+            rows.push(row.into());
+        }
+    }
+    rows
+}
+
+/// What information_schema says of a column's type.
+struct TypeFacts {
+    data_type: &'static str,
+    udt_name: &'static str,
+    max_length: Option<i32>,
+    octet_length: Option<i32>,
+    precision: Option<i32>,
+    radix: Option<i32>,
+    scale: Option<i32>,
+    datetime_precision: Option<i32>,
+}
+
+impl TypeFacts {
+    fn of(t: DataType) -> TypeFacts {
+        let base = |data_type, udt_name| TypeFacts {
+            data_type,
+            udt_name,
+            max_length: None,
+            octet_length: None,
+            precision: None,
+            radix: None,
+            scale: None,
+            datetime_precision: None,
+        };
+        let number = |data_type, udt_name, bits, scale| TypeFacts {
+            precision: Some(bits),
+            radix: Some(2),
+            scale,
+            ..base(data_type, udt_name)
+        };
+        // Longest text, in bytes: 1 GB, as PostgreSQL reports it.
+        let unbounded = 1_073_741_824;
+        let chars = |data_type, udt_name, n: Option<u32>| TypeFacts {
+            max_length: n.map(|n| n as i32),
+            octet_length: Some(n.map_or(unbounded, |n| (n as i32).saturating_mul(4))),
+            ..base(data_type, udt_name)
+        };
+        match t {
+            DataType::Bool => base("boolean", "bool"),
+            DataType::Int2 => number("smallint", "int2", 16, Some(0)),
+            DataType::Int4 => number("integer", "int4", 32, Some(0)),
+            DataType::Int8 => number("bigint", "int8", 64, Some(0)),
+            DataType::Float4 => number("real", "float4", 24, None),
+            DataType::Float8 => number("double precision", "float8", 53, None),
+            DataType::Numeric(p) => TypeFacts {
+                precision: p.map(|(p, _)| p.into()),
+                radix: Some(10),
+                scale: p.map(|(_, s)| s.into()),
+                ..base("numeric", "numeric")
+            },
+            DataType::Text | DataType::Unknown => chars("text", "text", None),
+            DataType::Varchar(n) => chars("character varying", "varchar", n),
+            DataType::Char(n) => chars("character", "bpchar", Some(n)),
+            DataType::Bytea => base("bytea", "bytea"),
+            DataType::Date => TypeFacts {
+                datetime_precision: Some(0),
+                ..base("date", "date")
+            },
+            DataType::Timestamp => TypeFacts {
+                datetime_precision: Some(6),
+                ..base("timestamp without time zone", "timestamp")
+            },
+            DataType::TimestampTz => TypeFacts {
+                datetime_precision: Some(6),
+                ..base("timestamp with time zone", "timestamptz")
+            },
+        }
+    }
+}
