@@ -136,13 +136,19 @@ impl CopyParser {
         self.buf = buf;
         parsed?;
         self.buf.drain(..start);
+        self.check_buffered()?;
+        Ok(out)
+    }
+
+    /// What waits for the rest of its record must stay below the longest record.
+    fn check_buffered(&self) -> Result<()> {
         if self.buf.len() > MAX_RECORD_BYTES {
             return Err(Error::new(
                 SqlState::PROGRAM_LIMIT_EXCEEDED,
                 "COPY record is too long",
             ));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Binary format: the header, then rows of a 16-bit field count and each field's
@@ -184,12 +190,7 @@ impl CopyParser {
         })();
         parsed?;
         self.buf.drain(..at);
-        if self.buf.len() > MAX_RECORD_BYTES {
-            return Err(Error::new(
-                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                "COPY record is too long",
-            ));
-        }
+        self.check_buffered()?;
         Ok(out)
     }
 

@@ -158,7 +158,7 @@ fn range_is_empty(lo: &Bound<Key>, hi: &Bound<Key>) -> bool {
 }
 
 impl Executor<'_> {
-    fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
+    pub fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
         e.eval(row, &self.ctx)
     }
 
@@ -297,6 +297,14 @@ impl Executor<'_> {
         plan: &SelectPlan,
         mut visit: impl FnMut(&[Value]) -> Result<bool>,
     ) -> Result<()> {
+        if let Some(op) = &plan.set_op {
+            for row in self.set_operation(op)? {
+                if !visit(&row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         let Some(scan) = &plan.source else {
             return Ok(());
         };
@@ -348,6 +356,75 @@ impl Executor<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The rows of UNION, INTERSECT or EXCEPT, with SQL's multiset rules for ALL: a row
+    /// that is m times on the left and n on the right is there m + n times (UNION ALL),
+    /// min(m, n) times (INTERSECT ALL) or max(m - n, 0) times (EXCEPT ALL); without ALL,
+    /// at most once. NULLs are equal here.
+    fn set_operation(&self, op: &SetOpPlan) -> Result<Vec<Vec<Value>>> {
+        let side = |plan: &SelectPlan, casts: &[Option<DataType>]| -> Result<Vec<Vec<Value>>> {
+            let mut rows = self.select(plan)?;
+            if casts.iter().any(Option::is_some) {
+                for row in &mut rows {
+                    for (v, cast) in row.iter_mut().zip(casts) {
+                        if let Some(t) = cast {
+                            *v = types::cast(std::mem::replace(v, Value::Null), t)?;
+                        }
+                    }
+                }
+            }
+            Ok(rows)
+        };
+        let left = side(&op.left, &op.left_casts)?;
+        let right = side(&op.right, &op.right_casts)?;
+        let mut out = Vec::new();
+        match op.op {
+            SetOp::Union => {
+                if op.all {
+                    out = left;
+                    out.extend(right);
+                } else {
+                    let mut seen = FxHashSet::default();
+                    for row in left.into_iter().chain(right) {
+                        if seen.insert(row.clone()) {
+                            out.push(row);
+                        }
+                    }
+                }
+            }
+            SetOp::Intersect | SetOp::Except => {
+                let mut counts: FxHashMap<Vec<Value>, usize> = FxHashMap::default();
+                for row in right {
+                    *counts.entry(row).or_default() += 1;
+                }
+                let mut emitted = FxHashSet::default();
+                for row in left {
+                    let n = counts.get_mut(&row);
+                    let keep = match (op.op, n) {
+                        (SetOp::Intersect, Some(n)) if *n > 0 => {
+                            if op.all {
+                                *n -= 1;
+                            }
+                            true
+                        }
+                        (SetOp::Intersect, _) => false,
+                        (_, Some(n)) if *n > 0 => {
+                            if op.all {
+                                *n -= 1;
+                            }
+                            false
+                        }
+                        (_, Some(_)) => op.all,
+                        (_, None) => true,
+                    };
+                    if keep && (op.all || emitted.insert(row.clone())) {
+                        out.push(row);
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// What a join step reads before the first row arrives: its table's rows (all of
@@ -1296,13 +1373,13 @@ impl Executor<'_> {
             Ok(!(early_stop && want.is_some_and(|w| out.len() >= w)))
         };
         match &plan.aggregation {
-            None => match &plan.source {
-                None => {
+            None => match (&plan.source, &plan.set_op) {
+                (None, None) => {
                     if self.matches(&plan.filter, &[])? {
                         emit(&[], &mut out)?;
                     }
                 }
-                Some(_) => {
+                _ => {
                     if want != Some(0) {
                         self.for_each_source_row(plan, |row| emit(row, &mut out))?;
                     }

@@ -106,6 +106,28 @@ pub struct SelectPlan {
     pub row_lock: Option<RowLock>,
     /// SELECT DISTINCT: each output row once.
     pub distinct: bool,
+    /// UNION, INTERSECT or EXCEPT: the rows come from it (there is no source), and the
+    /// projection, ORDER BY and LIMIT apply to them.
+    pub set_op: Option<Box<SetOpPlan>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+/// Two queries' rows combined. Each side's values are cast to the result's column type
+/// where its own differs (`Some`).
+pub struct SetOpPlan {
+    pub op: SetOp,
+    /// ALL: duplicates are kept (as many as the operation's multiset semantics give).
+    pub all: bool,
+    pub left: SelectPlan,
+    pub right: SelectPlan,
+    pub left_casts: Vec<Option<crate::types::DataType>>,
+    pub right_casts: Vec<Option<crate::types::DataType>>,
 }
 
 /// A locking SELECT's clause. FOR NO KEY UPDATE locks as FOR UPDATE does, FOR KEY SHARE
@@ -316,6 +338,18 @@ pub enum Plan {
         name: String,
     },
     ShowAll,
+    /// PREPARE name [(types)] AS statement: a named prepared statement, as a Parse
+    /// message makes one.
+    Prepare {
+        name: String,
+        sql: String,
+        param_oids: Vec<u32>,
+    },
+    /// EXECUTE name [(arguments)]: the arguments are row-independent expressions.
+    Execute {
+        name: String,
+        args: Vec<Expr>,
+    },
     /// DEALLOCATE name, or DEALLOCATE ALL (None): the connection drops its prepared
     /// statements.
     Deallocate {

@@ -364,6 +364,51 @@ fn hash_compatible(a: DataType, b: DataType) -> bool {
     family(a).is_some() && family(a) == family(b)
 }
 
+/// The type of a set operation's column from its sides' types, as PostgreSQL resolves
+/// it: the same type; among numbers the wider (numeric and floats above integers,
+/// double precision above all); among strings text; None when they cannot be matched.
+fn set_result_type(a: DataType, b: DataType) -> Option<DataType> {
+    use DataType::*;
+    if a == b {
+        return Some(a);
+    }
+    let rank = |t: DataType| match t {
+        Int2 => Some(1),
+        Int4 => Some(2),
+        Int8 => Some(3),
+        Numeric(_) => Some(4),
+        Float4 => Some(5),
+        Float8 => Some(6),
+        _ => None,
+    };
+    match (a, b) {
+        (Unknown, t) | (t, Unknown) => Some(if t == Unknown { Text } else { t }),
+        (Numeric(_), Numeric(_)) => Some(Numeric(None)),
+        (x, y) if rank(x).is_some() && rank(y).is_some() => {
+            Some(if rank(x) >= rank(y) { x } else { y }.without_typmod())
+        }
+        (x, y) if x.is_string() && y.is_string() => Some(if x == Text || y == Text {
+            Text
+        } else {
+            Varchar(None)
+        }),
+        (Timestamp, TimestampTz) | (TimestampTz, Timestamp) => Some(TimestampTz),
+        (Date, Timestamp) | (Timestamp, Date) => Some(Timestamp),
+        (Date, TimestampTz) | (TimestampTz, Date) => Some(TimestampTz),
+        _ => None,
+    }
+}
+
+/// A type's name without its modifier (`character varying`, not `character varying(10)`),
+/// as PostgreSQL names types in messages about type resolution.
+fn type_name_only(t: DataType) -> String {
+    let name = t.name();
+    match name.split_once('(') {
+        Some((base, _)) => base.to_string(),
+        None => name,
+    }
+}
+
 /// The conjunction of `conds`, None for none.
 fn and_all(conds: Vec<Expr>) -> Option<Expr> {
     conds
@@ -565,6 +610,7 @@ impl Planner<'_> {
                     offset: None,
                     row_lock: None,
                     distinct: false,
+                    set_op: None,
                 };
                 (select, names, types, true)
             }
@@ -703,6 +749,55 @@ impl Planner<'_> {
             }
             .into()),
             S::Set(set) => self.plan_set(set),
+            S::Prepare {
+                name,
+                data_types,
+                statement,
+            } => {
+                use ast::Statement as S2;
+                if !matches!(
+                    statement.as_ref(),
+                    S2::Query(_) | S2::Insert(_) | S2::Update(_) | S2::Delete(_)
+                ) {
+                    return Err(Error::syntax(
+                        "PREPARE takes only SELECT, INSERT, UPDATE or DELETE",
+                    ));
+                }
+                let param_oids = data_types
+                    .iter()
+                    .map(|t| super::bind::data_type(t).map(|(t, _)| t.oid()))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Plan::Prepare {
+                    name: ident_name(name),
+                    sql: statement.to_string(),
+                    param_oids,
+                })
+            }
+            S::Execute {
+                name: Some(name),
+                parameters,
+                immediate: false,
+                into,
+                using,
+                ..
+            } if into.is_empty() && using.is_empty() => {
+                self.binder.no_aggregates = Some("EXECUTE parameter");
+                let args = parameters
+                    .iter()
+                    .map(|p| {
+                        let t = self.binder.bind(p, &Scope::default())?;
+                        if !t.0.is_row_independent() {
+                            return Err(Error::unsupported("EXECUTE parameters must be constants"));
+                        }
+                        Ok(t.0)
+                    })
+                    .collect::<Result<Vec<_>>>();
+                self.binder.no_aggregates = None;
+                Ok(Plan::Execute {
+                    name: object_name(name)?,
+                    args: args?,
+                })
+            }
             S::Deallocate { name, .. } => Ok(Plan::Deallocate {
                 name: (name.quote_style.is_some() || !name.value.eq_ignore_ascii_case("all"))
                     .then(|| name.value.clone()),
@@ -1009,6 +1104,9 @@ impl Planner<'_> {
         }
         if q.fetch.is_some() {
             return Err(Error::unsupported("FETCH is not supported yet"));
+        }
+        if matches!(q.body.as_ref(), ast::SetExpr::SetOperation { .. }) {
+            return self.plan_set_query(q);
         }
         let row_lock = row_lock_of(&q.locks)?;
         let select = match q.body.as_ref() {
@@ -1369,10 +1467,213 @@ impl Planner<'_> {
                 offset,
                 row_lock,
                 distinct,
+                set_op: None,
             },
             names,
             types,
             sources,
+        ))
+    }
+
+    /// A query whose body is UNION, INTERSECT or EXCEPT: its ORDER BY may name only result
+    /// columns (by name or position), and its LIMIT and OFFSET apply to the result.
+    #[allow(clippy::type_complexity)]
+    fn plan_set_query(
+        &mut self,
+        q: &ast::Query,
+    ) -> Result<(
+        SelectPlan,
+        Vec<String>,
+        Vec<DataType>,
+        Vec<Option<(u32, i16)>>,
+    )> {
+        if !q.locks.is_empty() {
+            return Err(Error::unsupported(
+                "FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT",
+            ));
+        }
+        let (set_op, names, types) = self.plan_set_expr(q, &q.body)?;
+        let mut order_by = Vec::new();
+        if let Some(ob) = &q.order_by {
+            let ast::OrderByKind::Expressions(exprs) = &ob.kind else {
+                return Err(Error::unsupported("ORDER BY ALL is not supported"));
+            };
+            for o in exprs {
+                let position = match &o.expr {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => {
+                            let pos: usize = n
+                                .parse()
+                                .map_err(|_| Error::syntax("bad ORDER BY position"))?;
+                            if pos == 0 || pos > names.len() {
+                                return Err(Error::new(
+                                    SqlState::INVALID_COLUMN_REFERENCE,
+                                    format!("ORDER BY position {pos} is not in select list"),
+                                ));
+                            }
+                            Some(pos - 1)
+                        }
+                        _ => None,
+                    },
+                    ast::Expr::Identifier(i) => {
+                        let n = ident_name(i);
+                        match names.iter().position(|x| *x == n) {
+                            Some(k) => Some(k),
+                            None => {
+                                return Err(Error::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("column \"{n}\" does not exist"),
+                                ))
+                            }
+                        }
+                    }
+                    _ => None,
+                };
+                let Some(k) = position else {
+                    return Err(Error::unsupported(
+                        "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                    )
+                    .with_detail(
+                        "Only result column names can be used, not expressions or functions.",
+                    ));
+                };
+                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                order_by.push(OrderKey {
+                    expr: Expr::Column(k),
+                    desc,
+                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+                });
+            }
+        }
+        let (limit, offset) = match &q.limit_clause {
+            None => (None, None),
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) if limit_by.is_empty() => (
+                limit
+                    .as_ref()
+                    .map(|e| self.bind_count(e, "LIMIT"))
+                    .transpose()?,
+                offset
+                    .as_ref()
+                    .map(|o| self.bind_count(&o.value, "OFFSET"))
+                    .transpose()?,
+            ),
+            Some(_) => return Err(Error::syntax("this LIMIT syntax is not supported")),
+        };
+        let sources = vec![None; names.len()];
+        let plan = SelectPlan {
+            source: None,
+            joins: Vec::new(),
+            filter: None,
+            aggregation: None,
+            projection: (0..names.len()).map(Expr::Column).collect(),
+            order_by,
+            limit,
+            offset,
+            row_lock: None,
+            distinct: false,
+            set_op: Some(Box::new(set_op)),
+        };
+        Ok((plan, names, types, sources))
+    }
+
+    /// One side of a set operation (a SELECT, a parenthesized query, or another set
+    /// operation), planned as a query of its own.
+    fn plan_set_side(
+        &mut self,
+        outer: &ast::Query,
+        side: &ast::SetExpr,
+    ) -> Result<(SelectPlan, Vec<String>, Vec<DataType>)> {
+        match side {
+            ast::SetExpr::Query(q) => {
+                let (plan, names, types, _) = self.plan_query(q)?;
+                Ok((plan, names, types))
+            }
+            ast::SetExpr::Select(_) | ast::SetExpr::SetOperation { .. } => {
+                let mut q = outer.clone();
+                q.body = Box::new(side.clone());
+                q.order_by = None;
+                q.limit_clause = None;
+                q.locks = Vec::new();
+                let (plan, names, types, _) = self.plan_query(&q)?;
+                Ok((plan, names, types))
+            }
+            ast::SetExpr::Values(_) => {
+                Err(Error::unsupported("VALUES as a query is not supported yet"))
+            }
+            _ => Err(Error::unsupported(
+                "this query is not supported in a set operation",
+            )),
+        }
+    }
+
+    fn plan_set_expr(
+        &mut self,
+        q: &ast::Query,
+        body: &ast::SetExpr,
+    ) -> Result<(SetOpPlan, Vec<String>, Vec<DataType>)> {
+        let ast::SetExpr::SetOperation {
+            left,
+            op,
+            set_quantifier,
+            right,
+        } = body
+        else {
+            return Err(Error::internal("not a set operation"));
+        };
+        let (op, what) = match op {
+            ast::SetOperator::Union => (SetOp::Union, "UNION"),
+            ast::SetOperator::Intersect => (SetOp::Intersect, "INTERSECT"),
+            ast::SetOperator::Except | ast::SetOperator::Minus => (SetOp::Except, "EXCEPT"),
+        };
+        let all = match set_quantifier {
+            ast::SetQuantifier::All => true,
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "{what} BY NAME is not supported"
+                )))
+            }
+        };
+        let (left, names, left_types) = self.plan_set_side(q, left)?;
+        let (right, _, right_types) = self.plan_set_side(q, right)?;
+        if left_types.len() != right_types.len() {
+            return Err(Error::syntax(format!(
+                "each {what} query must have the same number of columns"
+            )));
+        }
+        let mut types = Vec::new();
+        let mut left_casts = Vec::new();
+        let mut right_casts = Vec::new();
+        for (&l, &r) in left_types.iter().zip(&right_types) {
+            let t = set_result_type(l, r).ok_or_else(|| {
+                Error::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "{what} types {} and {} cannot be matched",
+                        type_name_only(l),
+                        type_name_only(r)
+                    ),
+                )
+            })?;
+            left_casts.push((t != l).then_some(t));
+            right_casts.push((t != r).then_some(t));
+            types.push(t);
+        }
+        Ok((
+            SetOpPlan {
+                op,
+                all,
+                left,
+                right,
+                left_casts,
+                right_casts,
+            },
+            names,
+            types,
         ))
     }
 

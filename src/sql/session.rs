@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::copy::{CopyParser, Field as CopyField};
 use super::copy_out::CopyEncoder;
 use super::executor::{self, Executor, Stop};
-use super::expr::{now_us, EvalContext};
+use super::expr::{now_us, EvalContext, Expr};
 use super::parser::{self, CopyFormat, Statement};
 use super::plan::{InsertSource, OnConflict, Plan, TxnStatement};
 use super::planner;
@@ -522,7 +522,12 @@ impl Session {
             }));
         };
         let stmt = parser::parse_statement(text)?;
-        let planned = planner::plan(&self.engine, &stmt, declared.clone(), &self.hidden_tables())?;
+        let mut planned =
+            planner::plan(&self.engine, &stmt, declared.clone(), &self.hidden_tables())?;
+        if let Plan::Execute { name, .. } = &planned.plan {
+            // EXECUTE describes as the statement it runs.
+            planned.fields = self.statement(name)?.fields.clone();
+        }
         let cached = CachedPlan {
             catalog_version: self.engine.txn.catalog.version(),
             plan: Arc::new(planned.plan),
@@ -623,6 +628,29 @@ impl Session {
 
     /// DEALLOCATE: drop one named prepared statement, or all of them (the unnamed
     /// statement is not one of them, as in PostgreSQL).
+    /// EXECUTE: run a named prepared statement with `args`, each cast to its parameter's
+    /// type; the result is the statement's own.
+    fn execute_prepared(&mut self, name: &str, args: &[Expr], params: &[Value]) -> Result<Outcome> {
+        let stmt = self.statement(name)?;
+        if args.len() != stmt.param_types.len() {
+            return Err(Error::syntax(format!(
+                "wrong number of parameters for prepared statement \"{name}\""
+            ))
+            .with_detail(format!(
+                "Expected {} parameters but got {}.",
+                stmt.param_types.len(),
+                args.len()
+            )));
+        }
+        let values: Vec<Value> = self.with_executor(Lsn::ZERO, params, false, |exec| {
+            args.iter()
+                .zip(&stmt.param_types)
+                .map(|(a, t)| exec.eval(a, &[]).and_then(|v| types::cast(v, t)))
+                .collect::<Result<Vec<Value>>>()
+        })?;
+        self.execute_inner(&stmt, &values)
+    }
+
     fn deallocate(&mut self, name: Option<&str>) -> Result<Outcome> {
         let tag = match name {
             None => {
@@ -1216,6 +1244,18 @@ impl Session {
                 })
             }
             Plan::Deallocate { name } => self.deallocate(name.as_deref()),
+            Plan::Prepare {
+                name,
+                sql,
+                param_oids,
+            } => {
+                if name.is_empty() {
+                    return Err(Error::syntax("a prepared statement needs a name"));
+                }
+                self.parse_statement(name.clone(), sql, param_oids)?;
+                command("PREPARE")
+            }
+            Plan::Execute { name, args } => self.execute_prepared(name, args, params),
             Plan::ShowAll => {
                 let rows = settings::DEFS
                     .iter()
@@ -1700,12 +1740,7 @@ impl Session {
 /// no increment statement counts: one that does not defer touches only its own row.
 fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
     let scanned = |sel: &super::plan::SelectPlan| -> Vec<TableId> {
-        sel.source
-            .iter()
-            .chain(sel.joins.iter().map(|j| &j.scan))
-            .filter(|scan| scan.system.is_none())
-            .map(|scan| scan.table.id)
-            .collect()
+        select_tables(sel).iter().map(|t| t.id).collect()
     };
     match plan {
         Plan::Select(sel) => Some(Some(scanned(sel))),
@@ -1733,7 +1768,25 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::Deallocate { .. }
         | Plan::Checkpoint
         | Plan::Maintenance { .. } => None,
+        // The statement EXECUTE runs answers for itself.
+        Plan::Prepare { .. } | Plan::Execute { .. } => None,
     }
+}
+
+/// The tables a SELECT reads: its FROM's, and both sides' of a set operation.
+fn select_tables(sel: &super::plan::SelectPlan) -> Vec<&Arc<Table>> {
+    let mut tables: Vec<&Arc<Table>> = sel
+        .source
+        .iter()
+        .chain(sel.joins.iter().map(|j| &j.scan))
+        .filter(|s| s.system.is_none())
+        .map(|s| &s.table)
+        .collect();
+    if let Some(op) = &sel.set_op {
+        tables.extend(select_tables(&op.left));
+        tables.extend(select_tables(&op.right));
+    }
+    tables
 }
 
 /// The tables `plan` writes, drops or truncates; borrowed from the plan but for DROP,
@@ -1754,14 +1807,7 @@ fn written_tables(plan: &Plan) -> std::borrow::Cow<'_, [Arc<Table>]> {
 /// The tables a plan reads without writing them: a reader waits while another
 /// transaction has their gates closed (an uncommitted DROP TABLE or TRUNCATE).
 fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
-    fn of(sel: &super::plan::SelectPlan) -> Vec<&Arc<Table>> {
-        sel.source
-            .iter()
-            .chain(sel.joins.iter().map(|j| &j.scan))
-            .filter(|s| s.system.is_none())
-            .map(|s| &s.table)
-            .collect()
-    }
+    let of = select_tables;
     match plan {
         Plan::Select(sel) => of(sel),
         Plan::CopyTo(cp) => of(&cp.select),

@@ -160,3 +160,27 @@ def test_aggregate_clauses_not_supported_yet(db, conn, sql):
     conn.execute(f"create table {t} (id int primary key, name text)")
     with pytest.raises(psycopg.errors.FeatureNotSupported):
         conn.execute(sql.format(t=t))
+
+
+def test_sql_prepare_and_execute(db, conn):
+    """PREPARE / EXECUTE / DEALLOCATE, sharing the protocol's statement names."""
+    t = db.table("prep")
+    conn.execute(f"create table {t} (id int primary key, v text)")
+    assert conn.execute(f"prepare ins_{t} (int, text) as insert into {t} values ($1, $2)"
+                        ).statusmessage == "PREPARE"
+    assert conn.execute(f"execute ins_{t} (1, 'one')").statusmessage == "INSERT 0 1"
+    conn.execute(f"execute ins_{t}(2, 'two')")
+    conn.execute(f"prepare get_{t} as select v from {t} where id = $1")
+    cur = conn.execute(f"execute get_{t}(2)")
+    assert cur.fetchall() == [("two",)]
+    assert cur.statusmessage == "SELECT 1"
+    assert conn.execute(f"execute get_{t}('1')").fetchall() == [("one",)]
+    with pytest.raises(psycopg.errors.SyntaxError) as ei:
+        conn.execute(f"execute get_{t}(1, 2)")
+    assert ei.value.diag.message_primary == f'wrong number of parameters for prepared statement "get_{t}"'
+    assert ei.value.diag.message_detail == "Expected 1 parameters but got 2."
+    with pytest.raises(psycopg.errors.DuplicatePreparedStatement):
+        conn.execute(f"prepare get_{t} as select 1")
+    assert conn.execute(f"deallocate get_{t}").statusmessage == "DEALLOCATE"
+    with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+        conn.execute(f"execute get_{t}(1)")

@@ -180,6 +180,14 @@ def commit_in_thread(node, sql: str, level: str, setup: str | None = None):
     return t, out
 
 
+def assert_wait_cancelled(primary, out: dict, key: int) -> None:
+    """The commit of row `key` returned with PostgreSQL's warning, and is invisible."""
+    assert out.get("done"), out
+    assert "canceling wait for synchronous replication due to user request" in out.get("notices", [])
+    with primary.connect() as c:
+        assert c.execute("select count(*) from t where k = %s", (key,)).fetchone() == (0,)
+
+
 @pytest.mark.timeout(240)
 def test_synchronous_commit_waits_for_the_standby_and_never_shows_what_it_lacks(nodes):
     primary, (standby,) = pair(nodes)
@@ -227,10 +235,7 @@ def test_synchronous_commit_waits_for_the_standby_and_never_shows_what_it_lacks(
     with primary.connect() as c:
         assert c.execute("select pg_cancel_backend(%s)", (out["pid"],)).fetchone() == (True,)
     t.join(timeout=30)
-    assert out.get("done"), out
-    assert "canceling wait for synchronous replication due to user request" in out.get("notices", [])
-    with primary.connect() as c:
-        assert c.execute("select count(*) from t where k = 4000").fetchone() == (0,)
+    assert_wait_cancelled(primary, out, 4000)
     # Emptying synchronous_standby_names releases everything, as in PostgreSQL.
     t, out = commit_in_thread(primary, "insert into t values (4001, 'released')", "on")
     time.sleep(0.3)
@@ -247,10 +252,7 @@ def test_synchronous_commit_waits_for_the_standby_and_never_shows_what_it_lacks(
     t, out = commit_in_thread(primary, "insert into t values (4002, 'timed out')", "on",
                               setup="set statement_timeout = '300ms'")
     t.join(timeout=30)
-    assert out.get("done"), out
-    assert "canceling wait for synchronous replication due to user request" in out.get("notices", [])
-    with primary.connect() as c:
-        assert c.execute("select count(*) from t where k = 4002").fetchone() == (0,)
+    assert_wait_cancelled(primary, out, 4002)
     # A catalog change committed on its own is acknowledged only once the standby has it.
     t, out = commit_in_thread(primary, "alter table u add primary key (k)", "on")
     time.sleep(0.5)
