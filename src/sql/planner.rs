@@ -1594,7 +1594,7 @@ impl Planner<'_> {
             }
             ast::SetExpr::Select(_) | ast::SetExpr::SetOperation { .. } => {
                 let mut q = outer.clone();
-                q.body = Box::new(side.clone());
+                *q.body = side.clone();
                 q.order_by = None;
                 q.limit_clause = None;
                 q.locks = Vec::new();
