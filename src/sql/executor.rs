@@ -574,6 +574,15 @@ impl Executor<'_> {
         outer: &[Value],
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
+        if let Some(derived) = &scan.derived {
+            for row in self.select(derived)? {
+                let row: Row = row.into();
+                if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         if let Some(view) = scan.system {
             let catalog = &self.engine.txn.catalog;
             let txn = &*self.txn;

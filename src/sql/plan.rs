@@ -24,9 +24,11 @@ pub enum Access {
 }
 
 pub struct ScanPlan {
-    /// For a system view, a placeholder table carrying the view's definition.
+    /// For a system view or a subquery, a placeholder table carrying its definition.
     pub table: Arc<Table>,
     pub system: Option<super::system::SystemView>,
+    /// A subquery in FROM: its rows are the scan's.
+    pub derived: Option<Arc<SelectPlan>>,
     pub def: Arc<TableDef>,
     pub access: Access,
     pub filter: Option<Expr>,

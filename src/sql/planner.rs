@@ -138,6 +138,7 @@ struct FromTable {
     table: Arc<Table>,
     def: Arc<TableDef>,
     system: Option<super::system::SystemView>,
+    derived: Option<Arc<SelectPlan>>,
     /// The name its columns are qualified with: its alias, or its name.
     qualifier: String,
 }
@@ -256,6 +257,7 @@ fn plan_joins(
         access: access_path(&first.def, first_filter.as_ref()),
         table: first.table,
         system: first.system,
+        derived: first.derived,
         def: first.def,
         filter: first_filter,
     };
@@ -294,18 +296,19 @@ fn plan_joins(
         let inner_filter = and_all(inner_only);
         let mut access = access_path(&table.def, inner_filter.as_ref());
         let pk = &table.def.primary_key;
-        let lookup: Option<Vec<Expr>> = (pushable && table.system.is_none() && !pk.is_empty())
-            .then(|| {
-                pk.iter()
-                    .map(|&col| {
-                        pairs
-                            .iter()
-                            .find(|(_, k)| *k == start + col)
-                            .map(|(outer, _)| outer.clone())
-                    })
-                    .collect::<Option<Vec<Expr>>>()
-            })
-            .flatten();
+        let lookup: Option<Vec<Expr>> =
+            (pushable && table.system.is_none() && table.derived.is_none() && !pk.is_empty())
+                .then(|| {
+                    pk.iter()
+                        .map(|&col| {
+                            pairs
+                                .iter()
+                                .find(|(_, k)| *k == start + col)
+                                .map(|(outer, _)| outer.clone())
+                        })
+                        .collect::<Option<Vec<Expr>>>()
+                })
+                .flatten();
         let strategy = if let Some(keys) = lookup {
             access = Access::Point(keys);
             JoinStrategy::Lookup
@@ -334,6 +337,7 @@ fn plan_joins(
             scan: ScanPlan {
                 table: table.table,
                 system: table.system,
+                derived: table.derived,
                 def: table.def,
                 access,
                 filter: inner_filter,
@@ -597,6 +601,7 @@ impl Planner<'_> {
                     source: Some(ScanPlan {
                         table: table.clone(),
                         system: None,
+                        derived: None,
                         def: def.clone(),
                         access: Access::Full,
                         filter: None,
@@ -1136,6 +1141,7 @@ impl Planner<'_> {
         let from = self.plan_from(&select.from)?;
         let scope = from.scope.clone();
         let system = from.tables.first().and_then(|t| t.system);
+        let derived = from.tables.first().and_then(|t| t.derived.clone());
         let source_table = from
             .tables
             .first()
@@ -1424,6 +1430,11 @@ impl Planner<'_> {
                     "{what} cannot be applied to a system view"
                 )));
             }
+            if derived.is_some() {
+                return Err(Error::unsupported(format!(
+                    "{what} cannot be applied to a subquery yet"
+                )));
+            }
             if from.tables.len() > 1 {
                 return Err(Error::unsupported(format!(
                     "{what} is not supported with joins yet"
@@ -1452,7 +1463,7 @@ impl Planner<'_> {
             let (first, joins, rest) = plan_joins(from, filter)?;
             (Some(first), joins, rest)
         } else {
-            let (source, filter) = Self::single_source(source_table, system, filter);
+            let (source, filter) = Self::single_source(source_table, system, derived, filter);
             (source, Vec::new(), filter)
         };
         Ok((
@@ -1681,6 +1692,7 @@ impl Planner<'_> {
     fn single_source(
         source_table: Option<(Arc<Table>, Arc<TableDef>)>,
         system: Option<super::system::SystemView>,
+        derived: Option<Arc<SelectPlan>>,
         filter: Option<Expr>,
     ) -> (Option<ScanPlan>, Option<Expr>) {
         match source_table {
@@ -1690,6 +1702,7 @@ impl Planner<'_> {
                     Some(ScanPlan {
                         table,
                         system,
+                        derived,
                         def,
                         access,
                         filter,
@@ -1736,12 +1749,78 @@ impl Planner<'_> {
                     table,
                     def,
                     system,
+                    derived: None,
                     qualifier,
                 })
             }
-            ast::TableFactor::Derived { .. } => Err(Error::unsupported(
-                "subqueries in FROM are not supported yet",
-            )),
+            ast::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(Error::unsupported("LATERAL is not supported yet"));
+                }
+                let Some(alias) = alias else {
+                    return Err(Error::syntax("subquery in FROM must have an alias")
+                        .with_hint("For example, FROM (SELECT ...) [AS] foo."));
+                };
+                // The subquery is planned on its own: it cannot see the outer query.
+                let grouping = self.binder.grouping.take();
+                let no_aggregates = self.binder.no_aggregates.take();
+                let fields = std::mem::take(&mut self.fields);
+                let planned = self.plan_query(subquery);
+                self.binder.grouping = grouping;
+                self.binder.no_aggregates = no_aggregates;
+                self.fields = fields;
+                let (plan, mut names, types, _) = planned?;
+                if alias.columns.len() > names.len() {
+                    return Err(Error::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!(
+                            "table \"{}\" has {} columns available but {} columns specified",
+                            ident_name(&alias.name),
+                            names.len(),
+                            alias.columns.len()
+                        ),
+                    ));
+                }
+                for (name, column) in names.iter_mut().zip(&alias.columns) {
+                    *name = ident_name(&column.name);
+                }
+                let qualifier = ident_name(&alias.name);
+                let def = TableDef {
+                    name: qualifier.clone(),
+                    columns: names
+                        .iter()
+                        .zip(&types)
+                        .map(|(n, t)| Column {
+                            name: n.clone(),
+                            data_type: *t,
+                            not_null: false,
+                            default: None,
+                        })
+                        .collect(),
+                    primary_key: Vec::new(),
+                    pkey_name: None,
+                    owned_sequences: Vec::new(),
+                };
+                let table = Arc::new(Table::open(
+                    crate::storage::TableId(0),
+                    def,
+                    self.engine.txn.catalog.pool().clone(),
+                    crate::storage::page::PageId::NONE,
+                    1,
+                ));
+                Ok(FromTable {
+                    def: table.def(),
+                    table,
+                    system: None,
+                    derived: Some(Arc::new(plan)),
+                    qualifier,
+                })
+            }
             ast::TableFactor::NestedJoin { .. } => Err(Error::unsupported(
                 "parenthesized joins in FROM are not supported yet",
             )),
@@ -1809,10 +1888,10 @@ impl Planner<'_> {
         let table_scope = table_scope(&table.table, &table.def, Some(&table.qualifier));
         plan.scope.columns.extend(table_scope.columns);
         let width = table.def.columns.len();
-        plan.origins.extend(
-            (0..width)
-                .map(|c| (table.system.is_none()).then_some((table.table.id.0, c as i16 + 1))),
-        );
+        plan.origins.extend((0..width).map(|c| {
+            (table.system.is_none() && table.derived.is_none())
+                .then_some((table.table.id.0, c as i16 + 1))
+        }));
         let Some(kind) = kind else {
             plan.star.extend(0..width);
             plan.tables.push(table);
@@ -2237,6 +2316,7 @@ impl Planner<'_> {
         Ok(ScanPlan {
             table,
             system: None,
+            derived: None,
             def,
             access,
             filter,

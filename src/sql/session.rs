@@ -1775,13 +1775,14 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
 
 /// The tables a SELECT reads: its FROM's, and both sides' of a set operation.
 fn select_tables(sel: &super::plan::SelectPlan) -> Vec<&Arc<Table>> {
-    let mut tables: Vec<&Arc<Table>> = sel
-        .source
-        .iter()
-        .chain(sel.joins.iter().map(|j| &j.scan))
-        .filter(|s| s.system.is_none())
+    let scans = || sel.source.iter().chain(sel.joins.iter().map(|j| &j.scan));
+    let mut tables: Vec<&Arc<Table>> = scans()
+        .filter(|s| s.system.is_none() && s.derived.is_none())
         .map(|s| &s.table)
         .collect();
+    for derived in scans().filter_map(|s| s.derived.as_deref()) {
+        tables.extend(select_tables(derived));
+    }
     if let Some(op) = &sel.set_op {
         tables.extend(select_tables(&op.left));
         tables.extend(select_tables(&op.right));

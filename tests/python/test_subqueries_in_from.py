@@ -1,0 +1,61 @@
+"""Subqueries in FROM: grouped, distinct, limited and set-operation subqueries, column
+aliases, and joins with a table. The expectations were taken from PostgreSQL 15 and hold
+there too."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+SETUP = [
+    "create table su (id int primary key, g int, s text)",
+    "create table sv (k bigint, s varchar(10))",
+    "insert into su values (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'b'), (4, null, null)",
+    "insert into sv values (1, 'b'), (2, 'b'), (3, 'c'), (null, null)",
+]
+
+QUERIES = [
+    ('select count(*) from (select distinct s from su) sub',
+     [(3,)]),
+    ('select x.s, x.n from (select s, count(*) as n from su group by s) as x order by x.n desc, x.s nulls first',
+     [('b', 2), (None, 1), ('a', 1)]),
+    ('select t.a from (select id * 10 from su where id < 3) t(a) order by 1',
+     [(10,), (20,)]),
+    ('select su.s, d.k from su join (select k, s from sv where k is not null) d on d.s = su.s order by su.id, d.k',
+     [('b', 1), ('b', 2), ('b', 1), ('b', 2)]),
+    ('select * from (select id, s from su union all select k, s from sv) u where u.id > 2 order by id, s',
+     [(3, 'b'), (3, 'c'), (4, None)]),
+    ('select count(*) from (select * from su limit 2) q',
+     [(2,)]),
+    ('select s, total from (select s, sum(id) as total from su group by s) g where total > 2 order by s',
+     [('b', 5), (None, 4)]),
+]
+
+ERRORS = [
+('select * from (select 1)', '42601', 'subquery in FROM must have an alias'),
+    ('select * from (select 1, 2) t(a, b, c)', '42P10', 'table "t" has 2 columns available but 3 columns specified'),
+    ('select * from (select id from su) d where d.nosuch = 1', '42703', 'column d.nosuch does not exist'),
+]
+
+
+@pytest.fixture(scope="module")
+def tables(server):
+    with server.connect(autocommit=True) as c:
+        c.execute("drop table if exists su, sv")
+        for sql in SETUP:
+            c.execute(sql)
+    yield
+    with server.connect(autocommit=True) as c:
+        c.execute("drop table if exists su, sv")
+
+
+@pytest.mark.parametrize("sql, rows", QUERIES)
+def test_subquery_in_from(tables, conn, sql, rows):
+    assert conn.execute(sql).fetchall() == rows
+
+
+@pytest.mark.parametrize("sql, sqlstate, message", ERRORS)
+def test_subquery_in_from_errors(tables, conn, sql, sqlstate, message):
+    with pytest.raises(psycopg.Error) as ei:
+        conn.execute(sql)
+    assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
