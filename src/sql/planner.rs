@@ -161,6 +161,8 @@ struct FromPlan {
     star: Vec<usize>,
     origins: Vec<Option<(u32, i16)>>,
     steps: Vec<PendingJoin>,
+    /// The first column of the FROM item (comma-separated) being joined.
+    item_start: usize,
 }
 
 impl FromPlan {
@@ -1862,6 +1864,8 @@ impl Planner<'_> {
     fn plan_from(&mut self, from: &[ast::TableWithJoins]) -> Result<FromPlan> {
         let mut plan = FromPlan::default();
         for (item, twj) in from.iter().enumerate() {
+            // A join's condition may refer only to the tables of its own FROM item.
+            plan.item_start = plan.scope.columns.len();
             let first = self.bind_from_table(&twj.relation)?;
             let kind = if item == 0 {
                 None
@@ -2007,7 +2011,29 @@ impl Planner<'_> {
             self.binder.no_aggregates = Some("JOIN conditions");
             let bound = self.binder.bind_bool(e, &plan.scope, "JOIN/ON");
             self.binder.no_aggregates = None;
-            on = Some(bound?);
+            let bound = bound?;
+            let earlier = std::cell::Cell::new(None);
+            bound.reads_only(&|c| {
+                if c < plan.item_start && earlier.get().is_none() {
+                    earlier.set(Some(c));
+                }
+                true
+            });
+            if let Some(c) = earlier.get() {
+                let table = plan.scope.columns[c]
+                    .qualifiers
+                    .first()
+                    .cloned()
+                    .unwrap_or_default();
+                return Err(Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("invalid reference to FROM-clause entry for table \"{table}\""),
+                )
+                .with_hint(format!(
+                    "There is an entry for table \"{table}\", but it cannot be referenced from this part of the query."
+                )));
+            }
+            on = Some(bound);
         }
         // `*`: the merged columns first, then the rest of each side, as PostgreSQL.
         let mut star = merged.clone();

@@ -85,6 +85,8 @@ QUERIES = [
 ]
 
 ERRORS = [
+    ('select 1 from ja, jb join jc on jc.b_id = ja.id', '42P01',
+     'invalid reference to FROM-clause entry for table "ja"'),
 ('select 1 from ja join jb on ja.id = jb.a_id join ja on true', '42712', 'table name "ja" specified more than once'),
     ('select nosuch.x from ja join jb on true', '42P01', 'missing FROM-clause entry for table "nosuch"'),
     ("select ja.id from ja join jb on ja.id = 'x'", '22P02', 'invalid input syntax for type integer: "x"'),
