@@ -415,6 +415,27 @@ fn type_name_only(t: DataType) -> String {
     }
 }
 
+/// `ORDER BY n`: the zero-based output column `n` names (42P10 outside 1..=`count`), or
+/// None when the expression is not a number.
+fn order_position(e: &ast::Expr, count: usize) -> Result<Option<usize>> {
+    let ast::Expr::Value(v) = e else {
+        return Ok(None);
+    };
+    let ast::Value::Number(n, _) = &v.value else {
+        return Ok(None);
+    };
+    let pos: usize = n
+        .parse()
+        .map_err(|_| Error::syntax("bad ORDER BY position"))?;
+    if pos == 0 || pos > count {
+        return Err(Error::new(
+            SqlState::INVALID_COLUMN_REFERENCE,
+            format!("ORDER BY position {pos} is not in select list"),
+        ));
+    }
+    Ok(Some(pos - 1))
+}
+
 /// The conjunction of `conds`, None for none.
 fn and_all(conds: Vec<Expr>) -> Option<Expr> {
     conds
@@ -1344,21 +1365,9 @@ impl Planner<'_> {
             };
             for o in exprs {
                 let by_output = match &o.expr {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::Number(n, _) => {
-                            let pos: usize = n
-                                .parse()
-                                .map_err(|_| Error::syntax("bad ORDER BY position"))?;
-                            if pos == 0 || pos > projection.len() {
-                                return Err(Error::new(
-                                    SqlState::INVALID_COLUMN_REFERENCE,
-                                    format!("ORDER BY position {pos} is not in select list"),
-                                ));
-                            }
-                            Some(projection[pos - 1].clone())
-                        }
-                        _ => None,
-                    },
+                    ast::Expr::Value(_) => {
+                        order_position(&o.expr, projection.len())?.map(|k| projection[k].clone())
+                    }
                     ast::Expr::Identifier(i) => {
                         let n = ident_name(i);
                         let matches: Vec<usize> = names
@@ -1542,21 +1551,7 @@ impl Planner<'_> {
             };
             for o in exprs {
                 let position = match &o.expr {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::Number(n, _) => {
-                            let pos: usize = n
-                                .parse()
-                                .map_err(|_| Error::syntax("bad ORDER BY position"))?;
-                            if pos == 0 || pos > names.len() {
-                                return Err(Error::new(
-                                    SqlState::INVALID_COLUMN_REFERENCE,
-                                    format!("ORDER BY position {pos} is not in select list"),
-                                ));
-                            }
-                            Some(pos - 1)
-                        }
-                        _ => None,
-                    },
+                    ast::Expr::Value(_) => order_position(&o.expr, names.len())?,
                     ast::Expr::Identifier(i) => {
                         let n = ident_name(i);
                         match names.iter().position(|x| *x == n) {
@@ -1745,6 +1740,18 @@ impl Planner<'_> {
         }
     }
 
+    /// A table of no pages that carries `def`: what a system view or a subquery in FROM
+    /// is scanned as (its rows come from elsewhere).
+    fn placeholder_table(&self, def: TableDef) -> Arc<Table> {
+        Arc::new(Table::open(
+            crate::storage::TableId(0),
+            def,
+            self.engine.txn.catalog.pool().clone(),
+            crate::storage::page::PageId::NONE,
+            1,
+        ))
+    }
+
     /// A table of FROM: its definition (a system view's placeholder table, which has no
     /// pages) and the name its columns are qualified with.
     fn bind_from_table(&mut self, factor: &ast::TableFactor) -> Result<FromTable> {
@@ -1762,13 +1769,7 @@ impl Planner<'_> {
                 }
                 let system = system_view(name);
                 let table = match system {
-                    Some(view) => Arc::new(Table::open(
-                        crate::storage::TableId(0),
-                        view.def(),
-                        self.engine.txn.catalog.pool().clone(),
-                        crate::storage::page::PageId::NONE,
-                        1,
-                    )),
+                    Some(view) => self.placeholder_table(view.def()),
                     None => self.table(name)?,
                 };
                 let def = table.def();
@@ -1821,29 +1822,11 @@ impl Planner<'_> {
                     *name = ident_name(&column.name);
                 }
                 let qualifier = ident_name(&alias.name);
-                let def = TableDef {
-                    name: qualifier.clone(),
-                    columns: names
-                        .iter()
-                        .zip(&types)
-                        .map(|(n, t)| Column {
-                            name: n.clone(),
-                            data_type: *t,
-                            not_null: false,
-                            default: None,
-                        })
-                        .collect(),
-                    primary_key: Vec::new(),
-                    pkey_name: None,
-                    owned_sequences: Vec::new(),
-                };
-                let table = Arc::new(Table::open(
-                    crate::storage::TableId(0),
-                    def,
-                    self.engine.txn.catalog.pool().clone(),
-                    crate::storage::page::PageId::NONE,
-                    1,
-                ));
+                let def = TableDef::of_columns(
+                    &qualifier,
+                    names.iter().map(String::as_str).zip(types.iter().copied()),
+                );
+                let table = self.placeholder_table(def);
                 Ok(FromTable {
                     def: table.def(),
                     table,

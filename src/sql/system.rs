@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 use rust_decimal::Decimal;
 
 use crate::engine::Engine;
-use crate::storage::{Column, Row, Table, TableDef};
+use crate::storage::{Row, Table, TableDef};
 use crate::types::{DataType, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,35 +216,21 @@ impl SystemView {
                 ("two_phase", DataType::Bool),
             ],
         };
-        TableDef {
-            name: match self {
-                SystemView::StatWal => "pg_stat_wal",
-                SystemView::CommitGroups => "steadydb_stat_commit_groups",
-                SystemView::ReplyBatches => "steadydb_stat_reply_batches",
-                SystemView::Activity => "pg_stat_activity",
-                SystemView::Checkpointer => "pg_stat_checkpointer",
-                SystemView::Buffers => "steadydb_stat_buffers",
-                SystemView::Stages => "steadydb_stat_stages",
-                SystemView::Replication => "pg_stat_replication",
-                SystemView::WalReceiver => "pg_stat_wal_receiver",
-                SystemView::ReplicationSlots => "pg_replication_slots",
-                SystemView::InfoTables => "tables",
-                SystemView::InfoColumns => "columns",
-            }
-            .into(),
-            columns: cols
-                .iter()
-                .map(|(n, t)| Column {
-                    name: n.to_string(),
-                    data_type: *t,
-                    not_null: false,
-                    default: None,
-                })
-                .collect(),
-            primary_key: Vec::new(),
-            pkey_name: None,
-            owned_sequences: Vec::new(),
-        }
+        let name = match self {
+            SystemView::StatWal => "pg_stat_wal",
+            SystemView::CommitGroups => "steadydb_stat_commit_groups",
+            SystemView::ReplyBatches => "steadydb_stat_reply_batches",
+            SystemView::Activity => "pg_stat_activity",
+            SystemView::Checkpointer => "pg_stat_checkpointer",
+            SystemView::Buffers => "steadydb_stat_buffers",
+            SystemView::Stages => "steadydb_stat_stages",
+            SystemView::Replication => "pg_stat_replication",
+            SystemView::WalReceiver => "pg_stat_wal_receiver",
+            SystemView::ReplicationSlots => "pg_replication_slots",
+            SystemView::InfoTables => "tables",
+            SystemView::InfoColumns => "columns",
+        };
+        TableDef::of_columns(name, cols.iter().copied())
     }
 
     /// The view's rows; `visible` says which tables the scanning transaction sees.

@@ -178,6 +178,25 @@ pub struct TableDef {
 }
 
 impl TableDef {
+    /// A definition of nullable columns without a key or defaults: what a system view or
+    /// a subquery in FROM looks like to the planner.
+    pub fn of_columns<'a>(name: &str, columns: impl Iterator<Item = (&'a str, DataType)>) -> Self {
+        TableDef {
+            name: name.to_string(),
+            columns: columns
+                .map(|(n, t)| Column {
+                    name: n.to_string(),
+                    data_type: t,
+                    not_null: false,
+                    default: None,
+                })
+                .collect(),
+            primary_key: Vec::new(),
+            pkey_name: None,
+            owned_sequences: Vec::new(),
+        }
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }

@@ -372,3 +372,15 @@ def conn(db):
 def cur(conn):
     with conn.cursor() as c:
         yield c
+
+
+def module_tables(server, names: str, setup: list[str]):
+    """Create a module's shared tables (`names`, comma-separated) with `setup`, yield, and
+    drop them: the body of a module-scoped fixture."""
+    with server.connect(autocommit=True) as c:
+        c.execute(f"drop table if exists {names}")
+        for sql in setup:
+            c.execute(sql)
+    yield
+    with server.connect(autocommit=True) as c:
+        c.execute(f"drop table if exists {names}")

@@ -14,6 +14,8 @@ from decimal import Decimal
 import psycopg
 import pytest
 
+from conftest import module_tables
+
 SETUP = [
     "create table ja (id int primary key, name text)",
     "create table jb (id int primary key, a_id int, v text)",
@@ -99,13 +101,7 @@ ERRORS = [
 
 @pytest.fixture(scope="module")
 def joined(server):
-    with server.connect(autocommit=True) as c:
-        c.execute("drop table if exists ja, jb, jc")
-        for sql in SETUP:
-            c.execute(sql)
-    yield
-    with server.connect(autocommit=True) as c:
-        c.execute("drop table if exists ja, jb, jc")
+    yield from module_tables(server, "ja, jb, jc", SETUP)
 
 
 @pytest.mark.parametrize("sql, rows", QUERIES)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from conftest import module_tables
+
 SETUP = [
     "create table su (id int primary key, g int, s text)",
     "create table sv (k bigint, s varchar(10))",
@@ -40,13 +42,7 @@ ERRORS = [
 
 @pytest.fixture(scope="module")
 def tables(server):
-    with server.connect(autocommit=True) as c:
-        c.execute("drop table if exists su, sv")
-        for sql in SETUP:
-            c.execute(sql)
-    yield
-    with server.connect(autocommit=True) as c:
-        c.execute("drop table if exists su, sv")
+    yield from module_tables(server, "su, sv", SETUP)
 
 
 @pytest.mark.parametrize("sql, rows", QUERIES)
