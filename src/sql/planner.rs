@@ -130,6 +130,15 @@ fn pg_type_name(t: DataType) -> &'static str {
     }
 }
 
+/// A planned query: its plan, and its output columns' names, types and sources (table
+/// OID and attribute number, for RowDescription).
+type PlannedQuery = (
+    SelectPlan,
+    Vec<String>,
+    Vec<DataType>,
+    Vec<Option<(u32, i16)>>,
+);
+
 /// The most tables one FROM clause may join.
 const MAX_JOINED_TABLES: usize = 16;
 
@@ -1146,16 +1155,7 @@ impl Planner<'_> {
     }
 
     /// Plan a query; returns the plan and its output names, types and source columns.
-    #[allow(clippy::type_complexity)]
-    fn plan_query(
-        &mut self,
-        q: &ast::Query,
-    ) -> Result<(
-        SelectPlan,
-        Vec<String>,
-        Vec<DataType>,
-        Vec<Option<(u32, i16)>>,
-    )> {
+    fn plan_query(&mut self, q: &ast::Query) -> Result<PlannedQuery> {
         if q.with.is_some() {
             return Err(Error::unsupported("WITH queries are not supported yet"));
         }
@@ -1528,16 +1528,7 @@ impl Planner<'_> {
 
     /// A query whose body is UNION, INTERSECT or EXCEPT: its ORDER BY may name only result
     /// columns (by name or position), and its LIMIT and OFFSET apply to the result.
-    #[allow(clippy::type_complexity)]
-    fn plan_set_query(
-        &mut self,
-        q: &ast::Query,
-    ) -> Result<(
-        SelectPlan,
-        Vec<String>,
-        Vec<DataType>,
-        Vec<Option<(u32, i16)>>,
-    )> {
+    fn plan_set_query(&mut self, q: &ast::Query) -> Result<PlannedQuery> {
         if !q.locks.is_empty() {
             return Err(Error::unsupported(
                 "FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT",

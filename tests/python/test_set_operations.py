@@ -1,6 +1,7 @@
 """UNION, INTERSECT and EXCEPT, with and without ALL, with ORDER BY and LIMIT on the
-result and type resolution across the sides. The expectations were taken from
-PostgreSQL 15 and hold there too."""
+result and type resolution across the sides; and subqueries in FROM (grouped, distinct,
+limited and set-operation subqueries, column aliases, joins with a table). The
+expectations were taken from PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
 
@@ -45,13 +46,30 @@ QUERIES = [
      [(4,), (4,)]),
     ('select 1.5 as n union select 2 order by 1',
      [(Decimal('1.5'),), (Decimal('2'),)]),
+    ('select count(*) from (select distinct s from su) sub',
+     [(3,)]),
+    ('select x.s, x.n from (select s, count(*) as n from su group by s) as x order by x.n desc, x.s nulls first',
+     [('b', 2), (None, 1), ('a', 1)]),
+    ('select t.a from (select id * 10 from su where id < 3) t(a) order by 1',
+     [(10,), (20,)]),
+    ('select su.s, d.k from su join (select k, s from sv where k is not null) d on d.s = su.s order by su.id, d.k',
+     [('b', 1), ('b', 2), ('b', 1), ('b', 2)]),
+    ('select * from (select id, s from su union all select k, s from sv) u where u.id > 2 order by id, s',
+     [(3, 'b'), (3, 'c'), (4, None)]),
+    ('select count(*) from (select * from su limit 2) q',
+     [(2,)]),
+    ('select s, total from (select s, sum(id) as total from su group by s) g where total > 2 order by s',
+     [('b', 5), (None, 4)]),
 ]
 
 ERRORS = [
-('select id, s from su union select k from sv', '42601', 'each UNION query must have the same number of columns'),
+    ('select id, s from su union select k from sv', '42601', 'each UNION query must have the same number of columns'),
     ('select id from su union select s from sv', '42804', 'UNION types integer and character varying cannot be matched'),
     ('select id from su union select k from sv order by id + 1', '0A000', 'invalid UNION/INTERSECT/EXCEPT ORDER BY clause'),
     ('select id from su union select k from sv order by nosuch', '42703', 'column "nosuch" does not exist'),
+('select * from (select 1)', '42601', 'subquery in FROM must have an alias'),
+    ('select * from (select 1, 2) t(a, b, c)', '42P10', 'table "t" has 2 columns available but 3 columns specified'),
+    ('select * from (select id from su) d where d.nosuch = 1', '42703', 'column d.nosuch does not exist'),
 ]
 
 
