@@ -199,7 +199,7 @@ const COPY_OUT_CHUNK_BYTES: usize = 64 * 1024;
 
 /// The session's current transaction: the [`Transaction`] that owns its state and rules
 /// (it derefs to it), and what the SQL layer adds: the block's failed state, savepoints'
-/// names, SET LOCAL values and the plans whose increments it deferred.
+/// names, the settings it changed and the plans whose increments it deferred.
 pub struct TxnState {
     txn: Transaction,
     pub failed: bool,
