@@ -1428,31 +1428,7 @@ impl Planner<'_> {
         } else if having.is_some() {
             return Err(Error::internal("HAVING without grouping"));
         }
-        // LIMIT / OFFSET
-        let (limit, offset) = match &q.limit_clause {
-            None => (None, None),
-            Some(ast::LimitClause::LimitOffset {
-                limit,
-                offset,
-                limit_by,
-            }) => {
-                if !limit_by.is_empty() {
-                    return Err(Error::unsupported("LIMIT BY is not supported"));
-                }
-                let l = match limit {
-                    Some(e) => Some(self.bind_count(e, "LIMIT")?),
-                    None => None,
-                };
-                let o = match offset {
-                    Some(off) => Some(self.bind_count(&off.value, "OFFSET")?),
-                    None => None,
-                };
-                (l, o)
-            }
-            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
-                return Err(Error::syntax("LIMIT #,# syntax is not supported"))
-            }
-        };
+        let (limit, offset) = self.bind_limit_offset(q)?;
         if let Some(lock) = &row_lock {
             let what = match lock.want {
                 Want::Write => "FOR UPDATE",
@@ -1573,24 +1549,7 @@ impl Planner<'_> {
                 });
             }
         }
-        let (limit, offset) = match &q.limit_clause {
-            None => (None, None),
-            Some(ast::LimitClause::LimitOffset {
-                limit,
-                offset,
-                limit_by,
-            }) if limit_by.is_empty() => (
-                limit
-                    .as_ref()
-                    .map(|e| self.bind_count(e, "LIMIT"))
-                    .transpose()?,
-                offset
-                    .as_ref()
-                    .map(|o| self.bind_count(&o.value, "OFFSET"))
-                    .transpose()?,
-            ),
-            Some(_) => return Err(Error::syntax("this LIMIT syntax is not supported")),
-        };
+        let (limit, offset) = self.bind_limit_offset(q)?;
         let sources = vec![None; names.len()];
         let plan = SelectPlan {
             source: None,
@@ -2029,6 +1988,34 @@ impl Planner<'_> {
         });
         plan.tables.push(table);
         Ok(())
+    }
+
+    /// A query's LIMIT and OFFSET, bound.
+    fn bind_limit_offset(&mut self, q: &ast::Query) -> Result<(Option<Expr>, Option<Expr>)> {
+        match &q.limit_clause {
+            None => Ok((None, None)),
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(Error::unsupported("LIMIT BY is not supported"));
+                }
+                let limit = limit
+                    .as_ref()
+                    .map(|e| self.bind_count(e, "LIMIT"))
+                    .transpose()?;
+                let offset = offset
+                    .as_ref()
+                    .map(|o| self.bind_count(&o.value, "OFFSET"))
+                    .transpose()?;
+                Ok((limit, offset))
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
+                Err(Error::syntax("LIMIT #,# syntax is not supported"))
+            }
+        }
     }
 
     fn bind_count(&mut self, e: &ast::Expr, clause: &'static str) -> Result<Expr> {
