@@ -3,7 +3,7 @@
 
 use sqlparser::ast;
 
-use super::expr::{CmpOp, Expr, Func};
+use super::expr::{CmpOp, Expr, Func, Subquery, SubqueryTest};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{self, ArithOp, DataType, Value};
 
@@ -78,15 +78,43 @@ pub struct Grouping {
     pub aggs: Vec<AggCall>,
 }
 
-pub struct Binder {
+/// A query enclosing the one being bound, whose columns a subquery may refer to.
+pub struct OuterScope {
+    pub scope: Scope,
+    /// Its GROUP BY expressions (as text) and types, when its output is being bound: a
+    /// subquery there may use only those.
+    pub group_keys: Option<Vec<(String, Expr, DataType)>>,
+    /// What it passes to the subquery one level in: expressions over its row (or its own
+    /// outer values). The inner query reads the i-th as `Expr::Outer(i)`.
+    pub captured: Vec<Expr>,
+}
+
+/// The catalog a statement is planned against, and the tables hidden from it.
+pub type CatalogView<'a> = (
+    &'a crate::engine::Engine,
+    &'a dyn Fn(&crate::storage::Table) -> bool,
+);
+
+pub struct Binder<'a> {
     /// Parameter types; `Unknown` until resolved by context.
     pub params: Vec<DataType>,
+    /// The enclosing queries, outermost first, while binding a subquery.
+    pub outers: Vec<OuterScope>,
+    /// The catalog and the tables hidden from the statement, to plan subqueries with;
+    /// None where subqueries are not allowed.
+    pub catalog: Option<CatalogView<'a>>,
+    /// Where subqueries are not allowed although a planner is at hand, the clause name.
+    pub no_subqueries: Option<&'static str>,
+    /// Every subquery bound since the caller last took them (their tables are read).
+    pub subplans: Vec<std::sync::Arc<super::plan::SelectPlan>>,
     /// Grouping in effect while binding a grouped query's output.
     pub grouping: Option<Grouping>,
     /// Where aggregates are not allowed, the clause name for the error.
     pub no_aggregates: Option<&'static str>,
-    /// Current expression nesting depth.
-    depth: usize,
+    /// Current expression nesting depth (a subquery's binder starts at its parent's).
+    pub depth: usize,
+    /// What the subquery planned last captured of the scope being bound.
+    pub last_captured: Vec<Expr>,
 }
 
 pub type Typed = (Expr, DataType);
@@ -349,6 +377,19 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
 }
 
 /// The type two operands are unified to for comparison or arithmetic.
+fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
+    use ast::BinaryOperator as B;
+    Some(match op {
+        B::Eq => CmpOp::Eq,
+        B::NotEq => CmpOp::NotEq,
+        B::Lt => CmpOp::Lt,
+        B::LtEq => CmpOp::LtEq,
+        B::Gt => CmpOp::Gt,
+        B::GtEq => CmpOp::GtEq,
+        _ => return None,
+    })
+}
+
 fn unify(a: DataType, b: DataType) -> DataType {
     match (a, b) {
         (DataType::Unknown, t) | (t, DataType::Unknown) => t,
@@ -431,13 +472,18 @@ pub fn numeric_literal(s: &str) -> Result<(Value, DataType)> {
     }
 }
 
-impl Binder {
-    pub fn new(param_types: Vec<DataType>) -> Binder {
+impl<'a> Binder<'a> {
+    pub fn new(param_types: Vec<DataType>) -> Binder<'a> {
         Binder {
             params: param_types,
+            outers: Vec::new(),
+            catalog: None,
+            no_subqueries: None,
+            subplans: Vec::new(),
             grouping: None,
             no_aggregates: None,
             depth: 0,
+            last_captured: Vec::new(),
         }
     }
 
@@ -483,6 +529,168 @@ impl Binder {
         }
     }
 
+    /// Plan a subquery of the expression being bound, with the scope being bound (pushed
+    /// by the caller) as its outer scope.
+    fn plan_subquery(
+        &mut self,
+        q: &ast::Query,
+        scope: &Scope,
+    ) -> Result<(std::sync::Arc<super::plan::SelectPlan>, Vec<DataType>)> {
+        let Some((engine, hidden)) = self.catalog else {
+            return Err(Error::unsupported("cannot use subquery here"));
+        };
+        if let Some(clause) = self.no_subqueries {
+            return Err(Error::unsupported(format!(
+                "cannot use subquery in {clause}"
+            )));
+        }
+        let group_keys = self.grouping.as_ref().map(|g| g.keys.clone());
+        self.outers.push(OuterScope {
+            scope: scope.clone(),
+            group_keys,
+            captured: Vec::new(),
+        });
+        let planned = super::planner::plan_subquery(engine, hidden, self, q);
+        self.last_captured = self.outers.pop().map(|o| o.captured).unwrap_or_default();
+        let (plan, types) = planned?;
+        let plan = std::sync::Arc::new(plan);
+        self.subplans.push(plan.clone());
+        Ok((plan, types))
+    }
+
+    /// The expression for a planned subquery: what it captured of the scope being bound
+    /// (the outer scope the planner pushed and popped) becomes its arguments.
+    fn subquery(
+        &mut self,
+        plan: std::sync::Arc<super::plan::SelectPlan>,
+        test: SubqueryTest,
+    ) -> Expr {
+        let args = std::mem::take(&mut self.last_captured);
+        Expr::Subquery(std::sync::Arc::new(Subquery { plan, args, test }))
+    }
+
+    fn bind_quantified(
+        &mut self,
+        left: &ast::Expr,
+        op: CmpOp,
+        query: &ast::Query,
+        all: bool,
+        scope: &Scope,
+    ) -> Result<Expr> {
+        let l = self.bind(left, scope)?;
+        let (plan, types) = self.plan_subquery(query, scope)?;
+        let captured = std::mem::take(&mut self.last_captured);
+        if types.len() != 1 {
+            return Err(Error::syntax("subquery has too many columns"));
+        }
+        let rt = types[0];
+        if !comparable(l.1, rt) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {} {}", l.1.name(), op.symbol(), rt.name()),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+        }
+        let left = self.coerce(
+            l,
+            if rt == DataType::Unknown {
+                DataType::Text
+            } else {
+                rt
+            },
+        )?;
+        self.last_captured = captured;
+        Ok(self.subquery(
+            plan,
+            SubqueryTest::Quantified {
+                left: Box::new(left),
+                op,
+                all,
+            },
+        ))
+    }
+
+    /// A column of the scope, or else of an enclosing query's (outermost last): that one
+    /// is captured through every query between, and read here as an outer value.
+    fn lookup_or_outer(
+        &mut self,
+        qualifier: Option<&str>,
+        name: &str,
+        scope: &Scope,
+        e: &ast::Expr,
+    ) -> Result<Typed> {
+        let err = match self.lookup(qualifier, name, scope) {
+            Ok(t) => return Ok(t),
+            Err(err) => err,
+        };
+        if !matches!(
+            err.code,
+            SqlState::UNDEFINED_COLUMN | SqlState::UNDEFINED_TABLE
+        ) {
+            return Err(err);
+        }
+        let text = e.to_string();
+        for level in (0..self.outers.len()).rev() {
+            let outer = &self.outers[level];
+            if let Some(keys) = &outer.group_keys {
+                if let Some(k) = keys.iter().position(|(t, _, _)| *t == text) {
+                    let ty = keys[k].2;
+                    return Ok((self.capture(level, Expr::Column(k)), ty));
+                }
+            }
+            let probe = Binder::new(Vec::new());
+            match probe.lookup(qualifier, name, &outer.scope) {
+                Ok((Expr::Column(i), ty)) => {
+                    if let Some(keys) = &outer.group_keys {
+                        if let Some(k) = keys
+                            .iter()
+                            .position(|(_, e, _)| matches!(e, Expr::Column(c) if *c == i))
+                        {
+                            return Ok((self.capture(level, Expr::Column(k)), ty));
+                        }
+                        let full = match qualifier {
+                            Some(q) => format!("{q}.{name}"),
+                            None => name.to_string(),
+                        };
+                        return Err(Error::new(
+                            SqlState::GROUPING_ERROR,
+                            format!("subquery uses ungrouped column \"{full}\" from outer query"),
+                        ));
+                    }
+                    return Ok((self.capture(level, Expr::Column(i)), ty));
+                }
+                Ok(_) => return Err(Error::internal("outer column lookup")),
+                Err(e)
+                    if matches!(
+                        e.code,
+                        SqlState::UNDEFINED_COLUMN | SqlState::UNDEFINED_TABLE
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(err)
+    }
+
+    /// `expr`, over the row of enclosing query `level`, as read by the query being bound.
+    fn capture(&mut self, level: usize, expr: Expr) -> Expr {
+        let mut e = expr;
+        for outer in &mut self.outers[level..] {
+            let same = |c: &Expr| match (c, &e) {
+                (Expr::Column(a), Expr::Column(b)) | (Expr::Outer(a), Expr::Outer(b)) => a == b,
+                _ => false,
+            };
+            let i = match outer.captured.iter().position(same) {
+                Some(i) => i,
+                None => {
+                    outer.captured.push(e);
+                    outer.captured.len() - 1
+                }
+            };
+            e = Expr::Outer(i);
+        }
+        e
+    }
+
     fn lookup(&self, qualifier: Option<&str>, name: &str, scope: &Scope) -> Result<Typed> {
         let mut found = None;
         for (i, c) in scope.columns.iter().enumerate() {
@@ -501,7 +709,17 @@ impl Binder {
             }
         }
         if let Some(f) = found {
-            if self.grouping.is_some() {
+            if let Some(g) = &self.grouping {
+                // A GROUP BY column named another way (qualified or not).
+                if let Expr::Column(i) = f.0 {
+                    if let Some(k) = g
+                        .keys
+                        .iter()
+                        .position(|(_, e, _)| matches!(e, Expr::Column(c) if *c == i))
+                    {
+                        return Ok((Expr::Column(k), f.1));
+                    }
+                }
                 let full = match qualifier {
                     Some(q) => format!("{q}.{name}"),
                     None => name.to_string(),
@@ -576,12 +794,12 @@ impl Binder {
                         _ => {}
                     }
                 }
-                self.lookup(None, &name, scope)
+                self.lookup_or_outer(None, &name, scope, e)
             }
             E::CompoundIdentifier(ids) => match ids.as_slice() {
-                [t, c] => self.lookup(Some(&ident_name(t)), &ident_name(c), scope),
+                [t, c] => self.lookup_or_outer(Some(&ident_name(t)), &ident_name(c), scope, e),
                 [s, t, c] if ident_name(s) == "public" => {
-                    self.lookup(Some(&ident_name(t)), &ident_name(c), scope)
+                    self.lookup_or_outer(Some(&ident_name(t)), &ident_name(c), scope, e)
                 }
                 _ => Err(Error::unsupported(format!(
                     "unsupported column reference {e}"
@@ -785,8 +1003,70 @@ impl Binder {
                 scope,
             ),
             E::Function(f) => self.bind_function(f, scope),
-            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => {
-                Err(Error::unsupported("subqueries are not supported yet"))
+            E::Subquery(q) => {
+                let (plan, types) = self.plan_subquery(q, scope)?;
+                if types.len() != 1 {
+                    return Err(Error::syntax("subquery must return only one column"));
+                }
+                let ty = types[0];
+                Ok((self.subquery(plan, SubqueryTest::Scalar), ty))
+            }
+            E::Exists { subquery, negated } => {
+                let (plan, _) = self.plan_subquery(subquery, scope)?;
+                let e = self.subquery(plan, SubqueryTest::Exists);
+                Ok((
+                    if *negated { Expr::Not(Box::new(e)) } else { e },
+                    DataType::Bool,
+                ))
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let e = self.bind_quantified(expr, CmpOp::Eq, subquery, false, scope)?;
+                Ok((
+                    if *negated { Expr::Not(Box::new(e)) } else { e },
+                    DataType::Bool,
+                ))
+            }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, E::AllOp { .. });
+                let op = cmp_op(compare_op).ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "operator {compare_op} with ANY/ALL is not supported"
+                    ))
+                })?;
+                let query = match right.as_ref() {
+                    E::Subquery(q) => q,
+                    E::Nested(inner) => match inner.as_ref() {
+                        E::Subquery(q) => q,
+                        _ => {
+                            return Err(Error::unsupported(
+                                "ANY/ALL over an array is not supported yet",
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(Error::unsupported(
+                            "ANY/ALL over an array is not supported yet",
+                        ))
+                    }
+                };
+                Ok((
+                    self.bind_quantified(left, op, query, all, scope)?,
+                    DataType::Bool,
+                ))
             }
             other => Err(Error::unsupported(format!(
                 "expression is not supported yet: {other}"

@@ -2,14 +2,16 @@
 //! statement's snapshot with the transaction's own writes; writes lock rows first and
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::ops::Bound;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::bind::{AggCall, AggFunc};
-use super::expr::{numeric_div, EvalContext, Expr};
+use super::expr::{numeric_div, EvalContext, Expr, Subqueries, Subquery, SubqueryTest};
 use super::plan::*;
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
@@ -51,6 +53,49 @@ pub struct Executor<'a> {
     /// by another transaction stops the statement, if it has not changed anything yet
     /// (the transaction's write count is still this).
     pub defer_lock_waits: Option<usize>,
+    /// The subqueries being evaluated, innermost last: the values each was passed.
+    pub outer_values: RefCell<Vec<Vec<Value>>>,
+    /// The rows of each uncorrelated subquery run so far in this statement, by plan.
+    pub subquery_rows: RefCell<FxHashMap<usize, Rc<Vec<Vec<Value>>>>>,
+}
+
+/// The most subqueries one statement keeps the rows of (each runs once).
+const SUBQUERY_CACHE_LIMIT: usize = 1024;
+
+impl Subqueries for Executor<'_> {
+    fn outer(&self, i: usize) -> Result<Value> {
+        self.outer_values
+            .borrow()
+            .last()
+            .and_then(|values| values.get(i).cloned())
+            .ok_or_else(|| Error::internal("outer value out of range"))
+    }
+
+    fn rows(&self, sub: &Subquery, args: Vec<Value>) -> Result<Rc<Vec<Vec<Value>>>> {
+        let key = Arc::as_ptr(&sub.plan) as usize;
+        let uncorrelated = args.is_empty();
+        if uncorrelated {
+            if let Some(rows) = self.subquery_rows.borrow().get(&key) {
+                return Ok(rows.clone());
+            }
+        }
+        let plan = &sub.plan;
+        self.outer_values.borrow_mut().push(args);
+        let rows = match sub.test {
+            // One row is enough to know.
+            SubqueryTest::Exists => self.select_at_most(plan, Some(1)),
+            // Two rows are enough to fail.
+            SubqueryTest::Scalar => self.select_at_most(plan, Some(2)),
+            SubqueryTest::Quantified { .. } => self.select(plan),
+        };
+        self.outer_values.borrow_mut().pop();
+        let rows = Rc::new(rows?);
+        let mut cache = self.subquery_rows.borrow_mut();
+        if uncorrelated && cache.len() < SUBQUERY_CACHE_LIMIT {
+            cache.insert(key, rows.clone());
+        }
+        Ok(rows)
+    }
 }
 
 fn check_cancel(slot: &SessionSlot) -> Result<()> {
@@ -159,7 +204,7 @@ fn range_is_empty(lo: &Bound<Key>, hi: &Bound<Key>) -> bool {
 
 impl Executor<'_> {
     pub fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
-        e.eval(row, &self.ctx)
+        e.eval(row, &self.ctx, self)
     }
 
     fn matches(&self, filter: &Option<Expr>, row: &[Value]) -> Result<bool> {
@@ -1360,7 +1405,15 @@ impl Executor<'_> {
     }
 
     pub fn select(&self, plan: &SelectPlan) -> Result<Vec<Vec<Value>>> {
-        let limit = self.count_of(&plan.limit)?;
+        self.select_at_most(plan, None)
+    }
+
+    /// The rows of `plan`, or its first `most` rows: enough for a subquery's test.
+    fn select_at_most(&self, plan: &SelectPlan, most: Option<usize>) -> Result<Vec<Vec<Value>>> {
+        let limit = match (self.count_of(&plan.limit)?, most) {
+            (Some(l), Some(m)) => Some(l.min(m)),
+            (l, m) => l.or(m),
+        };
         let offset = self.count_of(&plan.offset)?.unwrap_or(0);
         // (sort keys, output row)
         let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();

@@ -31,6 +31,17 @@ impl CmpOp {
         }
     }
 
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::NotEq => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::LtEq => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+        }
+    }
+
     /// The operator with its operands swapped (`a < b` is `b > a`).
     pub fn flip(self) -> CmpOp {
         match self {
@@ -121,6 +132,9 @@ pub enum Expr {
     },
     Cast(Box<Expr>, DataType),
     Func(Func, Vec<Expr>),
+    /// A value of the enclosing query, inside a subquery (see [`Subquery`]).
+    Outer(usize),
+    Subquery(std::sync::Arc<Subquery>),
 }
 
 /// What an expression may need besides the row: parameters and session facts.
@@ -155,9 +169,94 @@ fn truth(v: &Value) -> Result<Option<bool>> {
 
 pub use crate::types::now_us;
 
+/// Where an expression's subqueries run: the executor, which has the transaction.
+pub trait Subqueries {
+    /// Value `i` the enclosing query passed to the subquery being evaluated.
+    fn outer(&self, i: usize) -> Result<Value>;
+    /// The rows of `sub` for these values of its outer references.
+    fn rows(&self, sub: &Subquery, args: Vec<Value>) -> Result<std::rc::Rc<Vec<Vec<Value>>>>;
+}
+
+/// A subquery in an expression. Its plan reads the enclosing query's values it refers to
+/// as [`Expr::Outer`]: `Outer(i)` is `args[i]`, evaluated over the enclosing row. Without
+/// args it is uncorrelated, and runs once per statement.
+pub struct Subquery {
+    pub plan: std::sync::Arc<super::plan::SelectPlan>,
+    pub args: Vec<Expr>,
+    pub test: SubqueryTest,
+}
+
+impl std::fmt::Debug for Subquery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Subquery({:?}, args {:?})", self.test, self.args)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum SubqueryTest {
+    /// `(SELECT ...)`: its one value, NULL without rows; more than one row is an error.
+    Scalar,
+    /// `EXISTS (SELECT ...)`.
+    Exists,
+    /// `left op ANY (SELECT ...)` (`IN` is `= ANY`), or with `all`, `left op ALL (...)`.
+    Quantified {
+        left: Box<Expr>,
+        op: CmpOp,
+        all: bool,
+    },
+}
+
+impl Subquery {
+    fn eval(&self, row: &[Value], ctx: &EvalContext, sq: &dyn Subqueries) -> Result<Value> {
+        let args = self
+            .args
+            .iter()
+            .map(|a| a.eval(row, ctx, sq))
+            .collect::<Result<Vec<_>>>()?;
+        match &self.test {
+            SubqueryTest::Scalar => {
+                let rows = sq.rows(self, args)?;
+                if rows.len() > 1 {
+                    return Err(Error::new(
+                        SqlState::CARDINALITY_VIOLATION,
+                        "more than one row returned by a subquery used as an expression",
+                    ));
+                }
+                Ok(rows
+                    .first()
+                    .and_then(|r| r.first().cloned())
+                    .unwrap_or(Value::Null))
+            }
+            SubqueryTest::Exists => Ok(Value::Bool(!sq.rows(self, args)?.is_empty())),
+            SubqueryTest::Quantified { left, op, all } => {
+                let left = left.eval(row, ctx, sq)?;
+                let rows = sq.rows(self, args)?;
+                // ANY: true if one comparison is true, else NULL if one is NULL.
+                // ALL: false if one is false, else NULL if one is NULL.
+                let mut unknown = false;
+                for r in rows.iter() {
+                    let right = r.first().unwrap_or(&Value::Null);
+                    match compare_values(*op, &left, right)? {
+                        Value::Bool(b) if b != *all => return Ok(Value::Bool(b)),
+                        Value::Null => unknown = true,
+                        _ => {}
+                    }
+                }
+                Ok(if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(*all)
+                })
+            }
+        }
+    }
+}
+
 impl Expr {
-    pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {
+    pub fn eval(&self, row: &[Value], ctx: &EvalContext, sq: &dyn Subqueries) -> Result<Value> {
         Ok(match self {
+            Expr::Outer(i) => sq.outer(*i)?,
+            Expr::Subquery(sub) => sub.eval(row, ctx, sq)?,
             Expr::Const(v) => v.clone(),
             Expr::Param(i) => ctx.params.get(*i).cloned().ok_or_else(|| {
                 Error::new(
@@ -169,16 +268,16 @@ impl Expr {
                 .get(*i)
                 .cloned()
                 .ok_or_else(|| Error::internal("column index out of range"))?,
-            Expr::Neg(e) => match e.eval(row, ctx)? {
+            Expr::Neg(e) => match e.eval(row, ctx, sq)? {
                 Value::Null => Value::Null,
                 v => types::negate(&v)?,
             },
-            Expr::Not(e) => match truth(&e.eval(row, ctx)?)? {
+            Expr::Not(e) => match truth(&e.eval(row, ctx, sq)?)? {
                 None => Value::Null,
                 Some(b) => Value::Bool(!b),
             },
             Expr::Arith(op, a, b) => {
-                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                let (a, b) = (a.eval(row, ctx, sq)?, b.eval(row, ctx, sq)?);
                 if a.is_null() || b.is_null() {
                     Value::Null
                 } else {
@@ -186,33 +285,33 @@ impl Expr {
                 }
             }
             Expr::Cmp(op, a, b) => {
-                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                let (a, b) = (a.eval(row, ctx, sq)?, b.eval(row, ctx, sq)?);
                 compare_values(*op, &a, &b)?
             }
             Expr::And(a, b) => {
-                let l = truth(&a.eval(row, ctx)?)?;
+                let l = truth(&a.eval(row, ctx, sq)?)?;
                 if l == Some(false) {
                     return Ok(Value::Bool(false));
                 }
-                match (l, truth(&b.eval(row, ctx)?)?) {
+                match (l, truth(&b.eval(row, ctx, sq)?)?) {
                     (_, Some(false)) => Value::Bool(false),
                     (Some(true), Some(true)) => Value::Bool(true),
                     _ => Value::Null,
                 }
             }
             Expr::Or(a, b) => {
-                let l = truth(&a.eval(row, ctx)?)?;
+                let l = truth(&a.eval(row, ctx, sq)?)?;
                 if l == Some(true) {
                     return Ok(Value::Bool(true));
                 }
-                match (l, truth(&b.eval(row, ctx)?)?) {
+                match (l, truth(&b.eval(row, ctx, sq)?)?) {
                     (_, Some(true)) => Value::Bool(true),
                     (Some(false), Some(false)) => Value::Bool(false),
                     _ => Value::Null,
                 }
             }
             Expr::Concat(a, b) => {
-                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                let (a, b) = (a.eval(row, ctx, sq)?, b.eval(row, ctx, sq)?);
                 if a.is_null() || b.is_null() {
                     Value::Null
                 } else {
@@ -221,13 +320,13 @@ impl Expr {
                     Value::Text(s)
                 }
             }
-            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx)?.is_null() != *negated),
+            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx, sq)?.is_null() != *negated),
             Expr::IsBool(e, want, negated) => {
-                let v = truth(&e.eval(row, ctx)?)?;
+                let v = truth(&e.eval(row, ctx, sq)?)?;
                 Value::Bool((v == Some(*want)) != *negated)
             }
             Expr::IsDistinct(a, b, negated) => {
-                let (a, b) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                let (a, b) = (a.eval(row, ctx, sq)?, b.eval(row, ctx, sq)?);
                 let distinct = match (a.is_null(), b.is_null()) {
                     (true, true) => false,
                     (true, false) | (false, true) => true,
@@ -241,7 +340,7 @@ impl Expr {
                 negated,
                 case_insensitive,
             } => {
-                let (v, p) = (expr.eval(row, ctx)?, pattern.eval(row, ctx)?);
+                let (v, p) = (expr.eval(row, ctx, sq)?, pattern.eval(row, ctx, sq)?);
                 if v.is_null() || p.is_null() {
                     Value::Null
                 } else {
@@ -258,13 +357,13 @@ impl Expr {
                 list,
                 negated,
             } => {
-                let v = expr.eval(row, ctx)?;
+                let v = expr.eval(row, ctx, sq)?;
                 if v.is_null() {
                     return Ok(Value::Null);
                 }
                 let mut saw_null = false;
                 for item in list {
-                    let x = item.eval(row, ctx)?;
+                    let x = item.eval(row, ctx, sq)?;
                     if x.is_null() {
                         saw_null = true;
                     } else if compare_values(CmpOp::Eq, &v, &x)? == Value::Bool(true) {
@@ -283,28 +382,28 @@ impl Expr {
                 otherwise,
             } => {
                 let op = match operand {
-                    Some(o) => Some(o.eval(row, ctx)?),
+                    Some(o) => Some(o.eval(row, ctx, sq)?),
                     None => None,
                 };
                 for (cond, result) in whens {
                     let hit = match &op {
                         Some(o) => {
-                            compare_values(CmpOp::Eq, o, &cond.eval(row, ctx)?)?
+                            compare_values(CmpOp::Eq, o, &cond.eval(row, ctx, sq)?)?
                                 == Value::Bool(true)
                         }
-                        None => truth(&cond.eval(row, ctx)?)? == Some(true),
+                        None => truth(&cond.eval(row, ctx, sq)?)? == Some(true),
                     };
                     if hit {
-                        return result.eval(row, ctx);
+                        return result.eval(row, ctx, sq);
                     }
                 }
                 match otherwise {
-                    Some(e) => e.eval(row, ctx)?,
+                    Some(e) => e.eval(row, ctx, sq)?,
                     None => Value::Null,
                 }
             }
-            Expr::Cast(e, ty) => types::cast(e.eval(row, ctx)?, ty)?,
-            Expr::Func(f, args) => eval_func(*f, args, row, ctx)?,
+            Expr::Cast(e, ty) => types::cast(e.eval(row, ctx, sq)?, ty)?,
+            Expr::Func(f, args) => eval_func(*f, args, row, ctx, sq)?,
         })
     }
 
@@ -318,8 +417,15 @@ impl Expr {
     pub fn reads_only(&self, column_ok: &impl Fn(usize) -> bool) -> bool {
         let go = |e: &Expr| e.reads_only(column_ok);
         match self {
-            Expr::Const(_) | Expr::Param(_) => true,
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::Column(c) => column_ok(*c),
+            Expr::Subquery(sub) => {
+                sub.args.iter().all(go)
+                    && match &sub.test {
+                        SubqueryTest::Quantified { left, .. } => go(left),
+                        _ => true,
+                    }
+            }
             Expr::Neg(e)
             | Expr::Not(e)
             | Expr::IsNull(e, _)
@@ -354,13 +460,77 @@ impl Expr {
 }
 
 impl Expr {
+    /// The subqueries in the expression (not those nested in them).
+    pub fn subqueries<'e>(&'e self, out: &mut Vec<&'e Subquery>) {
+        let mut go = |e: &'e Expr| e.subqueries(out);
+        match self {
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) | Expr::Column(_) => {}
+            Expr::Subquery(sub) => {
+                for a in &sub.args {
+                    a.subqueries(out);
+                }
+                if let SubqueryTest::Quantified { left, .. } = &sub.test {
+                    left.subqueries(out);
+                }
+                out.push(sub);
+            }
+            Expr::Neg(e)
+            | Expr::Not(e)
+            | Expr::IsNull(e, _)
+            | Expr::IsBool(e, _, _)
+            | Expr::Cast(e, _) => go(e),
+            Expr::Arith(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Concat(a, b)
+            | Expr::IsDistinct(a, b, _) => {
+                go(a);
+                go(b);
+            }
+            Expr::Like { expr, pattern, .. } => {
+                go(expr);
+                go(pattern);
+            }
+            Expr::InList { expr, list, .. } => {
+                go(expr);
+                list.iter().for_each(go);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                operand.iter().for_each(|e| go(e));
+                for (a, b) in whens {
+                    go(a);
+                    go(b);
+                }
+                otherwise.iter().for_each(|e| go(e));
+            }
+            Expr::Func(_, args) => args.iter().for_each(go),
+        }
+    }
+
     /// The same expression over another row layout: column `i` becomes column `f(i)`
     /// (a join moves a condition onto one table's row).
     pub fn map_columns(&self, f: &impl Fn(usize) -> usize) -> Expr {
         let go = |e: &Expr| Box::new(e.map_columns(f));
         match self {
-            Expr::Const(_) | Expr::Param(_) => self.clone(),
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => self.clone(),
             Expr::Column(c) => Expr::Column(f(*c)),
+            Expr::Subquery(sub) => Expr::Subquery(std::sync::Arc::new(Subquery {
+                plan: sub.plan.clone(),
+                args: sub.args.iter().map(|e| e.map_columns(f)).collect(),
+                test: match &sub.test {
+                    SubqueryTest::Quantified { left, op, all } => SubqueryTest::Quantified {
+                        left: go(left),
+                        op: *op,
+                        all: *all,
+                    },
+                    t => t.clone(),
+                },
+            })),
             Expr::Neg(e) => Expr::Neg(go(e)),
             Expr::Not(e) => Expr::Not(go(e)),
             Expr::Arith(op, a, b) => Expr::Arith(*op, go(a), go(b)),
@@ -494,10 +664,16 @@ fn like(s: &str, pattern: &str) -> Result<bool> {
     Ok(pi == p.len())
 }
 
-fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Value> {
+fn eval_func(
+    f: Func,
+    args: &[Expr],
+    row: &[Value],
+    ctx: &EvalContext,
+    sq: &dyn Subqueries,
+) -> Result<Value> {
     if f == Func::Coalesce {
         for a in args {
-            let v = a.eval(row, ctx)?;
+            let v = a.eval(row, ctx, sq)?;
             if !v.is_null() {
                 return Ok(v);
             }
@@ -506,7 +682,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result
     }
     let vals = args
         .iter()
-        .map(|a| a.eval(row, ctx))
+        .map(|a| a.eval(row, ctx, sq))
         .collect::<Result<Vec<_>>>()?;
     // Every other function is strict: NULL in, NULL out.
     if vals.iter().any(Value::is_null) {

@@ -111,6 +111,31 @@ pub struct SelectPlan {
     /// UNION, INTERSECT or EXCEPT: the rows come from it (there is no source), and the
     /// projection, ORDER BY and LIMIT apply to them.
     pub set_op: Option<Box<SetOpPlan>>,
+    /// The subqueries in its expressions (`Expr::Subquery`), for the tables they read.
+    pub subqueries: Vec<Arc<SelectPlan>>,
+}
+
+impl SelectPlan {
+    /// The tables it reads: its FROM's, its subqueries', and both sides' of a set
+    /// operation (not system views or placeholders).
+    pub fn tables_read(&self) -> Vec<&Arc<Table>> {
+        let scans = || self.source.iter().chain(self.joins.iter().map(|j| &j.scan));
+        let mut tables: Vec<&Arc<Table>> = scans()
+            .filter(|s| s.system.is_none() && s.derived.is_none())
+            .map(|s| &s.table)
+            .collect();
+        for derived in scans().filter_map(|s| s.derived.as_deref()) {
+            tables.extend(derived.tables_read());
+        }
+        for sub in &self.subqueries {
+            tables.extend(sub.tables_read());
+        }
+        if let Some(op) = &self.set_op {
+            tables.extend(op.left.tables_read());
+            tables.extend(op.right.tables_read());
+        }
+        tables
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +201,8 @@ pub struct InsertPlan {
     pub defaults: Vec<Option<Expr>>,
     pub on_conflict: OnConflict,
     pub returning: Vec<Expr>,
+    /// The subqueries in its expressions (their tables are read).
+    pub subqueries: Vec<Arc<SelectPlan>>,
 }
 
 pub struct UpdatePlan {
@@ -193,6 +220,8 @@ pub struct UpdatePlan {
     /// Whether this statement defers its increments, learned per plan (see
     /// [`DeferIncrements`]).
     pub defer: DeferIncrements,
+    /// The subqueries in its expressions (their tables are read).
+    pub subqueries: Vec<Arc<SelectPlan>>,
 }
 
 /// Whether an UPDATE whose assignments are increments defers them. Deferring pays only
@@ -235,6 +264,8 @@ impl DeferIncrements {
 pub struct DeletePlan {
     pub scan: ScanPlan,
     pub returning: Vec<Expr>,
+    /// The subqueries in its expressions (their tables are read).
+    pub subqueries: Vec<Arc<SelectPlan>>,
 }
 
 pub struct CopyPlan {

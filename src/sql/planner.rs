@@ -32,10 +32,12 @@ pub fn plan(
     param_types: Vec<DataType>,
     hidden: &dyn Fn(&Table) -> bool,
 ) -> Result<Planned> {
+    let mut binder = Binder::new(param_types);
+    binder.catalog = Some((engine, hidden));
     let mut p = Planner {
         engine,
         hidden,
-        binder: Binder::new(param_types),
+        binder,
         fields: Vec::new(),
     };
     let plan = p.plan(stmt)?;
@@ -52,10 +54,40 @@ pub fn plan(
     })
 }
 
+/// Plan a subquery met while `parent` binds an expression (whose scope it pushed onto
+/// its outer scopes). The subquery shares the statement's parameters.
+pub(super) fn plan_subquery<'a>(
+    engine: &'a Engine,
+    hidden: &'a dyn Fn(&Table) -> bool,
+    parent: &mut Binder<'a>,
+    q: &ast::Query,
+) -> Result<(SelectPlan, Vec<DataType>)> {
+    let mut binder = Binder::new(std::mem::take(&mut parent.params));
+    binder.outers = std::mem::take(&mut parent.outers);
+    binder.catalog = parent.catalog;
+    binder.depth = parent.depth;
+    let mut p = Planner {
+        engine,
+        hidden,
+        binder,
+        fields: Vec::new(),
+    };
+    let planned = p.plan_query(q);
+    parent.params = std::mem::take(&mut p.binder.params);
+    parent.outers = std::mem::take(&mut p.binder.outers);
+    let (plan, _, types, _) = planned?;
+    if plan.row_lock.is_some() {
+        return Err(Error::unsupported(
+            "FOR UPDATE in a subquery is not supported yet",
+        ));
+    }
+    Ok((plan, types))
+}
+
 struct Planner<'a> {
     engine: &'a Engine,
     hidden: &'a dyn Fn(&Table) -> bool,
-    binder: Binder,
+    binder: Binder<'a>,
     fields: Vec<Field>,
 }
 
@@ -648,6 +680,7 @@ impl Planner<'_> {
                     row_lock: None,
                     distinct: false,
                     set_op: None,
+                    subqueries: Vec::new(),
                 };
                 (select, names, types, true)
             }
@@ -1007,7 +1040,10 @@ impl Planner<'_> {
                     ast::ColumnOption::NotNull => c.not_null = true,
                     ast::ColumnOption::Default(e) => {
                         // Check it binds now (no columns in scope), store its text.
-                        let t = self.binder.bind(e, &Scope::default())?;
+                        self.binder.no_subqueries = Some("DEFAULT expression");
+                        let t = self.binder.bind(e, &Scope::default());
+                        self.binder.no_subqueries = None;
+                        let t = t?;
                         self.binder.coerce(t, ty)?;
                         c.default = Some(e.to_string());
                     }
@@ -1495,6 +1531,7 @@ impl Planner<'_> {
                 row_lock,
                 distinct,
                 set_op: None,
+                subqueries: std::mem::take(&mut self.binder.subplans),
             },
             names,
             types,
@@ -1563,6 +1600,7 @@ impl Planner<'_> {
             row_lock: None,
             distinct: false,
             set_op: Some(Box::new(set_op)),
+            subqueries: std::mem::take(&mut self.binder.subplans),
         };
         Ok((plan, names, types, sources))
     }
@@ -2233,6 +2271,17 @@ impl Planner<'_> {
             }
         };
         let returning = self.returning(&ins.returning, &scope, &table)?;
+        refuse_reading_target(&table, &returning.iter().collect::<Vec<_>>(), false)?;
+        if let OnConflict::Update {
+            assignments,
+            filter,
+        } = &on_conflict
+        {
+            let mut exprs: Vec<&Expr> = assignments.iter().map(|(_, e)| e).collect();
+            exprs.extend(filter.iter());
+            refuse_reading_target(&table, &exprs, false)?;
+        }
+        let subqueries = std::mem::take(&mut self.binder.subplans);
         Ok(Plan::Insert(Box::new(InsertPlan {
             table,
             def,
@@ -2241,6 +2290,7 @@ impl Planner<'_> {
             defaults,
             on_conflict,
             returning,
+            subqueries,
         })))
     }
 
@@ -2349,13 +2399,22 @@ impl Planner<'_> {
         let assignments = self.assignments(&u.assignments, &def, &scope)?;
         let scan = self.target_scan(table.clone(), &scope, &u.selection)?;
         let returning = self.returning(&u.returning, &scope, &table)?;
-        let increments = increment_form(&def, &scan, &assignments, &returning);
+        let increments = if self.binder.subplans.is_empty() {
+            increment_form(&def, &scan, &assignments, &returning)
+        } else {
+            None
+        };
+        let set_exprs: Vec<&Expr> = assignments.iter().map(|(_, e)| e).collect();
+        refuse_reading_target(&table, &set_exprs, true)?;
+        refuse_reading_target(&table, &returning.iter().collect::<Vec<_>>(), false)?;
+        let subqueries = std::mem::take(&mut self.binder.subplans);
         Ok(Plan::Update(Box::new(UpdatePlan {
             scan,
             assignments,
             returning,
             increments,
             defer: Default::default(),
+            subqueries,
         })))
     }
 
@@ -2376,8 +2435,36 @@ impl Planner<'_> {
         let scope = table_scope(&table, &def, alias.as_deref());
         let scan = self.target_scan(table.clone(), &scope, &d.selection)?;
         let returning = self.returning(&d.returning, &scope, &table)?;
-        Ok(Plan::Delete(Box::new(DeletePlan { scan, returning })))
+        refuse_reading_target(&table, &returning.iter().collect::<Vec<_>>(), false)?;
+        let subqueries = std::mem::take(&mut self.binder.subplans);
+        Ok(Plan::Delete(Box::new(DeletePlan {
+            scan,
+            returning,
+            subqueries,
+        })))
     }
+}
+
+/// A statement sees the table it changes as it was before the statement, but the
+/// executor evaluates SET and RETURNING while it writes: a subquery there that reads the
+/// target table, and would run after the first write, is refused. Uncorrelated subqueries
+/// in SET run once, before the first write, so only correlated ones are refused there.
+fn refuse_reading_target(table: &Arc<Table>, exprs: &[&Expr], correlated_only: bool) -> Result<()> {
+    let mut subs = Vec::new();
+    for e in exprs {
+        e.subqueries(&mut subs);
+    }
+    for sub in subs {
+        if correlated_only && sub.args.is_empty() {
+            continue;
+        }
+        if sub.plan.tables_read().iter().any(|t| Arc::ptr_eq(t, table)) {
+            return Err(Error::unsupported(
+                "a subquery reading the table being changed is not supported here yet",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A SELECT's FOR UPDATE / FOR SHARE clauses (several combine to the strongest; OF lists

@@ -1522,6 +1522,8 @@ impl Session {
                 set_settings: Default::default(),
             },
             txn,
+            outer_values: Default::default(),
+            subquery_rows: Default::default(),
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
@@ -1740,7 +1742,13 @@ impl Session {
 /// no increment statement counts: one that does not defer touches only its own row.
 fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
     let scanned = |sel: &super::plan::SelectPlan| -> Vec<TableId> {
-        select_tables(sel).iter().map(|t| t.id).collect()
+        sel.tables_read().iter().map(|t| t.id).collect()
+    };
+    let with_subqueries = |mut tables: Vec<TableId>, subs: &[Arc<super::plan::SelectPlan>]| {
+        for sub in subs {
+            tables.extend(scanned(sub));
+        }
+        Some(Some(tables))
     };
     match plan {
         Plan::Select(sel) => Some(Some(scanned(sel))),
@@ -1749,11 +1757,11 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
             if let super::plan::InsertSource::Select(sel) = &ins.source {
                 tables.extend(scanned(sel));
             }
-            Some(Some(tables))
+            with_subqueries(tables, &ins.subqueries)
         }
         Plan::Update(upd) if upd.increments.is_some() && (learning || upd.defer.allowed()) => None,
-        Plan::Update(upd) => Some(Some(vec![upd.scan.table.id])),
-        Plan::Delete(del) => Some(Some(vec![del.scan.table.id])),
+        Plan::Update(upd) => with_subqueries(vec![upd.scan.table.id], &upd.subqueries),
+        Plan::Delete(del) => with_subqueries(vec![del.scan.table.id], &del.subqueries),
         Plan::Copy(cp) => Some(Some(vec![cp.table.id])),
         Plan::CopyTo(cp) => Some(Some(scanned(&cp.select))),
         Plan::CreateTable { .. }
@@ -1771,23 +1779,6 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         // The statement EXECUTE runs answers for itself.
         Plan::Prepare { .. } | Plan::Execute { .. } => None,
     }
-}
-
-/// The tables a SELECT reads: its FROM's, and both sides' of a set operation.
-fn select_tables(sel: &super::plan::SelectPlan) -> Vec<&Arc<Table>> {
-    let scans = || sel.source.iter().chain(sel.joins.iter().map(|j| &j.scan));
-    let mut tables: Vec<&Arc<Table>> = scans()
-        .filter(|s| s.system.is_none() && s.derived.is_none())
-        .map(|s| &s.table)
-        .collect();
-    for derived in scans().filter_map(|s| s.derived.as_deref()) {
-        tables.extend(select_tables(derived));
-    }
-    if let Some(op) = &sel.set_op {
-        tables.extend(select_tables(&op.left));
-        tables.extend(select_tables(&op.right));
-    }
-    tables
 }
 
 /// The tables `plan` writes, drops or truncates; borrowed from the plan but for DROP,
@@ -1808,14 +1799,21 @@ fn written_tables(plan: &Plan) -> std::borrow::Cow<'_, [Arc<Table>]> {
 /// The tables a plan reads without writing them: a reader waits while another
 /// transaction has their gates closed (an uncommitted DROP TABLE or TRUNCATE).
 fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
-    let of = select_tables;
+    fn of(subs: &[Arc<super::plan::SelectPlan>]) -> Vec<&Arc<Table>> {
+        subs.iter().flat_map(|s| s.tables_read()).collect()
+    }
     match plan {
-        Plan::Select(sel) => of(sel),
-        Plan::CopyTo(cp) => of(&cp.select),
-        Plan::Insert(ins) => match &ins.source {
-            InsertSource::Select(sel) => of(sel),
-            InsertSource::Values(_) => Vec::new(),
-        },
+        Plan::Select(sel) => sel.tables_read(),
+        Plan::CopyTo(cp) => cp.select.tables_read(),
+        Plan::Insert(ins) => {
+            let mut tables = of(&ins.subqueries);
+            if let InsertSource::Select(sel) = &ins.source {
+                tables.extend(sel.tables_read());
+            }
+            tables
+        }
+        Plan::Update(upd) => of(&upd.subqueries),
+        Plan::Delete(del) => of(&del.subqueries),
         _ => Vec::new(),
     }
 }
