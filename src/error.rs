@@ -20,9 +20,11 @@ impl SqlState {
     pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
     pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
+    pub const INVALID_REGULAR_EXPRESSION: SqlState = SqlState("2201B");
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
     pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
     pub const BAD_COPY_FILE_FORMAT: SqlState = SqlState("22P04");
+    pub const CANNOT_COERCE: SqlState = SqlState("42846");
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
     pub const INVALID_CURSOR_STATE: SqlState = SqlState("24000");

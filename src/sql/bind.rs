@@ -127,6 +127,11 @@ pub fn ident_name(ident: &ast::Ident) -> String {
     }
 }
 
+/// Whether a word is one of PostgreSQL's reserved words.
+pub fn is_reserved(word: &str) -> bool {
+    RESERVED.contains(&word)
+}
+
 /// PostgreSQL's reserved words that can never be a bare table name.
 const RESERVED: &[&str] = &[
     "all",
@@ -259,6 +264,21 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             }
             A::Char(l) | A::Character(l) => DataType::Char(len(l)?.unwrap_or(1)),
             A::Bytea => DataType::Bytea,
+            A::Regclass => DataType::RegClass,
+            A::Array(
+                ast::ArrayElemTypeDef::SquareBracket(inner, _)
+                | ast::ArrayElemTypeDef::Qualified(inner, _)
+                | ast::ArrayElemTypeDef::AngleBracket(inner)
+                | ast::ArrayElemTypeDef::Parenthesis(inner),
+            ) => {
+                let (elem, serial) = data_type(inner)?;
+                if serial || elem.element().is_some() {
+                    return Err(Error::unsupported(
+                        "multidimensional arrays are not supported yet",
+                    ));
+                }
+                array_type(elem)?
+            }
             A::Date => DataType::Date,
             A::Timestamp(_, ast::TimezoneInfo::WithTimeZone) => DataType::TimestampTz,
             A::Timestamp(_, ast::TimezoneInfo::Tz) => DataType::TimestampTz,
@@ -272,7 +292,20 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("smallserial" | "serial2", 0) => return Ok((DataType::Int2, true)),
                     ("timestamptz", _) => DataType::TimestampTz,
                     ("bpchar", 0) => DataType::Char(1),
-                    ("regclass", 0) => DataType::Text,
+                    ("regclass", 0) => DataType::RegClass,
+                    ("regtype", 0) => DataType::RegType,
+                    ("oid", 0) => DataType::Oid,
+                    ("name", 0) => DataType::Name,
+                    ("\"char\"", 0) => DataType::InternalChar,
+                    (n, 0) if n.starts_with('_') => {
+                        let elem = super::pg_catalog::type_by_name(&n[1..]).ok_or_else(|| {
+                            Error::new(
+                                SqlState::UNDEFINED_OBJECT,
+                                format!("type \"{n}\" does not exist"),
+                            )
+                        })?;
+                        array_type(elem)?
+                    }
                     ("int2", 0) => DataType::Int2,
                     ("int4", 0) => DataType::Int4,
                     ("int8", 0) => DataType::Int8,
@@ -377,6 +410,21 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
 }
 
 /// The type two operands are unified to for comparison or arithmetic.
+/// The array type of `elem`, or 0A000.
+fn array_type(elem: DataType) -> Result<DataType> {
+    types::array_of(elem).ok_or_else(|| {
+        Error::unsupported(format!(
+            "arrays of type {} are not supported yet",
+            elem.name()
+        ))
+    })
+}
+
+/// The type two numeric types meet in (as arithmetic on them yields).
+fn numeric_common(a: DataType, b: DataType) -> DataType {
+    arith_type(ArithOp::Add, a, b).unwrap_or(a)
+}
+
 fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
     use ast::BinaryOperator as B;
     Some(match op {
@@ -404,9 +452,16 @@ fn comparable(a: DataType, b: DataType) -> bool {
         DataType::Date | DataType::Timestamp | DataType::TimestampTz => 3,
         DataType::Bool => 4,
         DataType::Bytea => 5,
+        DataType::Oid | DataType::RegClass | DataType::RegType => 6,
+        DataType::Array(_) => 7,
         _ => 0,
     };
-    a == DataType::Unknown || b == DataType::Unknown || class(a) == class(b)
+    let oid_and_integer = |x: DataType, y: DataType| class(x) == 6 && y.is_integer();
+    a == DataType::Unknown
+        || b == DataType::Unknown
+        || class(a) == class(b)
+        || oid_and_integer(a, b)
+        || oid_and_integer(b, a)
 }
 
 /// PostgreSQL's result type for arithmetic on two types, or 42883.
@@ -492,6 +547,9 @@ impl<'a> Binder<'a> {
     pub fn coerce(&mut self, (expr, ty): Typed, to: DataType) -> Result<Expr> {
         if ty != DataType::Unknown || to == DataType::Unknown {
             return Ok(expr);
+        }
+        if matches!(to, DataType::RegClass | DataType::RegType) {
+            return Ok(self.cast((expr, ty), to)?.0);
         }
         match expr {
             Expr::Const(Value::Text(s)) => Ok(Expr::Const(types::decode_text(&to, &s)?)),
@@ -983,6 +1041,9 @@ impl<'a> Binder<'a> {
                         "type \"serial\" does not exist",
                     ));
                 }
+                if let (E::Array(a), Some(elem)) = (expr.as_ref(), to.element()) {
+                    return self.bind_array(&a.elem, Some(elem), scope);
+                }
                 let t = self.bind(expr, scope)?;
                 self.cast(t, to)
             }
@@ -1003,6 +1064,51 @@ impl<'a> Binder<'a> {
                 scope,
             ),
             E::Function(f) => self.bind_function(f, scope),
+            E::Array(a) => self.bind_array(&a.elem, None, scope),
+            E::CompoundFieldAccess { root, access_chain } => {
+                let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] =
+                    access_chain.as_slice()
+                else {
+                    return Err(Error::unsupported(format!(
+                        "expression is not supported yet: {e}"
+                    )));
+                };
+                let arr = self.bind(root, scope)?;
+                let Some(elem) = arr.1.element() else {
+                    return Err(Error::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!(
+                            "cannot subscript type {} because it does not support subscripting",
+                            arr.1.name()
+                        ),
+                    ));
+                };
+                let i = self.bind_as(index, scope, DataType::Int4)?;
+                Ok((Expr::Func(Func::ArrayElement, vec![arr.0, i]), elem))
+            }
+            E::Collate { expr, collation } => {
+                // Text compares byte by byte here: the "C" collation, which is also the
+                // database's default. Those are the collations there are.
+                let c = match collation.0.last() {
+                    Some(ast::ObjectNamePart::Identifier(i)) => ident_name(i),
+                    _ => collation.to_string(),
+                };
+                let c = c.as_str();
+                if !matches!(c, "default" | "C" | "POSIX" | "ucs_basic") {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("collation \"{c}\" for encoding \"UTF8\" does not exist"),
+                    ));
+                }
+                let t = self.bind(expr, scope)?;
+                if !t.1.is_string() {
+                    return Err(Error::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!("collations are not supported by type {}", t.1.name()),
+                    ));
+                }
+                Ok(t)
+            }
             E::Subquery(q) => {
                 let (plan, types) = self.plan_subquery(q, scope)?;
                 if types.len() != 1 {
@@ -1051,17 +1157,9 @@ impl<'a> Binder<'a> {
                     E::Subquery(q) => q,
                     E::Nested(inner) => match inner.as_ref() {
                         E::Subquery(q) => q,
-                        _ => {
-                            return Err(Error::unsupported(
-                                "ANY/ALL over an array is not supported yet",
-                            ))
-                        }
+                        _ => return self.bind_any_array(left, op, right, all, scope),
                     },
-                    _ => {
-                        return Err(Error::unsupported(
-                            "ANY/ALL over an array is not supported yet",
-                        ))
-                    }
+                    _ => return self.bind_any_array(left, op, right, all, scope),
                 };
                 Ok((
                     self.bind_quantified(left, op, query, all, scope)?,
@@ -1075,6 +1173,38 @@ impl<'a> Binder<'a> {
     }
 
     fn cast(&mut self, t: Typed, to: DataType) -> Result<Typed> {
+        // regclass and regtype are looked up in the catalog when the value is made.
+        if matches!(to, DataType::RegClass | DataType::RegType) && t.1 != to {
+            let class = to == DataType::RegClass;
+            let func = match t.1 {
+                ty if ty.is_string() => {
+                    let arg = self.coerce(t, DataType::Text)?;
+                    let f = if class {
+                        Func::RegClassIn
+                    } else {
+                        Func::RegTypeIn
+                    };
+                    return Ok((Expr::Func(f, vec![arg]), to));
+                }
+                ty if ty.is_integer()
+                    || matches!(ty, DataType::Oid | DataType::RegClass | DataType::RegType) =>
+                {
+                    if class {
+                        Func::RegClassOfOid
+                    } else {
+                        Func::RegTypeOfOid
+                    }
+                }
+                other => {
+                    return Err(Error::new(
+                        SqlState::CANNOT_COERCE,
+                        format!("cannot cast type {} to {}", other.name(), to.name()),
+                    ))
+                }
+            };
+            let arg = Expr::Cast(Box::new(t.0), DataType::Oid);
+            return Ok((Expr::Func(func, vec![arg]), to));
+        }
         Ok(match t {
             (Expr::Const(v), _) => (Expr::Const(types::cast(v, &to)?), to),
             (Expr::Param(i), DataType::Unknown) => {
@@ -1176,6 +1306,180 @@ impl<'a> Binder<'a> {
         Ok((self.coerce(l, ty)?, self.coerce(r, ty)?))
     }
 
+    /// Bind to type `ty`: an untyped literal is read as one, another type is cast.
+    fn bind_as(&mut self, e: &ast::Expr, scope: &Scope, ty: DataType) -> Result<Expr> {
+        let t = self.bind(e, scope)?;
+        if t.1 == ty || t.1 == DataType::Unknown {
+            return self.coerce(t, ty);
+        }
+        if ty == DataType::Oid && !(t.1.is_integer() || comparable(t.1, ty))
+            || ty.is_string() && !t.1.is_string()
+        {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "argument of type {} where {} is wanted",
+                    t.1.name(),
+                    ty.name()
+                ),
+            ));
+        }
+        Ok(Expr::Cast(Box::new(t.0), ty))
+    }
+
+    /// `ARRAY[...]`: its elements resolved to one type (`elem` when the array is cast).
+    fn bind_array(
+        &mut self,
+        items: &[ast::Expr],
+        elem: Option<DataType>,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let bound = items
+            .iter()
+            .map(|i| self.bind(i, scope))
+            .collect::<Result<Vec<_>>>()?;
+        let ty = match elem {
+            Some(t) => t,
+            None => {
+                let mut ty = DataType::Unknown;
+                for (_, t) in &bound {
+                    if !comparable(ty, *t) {
+                        return Err(Error::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!(
+                                "ARRAY types {} and {} cannot be matched",
+                                ty.name(),
+                                t.name()
+                            ),
+                        ));
+                    }
+                    ty = match (ty, *t) {
+                        (DataType::Unknown, t) => t.without_typmod(),
+                        (a, b) if a.is_numeric() && b.is_numeric() => numeric_common(a, b),
+                        (a, _) => a,
+                    };
+                }
+                if bound.is_empty() {
+                    return Err(Error::new(
+                        SqlState::INDETERMINATE_DATATYPE,
+                        "cannot determine type of empty array",
+                    )
+                    .with_hint(
+                        "Explicitly cast to the desired type, for example ARRAY[]::integer[].",
+                    ));
+                }
+                if ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    ty
+                }
+            }
+        };
+        let array = array_type(ty)?;
+        let element =
+            types::static_element(&ty).ok_or_else(|| Error::internal("array element type"))?;
+        let mut exprs = Vec::with_capacity(bound.len());
+        for t in bound {
+            let e = if t.1 == *element || t.1 == DataType::Unknown {
+                self.coerce(t, *element)?
+            } else {
+                Expr::Cast(Box::new(t.0), *element)
+            };
+            exprs.push(e);
+        }
+        Ok((Expr::Array(element, exprs), array))
+    }
+
+    /// `left op ANY (array)` / `left op ALL (array)`.
+    fn bind_any_array(
+        &mut self,
+        left: &ast::Expr,
+        op: CmpOp,
+        right: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let l = self.bind(left, scope)?;
+        let r = self.bind(right, scope)?;
+        let (l, r) = match (l.1, r.1) {
+            (_, DataType::Array(e)) => {
+                let elem = *e;
+                if !comparable(l.1, elem) {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!(
+                            "operator does not exist: {} {} {}",
+                            l.1.name(),
+                            op.symbol(),
+                            elem.name()
+                        ),
+                    ));
+                }
+                (self.coerce(l, elem)?, r.0)
+            }
+            (lt, DataType::Unknown) if lt != DataType::Unknown => {
+                let at = array_type(lt)?;
+                let r = self.coerce(r, at)?;
+                (l.0, r)
+            }
+            (_, other) => {
+                return Err(Error::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    if other == DataType::Unknown {
+                        "could not determine the type of the array".to_string()
+                    } else {
+                        "op ANY/ALL (array) requires array on right side".to_string()
+                    },
+                ))
+            }
+        };
+        Ok((
+            Expr::AnyArray {
+                left: Box::new(l),
+                op,
+                all,
+                array: Box::new(r),
+            },
+            DataType::Bool,
+        ))
+    }
+
+    /// An array argument of function `name`.
+    fn bind_array_arg(&mut self, e: &ast::Expr, scope: &Scope, name: &str) -> Result<Typed> {
+        let t = self.bind(e, scope)?;
+        match t.1 {
+            DataType::Array(_) => Ok(t),
+            other => Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", other.name()),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")),
+        }
+    }
+
+    /// `~`, `~*`, `!~`, `!~*`: POSIX regular expression matches.
+    fn bind_regex(
+        &mut self,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        case_insensitive: bool,
+        negated: bool,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let l = self.bind_text(left, scope)?;
+        let r = self.bind_text(right, scope)?;
+        let func = if case_insensitive {
+            Func::RegexIMatch
+        } else {
+            Func::RegexMatch
+        };
+        let m = Expr::Func(func, vec![l, r]);
+        Ok((
+            if negated { Expr::Not(Box::new(m)) } else { m },
+            DataType::Bool,
+        ))
+    }
+
     fn bind_binary(
         &mut self,
         left: &ast::Expr,
@@ -1184,6 +1488,45 @@ impl<'a> Binder<'a> {
         scope: &Scope,
     ) -> Result<Typed> {
         use ast::BinaryOperator as B;
+        let op = match op {
+            // OPERATOR(pg_catalog.op) is the operator itself.
+            B::PGCustomBinaryOperator(parts)
+                if parts.len() == 2 && parts[0].eq_ignore_ascii_case("pg_catalog") =>
+            {
+                match parts[1].as_str() {
+                    "~" => &B::PGRegexMatch,
+                    "~*" => &B::PGRegexIMatch,
+                    "!~" => &B::PGRegexNotMatch,
+                    "!~*" => &B::PGRegexNotIMatch,
+                    "=" => &B::Eq,
+                    "<>" => &B::NotEq,
+                    "<" => &B::Lt,
+                    "<=" => &B::LtEq,
+                    ">" => &B::Gt,
+                    ">=" => &B::GtEq,
+                    "||" => &B::StringConcat,
+                    "+" => &B::Plus,
+                    "-" => &B::Minus,
+                    "*" => &B::Multiply,
+                    "/" => &B::Divide,
+                    "%" => &B::Modulo,
+                    other => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: pg_catalog.{other}"),
+                        ))
+                    }
+                }
+            }
+            op => op,
+        };
+        match op {
+            B::PGRegexMatch => return self.bind_regex(left, right, false, false, scope),
+            B::PGRegexIMatch => return self.bind_regex(left, right, true, false, scope),
+            B::PGRegexNotMatch => return self.bind_regex(left, right, false, true, scope),
+            B::PGRegexNotIMatch => return self.bind_regex(left, right, true, true, scope),
+            _ => {}
+        }
         let cmp = match op {
             B::Eq => Some(CmpOp::Eq),
             B::NotEq => Some(CmpOp::NotEq),
@@ -1411,8 +1754,25 @@ impl<'a> Binder<'a> {
                     ),
                 )
             }
+            ast::FunctionArguments::Subquery(q) if name == "array" => {
+                let (plan, types) = self.plan_subquery(q, scope)?;
+                if types.len() != 1 {
+                    return Err(Error::syntax("subquery must return only one column"));
+                }
+                let elem = if types[0] == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    types[0]
+                };
+                let array = array_type(elem)?;
+                let element = types::static_element(&elem)
+                    .ok_or_else(|| Error::internal("array element type"))?;
+                return Ok((self.subquery(plan, SubqueryTest::Array(element)), array));
+            }
             ast::FunctionArguments::Subquery(_) => {
-                return Err(Error::unsupported("subqueries are not supported yet"))
+                return Err(Error::unsupported(format!(
+                    "a subquery as the argument of {name}() is not supported"
+                )))
             }
         };
         if let Some(agg) = AggFunc::from_name(&name) {
@@ -1606,6 +1966,105 @@ impl<'a> Binder<'a> {
             "current_schema" => {
                 arity(0)?;
                 (Func::CurrentSchema, DataType::Text, vec![])
+            }
+            "pg_get_userbyid" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                (Func::UserById, DataType::Name, vec![a])
+            }
+            "pg_table_is_visible" | "pg_type_is_visible" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                let func = if name == "pg_table_is_visible" {
+                    Func::TableIsVisible
+                } else {
+                    Func::TypeIsVisible
+                };
+                (func, DataType::Bool, vec![a])
+            }
+            "format_type" => {
+                arity(2)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                let m = self.bind_as(&args[1], scope, DataType::Int4)?;
+                (Func::FormatType, DataType::Text, vec![a, m])
+            }
+            "pg_get_expr" => {
+                if !(2..=3).contains(&args.len()) {
+                    arity(2)?;
+                }
+                let e = self.bind_text(&args[0], scope)?;
+                let r = self.bind_as(&args[1], scope, DataType::Oid)?;
+                (Func::GetExpr, DataType::Text, vec![e, r])
+            }
+            "pg_get_indexdef" | "pg_get_constraintdef" => {
+                let max = if name == "pg_get_indexdef" { 3 } else { 2 };
+                if args.is_empty() || args.len() > max || args.len() == 2 && max == 3 {
+                    arity(1)?;
+                }
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                let func = if name == "pg_get_indexdef" {
+                    Func::IndexDef
+                } else {
+                    Func::ConstraintDef
+                };
+                (func, DataType::Text, vec![a])
+            }
+            "pg_encoding_to_char" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Int4)?;
+                (Func::EncodingToChar, DataType::Name, vec![a])
+            }
+            "obj_description" | "col_description" | "shobj_description" => {
+                arity(2)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                let b = if name == "col_description" {
+                    self.bind_as(&args[1], scope, DataType::Int4)?
+                } else {
+                    self.bind_as(&args[1], scope, DataType::Name)?
+                };
+                (Func::Description, DataType::Text, vec![a, b])
+            }
+            "pg_get_serial_sequence" => {
+                arity(2)?;
+                let t = self.bind_text(&args[0], scope)?;
+                let c = self.bind_text(&args[1], scope)?;
+                (Func::SerialSequence, DataType::Text, vec![t, c])
+            }
+            "array_to_string" => {
+                if !(2..=3).contains(&args.len()) {
+                    arity(2)?;
+                }
+                let a = self.bind_array_arg(&args[0], scope, &name)?;
+                let mut bound = vec![a.0, self.bind_text(&args[1], scope)?];
+                if let Some(n) = args.get(2) {
+                    bound.push(self.bind_text(n, scope)?);
+                }
+                (Func::ArrayToString, DataType::Text, bound)
+            }
+            "array_upper" | "array_lower" | "array_length" => {
+                arity(2)?;
+                let a = self.bind_array_arg(&args[0], scope, &name)?;
+                let d = self.bind_as(&args[1], scope, DataType::Int4)?;
+                let func = match name.as_str() {
+                    "array_upper" => Func::ArrayUpper,
+                    "array_lower" => Func::ArrayLower,
+                    _ => Func::ArrayLength,
+                };
+                (func, DataType::Int4, vec![a.0, d])
+            }
+            "cardinality" => {
+                arity(1)?;
+                let a = self.bind_array_arg(&args[0], scope, &name)?;
+                (Func::Cardinality, DataType::Int4, vec![a.0])
+            }
+            "to_regclass" | "to_regtype" => {
+                arity(1)?;
+                let a = self.bind_text(&args[0], scope)?;
+                if name == "to_regclass" {
+                    (Func::ToRegClass, DataType::RegClass, vec![a])
+                } else {
+                    (Func::ToRegType, DataType::RegType, vec![a])
+                }
             }
             _ => {
                 return Err(Error::new(

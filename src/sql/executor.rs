@@ -86,7 +86,7 @@ impl Subqueries for Executor<'_> {
             SubqueryTest::Exists => self.select_at_most(plan, Some(1)),
             // Two rows are enough to fail.
             SubqueryTest::Scalar => self.select_at_most(plan, Some(2)),
-            SubqueryTest::Quantified { .. } => self.select(plan),
+            SubqueryTest::Quantified { .. } | SubqueryTest::Array(_) => self.select(plan),
         };
         self.outer_values.borrow_mut().pop();
         let rows = Rc::new(rows?);
@@ -635,7 +635,7 @@ impl Executor<'_> {
                 !txn.dropped.contains(&t.id)
                     && (!catalog.is_unconfirmed(t.id) || txn.created.contains(&t.id))
             };
-            for row in view.rows(self.engine, &visible) {
+            for row in view.rows(self.engine, &visible, self.ctx.settings) {
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
                     break;
                 }

@@ -95,6 +95,54 @@ pub enum Func {
     LastWalReplayLsn,
     /// char(n) → text: drops trailing blanks, as PostgreSQL's bpchar-to-text conversion does.
     BpcharToText,
+    /// `pg_get_userbyid(oid)`.
+    UserById,
+    /// `pg_table_is_visible(oid)`: whether the relation is in a schema of the search path.
+    TableIsVisible,
+    /// `pg_type_is_visible(oid)`.
+    TypeIsVisible,
+    /// `format_type(oid, typmod)`.
+    FormatType,
+    /// `pg_get_expr(text, relation[, pretty])`: the catalogs hold expressions as text.
+    GetExpr,
+    /// `pg_get_indexdef(oid[, column, pretty])`.
+    IndexDef,
+    /// `pg_get_constraintdef(oid[, pretty])`.
+    ConstraintDef,
+    /// `pg_encoding_to_char(int)`.
+    EncodingToChar,
+    /// `obj_description`, `col_description`, `shobj_description`: nothing has a comment.
+    Description,
+    /// `pg_get_serial_sequence(table, column)`.
+    SerialSequence,
+    /// `text::regclass`: 42P01 when there is no such relation.
+    RegClassIn,
+    /// `oid::regclass`.
+    RegClassOfOid,
+    /// `to_regclass(text)`: NULL when there is no such relation.
+    ToRegClass,
+    /// `text::regtype`: 42704 when there is no such type.
+    RegTypeIn,
+    /// `oid::regtype`.
+    RegTypeOfOid,
+    /// `to_regtype(text)`.
+    ToRegType,
+    /// `text ~ pattern`.
+    RegexMatch,
+    /// `text ~* pattern`.
+    RegexIMatch,
+    /// `array[i]`: NULL out of bounds.
+    ArrayElement,
+    /// `array_to_string(array, delimiter[, null_text])` (not strict in `null_text`).
+    ArrayToString,
+    /// `array_upper(array, dim)`.
+    ArrayUpper,
+    /// `array_lower(array, dim)`.
+    ArrayLower,
+    /// `array_length(array, dim)`.
+    ArrayLength,
+    /// `cardinality(array)`.
+    Cardinality,
 }
 
 #[derive(Clone, Debug)]
@@ -134,6 +182,15 @@ pub enum Expr {
     Func(Func, Vec<Expr>),
     /// A value of the enclosing query, inside a subquery (see [`Subquery`]).
     Outer(usize),
+    /// `ARRAY[a, b, ...]` of the element type.
+    Array(&'static DataType, Vec<Expr>),
+    /// `left op ANY (array)`, or with `all`, `left op ALL (array)`.
+    AnyArray {
+        left: Box<Expr>,
+        op: CmpOp,
+        all: bool,
+        array: Box<Expr>,
+    },
     Subquery(std::sync::Arc<Subquery>),
 }
 
@@ -198,12 +255,37 @@ pub enum SubqueryTest {
     Scalar,
     /// `EXISTS (SELECT ...)`.
     Exists,
+    /// `ARRAY(SELECT ...)`: its one column's values as an array of the element type.
+    Array(&'static DataType),
     /// `left op ANY (SELECT ...)` (`IN` is `= ANY`), or with `all`, `left op ALL (...)`.
     Quantified {
         left: Box<Expr>,
         op: CmpOp,
         all: bool,
     },
+}
+
+/// `left op ANY (rights)` (true if one comparison is true, else NULL if one is NULL) or
+/// `left op ALL (rights)` (false if one is false, else NULL if one is NULL).
+fn quantified<'v>(
+    left: &Value,
+    op: CmpOp,
+    all: bool,
+    rights: impl Iterator<Item = &'v Value>,
+) -> Result<Value> {
+    let mut unknown = false;
+    for right in rights {
+        match compare_values(op, left, right)? {
+            Value::Bool(b) if b != all => return Ok(Value::Bool(b)),
+            Value::Null => unknown = true,
+            _ => {}
+        }
+    }
+    Ok(if unknown {
+        Value::Null
+    } else {
+        Value::Bool(all)
+    })
 }
 
 impl Subquery {
@@ -228,25 +310,23 @@ impl Subquery {
                     .unwrap_or(Value::Null))
             }
             SubqueryTest::Exists => Ok(Value::Bool(!sq.rows(self, args)?.is_empty())),
+            SubqueryTest::Array(e) => {
+                let rows = sq.rows(self, args)?;
+                let items: Vec<Value> = rows
+                    .iter()
+                    .map(|r| r.first().cloned().unwrap_or(Value::Null))
+                    .collect();
+                Ok(Value::Array(e, items.into()))
+            }
             SubqueryTest::Quantified { left, op, all } => {
                 let left = left.eval(row, ctx, sq)?;
                 let rows = sq.rows(self, args)?;
-                // ANY: true if one comparison is true, else NULL if one is NULL.
-                // ALL: false if one is false, else NULL if one is NULL.
-                let mut unknown = false;
-                for r in rows.iter() {
-                    let right = r.first().unwrap_or(&Value::Null);
-                    match compare_values(*op, &left, right)? {
-                        Value::Bool(b) if b != *all => return Ok(Value::Bool(b)),
-                        Value::Null => unknown = true,
-                        _ => {}
-                    }
-                }
-                Ok(if unknown {
-                    Value::Null
-                } else {
-                    Value::Bool(*all)
-                })
+                quantified(
+                    &left,
+                    *op,
+                    *all,
+                    rows.iter().map(|r| r.first().unwrap_or(&Value::Null)),
+                )
             }
         }
     }
@@ -256,6 +336,26 @@ impl Expr {
     pub fn eval(&self, row: &[Value], ctx: &EvalContext, sq: &dyn Subqueries) -> Result<Value> {
         Ok(match self {
             Expr::Outer(i) => sq.outer(*i)?,
+            Expr::Array(e, items) => {
+                let values = items
+                    .iter()
+                    .map(|x| x.eval(row, ctx, sq))
+                    .collect::<Result<Vec<_>>>()?;
+                Value::Array(e, values.into())
+            }
+            Expr::AnyArray {
+                left,
+                op,
+                all,
+                array,
+            } => {
+                let l = left.eval(row, ctx, sq)?;
+                match array.eval(row, ctx, sq)? {
+                    Value::Null => Value::Null,
+                    Value::Array(_, items) => quantified(&l, *op, *all, items.iter())?,
+                    _ => return Err(Error::internal("ANY over a value that is not an array")),
+                }
+            }
             Expr::Subquery(sub) => sub.eval(row, ctx, sq)?,
             Expr::Const(v) => v.clone(),
             Expr::Param(i) => ctx.params.get(*i).cloned().ok_or_else(|| {
@@ -419,6 +519,8 @@ impl Expr {
         match self {
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::Column(c) => column_ok(*c),
+            Expr::Array(_, items) => items.iter().all(go),
+            Expr::AnyArray { left, array, .. } => go(left) && go(array),
             Expr::Subquery(sub) => {
                 sub.args.iter().all(go)
                     && match &sub.test {
@@ -465,6 +567,11 @@ impl Expr {
         let mut go = |e: &'e Expr| e.subqueries(out);
         match self {
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) | Expr::Column(_) => {}
+            Expr::Array(_, items) => items.iter().for_each(go),
+            Expr::AnyArray { left, array, .. } => {
+                go(left);
+                go(array);
+            }
             Expr::Subquery(sub) => {
                 for a in &sub.args {
                     a.subqueries(out);
@@ -519,6 +626,20 @@ impl Expr {
         match self {
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => self.clone(),
             Expr::Column(c) => Expr::Column(f(*c)),
+            Expr::Array(e, items) => {
+                Expr::Array(e, items.iter().map(|x| x.map_columns(f)).collect())
+            }
+            Expr::AnyArray {
+                left,
+                op,
+                all,
+                array,
+            } => Expr::AnyArray {
+                left: go(left),
+                op: *op,
+                all: *all,
+                array: go(array),
+            },
             Expr::Subquery(sub) => Expr::Subquery(std::sync::Arc::new(Subquery {
                 plan: sub.plan.clone(),
                 args: sub.args.iter().map(|e| e.map_columns(f)).collect(),
@@ -684,9 +805,18 @@ fn eval_func(
         .iter()
         .map(|a| a.eval(row, ctx, sq))
         .collect::<Result<Vec<_>>>()?;
-    // Every other function is strict: NULL in, NULL out.
-    if vals.iter().any(Value::is_null) {
+    // Every other function is strict: NULL in, NULL out (format_type reads a NULL
+    // typmod as none).
+    let strict_args = match f {
+        Func::FormatType => &vals[..1],
+        Func::ArrayToString => &vals[..2],
+        _ => &vals[..],
+    };
+    if strict_args.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if let Some(v) = super::catalog_functions::eval(f, &vals, ctx)? {
+        return Ok(v);
     }
     Ok(match f {
         Func::Now => Value::TimestampTz(ctx.txn_start_us),
@@ -823,6 +953,30 @@ fn eval_func(
         }
         Func::BpcharToText => Value::Text(text_of(&vals[0]).trim_end_matches(' ').to_string()),
         Func::Coalesce => unreachable!("handled above"),
+        Func::UserById
+        | Func::TableIsVisible
+        | Func::TypeIsVisible
+        | Func::FormatType
+        | Func::GetExpr
+        | Func::IndexDef
+        | Func::ConstraintDef
+        | Func::EncodingToChar
+        | Func::Description
+        | Func::SerialSequence
+        | Func::RegClassIn
+        | Func::RegClassOfOid
+        | Func::ToRegClass
+        | Func::RegTypeIn
+        | Func::RegTypeOfOid
+        | Func::ToRegType
+        | Func::RegexMatch
+        | Func::RegexIMatch
+        | Func::ArrayElement
+        | Func::ArrayToString
+        | Func::ArrayUpper
+        | Func::ArrayLower
+        | Func::ArrayLength
+        | Func::Cardinality => return Err(Error::internal("catalog function not evaluated")),
     })
 }
 

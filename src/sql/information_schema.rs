@@ -75,7 +75,10 @@ pub const COLUMNS_COLUMNS: &[(&str, DataType)] = &[
 ];
 
 /// The tables the scanning transaction sees, by name.
-fn visible_tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<std::sync::Arc<Table>> {
+pub(super) fn visible_tables(
+    engine: &Engine,
+    visible: &dyn Fn(&Table) -> bool,
+) -> Vec<std::sync::Arc<Table>> {
     let catalog = &engine.txn.catalog;
     catalog
         .table_names()
@@ -219,6 +222,38 @@ impl TypeFacts {
                 datetime_precision: Some(6),
                 ..base("timestamp with time zone", "timestamptz")
             },
+            DataType::Oid => base("oid", "oid"),
+            DataType::Name => base("name", "name"),
+            DataType::InternalChar => base("\"char\"", "char"),
+            DataType::RegClass => base("regclass", "regclass"),
+            DataType::RegType => base("regtype", "regtype"),
+            DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
         }
+    }
+}
+
+/// `udt_name` of an array column: the array type's name.
+fn array_udt_name(element: DataType) -> &'static str {
+    match element {
+        DataType::Bool => "_bool",
+        DataType::Bytea => "_bytea",
+        DataType::InternalChar => "_char",
+        DataType::Name => "_name",
+        DataType::Int2 => "_int2",
+        DataType::Int4 => "_int4",
+        DataType::Int8 => "_int8",
+        DataType::Text => "_text",
+        DataType::Char(_) => "_bpchar",
+        DataType::Varchar(_) => "_varchar",
+        DataType::Float4 => "_float4",
+        DataType::Float8 => "_float8",
+        DataType::Oid => "_oid",
+        DataType::Date => "_date",
+        DataType::Timestamp => "_timestamp",
+        DataType::TimestampTz => "_timestamptz",
+        DataType::Numeric(_) => "_numeric",
+        DataType::RegClass => "_regclass",
+        DataType::RegType => "_regtype",
+        DataType::Unknown | DataType::Array(_) => "",
     }
 }

@@ -15,6 +15,7 @@
 //!   everything but ROLLBACK/COMMIT); in an implicit transaction it rolls back at once.
 
 mod bind;
+mod catalog_functions;
 mod copy;
 mod copy_out;
 mod executor;
@@ -25,6 +26,7 @@ mod fuzz_tests;
 mod golden;
 mod information_schema;
 pub mod parser;
+mod pg_catalog;
 mod plan;
 mod planner;
 #[cfg(test)]

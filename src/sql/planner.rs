@@ -159,6 +159,12 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::Timestamp => "timestamp",
         DataType::TimestampTz => "timestamptz",
         DataType::Unknown => "text",
+        DataType::Oid => "oid",
+        DataType::Name => "name",
+        DataType::InternalChar => "char",
+        DataType::RegClass => "regclass",
+        DataType::RegType => "regtype",
+        DataType::Array(e) => pg_type_name(*e),
     }
 }
 
@@ -1022,6 +1028,12 @@ impl Planner<'_> {
                 ));
             }
             let (ty, serial) = data_type(&col.data_type)?;
+            if ty.is_catalog_only() {
+                return Err(Error::unsupported(format!(
+                    "columns of type {} are not supported yet",
+                    ty.name()
+                )));
+            }
             let mut c = Column {
                 name: cname.clone(),
                 data_type: ty,

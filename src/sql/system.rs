@@ -47,6 +47,8 @@ pub enum SystemView {
     InfoTables,
     /// `information_schema.columns`.
     InfoColumns,
+    /// A catalog of `pg_catalog` (`pg_catalog.rs`).
+    Catalog(super::pg_catalog::PgCatalog),
 }
 
 impl SystemView {
@@ -62,7 +64,7 @@ impl SystemView {
             "pg_stat_replication" => Some(SystemView::Replication),
             "pg_stat_wal_receiver" => Some(SystemView::WalReceiver),
             "pg_replication_slots" => Some(SystemView::ReplicationSlots),
-            _ => None,
+            _ => super::pg_catalog::PgCatalog::by_name(name).map(SystemView::Catalog),
         }
     }
 
@@ -76,11 +78,15 @@ impl SystemView {
     }
 
     pub fn def(self) -> TableDef {
+        if let SystemView::Catalog(c) = self {
+            return c.def();
+        }
         let info_tables: Vec<(&str, DataType)> = super::information_schema::TABLES_COLUMNS
             .iter()
             .map(|n| (*n, DataType::Text))
             .collect();
         let cols: &[(&str, DataType)] = match self {
+            SystemView::Catalog(_) => &[],
             SystemView::InfoTables => &info_tables,
             SystemView::InfoColumns => super::information_schema::COLUMNS_COLUMNS,
             SystemView::StatWal => &[
@@ -229,14 +235,21 @@ impl SystemView {
             SystemView::ReplicationSlots => "pg_replication_slots",
             SystemView::InfoTables => "tables",
             SystemView::InfoColumns => "columns",
+            SystemView::Catalog(_) => "",
         };
         TableDef::of_columns(name, cols.iter().copied())
     }
 
     /// The view's rows; `visible` says which tables the scanning transaction sees.
-    pub fn rows(self, engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+    pub fn rows(
+        self,
+        engine: &Engine,
+        visible: &dyn Fn(&Table) -> bool,
+        settings: &dyn Fn(&str) -> Option<String>,
+    ) -> Vec<Row> {
         let i = |v: u64| Value::Int8(v as i64);
         match self {
+            SystemView::Catalog(c) => c.rows(engine, visible, settings),
             SystemView::InfoTables => super::information_schema::tables(engine, visible),
             SystemView::InfoColumns => super::information_schema::columns(engine, visible),
             SystemView::StatWal => {

@@ -61,6 +61,15 @@ fn put_type(w: &mut Writer, t: &DataType) {
         DataType::Timestamp => w.u8(13),
         DataType::TimestampTz => w.u8(14),
         DataType::Unknown => w.u8(8),
+        DataType::Oid => w.u8(15),
+        DataType::Name => w.u8(16),
+        DataType::InternalChar => w.u8(17),
+        DataType::RegClass => w.u8(18),
+        DataType::RegType => w.u8(19),
+        DataType::Array(e) => {
+            w.u8(20);
+            put_type(w, e);
+        }
     }
 }
 
@@ -86,6 +95,18 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
         12 => DataType::Date,
         13 => DataType::Timestamp,
         14 => DataType::TimestampTz,
+        15 => DataType::Oid,
+        16 => DataType::Name,
+        17 => DataType::InternalChar,
+        18 => DataType::RegClass,
+        19 => DataType::RegType,
+        20 => {
+            let e = get_type(r)?;
+            match crate::types::static_element(&e) {
+                Some(e) if e.element().is_none() => DataType::Array(e),
+                _ => return Err(corrupt(format!("no arrays of {}", e.name()))),
+            }
+        }
         t => return Err(corrupt(format!("unknown type tag {t}"))),
     })
 }

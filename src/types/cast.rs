@@ -128,10 +128,27 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
     if let Value::Text(s) = &value {
         return decode_text(to, s);
     }
+    if let (Value::Array(_, items), DataType::Array(e)) = (&value, to) {
+        let items = items
+            .iter()
+            .map(|v| convert(v.clone(), None, e, explicit))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(Value::Array(e, items.into()));
+    }
     match (value, to) {
-        (v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_)), _) => {
+        (
+            v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..)),
+            _,
+        ) => {
             let i = v.as_i64().unwrap_or(0);
             match to {
+                // int4 → oid reinterprets the bits, as PostgreSQL does; oid → int4 too.
+                DataType::Oid if matches!(v, Value::Int4(_)) => Ok(Value::Oid(i as i32 as u32)),
+                DataType::Oid if (0..=u32::MAX as i64).contains(&i) => Ok(Value::Oid(i as u32)),
+                DataType::Oid => Err(err!(NUMERIC_VALUE_OUT_OF_RANGE, "OID out of range")),
+                DataType::Int4 if matches!(v, Value::Oid(_) | Value::Reg(..)) => {
+                    Ok(Value::Int4(i as u32 as i32))
+                }
                 DataType::Int2 | DataType::Int4 | DataType::Int8 => make_int(i as i128, to),
                 DataType::Float4 => Ok(Value::Float4(i as f32)),
                 DataType::Float8 => Ok(Value::Float8(i as f64)),

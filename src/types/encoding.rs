@@ -115,7 +115,7 @@ fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(*b as u8),
-        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..) => {
             let i = v.as_i64().unwrap_or(0);
             out.extend_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes());
         }
@@ -127,6 +127,14 @@ fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Date(d) => out.extend_from_slice(&((*d as u32) ^ (1 << 31)).to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => {
             out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes())
+        }
+        // Each element after `0x02`, then `0x01`: a prefix sorts first.
+        Value::Array(_, items) => {
+            for item in items.iter() {
+                out.push(0x02);
+                encode_key_value(item, out);
+            }
+            out.push(0x01);
         }
     }
 }
@@ -145,6 +153,7 @@ const T_BYTEA: u8 = 10;
 const T_DATE: u8 = 11;
 const T_TIMESTAMP: u8 = 12;
 const T_TIMESTAMPTZ: u8 = 13;
+const T_ARRAY: u8 = 14;
 
 fn put_varint(mut v: u128, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -164,59 +173,77 @@ pub fn encode_row(values: &[Value], types: &[DataType], out: &mut Vec<u8>) {
     debug_assert_eq!(values.len(), types.len(), "a type for every column");
     put_varint(values.len() as u128, out);
     for (i, v) in values.iter().enumerate() {
-        match v {
-            Value::Null => out.push(T_NULL),
-            Value::Bool(b) => out.push(if *b { T_TRUE } else { T_FALSE }),
-            Value::Int2(i) => {
-                out.push(T_INT2);
-                put_varint(zigzag(*i as i64), out);
-            }
-            Value::Int4(i) => {
-                out.push(T_INT4);
-                put_varint(zigzag(*i as i64), out);
-            }
-            Value::Int8(i) => {
-                out.push(T_INT8);
-                put_varint(zigzag(*i), out);
-            }
-            Value::Float4(f) => {
-                out.push(T_FLOAT4);
-                out.extend_from_slice(&f.to_bits().to_le_bytes());
-            }
-            Value::Float8(f) => {
-                out.push(T_FLOAT8);
-                out.extend_from_slice(&f.to_bits().to_le_bytes());
-            }
-            Value::Numeric(d) => {
-                out.push(T_NUMERIC);
-                out.push((d.is_sign_negative() as u8) << 7 | d.scale() as u8);
-                put_varint(d.mantissa().unsigned_abs(), out);
-            }
-            Value::Text(s) => {
-                let s = match types.get(i) {
-                    Some(DataType::Char(_)) => s.trim_end_matches(' '),
-                    _ => s,
-                };
-                out.push(T_TEXT);
-                put_varint(s.len() as u128, out);
-                out.extend_from_slice(s.as_bytes());
-            }
-            Value::Bytea(b) => {
-                out.push(T_BYTEA);
-                put_varint(b.len() as u128, out);
-                out.extend_from_slice(b);
-            }
-            Value::Date(d) => {
-                out.push(T_DATE);
-                put_varint(zigzag(*d as i64), out);
-            }
-            Value::Timestamp(t) => {
-                out.push(T_TIMESTAMP);
-                put_varint(zigzag(*t), out);
-            }
-            Value::TimestampTz(t) => {
-                out.push(T_TIMESTAMPTZ);
-                put_varint(zigzag(*t), out);
+        encode_value(v, types.get(i), out);
+    }
+}
+
+/// One value of a row (or an array element): its tag and payload.
+fn encode_value(v: &Value, ty: Option<&DataType>, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(T_NULL),
+        Value::Bool(b) => out.push(if *b { T_TRUE } else { T_FALSE }),
+        Value::Int2(i) => {
+            out.push(T_INT2);
+            put_varint(zigzag(*i as i64), out);
+        }
+        Value::Int4(i) => {
+            out.push(T_INT4);
+            put_varint(zigzag(*i as i64), out);
+        }
+        Value::Int8(i) => {
+            out.push(T_INT8);
+            put_varint(zigzag(*i), out);
+        }
+        // Catalog types are never stored in tables (see `DataType::is_catalog_only`);
+        // an oid is written as the number it is.
+        Value::Oid(v) | Value::Reg(v, _) => {
+            out.push(T_INT8);
+            put_varint(zigzag(*v as i64), out);
+        }
+        Value::Float4(f) => {
+            out.push(T_FLOAT4);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::Float8(f) => {
+            out.push(T_FLOAT8);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::Numeric(d) => {
+            out.push(T_NUMERIC);
+            out.push((d.is_sign_negative() as u8) << 7 | d.scale() as u8);
+            put_varint(d.mantissa().unsigned_abs(), out);
+        }
+        Value::Text(s) => {
+            let s = match ty {
+                Some(DataType::Char(_)) => s.trim_end_matches(' '),
+                _ => s,
+            };
+            out.push(T_TEXT);
+            put_varint(s.len() as u128, out);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Bytea(b) => {
+            out.push(T_BYTEA);
+            put_varint(b.len() as u128, out);
+            out.extend_from_slice(b);
+        }
+        Value::Date(d) => {
+            out.push(T_DATE);
+            put_varint(zigzag(*d as i64), out);
+        }
+        Value::Timestamp(t) => {
+            out.push(T_TIMESTAMP);
+            put_varint(zigzag(*t), out);
+        }
+        Value::TimestampTz(t) => {
+            out.push(T_TIMESTAMPTZ);
+            put_varint(zigzag(*t), out);
+        }
+        Value::Array(e, items) => {
+            out.push(T_ARRAY);
+            put_varint(items.len() as u128, out);
+            for item in items.iter() {
+                encode_value(item, Some(e), out);
             }
         }
     }
@@ -287,9 +314,14 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         DataType::Float4 => tag == T_FLOAT4,
         DataType::Float8 => tag == T_FLOAT8,
         DataType::Numeric(_) => tag == T_NUMERIC,
-        DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown => {
-            tag == T_TEXT
-        }
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::Char(_)
+        | DataType::Unknown
+        | DataType::Name
+        | DataType::InternalChar => tag == T_TEXT,
+        DataType::Oid | DataType::RegClass | DataType::RegType => false,
+        DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,
         DataType::Date => tag == T_DATE,
         DataType::Timestamp => tag == T_TIMESTAMP,
@@ -349,6 +381,17 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
         T_BYTEA => {
             let n = r.len()?;
             Value::Bytea(r.take(n)?.to_vec())
+        }
+        T_ARRAY => {
+            let Some(e) = ty.element().and_then(|e| super::static_element(&e)) else {
+                return Err(corrupt("array of an unknown type"));
+            };
+            let n = r.len()?;
+            let mut items = Vec::with_capacity(n.min(1 << 16));
+            for _ in 0..n {
+                items.push(decode_value(r, e)?);
+            }
+            Value::Array(e, items.into())
         }
         T_DATE => Value::Date(i32::try_from(r.signed()?).map_err(range)?),
         T_TIMESTAMP => Value::Timestamp(r.signed()?),

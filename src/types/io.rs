@@ -33,7 +33,16 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
             Value::Text(apply_string_typmod(text.to_string(), ty, false)?)
         }
+        DataType::Name => Value::Text(truncate_name(text)),
+        DataType::InternalChar => Value::Text(text.chars().take(1).collect()),
+        DataType::Oid => Value::Oid(parse_int(text, i32::MIN as i64, u32::MAX as i64, ty)? as u32),
+        // Names are looked up by the caller, which has the catalog.
+        DataType::RegClass | DataType::RegType => {
+            let oid = parse_int(text, 0, u32::MAX as i64, &DataType::Oid)? as u32;
+            Value::Reg(oid, text.trim().into())
+        }
         DataType::Bytea => Value::Bytea(parse_bytea(text)?),
+        DataType::Array(e) => super::array::parse_array(e, text)?,
         DataType::Date => Value::Date(super::datetime::parse_date(text)?),
         DataType::Timestamp => Value::Timestamp(super::datetime::parse_timestamp(text, false)?),
         DataType::TimestampTz => Value::TimestampTz(super::datetime::parse_timestamp(text, true)?),
@@ -72,6 +81,9 @@ pub fn format_text(value: &Value) -> String {
         Value::Date(d) => format_date(*d, &mut s),
         Value::Timestamp(t) => format_timestamp(*t, false, &mut s),
         Value::TimestampTz(t) => format_timestamp(*t, true, &mut s),
+        Value::Oid(v) => s = v.to_string(),
+        Value::Reg(_, name) => s.push_str(name),
+        Value::Array(_, items) => super::array::format_array(items, &mut s),
     }
     s
 }
@@ -160,7 +172,15 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
                 false,
             )?)
         }
+        DataType::Name => Value::Text(truncate_name(utf8_text(bytes)?)),
+        DataType::InternalChar => Value::Text(utf8_text(bytes)?.chars().take(1).collect()),
+        DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        DataType::RegClass | DataType::RegType => {
+            let oid = u32::from_be_bytes(fixed(bytes)?);
+            Value::Reg(oid, oid.to_string().into())
+        }
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
+        DataType::Array(e) => super::array::decode_array_binary(e, bytes)?,
         DataType::Date => {
             let d = i32::from_be_bytes(fixed(bytes)?);
             if !is_valid_date(d) {
@@ -197,7 +217,18 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Bytea(b) => out.extend_from_slice(b),
         Value::Date(d) => out.extend_from_slice(&d.to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => out.extend_from_slice(&t.to_be_bytes()),
+        Value::Oid(v) | Value::Reg(v, _) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::Array(e, items) => super::array::encode_array_binary(items, e, out),
     }
+}
+
+/// A `name`: at most 63 bytes, cut at a character boundary (as PostgreSQL's namein).
+fn truncate_name(s: &str) -> String {
+    let mut end = s.len().min(63);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
 }
 
 /// Apply a varchar(n)/char(n) length limit, counting characters. Excess characters are cut

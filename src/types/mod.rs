@@ -14,6 +14,7 @@
 //!   semantics matter (trailing blanks insignificant), use the typed variants
 //!   [`compare_typed`], [`encode_key_typed`] and [`cast_from`] with the static type.
 
+mod array;
 mod cast;
 mod datetime;
 mod encoding;
@@ -25,6 +26,7 @@ mod shortest;
 #[cfg(test)]
 mod tests;
 
+pub use array::{array_of, array_oid, array_type_of_oid, static_element};
 pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
 pub use datetime::{date_to_timestamp, timestamp_to_date, USECS_PER_DAY};
 pub use encoding::{
@@ -46,6 +48,10 @@ pub mod oid {
     pub const INT4: u32 = 23;
     pub const TEXT: u32 = 25;
     pub const OID: u32 = 26;
+    pub const CHAR: u32 = 18;
+    pub const NAME: u32 = 19;
+    pub const REGCLASS: u32 = 2205;
+    pub const REGTYPE: u32 = 2206;
     pub const FLOAT4: u32 = 700;
     pub const FLOAT8: u32 = 701;
     pub const UNKNOWN: u32 = 705;
@@ -79,6 +85,19 @@ pub enum DataType {
     TimestampTz,
     /// The type of an untyped string literal or parameter before it is resolved by context.
     Unknown,
+    /// `oid`: an unsigned 32-bit object identifier ([`Value::Oid`]).
+    Oid,
+    /// `name`: a catalog identifier, text ([`Value::Text`]).
+    Name,
+    /// `"char"`: one byte, text of at most one character ([`Value::Text`]).
+    InternalChar,
+    /// `regclass`: a relation's oid shown as its name ([`Value::Reg`]).
+    RegClass,
+    /// `regtype`: a type's oid shown as its name ([`Value::Reg`]).
+    RegType,
+    /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
+    /// for the element types there are.
+    Array(&'static DataType),
 }
 
 impl DataType {
@@ -99,6 +118,12 @@ impl DataType {
             DataType::Timestamp => oid::TIMESTAMP,
             DataType::TimestampTz => oid::TIMESTAMPTZ,
             DataType::Unknown => oid::UNKNOWN,
+            DataType::Oid => oid::OID,
+            DataType::Name => oid::NAME,
+            DataType::InternalChar => oid::CHAR,
+            DataType::RegClass => oid::REGCLASS,
+            DataType::RegType => oid::REGTYPE,
+            DataType::Array(e) => array::array_oid(**e),
         }
     }
 
@@ -109,7 +134,12 @@ impl DataType {
             0 | oid::UNKNOWN => DataType::Unknown,
             oid::BOOL => DataType::Bool,
             oid::INT2 => DataType::Int2,
-            oid::INT4 | oid::OID => DataType::Int4,
+            oid::INT4 => DataType::Int4,
+            oid::OID => DataType::Oid,
+            oid::NAME => DataType::Name,
+            oid::CHAR => DataType::InternalChar,
+            oid::REGCLASS => DataType::RegClass,
+            oid::REGTYPE => DataType::RegType,
             oid::INT8 => DataType::Int8,
             oid::FLOAT4 => DataType::Float4,
             oid::FLOAT8 => DataType::Float8,
@@ -121,7 +151,7 @@ impl DataType {
             oid::DATE => DataType::Date,
             oid::TIMESTAMP => DataType::Timestamp,
             oid::TIMESTAMPTZ => DataType::TimestampTz,
-            _ => return None,
+            other => return array::array_type_of_oid(other),
         })
     }
 
@@ -130,7 +160,14 @@ impl DataType {
         match self {
             DataType::Bool => 1,
             DataType::Int2 => 2,
-            DataType::Int4 | DataType::Float4 | DataType::Date => 4,
+            DataType::Int4
+            | DataType::Float4
+            | DataType::Date
+            | DataType::Oid
+            | DataType::RegClass
+            | DataType::RegType => 4,
+            DataType::Name => 64,
+            DataType::InternalChar => 1,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
             DataType::Unknown => -2,
             _ => -1,
@@ -167,6 +204,34 @@ impl DataType {
             DataType::Timestamp => "timestamp without time zone".into(),
             DataType::TimestampTz => "timestamp with time zone".into(),
             DataType::Unknown => "unknown".into(),
+            DataType::Oid => "oid".into(),
+            DataType::Name => "name".into(),
+            DataType::InternalChar => "\"char\"".into(),
+            DataType::RegClass => "regclass".into(),
+            DataType::RegType => "regtype".into(),
+            DataType::Array(e) => format!("{}[]", e.name()),
+        }
+    }
+
+    /// The catalog types that only system views and expressions have: user tables cannot
+    /// store them.
+    pub fn is_catalog_only(&self) -> bool {
+        match self {
+            DataType::Oid
+            | DataType::Name
+            | DataType::InternalChar
+            | DataType::RegClass
+            | DataType::RegType => true,
+            DataType::Array(e) => e.is_catalog_only(),
+            _ => false,
+        }
+    }
+
+    /// The element type of an array type.
+    pub fn element(&self) -> Option<DataType> {
+        match self {
+            DataType::Array(e) => Some(**e),
+            _ => None,
         }
     }
 
@@ -189,7 +254,12 @@ impl DataType {
     pub fn is_string(&self) -> bool {
         matches!(
             self,
-            DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown
+            DataType::Text
+                | DataType::Varchar(_)
+                | DataType::Char(_)
+                | DataType::Unknown
+                | DataType::Name
+                | DataType::InternalChar
         )
     }
 
@@ -222,6 +292,13 @@ pub enum Value {
     Date(i32),
     Timestamp(i64),
     TimestampTz(i64),
+    /// An `oid`.
+    Oid(u32),
+    /// A `regclass` or `regtype`: the oid, and the name it is shown as (looked up in the
+    /// catalog when the value was made).
+    Reg(u32, std::sync::Arc<str>),
+    /// A one-dimensional array (lower bound 1) of values of the element type.
+    Array(&'static DataType, std::sync::Arc<[Value]>),
 }
 
 impl Value {
@@ -245,6 +322,8 @@ impl Value {
             Value::Date(_) => DataType::Date,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
+            Value::Oid(_) | Value::Reg(..) => DataType::Oid,
+            Value::Array(e, _) => DataType::Array(e),
         })
     }
 
@@ -254,6 +333,7 @@ impl Value {
             Value::Int2(v) => Some(*v as i64),
             Value::Int4(v) => Some(*v as i64),
             Value::Int8(v) => Some(*v),
+            Value::Oid(v) | Value::Reg(v, _) => Some(*v as i64),
             _ => None,
         }
     }
@@ -280,7 +360,7 @@ impl std::hash::Hash for Value {
         match self {
             Value::Null => 0u8.hash(state),
             Value::Bool(b) => b.hash(state),
-            Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
+            Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..) => {
                 Decimal::from(self.as_i64().unwrap_or(0))
                     .normalize()
                     .hash(state)
@@ -292,6 +372,12 @@ impl std::hash::Hash for Value {
             Value::Bytea(b) => b.hash(state),
             Value::Date(d) => d.hash(state),
             Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
+            Value::Array(_, items) => {
+                items.len().hash(state);
+                for v in items.iter() {
+                    v.hash(state);
+                }
+            }
         }
     }
 }

@@ -43,7 +43,9 @@ enum Num {
 
 fn as_num(v: &Value) -> Option<Num> {
     Some(match v {
-        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => Num::Int(v.as_i64()?),
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..) => {
+            Num::Int(v.as_i64()?)
+        }
         Value::Numeric(d) => Num::Dec(*d),
         Value::Float4(f) => Num::Float(*f as f64),
         Value::Float8(f) => Num::Float(*f),
@@ -89,6 +91,22 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Bool(x), Bool(y)) => x.cmp(y),
         (Text(x), Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Bytea(x), Bytea(y)) => x.cmp(y),
+        // Element by element, NULL elements after the others (as btree's array order),
+        // then by length.
+        (Array(_, x), Array(_, y)) => {
+            for (a, b) in x.iter().zip(y.iter()) {
+                let ord = match (a.is_null(), b.is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Greater,
+                    (false, true) => Ordering::Less,
+                    (false, false) => compare(a, b)?,
+                };
+                if ord != Ordering::Equal {
+                    return Some(ord);
+                }
+            }
+            x.len().cmp(&y.len())
+        }
         (Date(x), Date(y)) => x.cmp(y),
         (Timestamp(x) | TimestampTz(x), Timestamp(y) | TimestampTz(y)) => x.cmp(y),
         (Date(d), Timestamp(t) | TimestampTz(t)) => {

@@ -103,6 +103,15 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
             let s = random_text(r).replace('\0', "");
             Value::Text(super::io::apply_string_typmod(s, ty, true).expect("explicit fit"))
         }
+        DataType::Oid | DataType::RegClass | DataType::RegType => Value::Oid(r.gen()),
+        DataType::Name | DataType::InternalChar => Value::Text("n".into()),
+        DataType::Array(e) => Value::Array(
+            e,
+            (0..r.gen_range(0..3))
+                .map(|_| random_value(r, e))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
         DataType::Bytea => Value::Bytea(
             (0..r.gen_range(0..5))
                 .map(|_| [0u8, 1, 0xFF, b'a'][r.gen_range(0..4)])

@@ -1,0 +1,200 @@
+//! The functions catalog queries call (`pg_get_userbyid`, `format_type`, casts to
+//! `regclass` and `regtype`, ...) and POSIX regular expression matches, evaluated over
+//! the catalog `pg_catalog.rs` describes.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::expr::{text_of, EvalContext, Func};
+use super::pg_catalog::{self, NAMESPACE_PG_CATALOG, NAMESPACE_PUBLIC};
+use crate::error::{Error, Result, SqlState};
+use crate::types::Value;
+
+/// The most compiled patterns a thread keeps.
+const REGEX_CACHE_LIMIT: usize = 64;
+
+thread_local! {
+    static REGEX_CACHE: RefCell<Vec<(String, bool, Regex)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Evaluate `f` if it is one of this module's functions (its arguments are not NULL).
+pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>> {
+    let engine = ctx.engine;
+    let oid = |i: usize| vals.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
+    Ok(Some(match f {
+        Func::UserById => match oid(0) {
+            pg_catalog::BOOTSTRAP_ROLE => Value::Text("postgres".into()),
+            pg_catalog::DATABASE_OWNER_ROLE => {
+                Value::Text(pg_catalog::DATABASE_OWNER_ROLE_NAME.into())
+            }
+            other => Value::Text(format!("unknown (OID={other})")),
+        },
+        Func::TableIsVisible => Value::Bool(
+            pg_catalog::relation_by_oid(engine, oid(0))
+                .is_some_and(|r| matches!(r.namespace, NAMESPACE_PUBLIC | NAMESPACE_PG_CATALOG)),
+        ),
+        Func::TypeIsVisible => Value::Bool(pg_catalog::type_by_oid(oid(0)).is_some()),
+        Func::FormatType => {
+            let typmod = vals.get(1).and_then(Value::as_i64).map(|m| m as i32);
+            Value::Text(pg_catalog::format_type(oid(0), typmod))
+        }
+        Func::GetExpr => vals[0].clone(),
+        Func::IndexDef => {
+            pg_catalog::index_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
+        }
+        Func::ConstraintDef => {
+            pg_catalog::constraint_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
+        }
+        Func::EncodingToChar => Value::Text(if oid(0) == 6 { "UTF8" } else { "" }.into()),
+        Func::Description => Value::Null,
+        Func::SerialSequence => {
+            let table = text_of(&vals[0]);
+            if pg_catalog::relation_by_name(engine, &table).is_none() {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{table}\" does not exist"),
+                ));
+            }
+            pg_catalog::serial_sequence(engine, &table, &text_of(&vals[1]))
+                .map_or(Value::Null, Value::Text)
+        }
+        Func::RegClassIn | Func::ToRegClass => {
+            let text = text_of(&vals[0]);
+            if let Ok(n) = text.trim().parse::<u32>() {
+                return Ok(Some(reg_class_of_oid(engine, n)));
+            }
+            match pg_catalog::relation_by_name(engine, &text) {
+                Some(r) => Value::Reg(r.oid, shown_relation_name(&r).into()),
+                None if f == Func::ToRegClass => Value::Null,
+                None => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{text}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        Func::RegClassOfOid => reg_class_of_oid(engine, oid(0)),
+        Func::RegTypeIn | Func::ToRegType => {
+            let text = text_of(&vals[0]);
+            if let Ok(n) = text.trim().parse::<u32>() {
+                return Ok(Some(reg_type_of_oid(n)));
+            }
+            match pg_catalog::type_by_name(&text) {
+                Some(t) => Value::Reg(t.oid(), pg_catalog::type_display_name(t).into()),
+                None if f == Func::ToRegType => Value::Null,
+                None => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("type \"{text}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        Func::RegTypeOfOid => reg_type_of_oid(oid(0)),
+        Func::RegexMatch | Func::RegexIMatch => {
+            let pattern = text_of(&vals[1]);
+            let matched = with_regex(&pattern, f == Func::RegexIMatch, |re| {
+                re.is_match(&text_of(&vals[0]))
+            })?;
+            Value::Bool(matched)
+        }
+        Func::ArrayElement => {
+            let (Value::Array(_, items), Some(i)) = (&vals[0], vals[1].as_i64()) else {
+                return Ok(Some(Value::Null));
+            };
+            usize::try_from(i - 1)
+                .ok()
+                .and_then(|i| items.get(i).cloned())
+                .unwrap_or(Value::Null)
+        }
+        Func::ArrayToString => {
+            let Value::Array(_, items) = &vals[0] else {
+                return Ok(Some(Value::Null));
+            };
+            let delimiter = text_of(&vals[1]);
+            let null_text = vals.get(2).filter(|v| !v.is_null()).map(text_of);
+            let shown: Vec<String> = items
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Null => null_text.clone(),
+                    v => Some(text_of(v)),
+                })
+                .collect();
+            Value::Text(shown.join(&delimiter))
+        }
+        Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength => {
+            let (Value::Array(_, items), Some(dim)) = (&vals[0], vals[1].as_i64()) else {
+                return Ok(Some(Value::Null));
+            };
+            if dim != 1 || items.is_empty() {
+                return Ok(Some(Value::Null));
+            }
+            Value::Int4(match f {
+                Func::ArrayLower => 1,
+                _ => items.len() as i32,
+            })
+        }
+        Func::Cardinality => match &vals[0] {
+            Value::Array(_, items) => Value::Int4(items.len() as i32),
+            _ => Value::Null,
+        },
+        _ => return Ok(None),
+    }))
+}
+
+/// A relation's name as `regclass` shows it: qualified unless its schema is searched.
+fn shown_relation_name(r: &pg_catalog::Relation) -> String {
+    pg_catalog::quote_ident(&r.name)
+}
+
+fn reg_class_of_oid(engine: &crate::engine::Engine, oid: u32) -> Value {
+    match pg_catalog::relation_by_oid(engine, oid) {
+        Some(r) => Value::Reg(oid, shown_relation_name(&r).into()),
+        None => Value::Reg(oid, Arc::from(oid.to_string())),
+    }
+}
+
+fn reg_type_of_oid(oid: u32) -> Value {
+    match pg_catalog::type_by_oid(oid) {
+        Some(t) => Value::Reg(oid, pg_catalog::type_display_name(t).into()),
+        None => Value::Reg(oid, Arc::from(oid.to_string())),
+    }
+}
+
+/// Run `f` with the compiled pattern (cached per thread). PostgreSQL's advanced regular
+/// expressions and the `regex` crate agree on the common syntax; what the crate lacks
+/// (back references, lookaround) is refused with 2201B.
+fn with_regex<R>(pattern: &str, case_insensitive: bool, f: impl FnOnce(&Regex) -> R) -> Result<R> {
+    REGEX_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some((_, _, re)) = cache
+            .iter()
+            .find(|(p, ci, _)| p == pattern && *ci == case_insensitive)
+        {
+            return Ok(f(re));
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(case_insensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                Error::new(
+                    SqlState::INVALID_REGULAR_EXPRESSION,
+                    format!("invalid regular expression: {}", first_line(&e.to_string())),
+                )
+            })?;
+        let out = f(&re);
+        if cache.len() >= REGEX_CACHE_LIMIT {
+            cache.remove(0);
+        }
+        cache.push((pattern.to_string(), case_insensitive, re));
+        Ok(out)
+    })
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().last().unwrap_or(s).trim()
+}

@@ -1,0 +1,1108 @@
+//! `pg_catalog`: PostgreSQL's system catalogs, generated from SteadyDB's catalog as the
+//! scanning transaction sees it, with PostgreSQL's column names and types, so that psql,
+//! drivers and ORMs can introspect a database as they do PostgreSQL's.
+//!
+//! Object identifiers are stable: they are computed from a table's `TableId`, which never
+//! changes (TRUNCATE and ALTER keep it), and survive restarts.
+//!
+//! - Built-in objects (schemas, types, access methods, the database, the bootstrap role,
+//!   the catalogs themselves) have PostgreSQL's OIDs.
+//! - Table `id` has OID [`FIRST_TABLE_OID`] + `id` × [`OIDS_PER_TABLE`]; the objects that
+//!   belong to it follow it: its primary key index (+1), its primary key constraint (+2),
+//!   its rowtype... is not modelled (`reltype` is 0), its owned sequences (+16 + k, for
+//!   the k-th), and its column defaults (+1024 + attnum).
+//!
+//! Only what SteadyDB has is listed: tables, their primary key indexes and constraints,
+//! sequences owned by serial columns, column defaults. Catalogs of objects SteadyDB does
+//! not have (inheritance, triggers, policies, comments) exist and are empty. Array-typed
+//! columns (ACLs, options, `indkey`, `conkey`) are not provided yet: a query naming one
+//! gets 42703.
+
+use std::sync::Arc;
+
+use crate::engine::Engine;
+use crate::storage::{Row, Table, TableDef};
+use crate::types::{oid, DataType, Value};
+
+/// The first OID of user objects, as in PostgreSQL.
+pub const FIRST_TABLE_OID: u32 = 16384;
+/// OIDs reserved for each table and the objects that belong to it.
+pub const OIDS_PER_TABLE: u32 = 4096;
+const PKEY_INDEX: u32 = 1;
+const PKEY_CONSTRAINT: u32 = 2;
+const FIRST_SEQUENCE: u32 = 16;
+const LAST_SEQUENCE: u32 = 1023;
+const FIRST_ATTRDEF: u32 = 1024;
+
+pub const NAMESPACE_PG_CATALOG: u32 = 11;
+pub const NAMESPACE_PG_TOAST: u32 = 99;
+pub const NAMESPACE_PUBLIC: u32 = 2200;
+pub const NAMESPACE_INFORMATION_SCHEMA: u32 = 13000;
+/// The bootstrap superuser, `postgres`: every object's owner.
+pub const BOOTSTRAP_ROLE: u32 = 10;
+const BOOTSTRAP_ROLE_NAME: &str = "postgres";
+/// The predefined role that owns schema `public`: whoever owns the database.
+pub const DATABASE_OWNER_ROLE: u32 = 6171;
+pub const DATABASE_OWNER_ROLE_NAME: &str = "pg_database_owner";
+const DATABASE_OID: u32 = 5;
+const HEAP_AM: u32 = 2;
+const BTREE_AM: u32 = 403;
+const DEFAULT_COLLATION: u32 = 100;
+
+/// The catalogs this module provides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PgCatalog {
+    Namespace,
+    Class,
+    Attribute,
+    Type,
+    Index,
+    Constraint,
+    AttrDef,
+    Database,
+    Roles,
+    Am,
+    Settings,
+    Description,
+    Collation,
+    Inherits,
+    Trigger,
+    Tablespace,
+}
+
+/// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
+const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
+    (PgCatalog::Namespace, "pg_namespace", 2615, true),
+    (PgCatalog::Class, "pg_class", 1259, true),
+    (PgCatalog::Attribute, "pg_attribute", 1249, true),
+    (PgCatalog::Type, "pg_type", 1247, true),
+    (PgCatalog::Index, "pg_index", 2610, true),
+    (PgCatalog::Constraint, "pg_constraint", 2606, true),
+    (PgCatalog::AttrDef, "pg_attrdef", 2604, true),
+    (PgCatalog::Database, "pg_database", 1262, true),
+    (PgCatalog::Roles, "pg_roles", 12001, false),
+    (PgCatalog::Am, "pg_am", 2601, true),
+    (PgCatalog::Settings, "pg_settings", 12002, false),
+    (PgCatalog::Description, "pg_description", 2609, true),
+    (PgCatalog::Collation, "pg_collation", 3456, true),
+    (PgCatalog::Inherits, "pg_inherits", 2611, true),
+    (PgCatalog::Trigger, "pg_trigger", 2620, true),
+    (PgCatalog::Tablespace, "pg_tablespace", 1213, true),
+];
+
+/// A built-in type: (OID, name, length, passed by value, category, alignment, the type).
+struct BuiltinType {
+    oid: u32,
+    name: &'static str,
+    len: i16,
+    by_value: bool,
+    category: &'static str,
+    align: &'static str,
+    array: u32,
+    data_type: DataType,
+}
+
+/// A [`BuiltinType`] from its fields in order.
+macro_rules! builtin {
+    ($oid:expr, $name:expr, $len:expr, $by_value:expr, $category:expr, $align:expr, $array:expr, $t:expr $(,)?) => {
+        BuiltinType {
+            oid: $oid,
+            name: $name,
+            len: $len,
+            by_value: $by_value,
+            category: $category,
+            align: $align,
+            array: $array,
+            data_type: $t,
+        }
+    };
+}
+
+const TYPES: &[BuiltinType] = &[
+    builtin!(16, "bool", 1, true, "B", "c", 1000, DataType::Bool),
+    builtin!(17, "bytea", -1, false, "U", "i", 1001, DataType::Bytea),
+    builtin!(18, "char", 1, true, "Z", "c", 1002, DataType::InternalChar),
+    builtin!(19, "name", 64, false, "S", "c", 1003, DataType::Name),
+    builtin!(20, "int8", 8, true, "N", "d", 1016, DataType::Int8),
+    builtin!(21, "int2", 2, true, "N", "s", 1005, DataType::Int2),
+    builtin!(23, "int4", 4, true, "N", "i", 1007, DataType::Int4),
+    builtin!(25, "text", -1, false, "S", "i", 1009, DataType::Text),
+    builtin!(26, "oid", 4, true, "N", "i", 1028, DataType::Oid),
+    builtin!(700, "float4", 4, true, "N", "i", 1021, DataType::Float4),
+    builtin!(701, "float8", 8, true, "N", "d", 1022, DataType::Float8),
+    builtin!(705, "unknown", -2, false, "X", "c", 0, DataType::Unknown),
+    builtin!(1042, "bpchar", -1, false, "S", "i", 1014, DataType::Char(1)),
+    builtin!(
+        1043,
+        "varchar",
+        -1,
+        false,
+        "S",
+        "i",
+        1015,
+        DataType::Varchar(None),
+    ),
+    builtin!(1082, "date", 4, true, "D", "i", 1182, DataType::Date),
+    builtin!(
+        1114,
+        "timestamp",
+        8,
+        true,
+        "D",
+        "d",
+        1115,
+        DataType::Timestamp,
+    ),
+    builtin!(
+        1184,
+        "timestamptz",
+        8,
+        true,
+        "D",
+        "d",
+        1185,
+        DataType::TimestampTz,
+    ),
+    builtin!(
+        1700,
+        "numeric",
+        -1,
+        false,
+        "N",
+        "i",
+        1231,
+        DataType::Numeric(None),
+    ),
+    builtin!(
+        2205,
+        "regclass",
+        4,
+        true,
+        "N",
+        "i",
+        2210,
+        DataType::RegClass,
+    ),
+    builtin!(2206, "regtype", 4, true, "N", "i", 2211, DataType::RegType),
+];
+
+impl PgCatalog {
+    pub fn by_name(name: &str) -> Option<PgCatalog> {
+        CATALOGS.iter().find(|c| c.1 == name).map(|c| c.0)
+    }
+
+    fn name(self) -> &'static str {
+        CATALOGS.iter().find(|c| c.0 == self).map_or("", |c| c.1)
+    }
+
+    pub fn def(self) -> TableDef {
+        use DataType::{Bool, Int2, Int4, InternalChar as Ch, Name, Oid, Text};
+        let cols: &[(&str, DataType)] = match self {
+            PgCatalog::Namespace => &[("oid", Oid), ("nspname", Name), ("nspowner", Oid)],
+            PgCatalog::Class => &[
+                ("oid", Oid),
+                ("relname", Name),
+                ("relnamespace", Oid),
+                ("reltype", Oid),
+                ("reloftype", Oid),
+                ("relowner", Oid),
+                ("relam", Oid),
+                ("relfilenode", Oid),
+                ("reltablespace", Oid),
+                ("relpages", Int4),
+                ("reltuples", DataType::Float4),
+                ("relallvisible", Int4),
+                ("reltoastrelid", Oid),
+                ("relhasindex", Bool),
+                ("relisshared", Bool),
+                ("relpersistence", Ch),
+                ("relkind", Ch),
+                ("relnatts", Int2),
+                ("relchecks", Int2),
+                ("relhasrules", Bool),
+                ("relhastriggers", Bool),
+                ("relhassubclass", Bool),
+                ("relrowsecurity", Bool),
+                ("relforcerowsecurity", Bool),
+                ("relispopulated", Bool),
+                ("relreplident", Ch),
+                ("relispartition", Bool),
+                ("relrewrite", Oid),
+                ("relpartbound", Text),
+            ],
+            PgCatalog::Attribute => &[
+                ("attrelid", Oid),
+                ("attname", Name),
+                ("atttypid", Oid),
+                ("attstattarget", Int4),
+                ("attlen", Int2),
+                ("attnum", Int2),
+                ("attndims", Int4),
+                ("attcacheoff", Int4),
+                ("atttypmod", Int4),
+                ("attbyval", Bool),
+                ("attalign", Ch),
+                ("attstorage", Ch),
+                ("attcompression", Ch),
+                ("attnotnull", Bool),
+                ("atthasdef", Bool),
+                ("atthasmissing", Bool),
+                ("attidentity", Ch),
+                ("attgenerated", Ch),
+                ("attisdropped", Bool),
+                ("attislocal", Bool),
+                ("attinhcount", Int4),
+                ("attcollation", Oid),
+            ],
+            PgCatalog::Type => &[
+                ("oid", Oid),
+                ("typname", Name),
+                ("typnamespace", Oid),
+                ("typowner", Oid),
+                ("typlen", Int2),
+                ("typbyval", Bool),
+                ("typtype", Ch),
+                ("typcategory", Ch),
+                ("typispreferred", Bool),
+                ("typisdefined", Bool),
+                ("typdelim", Ch),
+                ("typrelid", Oid),
+                ("typelem", Oid),
+                ("typarray", Oid),
+                ("typalign", Ch),
+                ("typstorage", Ch),
+                ("typnotnull", Bool),
+                ("typbasetype", Oid),
+                ("typtypmod", Int4),
+                ("typndims", Int4),
+                ("typcollation", Oid),
+                ("typdefault", Text),
+            ],
+            PgCatalog::Index => &[
+                ("indexrelid", Oid),
+                ("indrelid", Oid),
+                ("indnatts", Int2),
+                ("indnkeyatts", Int2),
+                ("indisunique", Bool),
+                ("indnullsnotdistinct", Bool),
+                ("indisprimary", Bool),
+                ("indisexclusion", Bool),
+                ("indimmediate", Bool),
+                ("indisclustered", Bool),
+                ("indisvalid", Bool),
+                ("indcheckxmin", Bool),
+                ("indisready", Bool),
+                ("indislive", Bool),
+                ("indisreplident", Bool),
+                ("indexprs", Text),
+                ("indpred", Text),
+            ],
+            PgCatalog::Constraint => &[
+                ("oid", Oid),
+                ("conname", Name),
+                ("connamespace", Oid),
+                ("contype", Ch),
+                ("condeferrable", Bool),
+                ("condeferred", Bool),
+                ("convalidated", Bool),
+                ("conrelid", Oid),
+                ("contypid", Oid),
+                ("conindid", Oid),
+                ("conparentid", Oid),
+                ("confrelid", Oid),
+                ("confupdtype", Ch),
+                ("confdeltype", Ch),
+                ("confmatchtype", Ch),
+                ("conislocal", Bool),
+                ("coninhcount", Int4),
+                ("connoinherit", Bool),
+                ("conbin", Text),
+            ],
+            PgCatalog::AttrDef => &[
+                ("oid", Oid),
+                ("adrelid", Oid),
+                ("adnum", Int2),
+                ("adbin", Text),
+            ],
+            PgCatalog::Database => &[
+                ("oid", Oid),
+                ("datname", Name),
+                ("datdba", Oid),
+                ("encoding", Int4),
+                ("datlocprovider", Ch),
+                ("datistemplate", Bool),
+                ("datallowconn", Bool),
+                ("datconnlimit", Int4),
+                ("dattablespace", Oid),
+                ("datcollate", Text),
+                ("datctype", Text),
+                ("daticulocale", Text),
+                ("datcollversion", Text),
+            ],
+            PgCatalog::Roles => &[
+                ("rolname", Name),
+                ("rolsuper", Bool),
+                ("rolinherit", Bool),
+                ("rolcreaterole", Bool),
+                ("rolcreatedb", Bool),
+                ("rolcanlogin", Bool),
+                ("rolreplication", Bool),
+                ("rolconnlimit", Int4),
+                ("rolpassword", Text),
+                ("rolvaliduntil", DataType::TimestampTz),
+                ("rolbypassrls", Bool),
+                ("oid", Oid),
+            ],
+            PgCatalog::Am => &[("oid", Oid), ("amname", Name), ("amtype", Ch)],
+            PgCatalog::Settings => &[
+                ("name", Text),
+                ("setting", Text),
+                ("unit", Text),
+                ("category", Text),
+                ("short_desc", Text),
+                ("extra_desc", Text),
+                ("context", Text),
+                ("vartype", Text),
+                ("source", Text),
+                ("min_val", Text),
+                ("max_val", Text),
+                ("boot_val", Text),
+                ("reset_val", Text),
+                ("sourcefile", Text),
+                ("sourceline", Int4),
+                ("pending_restart", Bool),
+            ],
+            PgCatalog::Description => &[
+                ("objoid", Oid),
+                ("classoid", Oid),
+                ("objsubid", Int4),
+                ("description", Text),
+            ],
+            PgCatalog::Collation => &[
+                ("oid", Oid),
+                ("collname", Name),
+                ("collnamespace", Oid),
+                ("collowner", Oid),
+                ("collprovider", Ch),
+                ("collisdeterministic", Bool),
+                ("collencoding", Int4),
+                ("collcollate", Text),
+                ("collctype", Text),
+            ],
+            PgCatalog::Inherits => &[
+                ("inhrelid", Oid),
+                ("inhparent", Oid),
+                ("inhseqno", Int4),
+                ("inhdetachpending", Bool),
+            ],
+            PgCatalog::Trigger => &[
+                ("oid", Oid),
+                ("tgrelid", Oid),
+                ("tgparentid", Oid),
+                ("tgname", Name),
+                ("tgfoid", Oid),
+                ("tgtype", Int2),
+                ("tgenabled", Ch),
+                ("tgisinternal", Bool),
+                ("tgconstrrelid", Oid),
+                ("tgconstrindid", Oid),
+                ("tgconstraint", Oid),
+                ("tgdeferrable", Bool),
+                ("tginitdeferred", Bool),
+                ("tgnargs", Int2),
+            ],
+            PgCatalog::Tablespace => &[("oid", Oid), ("spcname", Name), ("spcowner", Oid)],
+        };
+        TableDef::of_columns(self.name(), cols.iter().copied())
+    }
+
+    /// The catalog's rows. `settings` shows a setting as the scanning session sees it.
+    pub fn rows(
+        self,
+        engine: &Engine,
+        visible: &dyn Fn(&Table) -> bool,
+        settings: &dyn Fn(&str) -> Option<String>,
+    ) -> Vec<Row> {
+        let rows: Vec<Vec<Value>> = match self {
+            PgCatalog::Namespace => [
+                (NAMESPACE_PG_CATALOG, "pg_catalog"),
+                (NAMESPACE_PG_TOAST, "pg_toast"),
+                (NAMESPACE_PUBLIC, "public"),
+                (NAMESPACE_INFORMATION_SCHEMA, "information_schema"),
+            ]
+            .iter()
+            .map(|(o, n)| {
+                let owner = if *o == NAMESPACE_PUBLIC {
+                    DATABASE_OWNER_ROLE
+                } else {
+                    BOOTSTRAP_ROLE
+                };
+                vec![Value::Oid(*o), name(n), Value::Oid(owner)]
+            })
+            .collect(),
+            PgCatalog::Class => relations(engine, visible).iter().map(class_row).collect(),
+            PgCatalog::Attribute => attributes(engine, visible),
+            PgCatalog::Type => TYPES.iter().map(type_row).collect(),
+            PgCatalog::Index => tables(engine, visible)
+                .iter()
+                .filter(|(_, def)| !def.primary_key.is_empty())
+                .map(|(t, def)| {
+                    let n = Value::Int2(def.primary_key.len() as i16);
+                    let f = Value::Bool(false);
+                    let tr = Value::Bool(true);
+                    vec![
+                        Value::Oid(table_oid(t) + PKEY_INDEX),
+                        Value::Oid(table_oid(t)),
+                        n.clone(),
+                        n,
+                        tr.clone(),
+                        f.clone(),
+                        tr.clone(),
+                        f.clone(),
+                        tr.clone(),
+                        f.clone(),
+                        tr.clone(),
+                        f.clone(),
+                        tr.clone(),
+                        tr,
+                        f,
+                        Value::Null,
+                        Value::Null,
+                    ]
+                })
+                .collect(),
+            PgCatalog::Constraint => tables(engine, visible)
+                .iter()
+                .filter(|(_, def)| !def.primary_key.is_empty())
+                .map(|(t, def)| {
+                    let f = Value::Bool(false);
+                    let tr = Value::Bool(true);
+                    let blank = || char_value(' ');
+                    vec![
+                        Value::Oid(table_oid(t) + PKEY_CONSTRAINT),
+                        name(def.pkey_name.as_deref().unwrap_or_default()),
+                        Value::Oid(NAMESPACE_PUBLIC),
+                        char_value('p'),
+                        f.clone(),
+                        f.clone(),
+                        tr.clone(),
+                        Value::Oid(table_oid(t)),
+                        Value::Oid(0),
+                        Value::Oid(table_oid(t) + PKEY_INDEX),
+                        Value::Oid(0),
+                        Value::Oid(0),
+                        blank(),
+                        blank(),
+                        blank(),
+                        tr.clone(),
+                        Value::Int4(0),
+                        tr,
+                        Value::Null,
+                    ]
+                })
+                .collect(),
+            PgCatalog::AttrDef => {
+                let mut rows = Vec::new();
+                for (t, def) in tables(engine, visible) {
+                    for (i, c) in def.columns.iter().enumerate() {
+                        if let Some(d) = &c.default {
+                            rows.push(vec![
+                                Value::Oid(table_oid(&t) + FIRST_ATTRDEF + i as u32 + 1),
+                                Value::Oid(table_oid(&t)),
+                                Value::Int2(i as i16 + 1),
+                                Value::Text(default_expression(d, c.data_type)),
+                            ]);
+                        }
+                    }
+                }
+                rows
+            }
+            PgCatalog::Database => vec![vec![
+                Value::Oid(DATABASE_OID),
+                name("postgres"),
+                Value::Oid(BOOTSTRAP_ROLE),
+                Value::Int4(6),
+                char_value('c'),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Int4(-1),
+                Value::Oid(1663),
+                Value::Text("C".into()),
+                Value::Text("C".into()),
+                Value::Null,
+                Value::Null,
+            ]],
+            PgCatalog::Roles => [
+                (BOOTSTRAP_ROLE_NAME, BOOTSTRAP_ROLE, true),
+                (DATABASE_OWNER_ROLE_NAME, DATABASE_OWNER_ROLE, false),
+            ]
+            .iter()
+            .map(|(n, o, login)| {
+                let b = Value::Bool(*login);
+                vec![
+                    name(n),
+                    b.clone(),
+                    Value::Bool(true),
+                    b.clone(),
+                    b.clone(),
+                    b.clone(),
+                    b.clone(),
+                    Value::Int4(-1),
+                    Value::Text("********".into()),
+                    Value::Null,
+                    b,
+                    Value::Oid(*o),
+                ]
+            })
+            .collect(),
+            PgCatalog::Am => vec![
+                vec![Value::Oid(HEAP_AM), name("heap"), char_value('t')],
+                vec![Value::Oid(BTREE_AM), name("btree"), char_value('i')],
+            ],
+            PgCatalog::Settings => crate::settings::DEFS
+                .iter()
+                .map(|d| settings_row(d, settings))
+                .collect(),
+            PgCatalog::Collation => [
+                (DEFAULT_COLLATION, "default", 'd', -1, None),
+                (950, "C", 'c', -1, Some("C")),
+                (951, "POSIX", 'c', -1, Some("POSIX")),
+            ]
+            .iter()
+            .map(|(o, n, provider, encoding, locale)| {
+                vec![
+                    Value::Oid(*o),
+                    name(n),
+                    Value::Oid(NAMESPACE_PG_CATALOG),
+                    Value::Oid(BOOTSTRAP_ROLE),
+                    char_value(*provider),
+                    Value::Bool(true),
+                    Value::Int4(*encoding),
+                    locale.map_or(Value::Null, |l| Value::Text(l.into())),
+                    locale.map_or(Value::Null, |l| Value::Text(l.into())),
+                ]
+            })
+            .collect(),
+            PgCatalog::Tablespace => [(1663, "pg_default"), (1664, "pg_global")]
+                .iter()
+                .map(|(o, n)| vec![Value::Oid(*o), name(n), Value::Oid(BOOTSTRAP_ROLE)])
+                .collect(),
+            // SteadyDB has no comments, inheritance or triggers.
+            PgCatalog::Description | PgCatalog::Inherits | PgCatalog::Trigger => Vec::new(),
+        };
+        rows.into_iter().map(Row::from).collect()
+    }
+}
+
+fn name(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+fn char_value(c: char) -> Value {
+    Value::Text(c.to_string())
+}
+
+/// A table's OID.
+pub fn table_oid(t: &Table) -> u32 {
+    FIRST_TABLE_OID.wrapping_add(t.id.0.wrapping_mul(OIDS_PER_TABLE))
+}
+
+fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<(Arc<Table>, Arc<TableDef>)> {
+    super::information_schema::visible_tables(engine, visible)
+        .into_iter()
+        .map(|t| {
+            let def = t.def();
+            (t, def)
+        })
+        .collect()
+}
+
+/// What `pg_class` lists: a relation and how it is shown.
+pub struct Relation {
+    pub oid: u32,
+    pub name: String,
+    pub namespace: u32,
+    /// `relkind`: `r` table, `i` index, `S` sequence, `v` view.
+    pub kind: char,
+    pub natts: i16,
+    pub has_index: bool,
+    /// For an index, its table's definition.
+    pub table: Option<Arc<TableDef>>,
+}
+
+/// Every relation the scanning transaction sees: the catalogs, then each table with its
+/// primary key index and sequences.
+pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relation> {
+    let mut out: Vec<Relation> = CATALOGS
+        .iter()
+        .map(|(c, n, o, is_table)| Relation {
+            oid: *o,
+            name: n.to_string(),
+            namespace: NAMESPACE_PG_CATALOG,
+            kind: if *is_table { 'r' } else { 'v' },
+            natts: c.def().columns.len() as i16,
+            has_index: false,
+            table: None,
+        })
+        .collect();
+    for (t, def) in tables(engine, visible) {
+        let oid = table_oid(&t);
+        out.push(Relation {
+            oid,
+            name: def.name.clone(),
+            namespace: NAMESPACE_PUBLIC,
+            kind: 'r',
+            natts: def.columns.len() as i16,
+            has_index: !def.primary_key.is_empty(),
+            table: None,
+        });
+        if let Some(pkey) = def
+            .pkey_name
+            .as_ref()
+            .filter(|_| !def.primary_key.is_empty())
+        {
+            out.push(Relation {
+                oid: oid + PKEY_INDEX,
+                name: pkey.clone(),
+                namespace: NAMESPACE_PUBLIC,
+                kind: 'i',
+                natts: def.primary_key.len() as i16,
+                has_index: false,
+                table: Some(def.clone()),
+            });
+        }
+        for (k, seq) in def.owned_sequences.iter().enumerate() {
+            let k = k as u32;
+            if FIRST_SEQUENCE + k > LAST_SEQUENCE {
+                break;
+            }
+            out.push(Relation {
+                oid: oid + FIRST_SEQUENCE + k,
+                name: seq.clone(),
+                namespace: NAMESPACE_PUBLIC,
+                kind: 'S',
+                natts: 3,
+                has_index: false,
+                table: None,
+            });
+        }
+    }
+    out
+}
+
+/// The relation of an OID.
+pub fn relation_by_oid(engine: &Engine, oid: u32) -> Option<Relation> {
+    relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
+        .into_iter()
+        .find(|r| r.oid == oid)
+}
+
+/// The relation of a name (`public.` or `pg_catalog.` may qualify it).
+pub fn relation_by_name(engine: &Engine, text: &str) -> Option<Relation> {
+    let (schema, bare) = split_qualified(text);
+    relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
+        .into_iter()
+        .find(|r| {
+            r.name == bare
+                && match schema.as_deref() {
+                    None => true,
+                    Some("public") => r.namespace == NAMESPACE_PUBLIC,
+                    Some("pg_catalog") => r.namespace == NAMESPACE_PG_CATALOG,
+                    Some(_) => false,
+                }
+        })
+}
+
+/// `schema.name` or `name`, with double quotes removed and unquoted parts lower-cased.
+fn split_qualified(text: &str) -> (Option<String>, String) {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                current.push('"');
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut current)),
+            c if quoted => current.push(c),
+            c => current.extend(c.to_lowercase()),
+        }
+    }
+    parts.push(current);
+    match parts.len() {
+        1 => (None, parts.pop().unwrap_or_default()),
+        _ => {
+            let bare = parts.pop().unwrap_or_default();
+            (parts.pop(), bare)
+        }
+    }
+}
+
+fn class_row(r: &Relation) -> Vec<Value> {
+    let f = Value::Bool(false);
+    let am = match r.kind {
+        'r' => HEAP_AM,
+        'i' => BTREE_AM,
+        _ => 0,
+    };
+    vec![
+        Value::Oid(r.oid),
+        name(&r.name),
+        Value::Oid(r.namespace),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(BOOTSTRAP_ROLE),
+        Value::Oid(am),
+        Value::Oid(if r.kind == 'v' { 0 } else { r.oid }),
+        Value::Oid(0),
+        Value::Int4(0),
+        Value::Float4(-1.0),
+        Value::Int4(0),
+        Value::Oid(0),
+        Value::Bool(r.has_index),
+        f.clone(),
+        char_value('p'),
+        char_value(r.kind),
+        Value::Int2(r.natts),
+        Value::Int2(0),
+        f.clone(),
+        f.clone(),
+        f.clone(),
+        f.clone(),
+        f.clone(),
+        Value::Bool(true),
+        char_value(if r.kind == 'r' { 'd' } else { 'n' }),
+        f,
+        Value::Oid(0),
+        Value::Null,
+    ]
+}
+
+/// One `pg_attribute` row.
+fn attribute_row(
+    rel: u32,
+    attname: &str,
+    num: usize,
+    t: DataType,
+    not_null: bool,
+    has_def: bool,
+) -> Vec<Value> {
+    let builtin = type_of(t);
+    let f = Value::Bool(false);
+    vec![
+        Value::Oid(rel),
+        name(attname),
+        Value::Oid(t.oid()),
+        Value::Int4(-1),
+        Value::Int2(t.typlen()),
+        Value::Int2(num as i16),
+        Value::Int4(0),
+        Value::Int4(-1),
+        Value::Int4(t.typmod()),
+        Value::Bool(builtin.is_some_and(|b| b.by_value)),
+        char_value(builtin.map_or('i', |b| b.align.chars().next().unwrap_or('i'))),
+        char_value(if t.typlen() == -1 { 'x' } else { 'p' }),
+        Value::Text(String::new()),
+        Value::Bool(not_null),
+        Value::Bool(has_def),
+        f.clone(),
+        Value::Text(String::new()),
+        Value::Text(String::new()),
+        f,
+        Value::Bool(true),
+        Value::Int4(0),
+        Value::Oid(collation_of(t)),
+    ]
+}
+
+fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for (t, def) in tables(engine, visible) {
+        let oid = table_oid(&t);
+        for (i, c) in def.columns.iter().enumerate() {
+            rows.push(attribute_row(
+                oid,
+                &c.name,
+                i + 1,
+                c.data_type,
+                c.not_null,
+                c.default.is_some(),
+            ));
+        }
+        if !def.primary_key.is_empty() {
+            for (k, &i) in def.primary_key.iter().enumerate() {
+                let c = &def.columns[i];
+                rows.push(attribute_row(
+                    oid + PKEY_INDEX,
+                    &c.name,
+                    k + 1,
+                    c.data_type,
+                    false,
+                    false,
+                ));
+            }
+        }
+    }
+    rows
+}
+
+fn collation_of(t: DataType) -> u32 {
+    match t {
+        DataType::Text | DataType::Varchar(_) | DataType::Char(_) => DEFAULT_COLLATION,
+        DataType::Name => 950,
+        _ => 0,
+    }
+}
+
+fn type_of(t: DataType) -> Option<&'static BuiltinType> {
+    TYPES.iter().find(|b| b.oid == t.oid())
+}
+
+fn type_row(b: &BuiltinType) -> Vec<Value> {
+    let f = Value::Bool(false);
+    vec![
+        Value::Oid(b.oid),
+        name(b.name),
+        Value::Oid(NAMESPACE_PG_CATALOG),
+        Value::Oid(BOOTSTRAP_ROLE),
+        Value::Int2(b.len),
+        Value::Bool(b.by_value),
+        char_value(if b.oid == oid::UNKNOWN { 'p' } else { 'b' }),
+        Value::Text(b.category.into()),
+        Value::Bool(matches!(b.oid, 16 | 25 | 701 | 1184 | 26)),
+        Value::Bool(true),
+        char_value(','),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(b.array),
+        Value::Text(b.align.into()),
+        char_value(if b.len == -1 { 'x' } else { 'p' }),
+        f,
+        Value::Oid(0),
+        Value::Int4(-1),
+        Value::Int4(0),
+        Value::Oid(collation_of(b.data_type)),
+        Value::Null,
+    ]
+}
+
+/// A type by OID.
+pub fn type_by_oid(oid: u32) -> Option<DataType> {
+    TYPES.iter().find(|b| b.oid == oid).map(|b| b.data_type)
+}
+
+/// `format_type(oid, typmod)`: the SQL name of a type, with its modifier.
+pub fn format_type(type_oid: u32, typmod: Option<i32>) -> String {
+    let Some(b) = TYPES.iter().find(|b| b.oid == type_oid) else {
+        return "???".into();
+    };
+    let m = typmod.filter(|m| *m >= 0);
+    match (b.data_type, m) {
+        (DataType::Varchar(_), Some(m)) => format!("character varying({})", m - 4),
+        (DataType::Char(_), Some(m)) => format!("character({})", m - 4),
+        (DataType::Char(_), None) => "bpchar".into(),
+        (DataType::Numeric(_), Some(m)) => {
+            let m = m - 4;
+            format!("numeric({},{})", (m >> 16) & 0xffff, m & 0xffff)
+        }
+        (DataType::Unknown, _) => "unknown".into(),
+        (t, _) => t.without_typmod().name(),
+    }
+}
+
+/// A column default as `pg_get_expr` shows it: PostgreSQL's deparsed form for the forms
+/// SteadyDB stores (a literal gets a cast to the column's type where PostgreSQL adds one),
+/// the stored text otherwise.
+fn default_expression(stored: &str, t: DataType) -> String {
+    let s = stored.trim();
+    if let Some(seq) = s
+        .strip_prefix("nextval('")
+        .and_then(|r| r.strip_suffix("')"))
+    {
+        return format!("nextval('{seq}'::regclass)");
+    }
+    if s.starts_with('\'') && s.ends_with('\'') && s.len() >= 2 {
+        return match t {
+            DataType::Text => s.to_string(),
+            t => format!("{s}::{}", format_type(t.oid(), None)),
+        };
+    }
+    if let Some(digits) = s.strip_prefix('-') {
+        if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return format!("'{s}'::{}", format_type(t.oid(), None));
+        }
+    }
+    match s.to_ascii_lowercase().as_str() {
+        "current_timestamp" => "CURRENT_TIMESTAMP".into(),
+        "now()" => "now()".into(),
+        "true" | "false" => s.to_ascii_lowercase(),
+        _ => s.to_string(),
+    }
+}
+
+/// `pg_get_indexdef(oid)` for a primary key index.
+pub fn index_definition(engine: &Engine, index_oid: u32) -> Option<String> {
+    let r = relation_by_oid(engine, index_oid)?;
+    let def = r.table?;
+    let columns: Vec<String> = def
+        .primary_key
+        .iter()
+        .map(|&i| quote_ident(&def.columns[i].name))
+        .collect();
+    Some(format!(
+        "CREATE UNIQUE INDEX {} ON public.{} USING btree ({})",
+        quote_ident(&r.name),
+        quote_ident(&def.name),
+        columns.join(", ")
+    ))
+}
+
+/// `pg_get_constraintdef(oid)` for a primary key constraint.
+pub fn constraint_definition(engine: &Engine, constraint_oid: u32) -> Option<String> {
+    let table = constraint_oid.checked_sub(PKEY_CONSTRAINT)?;
+    let r = relation_by_oid(engine, table + PKEY_INDEX)?;
+    let def = r.table?;
+    let columns: Vec<String> = def
+        .primary_key
+        .iter()
+        .map(|&i| quote_ident(&def.columns[i].name))
+        .collect();
+    Some(format!("PRIMARY KEY ({})", columns.join(", ")))
+}
+
+/// `pg_get_serial_sequence(table, column)`: the sequence a serial column's default draws
+/// from, qualified.
+pub fn serial_sequence(engine: &Engine, table: &str, column: &str) -> Option<String> {
+    let r = relation_by_name(engine, table)?;
+    let t = engine.txn.catalog.table(&r.name)?;
+    let def = t.def();
+    let column = split_qualified(column).1;
+    let c = def.columns.iter().find(|c| c.name == column)?;
+    let d = c.default.as_deref()?;
+    let seq = d.strip_prefix("nextval('")?.strip_suffix("')")?;
+    Some(format!("public.{}", quote_ident(seq)))
+}
+
+/// An identifier as PostgreSQL's `quote_ident` writes it.
+pub fn quote_ident(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !super::bind::is_reserved(s);
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// The type a name (as `::regtype` reads it) denotes.
+pub fn type_by_name(text: &str) -> Option<DataType> {
+    let (_, bare) = split_qualified(text);
+    let bare = bare.trim();
+    if let Some(b) = TYPES.iter().find(|b| b.name == bare) {
+        return Some(b.data_type);
+    }
+    let sql = format!("SELECT NULL::{bare}");
+    let ast = sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, &sql)
+        .ok()?;
+    let sqlparser::ast::Statement::Query(q) = ast.first()? else {
+        return None;
+    };
+    let sqlparser::ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    match s.projection.first()? {
+        sqlparser::ast::SelectItem::UnnamedExpr(sqlparser::ast::Expr::Cast {
+            data_type, ..
+        }) => super::bind::data_type(data_type).ok().map(|(t, _)| t),
+        _ => None,
+    }
+}
+
+/// The name `regtype` shows for a type.
+pub fn type_display_name(t: DataType) -> String {
+    match t {
+        DataType::Char(_) => "character".into(),
+        DataType::Unknown => "unknown".into(),
+        t => t.without_typmod().name(),
+    }
+}
+
+fn settings_row(d: &crate::settings::Def, settings: &dyn Fn(&str) -> Option<String>) -> Vec<Value> {
+    use crate::settings::{Context, Kind, Unit};
+    let shown = settings(d.name).unwrap_or_default();
+    let text = |s: &str| Value::Text(s.to_string());
+    let (setting, unit, vartype, min, max) = match d.kind {
+        Kind::Bool => (shown.clone(), None, "bool", None, None),
+        Kind::Int { min, max, unit } => {
+            let (setting, unit) = match unit {
+                Unit::Kb => (
+                    crate::settings::kilobytes(&shown).map_or(shown.clone(), |k| k.to_string()),
+                    Some("kB"),
+                ),
+                Unit::Ms => (
+                    crate::settings::millis(&shown).map_or(shown.clone(), |m| m.to_string()),
+                    Some("ms"),
+                ),
+                Unit::S => (
+                    crate::settings::millis(&shown)
+                        .map_or(shown.clone(), |m| (m / 1000).to_string()),
+                    Some("s"),
+                ),
+                Unit::None | Unit::Octal => (shown.clone(), None),
+            };
+            (
+                setting,
+                unit,
+                "integer",
+                Some(min.to_string()),
+                Some(max.to_string()),
+            )
+        }
+        Kind::Real { min, max } => (
+            shown.clone(),
+            None,
+            "real",
+            Some(min.to_string()),
+            Some(max.to_string()),
+        ),
+        Kind::Enum(_) => (shown.clone(), None, "enum", None, None),
+        Kind::Str => (shown.clone(), None, "string", None, None),
+    };
+    let context = match d.context {
+        Context::Internal => "internal",
+        Context::Postmaster => "postmaster",
+        Context::Sighup => "sighup",
+        Context::User => "user",
+    };
+    let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
+    vec![
+        text(d.name),
+        Value::Text(setting.clone()),
+        opt(unit.map(str::to_string)),
+        Value::Null,
+        text(d.description),
+        Value::Null,
+        text(context),
+        text(vartype),
+        text(if shown == d.default {
+            "default"
+        } else {
+            "session"
+        }),
+        opt(min),
+        opt(max),
+        text(d.default),
+        Value::Text(setting),
+        Value::Null,
+        Value::Null,
+        Value::Bool(false),
+    ]
+}
