@@ -294,6 +294,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("bpchar", 0) => DataType::Char(1),
                     ("regclass", 0) => DataType::RegClass,
                     ("regtype", 0) => DataType::RegType,
+                    ("regnamespace", 0) => DataType::RegNamespace,
                     ("oid", 0) => DataType::Oid,
                     ("name", 0) => DataType::Name,
                     ("\"char\"", 0) => DataType::InternalChar,
@@ -452,7 +453,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         DataType::Date | DataType::Timestamp | DataType::TimestampTz => 3,
         DataType::Bool => 4,
         DataType::Bytea => 5,
-        DataType::Oid | DataType::RegClass | DataType::RegType => 6,
+        DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => 6,
         DataType::Array(_) => 7,
         _ => 0,
     };
@@ -548,7 +549,10 @@ impl<'a> Binder<'a> {
         if ty != DataType::Unknown || to == DataType::Unknown {
             return Ok(expr);
         }
-        if matches!(to, DataType::RegClass | DataType::RegType) {
+        if matches!(
+            to,
+            DataType::RegClass | DataType::RegType | DataType::RegNamespace
+        ) {
             return Ok(self.cast((expr, ty), to)?.0);
         }
         match expr {
@@ -856,7 +860,12 @@ impl<'a> Binder<'a> {
             }
             E::CompoundIdentifier(ids) => match ids.as_slice() {
                 [t, c] => self.lookup_or_outer(Some(&ident_name(t)), &ident_name(c), scope, e),
-                [s, t, c] if ident_name(s) == "public" => {
+                [s, t, c]
+                    if matches!(
+                        ident_name(s).as_str(),
+                        "public" | "pg_catalog" | "information_schema"
+                    ) =>
+                {
                     self.lookup_or_outer(Some(&ident_name(t)), &ident_name(c), scope, e)
                 }
                 _ => Err(Error::unsupported(format!(
@@ -1174,36 +1183,30 @@ impl<'a> Binder<'a> {
 
     fn cast(&mut self, t: Typed, to: DataType) -> Result<Typed> {
         // regclass and regtype are looked up in the catalog when the value is made.
-        if matches!(to, DataType::RegClass | DataType::RegType) && t.1 != to {
-            let class = to == DataType::RegClass;
-            let func = match t.1 {
-                ty if ty.is_string() => {
-                    let arg = self.coerce(t, DataType::Text)?;
-                    let f = if class {
-                        Func::RegClassIn
-                    } else {
-                        Func::RegTypeIn
-                    };
-                    return Ok((Expr::Func(f, vec![arg]), to));
-                }
-                ty if ty.is_integer()
-                    || matches!(ty, DataType::Oid | DataType::RegClass | DataType::RegType) =>
-                {
-                    if class {
-                        Func::RegClassOfOid
-                    } else {
-                        Func::RegTypeOfOid
-                    }
-                }
-                other => {
-                    return Err(Error::new(
-                        SqlState::CANNOT_COERCE,
-                        format!("cannot cast type {} to {}", other.name(), to.name()),
-                    ))
-                }
+        // regclass, regtype and regnamespace are looked up in the catalog when the value
+        // is made.
+        if matches!(
+            to,
+            DataType::RegClass | DataType::RegType | DataType::RegNamespace
+        ) && t.1 != to
+        {
+            let (from_text, from_oid) = match to {
+                DataType::RegClass => (Func::RegClassIn, Func::RegClassOfOid),
+                DataType::RegType => (Func::RegTypeIn, Func::RegTypeOfOid),
+                _ => (Func::RegNamespaceIn, Func::RegNamespaceOfOid),
             };
+            if t.1.is_string() {
+                let arg = self.coerce(t, DataType::Text)?;
+                return Ok((Expr::Func(from_text, vec![arg]), to));
+            }
+            if !(t.1.is_integer() || comparable(t.1, DataType::Oid)) {
+                return Err(Error::new(
+                    SqlState::CANNOT_COERCE,
+                    format!("cannot cast type {} to {}", t.1.name(), to.name()),
+                ));
+            }
             let arg = Expr::Cast(Box::new(t.0), DataType::Oid);
-            return Ok((Expr::Func(func, vec![arg]), to));
+            return Ok((Expr::Func(from_oid, vec![arg]), to));
         }
         Ok(match t {
             (Expr::Const(v), _) => (Expr::Const(types::cast(v, &to)?), to),
@@ -1442,6 +1445,14 @@ impl<'a> Binder<'a> {
             },
             DataType::Bool,
         ))
+    }
+
+    /// `t` as type `to`: untyped literals are read as one, others cast.
+    fn cast_or_coerce(&mut self, t: Typed, to: DataType) -> Result<Expr> {
+        if t.1 == DataType::Unknown {
+            return self.coerce(t, to);
+        }
+        Ok(self.cast(t, to)?.0)
     }
 
     /// An array argument of function `name`.
@@ -1996,18 +2007,39 @@ impl<'a> Binder<'a> {
                 let r = self.bind_as(&args[1], scope, DataType::Oid)?;
                 (Func::GetExpr, DataType::Text, vec![e, r])
             }
-            "pg_get_indexdef" | "pg_get_constraintdef" => {
-                let max = if name == "pg_get_indexdef" { 3 } else { 2 };
-                if args.is_empty() || args.len() > max || args.len() == 2 && max == 3 {
+            "pg_get_indexdef" => {
+                if args.len() != 1 && args.len() != 3 {
+                    arity(1)?;
+                }
+                let mut bound = vec![self.bind_as(&args[0], scope, DataType::Oid)?];
+                if args.len() == 3 {
+                    bound.push(self.bind_as(&args[1], scope, DataType::Int4)?);
+                    self.bind_as(&args[2], scope, DataType::Bool)?;
+                }
+                (Func::IndexDef, DataType::Text, bound)
+            }
+            "pg_get_constraintdef" => {
+                if !(1..=2).contains(&args.len()) {
                     arity(1)?;
                 }
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
-                let func = if name == "pg_get_indexdef" {
-                    Func::IndexDef
-                } else {
-                    Func::ConstraintDef
-                };
-                (func, DataType::Text, vec![a])
+                (Func::ConstraintDef, DataType::Text, vec![a])
+            }
+            "quote_ident" => {
+                arity(1)?;
+                let a = self.bind_text(&args[0], scope)?;
+                (Func::QuoteIdent, DataType::Text, vec![a])
+            }
+            "pg_get_statisticsobjdef_columns" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                (Func::StatisticsColumns, DataType::Text, vec![a])
+            }
+            "pg_relation_is_publishable" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let a = self.cast_or_coerce(t, DataType::RegClass)?;
+                (Func::RelationIsPublishable, DataType::Bool, vec![a])
             }
             "pg_encoding_to_char" => {
                 arity(1)?;

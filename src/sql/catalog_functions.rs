@@ -42,8 +42,31 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
         }
         Func::GetExpr => vals[0].clone(),
         Func::IndexDef => {
-            pg_catalog::index_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
+            let column = vals.get(1).and_then(Value::as_i64).unwrap_or(0);
+            pg_catalog::index_definition(engine, oid(0), column).map_or(Value::Null, Value::Text)
         }
+        Func::QuoteIdent => Value::Text(pg_catalog::quote_ident(&text_of(&vals[0]))),
+        Func::StatisticsColumns => Value::Null,
+        Func::RelationIsPublishable => Value::Bool(
+            pg_catalog::relation_by_oid(engine, oid(0))
+                .is_some_and(|r| r.kind == 'r' && r.namespace == NAMESPACE_PUBLIC),
+        ),
+        Func::RegNamespaceIn => {
+            let text = text_of(&vals[0]);
+            if let Ok(n) = text.trim().parse::<u32>() {
+                return Ok(Some(reg_namespace_of_oid(n)));
+            }
+            match pg_catalog::namespace_by_name(&text) {
+                Some((oid, name)) => Value::Reg(oid, pg_catalog::quote_ident(name).into()),
+                None => {
+                    return Err(Error::new(
+                        SqlState::INVALID_SCHEMA_NAME,
+                        format!("schema \"{text}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        Func::RegNamespaceOfOid => reg_namespace_of_oid(oid(0)),
         Func::ConstraintDef => {
             pg_catalog::constraint_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
         }
@@ -153,6 +176,13 @@ fn shown_relation_name(r: &pg_catalog::Relation) -> String {
 fn reg_class_of_oid(engine: &crate::engine::Engine, oid: u32) -> Value {
     match pg_catalog::relation_by_oid(engine, oid) {
         Some(r) => Value::Reg(oid, shown_relation_name(&r).into()),
+        None => Value::Reg(oid, Arc::from(oid.to_string())),
+    }
+}
+
+fn reg_namespace_of_oid(oid: u32) -> Value {
+    match pg_catalog::namespace_by_oid(oid) {
+        Some(name) => Value::Reg(oid, pg_catalog::quote_ident(name).into()),
         None => Value::Reg(oid, Arc::from(oid.to_string())),
     }
 }

@@ -628,6 +628,15 @@ impl Executor<'_> {
             }
             return Ok(());
         }
+        if let Some(function) = &scan.function {
+            return self.function_rows(function, |row| {
+                let row: Row = row.into();
+                if !self.matches(&scan.filter, &row)? {
+                    return Ok(true);
+                }
+                visit(&[], &row)
+            });
+        }
         if let Some(view) = scan.system {
             let catalog = &self.engine.txn.catalog;
             let txn = &*self.txn;
@@ -778,6 +787,84 @@ impl Executor<'_> {
 
     /// Own a row to write it: `want` is [`Want::Write`] to delete it or give it a key,
     /// [`Want::NoKeyWrite`] to change its other columns.
+    /// The rows of a function in FROM, one at a time, while `visit` says go on.
+    fn function_rows(
+        &self,
+        function: &TableFunction,
+        mut visit: impl FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
+        let args = function
+            .args
+            .iter()
+            .map(|a| self.eval(a, &[]))
+            .collect::<Result<Vec<_>>>()?;
+        match function.kind {
+            TableFunctionKind::GenerateSeries => {
+                let n = |v: &Value| v.as_i64();
+                let (Some(start), Some(stop)) = (n(&args[0]), n(&args[1])) else {
+                    return Ok(());
+                };
+                let step = match args.get(2) {
+                    None => 1,
+                    Some(v) => match n(v) {
+                        None => return Ok(()),
+                        Some(0) => {
+                            return Err(Error::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                "step size cannot equal zero",
+                            ))
+                        }
+                        Some(s) => s,
+                    },
+                };
+                let int8 = matches!(args[0], Value::Int8(_));
+                let mut i = start;
+                let mut produced = 0usize;
+                while (step > 0 && i <= stop) || (step < 0 && i >= stop) {
+                    produced += 1;
+                    if produced.is_multiple_of(CANCEL_CHECK_ROWS) {
+                        check_cancel(self.slot)?;
+                    }
+                    let v = if int8 {
+                        Value::Int8(i)
+                    } else {
+                        Value::Int4(i as i32)
+                    };
+                    if !visit(vec![v])? {
+                        break;
+                    }
+                    match i.checked_add(step) {
+                        Some(next) => i = next,
+                        None => break,
+                    }
+                }
+            }
+            TableFunctionKind::Unnest => {
+                let arrays: Vec<&[Value]> = args
+                    .iter()
+                    .map(|a| match a {
+                        Value::Array(_, items) => &items[..],
+                        _ => &[],
+                    })
+                    .collect();
+                let len = arrays.iter().map(|a| a.len()).max().unwrap_or(0);
+                for i in 0..len {
+                    if i % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
+                        check_cancel(self.slot)?;
+                    }
+                    let row = arrays
+                        .iter()
+                        .map(|a| a.get(i).cloned().unwrap_or(Value::Null))
+                        .collect();
+                    if !visit(row)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn lock_row(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Step<()> {
         if self.txn.writes.get(table.id, key)?.is_some() {
             return Ok(());

@@ -127,6 +127,16 @@ pub enum Func {
     RegTypeOfOid,
     /// `to_regtype(text)`.
     ToRegType,
+    /// `text::regnamespace`: 3F000 when there is no such schema.
+    RegNamespaceIn,
+    /// `oid::regnamespace`.
+    RegNamespaceOfOid,
+    /// `quote_ident(text)`.
+    QuoteIdent,
+    /// `pg_get_statisticsobjdef_columns(oid)`: there are no extended statistics.
+    StatisticsColumns,
+    /// `pg_relation_is_publishable(regclass)`: whether it is a permanent user table.
+    RelationIsPublishable,
     /// `text ~ pattern`.
     RegexMatch,
     /// `text ~* pattern`.
@@ -969,6 +979,11 @@ fn eval_func(
         | Func::RegTypeIn
         | Func::RegTypeOfOid
         | Func::ToRegType
+        | Func::RegNamespaceIn
+        | Func::RegNamespaceOfOid
+        | Func::QuoteIdent
+        | Func::StatisticsColumns
+        | Func::RelationIsPublishable
         | Func::RegexMatch
         | Func::RegexIMatch
         | Func::ArrayElement

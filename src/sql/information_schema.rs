@@ -227,6 +227,7 @@ impl TypeFacts {
             DataType::InternalChar => base("\"char\"", "char"),
             DataType::RegClass => base("regclass", "regclass"),
             DataType::RegType => base("regtype", "regtype"),
+            DataType::RegNamespace => base("regnamespace", "regnamespace"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
         }
     }
@@ -254,6 +255,7 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::Numeric(_) => "_numeric",
         DataType::RegClass => "_regclass",
         DataType::RegType => "_regtype",
+        DataType::RegNamespace => "_regnamespace",
         DataType::Unknown | DataType::Array(_) => "",
     }
 }

@@ -68,6 +68,14 @@ pub enum PgCatalog {
     Inherits,
     Trigger,
     Tablespace,
+    Policy,
+    StatisticExt,
+    Publication,
+    PublicationNamespace,
+    PublicationRel,
+    Sequence,
+    Depend,
+    AuthMembers,
 }
 
 /// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
@@ -88,7 +96,25 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Inherits, "pg_inherits", 2611, true),
     (PgCatalog::Trigger, "pg_trigger", 2620, true),
     (PgCatalog::Tablespace, "pg_tablespace", 1213, true),
+    (PgCatalog::Policy, "pg_policy", 3256, true),
+    (PgCatalog::StatisticExt, "pg_statistic_ext", 3381, true),
+    (PgCatalog::Publication, "pg_publication", 6104, true),
+    (
+        PgCatalog::PublicationNamespace,
+        "pg_publication_namespace",
+        6237,
+        true,
+    ),
+    (PgCatalog::PublicationRel, "pg_publication_rel", 6106, true),
+    (PgCatalog::Sequence, "pg_sequence", 2224, true),
+    (PgCatalog::Depend, "pg_depend", 2608, true),
+    (PgCatalog::AuthMembers, "pg_auth_members", 1261, true),
 ];
+
+/// `pg_class`'s OID, the `classid` of relations in `pg_depend`.
+const PG_CLASS: u32 = 1259;
+const PG_CONSTRAINT: u32 = 2606;
+const PG_ATTRDEF: u32 = 2604;
 
 /// A built-in type: (OID, name, length, passed by value, category, alignment, the type).
 struct BuiltinType {
@@ -196,9 +222,17 @@ impl PgCatalog {
     }
 
     pub fn def(self) -> TableDef {
-        use DataType::{Bool, Int2, Int4, InternalChar as Ch, Name, Oid, Text};
+        use DataType::{Bool, Int2, Int4, Int8, InternalChar as Ch, Name, Oid, Text};
+        const fn array(e: &'static DataType) -> DataType {
+            DataType::Array(e)
+        }
         let cols: &[(&str, DataType)] = match self {
-            PgCatalog::Namespace => &[("oid", Oid), ("nspname", Name), ("nspowner", Oid)],
+            PgCatalog::Namespace => &[
+                ("oid", Oid),
+                ("nspname", Name),
+                ("nspowner", Oid),
+                ("nspacl", array(&Text)),
+            ],
             PgCatalog::Class => &[
                 ("oid", Oid),
                 ("relname", Name),
@@ -229,6 +263,8 @@ impl PgCatalog {
                 ("relispartition", Bool),
                 ("relrewrite", Oid),
                 ("relpartbound", Text),
+                ("relacl", array(&Text)),
+                ("reloptions", array(&Text)),
             ],
             PgCatalog::Attribute => &[
                 ("attrelid", Oid),
@@ -317,6 +353,8 @@ impl PgCatalog {
                 ("coninhcount", Int4),
                 ("connoinherit", Bool),
                 ("conbin", Text),
+                ("conkey", array(&Int2)),
+                ("confkey", array(&Int2)),
             ],
             PgCatalog::AttrDef => &[
                 ("oid", Oid),
@@ -338,6 +376,7 @@ impl PgCatalog {
                 ("datctype", Text),
                 ("daticulocale", Text),
                 ("datcollversion", Text),
+                ("datacl", array(&Text)),
             ],
             PgCatalog::Roles => &[
                 ("rolname", Name),
@@ -412,6 +451,71 @@ impl PgCatalog {
                 ("tgnargs", Int2),
             ],
             PgCatalog::Tablespace => &[("oid", Oid), ("spcname", Name), ("spcowner", Oid)],
+            PgCatalog::Policy => &[
+                ("oid", Oid),
+                ("polname", Name),
+                ("polrelid", Oid),
+                ("polcmd", Ch),
+                ("polpermissive", Bool),
+                ("polroles", array(&Oid)),
+                ("polqual", Text),
+                ("polwithcheck", Text),
+            ],
+            PgCatalog::StatisticExt => &[
+                ("oid", Oid),
+                ("stxrelid", Oid),
+                ("stxname", Name),
+                ("stxnamespace", Oid),
+                ("stxowner", Oid),
+                ("stxstattarget", Int4),
+                ("stxkeys", array(&Int2)),
+                ("stxkind", array(&Ch)),
+            ],
+            PgCatalog::Publication => &[
+                ("oid", Oid),
+                ("pubname", Name),
+                ("pubowner", Oid),
+                ("puballtables", Bool),
+                ("pubinsert", Bool),
+                ("pubupdate", Bool),
+                ("pubdelete", Bool),
+                ("pubtruncate", Bool),
+                ("pubviaroot", Bool),
+            ],
+            PgCatalog::PublicationNamespace => &[("oid", Oid), ("pnpubid", Oid), ("pnnspid", Oid)],
+            PgCatalog::PublicationRel => &[
+                ("oid", Oid),
+                ("prpubid", Oid),
+                ("prrelid", Oid),
+                ("prqual", Text),
+                ("prattrs", array(&Int2)),
+            ],
+            PgCatalog::Sequence => &[
+                ("seqrelid", Oid),
+                ("seqtypid", Oid),
+                ("seqstart", Int8),
+                ("seqincrement", Int8),
+                ("seqmax", Int8),
+                ("seqmin", Int8),
+                ("seqcache", Int8),
+                ("seqcycle", Bool),
+            ],
+            PgCatalog::Depend => &[
+                ("classid", Oid),
+                ("objid", Oid),
+                ("objsubid", Int4),
+                ("refclassid", Oid),
+                ("refobjid", Oid),
+                ("refobjsubid", Int4),
+                ("deptype", Ch),
+            ],
+            PgCatalog::AuthMembers => &[
+                ("oid", Oid),
+                ("roleid", Oid),
+                ("member", Oid),
+                ("grantor", Oid),
+                ("admin_option", Bool),
+            ],
         };
         TableDef::of_columns(self.name(), cols.iter().copied())
     }
@@ -437,7 +541,7 @@ impl PgCatalog {
                 } else {
                     BOOTSTRAP_ROLE
                 };
-                vec![Value::Oid(*o), name(n), Value::Oid(owner)]
+                vec![Value::Oid(*o), name(n), Value::Oid(owner), Value::Null]
             })
             .collect(),
             PgCatalog::Class => relations(engine, visible).iter().map(class_row).collect(),
@@ -498,6 +602,15 @@ impl PgCatalog {
                         Value::Int4(0),
                         tr,
                         Value::Null,
+                        Value::Array(
+                            &DataType::Int2,
+                            def.primary_key
+                                .iter()
+                                .map(|&i| Value::Int2(i as i16 + 1))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        ),
+                        Value::Null,
                     ]
                 })
                 .collect(),
@@ -529,6 +642,7 @@ impl PgCatalog {
                 Value::Oid(1663),
                 Value::Text("C".into()),
                 Value::Text("C".into()),
+                Value::Null,
                 Value::Null,
                 Value::Null,
             ]],
@@ -587,8 +701,38 @@ impl PgCatalog {
                 .iter()
                 .map(|(o, n)| vec![Value::Oid(*o), name(n), Value::Oid(BOOTSTRAP_ROLE)])
                 .collect(),
-            // SteadyDB has no comments, inheritance or triggers.
-            PgCatalog::Description | PgCatalog::Inherits | PgCatalog::Trigger => Vec::new(),
+            PgCatalog::Sequence => sequences(engine, visible)
+                .into_iter()
+                .map(|(oid, t)| {
+                    let max = match t {
+                        DataType::Int2 => i16::MAX as i64,
+                        DataType::Int4 => i32::MAX as i64,
+                        _ => i64::MAX,
+                    };
+                    vec![
+                        Value::Oid(oid),
+                        Value::Oid(t.oid()),
+                        Value::Int8(1),
+                        Value::Int8(1),
+                        Value::Int8(max),
+                        Value::Int8(1),
+                        Value::Int8(1),
+                        Value::Bool(false),
+                    ]
+                })
+                .collect(),
+            PgCatalog::Depend => dependencies(engine, visible),
+            // SteadyDB has no comments, inheritance, triggers, row security policies,
+            // extended statistics, publications or role memberships.
+            PgCatalog::Description
+            | PgCatalog::Inherits
+            | PgCatalog::Trigger
+            | PgCatalog::Policy
+            | PgCatalog::StatisticExt
+            | PgCatalog::Publication
+            | PgCatalog::PublicationNamespace
+            | PgCatalog::PublicationRel
+            | PgCatalog::AuthMembers => Vec::new(),
         };
         rows.into_iter().map(Row::from).collect()
     }
@@ -600,6 +744,101 @@ fn name(s: &str) -> Value {
 
 fn char_value(c: char) -> Value {
     Value::Text(c.to_string())
+}
+
+/// Each owned sequence's OID and type (its serial column's), with its table.
+fn owned_sequences(t: &Table, def: &TableDef) -> Vec<(u32, usize, DataType)> {
+    let mut out = Vec::new();
+    for (k, seq) in def.owned_sequences.iter().enumerate() {
+        let k = k as u32;
+        if FIRST_SEQUENCE + k > LAST_SEQUENCE {
+            break;
+        }
+        let column = def.columns.iter().position(|c| {
+            c.default
+                .as_deref()
+                .and_then(|d| d.strip_prefix("nextval('"))
+                .and_then(|d| d.strip_suffix("')"))
+                == Some(seq.as_str())
+        });
+        let (attnum, ty) =
+            column.map_or((0, DataType::Int8), |i| (i + 1, def.columns[i].data_type));
+        out.push((table_oid(t) + FIRST_SEQUENCE + k, attnum, ty));
+    }
+    out
+}
+
+fn sequences(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<(u32, DataType)> {
+    tables(engine, visible)
+        .iter()
+        .flat_map(|(t, def)| {
+            owned_sequences(t, def)
+                .into_iter()
+                .map(|(o, _, ty)| (o, ty))
+        })
+        .collect()
+}
+
+/// `pg_depend`: an owned sequence on its column (`a`), a primary key index on its
+/// constraint (`i`), the constraint and each default on their columns (`a`).
+fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
+    let row = |class: u32, obj: u32, refclass: u32, refobj: u32, refsub: usize, kind: char| {
+        vec![
+            Value::Oid(class),
+            Value::Oid(obj),
+            Value::Int4(0),
+            Value::Oid(refclass),
+            Value::Oid(refobj),
+            Value::Int4(refsub as i32),
+            char_value(kind),
+        ]
+    };
+    let mut rows = Vec::new();
+    for (t, def) in tables(engine, visible) {
+        let oid = table_oid(&t);
+        for (seq, attnum, _) in owned_sequences(&t, &def) {
+            rows.push(row(PG_CLASS, seq, PG_CLASS, oid, attnum, 'a'));
+        }
+        if !def.primary_key.is_empty() {
+            let constraint = oid + PKEY_CONSTRAINT;
+            rows.push(row(
+                PG_CLASS,
+                oid + PKEY_INDEX,
+                PG_CONSTRAINT,
+                constraint,
+                0,
+                'i',
+            ));
+            for &i in &def.primary_key {
+                rows.push(row(PG_CONSTRAINT, constraint, PG_CLASS, oid, i + 1, 'a'));
+            }
+        }
+        for (i, c) in def.columns.iter().enumerate() {
+            if c.default.is_some() {
+                let attrdef = oid + FIRST_ATTRDEF + i as u32 + 1;
+                rows.push(row(PG_ATTRDEF, attrdef, PG_CLASS, oid, i + 1, 'a'));
+            }
+        }
+    }
+    rows
+}
+
+const NAMESPACES: &[(u32, &str)] = &[
+    (NAMESPACE_PG_CATALOG, "pg_catalog"),
+    (NAMESPACE_PG_TOAST, "pg_toast"),
+    (NAMESPACE_PUBLIC, "public"),
+    (NAMESPACE_INFORMATION_SCHEMA, "information_schema"),
+];
+
+/// A schema's name.
+pub fn namespace_by_oid(oid: u32) -> Option<&'static str> {
+    NAMESPACES.iter().find(|n| n.0 == oid).map(|n| n.1)
+}
+
+/// A schema by name.
+pub fn namespace_by_name(text: &str) -> Option<(u32, &'static str)> {
+    let (_, bare) = split_qualified(text);
+    NAMESPACES.iter().find(|n| n.1 == bare).copied()
 }
 
 /// A table's OID.
@@ -778,6 +1017,8 @@ fn class_row(r: &Relation) -> Vec<Value> {
         f,
         Value::Oid(0),
         Value::Null,
+        Value::Null,
+        Value::Null,
     ]
 }
 
@@ -943,10 +1184,15 @@ fn default_expression(stored: &str, t: DataType) -> String {
     }
 }
 
-/// `pg_get_indexdef(oid)` for a primary key index.
-pub fn index_definition(engine: &Engine, index_oid: u32) -> Option<String> {
+/// `pg_get_indexdef(oid[, column])` for a primary key index: the statement that would
+/// create it, or (`column` > 0) that key column.
+pub fn index_definition(engine: &Engine, index_oid: u32, column: i64) -> Option<String> {
     let r = relation_by_oid(engine, index_oid)?;
     let def = r.table?;
+    if column > 0 {
+        let i = *def.primary_key.get(usize::try_from(column - 1).ok()?)?;
+        return Some(quote_ident(&def.columns[i].name));
+    }
     let columns: Vec<String> = def
         .primary_key
         .iter()

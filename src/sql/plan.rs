@@ -29,9 +29,26 @@ pub struct ScanPlan {
     pub system: Option<super::system::SystemView>,
     /// A subquery in FROM: its rows are the scan's.
     pub derived: Option<Arc<SelectPlan>>,
+    /// A function in FROM: its rows are the scan's.
+    pub function: Option<Arc<TableFunction>>,
     pub def: Arc<TableDef>,
     pub access: Access,
     pub filter: Option<Expr>,
+}
+
+/// A set-returning function in FROM, over row-independent arguments.
+#[derive(Debug)]
+pub struct TableFunction {
+    pub kind: TableFunctionKind,
+    pub args: Vec<Expr>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableFunctionKind {
+    /// `generate_series(start, stop[, step])` over integers.
+    GenerateSeries,
+    /// `unnest(array[, array ...])`: one column per array, as long as the longest.
+    Unnest,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +138,7 @@ impl SelectPlan {
     pub fn tables_read(&self) -> Vec<&Arc<Table>> {
         let scans = || self.source.iter().chain(self.joins.iter().map(|j| &j.scan));
         let mut tables: Vec<&Arc<Table>> = scans()
-            .filter(|s| s.system.is_none() && s.derived.is_none())
+            .filter(|s| s.system.is_none() && s.derived.is_none() && s.function.is_none())
             .map(|s| &s.table)
             .collect();
         for derived in scans().filter_map(|s| s.derived.as_deref()) {

@@ -164,6 +164,7 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::InternalChar => "char",
         DataType::RegClass => "regclass",
         DataType::RegType => "regtype",
+        DataType::RegNamespace => "regnamespace",
         DataType::Array(e) => pg_type_name(*e),
     }
 }
@@ -186,6 +187,7 @@ struct FromTable {
     def: Arc<TableDef>,
     system: Option<super::system::SystemView>,
     derived: Option<Arc<SelectPlan>>,
+    function: Option<Arc<TableFunction>>,
     /// The name its columns are qualified with: its alias, or its name.
     qualifier: String,
 }
@@ -307,6 +309,7 @@ fn plan_joins(
         table: first.table,
         system: first.system,
         derived: first.derived,
+        function: first.function,
         def: first.def,
         filter: first_filter,
     };
@@ -387,6 +390,7 @@ fn plan_joins(
                 table: table.table,
                 system: table.system,
                 derived: table.derived,
+                function: table.function,
                 def: table.def,
                 access,
                 filter: inner_filter,
@@ -672,6 +676,7 @@ impl Planner<'_> {
                         table: table.clone(),
                         system: None,
                         derived: None,
+                        function: None,
                         def: def.clone(),
                         access: Access::Full,
                         filter: None,
@@ -1242,6 +1247,7 @@ impl Planner<'_> {
         let scope = from.scope.clone();
         let system = from.tables.first().and_then(|t| t.system);
         let derived = from.tables.first().and_then(|t| t.derived.clone());
+        let function = from.tables.first().and_then(|t| t.function.clone());
         let source_table = from
             .tables
             .first()
@@ -1527,7 +1533,8 @@ impl Planner<'_> {
             let (first, joins, rest) = plan_joins(from, filter)?;
             (Some(first), joins, rest)
         } else {
-            let (source, filter) = Self::single_source(source_table, system, derived, filter);
+            let (source, filter) =
+                Self::single_source(source_table, system, derived, function, filter);
             (source, Vec::new(), filter)
         };
         Ok((
@@ -1719,6 +1726,7 @@ impl Planner<'_> {
         source_table: Option<(Arc<Table>, Arc<TableDef>)>,
         system: Option<super::system::SystemView>,
         derived: Option<Arc<SelectPlan>>,
+        function: Option<Arc<TableFunction>>,
         filter: Option<Expr>,
     ) -> (Option<ScanPlan>, Option<Expr>) {
         match source_table {
@@ -1729,6 +1737,7 @@ impl Planner<'_> {
                         table,
                         system,
                         derived,
+                        function,
                         def,
                         access,
                         filter,
@@ -1782,6 +1791,7 @@ impl Planner<'_> {
                     def,
                     system,
                     derived: None,
+                    function: None,
                     qualifier,
                 })
             }
@@ -1832,14 +1842,127 @@ impl Planner<'_> {
                     table,
                     system: None,
                     derived: Some(Arc::new(plan)),
+                    function: None,
                     qualifier,
                 })
             }
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: Some(args),
+                ..
+            } => self.bind_table_function(name, alias.as_ref(), args),
             ast::TableFactor::NestedJoin { .. } => Err(Error::unsupported(
                 "parenthesized joins in FROM are not supported yet",
             )),
             _ => Err(Error::unsupported("this FROM item is not supported yet")),
         }
+    }
+
+    /// A set-returning function in FROM: `generate_series` or `unnest`. Its arguments
+    /// may not refer to the other FROM items (no LATERAL), but may to an enclosing query.
+    fn bind_table_function(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        args: &ast::TableFunctionArgs,
+    ) -> Result<FromTable> {
+        let fname = name.to_string().to_lowercase();
+        let fname = fname.trim_start_matches("pg_catalog.").to_string();
+        let mut exprs = Vec::new();
+        for a in &args.args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => exprs.push(e),
+                _ => {
+                    return Err(Error::unsupported(format!(
+                        "argument form not supported in {fname}()"
+                    )))
+                }
+            }
+        }
+        let no_function = || {
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {fname}() does not exist"),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+        };
+        let grouping = self.binder.grouping.take();
+        let no_aggregates = self.binder.no_aggregates.replace("functions in FROM");
+        let bound: Result<Vec<_>> = exprs
+            .iter()
+            .map(|e| self.binder.bind(e, &Scope::default()))
+            .collect();
+        self.binder.grouping = grouping;
+        self.binder.no_aggregates = no_aggregates;
+        let bound = bound?;
+        let (kind, args, types) = match fname.as_str() {
+            "generate_series" if (2..=3).contains(&bound.len()) => {
+                let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
+                    DataType::Int8
+                } else {
+                    DataType::Int4
+                };
+                let mut args = Vec::new();
+                for t in bound {
+                    if !(t.1.is_integer() || t.1 == DataType::Unknown) {
+                        return Err(no_function());
+                    }
+                    args.push(self.binder.coerce(t, ty)?);
+                }
+                (TableFunctionKind::GenerateSeries, args, vec![ty])
+            }
+            "unnest" if !bound.is_empty() => {
+                let mut types = Vec::new();
+                let mut args = Vec::new();
+                for (e, t) in bound {
+                    let Some(elem) = t.element() else {
+                        return Err(no_function());
+                    };
+                    types.push(elem);
+                    args.push(e);
+                }
+                (TableFunctionKind::Unnest, args, types)
+            }
+            "generate_series" | "unnest" => return Err(no_function()),
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "function {fname}() in FROM is not supported yet"
+                )))
+            }
+        };
+        let qualifier = alias.map_or(fname.clone(), |a| ident_name(&a.name));
+        let column_aliases: Vec<String> = alias
+            .map(|a| a.columns.iter().map(|c| ident_name(&c.name)).collect())
+            .unwrap_or_default();
+        if column_aliases.len() > types.len() {
+            return Err(Error::new(
+                SqlState::SYNTAX_ERROR,
+                format!("too many column aliases specified for function {fname}"),
+            ));
+        }
+        // One column takes the alias's name, as in PostgreSQL; more are named by the
+        // function.
+        let names: Vec<String> = (0..types.len())
+            .map(|i| match column_aliases.get(i) {
+                Some(n) => n.clone(),
+                None if types.len() == 1 => qualifier.clone(),
+                None => fname.clone(),
+            })
+            .collect();
+        let def = TableDef::of_columns(
+            &qualifier,
+            names.iter().map(String::as_str).zip(types.iter().copied()),
+        );
+        let table = self.placeholder_table(def);
+        Ok(FromTable {
+            def: table.def(),
+            table,
+            system: None,
+            derived: None,
+            function: Some(Arc::new(TableFunction { kind, args })),
+            qualifier,
+        })
     }
 
     /// FROM: its tables, left to right, with the scope their columns make together, the
@@ -1905,8 +2028,8 @@ impl Planner<'_> {
         plan.scope.columns.extend(table_scope.columns);
         let width = table.def.columns.len();
         plan.origins.extend((0..width).map(|c| {
-            (table.system.is_none() && table.derived.is_none())
-                .then_some((table.table.id.0, c as i16 + 1))
+            (table.system.is_none() && table.derived.is_none() && table.function.is_none())
+                .then_some((super::pg_catalog::table_oid(&table.table), c as i16 + 1))
         }));
         let Some(kind) = kind else {
             plan.star.extend(0..width);
@@ -2130,7 +2253,7 @@ impl Planner<'_> {
                     t.1
                 };
                 sources.push(match &t.0 {
-                    Expr::Column(c) => Some((table.id.0, *c as i16 + 1)),
+                    Expr::Column(c) => Some((super::pg_catalog::table_oid(table), *c as i16 + 1)),
                     _ => None,
                 });
                 exprs.push(self.binder.coerce(t, ty)?);
@@ -2395,6 +2518,7 @@ impl Planner<'_> {
             table,
             system: None,
             derived: None,
+            function: None,
             def,
             access,
             filter,

@@ -66,6 +66,7 @@ fn put_type(w: &mut Writer, t: &DataType) {
         DataType::InternalChar => w.u8(17),
         DataType::RegClass => w.u8(18),
         DataType::RegType => w.u8(19),
+        DataType::RegNamespace => w.u8(21),
         DataType::Array(e) => {
             w.u8(20);
             put_type(w, e);
@@ -100,6 +101,7 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
         17 => DataType::InternalChar,
         18 => DataType::RegClass,
         19 => DataType::RegType,
+        21 => DataType::RegNamespace,
         20 => {
             let e = get_type(r)?;
             match crate::types::static_element(&e) {

@@ -320,7 +320,7 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         | DataType::Unknown
         | DataType::Name
         | DataType::InternalChar => tag == T_TEXT,
-        DataType::Oid | DataType::RegClass | DataType::RegType => false,
+        DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => false,
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,
         DataType::Date => tag == T_DATE,

@@ -37,7 +37,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         DataType::InternalChar => Value::Text(text.chars().take(1).collect()),
         DataType::Oid => Value::Oid(parse_int(text, i32::MIN as i64, u32::MAX as i64, ty)? as u32),
         // Names are looked up by the caller, which has the catalog.
-        DataType::RegClass | DataType::RegType => {
+        DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
             let oid = parse_int(text, 0, u32::MAX as i64, &DataType::Oid)? as u32;
             Value::Reg(oid, text.trim().into())
         }
@@ -175,7 +175,7 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         DataType::Name => Value::Text(truncate_name(utf8_text(bytes)?)),
         DataType::InternalChar => Value::Text(utf8_text(bytes)?.chars().take(1).collect()),
         DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
-        DataType::RegClass | DataType::RegType => {
+        DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
             let oid = u32::from_be_bytes(fixed(bytes)?);
             Value::Reg(oid, oid.to_string().into())
         }

@@ -52,6 +52,7 @@ pub mod oid {
     pub const NAME: u32 = 19;
     pub const REGCLASS: u32 = 2205;
     pub const REGTYPE: u32 = 2206;
+    pub const REGNAMESPACE: u32 = 4089;
     pub const FLOAT4: u32 = 700;
     pub const FLOAT8: u32 = 701;
     pub const UNKNOWN: u32 = 705;
@@ -95,6 +96,8 @@ pub enum DataType {
     RegClass,
     /// `regtype`: a type's oid shown as its name ([`Value::Reg`]).
     RegType,
+    /// `regnamespace`: a schema's oid shown as its name ([`Value::Reg`]).
+    RegNamespace,
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
     /// for the element types there are.
     Array(&'static DataType),
@@ -123,6 +126,7 @@ impl DataType {
             DataType::InternalChar => oid::CHAR,
             DataType::RegClass => oid::REGCLASS,
             DataType::RegType => oid::REGTYPE,
+            DataType::RegNamespace => oid::REGNAMESPACE,
             DataType::Array(e) => array::array_oid(**e),
         }
     }
@@ -140,6 +144,7 @@ impl DataType {
             oid::CHAR => DataType::InternalChar,
             oid::REGCLASS => DataType::RegClass,
             oid::REGTYPE => DataType::RegType,
+            oid::REGNAMESPACE => DataType::RegNamespace,
             oid::INT8 => DataType::Int8,
             oid::FLOAT4 => DataType::Float4,
             oid::FLOAT8 => DataType::Float8,
@@ -165,7 +170,8 @@ impl DataType {
             | DataType::Date
             | DataType::Oid
             | DataType::RegClass
-            | DataType::RegType => 4,
+            | DataType::RegType
+            | DataType::RegNamespace => 4,
             DataType::Name => 64,
             DataType::InternalChar => 1,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
@@ -209,6 +215,7 @@ impl DataType {
             DataType::InternalChar => "\"char\"".into(),
             DataType::RegClass => "regclass".into(),
             DataType::RegType => "regtype".into(),
+            DataType::RegNamespace => "regnamespace".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
         }
     }
@@ -221,7 +228,8 @@ impl DataType {
             | DataType::Name
             | DataType::InternalChar
             | DataType::RegClass
-            | DataType::RegType => true,
+            | DataType::RegType
+            | DataType::RegNamespace => true,
             DataType::Array(e) => e.is_catalog_only(),
             _ => false,
         }

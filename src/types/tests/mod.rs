@@ -103,7 +103,9 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
             let s = random_text(r).replace('\0', "");
             Value::Text(super::io::apply_string_typmod(s, ty, true).expect("explicit fit"))
         }
-        DataType::Oid | DataType::RegClass | DataType::RegType => Value::Oid(r.gen()),
+        DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
+            Value::Oid(r.gen())
+        }
         DataType::Name | DataType::InternalChar => Value::Text("n".into()),
         DataType::Array(e) => Value::Array(
             e,
