@@ -629,7 +629,12 @@ impl Executor<'_> {
             return Ok(());
         }
         if let Some(function) = &scan.function {
-            return self.function_rows(function, |row| {
+            let mut n = 0i64;
+            return self.function_rows(function, |mut row| {
+                if function.ordinality {
+                    n += 1;
+                    row.push(Value::Int8(n));
+                }
                 let row: Row = row.into();
                 if !self.matches(&scan.filter, &row)? {
                     return Ok(true);
@@ -836,6 +841,13 @@ impl Executor<'_> {
                     match i.checked_add(step) {
                         Some(next) => i = next,
                         None => break,
+                    }
+                }
+            }
+            TableFunctionKind::Values { width } => {
+                for row in args.chunks(width.max(1)) {
+                    if !visit(row.to_vec())? {
+                        break;
                     }
                 }
             }

@@ -41,6 +41,8 @@ pub struct ScanPlan {
 pub struct TableFunction {
     pub kind: TableFunctionKind,
     pub args: Vec<Expr>,
+    /// WITH ORDINALITY: a last column numbering the rows from 1.
+    pub ordinality: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +51,9 @@ pub enum TableFunctionKind {
     GenerateSeries,
     /// `unnest(array[, array ...])`: one column per array, as long as the longest.
     Unnest,
+    /// `VALUES (...), (...)`: the arguments are the rows' values, row after row, `width`
+    /// to a row.
+    Values { width: usize },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1221,9 +1221,7 @@ impl Planner<'_> {
         let row_lock = row_lock_of(&q.locks)?;
         let select = match q.body.as_ref() {
             ast::SetExpr::Select(s) => s,
-            ast::SetExpr::Values(_) => {
-                return Err(Error::unsupported("VALUES as a query is not supported yet"))
-            }
+            ast::SetExpr::Values(_) => return self.plan_values_query(q),
             _ => {
                 return Err(Error::unsupported(
                     "set operations (UNION, INTERSECT, EXCEPT) are not supported yet",
@@ -1636,7 +1634,9 @@ impl Planner<'_> {
                 let (plan, names, types, _) = self.plan_query(q)?;
                 Ok((plan, names, types))
             }
-            ast::SetExpr::Select(_) | ast::SetExpr::SetOperation { .. } => {
+            ast::SetExpr::Select(_)
+            | ast::SetExpr::SetOperation { .. }
+            | ast::SetExpr::Values(_) => {
                 let mut q = outer.clone();
                 *q.body = side.clone();
                 q.order_by = None;
@@ -1644,9 +1644,6 @@ impl Planner<'_> {
                 q.locks = Vec::new();
                 let (plan, names, types, _) = self.plan_query(&q)?;
                 Ok((plan, names, types))
-            }
-            ast::SetExpr::Values(_) => {
-                Err(Error::unsupported("VALUES as a query is not supported yet"))
             }
             _ => Err(Error::unsupported(
                 "this query is not supported in a set operation",
@@ -1804,6 +1801,11 @@ impl Planner<'_> {
                 if *lateral {
                     return Err(Error::unsupported("LATERAL is not supported yet"));
                 }
+                if let ast::SetExpr::Values(values) = subquery.body.as_ref() {
+                    if is_bare_body(subquery) {
+                        return self.values_table(values, alias.as_ref());
+                    }
+                }
                 let Some(alias) = alias else {
                     return Err(Error::syntax("subquery in FROM must have an alias")
                         .with_hint("For example, FROM (SELECT ...) [AS] foo."));
@@ -1850,8 +1852,34 @@ impl Planner<'_> {
                 name,
                 alias,
                 args: Some(args),
+                with_ordinality,
                 ..
-            } => self.bind_table_function(name, alias.as_ref(), args),
+            } => {
+                let mut exprs = Vec::new();
+                for a in &args.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => exprs.push(e),
+                        _ => {
+                            return Err(Error::unsupported(format!(
+                                "argument form not supported in {name}()"
+                            )))
+                        }
+                    }
+                }
+                let fname = name.to_string().to_lowercase();
+                let fname = fname.trim_start_matches("pg_catalog.");
+                self.bind_table_function(fname, &exprs, alias.as_ref(), *with_ordinality)
+            }
+            ast::TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality,
+                ..
+            } => {
+                let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
+                self.bind_table_function("unnest", &exprs, alias.as_ref(), *with_ordinality)
+            }
             ast::TableFactor::NestedJoin { .. } => Err(Error::unsupported(
                 "parenthesized joins in FROM are not supported yet",
             )),
@@ -1859,34 +1887,169 @@ impl Planner<'_> {
         }
     }
 
+    /// `VALUES ...` as a query: `SELECT * FROM (VALUES ...) AS "*VALUES*"` with the
+    /// query's ORDER BY, LIMIT and OFFSET.
+    fn plan_values_query(&mut self, q: &ast::Query) -> Result<PlannedQuery> {
+        let mut inner = q.clone();
+        inner.order_by = None;
+        inner.limit_clause = None;
+        inner.fetch = None;
+        inner.locks = Vec::new();
+        let select = ast::Select {
+            select_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            optimizer_hints: Vec::new(),
+            select_modifiers: None,
+            distinct: None,
+            top: None,
+            top_before_distinct: false,
+            projection: vec![ast::SelectItem::Wildcard(
+                ast::WildcardAdditionalOptions::default(),
+            )],
+            exclude: None,
+            into: None,
+            from: vec![ast::TableWithJoins {
+                relation: ast::TableFactor::Derived {
+                    lateral: false,
+                    subquery: Box::new(inner),
+                    alias: Some(ast::TableAlias {
+                        explicit: true,
+                        name: ast::Ident::with_quote('"', "*VALUES*"),
+                        columns: Vec::new(),
+                        at: None,
+                    }),
+                    sample: None,
+                },
+                joins: Vec::new(),
+            }],
+            lateral_views: Vec::new(),
+            prewhere: None,
+            selection: None,
+            connect_by: Vec::new(),
+            group_by: ast::GroupByExpr::Expressions(Vec::new(), Vec::new()),
+            cluster_by: Vec::new(),
+            distribute_by: Vec::new(),
+            sort_by: Vec::new(),
+            having: None,
+            named_window: Vec::new(),
+            qualify: None,
+            window_before_qualify: false,
+            value_table_mode: None,
+            flavor: ast::SelectFlavor::Standard,
+        };
+        let mut outer = q.clone();
+        outer.body = Box::new(ast::SetExpr::Select(Box::new(select)));
+        self.plan_query(&outer)
+    }
+
+    /// `(VALUES (...), ...) AS alias(columns)` in FROM: its rows, of the types resolved
+    /// across them as PostgreSQL resolves them (42804 when they cannot be matched).
+    fn values_table(
+        &mut self,
+        values: &ast::Values,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<FromTable> {
+        let width = values.rows.first().map_or(0, |r| r.len());
+        if values.rows.iter().any(|r| r.len() != width) {
+            return Err(Error::syntax("VALUES lists must all be the same length"));
+        }
+        let grouping = self.binder.grouping.take();
+        let no_aggregates = self.binder.no_aggregates.replace("VALUES");
+        let bound: Result<Vec<Vec<_>>> = values
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|e| self.binder.bind(e, &Scope::default()))
+                    .collect()
+            })
+            .collect();
+        self.binder.grouping = grouping;
+        self.binder.no_aggregates = no_aggregates;
+        let bound = bound?;
+        let mut types = vec![DataType::Unknown; width];
+        for row in &bound {
+            for (t, (_, ty)) in types.iter_mut().zip(row) {
+                *t = match (*t, *ty) {
+                    (DataType::Unknown, ty) => ty,
+                    (t, DataType::Unknown) => t,
+                    (a, b) => set_result_type(a, b).ok_or_else(|| {
+                        Error::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!(
+                                "VALUES types {} and {} cannot be matched",
+                                type_name_only(a),
+                                type_name_only(b)
+                            ),
+                        )
+                    })?,
+                };
+            }
+        }
+        for t in types.iter_mut() {
+            if *t == DataType::Unknown {
+                *t = DataType::Text;
+            }
+        }
+        let mut args = Vec::with_capacity(width * bound.len());
+        for row in bound {
+            for (t, to) in row.into_iter().zip(&types) {
+                args.push(if t.1 == *to || t.1 == DataType::Unknown {
+                    self.binder.coerce(t, *to)?
+                } else {
+                    Expr::Cast(Box::new(t.0), *to)
+                });
+            }
+        }
+        let qualifier = alias.map_or("*VALUES*".to_string(), |a| ident_name(&a.name));
+        let column_aliases: Vec<String> = alias
+            .map(|a| a.columns.iter().map(|c| ident_name(&c.name)).collect())
+            .unwrap_or_default();
+        if column_aliases.len() > width {
+            return Err(Error::new(
+                SqlState::INVALID_COLUMN_REFERENCE,
+                format!(
+                    "table \"{qualifier}\" has {width} columns available but {} columns specified",
+                    column_aliases.len()
+                ),
+            ));
+        }
+        let names: Vec<String> = (0..width)
+            .map(|i| {
+                column_aliases
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("column{}", i + 1))
+            })
+            .collect();
+        let def = TableDef::of_columns(
+            &qualifier,
+            names.iter().map(String::as_str).zip(types.iter().copied()),
+        );
+        let table = self.placeholder_table(def);
+        Ok(FromTable {
+            def: table.def(),
+            table,
+            system: None,
+            derived: None,
+            function: Some(Arc::new(TableFunction {
+                kind: TableFunctionKind::Values { width },
+                args,
+                ordinality: false,
+            })),
+            qualifier,
+        })
+    }
+
     /// A set-returning function in FROM: `generate_series` or `unnest`. Its arguments
     /// may not refer to the other FROM items (no LATERAL), but may to an enclosing query.
     fn bind_table_function(
         &mut self,
-        name: &ast::ObjectName,
+        fname: &str,
+        exprs: &[&ast::Expr],
         alias: Option<&ast::TableAlias>,
-        args: &ast::TableFunctionArgs,
+        ordinality: bool,
     ) -> Result<FromTable> {
-        let fname = name.to_string().to_lowercase();
-        let fname = fname.trim_start_matches("pg_catalog.").to_string();
-        let mut exprs = Vec::new();
-        for a in &args.args {
-            match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => exprs.push(e),
-                _ => {
-                    return Err(Error::unsupported(format!(
-                        "argument form not supported in {fname}()"
-                    )))
-                }
-            }
-        }
-        let no_function = || {
-            Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("function {fname}() does not exist"),
-            )
-            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-        };
+        let fname = fname.to_string();
         let grouping = self.binder.grouping.take();
         let no_aggregates = self.binder.no_aggregates.replace("functions in FROM");
         let bound: Result<Vec<_>> = exprs
@@ -1896,6 +2059,14 @@ impl Planner<'_> {
         self.binder.grouping = grouping;
         self.binder.no_aggregates = no_aggregates;
         let bound = bound?;
+        let arg_types: Vec<String> = bound.iter().map(|(_, t)| t.name()).collect();
+        let no_function = || {
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {fname}({}) does not exist", arg_types.join(", ")),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+        };
         let (kind, args, types) = match fname.as_str() {
             "generate_series" if (2..=3).contains(&bound.len()) => {
                 let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
@@ -1924,13 +2095,13 @@ impl Planner<'_> {
                 }
                 (TableFunctionKind::Unnest, args, types)
             }
-            "generate_series" | "unnest" => return Err(no_function()),
-            _ => {
-                return Err(Error::unsupported(format!(
-                    "function {fname}() in FROM is not supported yet"
-                )))
-            }
+            _ => return Err(no_function()),
         };
+        let mut types = types;
+        let function_columns = types.len();
+        if ordinality {
+            types.push(DataType::Int8);
+        }
         let qualifier = alias.map_or(fname.clone(), |a| ident_name(&a.name));
         let column_aliases: Vec<String> = alias
             .map(|a| a.columns.iter().map(|c| ident_name(&c.name)).collect())
@@ -1946,7 +2117,8 @@ impl Planner<'_> {
         let names: Vec<String> = (0..types.len())
             .map(|i| match column_aliases.get(i) {
                 Some(n) => n.clone(),
-                None if types.len() == 1 => qualifier.clone(),
+                None if i == function_columns => "ordinality".into(),
+                None if function_columns == 1 => qualifier.clone(),
                 None => fname.clone(),
             })
             .collect();
@@ -1960,7 +2132,11 @@ impl Planner<'_> {
             table,
             system: None,
             derived: None,
-            function: Some(Arc::new(TableFunction { kind, args })),
+            function: Some(Arc::new(TableFunction {
+                kind,
+                args,
+                ordinality,
+            })),
             qualifier,
         })
     }
@@ -2579,6 +2755,15 @@ impl Planner<'_> {
             subqueries,
         })))
     }
+}
+
+/// A query that is only its body: no WITH, ORDER BY, LIMIT, OFFSET, FETCH or locks.
+fn is_bare_body(q: &ast::Query) -> bool {
+    q.with.is_none()
+        && q.order_by.is_none()
+        && q.limit_clause.is_none()
+        && q.fetch.is_none()
+        && q.locks.is_empty()
 }
 
 /// A statement sees the table it changes as it was before the statement, but the

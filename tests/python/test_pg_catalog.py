@@ -46,6 +46,58 @@ DESCRIBE = {
 (1 row)
 
 """,
+    r"\d pgc_*": """\
+                                     Table "public.pgc_items"
+ Column  |           Type           | Collation | Nullable |                Default                
+---------+--------------------------+-----------+----------+---------------------------------------
+ id      | integer                  |           | not null | nextval('pgc_items_id_seq'::regclass)
+ name    | character varying(20)    |           | not null | 'x'::character varying
+ price   | numeric(8,2)             |           |          | 
+ created | timestamp with time zone |           |          | now()
+Indexes:
+    "pgc_items_pkey" PRIMARY KEY, btree (id)
+
+                  Sequence "public.pgc_items_id_seq"
+  Type   | Start | Minimum |  Maximum   | Increment | Cycles? | Cache 
+---------+-------+---------+------------+-----------+---------+-------
+ integer |     1 |       1 | 2147483647 |         1 | no      |     1
+Owned by: public.pgc_items.id
+
+    Index "public.pgc_items_pkey"
+ Column |  Type   | Key? | Definition 
+--------+---------+------+------------
+ id     | integer | yes  | id
+primary key, btree, for table "public.pgc_items"
+
+                       Table "public.pgc_log"
+ Column |           Type           | Collation | Nullable | Default 
+--------+--------------------------+-----------+----------+---------
+ at     | timestamp with time zone |           |          | 
+ msg    | text                     |           |          | 
+
+              Table "public.pgc_tags"
+ Column  |  Type   | Collation | Nullable | Default 
+---------+---------+-----------+----------+---------
+ item_id | integer |           | not null | 
+ tag     | text    |           | not null | 
+Indexes:
+    "pgc_tags_pkey" PRIMARY KEY, btree (item_id, tag)
+
+     Index "public.pgc_tags_pkey"
+ Column  |  Type   | Key? | Definition 
+---------+---------+------+------------
+ item_id | integer | yes  | item_id
+ tag     | text    | yes  | tag
+primary key, btree, for table "public.pgc_tags"
+
+""",
+    r"\du": """\
+                                   List of roles
+ Role name |                         Attributes                         | Member of 
+-----------+------------------------------------------------------------+-----------
+ postgres  | Superuser, Create role, Create DB, Replication, Bypass RLS | {}
+
+""",
     r"\dn": """\
       List of schemas
   Name  |       Owner       

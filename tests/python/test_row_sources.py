@@ -1,0 +1,90 @@
+"""VALUES as a query and in FROM, and functions in FROM (generate_series, unnest, WITH
+ORDINALITY), alone, joined, and in correlated subqueries. The expectations were taken
+from PostgreSQL 15 and hold there too."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import psycopg
+import pytest
+
+from conftest import module_tables
+
+SETUP = [
+    "create table qa (id int primary key, g int, s text)",
+    "insert into qa values (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'c'), (4, null, null), (5, 3, 'e')",
+]
+
+QUERIES = [
+    ("values (1, 'a'), (2, 'b')",
+     [(1, 'a'), (2, 'b')]),
+    ('values (1), (2.5) order by 1 desc',
+     [(Decimal('2.5'),), (Decimal('1'),)]),
+    ("values ('x'), (null) order by column1 nulls first limit 1",
+     [(None,)]),
+    ("select * from (values (1, 'a'), (2, 'b')) as v(n, s) where n > 1",
+     [(2, 'b')]),
+    ("select v.column2 from (values (1, 'a'), (2, 'b')) v order by column1 desc",
+     [('b',), ('a',)]),
+    ('select count(*) from (values (1), (2), (3)) v(x)',
+     [(3,)]),
+    ('select * from generate_series(1, 5) g where g % 2 = 1',
+     [(1,), (3,), (5,)]),
+    ('select g from generate_series(10, 1, -3) g',
+     [(10,), (7,), (4,), (1,)]),
+    ('select * from generate_series(1, 3) as t(n)',
+     [(1,), (2,), (3,)]),
+    ('select * from unnest(array[1,2,3]) with ordinality',
+     [(1, 1), (2, 2), (3, 3)]),
+    ("select * from unnest(array[1,2], array['a','b','c']) as u(n, s)",
+     [(1, 'a'), (2, 'b'), (None, 'c')]),
+    ("select x from unnest('{a,b}'::text[]) x",
+     [('a',), ('b',)]),
+    ("select (select string_agg(s::text, ',') from generate_series(1, qa.id) s) from qa order by id",
+     [('1',), ('1,2',), ('1,2,3',), ('1,2,3,4',), ('1,2,3,4,5',)]),
+    ('select 1 union values (2) order by 1',
+     [(1,), (2,)]),
+    ('select s.id, g.n from qa s, generate_series(1, 2) g(n) where s.id < 3 order by 1, 2',
+     [(1, 1), (1, 2), (2, 1), (2, 2)]),
+]
+
+ERRORS = [
+    ("select * from (values (1), ('x')) v", '22P02', 'invalid input syntax for type integer: "x"'),
+    ('select * from (values (1, 2), (3)) v', '42601', 'VALUES lists must all be the same length'),
+    ('select s.id, g from qa s, generate_series(1, 2) g where s.id < 3 order by 1, 2', '42702', 'column reference "g" is ambiguous'),
+    ('select * from generate_series(1, 3, 0)', '22023', 'step size cannot equal zero'),
+    ('select * from unnest(5)', '42883', 'function unnest(integer) does not exist'),
+    ('select * from nosuch_function(1)', '42883', 'function nosuch_function(integer) does not exist'),
+]
+
+
+@pytest.fixture(scope="module")
+def tables(server):
+    yield from module_tables(server, "qa", SETUP)
+
+
+@pytest.mark.parametrize("sql, rows", QUERIES)
+def test_row_source(tables, conn, sql, rows):
+    assert conn.execute(sql).fetchall() == rows
+
+
+@pytest.mark.parametrize("sql, sqlstate, message", ERRORS)
+def test_row_source_errors(tables, conn, sql, sqlstate, message):
+    with pytest.raises(psycopg.Error) as ei:
+        conn.execute(sql)
+    assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
+
+
+def test_insert_from_values_with_parameters(db, conn):
+    """SQLAlchemy's bulk insert: INSERT ... SELECT from a VALUES list of parameters, in
+    the order of a counter column, returning the new keys."""
+    t = db.table("vals")
+    conn.execute(f"create table {t} (id serial primary key, title varchar(100), price numeric(8,2))")
+    rows = conn.execute(
+        f"insert into {t} (title, price) select p0::varchar, p1::numeric(8, 2) from"
+        " (values (%s::varchar, %s, 0), (%s::varchar, %s, 1)) as imp(p0, p1, n)"
+        f" order by n returning {t}.id, {t}.title",
+        ("a", 1.5, "b", 2),
+    ).fetchall()
+    assert rows == [(1, "a"), (2, "b")]
