@@ -1937,7 +1937,7 @@ impl Planner<'_> {
             flavor: ast::SelectFlavor::Standard,
         };
         let mut outer = q.clone();
-        outer.body = Box::new(ast::SetExpr::Select(Box::new(select)));
+        *outer.body = ast::SetExpr::Select(Box::new(select));
         self.plan_query(&outer)
     }
 
