@@ -70,22 +70,23 @@ echo "psql:    $(command -v psql) ($(psql --version))"
 echo "pgbench: $(command -v pgbench) ($(pgbench --version))"
 
 # ---------------------------------------------------------------------------
-section "Python environment (psycopg, pytest)"
+section "Python environment (psycopg, pytest, SQLAlchemy)"
 PY=""
-if [ -x .venv/bin/python ] && .venv/bin/python -c 'import psycopg, pytest' >/dev/null 2>&1; then
+PY_PACKAGES=('psycopg[binary]' pytest 'sqlalchemy>=2')
+if [ -x .venv/bin/python ] && .venv/bin/python -c 'import psycopg, pytest, sqlalchemy' >/dev/null 2>&1; then
     PY=.venv/bin/python
-elif python3 -m venv .venv >/dev/null 2>&1 && [ -x .venv/bin/python ]; then
+elif [ -x .venv/bin/python ] || python3 -m venv .venv >/dev/null 2>&1 && [ -x .venv/bin/python ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet 'psycopg[binary]' pytest
+    .venv/bin/python -m pip install --quiet "${PY_PACKAGES[@]}"
     PY=.venv/bin/python
 else
     echo "python3 -m venv is unavailable; installing with pip --user"
     rm -rf .venv
-    python3 -m pip install --quiet --user 'psycopg[binary]' pytest ||
-        python3 -m pip install --quiet --user --break-system-packages 'psycopg[binary]' pytest
+    python3 -m pip install --quiet --user "${PY_PACKAGES[@]}" ||
+        python3 -m pip install --quiet --user --break-system-packages "${PY_PACKAGES[@]}"
     PY=python3
 fi
-"$PY" -c 'import sys, psycopg, pytest; print("python", sys.version.split()[0], "psycopg", psycopg.__version__, "(" + psycopg.pq.__impl__ + ")", "pytest", pytest.__version__)'
+"$PY" -c 'import sys, psycopg, pytest, sqlalchemy; print("python", sys.version.split()[0], "psycopg", psycopg.__version__, "(" + psycopg.pq.__impl__ + ")", "pytest", pytest.__version__, "sqlalchemy", sqlalchemy.__version__)'
 
 # ---------------------------------------------------------------------------
 section "Rust toolchain"

@@ -81,6 +81,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "data_directory", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the server's data directory." },
     Def { name: "data_directory_mode", default: "0700", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Internal, description: "Shows the mode of the data directory." },
     Def { name: "DateStyle", default: "ISO, MDY", kind: Kind::Enum(&["ISO, MDY"]), context: Context::User, description: "Sets the display format for date and time values." },
+    Def { name: "default_table_access_method", default: "heap", kind: Kind::Enum(&["heap"]), context: Context::User, description: "Sets the default table access method for new tables." },
     Def { name: "default_transaction_isolation", default: "read committed", kind: Kind::Enum(&["serializable", "repeatable read", "read committed", "read uncommitted"]), context: Context::User, description: "Sets the transaction isolation level of each new transaction." },
     Def { name: "default_transaction_read_only", default: "off", kind: Kind::Bool, context: Context::User, description: "Sets the default read-only status of new transactions." },
     Def { name: "extra_float_digits", default: "1", kind: Kind::Int { min: -15, max: 3, unit: NO }, context: Context::User, description: "Sets the number of digits displayed for floating-point values (values above 0 all give the shortest exact form)." },

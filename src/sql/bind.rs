@@ -31,6 +31,8 @@ pub struct AggCall {
     pub arg_type: DataType,
     /// string_agg's delimiter (evaluated per row, as in PostgreSQL).
     pub delimiter: Option<Expr>,
+    /// `agg(x ORDER BY ...)`: the order its inputs are taken in (over input rows).
+    pub order_by: Vec<super::plan::OrderKey>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +43,10 @@ pub enum AggFunc {
     Max,
     Avg,
     StringAgg,
+    ArrayAgg,
+    /// bool_and and every.
+    BoolAnd,
+    BoolOr,
 }
 
 impl AggFunc {
@@ -52,6 +58,9 @@ impl AggFunc {
             "max" => AggFunc::Max,
             "avg" => AggFunc::Avg,
             "string_agg" => AggFunc::StringAgg,
+            "array_agg" => AggFunc::ArrayAgg,
+            "bool_and" | "every" => AggFunc::BoolAnd,
+            "bool_or" => AggFunc::BoolOr,
             _ => return None,
         })
     }
@@ -66,6 +75,10 @@ impl AggFunc {
             (AggFunc::Avg, _) => DataType::Numeric(None),
             (AggFunc::StringAgg, DataType::Bytea) => DataType::Bytea,
             (AggFunc::StringAgg, _) => DataType::Text,
+            (AggFunc::ArrayAgg, t) => {
+                types::array_of(t).unwrap_or(DataType::Array(&DataType::Text))
+            }
+            (AggFunc::BoolAnd | AggFunc::BoolOr, _) => DataType::Bool,
             (_, t) => t.without_typmod(),
         }
     }
@@ -115,6 +128,8 @@ pub struct Binder<'a> {
     pub depth: usize,
     /// What the subquery planned last captured of the scope being bound.
     pub last_captured: Vec<Expr>,
+    /// A select list item is being bound: a set-returning function may be its top.
+    pub allow_set_returning: bool,
 }
 
 pub type Typed = (Expr, DataType);
@@ -265,6 +280,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             A::Char(l) | A::Character(l) => DataType::Char(len(l)?.unwrap_or(1)),
             A::Bytea => DataType::Bytea,
             A::Regclass => DataType::RegClass,
+            A::JSON => DataType::Json,
             A::Array(
                 ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | ast::ArrayElemTypeDef::Qualified(inner, _)
@@ -298,6 +314,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("oid", 0) => DataType::Oid,
                     ("name", 0) => DataType::Name,
                     ("\"char\"", 0) => DataType::InternalChar,
+                    ("json", 0) => DataType::Json,
                     (n, 0) if n.starts_with('_') => {
                         let elem = super::pg_catalog::type_by_name(&n[1..]).ok_or_else(|| {
                             Error::new(
@@ -458,6 +475,10 @@ fn comparable(a: DataType, b: DataType) -> bool {
         _ => 0,
     };
     let oid_and_integer = |x: DataType, y: DataType| class(x) == 6 && y.is_integer();
+    // json has no comparison operators.
+    if a == DataType::Json || b == DataType::Json {
+        return false;
+    }
     a == DataType::Unknown
         || b == DataType::Unknown
         || class(a) == class(b)
@@ -540,6 +561,7 @@ impl<'a> Binder<'a> {
             no_aggregates: None,
             depth: 0,
             last_captured: Vec::new(),
+            allow_set_returning: false,
         }
     }
 
@@ -1731,11 +1753,21 @@ impl<'a> Binder<'a> {
                 "WITHIN GROUP in a call of {name}() is not supported yet"
             )));
         }
+        let mut agg_order: &[ast::OrderByExpr] = &[];
         if let ast::FunctionArguments::List(l) = &f.args {
-            if !l.clauses.is_empty() {
-                return Err(Error::unsupported(format!(
-                    "ORDER BY and other clauses in a call of {name}() are not supported yet"
-                )));
+            for c in &l.clauses {
+                match c {
+                    ast::FunctionArgumentClause::OrderBy(o)
+                        if AggFunc::from_name(&name).is_some() =>
+                    {
+                        agg_order = o
+                    }
+                    _ => {
+                        return Err(Error::unsupported(format!(
+                            "this clause in a call of {name}() is not supported yet: {c}"
+                        )))
+                    }
+                }
             }
         }
         let (args, star, distinct) = match &f.args {
@@ -1786,8 +1818,18 @@ impl<'a> Binder<'a> {
                 )))
             }
         };
+        if matches!(
+            name.as_str(),
+            "unnest" | "generate_series" | "generate_subscripts"
+        ) {
+            return self.bind_set_returning(&name, &args, scope);
+        }
         if let Some(agg) = AggFunc::from_name(&name) {
-            return self.bind_aggregate(agg, &name, &args, star, distinct, scope);
+            let (e, ty) = self.bind_aggregate(agg, &name, &args, star, distinct, scope)?;
+            if !agg_order.is_empty() {
+                self.order_last_aggregate(agg_order, scope)?;
+            }
+            return Ok((e, ty));
         }
         let arity = |n: usize| -> Result<()> {
             if args.len() == n {
@@ -1983,13 +2025,13 @@ impl<'a> Binder<'a> {
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
                 (Func::UserById, DataType::Name, vec![a])
             }
-            "pg_table_is_visible" | "pg_type_is_visible" => {
+            "pg_table_is_visible" | "pg_type_is_visible" | "pg_collation_is_visible" => {
                 arity(1)?;
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
-                let func = if name == "pg_table_is_visible" {
-                    Func::TableIsVisible
-                } else {
-                    Func::TypeIsVisible
+                let func = match name.as_str() {
+                    "pg_table_is_visible" => Func::TableIsVisible,
+                    "pg_type_is_visible" => Func::TypeIsVisible,
+                    _ => Func::CollationIsVisible,
                 };
                 (func, DataType::Bool, vec![a])
             }
@@ -2088,6 +2130,41 @@ impl<'a> Binder<'a> {
                 arity(1)?;
                 let a = self.bind_array_arg(&args[0], scope, &name)?;
                 (Func::Cardinality, DataType::Int4, vec![a.0])
+            }
+            "json_build_object" | "json_build_array" | "to_json" => {
+                if name == "to_json" {
+                    arity(1)?;
+                }
+                // Keys are text; values are made JSON here (json values are already).
+                let mut bound = Vec::with_capacity(args.len());
+                for (i, a) in args.iter().enumerate() {
+                    let t = self.bind(a, scope)?;
+                    let e = match t.1 {
+                        DataType::Unknown => self.coerce(t, DataType::Text)?,
+                        DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+                        DataType::Json => {
+                            bound.push(t.0);
+                            continue;
+                        }
+                        _ => t.0,
+                    };
+                    let key = name == "json_build_object" && i % 2 == 0;
+                    bound.push(if key {
+                        e
+                    } else {
+                        Expr::Func(Func::ToJson, vec![e])
+                    });
+                }
+                match name.as_str() {
+                    "json_build_object" => (Func::JsonBuildObject, DataType::Json, bound),
+                    "json_build_array" => (Func::JsonBuildArray, DataType::Json, bound),
+                    _ => {
+                        return Ok((
+                            bound.pop().unwrap_or(Expr::Const(Value::Null)),
+                            DataType::Json,
+                        ))
+                    }
+                }
             }
             "to_regclass" | "to_regtype" => {
                 arity(1)?;
@@ -2189,6 +2266,18 @@ impl<'a> Binder<'a> {
                         format!("function {name}(unknown) is not unique"),
                     ));
                 }
+                (AggFunc::BoolAnd | AggFunc::BoolOr, t) if t != DataType::Bool => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.name()),
+                    ));
+                }
+                (AggFunc::ArrayAgg, t) if types::array_of(t).is_none() => {
+                    return Err(Error::unsupported(format!(
+                        "arrays of type {} are not supported yet",
+                        t.name()
+                    )));
+                }
                 (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() => {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
@@ -2201,6 +2290,110 @@ impl<'a> Binder<'a> {
             (Some(e), ty)
         };
         self.push_aggregate(agg, arg, arg_type, None)
+    }
+
+    /// A set-returning function in an expression: only at the top of a select list.
+    fn bind_set_returning(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        scope: &Scope,
+    ) -> Result<Typed> {
+        if !(self.allow_set_returning && self.depth == 1) {
+            return Err(Error::unsupported(match self.no_aggregates {
+                Some(clause) => format!("set-returning functions are not allowed in {clause}"),
+                None => {
+                    "set-returning functions are supported only at the top of a select list".into()
+                }
+            }));
+        }
+        let bound = args
+            .iter()
+            .map(|a| self.bind(a, scope))
+            .collect::<Result<Vec<_>>>()?;
+        let arg_types: Vec<String> = bound.iter().map(|(_, t)| t.name()).collect();
+        let no_function = || {
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", arg_types.join(", ")),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+        };
+        use super::plan::TableFunctionKind as K;
+        let (kind, args, ty) = match (name, bound.len()) {
+            ("unnest", 1) => {
+                let mut bound = bound;
+                let Some((e, t)) = bound.pop() else {
+                    return Err(no_function());
+                };
+                let Some(elem) = t.element() else {
+                    return Err(no_function());
+                };
+                (K::Unnest, vec![e], elem)
+            }
+            ("generate_series", 2 | 3) => {
+                let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
+                    DataType::Int8
+                } else {
+                    DataType::Int4
+                };
+                let mut args = Vec::new();
+                for t in bound {
+                    if !(t.1.is_integer() || t.1 == DataType::Unknown) {
+                        return Err(no_function());
+                    }
+                    args.push(self.coerce(t, ty)?);
+                }
+                (K::GenerateSeries, args, ty)
+            }
+            ("generate_subscripts", 2) => {
+                let mut bound = bound.into_iter();
+                let (Some(a), Some(d)) = (bound.next(), bound.next()) else {
+                    return Err(no_function());
+                };
+                if a.1.element().is_none() || !(d.1 == DataType::Int4 || d.1 == DataType::Unknown) {
+                    return Err(no_function());
+                }
+                let d = self.coerce(d, DataType::Int4)?;
+                (K::GenerateSubscripts, vec![a.0, d], DataType::Int4)
+            }
+            _ => return Err(no_function()),
+        };
+        let f = super::plan::TableFunction {
+            kind,
+            args,
+            ordinality: false,
+        };
+        Ok((Expr::SetReturning(std::sync::Arc::new(f)), ty))
+    }
+
+    /// `agg(x ORDER BY ...)`: the keys of the aggregate just added, over input rows.
+    fn order_last_aggregate(&mut self, order: &[ast::OrderByExpr], scope: &Scope) -> Result<()> {
+        let grouping = self.grouping.take();
+        self.no_aggregates = Some("aggregate function calls");
+        let keys: Result<Vec<_>> = order
+            .iter()
+            .map(|o| {
+                let t = self.bind(&o.expr, scope)?;
+                let expr = self.coerce(t, DataType::Text)?;
+                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                Ok(super::plan::OrderKey {
+                    expr,
+                    desc,
+                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+                })
+            })
+            .collect();
+        self.no_aggregates = None;
+        self.grouping = grouping;
+        let keys = keys?;
+        let call = self
+            .grouping
+            .as_mut()
+            .and_then(|g| g.aggs.last_mut())
+            .ok_or_else(|| Error::internal("ordered aggregate outside a grouped query"))?;
+        call.order_by = keys;
+        Ok(())
     }
 
     /// Add an aggregate call to the grouped query: it is the aggregate row's next column.
@@ -2221,6 +2414,7 @@ impl<'a> Binder<'a> {
             arg,
             arg_type,
             delimiter,
+            order_by: Vec::new(),
         });
         Ok((Expr::Column(idx), func.result_type(arg_type)))
     }

@@ -1,6 +1,7 @@
 //! The functions catalog queries call (`pg_get_userbyid`, `format_type`, casts to
-//! `regclass` and `regtype`, ...) and POSIX regular expression matches, evaluated over
-//! the catalog `pg_catalog.rs` describes.
+//! `regclass` and `regtype`, ...) evaluated over the catalog `pg_catalog.rs` describes;
+//! POSIX regular expression matches; array functions; and JSON construction
+//! (`json_build_object`, `json_build_array`, `to_json`), formatted as PostgreSQL does.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
                 .is_some_and(|r| matches!(r.namespace, NAMESPACE_PUBLIC | NAMESPACE_PG_CATALOG)),
         ),
         Func::TypeIsVisible => Value::Bool(pg_catalog::type_by_oid(oid(0)).is_some()),
+        Func::CollationIsVisible => Value::Bool(pg_catalog::collation_exists(oid(0))),
         Func::FormatType => {
             let typmod = vals.get(1).and_then(Value::as_i64).map(|m| m as i32);
             Value::Text(pg_catalog::format_type(oid(0), typmod))
@@ -164,8 +166,120 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             Value::Array(_, items) => Value::Int4(items.len() as i32),
             _ => Value::Null,
         },
+        Func::JsonBuildObject => {
+            if vals.len() % 2 != 0 {
+                return Err(Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    "argument list must have even number of elements",
+                )
+                .with_hint("The arguments of json_build_object() must consist of alternating keys and values."));
+            }
+            let mut out = String::from("{");
+            for (i, pair) in vals.chunks(2).enumerate() {
+                if pair[0].is_null() {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("argument {} cannot be null", i * 2 + 1),
+                    )
+                    .with_hint("Object keys should be text."));
+                }
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json_string(&text_of(&pair[0]), &mut out);
+                out.push_str(" : ");
+                embed_json(&pair[1], &mut out);
+            }
+            out.push('}');
+            Value::Text(out)
+        }
+        Func::JsonBuildArray => {
+            let mut out = String::from("[");
+            for (i, v) in vals.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                embed_json(v, &mut out);
+            }
+            out.push(']');
+            Value::Text(out)
+        }
+        Func::ToJson => {
+            let mut out = String::new();
+            to_json(&vals[0], &mut out);
+            Value::Text(out)
+        }
         _ => return Ok(None),
     }))
+}
+
+/// A value as JSON, as PostgreSQL's `to_json` writes it. Strings among the values are
+/// not known to be json (a json value is text here), so text is always quoted.
+fn to_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_) | Value::Oid(_) => {
+            out.push_str(&text_of(v))
+        }
+        Value::Float4(_) | Value::Float8(_) => {
+            let s = text_of(v);
+            if s.parse::<f64>().is_ok_and(f64::is_finite) {
+                out.push_str(&s);
+            } else {
+                json_string(&s, out);
+            }
+        }
+        Value::Timestamp(_) | Value::TimestampTz(_) => {
+            let mut s = text_of(v).replacen(' ', "T", 1);
+            // An offset of whole hours gets its minutes, as in JSON's ISO 8601 form.
+            if matches!(v, Value::TimestampTz(_)) {
+                let tail = s.rsplit(['+', '-']).next().unwrap_or("");
+                if tail.len() == 2 && tail.chars().all(|c| c.is_ascii_digit()) {
+                    s.push_str(":00");
+                }
+            }
+            json_string(&s, out);
+        }
+        Value::Array(_, items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                to_json(item, out);
+            }
+            out.push(']');
+        }
+        other => json_string(&text_of(other), out),
+    }
+}
+
+/// A value already made JSON (NULL is `null`).
+fn embed_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        v => out.push_str(&text_of(v)),
+    }
+}
+
+/// A JSON string literal.
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// A relation's name as `regclass` shows it: qualified unless its schema is searched.

@@ -106,6 +106,10 @@ fn check_cancel(slot: &SessionSlot) -> Result<()> {
 /// while the join runs).
 const JOIN_INNER_MAX_ROWS: usize = 10_000_000;
 
+/// The most rows a set-returning function in a select list returns for one input row
+/// (they are held while the row's output is made).
+const SET_RETURNING_MAX_ROWS: usize = 10_000_000;
+
 /// A join step's table, read before the join runs (nothing for a lookup join).
 #[derive(Default)]
 struct PreparedJoin {
@@ -630,7 +634,7 @@ impl Executor<'_> {
         }
         if let Some(function) = &scan.function {
             let mut n = 0i64;
-            return self.function_rows(function, |mut row| {
+            return self.function_rows(function, &[], |mut row| {
                 if function.ordinality {
                     n += 1;
                     row.push(Value::Int8(n));
@@ -796,12 +800,13 @@ impl Executor<'_> {
     fn function_rows(
         &self,
         function: &TableFunction,
+        row: &[Value],
         mut visit: impl FnMut(Vec<Value>) -> Result<bool>,
     ) -> Result<()> {
         let args = function
             .args
             .iter()
-            .map(|a| self.eval(a, &[]))
+            .map(|a| self.eval(a, row))
             .collect::<Result<Vec<_>>>()?;
         match function.kind {
             TableFunctionKind::GenerateSeries => {
@@ -841,6 +846,15 @@ impl Executor<'_> {
                     match i.checked_add(step) {
                         Some(next) => i = next,
                         None => break,
+                    }
+                }
+            }
+            TableFunctionKind::GenerateSubscripts => {
+                if let (Value::Array(_, items), Some(1)) = (&args[0], args[1].as_i64()) {
+                    for i in 1..=items.len() {
+                        if !visit(vec![Value::Int4(i as i32)])? {
+                            break;
+                        }
                     }
                 }
             }
@@ -1101,6 +1115,49 @@ impl Executor<'_> {
 
     fn project(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Value>> {
         exprs.iter().map(|e| self.eval(e, row)).collect()
+    }
+
+    /// A select list with set-returning functions: one output row per value they
+    /// return, in lockstep (a shorter one gives NULLs); none when all return nothing.
+    fn project_set(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let mut columns: Vec<std::result::Result<Value, Vec<Value>>> = Vec::new();
+        for e in exprs {
+            match e {
+                Expr::SetReturning(f) => {
+                    let mut values = Vec::new();
+                    self.function_rows(f, row, |mut r| {
+                        values.push(r.swap_remove(0));
+                        if values.len() > SET_RETURNING_MAX_ROWS {
+                            return Err(Error::new(
+                                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                                format!(
+                                    "a set-returning function in a select list returned more than {SET_RETURNING_MAX_ROWS} rows for one row"
+                                ),
+                            ));
+                        }
+                        Ok(true)
+                    })?;
+                    columns.push(Err(values));
+                }
+                e => columns.push(Ok(self.eval(e, row)?)),
+            }
+        }
+        let n = columns
+            .iter()
+            .map(|c| c.as_ref().err().map_or(0, Vec::len))
+            .max()
+            .unwrap_or(0);
+        Ok((0..n)
+            .map(|i| {
+                columns
+                    .iter()
+                    .map(|c| match c {
+                        Ok(v) => v.clone(),
+                        Err(values) => values.get(i).cloned().unwrap_or(Value::Null),
+                    })
+                    .collect()
+            })
+            .collect())
     }
 
     /// Whether COPY may load `table` straight into pages: this transaction created or
@@ -1520,17 +1577,36 @@ impl Executor<'_> {
         let want = limit.map(|l| l + offset);
         // SELECT DISTINCT: the output rows seen so far.
         let mut seen: FxHashSet<Vec<Value>> = FxHashSet::default();
+        let set_returning = plan
+            .projection
+            .iter()
+            .any(|e| matches!(e, Expr::SetReturning(_)));
         let mut emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
-            let projected = self.project(&plan.projection, row)?;
-            if plan.distinct && !seen.insert(projected.clone()) {
-                return Ok(true);
+            let rows = if set_returning {
+                self.project_set(&plan.projection, row)?
+            } else {
+                vec![self.project(&plan.projection, row)?]
+            };
+            for projected in rows {
+                if plan.distinct && !seen.insert(projected.clone()) {
+                    continue;
+                }
+                let keys = plan
+                    .order_by
+                    .iter()
+                    .map(|k| match &k.expr {
+                        // ORDER BY a set-returning output column: its value in this row.
+                        Expr::SetReturning(f) => plan
+                            .projection
+                            .iter()
+                            .position(|e| matches!(e, Expr::SetReturning(g) if Arc::ptr_eq(f, g)))
+                            .and_then(|i| projected.get(i).cloned())
+                            .ok_or_else(|| Error::internal("ORDER BY a set-returning function")),
+                        e => self.eval(e, row),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                out.push((keys, projected));
             }
-            let keys = plan
-                .order_by
-                .iter()
-                .map(|k| self.eval(&k.expr, row))
-                .collect::<Result<Vec<_>>>()?;
-            out.push((keys, projected));
             Ok(!(early_stop && want.is_some_and(|w| out.len() >= w)))
         };
         match &plan.aggregation {
@@ -1569,12 +1645,17 @@ impl Executor<'_> {
                             Some(e) => Some(self.eval(e, row)?),
                             None => None,
                         };
-                        if let Some(d) = &call.delimiter {
-                            let d = self.eval(d, row)?;
-                            state.add_string(v.unwrap_or(Value::Null), d);
-                            continue;
-                        }
-                        state.add(v)?;
+                        let d = match &call.delimiter {
+                            Some(d) => Some(self.eval(d, row)?),
+                            None => None,
+                        };
+                        let keys = || {
+                            call.order_by
+                                .iter()
+                                .map(|k| self.eval(&k.expr, row))
+                                .collect::<Result<Vec<_>>>()
+                        };
+                        state.input(keys, v, d)?;
                     }
                     Ok(true)
                 };
@@ -1679,10 +1760,39 @@ enum AggState {
         acc: Option<Vec<u8>>,
         bytea: bool,
     },
+    /// array_agg: every input, NULLs too.
+    ArrayAgg {
+        items: Vec<Value>,
+        element: &'static DataType,
+    },
+    /// bool_and (`and`) or bool_or.
+    Bool {
+        acc: Option<bool>,
+        and: bool,
+    },
+    /// `agg(x ORDER BY ...)`: the inputs (sort keys, value, delimiter), given to the
+    /// aggregate in order when it finishes.
+    Ordered {
+        inner: Box<AggState>,
+        inputs: Vec<(Vec<Value>, (Option<Value>, Option<Value>))>,
+        order_by: Vec<OrderKey>,
+    },
 }
 
 impl AggState {
     fn new(call: &AggCall) -> AggState {
+        let state = Self::unordered(call);
+        if call.order_by.is_empty() {
+            return state;
+        }
+        AggState::Ordered {
+            inner: Box::new(state),
+            inputs: Vec::new(),
+            order_by: call.order_by.clone(),
+        }
+    }
+
+    fn unordered(call: &AggCall) -> AggState {
         match call.func {
             AggFunc::Count => AggState::Count(0),
             AggFunc::Sum => AggState::Sum {
@@ -1705,6 +1815,40 @@ impl AggState {
             AggFunc::StringAgg => AggState::StringAgg {
                 acc: None,
                 bytea: call.arg_type == DataType::Bytea,
+            },
+            AggFunc::ArrayAgg => AggState::ArrayAgg {
+                items: Vec::new(),
+                element: types::static_element(&call.arg_type).unwrap_or(&DataType::Text),
+            },
+            AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool {
+                acc: None,
+                and: call.func == AggFunc::BoolAnd,
+            },
+        }
+    }
+
+    /// One input row's value (None for count(*)) and delimiter (string_agg's).
+    fn input(
+        &mut self,
+        keys: impl FnOnce() -> Result<Vec<Value>>,
+        v: Option<Value>,
+        delimiter: Option<Value>,
+    ) -> Result<()> {
+        match self {
+            AggState::Ordered { inputs, .. } => {
+                inputs.push((keys()?, (v, delimiter)));
+                Ok(())
+            }
+            AggState::ArrayAgg { items, .. } => {
+                items.push(v.unwrap_or(Value::Null));
+                Ok(())
+            }
+            state => match delimiter {
+                Some(d) => {
+                    state.add_string(v.unwrap_or(Value::Null), d);
+                    Ok(())
+                }
+                None => state.add(v),
             },
         }
     }
@@ -1776,12 +1920,38 @@ impl AggState {
             AggState::StringAgg { .. } => {
                 return Err(Error::internal("string_agg takes a delimiter"));
             }
+            AggState::Bool { acc, and } => {
+                let b = matches!(v, Some(Value::Bool(true)));
+                *acc = Some(match acc {
+                    None => b,
+                    Some(a) if *and => *a && b,
+                    Some(a) => *a || b,
+                });
+            }
+            AggState::ArrayAgg { items, .. } => items.push(v.unwrap_or(Value::Null)),
+            AggState::Ordered { .. } => {
+                return Err(Error::internal("ordered aggregate input without keys"))
+            }
         }
         Ok(())
     }
 
     fn finish(self) -> Result<Value> {
         Ok(match self {
+            AggState::Ordered {
+                mut inner,
+                mut inputs,
+                order_by,
+            } => {
+                sort_by_keys(&order_by, &mut inputs)?;
+                for (_, (v, d)) in inputs {
+                    inner.input(|| Ok(Vec::new()), v, d)?;
+                }
+                return inner.finish();
+            }
+            AggState::ArrayAgg { items, .. } if items.is_empty() => Value::Null,
+            AggState::ArrayAgg { items, element } => Value::Array(element, items.into()),
+            AggState::Bool { acc, .. } => acc.map_or(Value::Null, Value::Bool),
             AggState::Count(n) => Value::Int8(n),
             AggState::Sum { acc, .. } => acc.unwrap_or(Value::Null),
             AggState::MinMax { best, .. } => best.unwrap_or(Value::Null),

@@ -101,6 +101,8 @@ pub enum Func {
     TableIsVisible,
     /// `pg_type_is_visible(oid)`.
     TypeIsVisible,
+    /// `pg_collation_is_visible(oid)`.
+    CollationIsVisible,
     /// `format_type(oid, typmod)`.
     FormatType,
     /// `pg_get_expr(text, relation[, pretty])`: the catalogs hold expressions as text.
@@ -153,6 +155,12 @@ pub enum Func {
     ArrayLength,
     /// `cardinality(array)`.
     Cardinality,
+    /// `json_build_object(key, value, ...)` (not strict).
+    JsonBuildObject,
+    /// `json_build_array(value, ...)` (not strict).
+    JsonBuildArray,
+    /// `to_json(value)`.
+    ToJson,
 }
 
 #[derive(Clone, Debug)]
@@ -194,6 +202,9 @@ pub enum Expr {
     Outer(usize),
     /// `ARRAY[a, b, ...]` of the element type.
     Array(&'static DataType, Vec<Expr>),
+    /// A set-returning function at the top of a select list: the executor makes one
+    /// output row per value (several run in lockstep); it has no single value.
+    SetReturning(std::sync::Arc<super::plan::TableFunction>),
     /// `left op ANY (array)`, or with `all`, `left op ALL (array)`.
     AnyArray {
         left: Box<Expr>,
@@ -346,6 +357,11 @@ impl Expr {
     pub fn eval(&self, row: &[Value], ctx: &EvalContext, sq: &dyn Subqueries) -> Result<Value> {
         Ok(match self {
             Expr::Outer(i) => sq.outer(*i)?,
+            Expr::SetReturning(_) => {
+                return Err(Error::internal(
+                    "set-returning function evaluated for one value",
+                ))
+            }
             Expr::Array(e, items) => {
                 let values = items
                     .iter()
@@ -530,6 +546,7 @@ impl Expr {
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::Column(c) => column_ok(*c),
             Expr::Array(_, items) => items.iter().all(go),
+            Expr::SetReturning(f) => f.args.iter().all(go),
             Expr::AnyArray { left, array, .. } => go(left) && go(array),
             Expr::Subquery(sub) => {
                 sub.args.iter().all(go)
@@ -578,6 +595,7 @@ impl Expr {
         match self {
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) | Expr::Column(_) => {}
             Expr::Array(_, items) => items.iter().for_each(go),
+            Expr::SetReturning(f) => f.args.iter().for_each(go),
             Expr::AnyArray { left, array, .. } => {
                 go(left);
                 go(array);
@@ -638,6 +656,13 @@ impl Expr {
             Expr::Column(c) => Expr::Column(f(*c)),
             Expr::Array(e, items) => {
                 Expr::Array(e, items.iter().map(|x| x.map_columns(f)).collect())
+            }
+            Expr::SetReturning(func) => {
+                Expr::SetReturning(std::sync::Arc::new(super::plan::TableFunction {
+                    kind: func.kind,
+                    args: func.args.iter().map(|x| x.map_columns(f)).collect(),
+                    ordinality: func.ordinality,
+                }))
             }
             Expr::AnyArray {
                 left,
@@ -820,6 +845,7 @@ fn eval_func(
     let strict_args = match f {
         Func::FormatType => &vals[..1],
         Func::ArrayToString => &vals[..2],
+        Func::JsonBuildObject | Func::JsonBuildArray => &[],
         _ => &vals[..],
     };
     if strict_args.iter().any(Value::is_null) {
@@ -966,6 +992,7 @@ fn eval_func(
         Func::UserById
         | Func::TableIsVisible
         | Func::TypeIsVisible
+        | Func::CollationIsVisible
         | Func::FormatType
         | Func::GetExpr
         | Func::IndexDef
@@ -991,7 +1018,10 @@ fn eval_func(
         | Func::ArrayUpper
         | Func::ArrayLower
         | Func::ArrayLength
-        | Func::Cardinality => return Err(Error::internal("catalog function not evaluated")),
+        | Func::Cardinality
+        | Func::JsonBuildObject
+        | Func::JsonBuildArray
+        | Func::ToJson => return Err(Error::internal("catalog function not evaluated")),
     })
 }
 

@@ -76,6 +76,7 @@ pub enum PgCatalog {
     Sequence,
     Depend,
     AuthMembers,
+    OpClass,
 }
 
 /// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
@@ -109,6 +110,27 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Sequence, "pg_sequence", 2224, true),
     (PgCatalog::Depend, "pg_depend", 2608, true),
     (PgCatalog::AuthMembers, "pg_auth_members", 1261, true),
+    (PgCatalog::OpClass, "pg_opclass", 2616, true),
+];
+
+/// The default btree operator classes of the types there are: (OID, name, type).
+const OPCLASSES: &[(u32, &str, u32)] = &[
+    (424, "bool_ops", 16),
+    (428, "bytea_ops", 17),
+    (429, "char_ops", 18),
+    (1986, "name_ops", 19),
+    (3124, "int8_ops", 20),
+    (1979, "int2_ops", 21),
+    (1978, "int4_ops", 23),
+    (3126, "text_ops", 25),
+    (1981, "oid_ops", 26),
+    (1970, "float4_ops", 700),
+    (1971, "float8_ops", 701),
+    (426, "bpchar_ops", 1042),
+    (3122, "date_ops", 1082),
+    (3128, "timestamp_ops", 1114),
+    (3127, "timestamptz_ops", 1184),
+    (3125, "numeric_ops", 1700),
 ];
 
 /// `pg_class`'s OID, the `classid` of relations in `pg_depend`.
@@ -153,6 +175,7 @@ const TYPES: &[BuiltinType] = &[
     builtin!(21, "int2", 2, true, "N", "s", 1005, DataType::Int2),
     builtin!(23, "int4", 4, true, "N", "i", 1007, DataType::Int4),
     builtin!(25, "text", -1, false, "S", "i", 1009, DataType::Text),
+    builtin!(114, "json", -1, false, "U", "i", 199, DataType::Json),
     builtin!(26, "oid", 4, true, "N", "i", 1028, DataType::Oid),
     builtin!(700, "float4", 4, true, "N", "i", 1021, DataType::Float4),
     builtin!(701, "float8", 8, true, "N", "d", 1022, DataType::Float8),
@@ -332,6 +355,10 @@ impl PgCatalog {
                 ("indisreplident", Bool),
                 ("indexprs", Text),
                 ("indpred", Text),
+                ("indkey", array(&Int2)),
+                ("indcollation", array(&Oid)),
+                ("indclass", array(&Oid)),
+                ("indoption", array(&Int2)),
             ],
             PgCatalog::Constraint => &[
                 ("oid", Oid),
@@ -509,6 +536,16 @@ impl PgCatalog {
                 ("refobjsubid", Int4),
                 ("deptype", Ch),
             ],
+            PgCatalog::OpClass => &[
+                ("oid", Oid),
+                ("opcmethod", Oid),
+                ("opcname", Name),
+                ("opcnamespace", Oid),
+                ("opcowner", Oid),
+                ("opcintype", Oid),
+                ("opcdefault", Bool),
+                ("opckeytype", Oid),
+            ],
             PgCatalog::AuthMembers => &[
                 ("oid", Oid),
                 ("roleid", Oid),
@@ -572,6 +609,47 @@ impl PgCatalog {
                         f,
                         Value::Null,
                         Value::Null,
+                        Value::Array(
+                            &DataType::Int2,
+                            def.primary_key
+                                .iter()
+                                .map(|&i| Value::Int2(i as i16 + 1))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        ),
+                        oid_array(
+                            def.primary_key
+                                .iter()
+                                .map(|&i| collation_of(def.columns[i].data_type)),
+                        ),
+                        oid_array(
+                            def.primary_key
+                                .iter()
+                                .map(|&i| opclass_of(def.columns[i].data_type)),
+                        ),
+                        Value::Array(
+                            &DataType::Int2,
+                            def.primary_key
+                                .iter()
+                                .map(|_| Value::Int2(0))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        ),
+                    ]
+                })
+                .collect(),
+            PgCatalog::OpClass => OPCLASSES
+                .iter()
+                .map(|(o, n, t)| {
+                    vec![
+                        Value::Oid(*o),
+                        Value::Oid(BTREE_AM),
+                        name(n),
+                        Value::Oid(NAMESPACE_PG_CATALOG),
+                        Value::Oid(BOOTSTRAP_ROLE),
+                        Value::Oid(*t),
+                        Value::Bool(true),
+                        Value::Oid(0),
                     ]
                 })
                 .collect(),
@@ -1090,6 +1168,25 @@ fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Valu
     rows
 }
 
+fn oid_array(oids: impl Iterator<Item = u32>) -> Value {
+    Value::Array(
+        &DataType::Oid,
+        oids.map(Value::Oid).collect::<Vec<_>>().into(),
+    )
+}
+
+/// The default btree operator class of a key column's type.
+fn opclass_of(t: DataType) -> u32 {
+    let type_oid = match t {
+        DataType::Varchar(_) => oid::TEXT,
+        t => t.oid(),
+    };
+    OPCLASSES
+        .iter()
+        .find(|(_, _, t)| *t == type_oid)
+        .map_or(0, |(o, _, _)| *o)
+}
+
 fn collation_of(t: DataType) -> u32 {
     match t {
         DataType::Text | DataType::Varchar(_) | DataType::Char(_) => DEFAULT_COLLATION,
@@ -1128,6 +1225,11 @@ fn type_row(b: &BuiltinType) -> Vec<Value> {
         Value::Oid(collation_of(b.data_type)),
         Value::Null,
     ]
+}
+
+/// Whether a collation of that OID exists (all are in `pg_catalog`, so visible).
+pub fn collation_exists(oid: u32) -> bool {
+    matches!(oid, DEFAULT_COLLATION | 950 | 951)
 }
 
 /// A type by OID.

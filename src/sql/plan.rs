@@ -36,7 +36,8 @@ pub struct ScanPlan {
     pub filter: Option<Expr>,
 }
 
-/// A set-returning function in FROM, over row-independent arguments.
+/// A set-returning function: in FROM, over row-independent arguments; or at the top of
+/// a select list (`Expr::SetReturning`), over the row.
 #[derive(Debug)]
 pub struct TableFunction {
     pub kind: TableFunctionKind,
@@ -51,6 +52,8 @@ pub enum TableFunctionKind {
     GenerateSeries,
     /// `unnest(array[, array ...])`: one column per array, as long as the longest.
     Unnest,
+    /// `generate_subscripts(array, dim)`: the array's subscripts.
+    GenerateSubscripts,
     /// `VALUES (...), (...)`: the arguments are the rows' values, row after row, `width`
     /// to a row.
     Values { width: usize },
@@ -95,6 +98,7 @@ pub struct JoinStep {
     pub outer_width: usize,
 }
 
+#[derive(Clone, Debug)]
 pub struct OrderKey {
     pub expr: Expr,
     pub desc: bool,

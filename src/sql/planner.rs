@@ -162,6 +162,7 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::Oid => "oid",
         DataType::Name => "name",
         DataType::InternalChar => "char",
+        DataType::Json => "json",
         DataType::RegClass => "regclass",
         DataType::RegType => "regtype",
         DataType::RegNamespace => "regnamespace",
@@ -1386,7 +1387,10 @@ impl Planner<'_> {
         let mut types = Vec::new();
         let mut sources = Vec::new();
         for (i, (e, name)) in items.iter().enumerate() {
-            let t = self.binder.bind(e, &scope)?;
+            self.binder.allow_set_returning = true;
+            let t = self.binder.bind(e, &scope);
+            self.binder.allow_set_returning = false;
+            let t = t?;
             let ty = if t.1 == DataType::Unknown {
                 DataType::Text
             } else {

@@ -319,7 +319,8 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         | DataType::Char(_)
         | DataType::Unknown
         | DataType::Name
-        | DataType::InternalChar => tag == T_TEXT,
+        | DataType::InternalChar
+        | DataType::Json => tag == T_TEXT,
         DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => false,
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,

@@ -35,6 +35,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         }
         DataType::Name => Value::Text(truncate_name(text)),
         DataType::InternalChar => Value::Text(text.chars().take(1).collect()),
+        DataType::Json => Value::Text(check_json(text)?),
         DataType::Oid => Value::Oid(parse_int(text, i32::MIN as i64, u32::MAX as i64, ty)? as u32),
         // Names are looked up by the caller, which has the catalog.
         DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
@@ -174,6 +175,7 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         }
         DataType::Name => Value::Text(truncate_name(utf8_text(bytes)?)),
         DataType::InternalChar => Value::Text(utf8_text(bytes)?.chars().take(1).collect()),
+        DataType::Json => Value::Text(check_json(utf8_text(bytes)?)?),
         DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
         DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
             let oid = u32::from_be_bytes(fixed(bytes)?);
@@ -220,6 +222,18 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Oid(v) | Value::Reg(v, _) => out.extend_from_slice(&v.to_be_bytes()),
         Value::Array(e, items) => super::array::encode_array_binary(items, e, out),
     }
+}
+
+/// `json_in`: the text itself, once it parses as JSON (22P02 otherwise).
+fn check_json(text: &str) -> Result<String> {
+    serde_json::from_str::<serde_json::Value>(text).map_err(|e| {
+        err!(
+            INVALID_TEXT_REPRESENTATION,
+            "invalid input syntax for type json"
+        )
+        .with_detail(e.to_string())
+    })?;
+    Ok(text.to_string())
 }
 
 /// A `name`: at most 63 bytes, cut at a character boundary (as PostgreSQL's namein).

@@ -49,6 +49,7 @@ pub mod oid {
     pub const TEXT: u32 = 25;
     pub const OID: u32 = 26;
     pub const CHAR: u32 = 18;
+    pub const JSON: u32 = 114;
     pub const NAME: u32 = 19;
     pub const REGCLASS: u32 = 2205;
     pub const REGTYPE: u32 = 2206;
@@ -98,6 +99,8 @@ pub enum DataType {
     RegType,
     /// `regnamespace`: a schema's oid shown as its name ([`Value::Reg`]).
     RegNamespace,
+    /// `json`: JSON text, kept as written ([`Value::Text`]).
+    Json,
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
     /// for the element types there are.
     Array(&'static DataType),
@@ -124,6 +127,7 @@ impl DataType {
             DataType::Oid => oid::OID,
             DataType::Name => oid::NAME,
             DataType::InternalChar => oid::CHAR,
+            DataType::Json => oid::JSON,
             DataType::RegClass => oid::REGCLASS,
             DataType::RegType => oid::REGTYPE,
             DataType::RegNamespace => oid::REGNAMESPACE,
@@ -142,6 +146,7 @@ impl DataType {
             oid::OID => DataType::Oid,
             oid::NAME => DataType::Name,
             oid::CHAR => DataType::InternalChar,
+            oid::JSON => DataType::Json,
             oid::REGCLASS => DataType::RegClass,
             oid::REGTYPE => DataType::RegType,
             oid::REGNAMESPACE => DataType::RegNamespace,
@@ -213,6 +218,7 @@ impl DataType {
             DataType::Oid => "oid".into(),
             DataType::Name => "name".into(),
             DataType::InternalChar => "\"char\"".into(),
+            DataType::Json => "json".into(),
             DataType::RegClass => "regclass".into(),
             DataType::RegType => "regtype".into(),
             DataType::RegNamespace => "regnamespace".into(),

@@ -107,6 +107,7 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
             Value::Oid(r.gen())
         }
         DataType::Name | DataType::InternalChar => Value::Text("n".into()),
+        DataType::Json => Value::Text("{\"a\": [1, null]}".into()),
         DataType::Array(e) => Value::Array(
             e,
             (0..r.gen_range(0..3))

@@ -1,0 +1,88 @@
+"""Aggregates with ORDER BY (array_agg, string_agg), bool_and/bool_or/every,
+set-returning functions in the select list (unnest, generate_series,
+generate_subscripts, in lockstep), and JSON construction (json_build_object,
+json_build_array, to_json, the json type). The expectations were taken from
+PostgreSQL 15 and hold there too."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from conftest import module_tables
+
+SETUP = [
+    "create table qa (id int primary key, g int, s text)",
+    "insert into qa values (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'c'), (4, null, null), (5, 3, 'e')",
+]
+
+QUERIES = [
+    ('select array_agg(id order by id desc) from qa',
+     [([5, 4, 3, 2, 1],)]),
+    ('select g, array_agg(s order by s nulls first) from qa group by g order by g nulls first',
+     [(None, [None]), (1, ['a', 'b']), (2, ['c']), (3, ['e'])]),
+    ("select string_agg(s, ',' order by id desc) from qa",
+     [('e,c,b,a',)]),
+    ('select bool_and(id > 0), bool_or(id > 4), every(id > 1) from qa',
+     [(True, True, False)]),
+    ('select array_agg(id) from qa where false',
+     [(None,)]),
+    ('select unnest(array[1,2,3]) as u',
+     [(1,), (2,), (3,)]),
+    ("select id, unnest(array['a','b']) from qa where id < 3 order by id, 2",
+     [(1, 'a'), (1, 'b'), (2, 'a'), (2, 'b')]),
+    ("select unnest(array[1,2]), unnest(array['x','y','z'])",
+     [(1, 'x'), (2, 'y'), (None, 'z')]),
+    ("select generate_series(1, 3), generate_subscripts(array['a','b'], 1)",
+     [(1, 1), (2, 2), (3, None)]),
+    ("select json_build_object('a', 1, 'b', 'x', 'c', null, 'd', true, 'e', 1.50)::text",
+     [('{"a" : 1, "b" : "x", "c" : null, "d" : true, "e" : 1.50}',)]),
+    ("select json_build_array(1, 'two', null, array[1,2], json_build_object('k', 'v'))::text",
+     [('[1, "two", null, [1,2], {"k" : "v"}]',)]),
+    ('select to_json(\'a"b\\c\'::text)::text, to_json(3)::text, to_json(array[\'x\', null])::text',
+     [('"a\\"b\\\\c"', '3', '["x",null]')]),
+    ('select \'  {"x" :1}  \'::json::text',
+     [('  {"x" :1}  ',)]),
+    ("select to_json('2024-01-02 03:04:05+00'::timestamptz)::text, to_json('2024-01-02 03:04:05'::timestamp)::text",
+     [('"2024-01-02T03:04:05+00:00"', '"2024-01-02T03:04:05"')]),
+    ('select min(s), max(s) from qa',
+     [('a', 'e')]),
+]
+
+ERRORS = [
+    ('select id from qa where unnest(array[1]) = 1', '0A000', 'set-returning functions are not allowed in WHERE'),
+    ("select '[1,2'::json", '22P02', 'invalid input syntax for type json'),
+    ('select \'{"a": 1}\'::json = \'{"a": 1}\'::json', '42883', 'operator does not exist: json = json'),
+    ("select json_build_object('a')", '22023', 'argument list must have even number of elements'),
+    ('select json_build_object(null, 1)', '22023', 'argument 1 cannot be null'),
+]
+
+
+@pytest.fixture(scope="module")
+def tables(server):
+    yield from module_tables(server, "qa", SETUP)
+
+
+@pytest.mark.parametrize("sql, rows", QUERIES)
+def test_function(tables, conn, sql, rows):
+    assert conn.execute(sql).fetchall() == rows
+
+
+@pytest.mark.parametrize("sql, sqlstate, message", ERRORS)
+def test_function_errors(tables, conn, sql, sqlstate, message):
+    with pytest.raises(psycopg.Error) as ei:
+        conn.execute(sql)
+    assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
+
+
+def test_json_column(db, conn):
+    """A json column keeps the text as written; invalid JSON is refused."""
+    t = db.table("js")
+    conn.execute(f"create table {t} (id int primary key, doc json)")
+    conn.execute(f"insert into {t} values (1, %s)", ('{"a" : [1, 2]}',))
+    assert conn.execute(f"select doc::text, doc from {t}").fetchall() == [
+        ('{"a" : [1, 2]}', {"a": [1, 2]})
+    ]
+    with pytest.raises(psycopg.Error) as ei:
+        conn.execute(f"insert into {t} values (2, '{{oops')")
+    assert ei.value.sqlstate == "22P02"
