@@ -167,7 +167,7 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             _ => Value::Null,
         },
         Func::JsonBuildObject => {
-            if vals.len() % 2 != 0 {
+            if !vals.len().is_multiple_of(2) {
                 return Err(Error::new(
                     SqlState::INVALID_PARAMETER_VALUE,
                     "argument list must have even number of elements",

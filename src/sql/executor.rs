@@ -1774,10 +1774,13 @@ enum AggState {
     /// aggregate in order when it finishes.
     Ordered {
         inner: Box<AggState>,
-        inputs: Vec<(Vec<Value>, (Option<Value>, Option<Value>))>,
+        inputs: Vec<(Vec<Value>, AggInput)>,
         order_by: Vec<OrderKey>,
     },
 }
+
+/// One input of an aggregate: its value (None for count(*)) and delimiter (string_agg's).
+type AggInput = (Option<Value>, Option<Value>);
 
 impl AggState {
     fn new(call: &AggCall) -> AggState {
