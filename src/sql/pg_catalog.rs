@@ -583,7 +583,11 @@ impl PgCatalog {
             .collect(),
             PgCatalog::Class => relations(engine, visible).iter().map(class_row).collect(),
             PgCatalog::Attribute => attributes(engine, visible),
-            PgCatalog::Type => TYPES.iter().map(type_row).collect(),
+            PgCatalog::Type => TYPES
+                .iter()
+                .map(type_row)
+                .chain(TYPES.iter().filter_map(array_type_row))
+                .collect(),
             PgCatalog::Index => tables(engine, visible)
                 .iter()
                 .filter(|(_, def)| !def.primary_key.is_empty())
@@ -1232,13 +1236,36 @@ pub fn collation_exists(oid: u32) -> bool {
     matches!(oid, DEFAULT_COLLATION | 950 | 951)
 }
 
+/// The `pg_type` row of a built-in type's array type, if arrays of it are supported.
+fn array_type_row(b: &BuiltinType) -> Option<Vec<Value>> {
+    let array = crate::types::array_of(b.data_type)?;
+    let mut row = type_row(b);
+    row[0] = Value::Oid(array.oid());
+    row[1] = name(&format!("_{}", b.name));
+    row[4] = Value::Int2(-1);
+    row[5] = Value::Bool(false);
+    row[7] = Value::Text("A".into());
+    row[8] = Value::Bool(false);
+    row[12] = Value::Oid(b.oid);
+    row[13] = Value::Oid(0);
+    row[15] = char_value('x');
+    Some(row)
+}
+
 /// A type by OID.
 pub fn type_by_oid(oid: u32) -> Option<DataType> {
-    TYPES.iter().find(|b| b.oid == oid).map(|b| b.data_type)
+    TYPES
+        .iter()
+        .find(|b| b.oid == oid)
+        .map(|b| b.data_type)
+        .or_else(|| crate::types::array_type_of_oid(oid))
 }
 
 /// `format_type(oid, typmod)`: the SQL name of a type, with its modifier.
 pub fn format_type(type_oid: u32, typmod: Option<i32>) -> String {
+    if let Some(DataType::Array(e)) = crate::types::array_type_of_oid(type_oid) {
+        return format!("{}[]", format_type(e.oid(), typmod));
+    }
     let Some(b) = TYPES.iter().find(|b| b.oid == type_oid) else {
         return "???".into();
     };
