@@ -72,8 +72,8 @@ echo "pgbench: $(command -v pgbench) ($(pgbench --version))"
 # ---------------------------------------------------------------------------
 section "Python environment (psycopg, pytest, SQLAlchemy)"
 PY=""
-PY_PACKAGES=('psycopg[binary]' pytest 'sqlalchemy>=2')
-if [ -x .venv/bin/python ] && .venv/bin/python -c 'import psycopg, pytest, sqlalchemy' >/dev/null 2>&1; then
+PY_PACKAGES=('psycopg[binary]' pytest 'sqlalchemy>=2' asyncpg)
+if [ -x .venv/bin/python ] && .venv/bin/python -c 'import psycopg, pytest, sqlalchemy, asyncpg' >/dev/null 2>&1; then
     PY=.venv/bin/python
 elif [ -x .venv/bin/python ] || python3 -m venv .venv >/dev/null 2>&1 && [ -x .venv/bin/python ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
