@@ -25,6 +25,7 @@ impl SqlState {
     pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
     pub const BAD_COPY_FILE_FORMAT: SqlState = SqlState("22P04");
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
+    pub const WINDOWING_ERROR: SqlState = SqlState("42P20");
     pub const INVALID_SCHEMA_NAME: SqlState = SqlState("3F000");
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");

@@ -84,6 +84,27 @@ impl AggFunc {
     }
 }
 
+/// A window function call: computed over all the query's rows, then read by the select
+/// list and ORDER BY as a column after the input row's.
+#[derive(Clone, Debug)]
+pub struct WindowCall {
+    pub func: WindowFunc,
+    /// An aggregate's argument (None for count(*) and the ranking functions).
+    pub arg: Option<Expr>,
+    pub arg_type: DataType,
+    pub partition_by: Vec<Expr>,
+    pub order_by: Vec<super::plan::OrderKey>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    /// An aggregate over the partition (with ORDER BY: up to the current row's peers).
+    Aggregate(AggFunc),
+}
+
 /// State for binding the output of a grouped query: GROUP BY expressions become columns
 /// 0..g of the aggregate row, aggregates become columns g.. .
 pub struct Grouping {
@@ -130,6 +151,9 @@ pub struct Binder<'a> {
     pub last_captured: Vec<Expr>,
     /// A select list item is being bound: a set-returning function may be its top.
     pub allow_set_returning: bool,
+    /// While a select list and ORDER BY are bound: the window calls met, and the width
+    /// of the input row (the first window call's column).
+    pub windows: Option<(Vec<WindowCall>, usize)>,
 }
 
 pub type Typed = (Expr, DataType);
@@ -381,7 +405,8 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
     use ast::Expr as E;
     match e {
         E::Function(f) => {
-            AggFunc::from_name(&function_name(f)).is_some()
+            // An aggregate over a window is a window function, not grouping.
+            (AggFunc::from_name(&function_name(f)).is_some() && f.over.is_none())
                 || match &f.args {
                     ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
@@ -562,6 +587,7 @@ impl<'a> Binder<'a> {
             depth: 0,
             last_captured: Vec::new(),
             allow_set_returning: false,
+            windows: None,
         }
     }
 
@@ -1740,8 +1766,8 @@ impl<'a> Binder<'a> {
 
     fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Typed> {
         let name = function_name(f);
-        if f.over.is_some() {
-            return Err(Error::unsupported("window functions are not supported yet"));
+        if let Some(over) = &f.over {
+            return self.bind_window(f, &name, over, scope);
         }
         if f.filter.is_some() {
             return Err(Error::unsupported(format!(
@@ -2166,6 +2192,17 @@ impl<'a> Binder<'a> {
                     }
                 }
             }
+            "nullif" => {
+                arity(2)?;
+                let (a, b) = self.bind_pair(&args[0], &args[1], scope)?;
+                let ty = self.bind(&args[0], scope)?.1;
+                let ty = if ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    ty
+                };
+                (Func::NullIf, ty, vec![a, b])
+            }
             "to_regclass" | "to_regtype" => {
                 arity(1)?;
                 let a = self.bind_text(&args[0], scope)?;
@@ -2290,6 +2327,177 @@ impl<'a> Binder<'a> {
             (Some(e), ty)
         };
         self.push_aggregate(agg, arg, arg_type, None)
+    }
+
+    /// A window function call (`f(...) OVER (PARTITION BY ... ORDER BY ...)`), with the
+    /// default frame: the partition, or with ORDER BY, up to the current row's peers.
+    fn bind_window(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        over: &ast::WindowType,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        if self.grouping.is_some() && self.no_aggregates.is_none() {
+            return Err(Error::unsupported(
+                "window functions in a grouped query are not supported yet",
+            ));
+        }
+        let Some((_, base)) = &self.windows else {
+            return Err(Error::new(
+                SqlState::WINDOWING_ERROR,
+                match self.no_aggregates {
+                    Some(clause) => format!("window functions are not allowed in {clause}"),
+                    None => "window functions are not allowed here".to_string(),
+                },
+            ));
+        };
+        let base = *base;
+        let ast::WindowType::WindowSpec(spec) = over else {
+            return Err(Error::unsupported("named windows are not supported yet"));
+        };
+        if spec.window_frame.is_some() || spec.window_name.is_some() {
+            return Err(Error::unsupported("window frames are not supported yet"));
+        }
+        if f.filter.is_some() {
+            return Err(Error::unsupported(
+                "FILTER in a window call is not supported yet",
+            ));
+        }
+        let (args, star) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false),
+            ast::FunctionArguments::List(l)
+                if l.clauses.is_empty() && l.duplicate_treatment.is_none() =>
+            {
+                let mut args = Vec::new();
+                let mut star = false;
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        _ => {
+                            return Err(Error::unsupported(format!(
+                                "argument form not supported in {name}()"
+                            )))
+                        }
+                    }
+                }
+                (args, star)
+            }
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "this call of {name}() over a window is not supported yet"
+                )))
+            }
+        };
+        let windows = self.windows.take();
+        let bound = (|| -> Result<(WindowFunc, Option<Expr>, DataType, DataType)> {
+            let ranking = |func| -> Result<_> {
+                if !args.is_empty() || star {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!(
+                            "function {name} with {} arguments does not exist",
+                            args.len()
+                        ),
+                    ));
+                }
+                Ok((func, None, DataType::Int8, DataType::Int8))
+            };
+            match name {
+                "row_number" => ranking(WindowFunc::RowNumber),
+                "rank" => ranking(WindowFunc::Rank),
+                "dense_rank" => ranking(WindowFunc::DenseRank),
+                _ => {
+                    let Some(agg) = AggFunc::from_name(name).filter(|a| {
+                        matches!(
+                            a,
+                            AggFunc::Count
+                                | AggFunc::Sum
+                                | AggFunc::Min
+                                | AggFunc::Max
+                                | AggFunc::Avg
+                        )
+                    }) else {
+                        return Err(Error::unsupported(format!(
+                            "{name}() as a window function is not supported yet"
+                        )));
+                    };
+                    if star {
+                        if agg != AggFunc::Count {
+                            return Err(Error::syntax(format!(
+                                "{name}(*) is not valid; only count(*) takes *"
+                            )));
+                        }
+                        return Ok((
+                            WindowFunc::Aggregate(agg),
+                            None,
+                            DataType::Int8,
+                            DataType::Int8,
+                        ));
+                    }
+                    let [arg] = args.as_slice() else {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!(
+                                "function {name} with {} arguments does not exist",
+                                args.len()
+                            ),
+                        ));
+                    };
+                    let t = self.bind(arg, scope)?;
+                    let ty = if t.1 == DataType::Unknown {
+                        DataType::Text
+                    } else {
+                        t.1
+                    };
+                    if matches!(agg, AggFunc::Sum | AggFunc::Avg) && !ty.is_numeric() {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function {name}({}) does not exist", ty.name()),
+                        ));
+                    }
+                    let e = self.coerce(t, ty)?;
+                    Ok((WindowFunc::Aggregate(agg), Some(e), ty, agg.result_type(ty)))
+                }
+            }
+        })();
+        let partition: Result<Vec<Expr>> = spec
+            .partition_by
+            .iter()
+            .map(|p| {
+                let t = self.bind(p, scope)?;
+                self.coerce(t, DataType::Text)
+            })
+            .collect();
+        let order: Result<Vec<super::plan::OrderKey>> = spec
+            .order_by
+            .iter()
+            .map(|o| {
+                let t = self.bind(&o.expr, scope)?;
+                let expr = self.coerce(t, DataType::Text)?;
+                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                Ok(super::plan::OrderKey {
+                    expr,
+                    desc,
+                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+                })
+            })
+            .collect();
+        self.windows = windows;
+        let (func, arg, arg_type, result) = bound?;
+        let call = WindowCall {
+            func,
+            arg,
+            arg_type,
+            partition_by: partition?,
+            order_by: order?,
+        };
+        let Some((calls, _)) = self.windows.as_mut() else {
+            return Err(Error::internal("window calls"));
+        };
+        calls.push(call);
+        Ok((Expr::Column(base + calls.len() - 1), result))
     }
 
     /// A set-returning function in an expression: only at the top of a select list.

@@ -204,6 +204,12 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             out.push(']');
             Value::Text(out)
         }
+        Func::NullIf => {
+            match super::expr::compare_values(super::expr::CmpOp::Eq, &vals[0], &vals[1])? {
+                Value::Bool(true) => Value::Null,
+                _ => vals[0].clone(),
+            }
+        }
         Func::ToJson => {
             let mut out = String::new();
             to_json(&vals[0], &mut out);

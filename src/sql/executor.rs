@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::bind::{AggCall, AggFunc};
+use super::bind::{AggCall, AggFunc, WindowCall, WindowFunc};
 use super::expr::{numeric_div, EvalContext, Expr, Subqueries, Subquery, SubqueryTest};
 use super::plan::*;
 use crate::engine::Engine;
@@ -109,6 +109,9 @@ const JOIN_INNER_MAX_ROWS: usize = 10_000_000;
 /// The most rows a set-returning function in a select list returns for one input row
 /// (they are held while the row's output is made).
 const SET_RETURNING_MAX_ROWS: usize = 10_000_000;
+
+/// The most rows a query with window functions holds (it holds them all).
+const WINDOW_MAX_ROWS: usize = 10_000_000;
 
 /// A join step's table, read before the join runs (nothing for a lookup join).
 #[derive(Default)]
@@ -1117,6 +1120,101 @@ impl Executor<'_> {
         exprs.iter().map(|e| self.eval(e, row)).collect()
     }
 
+    /// A window call's value for each of `rows` (in their order).
+    fn window_values(&self, w: &WindowCall, rows: &[Vec<Value>]) -> Result<Vec<Value>> {
+        // Sort the rows by partition, then by the window's ORDER BY.
+        let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            if i % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
+                check_cancel(self.slot)?;
+            }
+            let mut key = Vec::with_capacity(w.partition_by.len() + w.order_by.len());
+            for p in &w.partition_by {
+                key.push(self.eval(p, row)?);
+            }
+            for o in &w.order_by {
+                key.push(self.eval(&o.expr, row)?);
+            }
+            keyed.push((key, i));
+        }
+        let np = w.partition_by.len();
+        let order: Vec<OrderKey> = w
+            .partition_by
+            .iter()
+            .map(|p| OrderKey {
+                expr: p.clone(),
+                desc: false,
+                nulls_first: false,
+            })
+            .chain(w.order_by.iter().cloned())
+            .collect();
+        sort_by_keys(&order, &mut keyed)?;
+        let mut values = vec![Value::Null; rows.len()];
+        let mut start = 0;
+        while start < keyed.len() {
+            // One partition: keyed[start..end].
+            let end = start
+                + keyed[start..]
+                    .iter()
+                    .position(|(k, _)| k[..np] != keyed[start].0[..np])
+                    .unwrap_or(keyed.len() - start);
+            let partition = &keyed[start..end];
+            let call = w_aggregate_call(w);
+            let mut state = call.as_ref().map(AggState::new);
+            if w.order_by.is_empty() {
+                if let (Some(state), Some(call)) = (state.as_mut(), call.as_ref()) {
+                    for (_, i) in partition {
+                        state.input(|| Ok(Vec::new()), self.window_arg(call, &rows[*i])?, None)?;
+                    }
+                }
+            }
+            let whole = match (&state, w.order_by.is_empty()) {
+                (Some(s), true) => Some(s.clone().finish()?),
+                _ => None,
+            };
+            let mut dense = 0i64;
+            let mut peer_start = 0;
+            while peer_start < partition.len() {
+                let peers = &partition[peer_start..];
+                let peer_end = peer_start
+                    + peers
+                        .iter()
+                        .position(|(k, _)| k[np..] != peers[0].0[np..])
+                        .unwrap_or(peers.len());
+                dense += 1;
+                let rank = peer_start as i64 + 1;
+                if let (Some(state), Some(call), None) = (state.as_mut(), call.as_ref(), &whole) {
+                    for (_, i) in &partition[peer_start..peer_end] {
+                        state.input(|| Ok(Vec::new()), self.window_arg(call, &rows[*i])?, None)?;
+                    }
+                }
+                let running = match (&state, &whole) {
+                    (Some(s), None) => Some(s.clone().finish()?),
+                    _ => None,
+                };
+                for (n, (_, i)) in partition[peer_start..peer_end].iter().enumerate() {
+                    values[*i] = match w.func {
+                        WindowFunc::RowNumber => Value::Int8((peer_start + n) as i64 + 1),
+                        WindowFunc::Rank => Value::Int8(rank),
+                        WindowFunc::DenseRank => Value::Int8(dense),
+                        WindowFunc::Aggregate(_) => whole
+                            .clone()
+                            .or_else(|| running.clone())
+                            .unwrap_or(Value::Null),
+                    };
+                }
+                peer_start = peer_end;
+            }
+            start = end;
+        }
+        Ok(values)
+    }
+
+    /// A window aggregate's input from a row (None for count(*)).
+    fn window_arg(&self, call: &AggCall, row: &[Value]) -> Result<Option<Value>> {
+        call.arg.as_ref().map(|a| self.eval(a, row)).transpose()
+    }
+
     /// A select list with set-returning functions: one output row per value they
     /// return, in lockstep (a shorter one gives NULLs); none when all return nothing.
     fn project_set(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Vec<Value>>> {
@@ -1610,6 +1708,35 @@ impl Executor<'_> {
             Ok(!(early_stop && want.is_some_and(|w| out.len() >= w)))
         };
         match &plan.aggregation {
+            None if !plan.windows.is_empty() => {
+                let mut rows: Vec<Vec<Value>> = Vec::new();
+                match (&plan.source, &plan.set_op) {
+                    (None, None) => {
+                        if self.matches(&plan.filter, &[])? {
+                            rows.push(Vec::new());
+                        }
+                    }
+                    _ => self.for_each_source_row(plan, |row| {
+                        if rows.len() >= WINDOW_MAX_ROWS {
+                            return Err(Error::new(
+                                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                                format!("window functions over more than {WINDOW_MAX_ROWS} rows are not supported yet"),
+                            ));
+                        }
+                        rows.push(row.to_vec());
+                        Ok(true)
+                    })?,
+                }
+                let columns = plan
+                    .windows
+                    .iter()
+                    .map(|w| self.window_values(w, &rows))
+                    .collect::<Result<Vec<_>>>()?;
+                for (i, mut row) in rows.into_iter().enumerate() {
+                    row.extend(columns.iter().map(|c| c[i].clone()));
+                    emit(&row, &mut out)?;
+                }
+            }
             None => match (&plan.source, &plan.set_op) {
                 (None, None) => {
                     if self.matches(&plan.filter, &[])? {
@@ -1740,6 +1867,7 @@ fn as_ref_bound(b: &Bound<Key>) -> Bound<&[u8]> {
 }
 
 /// Running state of one aggregate in one group.
+#[derive(Clone)]
 enum AggState {
     Count(i64),
     Sum {
@@ -1777,6 +1905,20 @@ enum AggState {
         inputs: Vec<(Vec<Value>, AggInput)>,
         order_by: Vec<OrderKey>,
     },
+}
+
+/// The aggregate a window call computes, as an aggregate call.
+fn w_aggregate_call(w: &WindowCall) -> Option<AggCall> {
+    match w.func {
+        WindowFunc::Aggregate(func) => Some(AggCall {
+            func,
+            arg: w.arg.clone(),
+            arg_type: w.arg_type,
+            delimiter: None,
+            order_by: Vec::new(),
+        }),
+        _ => None,
+    }
 }
 
 /// One input of an aggregate: its value (None for count(*)) and delimiter (string_agg's).

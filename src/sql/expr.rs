@@ -161,6 +161,8 @@ pub enum Func {
     JsonBuildArray,
     /// `to_json(value)`.
     ToJson,
+    /// `nullif(a, b)`: NULL when a = b, else a (not strict).
+    NullIf,
 }
 
 #[derive(Clone, Debug)]
@@ -845,7 +847,7 @@ fn eval_func(
     let strict_args = match f {
         Func::FormatType => &vals[..1],
         Func::ArrayToString => &vals[..2],
-        Func::JsonBuildObject | Func::JsonBuildArray => &[],
+        Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
         _ => &vals[..],
     };
     if strict_args.iter().any(Value::is_null) {
@@ -1021,7 +1023,8 @@ fn eval_func(
         | Func::Cardinality
         | Func::JsonBuildObject
         | Func::JsonBuildArray
-        | Func::ToJson => return Err(Error::internal("catalog function not evaluated")),
+        | Func::ToJson
+        | Func::NullIf => return Err(Error::internal("catalog function not evaluated")),
     })
 }
 

@@ -139,6 +139,9 @@ pub struct SelectPlan {
     pub set_op: Option<Box<SetOpPlan>>,
     /// The subqueries in its expressions (`Expr::Subquery`), for the tables they read.
     pub subqueries: Vec<Arc<SelectPlan>>,
+    /// Window function calls: computed over all the rows (after WHERE), each row then
+    /// extended by their values, which the projection and ORDER BY read.
+    pub windows: Vec<super::bind::WindowCall>,
 }
 
 impl SelectPlan {

@@ -693,6 +693,7 @@ impl Planner<'_> {
                     distinct: false,
                     set_op: None,
                     subqueries: Vec::new(),
+                    windows: Vec::new(),
                 };
                 (select, names, types, true)
             }
@@ -1386,6 +1387,10 @@ impl Planner<'_> {
         let mut names = Vec::new();
         let mut types = Vec::new();
         let mut sources = Vec::new();
+        // Window calls are allowed in the select list and ORDER BY of an ungrouped query.
+        if !grouped {
+            self.binder.windows = Some((Vec::new(), scope.columns.len()));
+        }
         for (i, (e, name)) in items.iter().enumerate() {
             self.binder.allow_set_returning = true;
             let t = self.binder.bind(e, &scope);
@@ -1467,6 +1472,17 @@ impl Planner<'_> {
                     nulls_first: o.options.nulls_first.unwrap_or(desc),
                 });
             }
+        }
+        let windows = self
+            .binder
+            .windows
+            .take()
+            .map(|(w, _)| w)
+            .unwrap_or_default();
+        if !windows.is_empty() && (distinct || row_lock.is_some()) {
+            return Err(Error::unsupported(
+                "window functions with DISTINCT or FOR UPDATE are not supported yet",
+            ));
         }
         if let Some(g) = self.binder.grouping.take() {
             let mut keys: Vec<Expr> = Vec::new();
@@ -1553,6 +1569,7 @@ impl Planner<'_> {
                 distinct,
                 set_op: None,
                 subqueries: std::mem::take(&mut self.binder.subplans),
+                windows,
             },
             names,
             types,
@@ -1622,6 +1639,7 @@ impl Planner<'_> {
             distinct: false,
             set_op: Some(Box::new(set_op)),
             subqueries: std::mem::take(&mut self.binder.subplans),
+            windows: Vec::new(),
         };
         Ok((plan, names, types, sources))
     }

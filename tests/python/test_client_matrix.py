@@ -26,7 +26,6 @@ RUN_TIMEOUT = 300
 
 # What SteadyDB cannot do yet, by (client, check): the reason.
 KNOWN_GAPS = {
-    ("pgjdbc", "metadata_columns"): "getColumns numbers columns with row_number() OVER (window functions)",
     ("pgjdbc", "metadata_primary_keys"): "getPrimaryKeys reads a record of information_schema._pg_expandarray()",
 }
 

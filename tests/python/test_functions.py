@@ -1,10 +1,13 @@
-"""Aggregates with ORDER BY (array_agg, string_agg), bool_and/bool_or/every,
-set-returning functions in the select list (unnest, generate_series,
+"""Window functions (row_number, rank, dense_rank, and aggregates over partitions,
+with and without ORDER BY), nullif, aggregates with ORDER BY (array_agg,
+string_agg), bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
 generate_subscripts, in lockstep), and JSON construction (json_build_object,
 json_build_array, to_json, the json type). The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 import psycopg
 import pytest
@@ -47,9 +50,24 @@ QUERIES = [
      [('"2024-01-02T03:04:05+00:00"', '"2024-01-02T03:04:05"')]),
     ('select min(s), max(s) from qa',
      [('a', 'e')]),
+    ('select id, g, row_number() over (partition by g order by id desc), rank() over (order by g), dense_rank() over (order by g nulls first) from qa order by id',
+     [(1, 1, 2, 1, 2), (2, 1, 1, 1, 2), (3, 2, 1, 3, 3), (4, None, 1, 5, 1), (5, 3, 1, 4, 4)]),
+    ('select id, sum(id) over (partition by g), count(*) over (), sum(id) over (order by id), avg(id) over (partition by g order by id) from qa order by id',
+     [(1, 3, 5, 1, Decimal('1.00000000000000000000')), (2, 3, 5, 3, Decimal('1.5000000000000000')), (3, 3, 5, 6, Decimal('3.0000000000000000')), (4, 4, 5, 10, Decimal('4.0000000000000000')), (5, 5, 5, 15, Decimal('5.0000000000000000'))]),
+    ('select id, max(s) over (order by g) from qa order by id',
+     [(1, 'b'), (2, 'b'), (3, 'c'), (4, 'e'), (5, 'e')]),
+    ('select id, row_number() over () as rn from qa where id > 2 order by rn desc limit 2',
+     [(5, 3), (4, 2)]),
+    ('select * from (select id, row_number() over (order by id) as r from qa) t where r = 3',
+     [(3, 3)]),
+    ("select nullif(1, 1), nullif(1, 2), nullif('a', 'b'), nullif(null::int, 1)",
+     [(None, 1, 'a', None)]),
+    ('select id, count(s) over (partition by g order by id) from qa order by id',
+     [(1, 1), (2, 2), (3, 1), (4, 0), (5, 1)]),
 ]
 
 ERRORS = [
+    ('select id from qa where row_number() over () > 1', '42P20', 'window functions are not allowed in WHERE'),
     ('select id from qa where unnest(array[1]) = 1', '0A000', 'set-returning functions are not allowed in WHERE'),
     ("select '[1,2'::json", '22P02', 'invalid input syntax for type json'),
     ('select \'{"a": 1}\'::json = \'{"a": 1}\'::json', '42883', 'operator does not exist: json = json'),
@@ -73,6 +91,12 @@ def test_function_errors(tables, conn, sql, sqlstate, message):
     with pytest.raises(psycopg.Error) as ei:
         conn.execute(sql)
     assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
+
+
+@pytest.mark.steadydb_only
+def test_window_over_groups_not_supported_yet(tables, conn):
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        conn.execute("select g, count(*), row_number() over (order by g) from qa group by g")
 
 
 def test_json_column(db, conn):
