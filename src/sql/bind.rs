@@ -154,6 +154,26 @@ pub struct Binder<'a> {
     /// While a select list and ORDER BY are bound: the window calls met, and the width
     /// of the input row (the first window call's column).
     pub windows: Option<(Vec<WindowCall>, usize)>,
+    /// The WITH queries in scope, outermost first.
+    pub ctes: Vec<Cte>,
+}
+
+/// A planned WITH query: its plan, column names and types.
+pub type PlannedCte = (
+    std::sync::Arc<super::plan::SelectPlan>,
+    Vec<String>,
+    Vec<DataType>,
+);
+
+/// A WITH query: its name, its query and the names given to its columns.
+#[derive(Clone)]
+pub struct Cte {
+    pub name: String,
+    pub query: ast::Query,
+    pub columns: Vec<String>,
+    /// Its plan, column names and types, once a reference planned it: every reference
+    /// scans this one plan.
+    pub planned: Option<PlannedCte>,
 }
 
 pub type Typed = (Expr, DataType);
@@ -588,6 +608,7 @@ impl<'a> Binder<'a> {
             last_captured: Vec::new(),
             allow_set_returning: false,
             windows: None,
+            ctes: Vec::new(),
         }
     }
 

@@ -57,7 +57,13 @@ pub struct Executor<'a> {
     pub outer_values: RefCell<Vec<Vec<Value>>>,
     /// The rows of each uncorrelated subquery run so far in this statement, by plan.
     pub subquery_rows: RefCell<FxHashMap<usize, Rc<Vec<Vec<Value>>>>>,
+    /// The rows of each WITH query scanned so far in this statement, by plan and the
+    /// values of the enclosing queries.
+    pub materialized_rows: RefCell<FxHashMap<(usize, Vec<Value>), SharedRows>>,
 }
+
+/// Rows computed once and read by several scans of one statement.
+pub type SharedRows = Rc<Vec<Vec<Value>>>;
 
 /// The most subqueries one statement keeps the rows of (each runs once).
 const SUBQUERY_CACHE_LIMIT: usize = 1024;
@@ -627,8 +633,13 @@ impl Executor<'_> {
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
         if let Some(derived) = &scan.derived {
-            for row in self.select(derived)? {
-                let row: Row = row.into();
+            let rows = if derived.materialize {
+                self.materialized(derived)?
+            } else {
+                Rc::new(self.select(derived)?)
+            };
+            for row in rows.iter() {
+                let row: Row = row.clone().into();
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
                     break;
                 }
@@ -1118,6 +1129,28 @@ impl Executor<'_> {
 
     fn project(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Value>> {
         exprs.iter().map(|e| self.eval(e, row)).collect()
+    }
+
+    /// The rows of a WITH query, computed once per statement for the values of the
+    /// enclosing queries it may refer to.
+    fn materialized(&self, plan: &Arc<SelectPlan>) -> Result<Rc<Vec<Vec<Value>>>> {
+        let outer = self
+            .outer_values
+            .borrow()
+            .last()
+            .cloned()
+            .unwrap_or_default();
+        let key = (Arc::as_ptr(plan) as usize, outer);
+        if let Some(rows) = self.materialized_rows.borrow().get(&key) {
+            return Ok(rows.clone());
+        }
+        let rows = Rc::new(self.select(plan)?);
+        let mut cache = self.materialized_rows.borrow_mut();
+        if cache.len() >= SUBQUERY_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, rows.clone());
+        Ok(rows)
     }
 
     /// A window call's value for each of `rows` (in their order).

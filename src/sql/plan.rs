@@ -142,6 +142,9 @@ pub struct SelectPlan {
     /// Window function calls: computed over all the rows (after WHERE), each row then
     /// extended by their values, which the projection and ORDER BY read.
     pub windows: Vec<super::bind::WindowCall>,
+    /// A WITH query: its rows are computed once per statement (for each set of values
+    /// of the enclosing queries it refers to), however many times it is scanned.
+    pub materialize: bool,
 }
 
 impl SelectPlan {

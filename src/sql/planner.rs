@@ -64,6 +64,7 @@ pub(super) fn plan_subquery<'a>(
 ) -> Result<(SelectPlan, Vec<DataType>)> {
     let mut binder = Binder::new(std::mem::take(&mut parent.params));
     binder.outers = std::mem::take(&mut parent.outers);
+    binder.ctes = std::mem::take(&mut parent.ctes);
     binder.catalog = parent.catalog;
     binder.depth = parent.depth;
     let mut p = Planner {
@@ -75,6 +76,7 @@ pub(super) fn plan_subquery<'a>(
     let planned = p.plan_query(q);
     parent.params = std::mem::take(&mut p.binder.params);
     parent.outers = std::mem::take(&mut p.binder.outers);
+    parent.ctes = std::mem::take(&mut p.binder.ctes);
     let (plan, _, types, _) = planned?;
     if plan.row_lock.is_some() {
         return Err(Error::unsupported(
@@ -694,6 +696,7 @@ impl Planner<'_> {
                     set_op: None,
                     subqueries: Vec::new(),
                     windows: Vec::new(),
+                    materialize: false,
                 };
                 (select, names, types, true)
             }
@@ -1211,8 +1214,8 @@ impl Planner<'_> {
 
     /// Plan a query; returns the plan and its output names, types and source columns.
     fn plan_query(&mut self, q: &ast::Query) -> Result<PlannedQuery> {
-        if q.with.is_some() {
-            return Err(Error::unsupported("WITH queries are not supported yet"));
+        if let Some(with) = &q.with {
+            return self.plan_with_query(q, with);
         }
         if q.fetch.is_some() {
             return Err(Error::unsupported("FETCH is not supported yet"));
@@ -1570,6 +1573,7 @@ impl Planner<'_> {
                 set_op: None,
                 subqueries: std::mem::take(&mut self.binder.subplans),
                 windows,
+                materialize: false,
             },
             names,
             types,
@@ -1640,6 +1644,7 @@ impl Planner<'_> {
             set_op: Some(Box::new(set_op)),
             subqueries: std::mem::take(&mut self.binder.subplans),
             windows: Vec::new(),
+            materialize: false,
         };
         Ok((plan, names, types, sources))
     }
@@ -1789,6 +1794,58 @@ impl Planner<'_> {
                 alias,
                 args: None,
                 ..
+            } if self.cte_named(name).is_some() => {
+                let i = self.cte_named(name).unwrap_or_default();
+                // The WITH query sees only the ones before it.
+                let later = self.binder.ctes.split_off(i);
+                let mut later = later;
+                let cte = &later[0];
+                let mut columns: Vec<String> = cte.columns.clone();
+                let qualifier = match alias {
+                    Some(a) => {
+                        for (k, c) in a.columns.iter().enumerate() {
+                            match columns.get_mut(k) {
+                                Some(n) => *n = ident_name(&c.name),
+                                None => columns.push(ident_name(&c.name)),
+                            }
+                        }
+                        ident_name(&a.name)
+                    }
+                    None => cte.name.clone(),
+                };
+                let planned = match later[0].planned.clone() {
+                    Some(p) => Ok(p),
+                    None => {
+                        let query = later[0].query.clone();
+                        let captured = |b: &Binder| -> usize {
+                            b.outers.iter().map(|o| o.captured.len()).sum()
+                        };
+                        let before = captured(&self.binder);
+                        let planned = self.plan_derived(&query);
+                        if captured(&self.binder) != before {
+                            Err(Error::unsupported(
+                                "a WITH query that refers to a column of an enclosing query is not supported yet",
+                            ))
+                        } else {
+                            planned.map(|(mut plan, names, types)| {
+                                plan.materialize = true;
+                                (Arc::new(plan), names, types)
+                            })
+                        }
+                    }
+                };
+                if let Ok(p) = &planned {
+                    later[0].planned = Some(p.clone());
+                }
+                self.binder.ctes.extend(later);
+                let (plan, names, types) = planned?;
+                self.derived_from(plan, names, types, qualifier, columns)
+            }
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
             } => {
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
                     return Err(Error::unsupported(
@@ -1832,43 +1889,8 @@ impl Planner<'_> {
                     return Err(Error::syntax("subquery in FROM must have an alias")
                         .with_hint("For example, FROM (SELECT ...) [AS] foo."));
                 };
-                // The subquery is planned on its own: it cannot see the outer query.
-                let grouping = self.binder.grouping.take();
-                let no_aggregates = self.binder.no_aggregates.take();
-                let fields = std::mem::take(&mut self.fields);
-                let planned = self.plan_query(subquery);
-                self.binder.grouping = grouping;
-                self.binder.no_aggregates = no_aggregates;
-                self.fields = fields;
-                let (plan, mut names, types, _) = planned?;
-                if alias.columns.len() > names.len() {
-                    return Err(Error::new(
-                        SqlState::INVALID_COLUMN_REFERENCE,
-                        format!(
-                            "table \"{}\" has {} columns available but {} columns specified",
-                            ident_name(&alias.name),
-                            names.len(),
-                            alias.columns.len()
-                        ),
-                    ));
-                }
-                for (name, column) in names.iter_mut().zip(&alias.columns) {
-                    *name = ident_name(&column.name);
-                }
-                let qualifier = ident_name(&alias.name);
-                let def = TableDef::of_columns(
-                    &qualifier,
-                    names.iter().map(String::as_str).zip(types.iter().copied()),
-                );
-                let table = self.placeholder_table(def);
-                Ok(FromTable {
-                    def: table.def(),
-                    table,
-                    system: None,
-                    derived: Some(Arc::new(plan)),
-                    function: None,
-                    qualifier,
-                })
+                let columns = alias.columns.iter().map(|c| ident_name(&c.name)).collect();
+                self.derived_table(subquery, ident_name(&alias.name), columns)
             }
             ast::TableFactor::Table {
                 name,
@@ -1907,6 +1929,133 @@ impl Planner<'_> {
             )),
             _ => Err(Error::unsupported("this FROM item is not supported yet")),
         }
+    }
+
+    /// The WITH query `name` refers to, innermost first: its index in the binder's list.
+    fn cte_named(&self, name: &ast::ObjectName) -> Option<usize> {
+        let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() else {
+            return None;
+        };
+        let n = ident_name(id);
+        self.binder.ctes.iter().rposition(|c| c.name == n)
+    }
+
+    /// A subquery in FROM (or a WITH query), planned on its own: it cannot see the FROM
+    /// items beside it. `columns` rename its first columns.
+    fn derived_table(
+        &mut self,
+        subquery: &ast::Query,
+        qualifier: String,
+        columns: Vec<String>,
+    ) -> Result<FromTable> {
+        let (plan, names, types) = self.plan_derived(subquery)?;
+        self.derived_from(Arc::new(plan), names, types, qualifier, columns)
+    }
+
+    /// Plan a query of its own (a subquery in FROM or a WITH query): its plan, column
+    /// names and types.
+    fn plan_derived(
+        &mut self,
+        subquery: &ast::Query,
+    ) -> Result<(SelectPlan, Vec<String>, Vec<DataType>)> {
+        let grouping = self.binder.grouping.take();
+        let no_aggregates = self.binder.no_aggregates.take();
+        let windows = self.binder.windows.take();
+        let fields = std::mem::take(&mut self.fields);
+        let planned = self.plan_query(subquery);
+        self.binder.grouping = grouping;
+        self.binder.no_aggregates = no_aggregates;
+        self.binder.windows = windows;
+        self.fields = fields;
+        let (plan, names, types, _) = planned?;
+        Ok((plan, names, types))
+    }
+
+    /// A FROM item scanning a planned query, its first columns renamed by `columns`.
+    fn derived_from(
+        &mut self,
+        plan: Arc<SelectPlan>,
+        mut names: Vec<String>,
+        types: Vec<DataType>,
+        qualifier: String,
+        columns: Vec<String>,
+    ) -> Result<FromTable> {
+        if columns.len() > names.len() {
+            return Err(Error::new(
+                SqlState::INVALID_COLUMN_REFERENCE,
+                format!(
+                    "table \"{qualifier}\" has {} columns available but {} columns specified",
+                    names.len(),
+                    columns.len()
+                ),
+            ));
+        }
+        for (name, column) in names.iter_mut().zip(columns) {
+            *name = column;
+        }
+        let def = TableDef::of_columns(
+            &qualifier,
+            names.iter().map(String::as_str).zip(types.iter().copied()),
+        );
+        let table = self.placeholder_table(def);
+        Ok(FromTable {
+            def: table.def(),
+            table,
+            system: None,
+            derived: Some(plan),
+            function: None,
+            qualifier,
+        })
+    }
+
+    /// `WITH ... query`: the WITH queries are visible, by name, to the query and to the
+    /// WITH queries after them; each reference plans one as a subquery in FROM (as
+    /// PostgreSQL inlines a WITH query it does not need to materialize).
+    fn plan_with_query(&mut self, q: &ast::Query, with: &ast::With) -> Result<PlannedQuery> {
+        if with.recursive {
+            return Err(Error::unsupported("WITH RECURSIVE is not supported yet"));
+        }
+        let base = self.binder.ctes.len();
+        let mut names: Vec<String> = Vec::new();
+        for cte in &with.cte_tables {
+            let name = ident_name(&cte.alias.name);
+            if names.contains(&name) {
+                self.binder.ctes.truncate(base);
+                return Err(Error::new(
+                    SqlState::DUPLICATE_ALIAS,
+                    format!("WITH query name \"{name}\" specified more than once"),
+                ));
+            }
+            if !matches!(
+                cte.query.body.as_ref(),
+                ast::SetExpr::Select(_)
+                    | ast::SetExpr::Query(_)
+                    | ast::SetExpr::SetOperation { .. }
+                    | ast::SetExpr::Values(_)
+            ) {
+                self.binder.ctes.truncate(base);
+                return Err(Error::unsupported(
+                    "data-modifying statements in WITH are not supported yet",
+                ));
+            }
+            names.push(name.clone());
+            self.binder.ctes.push(super::bind::Cte {
+                name,
+                query: cte.query.as_ref().clone(),
+                columns: cte
+                    .alias
+                    .columns
+                    .iter()
+                    .map(|c| ident_name(&c.name))
+                    .collect(),
+                planned: None,
+            });
+        }
+        let mut inner = q.clone();
+        inner.with = None;
+        let planned = self.plan_query(&inner);
+        self.binder.ctes.truncate(base);
+        planned
     }
 
     /// `VALUES ...` as a query: `SELECT * FROM (VALUES ...) AS "*VALUES*"` with the

@@ -1524,6 +1524,7 @@ impl Session {
             txn,
             outer_values: Default::default(),
             subquery_rows: Default::default(),
+            materialized_rows: Default::default(),
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());

@@ -1,5 +1,5 @@
-"""VALUES as a query and in FROM, and functions in FROM (generate_series, unnest, WITH
-ORDINALITY), alone, joined, and in correlated subqueries. The expectations were taken
+"""WITH queries (non-recursive), VALUES as a query and in FROM, and functions in FROM
+(generate_series, unnest, WITH ORDINALITY), alone, joined, and in correlated subqueries. The expectations were taken
 from PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -47,9 +47,34 @@ QUERIES = [
      [(1,), (2,)]),
     ('select s.id, g.n from qa s, generate_series(1, 2) g(n) where s.id < 3 order by 1, 2',
      [(1, 1), (1, 2), (2, 1), (2, 2)]),
+    ('with x as (select id, g from qa where id < 4) select * from x order by id',
+     [(1, 1), (2, 1), (3, 2)]),
+    ('with x(a, b) as (select id, g from qa) select a from x where b = 1 order by a',
+     [(1,), (2,)]),
+    ('with x as (select id from qa), y as (select id * 10 as t from x) select sum(t) from y',
+     [(150,)]),
+    ('with x as (select 1 as v) select * from x, x as x2',
+     [(1, 1)]),
+    ('with x as (select id from qa) select count(*) from qa where id in (select id from x)',
+     [(5,)]),
+    ('with x as (select id from qa where g = 1) select (select count(*) from x)',
+     [(2,)]),
+    ('select * from (with z as (select 5 as q) select q from z) s',
+     [(5,)]),
+    ('with x as (select g, count(*) as n from qa group by g) select g, n from x order by g nulls first',
+     [(None, 1), (1, 2), (2, 1), (3, 1)]),
+    ('with x as (select id from qa) select * from x join qa on qa.id = x.id where x.id = 2',
+     [(2, 2, 1, 'b')]),
+    ('with x as (select id from qa) select id, (select count(*) from x where x.id < qa.id) from qa order by id',
+     [(1, 0), (2, 1), (3, 2), (4, 3), (5, 4)]),
+    # A WITH query scanned twice is computed once (PostgreSQL materializes it).
+    ('with x as (select random() as r) select a.r = b.r from x a, x b',
+     [(True,)]),
 ]
 
 ERRORS = [
+    ('with x as (select id from qa), x as (select 1) select * from x', '42712', 'WITH query name "x" specified more than once'),
+    ('with x as (select 1) select * from y', '42P01', 'relation "y" does not exist'),
     ("select * from (values (1), ('x')) v", '22P02', 'invalid input syntax for type integer: "x"'),
     ('select * from (values (1, 2), (3)) v', '42601', 'VALUES lists must all be the same length'),
     ('select s.id, g from qa s, generate_series(1, 2) g where s.id < 3 order by 1, 2', '42702', 'column reference "g" is ambiguous'),
@@ -74,6 +99,17 @@ def test_row_source_errors(tables, conn, sql, sqlstate, message):
     with pytest.raises(psycopg.Error) as ei:
         conn.execute(sql)
     assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
+
+
+@pytest.mark.steadydb_only
+@pytest.mark.parametrize("sql", [
+    "with recursive r(n) as (select 1 union all select n + 1 from r where n < 3) select * from r",
+    "with x as (delete from qa where id = 0 returning id) select * from x",
+    "select id, (with w as (select qa.g as gg) select gg from w) from qa",
+])
+def test_with_not_supported_yet(tables, conn, sql):
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        conn.execute(sql)
 
 
 def test_insert_from_values_with_parameters(db, conn):
