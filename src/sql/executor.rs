@@ -633,13 +633,15 @@ impl Executor<'_> {
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
         if let Some(derived) = &scan.derived {
-            let rows = if derived.materialize {
-                self.materialized(derived)?
+            // A WITH query's rows are shared (and copied out); a subquery's are its own.
+            let rows: Box<dyn Iterator<Item = Vec<Value>>> = if derived.materialize {
+                let shared = self.materialized(derived)?;
+                Box::new((0..shared.len()).map(move |i| shared[i].clone()))
             } else {
-                Rc::new(self.select(derived)?)
+                Box::new(self.select(derived)?.into_iter())
             };
-            for row in rows.iter() {
-                let row: Row = row.clone().into();
+            for row in rows {
+                let row: Row = row.into();
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
                     break;
                 }
