@@ -2521,6 +2521,27 @@ impl<'a> Binder<'a> {
         Ok((Expr::Column(base + calls.len() - 1), result))
     }
 
+    /// `generate_series`'s bound arguments resolved to one integer type (bigint if one
+    /// is), or None when one is not an integer.
+    pub fn generate_series_args(
+        &mut self,
+        bound: Vec<Typed>,
+    ) -> Result<Option<(Vec<Expr>, DataType)>> {
+        let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
+            DataType::Int8
+        } else {
+            DataType::Int4
+        };
+        let mut args = Vec::new();
+        for t in bound {
+            if !(t.1.is_integer() || t.1 == DataType::Unknown) {
+                return Ok(None);
+            }
+            args.push(self.coerce(t, ty)?);
+        }
+        Ok(Some((args, ty)))
+    }
+
     /// A set-returning function in an expression: only at the top of a select list.
     fn bind_set_returning(
         &mut self,
@@ -2561,18 +2582,7 @@ impl<'a> Binder<'a> {
                 (K::Unnest, vec![e], elem)
             }
             ("generate_series", 2 | 3) => {
-                let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
-                    DataType::Int8
-                } else {
-                    DataType::Int4
-                };
-                let mut args = Vec::new();
-                for t in bound {
-                    if !(t.1.is_integer() || t.1 == DataType::Unknown) {
-                        return Err(no_function());
-                    }
-                    args.push(self.coerce(t, ty)?);
-                }
+                let (args, ty) = self.generate_series_args(bound)?.ok_or_else(no_function)?;
                 (K::GenerateSeries, args, ty)
             }
             ("generate_subscripts", 2) => {

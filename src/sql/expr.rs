@@ -1,5 +1,7 @@
 //! Bound expressions and their evaluation. Column references are positions in the row the
-//! expression is evaluated against; types were resolved by the planner.
+//! expression is evaluated against; types were resolved by the planner. Subqueries run
+//! through [`Subqueries`] (the executor, which has the transaction); inside one, the
+//! enclosing query's values it refers to are `Expr::Outer`.
 
 use std::cmp::Ordering;
 

@@ -2240,18 +2240,10 @@ impl Planner<'_> {
         };
         let (kind, args, types) = match fname.as_str() {
             "generate_series" if (2..=3).contains(&bound.len()) => {
-                let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
-                    DataType::Int8
-                } else {
-                    DataType::Int4
-                };
-                let mut args = Vec::new();
-                for t in bound {
-                    if !(t.1.is_integer() || t.1 == DataType::Unknown) {
-                        return Err(no_function());
-                    }
-                    args.push(self.binder.coerce(t, ty)?);
-                }
+                let (args, ty) = self
+                    .binder
+                    .generate_series_args(bound)?
+                    .ok_or_else(no_function)?;
                 (TableFunctionKind::GenerateSeries, args, vec![ty])
             }
             "unnest" if !bound.is_empty() => {

@@ -22,6 +22,7 @@
 //!   (on a standby, its walreceiver) and `pg_replication_slots`: PostgreSQL's columns. LSNs
 //!   are WAL locations in PostgreSQL's `X/X` form and lags are intervals, both as text.
 //! - `information_schema.tables` and `information_schema.columns` (`information_schema.rs`).
+//! - PostgreSQL's system catalogs, `pg_class` and the rest (`pg_catalog.rs`).
 
 use std::sync::atomic::Ordering;
 
