@@ -149,6 +149,7 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
         primary_key: if keyed { vec![0] } else { vec![] },
         pkey_name: keyed.then(|| format!("{name}_pkey")),
         owned_sequences: vec![],
+        indexes: Vec::new(),
     };
     let id = txn.catalog.allocate_table_id();
     let payload = records::encode_table_def(id, &def);

@@ -16,6 +16,7 @@ use super::plan::*;
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::page::MAX_KEY_BYTES;
+use crate::storage::Index;
 use crate::storage::{BulkLoad, Key, Row, Table, TableDef, TableId, Version};
 use crate::txn::increments::{admit_increments, apply_increments, check_row, with_increments};
 use crate::txn::{Increment, LockStep, SessionSlot, Transaction, Want};
@@ -198,6 +199,34 @@ fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {
     .with_constraint(def.pkey_name.clone().unwrap_or_default())
 }
 
+/// A unique index's 23505 for `row`, whose values another row holds.
+fn unique_violation(def: &TableDef, index: &crate::storage::IndexDef, row: &[Value]) -> Error {
+    let names: Vec<&str> = index
+        .columns
+        .iter()
+        .map(|&i| def.columns[i].name.as_str())
+        .collect();
+    let vals: Vec<String> = index
+        .columns
+        .iter()
+        .map(|&i| super::expr::text_of(&row[i]))
+        .collect();
+    Error::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!(
+            "duplicate key value violates unique constraint \"{}\"",
+            index.name
+        ),
+    )
+    .with_detail(format!(
+        "Key ({})=({}) already exists.",
+        names.join(", "),
+        vals.join(", ")
+    ))
+    .with_table(def.name.clone())
+    .with_constraint(index.name.clone())
+}
+
 fn serialization_failure() -> Error {
     Error::new(
         SqlState::SERIALIZATION_FAILURE,
@@ -257,7 +286,8 @@ impl Executor<'_> {
             })
         };
         match &scan.access {
-            Access::Full => Ok(Some((Bound::Unbounded, Bound::Unbounded))),
+            // An index scan that cannot be used reads the whole table.
+            Access::Full | Access::Index { .. } => Ok(Some((Bound::Unbounded, Bound::Unbounded))),
             Access::Point(exprs) => {
                 let mut vals = Vec::new();
                 for (i, e) in exprs.iter().enumerate() {
@@ -302,6 +332,131 @@ impl Executor<'_> {
                 }
             }
         }
+    }
+
+    /// Whether `scan` may find its rows through `index`: the index is complete at our
+    /// snapshot, and our own writes to the table are rows (not a bulk load or a
+    /// truncation, which hide the committed rows the index leads to).
+    fn index_usable(&self, scan: &ScanPlan, index: &Index) -> bool {
+        index.usable_at(self.snapshot)
+            && self
+                .txn
+                .writes
+                .table(scan.table.id)
+                .is_none_or(|own| own.bulk.is_none() && !own.truncated)
+    }
+
+    /// The encoded bounds of an index scan's range over `outer`; None when no row can
+    /// match (a NULL, or a value the column's type cannot hold exactly).
+    fn index_bounds(
+        &self,
+        scan: &ScanPlan,
+        outer: &[Value],
+    ) -> Result<Option<(Bound<Key>, Bound<Key>)>> {
+        let Access::Index {
+            index,
+            prefix,
+            low,
+            high,
+        } = &scan.access
+        else {
+            return Err(Error::internal("index bounds of a scan without an index"));
+        };
+        let col_type = |i: usize| scan.def.columns[index.def.columns[i]].data_type;
+        let mut values = Vec::new();
+        for (i, e) in prefix.iter().enumerate() {
+            match exact_key_value(self.eval(e, outer)?, col_type(i)) {
+                Some(v) => values.push(v),
+                None => return Ok(None),
+            }
+        }
+        let mut base = Vec::new();
+        types::encode_key(&values, &mut base);
+        let next = prefix.len();
+        let bound = |b: &Option<(Expr, bool)>| -> Result<Option<Bound<Key>>> {
+            let Some((e, inclusive)) = b else {
+                return Ok(Some(if base.is_empty() {
+                    Bound::Unbounded
+                } else {
+                    Bound::Included(base.clone())
+                }));
+            };
+            let v = self.eval(e, outer)?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            Ok(Some(match exact_key_value(v, col_type(next)) {
+                Some(v) => {
+                    let mut key = base.clone();
+                    types::encode_key(&[v], &mut key);
+                    if *inclusive {
+                        Bound::Included(key)
+                    } else {
+                        Bound::Excluded(key)
+                    }
+                }
+                // Not representable in the column's type: the prefix alone, filtered.
+                None if base.is_empty() => Bound::Unbounded,
+                None => Bound::Included(base.clone()),
+            }))
+        };
+        // Bounds on prefixes: Index::row_keys finds an empty range empty.
+        match (bound(low)?, bound(high)?) {
+            (Some(l), Some(h)) => Ok(Some((l, h))),
+            _ => Ok(None),
+        }
+    }
+
+    /// An index scan: the rows the index leads to at our snapshot, those our own writes
+    /// replaced skipped, then our own rows; all filtered. Not in key order.
+    fn for_each_index_row(
+        &self,
+        scan: &ScanPlan,
+        index: &Index,
+        outer: &[Value],
+        mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
+    ) -> Result<()> {
+        // A serializable reader's predicate is the whole table: coarser than the range,
+        // never missing a conflict.
+        self.txn
+            .note_read(scan.table.id, (Bound::Unbounded, Bound::Unbounded))?;
+        let own = self.txn.writes.table(scan.table.id);
+        if let Some((lo, hi)) = self.index_bounds(scan, outer)? {
+            let range = (as_ref_bound(&lo), as_ref_bound(&hi));
+            let mut after: Option<Key> = None;
+            loop {
+                check_cancel(self.slot)?;
+                let (keys, last) = index.row_keys(range, self.snapshot, after.as_deref())?;
+                for key in &keys {
+                    if let Some(own) = own {
+                        if own.get(key)?.is_some() {
+                            continue;
+                        }
+                    }
+                    let Some(row) = scan.table.get(key, self.snapshot)? else {
+                        continue;
+                    };
+                    if self.matches(&scan.filter, &row)? && !visit(key, &row)? {
+                        return Ok(());
+                    }
+                }
+                match last {
+                    Some(l) => after = Some(l),
+                    None => break,
+                }
+            }
+        }
+        if let Some(own) = own {
+            let mut mine = own.own_rows((Bound::Unbounded, Bound::Unbounded));
+            while let Some((key, row)) = mine.next_below(None)? {
+                if let Some(row) = row {
+                    if self.matches(&scan.filter, &row)? && !visit(&key, &row)? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Visit the rows a scan sees (committed at the snapshot, overlaid with our own
@@ -675,6 +830,11 @@ impl Executor<'_> {
                 }
             }
             return Ok(());
+        }
+        if let Access::Index { index, .. } = &scan.access {
+            if after.is_none() && self.index_usable(scan, index) {
+                return self.for_each_index_row(scan, index, outer, visit);
+            }
         }
         let Some((mut lo, hi)) = self.bounds_at(scan, outer)? else {
             return Ok(());
@@ -1304,6 +1464,10 @@ impl Executor<'_> {
             // A savepoint could not take back rows written straight to pages.
             return false;
         }
+        if !table.indexes().is_empty() {
+            // Each row's index entries are checked as it is written.
+            return false;
+        }
         let created = self.txn.created.contains(&table.id);
         match self.txn.writes.table(table.id) {
             Some(w) => w.bulk.is_some() || ((w.truncated || created) && w.has_no_rows()),
@@ -1394,6 +1558,7 @@ impl Executor<'_> {
                 self.claim_key(&scan.table, def, &new_key, &new)?;
                 self.txn.put(&scan.table, key, None)?;
             }
+            self.check_indexes(&scan.table, &new_key, &new, Some(&current))?;
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &new)?);
             }
@@ -1401,6 +1566,69 @@ impl Executor<'_> {
             count += 1;
         }
         Ok((count, returned))
+    }
+
+    /// Before `row` is written under `key` (replacing `old`, if any): each index entry
+    /// it makes must fit a tree (54000), and no other row may hold its values in a
+    /// unique index (23505). A value is checked under a lock on it, held until the
+    /// transaction ends, so writers of one value take turns, and the second sees the
+    /// first's row once it commits.
+    fn check_indexes(
+        &mut self,
+        table: &Arc<Table>,
+        key: &[u8],
+        row: &[Value],
+        old: Option<&[Value]>,
+    ) -> Step<()> {
+        let indexes = table.indexes();
+        for index in indexes.iter() {
+            let index_key = index.key_of(row);
+            let entry_bytes = index_key.len() + key.len();
+            if entry_bytes > MAX_KEY_BYTES {
+                return Err(key_too_long(entry_bytes, &index.def.name).into());
+            }
+            if !index.def.unique
+                || index.def.has_null(row)
+                || old.is_some_and(|o| index.key_of(o) == index_key)
+            {
+                continue;
+            }
+            // Not a row key: those begin with 0x01 or 0x02, or are hidden row ids.
+            let mut value_lock = vec![0xFF];
+            value_lock.extend_from_slice(index.def.name.as_bytes());
+            value_lock.push(0);
+            value_lock.extend_from_slice(&index_key);
+            self.acquire(table.id, &value_lock, Want::Write, true)?;
+            let holds = |r: &Option<Row>| r.as_ref().is_some_and(|r| index.key_of(r) == index_key);
+            let def = table.def();
+            let taken = || Err(unique_violation(&def, &index.def, row).into());
+            if let Some(claimant) = self.txn.unique_claims.get(&value_lock) {
+                if claimant.as_slice() != key {
+                    if let Some(own) = self.txn.writes.get(table.id, claimant)? {
+                        if holds(&own) {
+                            return taken();
+                        }
+                    }
+                }
+            }
+            let truncated = self.txn.writes.table(table.id).is_some_and(|t| t.truncated);
+            if !truncated {
+                for other in index.newest_row_keys(&index_key)? {
+                    if other.as_slice() == key {
+                        continue;
+                    }
+                    let current = match self.txn.writes.get(table.id, &other)? {
+                        Some(own) => own,
+                        None => table.latest(&other)?.and_then(|v| v.row),
+                    };
+                    if holds(&current) {
+                        return taken();
+                    }
+                }
+            }
+            self.txn.unique_claims.insert(value_lock, key.to_vec());
+        }
+        Ok(())
     }
 
     /// Lock a key a new row will take and fail with 23505 if a live row holds it.
@@ -1481,6 +1709,7 @@ impl Executor<'_> {
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
             self.txn.note_write(table.id, &key)?;
+            self.check_indexes(table, &key, &row, None)?;
             self.txn.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
         }
@@ -1505,6 +1734,7 @@ impl Executor<'_> {
             }
         };
         let Some(existing) = existing else {
+            self.check_indexes(table, &key, &row, None)?;
             if !matches!(on_conflict, OnConflict::Error) {
                 touched.insert(key.clone());
             }
@@ -1538,6 +1768,7 @@ impl Executor<'_> {
                     )
                     .into());
                 }
+                self.check_indexes(table, &key, &new, Some(&existing))?;
                 self.txn.put(table, key, Some(new.clone().into()))?;
                 Ok(Some(new))
             }
@@ -2161,4 +2392,14 @@ impl AggState {
             ),
         })
     }
+}
+
+/// `v` as a value of type `t`, if `t` holds it exactly (a key compares bytes, so a
+/// lookup must be in the column's own type); None for NULL.
+fn exact_key_value(v: Value, t: DataType) -> Option<Value> {
+    if v.is_null() {
+        return None;
+    }
+    let c = types::cast(v.clone(), &t).ok()?;
+    (types::compare(&c, &v) == Some(Ordering::Equal)).then_some(c)
 }

@@ -21,6 +21,14 @@ pub enum Access {
         low: Option<(Expr, bool)>,
         high: Option<(Expr, bool)>,
     },
+    /// Through a secondary index: its leading columns equal `prefix` (expressions
+    /// independent of the row, or of a join's inner row), the next one within the bounds.
+    Index {
+        index: Arc<crate::storage::Index>,
+        prefix: Vec<Expr>,
+        low: Option<(Expr, bool)>,
+        high: Option<(Expr, bool)>,
+    },
 }
 
 pub struct ScanPlan {
@@ -388,6 +396,16 @@ pub enum Plan {
         table: Arc<Table>,
         name: Option<String>,
         columns: Vec<usize>,
+    },
+    /// CREATE [UNIQUE] INDEX; `def.name` is the name given or chosen.
+    CreateIndex {
+        table: Arc<Table>,
+        def: crate::storage::IndexDef,
+        if_not_exists: bool,
+    },
+    /// DROP INDEX: the indexes found, by table.
+    DropIndex {
+        indexes: Vec<(Arc<Table>, String)>,
     },
     /// A transaction-control statement (`session::txn_control` runs it).
     Transaction(TxnStatement),

@@ -14,7 +14,7 @@ use super::plan::*;
 use super::session::Field;
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
-use crate::storage::{Column, Table, TableDef};
+use crate::storage::{Column, Index, Table, TableDef};
 use crate::txn::{Increment, Isolation, Want};
 use crate::types::{ArithOp, DataType};
 
@@ -308,7 +308,7 @@ fn plan_joins(
         .ok_or_else(|| Error::internal("a join without tables"))?;
     let first_filter = and_all(first_filter);
     let first_scan = ScanPlan {
-        access: access_path(&first.def, first_filter.as_ref()),
+        access: access_path(&first.def, &first.table.indexes(), first_filter.as_ref()),
         table: first.table,
         system: first.system,
         derived: first.derived,
@@ -349,7 +349,8 @@ fn plan_joins(
             on.push(c);
         }
         let inner_filter = and_all(inner_only);
-        let mut access = access_path(&table.def, inner_filter.as_ref());
+        let indexes = table.table.indexes();
+        let mut access = access_path(&table.def, &indexes, inner_filter.as_ref());
         let pk = &table.def.primary_key;
         let lookup: Option<Vec<Expr>> =
             (pushable && table.system.is_none() && table.derived.is_none() && !pk.is_empty())
@@ -364,8 +365,48 @@ fn plan_joins(
                         .collect::<Option<Vec<Expr>>>()
                 })
                 .flatten();
+        // Failing a primary key lookup, an index whose leading columns the join pairs
+        // give, the index with the most of them.
+        let index_lookup = || {
+            indexes
+                .iter()
+                .filter_map(|index| {
+                    let prefix: Vec<Expr> = index
+                        .def
+                        .columns
+                        .iter()
+                        .map_while(|&col| {
+                            pairs
+                                .iter()
+                                .find(|(_, k)| *k == start + col)
+                                .map(|(outer, _)| outer.clone())
+                        })
+                        .collect();
+                    (!prefix.is_empty()).then(|| (index.clone(), prefix))
+                })
+                .max_by_key(|(index, prefix)| {
+                    (
+                        prefix.len(),
+                        index.def.unique && prefix.len() == index.def.columns.len(),
+                    )
+                })
+        };
+        let index_lookup =
+            if lookup.is_none() && pushable && table.system.is_none() && table.derived.is_none() {
+                index_lookup()
+            } else {
+                None
+            };
         let strategy = if let Some(keys) = lookup {
             access = Access::Point(keys);
+            JoinStrategy::Lookup
+        } else if let Some((index, prefix)) = index_lookup {
+            access = Access::Index {
+                index,
+                prefix,
+                low: None,
+                high: None,
+            };
             JoinStrategy::Lookup
         } else {
             let hashable: Vec<&(Expr, usize)> = pairs
@@ -525,11 +566,97 @@ fn split_conjuncts(e: &Expr, out: &mut Vec<Expr>) {
     }
 }
 
-/// Choose an access path from the filter's conjuncts on the primary key.
-fn access_path(def: &TableDef, filter: Option<&Expr>) -> Access {
+/// Choose an access path from the filter's conjuncts on the primary key and the
+/// indexes: a primary key point, else the index whose leading columns the most
+/// equalities give (a range on the next), else a primary key range, else an index range.
+fn access_path(def: &TableDef, indexes: &[Arc<Index>], filter: Option<&Expr>) -> Access {
     let Some(filter) = filter else {
         return Access::Full;
     };
+    let by_key = key_access_path(def, filter);
+    if matches!(by_key, Access::Point(_)) {
+        return by_key;
+    }
+    let mut conjuncts = Vec::new();
+    split_conjuncts(filter, &mut conjuncts);
+    let cmps = column_comparisons(&conjuncts);
+    let mut best: Option<(usize, Access)> = None;
+    for index in indexes {
+        let mut prefix = Vec::new();
+        for &col in &index.def.columns {
+            match cmps.iter().find(|(c, op, _)| *c == col && *op == CmpOp::Eq) {
+                Some((_, _, v)) => prefix.push(v.clone()),
+                None => break,
+            }
+        }
+        let (low, high) = match index.def.columns.get(prefix.len()) {
+            Some(&next) => range_bounds(&cmps, next),
+            None => (None, None),
+        };
+        // Equalities weigh most; a whole unique key most of all.
+        let score = prefix.len() * 4
+            + usize::from(low.is_some() || high.is_some())
+            + 2 * usize::from(index.def.unique && prefix.len() == index.def.columns.len());
+        if score == 0 || best.as_ref().is_some_and(|(s, _)| *s >= score) {
+            continue;
+        }
+        best = Some((
+            score,
+            Access::Index {
+                index: index.clone(),
+                prefix,
+                low,
+                high,
+            },
+        ));
+    }
+    match best {
+        Some((score, access)) if score >= 4 || matches!(by_key, Access::Full) => access,
+        _ => by_key,
+    }
+}
+
+/// (column, op, value) for the conjuncts that compare a column with a row-independent
+/// expression.
+fn column_comparisons(conjuncts: &[Expr]) -> Vec<(usize, CmpOp, Expr)> {
+    let mut cmps = Vec::new();
+    for c in conjuncts {
+        if let Expr::Cmp(op, a, b) = c {
+            match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(i), v) if v.is_row_independent() => cmps.push((*i, *op, v.clone())),
+                (v, Expr::Column(i)) if v.is_row_independent() => {
+                    cmps.push((*i, op.flip(), v.clone()))
+                }
+                _ => {}
+            }
+        }
+    }
+    cmps
+}
+
+/// Bounds on column `col` from the comparisons: (expression, inclusive).
+type RangeBound = Option<(Expr, bool)>;
+
+fn range_bounds(cmps: &[(usize, CmpOp, Expr)], col: usize) -> (RangeBound, RangeBound) {
+    let mut low = None;
+    let mut high = None;
+    for (c, op, v) in cmps {
+        if *c != col {
+            continue;
+        }
+        match op {
+            CmpOp::Gt => low = Some((v.clone(), false)),
+            CmpOp::GtEq => low = Some((v.clone(), true)),
+            CmpOp::Lt => high = Some((v.clone(), false)),
+            CmpOp::LtEq => high = Some((v.clone(), true)),
+            _ => {}
+        }
+    }
+    (low, high)
+}
+
+/// The access path the primary key alone gives.
+fn key_access_path(def: &TableDef, filter: &Expr) -> Access {
     if def.primary_key.is_empty() {
         return Access::Full;
     }
@@ -808,6 +935,13 @@ impl Planner<'_> {
                 Ok(Plan::Truncate { tables })
             }
             S::AlterTable(at) => self.plan_alter(at),
+            S::CreateIndex(ci) => self.plan_create_index(ci),
+            S::Drop {
+                object_type: ast::ObjectType::Index,
+                if_exists,
+                names,
+                ..
+            } => self.plan_drop_index(names, *if_exists),
             S::StartTransaction { modes, begin, .. } => Ok(TxnStatement::Begin {
                 modes: txn_modes(modes)?,
                 tag: if *begin { "BEGIN" } else { "START TRANSACTION" },
@@ -1167,11 +1301,134 @@ impl Planner<'_> {
             primary_key,
             pkey_name,
             owned_sequences,
+            indexes: Vec::new(),
         };
         Ok(Plan::CreateTable {
             def,
             if_not_exists: ct.if_not_exists,
         })
+    }
+
+    fn plan_create_index(&mut self, ci: &ast::CreateIndex) -> Result<Plan> {
+        let table = self.table(&ci.table_name)?;
+        if let Some(using) = &ci.using {
+            if !using.to_string().eq_ignore_ascii_case("btree") {
+                return Err(Error::unsupported(format!(
+                    "index access method \"{using}\" is not supported yet"
+                )));
+            }
+        }
+        let refused = [
+            (!ci.include.is_empty(), "INCLUDE"),
+            (ci.predicate.is_some(), "partial indexes (WHERE)"),
+            (ci.nulls_distinct == Some(false), "NULLS NOT DISTINCT"),
+            (!ci.with.is_empty(), "index storage parameters (WITH)"),
+            (
+                !ci.index_options.is_empty() || !ci.alter_options.is_empty(),
+                "these index options",
+            ),
+        ];
+        if let Some((_, what)) = refused.iter().find(|(r, _)| *r) {
+            return Err(Error::unsupported(format!(
+                "{what} in CREATE INDEX is not supported yet"
+            )));
+        }
+        let def = table.def();
+        let mut columns = Vec::new();
+        for ic in &ci.columns {
+            if !matches!(ic.column.options.sort, None | Some(ast::OrderBySort::Asc))
+                || ic.column.options.nulls_first.is_some()
+            {
+                return Err(Error::unsupported(
+                    "DESC and NULLS FIRST/LAST index columns are not supported yet",
+                ));
+            }
+            if ic.operator_class.is_some() {
+                return Err(Error::unsupported(
+                    "index operator classes are not supported yet",
+                ));
+            }
+            let cname = match &ic.column.expr {
+                ast::Expr::Identifier(i) => ident_name(i),
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "indexes on expressions ({other}) are not supported yet"
+                    )))
+                }
+            };
+            let c = def.column_index(&cname).ok_or_else(|| {
+                Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{cname}\" does not exist"),
+                )
+            })?;
+            columns.push(c);
+        }
+        if columns.len() > 32 {
+            return Err(Error::new(
+                SqlState::TOO_MANY_COLUMNS,
+                "cannot use more than 32 columns in an index",
+            ));
+        }
+        let name = match &ci.name {
+            Some(n) => object_name(n)?,
+            None => {
+                let names: Vec<&str> = columns
+                    .iter()
+                    .map(|&c| def.columns[c].name.as_str())
+                    .collect();
+                self.free_relation_name(&format!("{}_{}", def.name, names.join("_")), "idx")
+            }
+        };
+        Ok(Plan::CreateIndex {
+            table,
+            def: crate::storage::IndexDef {
+                name,
+                columns,
+                unique: ci.unique,
+                constraint: false,
+            },
+            if_not_exists: ci.if_not_exists,
+        })
+    }
+
+    /// `base_suffix`, or with a number after it, whichever no relation has yet (as
+    /// PostgreSQL chooses the names of indexes and constraints).
+    fn free_relation_name(&self, base: &str, suffix: &str) -> String {
+        let catalog = &self.engine.txn.catalog;
+        let taken = |n: &str| catalog.relation_exists(n);
+        let mut base = base.to_string();
+        // Names are cut to NAMEDATALEN - 1 bytes, keeping the suffix.
+        while base.len() + suffix.len() + 1 > 63 {
+            base.pop();
+        }
+        let first = format!("{base}_{suffix}");
+        if !taken(&first) {
+            return first;
+        }
+        (1..)
+            .map(|n| format!("{base}_{suffix}{n}"))
+            .find(|n| !taken(n))
+            .unwrap_or(first)
+    }
+
+    fn plan_drop_index(&mut self, names: &[ast::ObjectName], if_exists: bool) -> Result<Plan> {
+        let catalog = &self.engine.txn.catalog;
+        let mut indexes = Vec::new();
+        for n in names {
+            let name = object_name(n)?;
+            match catalog.index_owner(&name) {
+                Some(table) => indexes.push((table, name)),
+                None if if_exists => {}
+                None => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("index \"{name}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        Ok(Plan::DropIndex { indexes })
     }
 
     fn plan_alter(&mut self, at: &ast::AlterTable) -> Result<Plan> {
@@ -1755,7 +2012,7 @@ impl Planner<'_> {
     ) -> (Option<ScanPlan>, Option<Expr>) {
         match source_table {
             Some((table, def)) => {
-                let access = access_path(&def, filter.as_ref());
+                let access = access_path(&def, &table.indexes(), filter.as_ref());
                 (
                     Some(ScanPlan {
                         table,
@@ -2852,7 +3109,7 @@ impl Planner<'_> {
         };
         self.binder.no_aggregates = None;
         let filter = filter?;
-        let access = access_path(&def, filter.as_ref());
+        let access = access_path(&def, &table.indexes(), filter.as_ref());
         Ok(ScanPlan {
             table,
             system: None,
@@ -3064,7 +3321,10 @@ fn increment_form(
             def.columns[column].data_type,
             DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_)
         );
-        if is_key(column) || !numeric {
+        // An indexed column's new value must be known before commit (its entry, and a
+        // unique index's check).
+        let indexed = def.indexes.iter().any(|i| i.columns.contains(&column));
+        if is_key(column) || !numeric || indexed {
             return None;
         }
         let e = match e {

@@ -17,8 +17,8 @@ use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
-use crate::storage::{Table, TableDef, TableId};
-use crate::txn::ddl::{self, KeyConflict};
+use crate::storage::{IndexDef, Table, TableDef, TableId};
+use crate::txn::ddl::{self, IndexChange, KeyConflict};
 use crate::txn::increments::check_row;
 use crate::txn::{close_gate_for_rebuild, Committing, Isolation, SessionSlot, Transaction, Want};
 use crate::types::{self, DataType, Value};
@@ -1346,6 +1346,180 @@ impl Session {
                 self.add_primary_key(table, name.clone(), columns)?;
                 command("ALTER TABLE")
             }
+            Plan::CreateIndex {
+                table,
+                def,
+                if_not_exists,
+            } => {
+                self.create_index(table, def.clone(), *if_not_exists)?;
+                command("CREATE INDEX")
+            }
+            Plan::DropIndex { indexes } => {
+                for (table, name) in indexes {
+                    self.drop_index(table, name)?;
+                }
+                command("DROP INDEX")
+            }
+        }
+    }
+
+    /// Whether a catalog change to `table` must be refused here, as a statement that is
+    /// logged and made durable on its own: inside a transaction block, unless the block
+    /// created the table (then nobody else sees it until the block commits, and a
+    /// rollback drops it with its indexes).
+    fn own_catalog_change(&self, table: &Table, what: &str) -> Result<bool> {
+        let Some(t) = self.txn.as_ref() else {
+            return Ok(false);
+        };
+        if t.created.contains(&table.id) {
+            if t.writes.table(table.id).is_some_and(|w| w.bulk.is_some()) {
+                return Err(Error::unsupported(format!(
+                    "{what} on a table loaded by COPY in the same transaction is not supported yet"
+                )));
+            }
+            if t.writes.has_marks() {
+                return Err(Error::unsupported(format!(
+                    "{what} after a SAVEPOINT on a table created in the same transaction is not supported yet"
+                )));
+            }
+            return Ok(true);
+        }
+        let in_block = t.explicit
+            || !t.writes.is_empty()
+            || t.writes.passed_gate(table.id)
+            || !t.created.is_empty()
+            || !t.dropped.is_empty();
+        if in_block || self.simple_query_statements > 1 {
+            return Err(Error::unsupported(format!(
+                "{what} inside a transaction block is not supported yet"
+            ))
+            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
+        }
+        Ok(false)
+    }
+
+    /// CREATE INDEX: with the table's write gate closed, the entries are built from
+    /// every row's newest version (a unique index finds duplicates on the way), then the
+    /// SetIndexes record is logged and the index is used from its LSN on (`txn::ddl`).
+    fn create_index(
+        &mut self,
+        table: &Arc<Table>,
+        def: IndexDef,
+        if_not_exists: bool,
+    ) -> Result<()> {
+        let own = self.own_catalog_change(table, "CREATE INDEX")?;
+        let closed = if own {
+            None
+        } else {
+            Some(close_gate_for_rebuild(&self.slot, table)?)
+        };
+        let txn = self.engine.txn.clone();
+        let catalog = &txn.catalog;
+        {
+            let _ddl = catalog.ddl_lock();
+            if catalog.relation_exists(&def.name) {
+                if if_not_exists {
+                    return Ok(());
+                }
+                return Err(Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", def.name),
+                ));
+            }
+        }
+        let table_def = table.def();
+        let (entries, newest) = match table.build_index(&def)? {
+            Ok(built) => built,
+            Err(row) => {
+                let mut named = (*table_def).clone();
+                named.pkey_name = Some(def.name.clone());
+                return Err(duplicate_key(&table_def, &named, &def.columns, &row));
+            }
+        };
+        let mut new_def = (*table_def).clone();
+        new_def.indexes.push(def.clone());
+        if let Some(closed) = &closed {
+            closed.assert_closed();
+        }
+        let flight = {
+            let _ddl = catalog.ddl_lock();
+            if catalog.relation_exists(&def.name) {
+                let _ = entries.destroy();
+                return Err(Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", def.name),
+                ));
+            }
+            ddl::commit_indexes(
+                &txn,
+                table,
+                new_def,
+                IndexChange::Add(def, Box::new(entries), newest),
+                self.sync_level(),
+            )?
+        };
+        drop(closed);
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// DROP INDEX of `name` on `table`.
+    fn drop_index(&mut self, table: &Arc<Table>, name: &str) -> Result<()> {
+        let def = table.def();
+        match def.indexes.iter().find(|i| i.name == name) {
+            Some(index) if index.constraint => {
+                return Err(Error::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                    "cannot drop index {name} because constraint {name} on table {} requires it",
+                    def.name
+                ),
+                )
+                .with_hint(format!(
+                    "You can drop constraint {name} on table {} instead.",
+                    def.name
+                )))
+            }
+            Some(_) => {}
+            None => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("index \"{name}\" does not exist"),
+                ))
+            }
+        }
+        let own = self.own_catalog_change(table, "DROP INDEX")?;
+        let closed = if own {
+            None
+        } else {
+            Some(close_gate_for_rebuild(&self.slot, table)?)
+        };
+        let txn = self.engine.txn.clone();
+        let flight = {
+            let _ddl = txn.catalog.ddl_lock();
+            let mut new_def = (*table.def()).clone();
+            new_def.indexes.retain(|i| i.name != name);
+            ddl::commit_indexes(
+                &txn,
+                table,
+                new_def,
+                IndexChange::Drop(name.to_string()),
+                self.sync_level(),
+            )?
+        };
+        drop(closed);
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// Acknowledge a logged catalog change like a commit: once durable at the session's
+    /// level.
+    fn finish_catalog_change(&mut self, flight: crate::txn::CommitInFlight) {
+        let committing = Committing::ddl(self.engine.txn.clone(), self.slot.clone(), flight);
+        if self.defer_commits {
+            self.in_flight = Some(committing);
+        } else {
+            committing.finish();
         }
     }
 
@@ -1768,6 +1942,8 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         Plan::CreateTable { .. }
         | Plan::DropTable { .. }
         | Plan::Truncate { .. }
+        | Plan::CreateIndex { .. }
+        | Plan::DropIndex { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Transaction(_)
         | Plan::Set { .. }
@@ -1899,6 +2075,8 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::DropTable { .. } => "DROP TABLE",
         Plan::Truncate { .. } => "TRUNCATE TABLE",
         Plan::AddPrimaryKey { .. } => "ALTER TABLE",
+        Plan::CreateIndex { .. } => "CREATE INDEX",
+        Plan::DropIndex { .. } => "DROP INDEX",
         Plan::Select(sel) => match sel.row_lock.map(|l| l.want) {
             Some(Want::Write) => "SELECT FOR UPDATE",
             Some(Want::NoKeyWrite) => "SELECT FOR NO KEY UPDATE",

@@ -18,7 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::page::PageId;
 use super::pool::{BufferPool, PageMap};
-use super::{Table, TableId};
+use super::{IndexDef, Table, TableId};
 use crate::disk::sim::SimDisk;
 use crate::disk::Disk;
 use crate::error::{Error, Result, SqlState};
@@ -134,6 +134,15 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
     for s in &def.owned_sequences {
         w.str(s);
     }
+    w.varint(def.indexes.len() as u64);
+    for index in &def.indexes {
+        w.str(&index.name);
+        w.varint(index.columns.len() as u64);
+        for &c in &index.columns {
+            w.varint(c as u64);
+        }
+        w.u8(index.unique as u8 | (index.constraint as u8) << 1);
+    }
 }
 
 pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
@@ -168,6 +177,27 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
     for _ in 0..nseq {
         owned_sequences.push(r.str()?);
     }
+    let nindexes = r.varint()?;
+    let mut indexes = Vec::new();
+    for _ in 0..nindexes {
+        let name = r.str()?;
+        let ncolumns = r.varint()?;
+        let mut index_columns = Vec::new();
+        for _ in 0..ncolumns {
+            let c = r.varint()? as usize;
+            if c >= columns.len() {
+                return Err(corrupt("index column out of range".into()));
+            }
+            index_columns.push(c);
+        }
+        let flags = r.u8()?;
+        indexes.push(IndexDef {
+            name,
+            columns: index_columns,
+            unique: flags & 1 != 0,
+            constraint: flags & 2 != 0,
+        });
+    }
     Ok((
         id,
         TableDef {
@@ -176,6 +206,7 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             primary_key,
             pkey_name,
             owned_sequences,
+            indexes,
         },
     ))
 }
@@ -200,6 +231,8 @@ pub struct TableDef {
     pub pkey_name: Option<String>,
     /// Sequences this table owns (created by serial columns), dropped with it.
     pub owned_sequences: Vec<String>,
+    /// Secondary indexes, in creation order.
+    pub indexes: Vec<IndexDef>,
 }
 
 impl TableDef {
@@ -219,6 +252,7 @@ impl TableDef {
             primary_key: Vec::new(),
             pkey_name: None,
             owned_sequences: Vec::new(),
+            indexes: Vec::new(),
         }
     }
 
@@ -445,6 +479,30 @@ impl Catalog {
         self.bump();
     }
 
+    /// The table with a secondary index named `name`.
+    pub fn index_owner(&self, name: &str) -> Option<Arc<Table>> {
+        stages::read(Stage::Catalog, &self.tables)
+            .values()
+            .find(|t| t.def().indexes.iter().any(|i| i.name == name))
+            .cloned()
+    }
+
+    /// Whether a table, index, primary key index or sequence is named `name` (they
+    /// share one namespace).
+    pub fn relation_exists(&self, name: &str) -> bool {
+        if self.sequences.read().contains_key(name) {
+            return true;
+        }
+        stages::read(Stage::Catalog, &self.tables)
+            .values()
+            .any(|t| {
+                let def = t.def();
+                def.name == name
+                    || def.pkey_name.as_deref() == Some(name)
+                    || def.indexes.iter().any(|i| i.name == name)
+            })
+    }
+
     pub fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
         self.sequences.read().get(name).cloned()
     }
@@ -468,6 +526,11 @@ impl Catalog {
             w.u64(t.root().0);
             w.u64(t.peek_next_row_id());
             w.u8(unconfirmed.contains(&t.id) as u8 | (being_dropped as u8) << 1);
+            let indexes = t.indexes();
+            w.varint(indexes.len() as u64);
+            for index in indexes.iter() {
+                w.u64(index.root().0);
+            }
         }
         let sequences = self.sequences.read();
         w.varint(sequences.len() as u64);
@@ -497,6 +560,12 @@ impl Catalog {
                 root,
                 next_row_id,
             ));
+            let nindexes = r.varint()?;
+            let mut roots = Vec::new();
+            for _ in 0..nindexes {
+                roots.push(PageId(r.u64()?));
+            }
+            table.open_indexes(&roots)?;
             if flags & 1 != 0 {
                 catalog.unconfirmed.write().insert(id);
             }

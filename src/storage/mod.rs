@@ -20,7 +20,8 @@
 //!   image at a redo LSN, current once the control file switches.
 //!
 //! Bottom up: pages (`page`), the buffer pool and page map (`pool`), one B+tree per table
-//! (`btree`), tables (`table`) and their write gates (`write_gate`), bulk loads (`bulk`),
+//! (`btree`), tables (`table`), their secondary indexes (`index`) and write gates
+//! (`write_gate`), bulk loads (`bulk`),
 //! transactions' spilled write sets (`spill`),
 //! the catalog (`catalog`) and checkpoints (`checkpoint`).
 //! Their own invariants open each module.
@@ -31,6 +32,7 @@ mod catalog;
 pub mod checkpoint;
 #[cfg(test)]
 mod crash_tests;
+pub mod index;
 pub mod page;
 pub mod pool;
 pub mod spill;
@@ -42,4 +44,5 @@ pub mod write_gate;
 
 pub use bulk::BulkLoad;
 pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};
+pub use index::{Index, IndexDef};
 pub use table::{Key, Row, Table, TableId, Version, VERSION_SHARDS};

@@ -30,6 +30,7 @@ use rustc_hash::FxHasher;
 
 use super::btree::{AppendCursor, BTree, InPlace};
 use super::bulk::BULK_ROW_LSN;
+use super::index::{Index, IndexDef};
 use super::page::PageId;
 use super::pool::BufferPool;
 use super::write_gate::WriteGate;
@@ -260,7 +261,17 @@ pub struct Table {
     bulk_lsn: AtomicU64,
     /// Who may write the table while its rows are rebuilt under a new key.
     write_gate: WriteGate,
+    /// The secondary indexes, in the order of `TableDef::indexes`.
+    indexes: RwLock<Arc<[Arc<Index>]>>,
+    /// Shared by an install for its whole length, so that its entries go into the index
+    /// trees its rows were read against; exclusive to add, drop or rebuild an index. Taken
+    /// before the tree lock.
+    index_lock: RwLock<()>,
 }
+
+/// A row key's change in one install: its image before and after (`None`: no row), for
+/// the indexes to follow.
+type RowChange = (Key, Option<Vec<u8>>, Option<Vec<u8>>);
 
 fn column_types(def: &TableDef) -> Arc<[DataType]> {
     def.columns.iter().map(|c| c.data_type).collect()
@@ -270,7 +281,52 @@ impl Table {
     /// A new, empty table with a tree of its own.
     pub fn create(id: TableId, def: TableDef, pool: Arc<BufferPool>) -> Result<Table> {
         let tree = BTree::create(&pool)?;
-        Ok(Table::open(id, def, pool, tree.root, 1))
+        let table = Table::open(id, def.clone(), pool, tree.root, 1);
+        let mut indexes = Vec::new();
+        for index in &def.indexes {
+            let entries = Index::entries_table(&index.name, table.pool.clone(), None)?;
+            indexes.push(Arc::new(Index::new(index.clone(), entries, Lsn(0))));
+        }
+        *table.indexes.write() = indexes.into();
+        Ok(table)
+    }
+
+    /// Give a table opened from a checkpoint its indexes, whose entry trees have roots
+    /// `roots` (in the order of its definition's indexes).
+    pub fn open_indexes(&self, roots: &[PageId]) -> Result<()> {
+        let def = self.def();
+        if roots.len() != def.indexes.len() {
+            return Err(Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!(
+                    "table \"{}\" has {} indexes but {} index roots",
+                    def.name,
+                    def.indexes.len(),
+                    roots.len()
+                ),
+            ));
+        }
+        let mut indexes = Vec::new();
+        for (index, &root) in def.indexes.iter().zip(roots) {
+            let entries = Index::entries_table(&index.name, self.pool.clone(), Some(root))?;
+            indexes.push(Arc::new(Index::new(index.clone(), entries, Lsn(0))));
+        }
+        *self.indexes.write() = indexes.into();
+        Ok(())
+    }
+
+    /// The table's secondary indexes, in definition order.
+    pub fn indexes(&self) -> Arc<[Arc<Index>]> {
+        self.indexes.read().clone()
+    }
+
+    /// The index named `name`, if the table has it.
+    pub fn index(&self, name: &str) -> Option<Arc<Index>> {
+        self.indexes
+            .read()
+            .iter()
+            .find(|i| i.def.name == name)
+            .cloned()
     }
 
     /// A table whose tree has root `root` (loaded from a checkpoint).
@@ -294,6 +350,8 @@ impl Table {
             rewritten_lsn: AtomicU64::new(0),
             bulk_lsn: AtomicU64::new(0),
             write_gate: WriteGate::default(),
+            indexes: RwLock::new(Arc::from(Vec::new())),
+            index_lock: RwLock::new(()),
         }
     }
 
@@ -606,6 +664,26 @@ impl Table {
         truncate: bool,
         horizon: Lsn,
     ) -> Result<()> {
+        let _indexes = self.index_lock.read_recursive();
+        let indexes = self.indexes();
+        if indexes.is_empty() {
+            return self.install_rows(lsn, writes, truncate, horizon, None);
+        }
+        let mut changes = Vec::new();
+        self.install_rows(lsn, writes, truncate, horizon, Some(&mut changes))?;
+        self.install_entries(&indexes, lsn, &changes, truncate, horizon)
+    }
+
+    /// The rows' part of [`Table::install`]; each key's images before and after go into
+    /// `changes` when the table has indexes.
+    fn install_rows<'a>(
+        &self,
+        lsn: Lsn,
+        writes: impl IntoIterator<Item = (&'a [u8], Option<&'a [u8]>)>,
+        truncate: bool,
+        horizon: Lsn,
+        mut changes: Option<&mut Vec<RowChange>>,
+    ) -> Result<()> {
         let mut rest = Vec::new();
         if truncate {
             rest.extend(writes);
@@ -618,9 +696,13 @@ impl Table {
                     rest.push((key, image));
                     continue;
                 };
+                let mut before = None;
                 let stored = self
                     .tree
                     .put_in_place(&self.pool, key, lsn, value, |previous| {
+                        if changes.is_some() {
+                            before = Some(previous.as_ref().and_then(|(_, i)| i.clone()));
+                        }
                         if let Some(version) = self.superseded(previous, lsn, horizon) {
                             let mut shard = self.older.shard(key);
                             shard.prune(horizon);
@@ -629,6 +711,8 @@ impl Table {
                     })?;
                 if stored == InPlace::NeedsExclusive {
                     rest.push((key, image));
+                } else if let (Some(changes), Some(before)) = (changes.as_deref_mut(), before) {
+                    changes.push((key.to_vec(), before, Some(value.to_vec())));
                 }
             }
         }
@@ -647,10 +731,218 @@ impl Table {
                 Some(image) => self.tree.put(&self.pool, key, lsn, Some(image))?,
                 None => self.tree.remove(&self.pool, key)?,
             };
+            if let Some(changes) = changes.as_deref_mut() {
+                let before = previous.as_ref().and_then(|(_, i)| i.clone());
+                changes.push((key.to_vec(), before, image.map(<[u8]>::to_vec)));
+            }
             if let Some(version) = self.superseded(previous, lsn, horizon) {
                 older.push(key, version);
             }
         }
+        Ok(())
+    }
+
+    /// The indexes' part of [`Table::install`]: per index, the entries of the rows'
+    /// old images that their new ones do not have go, and the new ones come, at the
+    /// rows' LSN (all of them after a truncation, which truncates the entries too).
+    fn install_entries(
+        &self,
+        indexes: &[Arc<Index>],
+        lsn: Lsn,
+        changes: &[RowChange],
+        truncate: bool,
+        horizon: Lsn,
+    ) -> Result<()> {
+        let column_types = self.column_types();
+        for index in indexes {
+            let mut entries: Vec<(Key, Option<&[u8]>)> = Vec::new();
+            for (key, before, after) in changes {
+                let old = before
+                    .as_deref()
+                    .map(|i| index.key_of_image(i, &column_types))
+                    .transpose()?;
+                let new = after
+                    .as_deref()
+                    .map(|i| index.key_of_image(i, &column_types))
+                    .transpose()?;
+                if old == new && !truncate {
+                    continue;
+                }
+                if let Some(old) = old.filter(|_| !truncate) {
+                    entries.push((Index::entry_key(&old, key), None));
+                }
+                if let Some(new) = new {
+                    entries.push((Index::entry_key(&new, key), Some(key.as_slice())));
+                }
+            }
+            if entries.is_empty() && !truncate {
+                continue;
+            }
+            index.entries().install(
+                lsn,
+                entries.iter().map(|(k, v)| (k.as_slice(), *v)),
+                truncate,
+                horizon,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Build the entries of index `def` from the newest version of every row, into a
+    /// new tree, with the LSN of the newest version read: `Ok(Err(row))` when `def` is
+    /// unique and `row` (its leading columns) has the values of a row read before it,
+    /// and nothing is kept. The caller keeps writers out (the table's write gate, or
+    /// replay).
+    pub fn build_index(
+        &self,
+        def: &IndexDef,
+    ) -> Result<std::result::Result<(Table, Lsn), Vec<Value>>> {
+        let entries = Index::entries_table(&def.name, self.pool.clone(), None)?;
+        let built = self.fill_index(def, &entries);
+        match built {
+            Ok(Ok(newest)) => Ok(Ok((entries, newest))),
+            Ok(Err(row)) => {
+                entries.destroy()?;
+                Ok(Err(row))
+            }
+            Err(e) => {
+                let _ = entries.destroy();
+                Err(e)
+            }
+        }
+    }
+
+    fn fill_index(
+        &self,
+        def: &IndexDef,
+        entries: &Table,
+    ) -> Result<std::result::Result<Lsn, Vec<Value>>> {
+        let _tree = self.tree_lock.read_recursive();
+        self.check_live()?;
+        let column_types = self.column_types();
+        let mut duplicate = None;
+        let mut newest = Lsn(0);
+        self.tree.scan(
+            &self.pool,
+            (Bound::Unbounded, Bound::Unbounded),
+            false,
+            &mut |key, lsn, image| {
+                let Some(image) = image else { return Ok(true) };
+                newest = newest.max(self.effective(lsn));
+                let row =
+                    types::decode_leading_columns(image, &column_types, def.leading_columns())?;
+                let index_key = def.key_of(&row);
+                if def.unique && !def.has_null(&row) {
+                    let mut taken = false;
+                    entries.scan_images(
+                        (Bound::Included(&index_key[..]), Bound::Unbounded),
+                        Lsn(u64::MAX),
+                        false,
+                        |entry, _| {
+                            taken = entry.starts_with(&index_key);
+                            Ok(false)
+                        },
+                    )?;
+                    if taken {
+                        duplicate = Some(row);
+                        return Ok(false);
+                    }
+                }
+                let entry = Index::entry_key(&index_key, key);
+                entries.install(Lsn(0), [(&entry[..], Some(key))], false, Lsn(0))?;
+                Ok(true)
+            },
+        )?;
+        Ok(match duplicate {
+            Some(row) => Err(row),
+            None => Ok(newest),
+        })
+    }
+
+    /// Add index `def`, whose entries `entries` were built by [`Table::build_index`]
+    /// with writers kept out since, complete for snapshots from `lsn`; the definition
+    /// becomes `new_def`.
+    pub fn add_index(&self, new_def: TableDef, def: IndexDef, entries: Table, lsn: Lsn) {
+        let _indexes = self.index_lock.write();
+        let mut indexes: Vec<Arc<Index>> = self.indexes().to_vec();
+        indexes.push(Arc::new(Index::new(def, entries, lsn)));
+        *self.indexes.write() = indexes.into();
+        self.set_def(new_def);
+    }
+
+    /// Drop the index named `name` (its pages are freed); the definition becomes
+    /// `new_def`.
+    pub fn drop_index(&self, new_def: TableDef, name: &str) -> Result<()> {
+        let _indexes = self.index_lock.write();
+        let mut indexes: Vec<Arc<Index>> = self.indexes().to_vec();
+        let dropped: Vec<Arc<Index>> = indexes
+            .iter()
+            .filter(|i| i.def.name == name)
+            .cloned()
+            .collect();
+        indexes.retain(|i| i.def.name != name);
+        *self.indexes.write() = indexes.into();
+        self.set_def(new_def);
+        for index in dropped {
+            index.entries().destroy()?;
+        }
+        Ok(())
+    }
+
+    /// Make the indexes those of `new_def` (replay of a change of indexes at `lsn`):
+    /// those it no longer names are dropped, new ones built.
+    pub fn set_indexes(&self, new_def: TableDef, lsn: Lsn) -> Result<()> {
+        let current = self.indexes();
+        for index in current.iter() {
+            if !new_def.indexes.iter().any(|d| d.name == index.def.name) {
+                let mut def = (*self.def()).clone();
+                def.indexes.retain(|d| d.name != index.def.name);
+                self.drop_index(def, &index.def.name)?;
+            }
+        }
+        for def in &new_def.indexes {
+            if self.index(&def.name).is_none() {
+                // Replay builds what the statement built: the log has no duplicates.
+                let (entries, newest) = match self.build_index(&IndexDef {
+                    unique: false,
+                    ..def.clone()
+                })? {
+                    Ok(built) => built,
+                    Err(_) => return Err(Error::internal("a non-unique build found a duplicate")),
+                };
+                self.add_index((*self.def()).clone(), def.clone(), entries, lsn.max(newest));
+            }
+        }
+        self.set_def(new_def);
+        Ok(())
+    }
+
+    /// Rebuild every index from the rows (after a bulk load or a new primary key, which
+    /// change rows without an install), complete from `lsn`. The caller holds the index
+    /// lock exclusively.
+    fn rebuild_indexes_locked(&self, lsn: Lsn) -> Result<()> {
+        let current = self.indexes();
+        if current.is_empty() {
+            return Ok(());
+        }
+        let mut rebuilt = Vec::new();
+        for index in current.iter() {
+            let def = IndexDef {
+                unique: false,
+                ..index.def.clone()
+            };
+            let (entries, newest) = match self.build_index(&def)? {
+                Ok(built) => built,
+                Err(_) => return Err(Error::internal("a non-unique build found a duplicate")),
+            };
+            index.entries().destroy()?;
+            rebuilt.push(Arc::new(Index::new(
+                index.def.clone(),
+                entries,
+                lsn.max(newest),
+            )));
+        }
+        *self.indexes.write() = rebuilt.into();
         Ok(())
     }
 
@@ -737,6 +1029,12 @@ impl Table {
     /// meanwhile (neither takes a table lock) stay: later ones over the load's rows,
     /// earlier ones only where the load has no row.
     pub fn adopt(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
+        let _indexes = self.index_lock.write();
+        self.adopt_rows(lsn, bulk, horizon)?;
+        self.rebuild_indexes_locked(lsn)
+    }
+
+    fn adopt_rows(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
         let _tree = stages::write(Stage::TableTree, &self.tree_lock);
         let mut older = self.older.lock_all();
         self.check_live()?;
@@ -773,15 +1071,18 @@ impl Table {
     /// holds the checkpoint barrier and the table's closed write gate (no other version
     /// is being installed), or is replaying the log.
     pub fn replace(&self, lsn: Lsn, rebuilt: BTree) -> Result<()> {
-        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
-        let mut older = self.older.lock_all();
-        self.check_live()?;
-        self.rewritten_lsn.fetch_max(lsn.0, Ordering::AcqRel);
-        older.clear();
-        self.tree.clear(&self.pool)?;
-        self.tree.adopt(&self.pool, rebuilt)?;
-        self.bulk_lsn.store(lsn.0, Ordering::Release);
-        Ok(())
+        let _indexes = self.index_lock.write();
+        {
+            let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+            let mut older = self.older.lock_all();
+            self.check_live()?;
+            self.rewritten_lsn.fetch_max(lsn.0, Ordering::AcqRel);
+            older.clear();
+            self.tree.clear(&self.pool)?;
+            self.tree.adopt(&self.pool, rebuilt)?;
+            self.bulk_lsn.store(lsn.0, Ordering::Release);
+        }
+        self.rebuild_indexes_locked(lsn)
     }
 
     /// Re-key every row visible at `lsn` with `key_of` (ALTER TABLE ... ADD PRIMARY KEY),
@@ -815,13 +1116,17 @@ impl Table {
             },
         )?;
         failed?;
-        let _tree = stages::write(Stage::TableTree, &self.tree_lock);
-        let mut older = self.older.lock_all();
-        self.check_live()?;
-        self.rewritten_lsn.fetch_max(lsn.0, Ordering::AcqRel);
-        older.clear();
-        self.tree.clear(&self.pool)?;
-        self.tree.adopt(&self.pool, rebuilt)
+        let _indexes = self.index_lock.write();
+        {
+            let _tree = stages::write(Stage::TableTree, &self.tree_lock);
+            let mut older = self.older.lock_all();
+            self.check_live()?;
+            self.rewritten_lsn.fetch_max(lsn.0, Ordering::AcqRel);
+            older.clear();
+            self.tree.clear(&self.pool)?;
+            self.tree.adopt(&self.pool, rebuilt)?;
+        }
+        self.rebuild_indexes_locked(lsn)
     }
 
     /// The table's drop is final: free its pages. Later reads fail with 42P01.
@@ -832,6 +1137,9 @@ impl Table {
             return Ok(());
         }
         older.clear();
+        for index in self.indexes().iter() {
+            index.entries().destroy()?;
+        }
         self.tree.destroy(&self.pool)
     }
 

@@ -34,6 +34,7 @@ fn table(frames: usize) -> Table {
         primary_key: vec![0],
         pkey_name: Some("t_pkey".into()),
         owned_sequences: vec![],
+        indexes: Vec::new(),
     };
     Table::create(TableId(1), def, pool).expect("table")
 }

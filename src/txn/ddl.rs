@@ -1,4 +1,5 @@
-//! Giving a table a primary key (`ALTER TABLE ... ADD PRIMARY KEY`) as a bulk load.
+//! Catalog changes that rebuild what a table stores: a primary key
+//! (`ALTER TABLE ... ADD PRIMARY KEY`) as a bulk load, and secondary indexes.
 //!
 //! The table's rows are read once, at an LSN that sees every committed version, and
 //! loaded under their new keys into a private tree ([`BulkLoad`]); a NULL or a duplicate
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use super::{fatal_after_logging, records, CommitInFlight, TxnManager};
 use crate::error::Result;
 use crate::storage::page::MAX_KEY_BYTES;
-use crate::storage::{BulkLoad, Table, TableDef};
+use crate::storage::{BulkLoad, IndexDef, Table, TableDef};
 use crate::types::{self, Value};
 use crate::wal::{Lsn, RecordKind, SyncLevel};
 
@@ -113,6 +114,57 @@ pub fn commit_primary_key(
                 fatal_after_logging("replace a table's rows", &e);
             }
             table.set_def(new_def);
+            txn.catalog.table_altered();
+        },
+    );
+    Ok(flight)
+}
+
+/// A change of a table's secondary indexes ([`commit_indexes`]).
+pub enum IndexChange {
+    /// A new index, its entries built by [`Table::build_index`] (with the LSN of the
+    /// newest row they were built from) while writers were kept out.
+    Add(IndexDef, Box<Table>, Lsn),
+    /// The index of this name goes.
+    Drop(String),
+}
+
+/// Log the SetIndexes record of `table`'s new definition `new_def` and make the change.
+/// An error here is from finding room in the log, before anything was logged.
+pub fn commit_indexes(
+    txn: &TxnManager,
+    table: &Arc<Table>,
+    new_def: TableDef,
+    change: IndexChange,
+    level: SyncLevel,
+) -> Result<CommitInFlight> {
+    let payload = records::encode_table_def(table.id, &new_def);
+    let reservation = match txn.reserve_log(payload.len()) {
+        Ok(reservation) => reservation,
+        Err(e) => {
+            if let IndexChange::Add(_, entries, _) = change {
+                // Not logged: the built entries' pages are freed.
+                let _ = entries.destroy();
+            }
+            return Err(e);
+        }
+    };
+    let flight = txn.commit_ddl(
+        RecordKind::SetIndexes,
+        &payload,
+        reservation,
+        level,
+        |lsn| {
+            match change {
+                IndexChange::Add(def, entries, newest) => {
+                    table.add_index(new_def, def, *entries, lsn.max(newest))
+                }
+                IndexChange::Drop(name) => {
+                    if let Err(e) = table.drop_index(new_def, &name) {
+                        fatal_after_logging("drop an index", &e);
+                    }
+                }
+            }
             txn.catalog.table_altered();
         },
     );

@@ -632,7 +632,10 @@ impl TxnManager {
             }
         };
         let pool = self.catalog.pool();
-        let pages = FramePromise::pages_for(writes.row_count(), overflow_pages);
+        let pages = FramePromise::pages_for(
+            writes.row_count() + writes.index_entry_count(),
+            overflow_pages,
+        );
         let frames = match pool.promise_frames(pages, row_bytes) {
             Ok(frames) => frames,
             Err(e) => {

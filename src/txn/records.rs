@@ -291,6 +291,7 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
             }
         }
         RecordKind::CreateTable
+        | RecordKind::SetIndexes
         | RecordKind::DropTable
         | RecordKind::SequenceAdvance
         | RecordKind::WriteSetPiece => {}
@@ -363,6 +364,14 @@ pub fn replay(
                 table.replace(lsn, BTree::open(root))?;
             }
             table.set_def(def);
+            catalog.table_altered();
+        }
+        RecordKind::SetIndexes => {
+            let (id, def) = get_def(&mut r)?;
+            let table = catalog
+                .table_by_id(id)
+                .ok_or_else(|| corrupt(format!("no table {}", id.0)))?;
+            table.set_indexes(def, lsn)?;
             catalog.table_altered();
         }
         RecordKind::SequenceAdvance => {

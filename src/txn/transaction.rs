@@ -130,6 +130,10 @@ pub struct Transaction {
     /// re-checked at their newest versions, and never on rows committed meanwhile.
     retry_snapshot: Option<Lsn>,
     pub start_us: i64,
+    /// Per value of a unique index this transaction wrote (the lock key of the value,
+    /// see `sql::executor`), the row key that took it last: where its own rows may
+    /// already hold a value a new row wants.
+    pub unique_claims: rustc_hash::FxHashMap<Vec<u8>, Key>,
 }
 
 impl Transaction {
@@ -156,6 +160,7 @@ impl Transaction {
             lock_wait: None,
             retry_snapshot: None,
             start_us,
+            unique_claims: Default::default(),
         }
     }
 

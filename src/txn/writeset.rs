@@ -369,6 +369,15 @@ impl WriteSet {
             .sum()
     }
 
+    /// Index entries the install may change: two per row and index (one removed, one
+    /// added), for the pages promised to the install.
+    pub fn index_entry_count(&self) -> usize {
+        self.tables
+            .values()
+            .map(|t| 2 * t.table.indexes().len() * (t.row_count() + t.increments.len()))
+            .sum()
+    }
+
     /// Whether this transaction passed the write gate of `table`.
     pub fn passed_gate(&self, table: TableId) -> bool {
         self.writers.iter().any(|w| w.table().id == table) || self.closed_gate(table)

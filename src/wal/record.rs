@@ -40,6 +40,9 @@ pub enum RecordKind {
     /// Rows of a large transaction's commit, logged ahead of its Commit record, which
     /// names them (`txn::records`): alone, nothing.
     WriteSetPiece = 6,
+    /// CREATE INDEX or DROP INDEX: the table's new definition, whose indexes replay
+    /// makes the table's (building a new one from the rows it has then).
+    SetIndexes = 7,
 }
 
 impl RecordKind {
@@ -51,6 +54,7 @@ impl RecordKind {
             4 => RecordKind::SetPrimaryKey,
             5 => RecordKind::SequenceAdvance,
             6 => RecordKind::WriteSetPiece,
+            7 => RecordKind::SetIndexes,
             _ => return None,
         })
     }
