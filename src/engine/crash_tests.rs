@@ -43,7 +43,7 @@ use crate::disk::sim::{
 };
 use crate::error::{stop_server, ServerStopped};
 use crate::settings::Settings;
-use crate::storage::{BulkLoad, Column, Table, TableDef};
+use crate::storage::{BulkLoad, Column, IndexDef, Table, TableDef};
 use crate::txn::checkpoints::Reason;
 use crate::txn::{records, CommitRequest, TxnManager, WriteSet};
 use crate::types::{encode_key, encode_row, DataType, Value};
@@ -125,6 +125,46 @@ fn table_contents(txn: &TxnManager, name: &str) -> Option<(Model, bool)> {
         rows.len(),
         "the tree of {name} stores exactly the visible rows"
     );
+    for index in table.indexes().iter() {
+        let entries = index
+            .check()
+            .unwrap_or_else(|e| panic!("integrity check of index {} failed: {e}", index.def.name));
+        assert_eq!(
+            entries,
+            rows.len(),
+            "index {} has an entry per row",
+            index.def.name
+        );
+        let mut found = Vec::new();
+        let mut after = None;
+        loop {
+            let (keys, last) = index
+                .row_keys(
+                    (Bound::Unbounded, Bound::Unbounded),
+                    txn.visibility.visible_lsn(),
+                    after.as_deref(),
+                )
+                .unwrap_or_else(|e| panic!("index scan failed: {e}"));
+            found.extend(keys);
+            match last {
+                Some(l) => after = Some(l),
+                None => break,
+            }
+        }
+        let want: Vec<Vec<u8>> = rows
+            .keys()
+            .map(|&k| {
+                let mut key = Vec::new();
+                encode_key(&[Value::Int8(k)], &mut key);
+                key
+            })
+            .collect();
+        assert_eq!(
+            found, want,
+            "index {} leads to exactly the rows",
+            index.def.name
+        );
+    }
     Some((rows, keyed))
 }
 
@@ -149,7 +189,20 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
         primary_key: if keyed { vec![0] } else { vec![] },
         pkey_name: keyed.then(|| format!("{name}_pkey")),
         owned_sequences: vec![],
-        indexes: Vec::new(),
+        // The first table has a secondary index (on its key column: the rows' long
+        // values would not fit an index entry): its entries must follow every commit,
+        // bulk load, checkpoint and recovery.
+        indexes: if name == "t" {
+            vec![IndexDef {
+                name: "t_k".into(),
+                columns: vec![0],
+                unique: true,
+                constraint: false,
+                number: 0,
+            }]
+        } else {
+            Vec::new()
+        },
     };
     let id = txn.catalog.allocate_table_id();
     let payload = records::encode_table_def(id, &def);

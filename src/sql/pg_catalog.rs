@@ -33,6 +33,10 @@ const PKEY_CONSTRAINT: u32 = 2;
 const FIRST_SEQUENCE: u32 = 16;
 const LAST_SEQUENCE: u32 = 1023;
 const FIRST_ATTRDEF: u32 = 1024;
+/// Index `n` of a table is `FIRST_INDEX + 2n`, its constraint (if any) the next.
+const FIRST_INDEX: u32 = 2048;
+/// Indexes a table may have: their OIDs stay within the table's.
+pub const MAX_INDEXES: u32 = (OIDS_PER_TABLE - FIRST_INDEX) / 2;
 
 pub const NAMESPACE_PG_CATALOG: u32 = 11;
 pub const NAMESPACE_PG_TOAST: u32 = 99;
@@ -590,56 +594,10 @@ impl PgCatalog {
                 .collect(),
             PgCatalog::Index => tables(engine, visible)
                 .iter()
-                .filter(|(_, def)| !def.primary_key.is_empty())
-                .map(|(t, def)| {
-                    let n = Value::Int2(def.primary_key.len() as i16);
-                    let f = Value::Bool(false);
-                    let tr = Value::Bool(true);
-                    vec![
-                        Value::Oid(table_oid(t) + PKEY_INDEX),
-                        Value::Oid(table_oid(t)),
-                        n.clone(),
-                        n,
-                        tr.clone(),
-                        f.clone(),
-                        tr.clone(),
-                        f.clone(),
-                        tr.clone(),
-                        f.clone(),
-                        tr.clone(),
-                        f.clone(),
-                        tr.clone(),
-                        tr,
-                        f,
-                        Value::Null,
-                        Value::Null,
-                        Value::Array(
-                            &DataType::Int2,
-                            def.primary_key
-                                .iter()
-                                .map(|&i| Value::Int2(i as i16 + 1))
-                                .collect::<Vec<_>>()
-                                .into(),
-                        ),
-                        oid_array(
-                            def.primary_key
-                                .iter()
-                                .map(|&i| collation_of(def.columns[i].data_type)),
-                        ),
-                        oid_array(
-                            def.primary_key
-                                .iter()
-                                .map(|&i| opclass_of(def.columns[i].data_type)),
-                        ),
-                        Value::Array(
-                            &DataType::Int2,
-                            def.primary_key
-                                .iter()
-                                .map(|_| Value::Int2(0))
-                                .collect::<Vec<_>>()
-                                .into(),
-                        ),
-                    ]
+                .flat_map(|(t, def)| {
+                    table_indexes(t, def)
+                        .into_iter()
+                        .map(move |index| index_row(t, def, &index))
                 })
                 .collect(),
             PgCatalog::OpClass => OPCLASSES
@@ -659,41 +617,11 @@ impl PgCatalog {
                 .collect(),
             PgCatalog::Constraint => tables(engine, visible)
                 .iter()
-                .filter(|(_, def)| !def.primary_key.is_empty())
-                .map(|(t, def)| {
-                    let f = Value::Bool(false);
-                    let tr = Value::Bool(true);
-                    let blank = || char_value(' ');
-                    vec![
-                        Value::Oid(table_oid(t) + PKEY_CONSTRAINT),
-                        name(def.pkey_name.as_deref().unwrap_or_default()),
-                        Value::Oid(NAMESPACE_PUBLIC),
-                        char_value('p'),
-                        f.clone(),
-                        f.clone(),
-                        tr.clone(),
-                        Value::Oid(table_oid(t)),
-                        Value::Oid(0),
-                        Value::Oid(table_oid(t) + PKEY_INDEX),
-                        Value::Oid(0),
-                        Value::Oid(0),
-                        blank(),
-                        blank(),
-                        blank(),
-                        tr.clone(),
-                        Value::Int4(0),
-                        tr,
-                        Value::Null,
-                        Value::Array(
-                            &DataType::Int2,
-                            def.primary_key
-                                .iter()
-                                .map(|&i| Value::Int2(i as i16 + 1))
-                                .collect::<Vec<_>>()
-                                .into(),
-                        ),
-                        Value::Null,
-                    ]
+                .flat_map(|(t, def)| {
+                    table_indexes(t, def)
+                        .into_iter()
+                        .filter(|index| index.constraint.is_some())
+                        .map(move |index| constraint_row(t, &index))
                 })
                 .collect(),
             PgCatalog::AttrDef => {
@@ -881,18 +809,19 @@ fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Va
         for (seq, attnum, _) in owned_sequences(&t, &def) {
             rows.push(row(PG_CLASS, seq, PG_CLASS, oid, attnum, 'a'));
         }
-        if !def.primary_key.is_empty() {
-            let constraint = oid + PKEY_CONSTRAINT;
-            rows.push(row(
-                PG_CLASS,
-                oid + PKEY_INDEX,
-                PG_CONSTRAINT,
-                constraint,
-                0,
-                'i',
-            ));
-            for &i in &def.primary_key {
-                rows.push(row(PG_CONSTRAINT, constraint, PG_CLASS, oid, i + 1, 'a'));
+        for index in table_indexes(&t, &def) {
+            match index.constraint {
+                Some((constraint, _)) => {
+                    rows.push(row(PG_CLASS, index.oid, PG_CONSTRAINT, constraint, 0, 'i'));
+                    for &i in &index.columns {
+                        rows.push(row(PG_CONSTRAINT, constraint, PG_CLASS, oid, i + 1, 'a'));
+                    }
+                }
+                None => {
+                    for &i in &index.columns {
+                        rows.push(row(PG_CLASS, index.oid, PG_CLASS, oid, i + 1, 'a'));
+                    }
+                }
             }
         }
         for (i, c) in def.columns.iter().enumerate() {
@@ -949,6 +878,131 @@ pub struct Relation {
     pub has_index: bool,
     /// For an index, its table's definition.
     pub table: Option<Arc<TableDef>>,
+    /// For an index, which.
+    pub index: Option<IndexInfo>,
+}
+
+/// An index as the catalogs show it: a primary key's or a secondary one.
+#[derive(Clone, Debug)]
+pub struct IndexInfo {
+    pub oid: u32,
+    pub name: String,
+    /// Column positions in the table.
+    pub columns: Vec<usize>,
+    pub unique: bool,
+    pub primary: bool,
+    /// The constraint the index is for: its OID and `contype` (`p`, `u`).
+    pub constraint: Option<(u32, char)>,
+}
+
+/// A table's indexes: its primary key's, then the secondary ones.
+pub fn table_indexes(t: &Table, def: &TableDef) -> Vec<IndexInfo> {
+    let oid = table_oid(t);
+    let mut out = Vec::new();
+    if let Some(pkey) = def
+        .pkey_name
+        .as_ref()
+        .filter(|_| !def.primary_key.is_empty())
+    {
+        out.push(IndexInfo {
+            oid: oid + PKEY_INDEX,
+            name: pkey.clone(),
+            columns: def.primary_key.clone(),
+            unique: true,
+            primary: true,
+            constraint: Some((oid + PKEY_CONSTRAINT, 'p')),
+        });
+    }
+    for index in &def.indexes {
+        let index_oid = oid + FIRST_INDEX + 2 * index.number;
+        out.push(IndexInfo {
+            oid: index_oid,
+            name: index.name.clone(),
+            columns: index.columns.clone(),
+            unique: index.unique,
+            primary: false,
+            constraint: index.constraint.then_some((index_oid + 1, 'u')),
+        });
+    }
+    out
+}
+
+fn int2_array(values: impl Iterator<Item = i16>) -> Value {
+    Value::Array(
+        &DataType::Int2,
+        values.map(Value::Int2).collect::<Vec<_>>().into(),
+    )
+}
+
+/// A `pg_index` row.
+fn index_row(t: &Table, def: &TableDef, index: &IndexInfo) -> Vec<Value> {
+    let n = Value::Int2(index.columns.len() as i16);
+    let f = Value::Bool(false);
+    let tr = Value::Bool(true);
+    vec![
+        Value::Oid(index.oid),
+        Value::Oid(table_oid(t)),
+        n.clone(),
+        n,
+        Value::Bool(index.unique),
+        f.clone(),
+        Value::Bool(index.primary),
+        f.clone(),
+        tr.clone(),
+        f.clone(),
+        tr.clone(),
+        f.clone(),
+        tr.clone(),
+        tr,
+        f,
+        Value::Null,
+        Value::Null,
+        int2_array(index.columns.iter().map(|&i| i as i16 + 1)),
+        oid_array(
+            index
+                .columns
+                .iter()
+                .map(|&i| collation_of(def.columns[i].data_type)),
+        ),
+        oid_array(
+            index
+                .columns
+                .iter()
+                .map(|&i| opclass_of(def.columns[i].data_type)),
+        ),
+        int2_array(index.columns.iter().map(|_| 0)),
+    ]
+}
+
+/// A `pg_constraint` row, for an index made by a constraint.
+fn constraint_row(t: &Table, index: &IndexInfo) -> Vec<Value> {
+    let f = Value::Bool(false);
+    let tr = Value::Bool(true);
+    let blank = || char_value(' ');
+    let (oid, kind) = index.constraint.unwrap_or((0, 'p'));
+    vec![
+        Value::Oid(oid),
+        name(&index.name),
+        Value::Oid(NAMESPACE_PUBLIC),
+        char_value(kind),
+        f.clone(),
+        f.clone(),
+        tr.clone(),
+        Value::Oid(table_oid(t)),
+        Value::Oid(0),
+        Value::Oid(index.oid),
+        Value::Oid(0),
+        Value::Oid(0),
+        blank(),
+        blank(),
+        blank(),
+        tr.clone(),
+        Value::Int4(0),
+        tr,
+        Value::Null,
+        int2_array(index.columns.iter().map(|&i| i as i16 + 1)),
+        Value::Null,
+    ]
 }
 
 /// Every relation the scanning transaction sees: the catalogs, then each table with its
@@ -964,6 +1018,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             natts: c.def().columns.len() as i16,
             has_index: false,
             table: None,
+            index: None,
         })
         .collect();
     for (t, def) in tables(engine, visible) {
@@ -974,22 +1029,20 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             namespace: NAMESPACE_PUBLIC,
             kind: 'r',
             natts: def.columns.len() as i16,
-            has_index: !def.primary_key.is_empty(),
+            has_index: !def.primary_key.is_empty() || !def.indexes.is_empty(),
             table: None,
+            index: None,
         });
-        if let Some(pkey) = def
-            .pkey_name
-            .as_ref()
-            .filter(|_| !def.primary_key.is_empty())
-        {
+        for index in table_indexes(&t, &def) {
             out.push(Relation {
-                oid: oid + PKEY_INDEX,
-                name: pkey.clone(),
+                oid: index.oid,
+                name: index.name.clone(),
                 namespace: NAMESPACE_PUBLIC,
                 kind: 'i',
-                natts: def.primary_key.len() as i16,
+                natts: index.columns.len() as i16,
                 has_index: false,
                 table: Some(def.clone()),
+                index: Some(index),
             });
         }
         for (k, seq) in def.owned_sequences.iter().enumerate() {
@@ -1005,6 +1058,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
                 natts: 3,
                 has_index: false,
                 table: None,
+                index: None,
             });
         }
     }
@@ -1155,11 +1209,11 @@ fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Valu
                 c.default.is_some(),
             ));
         }
-        if !def.primary_key.is_empty() {
-            for (k, &i) in def.primary_key.iter().enumerate() {
+        for index in table_indexes(&t, &def) {
+            for (k, &i) in index.columns.iter().enumerate() {
                 let c = &def.columns[i];
                 rows.push(attribute_row(
-                    oid + PKEY_INDEX,
+                    index.oid,
                     &c.name,
                     k + 1,
                     c.data_type,
@@ -1313,39 +1367,49 @@ fn default_expression(stored: &str, t: DataType) -> String {
     }
 }
 
-/// `pg_get_indexdef(oid[, column])` for a primary key index: the statement that would
-/// create it, or (`column` > 0) that key column.
+/// `pg_get_indexdef(oid[, column])`: the statement that would create the index, or
+/// (`column` > 0) that index column.
 pub fn index_definition(engine: &Engine, index_oid: u32, column: i64) -> Option<String> {
     let r = relation_by_oid(engine, index_oid)?;
     let def = r.table?;
+    let index = r.index?;
     if column > 0 {
-        let i = *def.primary_key.get(usize::try_from(column - 1).ok()?)?;
+        let i = *index.columns.get(usize::try_from(column - 1).ok()?)?;
         return Some(quote_ident(&def.columns[i].name));
     }
-    let columns: Vec<String> = def
-        .primary_key
-        .iter()
-        .map(|&i| quote_ident(&def.columns[i].name))
-        .collect();
     Some(format!(
-        "CREATE UNIQUE INDEX {} ON public.{} USING btree ({})",
+        "CREATE {}INDEX {} ON public.{} USING btree ({})",
+        if index.unique { "UNIQUE " } else { "" },
         quote_ident(&r.name),
         quote_ident(&def.name),
-        columns.join(", ")
+        column_list(&def, &index.columns)
     ))
 }
 
-/// `pg_get_constraintdef(oid)` for a primary key constraint.
-pub fn constraint_definition(engine: &Engine, constraint_oid: u32) -> Option<String> {
-    let table = constraint_oid.checked_sub(PKEY_CONSTRAINT)?;
-    let r = relation_by_oid(engine, table + PKEY_INDEX)?;
-    let def = r.table?;
-    let columns: Vec<String> = def
-        .primary_key
+fn column_list(def: &TableDef, columns: &[usize]) -> String {
+    columns
         .iter()
         .map(|&i| quote_ident(&def.columns[i].name))
-        .collect();
-    Some(format!("PRIMARY KEY ({})", columns.join(", ")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `pg_get_constraintdef(oid)` for a primary key or unique constraint.
+pub fn constraint_definition(engine: &Engine, constraint_oid: u32) -> Option<String> {
+    let r = relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
+        .into_iter()
+        .find(|r| {
+            r.index
+                .as_ref()
+                .is_some_and(|i| i.constraint.is_some_and(|(oid, _)| oid == constraint_oid))
+        })?;
+    let def = r.table?;
+    let index = r.index?;
+    let columns = column_list(&def, &index.columns);
+    Some(match index.constraint?.1 {
+        'p' => format!("PRIMARY KEY ({columns})"),
+        _ => format!("UNIQUE ({columns})"),
+    })
 }
 
 /// `pg_get_serial_sequence(table, column)`: the sequence a serial column's default draws

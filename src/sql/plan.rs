@@ -403,9 +403,11 @@ pub enum Plan {
         def: crate::storage::IndexDef,
         if_not_exists: bool,
     },
-    /// DROP INDEX: the indexes found, by table.
+    /// DROP INDEX, or ALTER TABLE ... DROP CONSTRAINT of a unique constraint
+    /// (`constraint`): the indexes found, by table.
     DropIndex {
         indexes: Vec<(Arc<Table>, String)>,
+        constraint: bool,
     },
     /// A transaction-control statement (`session::txn_control` runs it).
     Transaction(TxnStatement),

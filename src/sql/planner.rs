@@ -1163,6 +1163,7 @@ impl Planner<'_> {
         let mut primary_key = Vec::new();
         let mut pkey_name = None;
         let mut owned_sequences = Vec::new();
+        let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         for col in &ct.columns {
             let cname = ident_name(&col.name);
             if columns.iter().any(|c: &Column| c.name == cname) {
@@ -1248,6 +1249,11 @@ impl Planner<'_> {
                             .map(ident_name)
                             .or_else(|| opt.name.as_ref().map(ident_name));
                     }
+                    ast::ColumnOption::Unique(uc) => {
+                        check_unique_options(uc)?;
+                        let named = uc.name.as_ref().or(opt.name.as_ref()).map(ident_name);
+                        uniques.push((named, vec![columns.len()]));
+                    }
                     other => {
                         return Err(Error::unsupported(format!(
                             "column constraint {other} is not supported yet"
@@ -1282,6 +1288,24 @@ impl Planner<'_> {
                     }
                     pkey_name = pk.name.as_ref().map(ident_name);
                 }
+                ast::TableConstraint::Unique(uc) => {
+                    check_unique_options(uc)?;
+                    let mut cols = Vec::new();
+                    for ic in &uc.columns {
+                        let cname = key_column_name(ic)?;
+                        let i = def_cols
+                            .iter()
+                            .position(|c| c.name == cname)
+                            .ok_or_else(|| {
+                                Error::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("column \"{cname}\" named in key does not exist"),
+                                )
+                            })?;
+                        cols.push(i);
+                    }
+                    uniques.push((uc.name.as_ref().map(ident_name), cols));
+                }
                 other => {
                     return Err(Error::unsupported(format!(
                         "table constraint {other} is not supported yet"
@@ -1295,13 +1319,44 @@ impl Planner<'_> {
         if !primary_key.is_empty() && pkey_name.is_none() {
             pkey_name = Some(format!("{name}_pkey"));
         }
+        // Unique constraints' indexes, named as PostgreSQL names them where not named.
+        let mut taken: Vec<String> = pkey_name.iter().cloned().collect();
+        let mut indexes = Vec::new();
+        for (named, cols) in uniques {
+            let index_name = match named {
+                Some(n) => n,
+                None => {
+                    let names: Vec<&str> = cols.iter().map(|&c| columns[c].name.as_str()).collect();
+                    self.free_relation_name_beside(
+                        &format!("{name}_{}", names.join("_")),
+                        "key",
+                        &taken,
+                    )
+                }
+            };
+            if taken.contains(&index_name) || self.engine.txn.catalog.relation_exists(&index_name) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{index_name}\" already exists"),
+                ));
+            }
+            taken.push(index_name.clone());
+            let number = indexes.len() as u32;
+            indexes.push(crate::storage::IndexDef {
+                name: index_name,
+                columns: cols,
+                unique: true,
+                constraint: true,
+                number,
+            });
+        }
         let def = TableDef {
             name,
             columns,
             primary_key,
             pkey_name,
             owned_sequences,
-            indexes: Vec::new(),
+            indexes,
         };
         Ok(Plan::CreateTable {
             def,
@@ -1387,6 +1442,7 @@ impl Planner<'_> {
                 columns,
                 unique: ci.unique,
                 constraint: false,
+                number: 0,
             },
             if_not_exists: ci.if_not_exists,
         })
@@ -1395,8 +1451,13 @@ impl Planner<'_> {
     /// `base_suffix`, or with a number after it, whichever no relation has yet (as
     /// PostgreSQL chooses the names of indexes and constraints).
     fn free_relation_name(&self, base: &str, suffix: &str) -> String {
+        self.free_relation_name_beside(base, suffix, &[])
+    }
+
+    /// [`Self::free_relation_name`], also avoiding the names `also` (the statement's own).
+    fn free_relation_name_beside(&self, base: &str, suffix: &str, also: &[String]) -> String {
         let catalog = &self.engine.txn.catalog;
-        let taken = |n: &str| catalog.relation_exists(n);
+        let taken = |n: &str| catalog.relation_exists(n) || also.iter().any(|a| a == n);
         let mut base = base.to_string();
         // Names are cut to NAMEDATALEN - 1 bytes, keeping the suffix.
         while base.len() + suffix.len() + 1 > 63 {
@@ -1417,6 +1478,27 @@ impl Planner<'_> {
         let mut indexes = Vec::new();
         for n in names {
             let name = object_name(n)?;
+            if let Some(table) = catalog
+                .table_names()
+                .iter()
+                .filter_map(|n| catalog.table(n))
+                .find(|t| {
+                    let def = t.def();
+                    !def.primary_key.is_empty() && def.pkey_name.as_deref() == Some(name.as_str())
+                })
+            {
+                return Err(Error::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop index {name} because constraint {name} on table {} requires it",
+                        table.def().name
+                    ),
+                )
+                .with_hint(format!(
+                    "You can drop constraint {name} on table {} instead.",
+                    table.def().name
+                )));
+            }
             match catalog.index_owner(&name) {
                 Some(table) => indexes.push((table, name)),
                 None if if_exists => {}
@@ -1428,7 +1510,10 @@ impl Planner<'_> {
                 }
             }
         }
-        Ok(Plan::DropIndex { indexes })
+        Ok(Plan::DropIndex {
+            indexes,
+            constraint: false,
+        })
     }
 
     fn plan_alter(&mut self, at: &ast::AlterTable) -> Result<Plan> {
@@ -1463,8 +1548,71 @@ impl Planner<'_> {
                     columns,
                 })
             }
+            [ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::Unique(uc),
+                ..
+            }] => {
+                check_unique_options(uc)?;
+                let mut columns = Vec::new();
+                for ic in &uc.columns {
+                    let cname = key_column_name(ic)?;
+                    columns.push(def.column_index(&cname).ok_or_else(|| {
+                        Error::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!("column \"{cname}\" named in key does not exist"),
+                        )
+                    })?);
+                }
+                let name = match &uc.name {
+                    Some(n) => ident_name(n),
+                    None => {
+                        let names: Vec<&str> = columns
+                            .iter()
+                            .map(|&c| def.columns[c].name.as_str())
+                            .collect();
+                        self.free_relation_name(&format!("{}_{}", def.name, names.join("_")), "key")
+                    }
+                };
+                Ok(Plan::CreateIndex {
+                    table,
+                    def: crate::storage::IndexDef {
+                        name,
+                        columns,
+                        unique: true,
+                        constraint: true,
+                        number: 0,
+                    },
+                    if_not_exists: false,
+                })
+            }
+            [ast::AlterTableOperation::DropConstraint {
+                if_exists, name, ..
+            }] => {
+                let cname = ident_name(name);
+                match def.indexes.iter().find(|i| i.name == cname && i.constraint) {
+                    Some(_) => Ok(Plan::DropIndex {
+                        indexes: vec![(table, cname)],
+                        constraint: true,
+                    }),
+                    None if def.pkey_name.as_deref() == Some(cname.as_str())
+                        && !def.primary_key.is_empty() =>
+                    {
+                        Err(Error::unsupported(
+                            "dropping a primary key is not supported yet",
+                        ))
+                    }
+                    None if *if_exists => Ok(Plan::Maintenance { tag: "ALTER TABLE" }),
+                    None => Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!(
+                            "constraint \"{cname}\" of relation \"{}\" does not exist",
+                            def.name
+                        ),
+                    )),
+                }
+            }
             _ => Err(Error::unsupported(
-                "ALTER TABLE supports only ADD [CONSTRAINT name] PRIMARY KEY (...) yet",
+                "ALTER TABLE supports only ADD PRIMARY KEY, ADD UNIQUE and DROP CONSTRAINT yet",
             )),
         }
     }
@@ -3272,6 +3420,21 @@ fn txn_modes(modes: &[ast::TransactionMode]) -> Result<TxnModes> {
 }
 
 /// The column a PRIMARY KEY element names (expressions are not supported).
+/// Refuse what a UNIQUE constraint names that is not supported.
+fn check_unique_options(uc: &ast::UniqueConstraint) -> Result<()> {
+    if !uc.include.is_empty()
+        || !uc.index_options.is_empty()
+        || uc.index_type.is_some()
+        || uc.characteristics.is_some()
+        || matches!(uc.nulls_distinct, ast::NullsDistinctOption::NotDistinct)
+    {
+        return Err(Error::unsupported(format!(
+            "{uc} is not supported yet: only UNIQUE (columns)"
+        )));
+    }
+    Ok(())
+}
+
 fn key_column_name(ic: &ast::IndexColumn) -> Result<String> {
     match &ic.column.expr {
         ast::Expr::Identifier(i) => Ok(ident_name(i)),

@@ -1354,11 +1354,18 @@ impl Session {
                 self.create_index(table, def.clone(), *if_not_exists)?;
                 command("CREATE INDEX")
             }
-            Plan::DropIndex { indexes } => {
+            Plan::DropIndex {
+                indexes,
+                constraint,
+            } => {
                 for (table, name) in indexes {
-                    self.drop_index(table, name)?;
+                    self.drop_index(table, name, *constraint)?;
                 }
-                command("DROP INDEX")
+                command(if *constraint {
+                    "ALTER TABLE"
+                } else {
+                    "DROP INDEX"
+                })
             }
         }
     }
@@ -1428,6 +1435,17 @@ impl Session {
             }
         }
         let table_def = table.def();
+        let mut def = def;
+        def.number = next_index_number(&table_def);
+        if def.number >= super::pg_catalog::MAX_INDEXES {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "a table can have at most {} indexes",
+                    super::pg_catalog::MAX_INDEXES
+                ),
+            ));
+        }
         let (entries, newest) = match table.build_index(&def)? {
             Ok(built) => built,
             Err(row) => {
@@ -1464,10 +1482,10 @@ impl Session {
     }
 
     /// DROP INDEX of `name` on `table`.
-    fn drop_index(&mut self, table: &Arc<Table>, name: &str) -> Result<()> {
+    fn drop_index(&mut self, table: &Arc<Table>, name: &str, constraint: bool) -> Result<()> {
         let def = table.def();
         match def.indexes.iter().find(|i| i.name == name) {
-            Some(index) if index.constraint => {
+            Some(index) if index.constraint && !constraint => {
                 return Err(Error::new(
                     SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
                     format!(
@@ -1996,6 +2014,12 @@ fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
 }
 
 /// The error for a duplicate key found while adding a primary key.
+/// The number a new index of a table takes: above those it has (and within the OIDs a
+/// table has for its indexes).
+pub fn next_index_number(def: &TableDef) -> u32 {
+    def.indexes.iter().map(|i| i.number + 1).max().unwrap_or(0)
+}
+
 fn duplicate_key(def: &TableDef, new_def: &TableDef, columns: &[usize], row: &[Value]) -> Error {
     let names: Vec<&str> = columns
         .iter()
@@ -2076,6 +2100,9 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::Truncate { .. } => "TRUNCATE TABLE",
         Plan::AddPrimaryKey { .. } => "ALTER TABLE",
         Plan::CreateIndex { .. } => "CREATE INDEX",
+        Plan::DropIndex {
+            constraint: true, ..
+        } => "ALTER TABLE",
         Plan::DropIndex { .. } => "DROP INDEX",
         Plan::Select(sel) => match sel.row_lock.map(|l| l.want) {
             Some(Want::Write) => "SELECT FOR UPDATE",

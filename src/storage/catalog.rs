@@ -142,6 +142,7 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
             w.varint(c as u64);
         }
         w.u8(index.unique as u8 | (index.constraint as u8) << 1);
+        w.u32(index.number);
     }
 }
 
@@ -196,6 +197,7 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             columns: index_columns,
             unique: flags & 1 != 0,
             constraint: flags & 2 != 0,
+            number: r.u32()?,
         });
     }
     Ok((

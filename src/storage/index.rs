@@ -38,6 +38,9 @@ pub struct IndexDef {
     pub unique: bool,
     /// Made by a UNIQUE constraint (`pg_constraint` shows it) rather than CREATE INDEX.
     pub constraint: bool,
+    /// Its number among the table's indexes, never that of another index the table
+    /// has (the catalogs' OIDs are made from it).
+    pub number: u32,
 }
 
 impl IndexDef {
@@ -108,6 +111,11 @@ impl Index {
     /// The root page of the entries' tree (for the checkpoint's catalog image).
     pub fn root(&self) -> super::page::PageId {
         self.entries.root()
+    }
+
+    /// Verify the entries' tree (tests and recovery checks); returns the number stored.
+    pub fn check(&self) -> Result<usize> {
+        self.entries.check()
     }
 
     /// Whether a reader at `snapshot` may find rows through this index.
