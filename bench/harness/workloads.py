@@ -22,6 +22,8 @@ class Workload:
     tables_grow: bool = False    # the run inserts rows
     pgbench_init: bool = False   # needs `pgbench -i -s <scale>`
     ddl: list[str] = field(default_factory=list)
+    # run after `pgbench -i`; "{scale}" is replaced by the scale
+    after_init: list[str] = field(default_factory=list)
 
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in [
@@ -41,6 +43,12 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     Workload("join_pk", "join_pk.sql",
              "SELECT joining one random pgbench_accounts row to its branch and a teller on keys",
              pgbench_init=True),
+    Workload("join_history", "join_history.sql",
+             "join_pk's SELECT, then one random account joined to its rows in pgbench_history "
+             "(one per account) through a secondary index on pgbench_history.aid",
+             pgbench_init=True,
+             after_init=["insert into pgbench_history (tid, bid, aid, delta, mtime) select (g % (10 * {scale})) + 1, (g % {scale}) + 1, g, g % 1000, now() from generate_series(1, 100000 * {scale}) g",
+                         "create index pgbench_history_aid on pgbench_history (aid)"]),
     Workload("update_balance", "update_balance.sql", "UPDATE of one random pgbench_accounts row by primary key",
              pgbench_init=True),
     Workload("tpcb", None, "pgbench's built-in TPC-B-like transaction (5 statements)", pgbench_init=True),
@@ -95,6 +103,12 @@ def setup(w: Workload, server: Server, pg_bin: Path, scale: int, update_pk_rows:
             got = int(c.query("select count(*) from pgbench_accounts").scalar())
         if got != 100_000 * scale:
             raise RuntimeError(f"pgbench_accounts has {got} rows after pgbench -i, expected {100_000 * scale}")
+        with server.connect() as c:
+            for template in w.after_init:
+                sql = template.replace("{scale}", str(scale))
+                t0 = time.monotonic()
+                c.query(sql)
+                steps.append({"sql": sql, "seconds": round(time.monotonic() - t0, 3)})
     if w.name == "update_pk":
         steps.append(load_tbl(server, pg_bin, update_pk_rows, log_path))
     return steps

@@ -26,6 +26,7 @@ UPDATE_PK_ROWS = env_int("STEADYDB_UPDATE_PK_ROWS", 1_000_000)
 EXPECTED_SCRIPTS = {
     "insert_nopk.sql",
     "insert_serial.sql",
+    "join_history.sql",
     "join_pk.sql",
     "select_pk.sql",
     "update_balance.sql",
@@ -84,6 +85,13 @@ def setup_workload(name: str, server, conn):
         _load_tbl(conn, UPDATE_PK_ROWS)
     elif name in ("select_pk.sql", "update_balance.sql", "join_pk.sql"):
         _pgbench_init(server, conn)
+    elif name == "join_history.sql":
+        _pgbench_init(server, conn)
+        conn.execute(
+            "insert into pgbench_history (tid, bid, aid, delta, mtime)"
+            " select g % 10 + 1, 1, g, g % 1000, now() from generate_series(1, 100000) g"
+        )
+        conn.execute("create index pgbench_history_aid on pgbench_history (aid)")
     else:
         pytest.fail(f"no setup known for workload {name}")
 
@@ -119,6 +127,10 @@ def check_after(name: str, conn, processed: int):
         assert one("select count(*) from pgbench_accounts") == (100_000,)
     elif name in ("select_pk.sql", "join_pk.sql"):
         assert one("select count(*), sum(abalance) from pgbench_accounts") == (100_000, 0)
+    elif name == "join_history.sql":
+        assert one("select count(*), sum(abalance) from pgbench_accounts") == (100_000, 0)
+        assert one("select count(*), min(aid), max(aid), sum(aid) from pgbench_history") == (
+            100_000, 1, 100_000, 5_000_050_000)
 
 
 @pytest.mark.timeout(DURATION * 6 + 900)
