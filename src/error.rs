@@ -82,6 +82,7 @@ impl SqlState {
     pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: SqlState = SqlState("22013");
     pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
     pub const TOO_MANY_COLUMNS: SqlState = SqlState("54011");
+    pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: SqlState = SqlState("2200H");
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
     pub const INDETERMINATE_DATATYPE: SqlState = SqlState("42P18");
     pub const INVALID_NAME: SqlState = SqlState("42602");

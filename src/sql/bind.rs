@@ -33,6 +33,8 @@ pub struct AggCall {
     pub delimiter: Option<Expr>,
     /// `agg(x ORDER BY ...)`: the order its inputs are taken in (over input rows).
     pub order_by: Vec<super::plan::OrderKey>,
+    /// `agg(DISTINCT x)`: each distinct input once.
+    pub distinct: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -415,7 +417,7 @@ fn numeric_typmod(p: i64, s: i64) -> Result<DataType> {
     Ok(DataType::Numeric(Some((p as u8, s as u8))))
 }
 
-fn function_name(f: &ast::Function) -> String {
+pub(super) fn function_name(f: &ast::Function) -> String {
     let name = f.name.to_string().to_lowercase();
     name.trim_start_matches("pg_catalog.").to_string()
 }
@@ -1878,6 +1880,12 @@ impl<'a> Binder<'a> {
             }
             return Ok((e, ty));
         }
+        if distinct {
+            return Err(Error::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("DISTINCT specified, but {name} is not an aggregate function"),
+            ));
+        }
         let arity = |n: usize| -> Result<()> {
             if args.len() == n {
                 Ok(())
@@ -1999,6 +2007,20 @@ impl<'a> Binder<'a> {
                 arity(1)?;
                 let a = self.bind_text(&args[0], scope)?;
                 (Func::Nextval, DataType::Int8, vec![a])
+            }
+            "setval" => {
+                if !(2..=3).contains(&args.len()) {
+                    arity(2)?;
+                }
+                let a = self.bind_text(&args[0], scope)?;
+                let v = self.bind(&args[1], scope)?;
+                let v = self.coerce(v, DataType::Int8)?;
+                let mut bound = vec![a, v];
+                if let Some(called) = args.get(2) {
+                    let c = self.bind(called, scope)?;
+                    bound.push(self.coerce(c, DataType::Bool)?);
+                }
+                (Func::Setval, DataType::Int8, bound)
             }
             "version" => {
                 arity(0)?;
@@ -2262,11 +2284,6 @@ impl<'a> Binder<'a> {
         if self.grouping.is_none() {
             return Err(Error::internal("aggregate outside a grouped query"));
         }
-        if distinct {
-            return Err(Error::unsupported(format!(
-                "{name}(DISTINCT ...) is not supported yet"
-            )));
-        }
         let (arg, arg_type) = if star {
             if agg != AggFunc::Count {
                 return Err(Error::syntax(format!(
@@ -2314,7 +2331,7 @@ impl<'a> Binder<'a> {
                 };
                 let value = self.coerce(t, value_type)?;
                 let d = self.coerce(d, d_type)?;
-                return self.push_aggregate(agg, Some(value), value_type, Some(d));
+                return self.push_aggregate(agg, Some(value), value_type, Some(d), distinct);
             }
             let ty = match (agg, t.1) {
                 (AggFunc::Count, DataType::Unknown) => DataType::Text,
@@ -2347,7 +2364,7 @@ impl<'a> Binder<'a> {
             let e = self.coerce(t, ty)?;
             (Some(e), ty)
         };
-        self.push_aggregate(agg, arg, arg_type, None)
+        self.push_aggregate(agg, arg, arg_type, None, distinct)
     }
 
     /// A window function call (`f(...) OVER (PARTITION BY ... ORDER BY ...)`), with the
@@ -2631,6 +2648,15 @@ impl<'a> Binder<'a> {
             .as_mut()
             .and_then(|g| g.aggs.last_mut())
             .ok_or_else(|| Error::internal("ordered aggregate outside a grouped query"))?;
+        if call.distinct {
+            let arg = format!("{:?}", call.arg);
+            if keys.iter().any(|k| format!("{:?}", Some(&k.expr)) != arg) {
+                return Err(Error::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+                ));
+            }
+        }
         call.order_by = keys;
         Ok(())
     }
@@ -2642,18 +2668,30 @@ impl<'a> Binder<'a> {
         arg: Option<Expr>,
         arg_type: DataType,
         delimiter: Option<Expr>,
+        distinct: bool,
     ) -> Result<Typed> {
         let g = self
             .grouping
             .as_mut()
             .ok_or_else(|| Error::internal("aggregate outside a grouped query"))?;
         let idx = g.keys.len() + g.aggs.len();
+        // DISTINCT takes its inputs in order (as PostgreSQL's sort does), unless ORDER BY
+        // says otherwise.
+        let order_by = match (&arg, distinct) {
+            (Some(a), true) => vec![super::plan::OrderKey {
+                expr: a.clone(),
+                desc: false,
+                nulls_first: false,
+            }],
+            _ => Vec::new(),
+        };
         g.aggs.push(AggCall {
             func,
             arg,
             arg_type,
             delimiter,
-            order_by: Vec::new(),
+            order_by,
+            distinct,
         });
         Ok((Expr::Column(idx), func.result_type(arg_type)))
     }

@@ -2164,6 +2164,12 @@ enum AggState {
         acc: Option<bool>,
         and: bool,
     },
+    /// `agg(DISTINCT x)`: the values given to `inner` so far; a value seen is not given
+    /// again.
+    Distinct {
+        inner: Box<AggState>,
+        seen: FxHashSet<Value>,
+    },
     /// `agg(x ORDER BY ...)`: the inputs (sort keys, value, delimiter), given to the
     /// aggregate in order when it finishes.
     Ordered {
@@ -2182,6 +2188,7 @@ fn w_aggregate_call(w: &WindowCall) -> Option<AggCall> {
             arg_type: w.arg_type,
             delimiter: None,
             order_by: Vec::new(),
+            distinct: false,
         }),
         _ => None,
     }
@@ -2192,7 +2199,13 @@ type AggInput = (Option<Value>, Option<Value>);
 
 impl AggState {
     fn new(call: &AggCall) -> AggState {
-        let state = Self::unordered(call);
+        let mut state = Self::unordered(call);
+        if call.distinct {
+            state = AggState::Distinct {
+                inner: Box::new(state),
+                seen: FxHashSet::default(),
+            };
+        }
         if call.order_by.is_empty() {
             return state;
         }
@@ -2249,6 +2262,14 @@ impl AggState {
             AggState::Ordered { inputs, .. } => {
                 inputs.push((keys()?, (v, delimiter)));
                 Ok(())
+            }
+            AggState::Distinct { inner, seen } => {
+                if let Some(value) = &v {
+                    if !seen.insert(value.clone()) {
+                        return Ok(());
+                    }
+                }
+                inner.input(keys, v, delimiter)
             }
             AggState::ArrayAgg { items, .. } => {
                 items.push(v.unwrap_or(Value::Null));
@@ -2340,7 +2361,7 @@ impl AggState {
                 });
             }
             AggState::ArrayAgg { items, .. } => items.push(v.unwrap_or(Value::Null)),
-            AggState::Ordered { .. } => {
+            AggState::Ordered { .. } | AggState::Distinct { .. } => {
                 return Err(Error::internal("ordered aggregate input without keys"))
             }
         }
@@ -2360,6 +2381,7 @@ impl AggState {
                 }
                 return inner.finish();
             }
+            AggState::Distinct { inner, .. } => return inner.finish(),
             AggState::ArrayAgg { items, .. } if items.is_empty() => Value::Null,
             AggState::ArrayAgg { items, element } => Value::Array(element, items.into()),
             AggState::Bool { acc, .. } => acc.map_or(Value::Null, Value::Bool),

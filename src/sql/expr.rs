@@ -71,6 +71,8 @@ pub enum Func {
     Coalesce,
     Abs,
     Nextval,
+    /// setval(sequence, value[, is_called]).
+    Setval,
     Version,
     CurrentDatabase,
     CurrentUser,
@@ -585,7 +587,11 @@ impl Expr {
             Expr::Func(f, args) => {
                 !matches!(
                     f,
-                    Func::Random | Func::ClockTimestamp | Func::Nextval | Func::SetConfig
+                    Func::Random
+                        | Func::ClockTimestamp
+                        | Func::Nextval
+                        | Func::Setval
+                        | Func::SetConfig
                 ) && args.iter().all(go)
             }
         }
@@ -904,6 +910,35 @@ fn eval_func(
                 ))
             }
         },
+        Func::Setval => {
+            let name = text_of(&vals[0]);
+            let name = name.trim_matches('"').trim_start_matches("public.");
+            let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
+                Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                )
+            })?;
+            let (Some(v), called) = (vals[1].as_i64(), vals.get(2)) else {
+                return Ok(Value::Null);
+            };
+            let called = match called {
+                None => true,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Ok(Value::Null),
+            };
+            super::session::check_sequence_value(&seq, v, "setval")?;
+            let next = if called {
+                v.checked_add(seq.increment()).unwrap_or(i64::MAX)
+            } else {
+                v
+            };
+            let logged = ctx.engine.txn.set_sequence(&seq, next)?;
+            if let Some(l) = logged {
+                ctx.logged_upto.set(ctx.logged_upto.get().max(l.0));
+            }
+            Value::Int8(v)
+        }
         Func::Nextval => {
             let name = text_of(&vals[0]);
             let name = name.trim_matches('"').trim_start_matches("public.");

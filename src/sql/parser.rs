@@ -20,8 +20,22 @@ pub enum Statement {
     },
     Checkpoint,
     ShowAll,
+    /// ALTER SEQUENCE name OWNED BY table.column | NONE, or RESTART [WITH n] (sqlparser
+    /// has no ALTER SEQUENCE).
+    AlterSequence {
+        name: String,
+        action: SequenceAction,
+    },
     /// An empty query (only in a Parse message; simple queries drop empty statements).
     Empty,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SequenceAction {
+    /// OWNED BY table.column (None: OWNED BY NONE).
+    OwnedBy(Option<(String, String)>),
+    /// RESTART [WITH n].
+    Restart(Option<i64>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,6 +300,14 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
             return Err(syntax_near(&words.rest(1)));
         }
         Some("show") if words.rest(1).eq_ignore_ascii_case("all") => return Ok(Statement::ShowAll),
+        Some("alter") if words.tokens.get(1).map(String::as_str) == Some("sequence") => {
+            return parse_alter_sequence(&words)
+        }
+        // sqlparser takes CREATE SEQUENCE's options in one order only; PostgreSQL (and
+        // pg_dump's output) in any.
+        Some("create") if words.tokens.get(1).map(String::as_str) == Some("sequence") => {
+            return parse_create_sequence(&words)
+        }
         // PostgreSQL's ABORT is ROLLBACK by another name.
         Some("abort") => {
             let at = sql.to_ascii_lowercase().find("abort").unwrap_or(0);
@@ -301,6 +323,152 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         1 => Ok(Statement::Ast(Box::new(stmts.remove(0)))),
         _ => Err(Error::syntax("syntax error: expected one statement")),
     }
+}
+
+/// An identifier as a word gives it: unquoted (and lower-cased), the `public.` schema
+/// left out.
+fn word_name(w: &str) -> String {
+    let bare = w.strip_prefix("public.").unwrap_or(w);
+    bare.strip_prefix('"')
+        .map_or(bare.to_string(), str::to_string)
+}
+
+fn parse_create_sequence(words: &Words) -> Result<Statement> {
+    let t: Vec<&str> = words.tokens.iter().map(String::as_str).collect();
+    let mut i = 2;
+    let if_not_exists = t[i..].starts_with(&["if", "not", "exists"]);
+    if if_not_exists {
+        i += 3;
+    }
+    let name = match t.get(i) {
+        Some(n) => word_name(n),
+        None => return Err(Error::syntax("syntax error at end of input")),
+    };
+    i += 1;
+    let number = |i: &mut usize| -> Result<ast::Expr> {
+        let negative = t.get(*i) == Some(&"-");
+        if negative {
+            *i += 1;
+        }
+        let n = t
+            .get(*i)
+            .ok_or_else(|| Error::syntax("syntax error at end of input"))?;
+        if n.parse::<i64>().is_err() {
+            return Err(syntax_near(n));
+        }
+        *i += 1;
+        let value = ast::Expr::value(ast::Value::Number(n.to_string(), false));
+        Ok(if negative {
+            ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr: Box::new(value),
+            }
+        } else {
+            value
+        })
+    };
+    let mut data_type = None;
+    let mut options = Vec::new();
+    let mut owned_by = None;
+    while i < t.len() {
+        let word = t[i];
+        i += 1;
+        match word {
+            "as" => {
+                let ty = t
+                    .get(i)
+                    .ok_or_else(|| Error::syntax("syntax error at end of input"))?;
+                i += 1;
+                data_type = Some(match *ty {
+                    "smallint" | "int2" => ast::DataType::SmallInt(None),
+                    "integer" | "int" | "int4" => ast::DataType::Integer(None),
+                    "bigint" | "int8" => ast::DataType::BigInt(None),
+                    _ => ast::DataType::Text,
+                });
+            }
+            "increment" => {
+                let by = t.get(i) == Some(&"by");
+                if by {
+                    i += 1;
+                }
+                options.push(ast::SequenceOptions::IncrementBy(number(&mut i)?, by));
+            }
+            "start" => {
+                let with = t.get(i) == Some(&"with");
+                if with {
+                    i += 1;
+                }
+                options.push(ast::SequenceOptions::StartWith(number(&mut i)?, with));
+            }
+            "minvalue" => options.push(ast::SequenceOptions::MinValue(Some(number(&mut i)?))),
+            "maxvalue" => options.push(ast::SequenceOptions::MaxValue(Some(number(&mut i)?))),
+            "cache" => options.push(ast::SequenceOptions::Cache(number(&mut i)?)),
+            "cycle" => options.push(ast::SequenceOptions::Cycle(true)),
+            "no" => {
+                let what = t.get(i).copied().unwrap_or("");
+                i += 1;
+                options.push(match what {
+                    "minvalue" => ast::SequenceOptions::MinValue(None),
+                    "maxvalue" => ast::SequenceOptions::MaxValue(None),
+                    "cycle" => ast::SequenceOptions::Cycle(false),
+                    other => return Err(syntax_near(other)),
+                });
+            }
+            "owned" if t.get(i) == Some(&"by") => {
+                let target = t
+                    .get(i + 1)
+                    .ok_or_else(|| Error::syntax("syntax error at end of input"))?;
+                i += 2;
+                owned_by = Some(ast::ObjectName::from(
+                    target
+                        .split('.')
+                        .map(|p| ast::Ident::new(word_name(p)))
+                        .collect::<Vec<_>>(),
+                ));
+            }
+            ";" => {}
+            other => return Err(syntax_near(other)),
+        }
+    }
+    Ok(Statement::Ast(Box::new(ast::Statement::CreateSequence {
+        temporary: false,
+        if_not_exists,
+        name: ast::ObjectName::from(vec![ast::Ident::new(name)]),
+        data_type,
+        sequence_options: options,
+        owned_by,
+    })))
+}
+
+fn parse_alter_sequence(words: &Words) -> Result<Statement> {
+    let t: Vec<&str> = words.tokens.iter().map(String::as_str).collect();
+    let name = match t.get(2) {
+        Some(n) => word_name(n),
+        None => return Err(Error::syntax("syntax error at end of input")),
+    };
+    let action = match &t[3..] {
+        ["owned", "by", "none"] => SequenceAction::OwnedBy(None),
+        ["owned", "by", target] => {
+            let target = target.strip_prefix("public.").unwrap_or(target);
+            match target.split_once('.') {
+                Some((table, column)) => {
+                    SequenceAction::OwnedBy(Some((word_name(table), word_name(column))))
+                }
+                None => return Err(syntax_near(target)),
+            }
+        }
+        ["restart"] => SequenceAction::Restart(None),
+        ["restart", "with", n] | ["restart", n] => match n.parse::<i64>() {
+            Ok(n) => SequenceAction::Restart(Some(n)),
+            Err(_) => return Err(syntax_near(n)),
+        },
+        _ => {
+            return Err(Error::unsupported(
+                "ALTER SEQUENCE supports only OWNED BY and RESTART yet",
+            ))
+        }
+    };
+    Ok(Statement::AlterSequence { name, action })
 }
 
 /// The table name a respelled `FOR NO KEY UPDATE` / `FOR KEY SHARE` clause carries in its

@@ -711,23 +711,19 @@ impl PgCatalog {
                 .iter()
                 .map(|(o, n)| vec![Value::Oid(*o), name(n), Value::Oid(BOOTSTRAP_ROLE)])
                 .collect(),
-            PgCatalog::Sequence => sequences(engine, visible)
+            PgCatalog::Sequence => sequence_entries(engine, visible)
                 .into_iter()
-                .map(|(oid, t)| {
-                    let max = match t {
-                        DataType::Int2 => i16::MAX as i64,
-                        DataType::Int4 => i32::MAX as i64,
-                        _ => i64::MAX,
-                    };
+                .map(|e| {
+                    let o = e.options;
                     vec![
-                        Value::Oid(oid),
-                        Value::Oid(t.oid()),
-                        Value::Int8(1),
-                        Value::Int8(1),
-                        Value::Int8(max),
-                        Value::Int8(1),
-                        Value::Int8(1),
-                        Value::Bool(false),
+                        Value::Oid(e.oid),
+                        Value::Oid(o.data_type.oid()),
+                        Value::Int8(o.start),
+                        Value::Int8(o.increment),
+                        Value::Int8(o.max),
+                        Value::Int8(o.min),
+                        Value::Int8(o.cache),
+                        Value::Bool(o.cycle),
                     ]
                 })
                 .collect(),
@@ -756,37 +752,66 @@ fn char_value(c: char) -> Value {
     Value::Text(c.to_string())
 }
 
-/// Each owned sequence's OID and type (its serial column's), with its table.
-fn owned_sequences(t: &Table, def: &TableDef) -> Vec<(u32, usize, DataType)> {
-    let mut out = Vec::new();
-    for (k, seq) in def.owned_sequences.iter().enumerate() {
-        let k = k as u32;
-        if FIRST_SEQUENCE + k > LAST_SEQUENCE {
-            break;
-        }
-        let column = def.columns.iter().position(|c| {
-            c.default
-                .as_deref()
-                .and_then(|d| d.strip_prefix("nextval('"))
-                .and_then(|d| d.strip_suffix("')"))
-                == Some(seq.as_str())
-        });
-        let (attnum, ty) =
-            column.map_or((0, DataType::Int8), |i| (i + 1, def.columns[i].data_type));
-        out.push((table_oid(t) + FIRST_SEQUENCE + k, attnum, ty));
-    }
-    out
+/// A sequence as the catalogs show it.
+struct SequenceEntry {
+    oid: u32,
+    name: String,
+    /// The table that owns it and the column (1-based; 0: none found) whose default
+    /// draws from it.
+    owner: Option<(u32, usize)>,
+    options: crate::storage::SequenceOptions,
 }
 
-fn sequences(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<(u32, DataType)> {
-    tables(engine, visible)
-        .iter()
-        .flat_map(|(t, def)| {
-            owned_sequences(t, def)
-                .into_iter()
-                .map(|(o, _, ty)| (o, ty))
-        })
-        .collect()
+/// Every sequence the scanning transaction sees: those tables own (a serial column's is
+/// numbered in its table's OIDs, a created one by its own), then created ones no table
+/// owns.
+fn sequence_entries(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<SequenceEntry> {
+    let catalog = &engine.txn.catalog;
+    let mut out = Vec::new();
+    for (t, def) in tables(engine, visible) {
+        for (k, seq) in def.owned_sequences.iter().enumerate() {
+            let k = k as u32;
+            let column = def.columns.iter().position(|c| {
+                c.default
+                    .as_deref()
+                    .and_then(|d| d.strip_prefix("nextval('"))
+                    .and_then(|d| d.strip_suffix("')"))
+                    == Some(seq.as_str())
+            });
+            let created = catalog.sequence(seq).and_then(|s| s.created);
+            let (oid, options) = match created {
+                Some((id, options)) => (id_oid(id), options),
+                None if FIRST_SEQUENCE + k <= LAST_SEQUENCE => {
+                    let ty = column.map_or(DataType::Int8, |i| def.columns[i].data_type);
+                    (
+                        table_oid(&t) + FIRST_SEQUENCE + k,
+                        crate::storage::SequenceOptions::defaults(ty),
+                    )
+                }
+                None => continue,
+            };
+            out.push(SequenceEntry {
+                oid,
+                name: seq.clone(),
+                owner: Some((table_oid(&t), column.map_or(0, |i| i + 1))),
+                options,
+            });
+        }
+    }
+    let owned: Vec<String> = out.iter().map(|e| e.name.clone()).collect();
+    for seq in catalog.created_sequences() {
+        if let Some((id, options)) = seq.created {
+            if !owned.contains(&seq.name) {
+                out.push(SequenceEntry {
+                    oid: id_oid(id),
+                    name: seq.name.clone(),
+                    owner: None,
+                    options,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// `pg_depend`: an owned sequence on its column (`a`), a primary key index on its
@@ -804,11 +829,13 @@ fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Va
         ]
     };
     let mut rows = Vec::new();
+    for seq in sequence_entries(engine, visible) {
+        if let Some((table, attnum)) = seq.owner {
+            rows.push(row(PG_CLASS, seq.oid, PG_CLASS, table, attnum, 'a'));
+        }
+    }
     for (t, def) in tables(engine, visible) {
         let oid = table_oid(&t);
-        for (seq, attnum, _) in owned_sequences(&t, &def) {
-            rows.push(row(PG_CLASS, seq, PG_CLASS, oid, attnum, 'a'));
-        }
         for index in table_indexes(&t, &def) {
             match index.constraint {
                 Some((constraint, _)) => {
@@ -854,7 +881,12 @@ pub fn namespace_by_name(text: &str) -> Option<(u32, &'static str)> {
 
 /// A table's OID.
 pub fn table_oid(t: &Table) -> u32 {
-    FIRST_TABLE_OID.wrapping_add(t.id.0.wrapping_mul(OIDS_PER_TABLE))
+    id_oid(t.id)
+}
+
+/// The OID of the object numbered `id` (a table, or a sequence CREATE SEQUENCE made).
+fn id_oid(id: crate::storage::TableId) -> u32 {
+    FIRST_TABLE_OID.wrapping_add(id.0.wrapping_mul(OIDS_PER_TABLE))
 }
 
 fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<(Arc<Table>, Arc<TableDef>)> {
@@ -1045,22 +1077,18 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
                 index: Some(index),
             });
         }
-        for (k, seq) in def.owned_sequences.iter().enumerate() {
-            let k = k as u32;
-            if FIRST_SEQUENCE + k > LAST_SEQUENCE {
-                break;
-            }
-            out.push(Relation {
-                oid: oid + FIRST_SEQUENCE + k,
-                name: seq.clone(),
-                namespace: NAMESPACE_PUBLIC,
-                kind: 'S',
-                natts: 3,
-                has_index: false,
-                table: None,
-                index: None,
-            });
-        }
+    }
+    for seq in sequence_entries(engine, visible) {
+        out.push(Relation {
+            oid: seq.oid,
+            name: seq.name,
+            namespace: NAMESPACE_PUBLIC,
+            kind: 'S',
+            natts: 3,
+            has_index: false,
+            table: None,
+            index: None,
+        });
     }
     out
 }

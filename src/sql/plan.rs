@@ -403,6 +403,33 @@ pub enum Plan {
         def: crate::storage::IndexDef,
         if_not_exists: bool,
     },
+    CreateSequence {
+        name: String,
+        options: crate::storage::SequenceOptions,
+        if_not_exists: bool,
+        /// OWNED BY table.column.
+        owned_by: Option<(Arc<Table>, usize)>,
+    },
+    DropSequence {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    /// ALTER SEQUENCE ... OWNED BY (`Some`: the new owner, `None` inside: none).
+    SequenceOwner {
+        name: String,
+        owned_by: Option<(Arc<Table>, usize)>,
+    },
+    /// ALTER SEQUENCE ... RESTART [WITH n] (None: its start).
+    RestartSequence {
+        name: String,
+        at: Option<i64>,
+    },
+    /// ALTER TABLE ... ALTER COLUMN ... SET DEFAULT / DROP DEFAULT (None).
+    SetColumnDefault {
+        table: Arc<Table>,
+        column: usize,
+        default: Option<String>,
+    },
     /// DROP INDEX, or ALTER TABLE ... DROP CONSTRAINT of a unique constraint
     /// (`constraint`): the indexes found, by table.
     DropIndex {

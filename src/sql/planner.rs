@@ -6,7 +6,8 @@ use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 
 use super::bind::{
-    contains_aggregate, data_type, ident_name, object_name, Binder, Grouping, Scope, ScopeColumn,
+    contains_aggregate, data_type, function_name, ident_name, object_name, Binder, Grouping, Scope,
+    ScopeColumn,
 };
 use super::expr::{CmpOp, Expr};
 use super::parser::Statement;
@@ -754,6 +755,7 @@ impl Planner<'_> {
                 Ok(Plan::Maintenance { tag })
             }
             Statement::Checkpoint => Ok(Plan::Checkpoint),
+            Statement::AlterSequence { name, action } => self.plan_alter_sequence(name, action),
             Statement::Empty => Ok(Plan::Maintenance { tag: "" }),
             Statement::ShowAll => {
                 self.fields = ["name", "setting", "description"]
@@ -936,6 +938,36 @@ impl Planner<'_> {
             }
             S::AlterTable(at) => self.plan_alter(at),
             S::CreateIndex(ci) => self.plan_create_index(ci),
+            S::CreateSequence {
+                temporary,
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by,
+            } => {
+                if *temporary {
+                    return Err(Error::unsupported(
+                        "temporary sequences are not supported yet",
+                    ));
+                }
+                self.plan_create_sequence(
+                    name,
+                    *if_not_exists,
+                    data_type.as_ref(),
+                    sequence_options,
+                    owned_by.as_ref(),
+                )
+            }
+            S::Drop {
+                object_type: ast::ObjectType::Sequence,
+                if_exists,
+                names,
+                ..
+            } => Ok(Plan::DropSequence {
+                names: names.iter().map(object_name).collect::<Result<_>>()?,
+                if_exists: *if_exists,
+            }),
             S::Drop {
                 object_type: ast::ObjectType::Index,
                 if_exists,
@@ -1516,7 +1548,190 @@ impl Planner<'_> {
         })
     }
 
+    fn plan_create_sequence(
+        &mut self,
+        name: &ast::ObjectName,
+        if_not_exists: bool,
+        data_type: Option<&ast::DataType>,
+        options: &[ast::SequenceOptions],
+        owned_by: Option<&ast::ObjectName>,
+    ) -> Result<Plan> {
+        let name = object_name(name)?;
+        let invalid = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
+        let ty = match data_type {
+            None => DataType::Int8,
+            Some(dt) => match super::bind::data_type(dt)?.0 {
+                t @ (DataType::Int2 | DataType::Int4 | DataType::Int8) => t,
+                _ => {
+                    return Err(invalid(
+                        "sequence type must be smallint, integer, or bigint".into(),
+                    ))
+                }
+            },
+        };
+        let mut o = crate::storage::SequenceOptions::defaults(ty);
+        let type_max = o.max;
+        let (mut start, mut min, mut max) = (None, None, None);
+        for opt in options {
+            match opt {
+                ast::SequenceOptions::IncrementBy(e, _) => o.increment = constant_i64(e)?,
+                ast::SequenceOptions::MinValue(e) => {
+                    min = e.as_ref().map(constant_i64).transpose()?
+                }
+                ast::SequenceOptions::MaxValue(e) => {
+                    max = e.as_ref().map(constant_i64).transpose()?
+                }
+                ast::SequenceOptions::StartWith(e, _) => start = Some(constant_i64(e)?),
+                ast::SequenceOptions::Cache(e) => o.cache = constant_i64(e)?,
+                ast::SequenceOptions::Cycle(false) => {}
+                ast::SequenceOptions::Cycle(true) => {
+                    return Err(Error::unsupported("CYCLE sequences are not supported yet"))
+                }
+            }
+        }
+        if o.increment == 0 {
+            return Err(invalid("INCREMENT must not be zero".into()));
+        }
+        if o.increment < 0 {
+            return Err(Error::unsupported(
+                "descending sequences are not supported yet",
+            ));
+        }
+        o.min = min.unwrap_or(1);
+        o.max = max.unwrap_or(type_max);
+        let type_min = -type_max - 1;
+        let name_of = ty.name();
+        if o.max > type_max || o.max < type_min {
+            return Err(invalid(format!(
+                "MAXVALUE ({}) is out of range for sequence data type {name_of}",
+                o.max
+            )));
+        }
+        if o.min > type_max || o.min < type_min {
+            return Err(invalid(format!(
+                "MINVALUE ({}) is out of range for sequence data type {name_of}",
+                o.min
+            )));
+        }
+        if o.min >= o.max {
+            return Err(invalid(format!(
+                "MINVALUE ({}) must be less than MAXVALUE ({})",
+                o.min, o.max
+            )));
+        }
+        o.start = start.unwrap_or(o.min);
+        if o.start < o.min {
+            return Err(invalid(format!(
+                "START value ({}) cannot be less than MINVALUE ({})",
+                o.start, o.min
+            )));
+        }
+        if o.start > o.max {
+            return Err(invalid(format!(
+                "START value ({}) cannot be greater than MAXVALUE ({})",
+                o.start, o.max
+            )));
+        }
+        if o.cache < 1 {
+            return Err(invalid(format!(
+                "CACHE ({}) must be greater than zero",
+                o.cache
+            )));
+        }
+        let owned_by = match owned_by {
+            None => None,
+            Some(target) => {
+                let parts: Vec<String> = target
+                    .0
+                    .iter()
+                    .map(|p| match p {
+                        ast::ObjectNamePart::Identifier(i) => ident_name(i),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                self.sequence_owner(&parts.join("."))?
+            }
+        };
+        Ok(Plan::CreateSequence {
+            name,
+            options: o,
+            if_not_exists,
+            owned_by,
+        })
+    }
+
+    /// OWNED BY's `table.column` (`none`: None).
+    fn sequence_owner(&self, target: &str) -> Result<Option<(Arc<Table>, usize)>> {
+        if target.eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let target = target.strip_prefix("public.").unwrap_or(target);
+        let Some((table, column)) = target.split_once('.') else {
+            return Err(
+                Error::new(SqlState::INVALID_PARAMETER_VALUE, "invalid OWNED BY option")
+                    .with_hint("Specify OWNED BY table.column or OWNED BY NONE."),
+            );
+        };
+        let table = self.table_named(table)?;
+        let def = table.def();
+        let c = def.column_index(column).ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{column}\" of relation \"{}\" does not exist",
+                    def.name
+                ),
+            )
+        })?;
+        Ok(Some((table, c)))
+    }
+
+    fn plan_alter_sequence(
+        &mut self,
+        name: &str,
+        action: &super::parser::SequenceAction,
+    ) -> Result<Plan> {
+        if self.engine.txn.catalog.sequence(name).is_none() {
+            return Err(Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            ));
+        }
+        Ok(match action {
+            super::parser::SequenceAction::OwnedBy(None) => Plan::SequenceOwner {
+                name: name.to_string(),
+                owned_by: None,
+            },
+            super::parser::SequenceAction::OwnedBy(Some((table, column))) => Plan::SequenceOwner {
+                name: name.to_string(),
+                owned_by: self.sequence_owner(&format!("{table}.{column}"))?,
+            },
+            super::parser::SequenceAction::Restart(at) => Plan::RestartSequence {
+                name: name.to_string(),
+                at: *at,
+            },
+        })
+    }
+
     fn plan_alter(&mut self, at: &ast::AlterTable) -> Result<Plan> {
+        if let [ast::AlterTableOperation::OwnerTo { new_owner }] = at.operations.as_slice() {
+            // Every object is owned by the one role there is.
+            let role = match new_owner {
+                ast::Owner::Ident(i) => ident_name(i),
+                _ => "postgres".to_string(),
+            };
+            if role != "postgres" {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("role \"{role}\" does not exist"),
+                ));
+            }
+            let name = object_name(&at.name)?;
+            if self.engine.txn.catalog.sequence(&name).is_none() {
+                self.table(&at.name)?;
+            }
+            return Ok(Plan::Maintenance { tag: "ALTER TABLE" });
+        }
         let table = match self.table(&at.name) {
             Ok(t) => t,
             Err(_) if at.if_exists => return Ok(Plan::Maintenance { tag: "ALTER TABLE" }),
@@ -1583,6 +1798,38 @@ impl Planner<'_> {
                         number: 0,
                     },
                     if_not_exists: false,
+                })
+            }
+            [ast::AlterTableOperation::AlterColumn { column_name, op }] => {
+                let cname = ident_name(column_name);
+                let column = def.column_index(&cname).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{cname}\" of relation \"{}\" does not exist",
+                            def.name
+                        ),
+                    )
+                })?;
+                let default = match op {
+                    ast::AlterColumnOperation::DropDefault => None,
+                    ast::AlterColumnOperation::SetDefault { value } => {
+                        self.binder.no_subqueries = Some("DEFAULT expression");
+                        let t = self.binder.bind(value, &Scope::default());
+                        self.binder.no_subqueries = None;
+                        self.binder.coerce(t?, def.columns[column].data_type)?;
+                        Some(canonical_default(value))
+                    }
+                    _ => {
+                        return Err(Error::unsupported(
+                            "ALTER COLUMN supports only SET DEFAULT and DROP DEFAULT yet",
+                        ))
+                    }
+                };
+                Ok(Plan::SetColumnDefault {
+                    table,
+                    column,
+                    default,
                 })
             }
             [ast::AlterTableOperation::DropConstraint {
@@ -3420,6 +3667,54 @@ fn txn_modes(modes: &[ast::TransactionMode]) -> Result<TxnModes> {
 }
 
 /// The column a PRIMARY KEY element names (expressions are not supported).
+/// A constant integer of a statement (sequence options).
+fn constant_i64(e: &ast::Expr) -> Result<i64> {
+    let parsed = match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse::<i64>().ok(),
+            _ => None,
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => constant_i64(expr).ok().and_then(i64::checked_neg),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Plus,
+            expr,
+        } => constant_i64(expr).ok(),
+        _ => None,
+    };
+    parsed.ok_or_else(|| Error::syntax(format!("syntax error at or near \"{e}\"")))
+}
+
+/// A DEFAULT's text as stored: `nextval('seq'::regclass)`, however qualified, as the
+/// `nextval('seq')` a serial column's default is (the catalogs find its sequence so).
+fn canonical_default(e: &ast::Expr) -> String {
+    if let ast::Expr::Function(f) = e {
+        if function_name(f) == "nextval" {
+            if let ast::FunctionArguments::List(l) = &f.args {
+                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] =
+                    l.args.as_slice()
+                {
+                    let inner = match arg {
+                        ast::Expr::Cast { expr, .. } => expr.as_ref(),
+                        other => other,
+                    };
+                    if let ast::Expr::Value(v) = inner {
+                        if let ast::Value::SingleQuotedString(s) = &v.value {
+                            let bare = s.strip_prefix("public.").unwrap_or(s);
+                            if !bare.contains(['.', '"', '\'']) {
+                                return format!("nextval('{bare}')");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    e.to_string()
+}
+
 /// Refuse what a UNIQUE constraint names that is not supported.
 fn check_unique_options(uc: &ast::UniqueConstraint) -> Result<()> {
     if !uc.include.is_empty()

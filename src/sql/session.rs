@@ -20,10 +20,11 @@ use crate::settings;
 use crate::storage::{IndexDef, Table, TableDef, TableId};
 use crate::txn::ddl::{self, IndexChange, KeyConflict};
 use crate::txn::increments::check_row;
+use crate::txn::records;
 use crate::txn::{close_gate_for_rebuild, Committing, Isolation, SessionSlot, Transaction, Want};
 use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
-use crate::wal::SyncLevel;
+use crate::wal::{RecordKind, SyncLevel};
 
 mod txn_control;
 
@@ -1352,7 +1353,62 @@ impl Session {
                 if_not_exists,
             } => {
                 self.create_index(table, def.clone(), *if_not_exists)?;
-                command("CREATE INDEX")
+                command(if def.constraint {
+                    "ALTER TABLE"
+                } else {
+                    "CREATE INDEX"
+                })
+            }
+            Plan::CreateSequence {
+                name,
+                options,
+                if_not_exists,
+                owned_by,
+            } => {
+                self.create_sequence(name, *options, *if_not_exists, owned_by.as_ref())?;
+                command("CREATE SEQUENCE")
+            }
+            Plan::DropSequence { names, if_exists } => {
+                for name in names {
+                    self.drop_sequence(name, *if_exists)?;
+                }
+                command("DROP SEQUENCE")
+            }
+            Plan::SequenceOwner { name, owned_by } => {
+                self.outside_block("ALTER SEQUENCE")?;
+                self.set_sequence_owner(name, owned_by.as_ref())?;
+                command("ALTER SEQUENCE")
+            }
+            Plan::RestartSequence { name, at } => {
+                self.outside_block("ALTER SEQUENCE")?;
+                let seq = self.engine.txn.catalog.sequence(name).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{name}\" does not exist"),
+                    )
+                })?;
+                let start = seq.created.map_or(1, |(_, o)| o.start);
+                let next = at.unwrap_or(start);
+                check_sequence_value(&seq, next, "RESTART")?;
+                let flight = ddl::commit_catalog_change(
+                    &self.engine.txn,
+                    RecordKind::SetSequence,
+                    &records::encode_set_sequence(name, next),
+                    self.sync_level(),
+                    |_| seq.set_next(next),
+                )?;
+                self.finish_catalog_change(flight);
+                command("ALTER SEQUENCE")
+            }
+            Plan::SetColumnDefault {
+                table,
+                column,
+                default,
+            } => {
+                let mut new_def = (*table.def()).clone();
+                new_def.columns[*column].default = default.clone();
+                self.alter_table_definition(table, "ALTER TABLE", new_def)?;
+                command("ALTER TABLE")
             }
             Plan::DropIndex {
                 indexes,
@@ -1403,6 +1459,181 @@ impl Session {
             .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
         }
         Ok(false)
+    }
+
+    /// Refuse a catalog change that is logged on its own inside a transaction block.
+    fn outside_block(&self, what: &str) -> Result<()> {
+        let in_block = self.txn.as_ref().is_some_and(|t| {
+            t.explicit || !t.writes.is_empty() || !t.created.is_empty() || !t.dropped.is_empty()
+        });
+        if in_block || self.simple_query_statements > 1 {
+            return Err(Error::unsupported(format!(
+                "{what} inside a transaction block is not supported yet"
+            ))
+            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
+        }
+        Ok(())
+    }
+
+    /// Give `table` the definition `new_def` (its indexes unchanged), logged as an
+    /// AlterTable record, with the table's writers kept out meanwhile.
+    fn alter_table_definition(
+        &mut self,
+        table: &Arc<Table>,
+        what: &str,
+        new_def: TableDef,
+    ) -> Result<()> {
+        let own = self.own_catalog_change(table, what)?;
+        let closed = if own {
+            None
+        } else {
+            Some(close_gate_for_rebuild(&self.slot, table)?)
+        };
+        let txn = self.engine.txn.clone();
+        let flight = {
+            let _ddl = txn.catalog.ddl_lock();
+            ddl::commit_indexes(
+                &txn,
+                table,
+                new_def,
+                IndexChange::Definition,
+                self.sync_level(),
+            )?
+        };
+        drop(closed);
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// CREATE SEQUENCE, logged on its own (not inside a transaction block).
+    fn create_sequence(
+        &mut self,
+        name: &str,
+        options: crate::storage::SequenceOptions,
+        if_not_exists: bool,
+        owned_by: Option<&(Arc<Table>, usize)>,
+    ) -> Result<()> {
+        self.outside_block("CREATE SEQUENCE")?;
+        let txn = self.engine.txn.clone();
+        let catalog = &txn.catalog;
+        let flight = {
+            let _ddl = catalog.ddl_lock();
+            if catalog.relation_exists(name) {
+                if if_not_exists {
+                    return Ok(());
+                }
+                return Err(Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{name}\" already exists"),
+                ));
+            }
+            let id = catalog.allocate_table_id();
+            let payload = records::encode_create_sequence(name, id, &options);
+            let mut created = Ok(());
+            let flight = ddl::commit_catalog_change(
+                &txn,
+                RecordKind::CreateSequence,
+                &payload,
+                self.sync_level(),
+                |_| created = catalog.create_sequence(name, id, options),
+            )?;
+            if let Err(e) = created {
+                crate::error::stop_server(&format!(
+                    "could not create a sequence after logging it: {e}"
+                ));
+            }
+            flight
+        };
+        self.finish_catalog_change(flight);
+        if let Some(owner) = owned_by {
+            self.set_sequence_owner(name, Some(owner))?;
+        }
+        Ok(())
+    }
+
+    /// The tables whose definitions list sequence `name` as theirs.
+    fn sequence_owners(&self, name: &str) -> Vec<Arc<Table>> {
+        let catalog = &self.engine.txn.catalog;
+        catalog
+            .table_names()
+            .iter()
+            .filter_map(|n| catalog.table(n))
+            .filter(|t| t.def().owned_sequences.iter().any(|s| s == name))
+            .collect()
+    }
+
+    /// ALTER SEQUENCE ... OWNED BY: the sequence moves to `owner`'s list of the sequences
+    /// it drops with it (or to none).
+    fn set_sequence_owner(
+        &mut self,
+        name: &str,
+        owner: Option<&(Arc<Table>, usize)>,
+    ) -> Result<()> {
+        for table in self.sequence_owners(name) {
+            if owner.is_some_and(|(t, _)| t.id == table.id) {
+                return Ok(());
+            }
+            let mut new_def = (*table.def()).clone();
+            new_def.owned_sequences.retain(|s| s != name);
+            self.alter_table_definition(&table, "ALTER SEQUENCE", new_def)?;
+        }
+        if let Some((table, _)) = owner {
+            let mut new_def = (*table.def()).clone();
+            new_def.owned_sequences.push(name.to_string());
+            self.alter_table_definition(table, "ALTER SEQUENCE", new_def)?;
+        }
+        Ok(())
+    }
+
+    /// DROP SEQUENCE of one sequence.
+    fn drop_sequence(&mut self, name: &str, if_exists: bool) -> Result<()> {
+        self.outside_block("DROP SEQUENCE")?;
+        if self.engine.txn.catalog.sequence(name).is_none() {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("sequence \"{name}\" does not exist"),
+            ));
+        }
+        let catalog = &self.engine.txn.catalog;
+        for table in catalog
+            .table_names()
+            .iter()
+            .filter_map(|n| catalog.table(n))
+        {
+            let def = table.def();
+            let user = def.columns.iter().find(|c| {
+                c.default
+                    .as_deref()
+                    .is_some_and(|d| d.contains(&format!("'{name}'")))
+            });
+            if let Some(c) = user {
+                return Err(Error::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!("cannot drop sequence {name} because other objects depend on it"),
+                )
+                .with_detail(format!(
+                    "default value for column {} of table {} depends on sequence {name}",
+                    c.name, def.name
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+        }
+        self.set_sequence_owner(name, None)?;
+        let txn = self.engine.txn.clone();
+        let flight = ddl::commit_catalog_change(
+            &txn,
+            RecordKind::DropSequence,
+            &records::encode_sequence_name(name),
+            self.sync_level(),
+            |_| {
+                txn.catalog.drop_sequence(name);
+            },
+        )?;
+        self.finish_catalog_change(flight);
+        Ok(())
     }
 
     /// CREATE INDEX: with the table's write gate closed, the entries are built from
@@ -1962,6 +2193,11 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::Truncate { .. }
         | Plan::CreateIndex { .. }
         | Plan::DropIndex { .. }
+        | Plan::CreateSequence { .. }
+        | Plan::DropSequence { .. }
+        | Plan::SequenceOwner { .. }
+        | Plan::RestartSequence { .. }
+        | Plan::SetColumnDefault { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Transaction(_)
         | Plan::Set { .. }
@@ -2014,6 +2250,27 @@ fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
 }
 
 /// The error for a duplicate key found while adding a primary key.
+/// A value `seq` may take (setval, RESTART): 22003 outside its bounds.
+pub fn check_sequence_value(seq: &crate::storage::Sequence, v: i64, what: &str) -> Result<()> {
+    let (min, max) = seq.created.map_or((1, i64::MAX), |(_, o)| (o.min, o.max));
+    if v < min || v > max {
+        let message = match what {
+            "RESTART" => format!("RESTART value ({v}) cannot be less than MINVALUE ({min})"),
+            _ => format!(
+                "setval: value {v} is out of bounds for sequence \"{}\" ({min}..{max})",
+                seq.name
+            ),
+        };
+        let code = if what == "RESTART" {
+            SqlState::INVALID_PARAMETER_VALUE
+        } else {
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE
+        };
+        return Err(Error::new(code, message));
+    }
+    Ok(())
+}
+
 /// The number a new index of a table takes: above those it has (and within the OIDs a
 /// table has for its indexes).
 pub fn next_index_number(def: &TableDef) -> u32 {
@@ -2099,7 +2356,12 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::DropTable { .. } => "DROP TABLE",
         Plan::Truncate { .. } => "TRUNCATE TABLE",
         Plan::AddPrimaryKey { .. } => "ALTER TABLE",
+        Plan::CreateIndex { def, .. } if def.constraint => "ALTER TABLE",
         Plan::CreateIndex { .. } => "CREATE INDEX",
+        Plan::CreateSequence { .. } => "CREATE SEQUENCE",
+        Plan::DropSequence { .. } => "DROP SEQUENCE",
+        Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
+        Plan::SetColumnDefault { .. } => "ALTER TABLE",
         Plan::DropIndex {
             constraint: true, ..
         } => "ALTER TABLE",

@@ -263,16 +263,141 @@ impl TableDef {
     }
 }
 
-/// A sequence (`serial` columns use one). Advances are not transactional, as in PostgreSQL.
+/// What CREATE SEQUENCE sets. Increments are positive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SequenceOptions {
+    /// `smallint`, `integer` or `bigint`.
+    pub data_type: DataType,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    pub cache: i64,
+    pub cycle: bool,
+}
+
+impl SequenceOptions {
+    /// PostgreSQL's defaults for a sequence of `data_type`.
+    pub fn defaults(data_type: DataType) -> SequenceOptions {
+        let max = match data_type {
+            DataType::Int2 => i16::MAX as i64,
+            DataType::Int4 => i32::MAX as i64,
+            _ => i64::MAX,
+        };
+        SequenceOptions {
+            data_type,
+            start: 1,
+            increment: 1,
+            min: 1,
+            max,
+            cache: 1,
+            cycle: false,
+        }
+    }
+
+    pub fn put(&self, w: &mut Writer) {
+        put_type(w, &self.data_type);
+        for v in [self.start, self.increment, self.min, self.max, self.cache] {
+            w.u64(v as u64);
+        }
+        w.u8(self.cycle as u8);
+    }
+
+    pub fn get(r: &mut Reader) -> Result<SequenceOptions> {
+        let data_type = get_type(r)?;
+        let mut v = [0i64; 5];
+        for x in &mut v {
+            *x = r.u64()? as i64;
+        }
+        let [start, increment, min, max, cache] = v;
+        let options = SequenceOptions {
+            data_type,
+            start,
+            increment,
+            min,
+            max,
+            cache,
+            cycle: r.u8()? != 0,
+        };
+        if increment <= 0 || min > max || start < min || start > max {
+            return Err(corrupt(format!("sequence options {options:?}")));
+        }
+        Ok(options)
+    }
+}
+
+/// A sequence: a `serial` column's, or one CREATE SEQUENCE made. Advances are not
+/// transactional, as in PostgreSQL.
 pub struct Sequence {
     pub name: String,
     next: AtomicI64,
     logged: AtomicI64,
+    /// CREATE SEQUENCE's: its options and the id its OIDs are made from. None for a
+    /// serial column's (PostgreSQL's defaults for the column's type).
+    pub created: Option<(TableId, SequenceOptions)>,
+    /// A created sequence handed out its maximum (and does not cycle, or has not yet).
+    spent: parking_lot::Mutex<bool>,
+}
+
+/// Why a sequence gives no next value.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SequenceExhausted {
+    pub max: i64,
 }
 
 impl Sequence {
-    pub fn nextval(&self) -> i64 {
-        self.next.fetch_add(1, Ordering::Relaxed)
+    /// A sequence whose first value is `start`.
+    fn new(name: &str, created: Option<(TableId, SequenceOptions)>) -> Sequence {
+        let start = created.map_or(1, |(_, o)| o.start);
+        Sequence {
+            name: name.to_string(),
+            next: AtomicI64::new(start),
+            // Values below the start "may have been handed out": recovery continues at
+            // the start at the earliest.
+            logged: AtomicI64::new(start - 1),
+            created,
+            spent: parking_lot::Mutex::new(false),
+        }
+    }
+
+    pub fn nextval(&self) -> std::result::Result<i64, SequenceExhausted> {
+        let Some((_, o)) = self.created else {
+            return Ok(self.next.fetch_add(1, Ordering::Relaxed));
+        };
+        // A created sequence's bounds and cycling are decided one caller at a time; the
+        // value past the maximum is `spent` (max + 1 may not fit an i64).
+        let mut spent = self.spent.lock();
+        let current = self.next.load(Ordering::Relaxed);
+        let v = if *spent || current > o.max || current < o.min {
+            if !o.cycle {
+                return Err(SequenceExhausted { max: o.max });
+            }
+            o.min
+        } else {
+            current
+        };
+        *spent = false;
+        match v.checked_add(o.increment) {
+            Some(n) if n <= o.max => self.next.store(n, Ordering::Relaxed),
+            _ => {
+                *spent = true;
+                self.next.store(o.max, Ordering::Relaxed);
+            }
+        }
+        Ok(v)
+    }
+
+    /// setval: the next value handed out is `next`; values below it count as handed out.
+    pub fn set_next(&self, next: i64) {
+        let mut spent = self.spent.lock();
+        *spent = self.created.is_some_and(|(_, o)| next > o.max);
+        self.next.store(next, Ordering::Relaxed);
+        self.logged.store(next - 1, Ordering::Relaxed);
+    }
+
+    /// The value the next nextval would hand out (as the sequence stands).
+    pub fn peek_next(&self) -> i64 {
+        self.next.load(Ordering::Relaxed)
     }
 
     /// Values up to this one may have been handed out (and logged as such).
@@ -280,9 +405,24 @@ impl Sequence {
         &self.logged
     }
 
+    /// The step between values.
+    pub fn increment(&self) -> i64 {
+        self.created.map_or(1, |(_, o)| o.increment)
+    }
+
+    /// The largest value it hands out.
+    pub fn max(&self) -> i64 {
+        self.created.map_or(i64::MAX, |(_, o)| o.max)
+    }
+
     /// Recovery: values up to `v` may have been handed out; continue after them.
     pub fn advance_past(&self, v: i64) {
-        self.next.fetch_max(v + 1, Ordering::Relaxed);
+        match v.checked_add(self.increment()) {
+            Some(n) if n <= self.max() => {
+                self.next.fetch_max(n, Ordering::Relaxed);
+            }
+            _ => *self.spent.lock() = true,
+        }
         self.logged.fetch_max(v, Ordering::Relaxed);
     }
 }
@@ -396,14 +536,11 @@ impl Catalog {
             ));
         }
         for seq in &def.owned_sequences {
-            self.sequences.write().insert(
-                seq.clone(),
-                Arc::new(Sequence {
-                    name: seq.clone(),
-                    next: AtomicI64::new(1),
-                    logged: AtomicI64::new(0),
-                }),
-            );
+            let mut sequences = self.sequences.write();
+            // A sequence CREATE SEQUENCE made and OWNED BY gave the table is kept.
+            if !sequences.contains_key(seq) {
+                sequences.insert(seq.clone(), Arc::new(Sequence::new(seq, None)));
+            }
         }
         let table = Arc::new(Table::create(id, def.clone(), self.pool.clone())?);
         tables.insert(def.name, table.clone());
@@ -509,6 +646,42 @@ impl Catalog {
         self.sequences.read().get(name).cloned()
     }
 
+    /// Every sequence CREATE SEQUENCE made (owned by a table or not).
+    pub fn created_sequences(&self) -> Vec<Arc<Sequence>> {
+        self.sequences
+            .read()
+            .values()
+            .filter(|s| s.created.is_some())
+            .cloned()
+            .collect()
+    }
+
+    /// CREATE SEQUENCE (or its replay).
+    pub fn create_sequence(&self, name: &str, id: TableId, options: SequenceOptions) -> Result<()> {
+        self.next_table_id
+            .fetch_max(id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
+        let mut sequences = self.sequences.write();
+        if sequences.contains_key(name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        sequences.insert(
+            name.to_string(),
+            Arc::new(Sequence::new(name, Some((id, options)))),
+        );
+        self.bump();
+        Ok(())
+    }
+
+    /// DROP SEQUENCE (or its replay): false if there was none.
+    pub fn drop_sequence(&self, name: &str) -> bool {
+        let dropped = self.sequences.write().remove(name).is_some();
+        self.bump();
+        dropped
+    }
+
     /// The catalog as a checkpoint stores it: every table (those being dropped too) with
     /// its root page, hidden row id and whether its creation is confirmed, and every
     /// sequence with the value it is logged up to.
@@ -539,6 +712,14 @@ impl Catalog {
         for s in sequences.values() {
             w.str(&s.name);
             w.u64(s.logged.load(Ordering::Acquire) as u64);
+            match s.created {
+                None => w.u8(0),
+                Some((id, options)) => {
+                    w.u8(1);
+                    w.u32(id.0);
+                    options.put(&mut w);
+                }
+            }
         }
         w.buf
     }
@@ -586,12 +767,14 @@ impl Catalog {
         for _ in 0..nsequences {
             let name = r.str()?;
             let logged = r.u64()? as i64;
-            let seq = Arc::new(Sequence {
-                name: name.clone(),
-                next: AtomicI64::new(1),
-                logged: AtomicI64::new(0),
-            });
-            seq.advance_past(logged);
+            let created = match r.u8()? {
+                0 => None,
+                _ => Some((TableId(r.u32()?), SequenceOptions::get(&mut r)?)),
+            };
+            let seq = Arc::new(Sequence::new(&name, created));
+            if logged >= created.map_or(1, |(_, o)| o.start) {
+                seq.advance_past(logged);
+            }
             catalog.sequences.write().insert(name, seq);
         }
         if !r.is_done() {

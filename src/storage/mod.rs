@@ -43,6 +43,8 @@ mod table_tests;
 pub mod write_gate;
 
 pub use bulk::BulkLoad;
-pub use catalog::{get_def, put_def, Catalog, Column, Sequence, TableDef};
+pub use catalog::{
+    get_def, put_def, Catalog, Column, Sequence, SequenceExhausted, SequenceOptions, TableDef,
+};
 pub use index::{Index, IndexDef};
 pub use table::{Key, Row, Table, TableId, Version, VERSION_SHARDS};

@@ -120,6 +120,19 @@ pub fn commit_primary_key(
     Ok(flight)
 }
 
+/// Log a catalog change of `kind` (a sequence's) and apply it at its LSN. An error here
+/// is from finding room in the log, before anything was logged.
+pub fn commit_catalog_change(
+    txn: &TxnManager,
+    kind: RecordKind,
+    payload: &[u8],
+    level: SyncLevel,
+    apply: impl FnOnce(Lsn),
+) -> Result<CommitInFlight> {
+    let reservation = txn.reserve_log(payload.len())?;
+    Ok(txn.commit_ddl(kind, payload, reservation, level, apply))
+}
+
 /// A change of a table's secondary indexes ([`commit_indexes`]).
 pub enum IndexChange {
     /// A new index, its entries built by [`Table::build_index`] (with the LSN of the
@@ -127,6 +140,9 @@ pub enum IndexChange {
     Add(IndexDef, Box<Table>, Lsn),
     /// The index of this name goes.
     Drop(String),
+    /// The indexes stay; the rest of the definition changes (a column's default, the
+    /// sequences the table owns).
+    Definition,
 }
 
 /// Log the SetIndexes record of `table`'s new definition `new_def` and make the change.
@@ -164,6 +180,7 @@ pub fn commit_indexes(
                         fatal_after_logging("drop an index", &e);
                     }
                 }
+                IndexChange::Definition => table.set_def(new_def),
             }
             txn.catalog.table_altered();
         },

@@ -1139,6 +1139,26 @@ impl TxnManager {
     ///
     /// Fails with 53100 when the log has no room for the record (the value is used up, as
     /// a value of a rolled-back transaction is).
+    /// setval: the sequence hands out `next` next. Logged (as nextval's advances are,
+    /// flushed by the commit that follows); returns the record's end.
+    pub fn set_sequence(&self, seq: &Sequence, next: i64) -> Result<Option<Lsn>> {
+        if self.in_recovery() {
+            return Err(Error::new(
+                SqlState::READ_ONLY_SQL_TRANSACTION,
+                "cannot execute setval() in a read-only transaction",
+            ));
+        }
+        let Some(wal) = &self.wal else {
+            seq.set_next(next);
+            return Ok(None);
+        };
+        let payload = records::encode_set_sequence(&seq.name, next);
+        let reservation = self.reserve_log(payload.len())?;
+        let rec = PendingRecord::new(RecordKind::SetSequence, &payload);
+        seq.set_next(next);
+        Ok(Some(wal.append_unforced(rec, reservation)))
+    }
+
     pub fn nextval(&self, seq: &Sequence) -> Result<(i64, Option<Lsn>)> {
         if self.in_recovery() {
             return Err(Error::new(
@@ -1146,12 +1166,22 @@ impl TxnManager {
                 "cannot execute nextval() in a read-only transaction",
             ));
         }
-        let v = seq.nextval();
+        let v = seq.nextval().map_err(|e| {
+            Error::new(
+                SqlState::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+                format!(
+                    "nextval: reached maximum value of sequence \"{}\" ({})",
+                    seq.name, e.max
+                ),
+            )
+        })?;
         let mut logged_at = None;
         if let Some(wal) = &self.wal {
             let logged = seq.logged_upto();
             if v > logged.load(Ordering::Acquire) {
-                let upto = v + SEQUENCE_LOG_AHEAD;
+                let upto = v
+                    .saturating_add(seq.increment().saturating_mul(SEQUENCE_LOG_AHEAD))
+                    .min(seq.max());
                 let payload = records::encode_sequence_advance(&seq.name, upto);
                 let reservation = self.reserve_log(payload.len())?;
                 let rec = PendingRecord::new(RecordKind::SequenceAdvance, &payload);

@@ -9,6 +9,10 @@
 //!   end after the definition; their replay re-keys the rows.)
 //! - DropTable: table id (used when a transaction that created a table rolls back).
 //! - SequenceAdvance: sequence name and the highest value that may have been handed out.
+//! - SetIndexes: the table's definition with its new indexes; replay builds new ones
+//!   from the rows it has by then and drops those no longer named.
+//! - CreateSequence, DropSequence, SetSequence: a sequence CREATE SEQUENCE made, its drop,
+//!   and setval's next value.
 //! - WriteSetPiece: rows of one table, for a commit whose write set spilled (it is
 //!   logged in pieces, never encoded whole: see `start_piece`). Its Commit record
 //!   follows and names every piece by its LSN; replay applies the pieces when it reaches
@@ -20,7 +24,7 @@ use super::WriteSet;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::btree::BTree;
 use crate::storage::page::PageId;
-use crate::storage::{get_def, put_def, Catalog, Key, TableDef, TableId};
+use crate::storage::{get_def, put_def, Catalog, Key, SequenceOptions, TableDef, TableId};
 use crate::types::{self, Value};
 use crate::wal::{Lsn, Reader, RecordKind, Writer};
 
@@ -69,6 +73,27 @@ fn get_pages(r: &mut Reader<'_>) -> Result<(PageId, Vec<(PageId, u64)>)> {
 pub fn encode_drop_table(id: TableId) -> Vec<u8> {
     let mut w = Writer::default();
     w.u32(id.0);
+    w.buf
+}
+
+pub fn encode_create_sequence(name: &str, id: TableId, options: &SequenceOptions) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.str(name);
+    w.u32(id.0);
+    options.put(&mut w);
+    w.buf
+}
+
+pub fn encode_sequence_name(name: &str) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.str(name);
+    w.buf
+}
+
+pub fn encode_set_sequence(name: &str, next: i64) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.str(name);
+    w.u64(next as u64);
     w.buf
 }
 
@@ -292,6 +317,9 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
         }
         RecordKind::CreateTable
         | RecordKind::SetIndexes
+        | RecordKind::CreateSequence
+        | RecordKind::DropSequence
+        | RecordKind::SetSequence
         | RecordKind::DropTable
         | RecordKind::SequenceAdvance
         | RecordKind::WriteSetPiece => {}
@@ -373,6 +401,24 @@ pub fn replay(
                 .ok_or_else(|| corrupt(format!("no table {}", id.0)))?;
             table.set_indexes(def, lsn)?;
             catalog.table_altered();
+        }
+        RecordKind::CreateSequence => {
+            let name = r.str()?;
+            let id = TableId(r.u32()?);
+            let options = SequenceOptions::get(&mut r)?;
+            if catalog.sequence(&name).is_none() {
+                catalog.create_sequence(&name, id, options)?;
+            }
+        }
+        RecordKind::DropSequence => {
+            catalog.drop_sequence(&r.str()?);
+        }
+        RecordKind::SetSequence => {
+            let name = r.str()?;
+            let next = r.u64()? as i64;
+            if let Some(seq) = catalog.sequence(&name) {
+                seq.set_next(next);
+            }
         }
         RecordKind::SequenceAdvance => {
             let name = r.str()?;

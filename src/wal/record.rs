@@ -43,6 +43,12 @@ pub enum RecordKind {
     /// CREATE INDEX or DROP INDEX: the table's new definition, whose indexes replay
     /// makes the table's (building a new one from the rows it has then).
     SetIndexes = 7,
+    /// CREATE SEQUENCE: str name, u32 id, the options.
+    CreateSequence = 8,
+    /// DROP SEQUENCE: str name.
+    DropSequence = 9,
+    /// setval: str name, u64 the next value to hand out.
+    SetSequence = 10,
 }
 
 impl RecordKind {
@@ -55,6 +61,9 @@ impl RecordKind {
             5 => RecordKind::SequenceAdvance,
             6 => RecordKind::WriteSetPiece,
             7 => RecordKind::SetIndexes,
+            8 => RecordKind::CreateSequence,
+            9 => RecordKind::DropSequence,
+            10 => RecordKind::SetSequence,
             _ => return None,
         })
     }
