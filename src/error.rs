@@ -48,6 +48,7 @@ impl SqlState {
     pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
     pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
     pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
+    pub const CHECK_VIOLATION: SqlState = SqlState("23514");
     pub const DUPLICATE_PREPARED_STATEMENT: SqlState = SqlState("42P05");
     pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
     pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");

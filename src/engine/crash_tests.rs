@@ -203,6 +203,7 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
         } else {
             Vec::new()
         },
+        checks: Vec::new(),
     };
     let id = txn.catalog.allocate_table_id();
     let payload = records::encode_table_def(id, &def);

@@ -2133,8 +2133,11 @@ impl<'a> Binder<'a> {
                 if !(1..=2).contains(&args.len()) {
                     arity(1)?;
                 }
-                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
-                (Func::ConstraintDef, DataType::Text, vec![a])
+                let mut bound = vec![self.bind_as(&args[0], scope, DataType::Oid)?];
+                if let Some(pretty) = args.get(1) {
+                    bound.push(self.bind_as(pretty, scope, DataType::Bool)?);
+                }
+                (Func::ConstraintDef, DataType::Text, bound)
             }
             "quote_ident" => {
                 arity(1)?;

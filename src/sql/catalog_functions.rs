@@ -70,7 +70,9 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
         }
         Func::RegNamespaceOfOid => reg_namespace_of_oid(oid(0)),
         Func::ConstraintDef => {
-            pg_catalog::constraint_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
+            let pretty = vals.get(1) == Some(&Value::Bool(true));
+            pg_catalog::constraint_definition(engine, oid(0), pretty)
+                .map_or(Value::Null, Value::Text)
         }
         Func::EncodingToChar => Value::Text(if oid(0) == 6 { "UTF8" } else { "" }.into()),
         Func::Description => Value::Null,

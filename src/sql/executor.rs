@@ -1549,6 +1549,7 @@ impl Executor<'_> {
                 new[*col] = self.eval(e, &current)?;
             }
             let new = check_row(def, new)?;
+            self.check_constraints(def, &plan.checks, &new)?;
             let new_key = if pk_changes {
                 pk_key(def, &new)?
             } else {
@@ -1696,16 +1697,45 @@ impl Executor<'_> {
             .collect()
     }
 
+    /// 23514 unless every CHECK constraint holds for `row` (true or NULL).
+    pub fn check_constraints(
+        &self,
+        def: &TableDef,
+        checks: &[(String, Expr)],
+        row: &[Value],
+    ) -> Result<()> {
+        for (name, e) in checks {
+            if self.eval(e, row)? == Value::Bool(false) {
+                return Err(Error::new(
+                    SqlState::CHECK_VIOLATION,
+                    format!(
+                        "new row for relation \"{}\" violates check constraint \"{name}\"",
+                        def.name
+                    ),
+                )
+                .with_detail(format!(
+                    "Failing row contains ({}).",
+                    crate::txn::increments::failing_row(row)
+                ))
+                .with_table(def.name.clone())
+                .with_constraint(name.clone()));
+            }
+        }
+        Ok(())
+    }
+
     /// Insert one complete row, handling ON CONFLICT. Returns the row written, if any.
     pub fn insert_row(
         &mut self,
         table: &Arc<Table>,
         def: &TableDef,
+        checks: &[(String, Expr)],
         row: Vec<Value>,
         on_conflict: &OnConflict,
         touched: &mut FxHashSet<Key>,
     ) -> Step<Option<Vec<Value>>> {
         let row = check_row(def, row)?;
+        self.check_constraints(def, checks, &row)?;
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
             self.txn.note_write(table.id, &key)?;
@@ -1762,6 +1792,7 @@ impl Executor<'_> {
                     new[*col] = self.eval(e, &both)?;
                 }
                 let new = check_row(def, new)?;
+                self.check_constraints(def, checks, &new)?;
                 if pk_key(def, &new)? != key {
                     return Err(Error::unsupported(
                         "ON CONFLICT DO UPDATE may not change the primary key",
@@ -1799,9 +1830,14 @@ impl Executor<'_> {
         for values in source_rows {
             check_cancel(self.slot)?;
             let row = self.build_row(&plan.defaults, &plan.targets, values, ncols)?;
-            if let Some(written) =
-                self.insert_row(&plan.table, &plan.def, row, &plan.on_conflict, &mut touched)?
-            {
+            if let Some(written) = self.insert_row(
+                &plan.table,
+                &plan.def,
+                &plan.checks,
+                row,
+                &plan.on_conflict,
+                &mut touched,
+            )? {
                 count += 1;
                 if !plan.returning.is_empty() {
                     returned.push(self.project(&plan.returning, &written)?);

@@ -35,8 +35,12 @@ const LAST_SEQUENCE: u32 = 1023;
 const FIRST_ATTRDEF: u32 = 1024;
 /// Index `n` of a table is `FIRST_INDEX + 2n`, its constraint (if any) the next.
 const FIRST_INDEX: u32 = 2048;
-/// Indexes a table may have: their OIDs stay within the table's.
-pub const MAX_INDEXES: u32 = (OIDS_PER_TABLE - FIRST_INDEX) / 2;
+/// Indexes a table may have: their OIDs stay below its checks'.
+pub const MAX_INDEXES: u32 = (FIRST_CHECK - FIRST_INDEX) / 2;
+/// CHECK constraint `k` of a table is `FIRST_CHECK + k`.
+const FIRST_CHECK: u32 = 3072;
+/// CHECK constraints a table may have: their OIDs stay within the table's.
+pub const MAX_CHECKS: u32 = OIDS_PER_TABLE - FIRST_CHECK;
 
 pub const NAMESPACE_PG_CATALOG: u32 = 11;
 pub const NAMESPACE_PG_TOAST: u32 = 99;
@@ -622,6 +626,12 @@ impl PgCatalog {
                         .into_iter()
                         .filter(|index| index.constraint.is_some())
                         .map(move |index| constraint_row(t, &index))
+                        .chain(
+                            def.checks
+                                .iter()
+                                .enumerate()
+                                .map(move |(k, c)| check_row(t, k, &c.name)),
+                        )
                 })
                 .collect(),
             PgCatalog::AttrDef => {
@@ -912,6 +922,8 @@ pub struct Relation {
     pub table: Option<Arc<TableDef>>,
     /// For an index, which.
     pub index: Option<IndexInfo>,
+    /// `relchecks`: a table's CHECK constraints.
+    pub checks: i16,
 }
 
 /// An index as the catalogs show it: a primary key's or a secondary one.
@@ -1006,6 +1018,36 @@ fn index_row(t: &Table, def: &TableDef, index: &IndexInfo) -> Vec<Value> {
     ]
 }
 
+/// A `pg_constraint` row for CHECK constraint `k` of a table.
+fn check_row(t: &Table, k: usize, constraint: &str) -> Vec<Value> {
+    let f = Value::Bool(false);
+    let tr = Value::Bool(true);
+    let blank = || char_value(' ');
+    vec![
+        Value::Oid(table_oid(t) + FIRST_CHECK + k as u32),
+        name(constraint),
+        Value::Oid(NAMESPACE_PUBLIC),
+        char_value('c'),
+        f.clone(),
+        f.clone(),
+        tr.clone(),
+        Value::Oid(table_oid(t)),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(0),
+        blank(),
+        blank(),
+        blank(),
+        tr.clone(),
+        Value::Int4(0),
+        f,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+    ]
+}
+
 /// A `pg_constraint` row, for an index made by a constraint.
 fn constraint_row(t: &Table, index: &IndexInfo) -> Vec<Value> {
     let f = Value::Bool(false);
@@ -1051,6 +1093,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             has_index: false,
             table: None,
             index: None,
+            checks: 0,
         })
         .collect();
     for (t, def) in tables(engine, visible) {
@@ -1064,6 +1107,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             has_index: !def.primary_key.is_empty() || !def.indexes.is_empty(),
             table: None,
             index: None,
+            checks: def.checks.len() as i16,
         });
         for index in table_indexes(&t, &def) {
             out.push(Relation {
@@ -1075,6 +1119,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
                 has_index: false,
                 table: Some(def.clone()),
                 index: Some(index),
+                checks: 0,
             });
         }
     }
@@ -1088,6 +1133,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             has_index: false,
             table: None,
             index: None,
+            checks: 0,
         });
     }
     out
@@ -1170,7 +1216,7 @@ fn class_row(r: &Relation) -> Vec<Value> {
         char_value('p'),
         char_value(r.kind),
         Value::Int2(r.natts),
-        Value::Int2(0),
+        Value::Int2(r.checks),
         f.clone(),
         f.clone(),
         f.clone(),
@@ -1422,8 +1468,20 @@ fn column_list(def: &TableDef, columns: &[usize]) -> String {
         .join(", ")
 }
 
-/// `pg_get_constraintdef(oid)` for a primary key or unique constraint.
-pub fn constraint_definition(engine: &Engine, constraint_oid: u32) -> Option<String> {
+/// `pg_get_constraintdef(oid[, pretty])` for a primary key, unique or check constraint.
+pub fn constraint_definition(engine: &Engine, constraint_oid: u32, pretty: bool) -> Option<String> {
+    let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
+    for (t, def) in tables(engine, &visible) {
+        let first = table_oid(&t) + FIRST_CHECK;
+        if (first..first + def.checks.len() as u32).contains(&constraint_oid) {
+            let check = &def.checks[(constraint_oid - first) as usize];
+            return Some(if pretty {
+                format!("CHECK ({})", check.expr)
+            } else {
+                format!("CHECK (({}))", check.expr)
+            });
+        }
+    }
     let r = relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
         .into_iter()
         .find(|r| {

@@ -239,6 +239,8 @@ pub struct InsertPlan {
     pub source: InsertSource,
     /// Per table column: its DEFAULT expression (None → NULL).
     pub defaults: Vec<Option<Expr>>,
+    /// The table's CHECK constraints: (name, expression over a row).
+    pub checks: Vec<(String, Expr)>,
     pub on_conflict: OnConflict,
     pub returning: Vec<Expr>,
     /// The subqueries in its expressions (their tables are read).
@@ -248,6 +250,8 @@ pub struct InsertPlan {
 pub struct UpdatePlan {
     pub scan: ScanPlan,
     pub assignments: Vec<(usize, Expr)>,
+    /// The table's CHECK constraints: (name, expression over a row).
+    pub checks: Vec<(String, Expr)>,
     pub returning: Vec<Expr>,
     /// The same assignments as increments, when the UPDATE may defer them (see
     /// `Executor::defer_increment`): it names one row by its whole key, its WHERE reads
@@ -313,6 +317,8 @@ pub struct CopyPlan {
     pub def: Arc<TableDef>,
     pub targets: Vec<usize>,
     pub defaults: Vec<Option<Expr>>,
+    /// The table's CHECK constraints: (name, expression over a row).
+    pub checks: Vec<(String, Expr)>,
     pub stmt: CopyStatement,
 }
 

@@ -740,11 +740,13 @@ impl Planner<'_> {
                 let def = table.def();
                 let targets = self.target_columns(&def, c.columns.iter().cloned())?;
                 let defaults = self.defaults(&def)?;
+                let checks = self.checks(&table, &def)?;
                 Ok(Plan::Copy(Box::new(CopyPlan {
                     table,
                     def,
                     targets,
                     defaults,
+                    checks,
                     stmt: c.clone(),
                 })))
             }
@@ -867,6 +869,32 @@ impl Planner<'_> {
     }
 
     /// Compile every column's DEFAULT expression.
+    /// Bind a CHECK expression over a table's columns: it must be boolean, without
+    /// subqueries or aggregates.
+    fn bind_check(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Expr> {
+        self.binder.no_subqueries = Some("check constraint");
+        let no_aggregates = self.binder.no_aggregates.replace("check constraints");
+        let bound = self.binder.bind_bool(e, scope, "CHECK");
+        self.binder.no_subqueries = None;
+        self.binder.no_aggregates = no_aggregates;
+        bound
+    }
+
+    /// The table's CHECK constraints, compiled over its rows: (name, expression).
+    fn checks(&mut self, table: &Arc<Table>, def: &TableDef) -> Result<Vec<(String, Expr)>> {
+        let scope = table_scope(table, def, None);
+        def.checks
+            .iter()
+            .map(|c| {
+                let ast = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+                    .try_with_sql(&c.expr)
+                    .and_then(|mut p| p.parse_expr())
+                    .map_err(|e| Error::internal(format!("bad stored check {}: {e}", c.expr)))?;
+                Ok((c.name.clone(), self.bind_check(&ast, &scope)?))
+            })
+            .collect()
+    }
+
     fn defaults(&mut self, def: &TableDef) -> Result<Vec<Option<Expr>>> {
         def.columns
             .iter()
@@ -1195,6 +1223,8 @@ impl Planner<'_> {
         let mut primary_key = Vec::new();
         let mut pkey_name = None;
         let mut owned_sequences = Vec::new();
+        // CHECK constraints: (name, expression)
+        let mut checks: Vec<(Option<String>, ast::Expr)> = Vec::new();
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         for col in &ct.columns {
             let cname = ident_name(&col.name);
@@ -1281,6 +1311,10 @@ impl Planner<'_> {
                             .map(ident_name)
                             .or_else(|| opt.name.as_ref().map(ident_name));
                     }
+                    ast::ColumnOption::Check(cc) => {
+                        let named = cc.name.as_ref().or(opt.name.as_ref()).map(ident_name);
+                        checks.push((named, (*cc.expr).clone()));
+                    }
                     ast::ColumnOption::Unique(uc) => {
                         check_unique_options(uc)?;
                         let named = uc.name.as_ref().or(opt.name.as_ref()).map(ident_name);
@@ -1338,6 +1372,9 @@ impl Planner<'_> {
                     }
                     uniques.push((uc.name.as_ref().map(ident_name), cols));
                 }
+                ast::TableConstraint::Check(cc) => {
+                    checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
+                }
                 other => {
                     return Err(Error::unsupported(format!(
                         "table constraint {other} is not supported yet"
@@ -1382,14 +1419,66 @@ impl Planner<'_> {
                 number,
             });
         }
-        let def = TableDef {
+        let mut def = TableDef {
             name,
             columns,
             primary_key,
             pkey_name,
             owned_sequences,
             indexes,
+            checks: Vec::new(),
         };
+        // CHECK constraints: each must bind over the table's columns to a boolean; an
+        // unnamed one is named for the first column it reads, as PostgreSQL names it.
+        if checks.len() > super::pg_catalog::MAX_CHECKS as usize {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "a table can have at most {} check constraints",
+                    super::pg_catalog::MAX_CHECKS
+                ),
+            ));
+        }
+        let placeholder = self.placeholder_table(def.clone());
+        let scope = table_scope(&placeholder, &def, None);
+        for (named, expr) in checks {
+            self.bind_check(&expr, &scope)?;
+            let check_name = match named {
+                Some(n) => n,
+                None => {
+                    let mut read = Vec::new();
+                    referenced_columns(&expr, &def, &mut read);
+                    let base = match read.as_slice() {
+                        [c] => format!("{}_{c}_check", def.name),
+                        _ => format!("{}_check", def.name),
+                    };
+                    let taken = |n: &str| def.checks.iter().any(|c| c.name == n);
+                    if taken(&base) {
+                        (1..)
+                            .map(|k| format!("{base}{k}"))
+                            .find(|n| !taken(n))
+                            .unwrap_or(base)
+                    } else {
+                        base
+                    }
+                }
+            };
+            if def.checks.iter().any(|c| c.name == check_name) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_OBJECT,
+                    format!("check constraint \"{check_name}\" already exists"),
+                ));
+            }
+            // Stored without the parentheses around it (pg_dump writes `CHECK ((e))`).
+            let mut bare = &expr;
+            while let ast::Expr::Nested(inner) = bare {
+                bare = inner;
+            }
+            def.checks.push(crate::storage::CheckDef {
+                name: check_name,
+                expr: bare.to_string(),
+            });
+        }
         Ok(Plan::CreateTable {
             def,
             if_not_exists: ct.if_not_exists,
@@ -3408,12 +3497,14 @@ impl Planner<'_> {
             refuse_reading_target(&table, &exprs, false)?;
         }
         let subqueries = std::mem::take(&mut self.binder.subplans);
+        let checks = self.checks(&table, &def)?;
         Ok(Plan::Insert(Box::new(InsertPlan {
             table,
             def,
             targets,
             source,
             defaults,
+            checks,
             on_conflict,
             returning,
             subqueries,
@@ -3535,9 +3626,11 @@ impl Planner<'_> {
         refuse_reading_target(&table, &set_exprs, true)?;
         refuse_reading_target(&table, &returning.iter().collect::<Vec<_>>(), false)?;
         let subqueries = std::mem::take(&mut self.binder.subplans);
+        let checks = self.checks(&table, &def)?;
         Ok(Plan::Update(Box::new(UpdatePlan {
             scan,
             assignments,
+            checks,
             returning,
             increments,
             defer: Default::default(),
@@ -3667,6 +3760,64 @@ fn txn_modes(modes: &[ast::TransactionMode]) -> Result<TxnModes> {
 }
 
 /// The column a PRIMARY KEY element names (expressions are not supported).
+/// The columns of `def` that `e` names, each once, in order (an unnamed CHECK
+/// constraint is named for its column when it reads just one).
+fn referenced_columns(e: &ast::Expr, def: &TableDef, out: &mut Vec<String>) {
+    use ast::Expr as E;
+    let mut column = |i: &ast::Ident| {
+        let n = ident_name(i);
+        if def.column_index(&n).is_some() && !out.contains(&n) {
+            out.push(n);
+        }
+    };
+    match e {
+        E::Identifier(i) => column(i),
+        E::CompoundIdentifier(parts) => {
+            if let Some(i) = parts.last() {
+                column(i)
+            }
+        }
+        E::BinaryOp { left, right, .. } => {
+            referenced_columns(left, def, out);
+            referenced_columns(right, def, out);
+        }
+        E::UnaryOp { expr, .. }
+        | E::Nested(expr)
+        | E::IsNull(expr)
+        | E::IsNotNull(expr)
+        | E::IsTrue(expr)
+        | E::IsFalse(expr)
+        | E::Cast { expr, .. } => referenced_columns(expr, def, out),
+        E::Between {
+            expr, low, high, ..
+        } => {
+            for x in [expr, low, high] {
+                referenced_columns(x, def, out);
+            }
+        }
+        E::InList { expr, list, .. } => {
+            referenced_columns(expr, def, out);
+            for x in list {
+                referenced_columns(x, def, out);
+            }
+        }
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => {
+            referenced_columns(expr, def, out);
+            referenced_columns(pattern, def, out);
+        }
+        E::Function(f) => {
+            if let ast::FunctionArguments::List(l) = &f.args {
+                for a in &l.args {
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a {
+                        referenced_columns(x, def, out);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A constant integer of a statement (sequence options).
 fn constant_i64(e: &ast::Expr) -> Result<i64> {
     let parsed = match e {
@@ -3782,7 +3933,7 @@ fn increment_form(
         // An indexed column's new value must be known before commit (its entry, and a
         // unique index's check).
         let indexed = def.indexes.iter().any(|i| i.columns.contains(&column));
-        if is_key(column) || !numeric || indexed {
+        if is_key(column) || !numeric || indexed || !def.checks.is_empty() {
             return None;
         }
         let e = match e {

@@ -2056,17 +2056,26 @@ impl Session {
                 };
                 if bulk {
                     let row = check_row(&cp.def, row).map_err(context)?;
+                    exec.check_constraints(&cp.def, &cp.checks, &row)
+                        .map_err(context)?;
                     exec.bulk_insert(&cp.table, &cp.def, &column_types, &row, image)
                         .map_err(context)?;
                 } else {
                     // insert_row checks the row itself.
-                    exec.insert_row(&cp.table, &cp.def, row, &OnConflict::Error, &mut touched)
-                        .map_err(|stop| match stop {
-                            Stop::Error(e) => context(e),
-                            Stop::WaitForLock => {
-                                Error::internal("a COPY stopped at a row lock it blocks at")
-                            }
-                        })?;
+                    exec.insert_row(
+                        &cp.table,
+                        &cp.def,
+                        &cp.checks,
+                        row,
+                        &OnConflict::Error,
+                        &mut touched,
+                    )
+                    .map_err(|stop| match stop {
+                        Stop::Error(e) => context(e),
+                        Stop::WaitForLock => {
+                            Error::internal("a COPY stopped at a row lock it blocks at")
+                        }
+                    })?;
                 }
                 copy.rows += 1;
                 if copy.rows.is_multiple_of(1024) && exec.slot.cancel.load(Ordering::Acquire) {

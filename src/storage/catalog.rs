@@ -144,6 +144,11 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
         w.u8(index.unique as u8 | (index.constraint as u8) << 1);
         w.u32(index.number);
     }
+    w.varint(def.checks.len() as u64);
+    for check in &def.checks {
+        w.str(&check.name);
+        w.str(&check.expr);
+    }
 }
 
 pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
@@ -200,6 +205,14 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             number: r.u32()?,
         });
     }
+    let nchecks = r.varint()?;
+    let mut checks = Vec::new();
+    for _ in 0..nchecks {
+        checks.push(CheckDef {
+            name: r.str()?,
+            expr: r.str()?,
+        });
+    }
     Ok((
         id,
         TableDef {
@@ -209,6 +222,7 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             pkey_name,
             owned_sequences,
             indexes,
+            checks,
         },
     ))
 }
@@ -235,6 +249,16 @@ pub struct TableDef {
     pub owned_sequences: Vec<String>,
     /// Secondary indexes, in creation order.
     pub indexes: Vec<IndexDef>,
+    /// CHECK constraints, in creation order.
+    pub checks: Vec<CheckDef>,
+}
+
+/// A CHECK constraint: every row's `expr` (SQL text over the table's columns) is true
+/// or NULL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckDef {
+    pub name: String,
+    pub expr: String,
 }
 
 impl TableDef {
@@ -255,6 +279,7 @@ impl TableDef {
             pkey_name: None,
             owned_sequences: Vec::new(),
             indexes: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

@@ -35,6 +35,7 @@ fn table(frames: usize) -> Table {
         pkey_name: Some("t_pkey".into()),
         owned_sequences: vec![],
         indexes: Vec::new(),
+        checks: Vec::new(),
     };
     Table::create(TableId(1), def, pool).expect("table")
 }

@@ -22,18 +22,7 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
         .zip(&row)
         .position(|(c, v)| c.not_null && v.is_null())
     {
-        let shown: Vec<String> = row
-            .iter()
-            .map(|x| {
-                let mut out = Vec::new();
-                match x {
-                    Value::Null => return "null".to_string(),
-                    Value::Text(s) => return s.clone(),
-                    other => types::encode_text(other, &mut out),
-                }
-                String::from_utf8(out).unwrap_or_default()
-            })
-            .collect();
+        let shown = failing_row(&row);
         return Err(Error::new(
             SqlState::NOT_NULL_VIOLATION,
             format!(
@@ -41,11 +30,27 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
                 def.columns[i].name, def.name
             ),
         )
-        .with_detail(format!("Failing row contains ({}).", shown.join(", ")))
+        .with_detail(format!("Failing row contains ({shown})."))
         .with_table(def.name.clone())
         .with_column(def.columns[i].name.clone()));
     }
     Ok(row)
+}
+
+/// A row as a constraint violation's detail shows it: `1, null, text`.
+pub fn failing_row(row: &[Value]) -> String {
+    row.iter()
+        .map(|x| {
+            let mut out = Vec::new();
+            match x {
+                Value::Null => return "null".to_string(),
+                Value::Text(s) => return s.clone(),
+                other => types::encode_text(other, &mut out),
+            }
+            String::from_utf8(out).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Apply deferred increments to the latest version of a row, checked as an UPDATE's new

@@ -1,6 +1,6 @@
 """Window functions (row_number, rank, dense_rank, and aggregates over partitions,
 with and without ORDER BY), nullif, aggregates with ORDER BY (array_agg,
-string_agg), bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
+string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
 generate_subscripts, in lockstep), and JSON construction (json_build_object,
 json_build_array, to_json, the json type). The expectations were taken from
 PostgreSQL 15 and hold there too."""
@@ -64,6 +64,14 @@ QUERIES = [
      [(None, 1, 'a', None)]),
     ('select id, count(s) over (partition by g order by id) from qa order by id',
      [(1, 1), (2, 2), (3, 1), (4, 0), (5, 1)]),
+    ('select count(distinct g), count(distinct s), sum(distinct g) from qa',
+     [(3, 4, 6)]),
+    ('select array_agg(distinct g) from qa',
+     [([1, 2, 3, None],)]),
+    ("select string_agg(distinct s, ',' order by s desc) from qa",
+     [('e,c,b,a',)]),
+    ('select g, count(distinct s) from qa group by g order by g nulls first',
+     [(None, 0), (1, 2), (2, 1), (3, 1)]),
 ]
 
 ERRORS = [
@@ -73,6 +81,9 @@ ERRORS = [
     ('select \'{"a": 1}\'::json = \'{"a": 1}\'::json', '42883', 'operator does not exist: json = json'),
     ("select json_build_object('a')", '22023', 'argument list must have even number of elements'),
     ('select json_build_object(null, 1)', '22023', 'argument 1 cannot be null'),
+    ('select array_agg(distinct g order by id) from qa', '42P10',
+     'in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list'),
+    ('select lower(distinct s) from qa', '42809', 'DISTINCT specified, but lower is not an aggregate function'),
 ]
 
 
