@@ -430,6 +430,19 @@ pub enum Plan {
         name: String,
         at: Option<i64>,
     },
+    /// ALTER TABLE ... ADD COLUMN: the column, and its default's value for the rows
+    /// already there (an expression of no row, evaluated when the statement runs).
+    AddColumn {
+        table: Arc<Table>,
+        column: crate::storage::Column,
+        existing_rows: Option<Expr>,
+        if_not_exists: bool,
+    },
+    /// ALTER TABLE ... RENAME COLUMN a TO b, or RENAME TO (the table's new definition).
+    Rename {
+        table: Arc<Table>,
+        def: crate::storage::TableDef,
+    },
     /// ALTER TABLE ... ALTER COLUMN ... SET DEFAULT / DROP DEFAULT (None).
     SetColumnDefault {
         table: Arc<Table>,

@@ -1246,6 +1246,7 @@ impl Planner<'_> {
                 data_type: ty,
                 not_null: false,
                 default: None,
+                missing: None,
             };
             if serial {
                 let seq = format!("{name}_{cname}_seq");
@@ -1637,6 +1638,78 @@ impl Planner<'_> {
         })
     }
 
+    fn plan_add_column(
+        &mut self,
+        table: Arc<Table>,
+        def: &TableDef,
+        cd: &ast::ColumnDef,
+        if_not_exists: bool,
+    ) -> Result<Plan> {
+        let name = ident_name(&cd.name);
+        if def.column_index(&name).is_some() {
+            if if_not_exists {
+                return Ok(Plan::Maintenance { tag: "ALTER TABLE" });
+            }
+            return Err(Error::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!(
+                    "column \"{name}\" of relation \"{}\" already exists",
+                    def.name
+                ),
+            ));
+        }
+        if def.columns.len() >= 1600 {
+            return Err(Error::new(
+                SqlState::TOO_MANY_COLUMNS,
+                "tables can have at most 1600 columns",
+            ));
+        }
+        let (ty, serial) = data_type(&cd.data_type)?;
+        if serial {
+            return Err(Error::unsupported(
+                "ADD COLUMN of a serial column is not supported yet",
+            ));
+        }
+        let mut column = Column {
+            name,
+            data_type: ty,
+            not_null: false,
+            default: None,
+            missing: None,
+        };
+        let mut existing_rows = None;
+        for opt in &cd.options {
+            match &opt.option {
+                ast::ColumnOption::Null => column.not_null = false,
+                ast::ColumnOption::NotNull => column.not_null = true,
+                ast::ColumnOption::Default(e) => {
+                    self.binder.no_subqueries = Some("DEFAULT expression");
+                    let t = self.binder.bind(e, &Scope::default());
+                    self.binder.no_subqueries = None;
+                    let bound = self.binder.coerce(t?, ty)?;
+                    if !bound.reads_only(&|_| false) {
+                        return Err(Error::unsupported(
+                            "ADD COLUMN with a volatile DEFAULT (the rows there would each need their own value) is not supported yet",
+                        ));
+                    }
+                    column.default = Some(canonical_default(e));
+                    existing_rows = Some(bound);
+                }
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "ADD COLUMN with {other} is not supported yet"
+                    )))
+                }
+            }
+        }
+        Ok(Plan::AddColumn {
+            table,
+            column,
+            existing_rows,
+            if_not_exists,
+        })
+    }
+
     fn plan_create_sequence(
         &mut self,
         name: &ast::ObjectName,
@@ -1887,6 +1960,79 @@ impl Planner<'_> {
                         number: 0,
                     },
                     if_not_exists: false,
+                })
+            }
+            [ast::AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                column_position: None,
+                ..
+            }] => self.plan_add_column(table, &def, column_def, *if_not_exists),
+            [ast::AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            }] => {
+                let (old, new) = (ident_name(old_column_name), ident_name(new_column_name));
+                let c = def.column_index(&old).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{old}\" does not exist"),
+                    )
+                })?;
+                if def.column_index(&new).is_some() {
+                    return Err(Error::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{new}\" of relation \"{}\" already exists",
+                            def.name
+                        ),
+                    ));
+                }
+                // Stored CHECK expressions and defaults name columns by name.
+                let mentions = |text: &str| {
+                    sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+                        .try_with_sql(text)
+                        .and_then(|mut p| p.parse_expr())
+                        .map(|e| {
+                            let mut read = Vec::new();
+                            referenced_columns(&e, &def, &mut read);
+                            read.contains(&old)
+                        })
+                        .unwrap_or(true)
+                };
+                if def.checks.iter().any(|k| mentions(&k.expr))
+                    || def
+                        .columns
+                        .iter()
+                        .filter_map(|k| k.default.as_deref())
+                        .any(mentions)
+                {
+                    return Err(Error::unsupported(
+                        "renaming a column that a CHECK constraint or a default reads is not supported yet",
+                    ));
+                }
+                let mut new_def = (*def).clone();
+                new_def.columns[c].name = new;
+                Ok(Plan::Rename {
+                    table,
+                    def: new_def,
+                })
+            }
+            [ast::AlterTableOperation::RenameTable { table_name }] => {
+                let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) =
+                    table_name;
+                let new = object_name(n)?;
+                if self.engine.txn.catalog.relation_exists(&new) {
+                    return Err(Error::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{new}\" already exists"),
+                    ));
+                }
+                let mut new_def = (*def).clone();
+                new_def.name = new;
+                Ok(Plan::Rename {
+                    table,
+                    def: new_def,
                 })
             }
             [ast::AlterTableOperation::AlterColumn { column_name, op }] => {

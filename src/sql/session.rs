@@ -1400,14 +1400,43 @@ impl Session {
                 self.finish_catalog_change(flight);
                 command("ALTER SEQUENCE")
             }
+            Plan::AddColumn {
+                table,
+                column,
+                existing_rows,
+                if_not_exists,
+            } => {
+                self.add_column(
+                    table,
+                    column.clone(),
+                    existing_rows.as_ref(),
+                    *if_not_exists,
+                )?;
+                command("ALTER TABLE")
+            }
+            Plan::Rename { table, def } => {
+                let renamed = def.clone();
+                self.alter_table_definition(table, "ALTER TABLE", |current| {
+                    let mut new_def = current.clone();
+                    new_def.name = renamed.name;
+                    for (c, r) in new_def.columns.iter_mut().zip(renamed.columns) {
+                        c.name = r.name;
+                    }
+                    Ok(new_def)
+                })?;
+                command("ALTER TABLE")
+            }
             Plan::SetColumnDefault {
                 table,
                 column,
                 default,
             } => {
-                let mut new_def = (*table.def()).clone();
-                new_def.columns[*column].default = default.clone();
-                self.alter_table_definition(table, "ALTER TABLE", new_def)?;
+                let (column, default) = (*column, default.clone());
+                self.alter_table_definition(table, "ALTER TABLE", |current| {
+                    let mut new_def = current.clone();
+                    new_def.columns[column].default = default;
+                    Ok(new_def)
+                })?;
                 command("ALTER TABLE")
             }
             Plan::DropIndex {
@@ -1475,13 +1504,14 @@ impl Session {
         Ok(())
     }
 
-    /// Give `table` the definition `new_def` (its indexes unchanged), logged as an
-    /// AlterTable record, with the table's writers kept out meanwhile.
+    /// Give `table` the definition `change` makes of its current one (its indexes
+    /// unchanged), logged as a SetIndexes record, with the table's writers kept out from
+    /// before `change` reads the table until the change is made.
     fn alter_table_definition(
         &mut self,
         table: &Arc<Table>,
         what: &str,
-        new_def: TableDef,
+        change: impl FnOnce(&TableDef) -> Result<TableDef>,
     ) -> Result<()> {
         let own = self.own_catalog_change(table, what)?;
         let closed = if own {
@@ -1492,6 +1522,7 @@ impl Session {
         let txn = self.engine.txn.clone();
         let flight = {
             let _ddl = txn.catalog.ddl_lock();
+            let new_def = change(&table.def())?;
             ddl::commit_indexes(
                 &txn,
                 table,
@@ -1503,6 +1534,80 @@ impl Session {
         drop(closed);
         self.finish_catalog_change(flight);
         Ok(())
+    }
+
+    /// ALTER TABLE ... ADD COLUMN: a change of the definition alone. The rows there keep
+    /// their images and read the column as the value its default has now (or NULL).
+    fn add_column(
+        &mut self,
+        table: &Arc<Table>,
+        mut column: crate::storage::Column,
+        existing_rows: Option<&Expr>,
+        if_not_exists: bool,
+    ) -> Result<()> {
+        let value = match existing_rows {
+            None => Value::Null,
+            Some(e) => {
+                let v = self.with_executor(Lsn::ZERO, &[], false, |exec| exec.eval(e, &[]))?;
+                types::cast_assign(v, &column.data_type)?
+            }
+        };
+        if !value.is_null() {
+            let mut text = Vec::new();
+            types::encode_text(&value, &mut text);
+            column.missing = Some(String::from_utf8_lossy(&text).into_owned());
+        }
+        // Rows this transaction wrote are held at the table's width of then.
+        if self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.writes.table(table.id).is_some())
+        {
+            return Err(Error::unsupported(
+                "ADD COLUMN to a table the same transaction has written is not supported yet",
+            ));
+        }
+        self.alter_table_definition(table, "ALTER TABLE", |def| {
+            if def.column_index(&column.name).is_some() {
+                if if_not_exists {
+                    return Ok(def.clone());
+                }
+                return Err(Error::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!(
+                        "column \"{}\" of relation \"{}\" already exists",
+                        column.name, def.name
+                    ),
+                ));
+            }
+            if column.not_null && value.is_null() {
+                // With the gate closed: no row arrives while this looks.
+                let mut any = false;
+                table.scan(
+                    (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+                    Lsn(u64::MAX),
+                    false,
+                    |_, _| {
+                        any = true;
+                        false
+                    },
+                )?;
+                if any {
+                    return Err(Error::new(
+                        SqlState::NOT_NULL_VIOLATION,
+                        format!(
+                            "column \"{}\" of relation \"{}\" contains null values",
+                            column.name, def.name
+                        ),
+                    )
+                    .with_table(def.name.clone())
+                    .with_column(column.name.clone()));
+                }
+            }
+            let mut new_def = def.clone();
+            new_def.columns.push(column);
+            Ok(new_def)
+        })
     }
 
     /// CREATE SEQUENCE, logged on its own (not inside a transaction block).
@@ -1573,14 +1678,18 @@ impl Session {
             if owner.is_some_and(|(t, _)| t.id == table.id) {
                 return Ok(());
             }
-            let mut new_def = (*table.def()).clone();
-            new_def.owned_sequences.retain(|s| s != name);
-            self.alter_table_definition(&table, "ALTER SEQUENCE", new_def)?;
+            self.alter_table_definition(&table, "ALTER SEQUENCE", |current| {
+                let mut new_def = current.clone();
+                new_def.owned_sequences.retain(|s| s != name);
+                Ok(new_def)
+            })?;
         }
         if let Some((table, _)) = owner {
-            let mut new_def = (*table.def()).clone();
-            new_def.owned_sequences.push(name.to_string());
-            self.alter_table_definition(table, "ALTER SEQUENCE", new_def)?;
+            self.alter_table_definition(table, "ALTER SEQUENCE", |current| {
+                let mut new_def = current.clone();
+                new_def.owned_sequences.push(name.to_string());
+                Ok(new_def)
+            })?;
         }
         Ok(())
     }
@@ -2207,6 +2316,8 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::SequenceOwner { .. }
         | Plan::RestartSequence { .. }
         | Plan::SetColumnDefault { .. }
+        | Plan::AddColumn { .. }
+        | Plan::Rename { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Transaction(_)
         | Plan::Set { .. }
@@ -2370,7 +2481,9 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::CreateSequence { .. } => "CREATE SEQUENCE",
         Plan::DropSequence { .. } => "DROP SEQUENCE",
         Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
-        Plan::SetColumnDefault { .. } => "ALTER TABLE",
+        Plan::SetColumnDefault { .. } | Plan::AddColumn { .. } | Plan::Rename { .. } => {
+            "ALTER TABLE"
+        }
         Plan::DropIndex {
             constraint: true, ..
         } => "ALTER TABLE",

@@ -124,6 +124,7 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
         put_type(w, &c.data_type);
         w.u8(c.not_null as u8);
         w.opt_str(c.default.as_deref());
+        w.opt_str(c.missing.as_deref());
     }
     w.varint(def.primary_key.len() as u64);
     for &i in &def.primary_key {
@@ -161,11 +162,13 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
         let data_type = get_type(r)?;
         let not_null = r.u8()? != 0;
         let default = r.opt_str()?;
+        let missing = r.opt_str()?;
         columns.push(Column {
             name,
             data_type,
             not_null,
             default,
+            missing,
         });
     }
     let npk = r.varint()?;
@@ -234,6 +237,9 @@ pub struct Column {
     pub not_null: bool,
     /// The DEFAULT expression as SQL text, compiled by the SQL layer.
     pub default: Option<String>,
+    /// What rows written before the column was added (ALTER TABLE ... ADD COLUMN) hold
+    /// in it: its default's value then, in text form; None: NULL.
+    pub missing: Option<String>,
 }
 
 /// A table's schema. Immutable: DDL installs a new `TableDef`.
@@ -273,6 +279,7 @@ impl TableDef {
                     data_type: t,
                     not_null: false,
                     default: None,
+                    missing: None,
                 })
                 .collect(),
             primary_key: Vec::new(),
@@ -640,6 +647,17 @@ impl Catalog {
 
     /// Note a schema change made to a table in place (e.g. a new primary key).
     pub fn table_altered(&self) {
+        self.bump();
+    }
+
+    /// The table named `old` is now named as its definition says (ALTER TABLE ... RENAME
+    /// TO, or its replay); nothing if it is not there under `old`.
+    pub fn rename_table(&self, old: &str) {
+        let mut tables = stages::write(Stage::Catalog, &self.tables);
+        if let Some(table) = tables.remove(old) {
+            tables.insert(table.def().name.clone(), table);
+        }
+        drop(tables);
         self.bump();
     }
 

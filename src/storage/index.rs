@@ -142,8 +142,14 @@ impl Index {
     }
 
     /// The encoded index key of a stored row image.
-    pub(super) fn key_of_image(&self, image: &[u8], column_types: &[DataType]) -> Result<Key> {
-        let row = types::decode_leading_columns(image, column_types, self.leading_columns())?;
+    pub(super) fn key_of_image(
+        &self,
+        image: &[u8],
+        column_types: &[DataType],
+        missing: &[Value],
+    ) -> Result<Key> {
+        let row =
+            types::decode_leading_columns(image, column_types, self.leading_columns(), missing)?;
         Ok(self.def.key_of(&row))
     }
 

@@ -234,7 +234,9 @@ fn valid_at(chain: &[OldVersion], snapshot: Lsn) -> Option<&[u8]> {
 
 pub struct Table {
     pub id: TableId,
-    def: RwLock<(Arc<TableDef>, Arc<[DataType]>)>,
+    /// The definition, its column types, and what rows written before a column was
+    /// added read for it ([`types::decode_row_filled`]).
+    def: RwLock<DefinitionParts>,
     pool: Arc<BufferPool>,
     tree: BTree,
     /// The tree lock. Shared: to read the tree, or to store a version that changes one
@@ -269,9 +271,30 @@ pub struct Table {
     index_lock: RwLock<()>,
 }
 
+/// A table's definition, its column types, and its columns' values for older rows.
+type DefinitionParts = (Arc<TableDef>, Arc<[DataType]>, Arc<[Value]>);
+
 /// A row key's change in one install: its image before and after (`None`: no row), for
 /// the indexes to follow.
 type RowChange = (Key, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Per column, the value rows written before it was added hold (NULL for most).
+fn missing_values(def: &TableDef) -> Arc<[Value]> {
+    def.columns
+        .iter()
+        .map(|c| match &c.missing {
+            None => Value::Null,
+            Some(text) => types::decode_text(&c.data_type, text).unwrap_or_else(|e| {
+                tracing::error!(
+                    "column \"{}\" of \"{}\": its value for older rows does not parse ({e}); they read NULL",
+                    c.name,
+                    def.name
+                );
+                Value::Null
+            }),
+        })
+        .collect()
+}
 
 fn column_types(def: &TableDef) -> Arc<[DataType]> {
     def.columns.iter().map(|c| c.data_type).collect()
@@ -338,9 +361,10 @@ impl Table {
         next_row_id: u64,
     ) -> Table {
         let types = column_types(&def);
+        let missing = missing_values(&def);
         Table {
             id,
-            def: RwLock::new((Arc::new(def), types)),
+            def: RwLock::new((Arc::new(def), types, missing)),
             pool,
             tree: BTree::open(root),
             tree_lock: RwLock::new(()),
@@ -365,7 +389,8 @@ impl Table {
 
     pub fn set_def(&self, def: TableDef) {
         let types = column_types(&def);
-        *self.def.write() = (Arc::new(def), types);
+        let missing = missing_values(&def);
+        *self.def.write() = (Arc::new(def), types, missing);
     }
 
     /// The tree's root page (for the checkpoint's catalog image).
@@ -446,8 +471,19 @@ impl Table {
         self.def.read().1.clone()
     }
 
+    /// What rows written before each column was added hold in it.
+    pub fn column_missing(&self) -> Arc<[Value]> {
+        self.def.read().2.clone()
+    }
+
     fn decode(&self, image: &[u8]) -> Result<Row> {
-        Ok(Arc::from(types::decode_row(image, &self.column_types())?))
+        let (types, missing) = {
+            let def = self.def.read();
+            (def.1.clone(), def.2.clone())
+        };
+        Ok(Arc::from(types::decode_row_filled(
+            image, &types, &missing,
+        )?))
     }
 
     /// The row visible at `snapshot` under `key`, if any.
@@ -754,16 +790,17 @@ impl Table {
         horizon: Lsn,
     ) -> Result<()> {
         let column_types = self.column_types();
+        let missing = self.column_missing();
         for index in indexes {
             let mut entries: Vec<(Key, Option<&[u8]>)> = Vec::new();
             for (key, before, after) in changes {
                 let old = before
                     .as_deref()
-                    .map(|i| index.key_of_image(i, &column_types))
+                    .map(|i| index.key_of_image(i, &column_types, &missing))
                     .transpose()?;
                 let new = after
                     .as_deref()
-                    .map(|i| index.key_of_image(i, &column_types))
+                    .map(|i| index.key_of_image(i, &column_types, &missing))
                     .transpose()?;
                 if old == new && !truncate {
                     continue;
@@ -820,6 +857,7 @@ impl Table {
         let _tree = self.tree_lock.read_recursive();
         self.check_live()?;
         let column_types = self.column_types();
+        let missing = self.column_missing();
         let mut duplicate = None;
         let mut newest = Lsn(0);
         self.tree.scan(
@@ -829,8 +867,12 @@ impl Table {
             &mut |key, lsn, image| {
                 let Some(image) = image else { return Ok(true) };
                 newest = newest.max(self.effective(lsn));
-                let row =
-                    types::decode_leading_columns(image, &column_types, def.leading_columns())?;
+                let row = types::decode_leading_columns(
+                    image,
+                    &column_types,
+                    def.leading_columns(),
+                    &missing,
+                )?;
                 let index_key = def.key_of(&row);
                 if def.unique && !def.has_null(&row) {
                     let mut taken = false;

@@ -27,6 +27,7 @@ fn table(frames: usize) -> Table {
         data_type,
         not_null: false,
         default: None,
+        missing: None,
     };
     let def = TableDef {
         name: "t".into(),

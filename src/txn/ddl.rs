@@ -44,6 +44,7 @@ pub fn load_under_key(
     let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
     // Only the columns up to the last key column are decoded; the image is kept as is.
     let column_types = table.column_types();
+    let missing = table.column_missing();
     let leading = columns.iter().max().map_or(0, |&c| c + 1);
     let mut conflict = None;
     table.scan_images(
@@ -51,7 +52,7 @@ pub fn load_under_key(
         newest,
         false,
         |_, image| {
-            let row = types::decode_leading_columns(image, &column_types, leading)?;
+            let row = types::decode_leading_columns(image, &column_types, leading, &missing)?;
             if let Some(column) = columns.iter().copied().find(|&c| row[c].is_null()) {
                 conflict = Some(KeyConflict::Null { column });
                 return Ok(false);
@@ -180,7 +181,11 @@ pub fn commit_indexes(
                         fatal_after_logging("drop an index", &e);
                     }
                 }
-                IndexChange::Definition => table.set_def(new_def),
+                IndexChange::Definition => {
+                    let old = table.def().name.clone();
+                    table.set_def(new_def);
+                    txn.catalog.rename_table(&old);
+                }
             }
             txn.catalog.table_altered();
         },

@@ -399,7 +399,9 @@ pub fn replay(
             let table = catalog
                 .table_by_id(id)
                 .ok_or_else(|| corrupt(format!("no table {}", id.0)))?;
+            let old = table.def().name.clone();
             table.set_indexes(def, lsn)?;
+            catalog.rename_table(&old);
             catalog.table_altered();
         }
         RecordKind::CreateSequence => {

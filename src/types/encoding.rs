@@ -426,21 +426,58 @@ pub fn decode_row_prefix(bytes: &[u8], types: &[DataType]) -> Result<(Vec<Value>
     Ok((values, r.i))
 }
 
-/// Decode the first `n` columns of a row encoded by [`encode_row`] whose columns have
-/// `types`, without reading the rest; never panics.
-pub fn decode_leading_columns(bytes: &[u8], types: &[DataType], n: usize) -> Result<Vec<Value>> {
+/// Decode the first `n` columns of a row encoded by [`encode_row`] of a table whose
+/// columns have `types` now, without reading the rest; never panics. The image may hold
+/// fewer columns (written before columns were added): those read as `missing` gives them
+/// (see [`decode_row_filled`]).
+pub fn decode_leading_columns(
+    bytes: &[u8],
+    types: &[DataType],
+    n: usize,
+    missing: &[Value],
+) -> Result<Vec<Value>> {
     let mut r = Reader { b: bytes, i: 0 };
     let count = r.len()?;
-    if count != types.len() || n > count {
+    if count > types.len() || n > types.len() {
         return Err(corrupt(&format!(
-            "{count} columns where {} were expected",
+            "{count} columns where at most {} were expected",
             types.len()
         )));
     }
-    types[..n]
+    let stored = n.min(count);
+    let mut values = types[..stored]
         .iter()
         .map(|ty| decode_value(&mut r, ty))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    values.extend((stored..n).map(|i| missing.get(i).cloned().unwrap_or(Value::Null)));
+    Ok(values)
+}
+
+/// Decode a row image of a table whose columns have `types` now. An image written before
+/// columns were added holds only the leading ones; each later column reads as its entry
+/// in `missing` (the value it was added with: its default then, or NULL). Never panics.
+pub fn decode_row_filled(
+    bytes: &[u8],
+    types: &[DataType],
+    missing: &[Value],
+) -> Result<Vec<Value>> {
+    let mut r = Reader { b: bytes, i: 0 };
+    let count = r.len()?;
+    if count > types.len() {
+        return Err(corrupt(&format!(
+            "{count} columns where at most {} were expected",
+            types.len()
+        )));
+    }
+    let mut values = types[..count]
+        .iter()
+        .map(|ty| decode_value(&mut r, ty))
+        .collect::<Result<Vec<_>>>()?;
+    if r.i != bytes.len() {
+        return Err(corrupt("trailing bytes after row"));
+    }
+    values.extend((count..types.len()).map(|i| missing.get(i).cloned().unwrap_or(Value::Null)));
+    Ok(values)
 }
 
 /// Decode a row encoded by [`encode_row`] whose columns have `types`; never panics.
