@@ -157,6 +157,8 @@ pub struct Binder<'a> {
     /// of the input row (the first window call's column).
     pub windows: Option<(Vec<WindowCall>, usize)>,
     /// The WITH queries in scope, outermost first.
+    /// The tables and views the statement names (a view depends on them).
+    pub relations_read: Vec<String>,
     pub ctes: Vec<Cte>,
 }
 
@@ -611,6 +613,7 @@ impl<'a> Binder<'a> {
             allow_set_returning: false,
             windows: None,
             ctes: Vec::new(),
+            relations_read: Vec::new(),
         }
     }
 
@@ -2109,6 +2112,15 @@ impl<'a> Binder<'a> {
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
                 let m = self.bind_as(&args[1], scope, DataType::Int4)?;
                 (Func::FormatType, DataType::Text, vec![a, m])
+            }
+            "pg_get_viewdef" => {
+                if !(1..=2).contains(&args.len()) {
+                    arity(1)?;
+                }
+                let t = self.bind(&args[0], scope)?;
+                let a = self.cast_or_coerce(t, DataType::RegClass)?;
+                let a = Expr::Cast(Box::new(a), DataType::Oid);
+                (Func::ViewDef, DataType::Text, vec![a])
             }
             "pg_get_expr" => {
                 if !(2..=3).contains(&args.len()) {

@@ -76,6 +76,9 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
         }
         Func::EncodingToChar => Value::Text(if oid(0) == 6 { "UTF8" } else { "" }.into()),
         Func::Description => Value::Null,
+        Func::ViewDef => {
+            pg_catalog::view_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
+        }
         Func::SerialSequence => {
             let table = text_of(&vals[0]);
             if pg_catalog::relation_by_name(engine, &table).is_none() {

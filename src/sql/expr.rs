@@ -115,6 +115,8 @@ pub enum Func {
     IndexDef,
     /// `pg_get_constraintdef(oid[, pretty])`.
     ConstraintDef,
+    /// `pg_get_viewdef(oid[, pretty])`.
+    ViewDef,
     /// `pg_encoding_to_char(int)`.
     EncodingToChar,
     /// `obj_description`, `col_description`, `shobj_description`: nothing has a comment.
@@ -1036,6 +1038,7 @@ fn eval_func(
         | Func::GetExpr
         | Func::IndexDef
         | Func::ConstraintDef
+        | Func::ViewDef
         | Func::EncodingToChar
         | Func::Description
         | Func::SerialSequence

@@ -1123,6 +1123,19 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             });
         }
     }
+    for view in engine.txn.catalog.views() {
+        out.push(Relation {
+            oid: id_oid(view.id),
+            name: view.name.clone(),
+            namespace: NAMESPACE_PUBLIC,
+            kind: 'v',
+            natts: view.columns.len() as i16,
+            has_index: false,
+            table: None,
+            index: None,
+            checks: 0,
+        });
+    }
     for seq in sequence_entries(engine, visible) {
         out.push(Relation {
             oid: seq.oid,
@@ -1269,8 +1282,24 @@ fn attribute_row(
     ]
 }
 
+/// `pg_get_viewdef(oid)`: a view's query as it was written.
+pub fn view_definition(engine: &Engine, oid: u32) -> Option<String> {
+    let view = engine
+        .txn
+        .catalog
+        .views()
+        .into_iter()
+        .find(|v| id_oid(v.id) == oid)?;
+    Some(format!(" {};", view.query))
+}
+
 fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
+    for view in engine.txn.catalog.views() {
+        for (i, (n, t)) in view.columns.iter().enumerate() {
+            rows.push(attribute_row(id_oid(view.id), n, i + 1, *t, false, false));
+        }
+    }
     for (t, def) in tables(engine, visible) {
         let oid = table_oid(&t);
         for (i, c) in def.columns.iter().enumerate() {

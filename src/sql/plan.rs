@@ -430,6 +430,13 @@ pub enum Plan {
         name: String,
         at: Option<i64>,
     },
+    CreateView {
+        view: crate::storage::View,
+    },
+    DropView {
+        names: Vec<String>,
+        if_exists: bool,
+    },
     /// ALTER TABLE ... ADD COLUMN: the column, and its default's value for the rows
     /// already there (an expression of no row, evaluated when the statement runs).
     AddColumn {

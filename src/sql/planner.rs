@@ -68,6 +68,7 @@ pub(super) fn plan_subquery<'a>(
     binder.ctes = std::mem::take(&mut parent.ctes);
     binder.catalog = parent.catalog;
     binder.depth = parent.depth;
+    binder.relations_read = std::mem::take(&mut parent.relations_read);
     let mut p = Planner {
         engine,
         hidden,
@@ -78,6 +79,7 @@ pub(super) fn plan_subquery<'a>(
     parent.params = std::mem::take(&mut p.binder.params);
     parent.outers = std::mem::take(&mut p.binder.outers);
     parent.ctes = std::mem::take(&mut p.binder.ctes);
+    parent.relations_read = std::mem::take(&mut p.binder.relations_read);
     let (plan, _, types, _) = planned?;
     if plan.row_lock.is_some() {
         return Err(Error::unsupported(
@@ -712,23 +714,33 @@ fn key_access_path(def: &TableDef, filter: &Expr) -> Access {
 }
 
 impl Planner<'_> {
-    fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
+    fn table(&mut self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         self.table_named(&object_name(name)?)
     }
 
     /// The table called `name` that the planning transaction sees, or 42P01.
-    fn table_named(&self, name: &str) -> Result<Arc<Table>> {
-        self.engine
+    fn table_named(&mut self, name: &str) -> Result<Arc<Table>> {
+        let found = self
+            .engine
             .txn
             .catalog
             .table(name)
-            .filter(|t| !(self.hidden)(t))
-            .ok_or_else(|| {
-                Error::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!("relation \"{name}\" does not exist"),
-                )
-            })
+            .filter(|t| !(self.hidden)(t));
+        match found {
+            Some(t) => {
+                if !self.binder.relations_read.iter().any(|r| r == name) {
+                    self.binder.relations_read.push(name.to_string());
+                }
+                Ok(t)
+            }
+            None if self.engine.txn.catalog.view(name).is_some() => Err(Error::unsupported(
+                format!("\"{name}\" is a view: only SELECT reads views yet"),
+            )),
+            None => Err(Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )),
+        }
     }
 
     fn plan(&mut self, stmt: &Statement) -> Result<Plan> {
@@ -966,6 +978,16 @@ impl Planner<'_> {
             }
             S::AlterTable(at) => self.plan_alter(at),
             S::CreateIndex(ci) => self.plan_create_index(ci),
+            S::CreateView(cv) => self.plan_create_view(cv),
+            S::Drop {
+                object_type: ast::ObjectType::View,
+                if_exists,
+                names,
+                ..
+            } => Ok(Plan::DropView {
+                names: names.iter().map(object_name).collect::<Result<_>>()?,
+                if_exists: *if_exists,
+            }),
             S::CreateSequence {
                 temporary,
                 if_not_exists,
@@ -1638,6 +1660,134 @@ impl Planner<'_> {
         })
     }
 
+    fn plan_create_view(&mut self, cv: &ast::CreateView) -> Result<Plan> {
+        if cv.or_replace || cv.or_alter {
+            return Err(Error::unsupported(
+                "CREATE OR REPLACE VIEW is not supported yet",
+            ));
+        }
+        if cv.materialized {
+            return Err(Error::unsupported(
+                "materialized views are not supported yet",
+            ));
+        }
+        if cv.temporary {
+            return Err(Error::unsupported("temporary views are not supported yet"));
+        }
+        let name = object_name(&cv.name)?;
+        if self.engine.txn.catalog.relation_exists(&name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let read_before = std::mem::take(&mut self.binder.relations_read);
+        let planned = self.plan_derived(&cv.query);
+        let depends_on = std::mem::replace(&mut self.binder.relations_read, read_before);
+        let (_, mut names, types) = planned?;
+        if cv.columns.len() > names.len() {
+            return Err(Error::syntax(
+                "CREATE VIEW specifies more column names than columns",
+            ));
+        }
+        for (k, c) in cv.columns.iter().enumerate() {
+            if c.data_type.is_some() || c.options.is_some() {
+                return Err(Error::syntax("a view's column list names columns only"));
+            }
+            names[k] = ident_name(&c.name);
+        }
+        for (k, n) in names.iter().enumerate() {
+            if names[..k].contains(n) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{n}\" specified more than once"),
+                ));
+            }
+        }
+        let columns = names
+            .into_iter()
+            .zip(types)
+            .map(|(n, t)| {
+                (
+                    n,
+                    if t == DataType::Unknown {
+                        DataType::Text
+                    } else {
+                        t
+                    },
+                )
+            })
+            .collect();
+        Ok(Plan::CreateView {
+            view: crate::storage::View {
+                id: crate::storage::TableId(0),
+                name,
+                query: cv.query.to_string(),
+                columns,
+                depends_on,
+            },
+        })
+    }
+
+    /// A view named in FROM: its query planned as a subquery in FROM would be, its
+    /// columns those it was created with.
+    fn view_table(
+        &mut self,
+        view: &crate::storage::View,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<FromTable> {
+        const MAX_VIEW_DEPTH: usize = 32;
+        if self.binder.depth > MAX_VIEW_DEPTH * 8 {
+            return Err(Error::new(
+                SqlState::STATEMENT_TOO_COMPLEX,
+                "views nest too deeply",
+            ));
+        }
+        let parsed = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(&view.query)
+            .and_then(|mut p| p.parse_query())
+            .map_err(|e| Error::internal(format!("bad stored view {}: {e}", view.name)))?;
+        if !self.binder.relations_read.contains(&view.name) {
+            self.binder.relations_read.push(view.name.clone());
+        }
+        self.binder.depth += 8;
+        let planned = self.plan_derived(&parsed);
+        self.binder.depth -= 8;
+        let (plan, names, types) = planned?;
+        // Columns added to a table since: the view keeps those it was created with.
+        let width = view.columns.len();
+        if types.len() < width
+            || types[..width] != view.columns.iter().map(|c| c.1).collect::<Vec<_>>()[..]
+        {
+            return Err(Error::new(
+                SqlState::DATA_CORRUPTED,
+                format!(
+                    "view \"{}\" no longer matches the tables it reads",
+                    view.name
+                ),
+            ));
+        }
+        let mut plan = plan;
+        if types.len() > width {
+            plan.projection.truncate(width);
+        }
+        let names: Vec<String> = names.into_iter().take(width).collect();
+        let types: Vec<DataType> = types.into_iter().take(width).collect();
+        let mut columns: Vec<String> = view.columns.iter().map(|c| c.0.clone()).collect();
+        let qualifier = match alias {
+            Some(a) => {
+                for (k, c) in a.columns.iter().enumerate() {
+                    if let Some(n) = columns.get_mut(k) {
+                        *n = ident_name(&c.name);
+                    }
+                }
+                ident_name(&a.name)
+            }
+            None => view.name.clone(),
+        };
+        self.derived_from(Arc::new(plan), names, types, qualifier, columns)
+    }
+
     fn plan_add_column(
         &mut self,
         table: Arc<Table>,
@@ -1823,7 +1973,7 @@ impl Planner<'_> {
     }
 
     /// OWNED BY's `table.column` (`none`: None).
-    fn sequence_owner(&self, target: &str) -> Result<Option<(Arc<Table>, usize)>> {
+    fn sequence_owner(&mut self, target: &str) -> Result<Option<(Arc<Table>, usize)>> {
         if target.eq_ignore_ascii_case("none") {
             return Ok(None);
         }
@@ -1968,6 +2118,19 @@ impl Planner<'_> {
                 column_position: None,
                 ..
             }] => self.plan_add_column(table, &def, column_def, *if_not_exists),
+            [ast::AlterTableOperation::RenameColumn { .. }
+            | ast::AlterTableOperation::RenameTable { .. }]
+                if !self
+                    .engine
+                    .txn
+                    .catalog
+                    .dependent_views(&def.name)
+                    .is_empty() =>
+            {
+                Err(Error::unsupported(
+                    "renaming a table or column that a view reads is not supported yet",
+                ))
+            }
             [ast::AlterTableOperation::RenameColumn {
                 old_column_name,
                 new_column_name,
@@ -2734,6 +2897,13 @@ impl Planner<'_> {
                 args: None,
                 ..
             } => {
+                let view = match system_view(name) {
+                    None => self.engine.txn.catalog.view(&object_name(name)?),
+                    Some(_) => None,
+                };
+                if let Some(view) = view {
+                    return self.view_table(&view, alias.as_ref());
+                }
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
                     return Err(Error::unsupported(
                         "column aliases in FROM are not supported yet",
@@ -3710,7 +3880,7 @@ impl Planner<'_> {
         Ok(out)
     }
 
-    fn single_table(&self, twj: &ast::TableWithJoins) -> Result<(Arc<Table>, Option<String>)> {
+    fn single_table(&mut self, twj: &ast::TableWithJoins) -> Result<(Arc<Table>, Option<String>)> {
         if !twj.joins.is_empty() {
             return Err(Error::unsupported("joins are not supported yet"));
         }

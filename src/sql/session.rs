@@ -1318,6 +1318,9 @@ impl Session {
                     }
                 }
                 for table in &tables {
+                    refuse_dependents(catalog, "table", &table.def().name)?;
+                }
+                for table in &tables {
                     self.txn().drop_table(table)?;
                 }
                 command("DROP TABLE")
@@ -1367,6 +1370,67 @@ impl Session {
             } => {
                 self.create_sequence(name, *options, *if_not_exists, owned_by.as_ref())?;
                 command("CREATE SEQUENCE")
+            }
+            Plan::CreateView { view } => {
+                self.outside_block("CREATE VIEW")?;
+                let txn = self.engine.txn.clone();
+                let flight = {
+                    let _ddl = txn.catalog.ddl_lock();
+                    if txn.catalog.relation_exists(&view.name) {
+                        return Err(Error::new(
+                            SqlState::DUPLICATE_TABLE,
+                            format!("relation \"{}\" already exists", view.name),
+                        ));
+                    }
+                    let mut view = view.clone();
+                    view.id = txn.catalog.allocate_table_id();
+                    let mut payload = crate::wal::Writer::default();
+                    view.put(&mut payload);
+                    let mut created = Ok(());
+                    let flight = ddl::commit_catalog_change(
+                        &txn,
+                        RecordKind::CreateView,
+                        &payload.buf,
+                        self.sync_level(),
+                        |_| created = txn.catalog.create_view(view),
+                    )?;
+                    if let Err(e) = created {
+                        crate::error::stop_server(&format!(
+                            "could not create a view after logging it: {e}"
+                        ));
+                    }
+                    flight
+                };
+                self.finish_catalog_change(flight);
+                command("CREATE VIEW")
+            }
+            Plan::DropView { names, if_exists } => {
+                self.outside_block("DROP VIEW")?;
+                let txn = self.engine.txn.clone();
+                for name in names {
+                    let flight = {
+                        let _ddl = txn.catalog.ddl_lock();
+                        if txn.catalog.view(name).is_none() {
+                            if *if_exists {
+                                continue;
+                            }
+                            return Err(Error::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("view \"{name}\" does not exist"),
+                            ));
+                        }
+                        refuse_dependents(&txn.catalog, "view", name)?;
+                        ddl::commit_catalog_change(
+                            &txn,
+                            RecordKind::DropView,
+                            &records::encode_sequence_name(name),
+                            self.sync_level(),
+                            |_| txn.catalog.drop_view(name),
+                        )?
+                    };
+                    self.finish_catalog_change(flight);
+                }
+                command("DROP VIEW")
             }
             Plan::DropSequence { names, if_exists } => {
                 for name in names {
@@ -2313,6 +2377,8 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::DropIndex { .. }
         | Plan::CreateSequence { .. }
         | Plan::DropSequence { .. }
+        | Plan::CreateView { .. }
+        | Plan::DropView { .. }
         | Plan::SequenceOwner { .. }
         | Plan::RestartSequence { .. }
         | Plan::SetColumnDefault { .. }
@@ -2370,6 +2436,20 @@ fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
 }
 
 /// The error for a duplicate key found while adding a primary key.
+/// 2BP01 if a view reads the table or view `name` (`kind`).
+pub fn refuse_dependents(catalog: &crate::storage::Catalog, kind: &str, name: &str) -> Result<()> {
+    let views = catalog.dependent_views(name);
+    if let Some(first) = views.first() {
+        return Err(Error::new(
+            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop {kind} {name} because other objects depend on it"),
+        )
+        .with_detail(format!("view {first} depends on {kind} {name}"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    Ok(())
+}
+
 /// A value `seq` may take (setval, RESTART): 22003 outside its bounds.
 pub fn check_sequence_value(seq: &crate::storage::Sequence, v: i64, what: &str) -> Result<()> {
     let (min, max) = seq.created.map_or((1, i64::MAX), |(_, o)| (o.min, o.max));
@@ -2479,6 +2559,8 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::CreateIndex { def, .. } if def.constraint => "ALTER TABLE",
         Plan::CreateIndex { .. } => "CREATE INDEX",
         Plan::CreateSequence { .. } => "CREATE SEQUENCE",
+        Plan::CreateView { .. } => "CREATE VIEW",
+        Plan::DropView { .. } => "DROP VIEW",
         Plan::DropSequence { .. } => "DROP SEQUENCE",
         Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
         Plan::SetColumnDefault { .. } | Plan::AddColumn { .. } | Plan::Rename { .. } => {

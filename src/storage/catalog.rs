@@ -459,8 +459,62 @@ impl Sequence {
     }
 }
 
+/// A view: a stored query, planned again by each statement that reads it.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// From the table id space (its OIDs are made from it).
+    pub id: TableId,
+    pub name: String,
+    /// The query's SQL text.
+    pub query: String,
+    /// Its columns as created (a query of `*` keeps these, as PostgreSQL's does).
+    pub columns: Vec<(String, DataType)>,
+    /// The tables and views it reads: they cannot be dropped or renamed while it exists.
+    pub depends_on: Vec<String>,
+}
+
+impl View {
+    pub fn put(&self, w: &mut Writer) {
+        w.u32(self.id.0);
+        w.str(&self.name);
+        w.str(&self.query);
+        w.varint(self.columns.len() as u64);
+        for (n, t) in &self.columns {
+            w.str(n);
+            put_type(w, t);
+        }
+        w.varint(self.depends_on.len() as u64);
+        for d in &self.depends_on {
+            w.str(d);
+        }
+    }
+
+    pub fn get(r: &mut Reader) -> Result<View> {
+        let id = TableId(r.u32()?);
+        let name = r.str()?;
+        let query = r.str()?;
+        let mut columns = Vec::new();
+        for _ in 0..r.varint()? {
+            let n = r.str()?;
+            columns.push((n, get_type(r)?));
+        }
+        let mut depends_on = Vec::new();
+        for _ in 0..r.varint()? {
+            depends_on.push(r.str()?);
+        }
+        Ok(View {
+            id,
+            name,
+            query,
+            columns,
+            depends_on,
+        })
+    }
+}
+
 pub struct Catalog {
     pool: Arc<BufferPool>,
+    views: RwLock<FxHashMap<String, Arc<View>>>,
     tables: RwLock<FxHashMap<String, Arc<Table>>>,
     /// Dropped by a transaction that has not committed yet.
     dropping: RwLock<FxHashMap<TableId, Arc<Table>>>,
@@ -498,6 +552,7 @@ impl Catalog {
             dropping: RwLock::default(),
             unconfirmed: RwLock::default(),
             sequences: RwLock::default(),
+            views: RwLock::default(),
             next_table_id: AtomicU32::new(0),
             version: AtomicU64::new(0),
             ddl: parking_lot::Mutex::new(()),
@@ -661,6 +716,50 @@ impl Catalog {
         self.bump();
     }
 
+    pub fn view(&self, name: &str) -> Option<Arc<View>> {
+        self.views.read().get(name).cloned()
+    }
+
+    pub fn views(&self) -> Vec<Arc<View>> {
+        self.views.read().values().cloned().collect()
+    }
+
+    /// The views that read `name` (a table or view).
+    pub fn dependent_views(&self, name: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .views
+            .read()
+            .values()
+            .filter(|v| v.depends_on.iter().any(|d| d == name))
+            .map(|v| v.name.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// CREATE VIEW (or its replay).
+    pub fn create_view(&self, view: View) -> Result<()> {
+        self.next_table_id
+            .fetch_max(view.id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
+        let mut views = self.views.write();
+        if views.contains_key(&view.name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", view.name),
+            ));
+        }
+        views.insert(view.name.clone(), Arc::new(view));
+        drop(views);
+        self.bump();
+        Ok(())
+    }
+
+    /// DROP VIEW (or its replay).
+    pub fn drop_view(&self, name: &str) {
+        self.views.write().remove(name);
+        self.bump();
+    }
+
     /// The table with a secondary index named `name`.
     pub fn index_owner(&self, name: &str) -> Option<Arc<Table>> {
         stages::read(Stage::Catalog, &self.tables)
@@ -672,7 +771,7 @@ impl Catalog {
     /// Whether a table, index, primary key index or sequence is named `name` (they
     /// share one namespace).
     pub fn relation_exists(&self, name: &str) -> bool {
-        if self.sequences.read().contains_key(name) {
+        if self.sequences.read().contains_key(name) || self.views.read().contains_key(name) {
             return true;
         }
         stages::read(Stage::Catalog, &self.tables)
@@ -764,6 +863,11 @@ impl Catalog {
                 }
             }
         }
+        let views = self.views.read();
+        w.varint(views.len() as u64);
+        for v in views.values() {
+            v.put(&mut w);
+        }
         w.buf
     }
 
@@ -819,6 +923,13 @@ impl Catalog {
                 seq.advance_past(logged);
             }
             catalog.sequences.write().insert(name, seq);
+        }
+        for _ in 0..r.varint()? {
+            let view = View::get(&mut r)?;
+            catalog
+                .views
+                .write()
+                .insert(view.name.clone(), Arc::new(view));
         }
         if !r.is_done() {
             return Err(corrupt("trailing bytes".into()));

@@ -320,6 +320,8 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
         | RecordKind::CreateSequence
         | RecordKind::DropSequence
         | RecordKind::SetSequence
+        | RecordKind::CreateView
+        | RecordKind::DropView
         | RecordKind::DropTable
         | RecordKind::SequenceAdvance
         | RecordKind::WriteSetPiece => {}
@@ -414,6 +416,15 @@ pub fn replay(
         }
         RecordKind::DropSequence => {
             catalog.drop_sequence(&r.str()?);
+        }
+        RecordKind::CreateView => {
+            let view = crate::storage::View::get(&mut r)?;
+            if catalog.view(&view.name).is_none() {
+                catalog.create_view(view)?;
+            }
+        }
+        RecordKind::DropView => {
+            catalog.drop_view(&r.str()?);
         }
         RecordKind::SetSequence => {
             let name = r.str()?;

@@ -49,6 +49,10 @@ pub enum RecordKind {
     DropSequence = 9,
     /// setval: str name, u64 the next value to hand out.
     SetSequence = 10,
+    /// CREATE VIEW: the view (`storage::View::put`).
+    CreateView = 11,
+    /// DROP VIEW: str name.
+    DropView = 12,
 }
 
 impl RecordKind {
@@ -64,6 +68,8 @@ impl RecordKind {
             8 => RecordKind::CreateSequence,
             9 => RecordKind::DropSequence,
             10 => RecordKind::SetSequence,
+            11 => RecordKind::CreateView,
+            12 => RecordKind::DropView,
             _ => return None,
         })
     }

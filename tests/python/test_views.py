@@ -1,0 +1,119 @@
+"""Views: CREATE VIEW (with a column list, over views, joined, in subqueries), DROP VIEW,
+their dependencies (2BP01), their catalog rows; a view keeps the columns it was created
+with when its table gains one; views survive a crash. The expectations were taken from
+PostgreSQL 15 and hold there too."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from crash_util import nodes  # noqa: F401  (fixture)
+
+STEPS = [
+    ('create table vt (id int primary key, g int, s text)',
+     'CREATE TABLE'),
+    ("insert into vt values (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'c')",
+     'INSERT 0 3'),
+    ('create view vv as select id, g, s from vt where g = 1',
+     'CREATE VIEW'),
+    ('select * from vv order by id',
+     [(1, 1, 'a'), (2, 1, 'b')]),
+    ('create view vv2 (ident, grp) as select id, g from vv',
+     'CREATE VIEW'),
+    ('select * from vv2 order by ident',
+     [(1, 1), (2, 1)]),
+    ('select v.ident, t.s from vv2 v join vt t on t.id = v.ident order by 1',
+     [(1, 'a'), (2, 'b')]),
+    ('select count(*) from vv where s in (select s from vv)',
+     [(2,)]),
+    ('create view vv as select 1',
+     ('42P07', 'relation "vv" already exists')),
+    ('drop table vt',
+     ('2BP01', 'cannot drop table vt because other objects depend on it')),
+    ('drop view vv',
+     ('2BP01', 'cannot drop view vv because other objects depend on it')),
+    ('drop view vv2, vv',
+     'DROP VIEW'),
+    ("select count(*) from pg_class where relname = 'vv'",
+     [(0,)]),
+    ('create view vv as select g, count(*) as n from vt group by g',
+     'CREATE VIEW'),
+    ('select * from vv order by g',
+     [(1, 2), (2, 1)]),
+    ("select relkind, relnatts from pg_class where relname = 'vv'",
+     [('v', 2)]),
+    ("select attname, format_type(atttypid, atttypmod) from pg_attribute where attrelid = 'vv'::regclass order by attnum",
+     [('g', 'integer'), ('n', 'bigint')]),
+    ('alter table vt add column extra int',
+     'ALTER TABLE'),
+    ('create view vv3 as select * from vt',
+     'CREATE VIEW'),
+    ('select * from vv3 order by id',
+     [(1, 1, 'a', None), (2, 1, 'b', None), (3, 2, 'c', None)]),
+]
+
+
+def test_views(server):
+    with server.connect() as c:
+        for v in ["vv3", "vv2", "vv"]:
+            c.execute(f"drop view if exists {v}")
+        c.execute("drop table if exists vt")
+        try:
+            for sql, want in STEPS:
+                if isinstance(want, tuple):
+                    with pytest.raises(psycopg.Error) as ei:
+                        c.execute(sql)
+                    assert (ei.value.sqlstate, ei.value.diag.message_primary) == want, sql
+                    continue
+                cur = c.execute(sql)
+                assert (cur.fetchall() if cur.description else cur.statusmessage) == want, sql
+        finally:
+            for v in ["vv3", "vv2", "vv"]:
+                c.execute(f"drop view if exists {v}")
+            c.execute("drop table if exists vt")
+
+
+def test_view_keeps_its_columns_when_its_table_gains_one(db, conn):
+    t = db.table("vk")
+    conn.execute(f"create table {t} (id int primary key, a text)")
+    conn.execute(f"insert into {t} values (1, 'x')")
+    conn.execute(f"create view {t}_v as select * from {t}")
+    try:
+        conn.execute(f"alter table {t} add column b int default 5")
+        assert conn.execute(f"select * from {t}_v").fetchall() == [(1, "x")]
+        assert conn.execute(f"select * from {t}").fetchall() == [(1, "x", 5)]
+    finally:
+        conn.execute(f"drop view {t}_v")
+
+
+@pytest.mark.steadydb_only
+def test_writes_through_views_are_refused(db, conn):
+    t = db.table("vw")
+    conn.execute(f"create table {t} (id int primary key)")
+    conn.execute(f"create view {t}_v as select * from {t}")
+    try:
+        for sql in [f"insert into {t}_v values (1)", f"update {t}_v set id = 2", f"delete from {t}_v"]:
+            with pytest.raises(psycopg.errors.FeatureNotSupported):
+                conn.execute(sql)
+    finally:
+        conn.execute(f"drop view {t}_v")
+
+
+@pytest.mark.steadydb_only
+def test_views_survive_a_crash(nodes):  # noqa: F811
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table base (id int primary key, g int)")
+        c.execute("insert into base select i, i % 3 from generate_series(1, 30) i")
+        c.execute("create view per_g as select g, count(*) as n from base group by g")
+        c.execute("checkpoint")
+        c.execute("create view per_g2 as select * from per_g where n > 0")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select * from per_g2 order by g").fetchall() == [(0, 10), (1, 10), (2, 10)]
+            with pytest.raises(psycopg.errors.DependentObjectsStillExist):
+                c.execute("drop table base")
+            c.execute("checkpoint")
