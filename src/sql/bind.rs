@@ -643,6 +643,12 @@ impl<'a> Binder<'a> {
     /// Bind and resolve to text if still untyped; char(n) values become text (blank-trimmed).
     fn bind_text(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Expr> {
         let t = self.bind(e, scope)?;
+        self.text_of_typed(t)
+    }
+
+    /// A bound expression as text for a string function: unknown literals become text,
+    /// `char(n)` loses its padding.
+    fn text_of_typed(&mut self, t: Typed) -> Result<Expr> {
         Ok(match t.1 {
             DataType::Unknown => self.coerce(t, DataType::Text)?,
             DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
@@ -1696,14 +1702,45 @@ impl<'a> Binder<'a> {
                 ))
             }
             B::StringConcat => {
-                let l = self.bind_text(left, scope)?;
-                let r = self.bind_text(right, scope)?;
+                let l = self.bind(left, scope)?;
+                let r = self.bind(right, scope)?;
+                if let Some(t) = [l.1, r.1].into_iter().find(|t| t.element().is_some()) {
+                    return self.array_concat(l, r, t);
+                }
+                let l = self.text_of_typed(l)?;
+                let r = self.text_of_typed(r)?;
                 Ok((Expr::Concat(Box::new(l), Box::new(r)), DataType::Text))
             }
             other => Err(Error::unsupported(format!(
                 "operator {other} is not supported yet"
             ))),
         }
+    }
+
+    /// `||` with an array of type `t` on one side: the other is an array of it or an
+    /// element of it.
+    fn array_concat(&mut self, l: Typed, r: Typed, t: DataType) -> Result<Typed> {
+        let element = t.element().unwrap_or(DataType::Text);
+        let side = |x: &Typed| {
+            if x.1 == t || x.1 == DataType::Unknown {
+                0
+            } else {
+                1
+            }
+        };
+        let (ls, rs) = (side(&l), side(&r));
+        let (l, r, which) = match (l.1 == t, r.1 == t) {
+            (true, true) => (l.0, r.0, 0),
+            (true, false) if rs == 0 => (l.0, self.coerce(r, t)?, 0),
+            (false, true) if ls == 0 => (self.coerce(l, t)?, r.0, 0),
+            (true, false) => (l.0, self.coerce(r, element)?, 2),
+            (false, true) => (self.coerce(l, element)?, r.0, 1),
+            (false, false) => unreachable!("one side is an array"),
+        };
+        Ok((
+            Expr::Func(Func::ArrayCat, vec![l, r, Expr::Const(Value::Int8(which))]),
+            t,
+        ))
     }
 
     fn bind_case(

@@ -140,6 +140,28 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
                 .and_then(|i| items.get(i).cloned())
                 .unwrap_or(Value::Null)
         }
+        Func::ArrayCat => {
+            // The third argument says which side is an element: 1 left, 2 right, 0 none.
+            let side = vals.get(2).and_then(Value::as_i64).unwrap_or(0);
+            let part = |v: &Value, element: bool| -> Vec<Value> {
+                match (v, element) {
+                    (_, true) => vec![v.clone()],
+                    (Value::Array(_, items), false) => items.to_vec(),
+                    _ => Vec::new(),
+                }
+            };
+            let element_type = [&vals[0], &vals[1]].iter().find_map(|v| match v {
+                Value::Array(e, _) => Some(*e),
+                _ => None,
+            });
+            let Some(element_type) = element_type else {
+                // Both arrays NULL: NULL, as PostgreSQL's array_cat gives.
+                return Ok(Some(Value::Null));
+            };
+            let mut items = part(&vals[0], side == 1);
+            items.extend(part(&vals[1], side == 2));
+            Value::Array(element_type, items.into())
+        }
         Func::ArrayToString => {
             let Value::Array(_, items) = &vals[0] else {
                 return Ok(Some(Value::Null));

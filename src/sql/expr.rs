@@ -153,6 +153,9 @@ pub enum Func {
     ArrayElement,
     /// `array_to_string(array, delimiter[, null_text])` (not strict in `null_text`).
     ArrayToString,
+    /// `||` with an array: array || array, array || element, element || array (a NULL
+    /// array counts as empty, a NULL element is an element).
+    ArrayCat,
     /// `array_upper(array, dim)`.
     ArrayUpper,
     /// `array_lower(array, dim)`.
@@ -857,6 +860,7 @@ fn eval_func(
     let strict_args = match f {
         Func::FormatType => &vals[..1],
         Func::ArrayToString => &vals[..2],
+        Func::ArrayCat => &[],
         Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
         _ => &vals[..],
     };
@@ -1057,6 +1061,7 @@ fn eval_func(
         | Func::RegexIMatch
         | Func::ArrayElement
         | Func::ArrayToString
+        | Func::ArrayCat
         | Func::ArrayUpper
         | Func::ArrayLower
         | Func::ArrayLength

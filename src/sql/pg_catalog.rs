@@ -1268,7 +1268,12 @@ fn attribute_row(
         Value::Int4(t.typmod()),
         Value::Bool(builtin.is_some_and(|b| b.by_value)),
         char_value(builtin.map_or('i', |b| b.align.chars().next().unwrap_or('i'))),
-        char_value(if t.typlen() == -1 { 'x' } else { 'p' }),
+        char_value(match t {
+            // numeric is stored compressed in place, never out of line: `main`.
+            DataType::Numeric(_) => 'm',
+            t if t.typlen() == -1 => 'x',
+            _ => 'p',
+        }),
         Value::Text(String::new()),
         Value::Bool(not_null),
         Value::Bool(has_def),
@@ -1378,7 +1383,11 @@ fn type_row(b: &BuiltinType) -> Vec<Value> {
         Value::Oid(0),
         Value::Oid(b.array),
         Value::Text(b.align.into()),
-        char_value(if b.len == -1 { 'x' } else { 'p' }),
+        char_value(match (b.len, b.oid) {
+            (_, 1700) => 'm',
+            (-1, _) => 'x',
+            _ => 'p',
+        }),
         f,
         Value::Oid(0),
         Value::Int4(-1),

@@ -18,6 +18,12 @@ SETUP = [
 ]
 
 QUERIES = [
+    ('select array[1,2] || array[3], array[1,2] || 3, 0 || array[1,2]',
+     [([1, 2, 3], [1, 2, 3], [0, 1, 2])]),
+    ("select array['a'] || null::text[], null::int[] || null::int[], array[1] || '{2,3}'",
+     [(['a'], None, [1, 2, 3])]),
+    ("select array_to_string(array['a'] || array(select 'b' union all select 'c'), ',')",
+     [('a,b,c',)]),
     ('select array[1,2,3]',
      [([1, 2, 3],)]),
     ('select array[\'a\', \'b c\', null, \'\', \'NULL\', \'x"y\', \'a,b\', \'q\\z\']',

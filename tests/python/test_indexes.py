@@ -111,6 +111,24 @@ ERRORS = [
 ]
 
 DESCRIBE = {
+    r"\d+ ix_items": """\
+                                                Table "public.ix_items"
+ Column |         Type          | Collation | Nullable | Default | Storage  | Compression | Stats target | Description 
+--------+-----------------------+-----------+----------+---------+----------+-------------+--------------+-------------
+ id     | integer               |           | not null |         | plain    |             |              | 
+ sku    | text                  |           |          |         | extended |             |              | 
+ grp    | integer               |           |          |         | plain    |             |              | 
+ name   | character varying(20) |           |          |         | extended |             |              | 
+ price  | numeric(8,2)          |           |          |         | main     |             |              | 
+Indexes:
+    "ix_items_pkey" PRIMARY KEY, btree (id)
+    "ix_items_grp" btree (grp)
+    "ix_items_grp_name_key" UNIQUE CONSTRAINT, btree (grp, name)
+    "ix_items_name_price_idx" btree (name, price)
+    "ix_items_sku_key" UNIQUE CONSTRAINT, btree (sku)
+Access method: heap
+
+""",
     r"\d ix_items": """\
                      Table "public.ix_items"
  Column |         Type          | Collation | Nullable | Default 
