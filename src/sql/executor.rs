@@ -2114,6 +2114,19 @@ impl Executor<'_> {
             }
         }
         sort_by_keys(&plan.order_by, &mut out)?;
+        if plan.distinct_on > 0 {
+            // The first row of each run of equal DISTINCT ON values (NULLs equal).
+            let n = plan.distinct_on;
+            out.dedup_by(|later, first| {
+                later.0[..n].iter().zip(&first.0[..n]).all(|(a, b)| {
+                    match (a.is_null(), b.is_null()) {
+                        (true, true) => true,
+                        (false, false) => types::compare(a, b) == Some(Ordering::Equal),
+                        _ => false,
+                    }
+                })
+            });
+        }
         let rows = out.into_iter().map(|(_, r)| r).skip(offset);
         Ok(match limit {
             Some(l) => rows.take(l).collect(),

@@ -142,6 +142,9 @@ pub struct SelectPlan {
     pub row_lock: Option<RowLock>,
     /// SELECT DISTINCT: each output row once.
     pub distinct: bool,
+    /// SELECT DISTINCT ON (...): the first row (in ORDER BY's order) of each value of
+    /// the first `distinct_on` ORDER BY keys, which are the DISTINCT ON expressions.
+    pub distinct_on: usize,
     /// UNION, INTERSECT or EXCEPT: the rows come from it (there is no source), and the
     /// projection, ORDER BY and LIMIT apply to them.
     pub set_op: Option<Box<SetOpPlan>>,

@@ -836,6 +836,7 @@ impl Planner<'_> {
                     offset: None,
                     row_lock: None,
                     distinct: false,
+                    distinct_on: 0,
                     set_op: None,
                     subqueries: Vec::new(),
                     windows: Vec::new(),
@@ -1660,6 +1661,51 @@ impl Planner<'_> {
         })
     }
 
+    /// An ORDER BY or DISTINCT ON expression: an output position, an output name, or an
+    /// expression over the input row.
+    fn sort_expr(
+        &mut self,
+        e: &ast::Expr,
+        projection: &[Expr],
+        names: &[String],
+        scope: &Scope,
+    ) -> Result<Expr> {
+        let by_output = match e {
+            ast::Expr::Value(_) => {
+                order_position(e, projection.len())?.map(|k| projection[k].clone())
+            }
+            ast::Expr::Identifier(i) => {
+                let n = ident_name(i);
+                let matches: Vec<usize> = names
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| **x == n)
+                    .map(|(k, _)| k)
+                    .collect();
+                match matches.as_slice() {
+                    [k] => Some(projection[*k].clone()),
+                    [k, ..] if !scope.columns.iter().any(|c| c.name == n) => {
+                        Some(projection[*k].clone())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        Ok(match by_output {
+            Some(e) => e,
+            None => {
+                let t = self.binder.bind(e, scope)?;
+                let ty = if t.1 == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    t.1
+                };
+                self.binder.coerce(t, ty)?
+            }
+        })
+    }
+
     fn plan_create_view(&mut self, cv: &ast::CreateView) -> Result<Plan> {
         if cv.or_replace || cv.or_alter {
             return Err(Error::unsupported(
@@ -2283,14 +2329,10 @@ impl Planner<'_> {
                 ))
             }
         };
-        let distinct = match &select.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(ast::Distinct::On(_)) => {
-                return Err(Error::unsupported(
-                    "SELECT DISTINCT ON is not supported yet",
-                ))
-            }
+        let (distinct, distinct_on_exprs) = match &select.distinct {
+            None | Some(ast::Distinct::All) => (false, Vec::new()),
+            Some(ast::Distinct::Distinct) => (true, Vec::new()),
+            Some(ast::Distinct::On(exprs)) => (false, exprs.clone()),
         };
         if select.into.is_some() {
             return Err(Error::unsupported("SELECT INTO is not supported yet"));
@@ -2478,40 +2520,7 @@ impl Planner<'_> {
                 }
             };
             for o in exprs {
-                let by_output = match &o.expr {
-                    ast::Expr::Value(_) => {
-                        order_position(&o.expr, projection.len())?.map(|k| projection[k].clone())
-                    }
-                    ast::Expr::Identifier(i) => {
-                        let n = ident_name(i);
-                        let matches: Vec<usize> = names
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, x)| **x == n)
-                            .map(|(k, _)| k)
-                            .collect();
-                        match matches.as_slice() {
-                            [k] => Some(projection[*k].clone()),
-                            [k, ..] if !scope.columns.iter().any(|c| c.name == n) => {
-                                Some(projection[*k].clone())
-                            }
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                let expr = match by_output {
-                    Some(e) => e,
-                    None => {
-                        let t = self.binder.bind(&o.expr, &scope)?;
-                        let ty = if t.1 == DataType::Unknown {
-                            DataType::Text
-                        } else {
-                            t.1
-                        };
-                        self.binder.coerce(t, ty)?
-                    }
-                };
+                let expr = self.sort_expr(&o.expr, &projection, &names, &scope)?;
                 let desc = match &o.options.sort {
                     Some(ast::OrderBySort::Desc) => true,
                     Some(ast::OrderBySort::Using(_)) => {
@@ -2526,13 +2535,43 @@ impl Planner<'_> {
                 });
             }
         }
+        // DISTINCT ON: its expressions lead ORDER BY (and make it when there is none).
+        let distinct_on = distinct_on_exprs.len();
+        for (k, e) in distinct_on_exprs.iter().enumerate() {
+            let expr = self.sort_expr(e, &projection, &names, &scope)?;
+            match order_by.get(k) {
+                Some(key) if format!("{:?}", key.expr) == format!("{expr:?}") => {}
+                Some(_) => {
+                    return Err(Error::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+                    ))
+                }
+                None if q.order_by.is_none() => order_by.push(OrderKey {
+                    expr,
+                    desc: false,
+                    nulls_first: false,
+                }),
+                None => {
+                    return Err(Error::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+                    ))
+                }
+            }
+        }
+        if distinct_on > 0 && row_lock.is_some() {
+            return Err(Error::unsupported(
+                "FOR UPDATE is not allowed with DISTINCT clause",
+            ));
+        }
         let windows = self
             .binder
             .windows
             .take()
             .map(|(w, _)| w)
             .unwrap_or_default();
-        if !windows.is_empty() && (distinct || row_lock.is_some()) {
+        if !windows.is_empty() && (distinct || distinct_on > 0 || row_lock.is_some()) {
             return Err(Error::unsupported(
                 "window functions with DISTINCT or FOR UPDATE are not supported yet",
             ));
@@ -2620,6 +2659,7 @@ impl Planner<'_> {
                 offset,
                 row_lock,
                 distinct,
+                distinct_on,
                 set_op: None,
                 subqueries: std::mem::take(&mut self.binder.subplans),
                 windows,
@@ -2691,6 +2731,7 @@ impl Planner<'_> {
             offset,
             row_lock: None,
             distinct: false,
+            distinct_on: 0,
             set_op: Some(Box::new(set_op)),
             subqueries: std::mem::take(&mut self.binder.subplans),
             windows: Vec::new(),

@@ -41,3 +41,47 @@ def test_distinct_order_by_must_be_in_the_select_list(conn, dups):
     assert ei.value.sqlstate == "42P10"
     assert ei.value.diag.message_primary == \
         "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
+
+
+DISTINCT_ON_STEPS = [
+    ('create table dn (id int primary key, g int, v int, s text)',
+     'CREATE TABLE'),
+    ("insert into dn values (1,1,5,'a'),(2,1,3,'b'),(3,2,9,'c'),(4,2,9,'d'),(5,null,1,'e'),(6,null,2,'f'),(7,3,null,'g')",
+     'INSERT 0 7'),
+    ('select distinct on (g) g, v, s from dn order by g, v desc, s',
+     [(1, 5, 'a'), (2, 9, 'c'), (3, None, 'g'), (None, 2, 'f')]),
+    ('select distinct on (g) id from dn order by g nulls first, id desc',
+     [(6,), (2,), (4,), (7,)]),
+    ('select distinct on (1) g, s from dn order by 1, 2 desc',
+     [(1, 'b'), (2, 'd'), (3, 'g'), (None, 'f')]),
+    ('select distinct on (g, v) g, v, id from dn order by g, v, id',
+     [(1, 3, 2), (1, 5, 1), (2, 9, 3), (3, None, 7), (None, 1, 5), (None, 2, 6)]),
+    ('select distinct on (g) g, v from dn order by v',
+     ('42P10', 'SELECT DISTINCT ON expressions must match initial ORDER BY expressions')),
+    ('select distinct on (g) g, count(*) from dn group by g, v order by g, count(*) desc',
+     [(1, 1), (2, 2), (3, 1), (None, 1)]),
+    ('select distinct on (g) g from dn',
+     [(1,), (2,), (3,), (None,)]),
+    ('select count(*) from (select distinct on (g) g, s from dn order by g, s) t',
+     [(4,)]),
+    ('select distinct on (g) g, s from dn order by g, s limit 2 offset 1',
+     [(2, 'c'), (3, 'g')]),
+]
+
+
+def test_distinct_on(server):
+    """The first row of each DISTINCT ON value in ORDER BY's order; its expressions must
+    lead ORDER BY (42P10). The expectations were taken from PostgreSQL 15."""
+    with server.connect() as c:
+        c.execute("drop table if exists dn")
+        try:
+            for sql, want in DISTINCT_ON_STEPS:
+                if isinstance(want, tuple):
+                    with pytest.raises(psycopg.Error) as ei:
+                        c.execute(sql)
+                    assert (ei.value.sqlstate, ei.value.diag.message_primary) == want, sql
+                    continue
+                cur = c.execute(sql)
+                assert (cur.fetchall() if cur.description else cur.statusmessage) == want, sql
+        finally:
+            c.execute("drop table if exists dn")
