@@ -93,26 +93,37 @@ fn text(s: &str) -> Value {
 }
 
 pub fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
-    visible_tables(engine, visible)
+    let row = |name: &str, kind: &str, insertable: &str| -> Row {
+        vec![
+            text(CATALOG),
+            text(TABLE_SCHEMA),
+            text(name),
+            text(kind),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            text(insertable),
+            text("NO"),
+            Value::Null,
+        ]
+        .into()
+    };
+    let mut rows: Vec<Row> = visible_tables(engine, visible)
         .iter()
-        .map(|t| {
-            vec![
-                text(CATALOG),
-                text(TABLE_SCHEMA),
-                text(&t.def().name),
-                text("BASE TABLE"),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                text("YES"),
-                text("NO"),
-                Value::Null,
-            ]
-            .into()
-        })
-        .collect()
+        .map(|t| row(&t.def().name, "BASE TABLE", "YES"))
+        .collect();
+    // Views here are read-only (PostgreSQL's simple views take writes).
+    rows.extend(
+        engine
+            .txn
+            .catalog
+            .views()
+            .iter()
+            .map(|v| row(&v.name, "VIEW", "NO")),
+    );
+    rows
 }
 
 pub fn columns(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
@@ -260,4 +271,109 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::RegNamespace => "_regnamespace",
         DataType::Unknown | DataType::Array(_) => "",
     }
+}
+
+pub const TABLE_CONSTRAINTS_COLUMNS: &[(&str, DataType)] = &[
+    ("constraint_catalog", DataType::Text),
+    ("constraint_schema", DataType::Text),
+    ("constraint_name", DataType::Text),
+    ("table_catalog", DataType::Text),
+    ("table_schema", DataType::Text),
+    ("table_name", DataType::Text),
+    ("constraint_type", DataType::Text),
+    ("is_deferrable", DataType::Text),
+    ("initially_deferred", DataType::Text),
+    ("enforced", DataType::Text),
+    ("nulls_distinct", DataType::Text),
+];
+
+/// `information_schema.table_constraints`: primary keys, unique and check constraints,
+/// and each NOT NULL column as the CHECK constraint PostgreSQL shows it as (named
+/// `<schema oid>_<table oid>_<column>_not_null`).
+pub fn table_constraints(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for t in visible_tables(engine, visible) {
+        let def = t.def();
+        let row = |name: &str, kind: &str, nulls_distinct: Option<&str>| -> Row {
+            vec![
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                text(name),
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                text(&def.name),
+                text(kind),
+                text("NO"),
+                text("NO"),
+                text("YES"),
+                nulls_distinct.map_or(Value::Null, text),
+            ]
+            .into()
+        };
+        for index in super::pg_catalog::table_indexes(&t, &def) {
+            match index.constraint {
+                Some((_, 'p')) => rows.push(row(&index.name, "PRIMARY KEY", None)),
+                Some(_) => rows.push(row(&index.name, "UNIQUE", Some("YES"))),
+                None => {}
+            }
+        }
+        for check in &def.checks {
+            rows.push(row(&check.name, "CHECK", None));
+        }
+        let oid = super::pg_catalog::table_oid(&t);
+        for (i, c) in def.columns.iter().enumerate() {
+            if c.not_null {
+                let name = format!(
+                    "{}_{oid}_{}_not_null",
+                    super::pg_catalog::NAMESPACE_PUBLIC,
+                    i + 1
+                );
+                rows.push(row(&name, "CHECK", None));
+            }
+        }
+    }
+    rows
+}
+
+pub const KEY_COLUMN_USAGE_COLUMNS: &[(&str, DataType)] = &[
+    ("constraint_catalog", DataType::Text),
+    ("constraint_schema", DataType::Text),
+    ("constraint_name", DataType::Text),
+    ("table_catalog", DataType::Text),
+    ("table_schema", DataType::Text),
+    ("table_name", DataType::Text),
+    ("column_name", DataType::Text),
+    ("ordinal_position", DataType::Int4),
+    ("position_in_unique_constraint", DataType::Int4),
+];
+
+/// `information_schema.key_column_usage`: the columns of primary keys and unique
+/// constraints, in key order.
+pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for t in visible_tables(engine, visible) {
+        let def = t.def();
+        for index in super::pg_catalog::table_indexes(&t, &def) {
+            if index.constraint.is_none() {
+                continue;
+            }
+            for (k, &c) in index.columns.iter().enumerate() {
+                rows.push(
+                    vec![
+                        text(CATALOG),
+                        text(TABLE_SCHEMA),
+                        text(&index.name),
+                        text(CATALOG),
+                        text(TABLE_SCHEMA),
+                        text(&def.name),
+                        text(&def.columns[c].name),
+                        Value::Int4(k as i32 + 1),
+                        Value::Null,
+                    ]
+                    .into(),
+                );
+            }
+        }
+    }
+    rows
 }

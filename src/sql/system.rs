@@ -48,6 +48,10 @@ pub enum SystemView {
     InfoTables,
     /// `information_schema.columns`.
     InfoColumns,
+    /// `information_schema.table_constraints`.
+    InfoTableConstraints,
+    /// `information_schema.key_column_usage`.
+    InfoKeyColumnUsage,
     /// A catalog of `pg_catalog` (`pg_catalog.rs`).
     Catalog(super::pg_catalog::PgCatalog),
 }
@@ -74,6 +78,8 @@ impl SystemView {
         match name {
             "tables" => Some(SystemView::InfoTables),
             "columns" => Some(SystemView::InfoColumns),
+            "table_constraints" => Some(SystemView::InfoTableConstraints),
+            "key_column_usage" => Some(SystemView::InfoKeyColumnUsage),
             _ => None,
         }
     }
@@ -90,6 +96,10 @@ impl SystemView {
             SystemView::Catalog(_) => &[],
             SystemView::InfoTables => &info_tables,
             SystemView::InfoColumns => super::information_schema::COLUMNS_COLUMNS,
+            SystemView::InfoTableConstraints => {
+                super::information_schema::TABLE_CONSTRAINTS_COLUMNS
+            }
+            SystemView::InfoKeyColumnUsage => super::information_schema::KEY_COLUMN_USAGE_COLUMNS,
             SystemView::StatWal => &[
                 ("wal_records", DataType::Int8),
                 ("wal_fpi", DataType::Int8),
@@ -236,6 +246,8 @@ impl SystemView {
             SystemView::ReplicationSlots => "pg_replication_slots",
             SystemView::InfoTables => "tables",
             SystemView::InfoColumns => "columns",
+            SystemView::InfoTableConstraints => "table_constraints",
+            SystemView::InfoKeyColumnUsage => "key_column_usage",
             SystemView::Catalog(_) => "",
         };
         TableDef::of_columns(name, cols.iter().copied())
@@ -253,6 +265,12 @@ impl SystemView {
             SystemView::Catalog(c) => c.rows(engine, visible, settings),
             SystemView::InfoTables => super::information_schema::tables(engine, visible),
             SystemView::InfoColumns => super::information_schema::columns(engine, visible),
+            SystemView::InfoTableConstraints => {
+                super::information_schema::table_constraints(engine, visible)
+            }
+            SystemView::InfoKeyColumnUsage => {
+                super::information_schema::key_column_usage(engine, visible)
+            }
             SystemView::StatWal => {
                 let Some(wal) = &engine.txn.wal else {
                     return vec![vec![

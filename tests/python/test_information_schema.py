@@ -91,3 +91,44 @@ def test_joined_with_a_table(db, conn, typed):
 @pytest.fixture
 def two_conns(db):
     return db.connect()
+
+
+CONSTRAINT_QUERIES = [
+    ("select constraint_name, table_name, constraint_type, is_deferrable, initially_deferred, enforced,"
+     " nulls_distinct from information_schema.table_constraints where table_name = 'ist'"
+     " and constraint_type <> 'CHECK' order by 1",
+     [('ist_a_key', 'ist', 'UNIQUE', 'NO', 'NO', 'YES', 'YES'), ('ist_bc', 'ist', 'UNIQUE', 'NO', 'NO', 'YES', 'YES'),
+      ('ist_pkey', 'ist', 'PRIMARY KEY', 'NO', 'NO', 'YES', None)]),
+    ("select constraint_name, constraint_type from information_schema.table_constraints where table_name = 'ist'"
+     " and constraint_name not like '%not_null' order by 1",
+     [('ist_a_key', 'UNIQUE'), ('ist_b_check', 'CHECK'), ('ist_bc', 'UNIQUE'), ('ist_pkey', 'PRIMARY KEY')]),
+    ("select count(*) from information_schema.table_constraints where table_name = 'ist'"
+     " and constraint_name like '%not_null'",
+     [(2,)]),
+    ("select constraint_name, table_name, column_name, ordinal_position, position_in_unique_constraint"
+     " from information_schema.key_column_usage where table_name = 'ist' order by 1, 4",
+     [('ist_a_key', 'ist', 'a', 1, None), ('ist_bc', 'ist', 'b', 1, None), ('ist_bc', 'ist', 'c', 2, None),
+      ('ist_pkey', 'ist', 'id', 1, None)]),
+    ("select table_name, table_type from information_schema.tables where table_name in ('ist', 'isv') order by 1",
+     [('ist', 'BASE TABLE'), ('isv', 'VIEW')]),
+    ("select kcu.column_name from information_schema.table_constraints tc join information_schema.key_column_usage kcu"
+     " on kcu.constraint_name = tc.constraint_name where tc.table_name = 'ist' and tc.constraint_type = 'PRIMARY KEY'",
+     [('id',)]),
+]
+
+
+def test_constraints_and_key_columns(server):
+    """table_constraints and key_column_usage as PostgreSQL 15 gives them (NOT NULL
+    columns count as CHECK constraints there, named from OIDs)."""
+    with server.connect() as c:
+        c.execute("drop view if exists isv")
+        c.execute("drop table if exists ist")
+        c.execute("create table ist (id int primary key, a text not null unique, b int check (b > 0), c int,"
+                  " constraint ist_bc unique (b, c))")
+        c.execute("create view isv as select id from ist")
+        try:
+            for sql, rows in CONSTRAINT_QUERIES:
+                assert c.execute(sql).fetchall() == rows, sql
+        finally:
+            c.execute("drop view if exists isv")
+            c.execute("drop table if exists ist")
