@@ -1,8 +1,9 @@
 """The client matrix: the same checks (connect, typed round trips, prepared and batched
 statements, a transaction with a savepoint, an error's fields, metadata, arrays, COPY in
 and out) run by real drivers in their own languages against the server: node-postgres,
-pgx, pgjdbc and asyncpg. Each program lives in `tests/clients/`, is built here from its
-registry (npm, the Go module proxy, Maven Central, PyPI), and prints one JSON line per
+pgx, pgjdbc, asyncpg and tokio-postgres. Each program lives in `tests/clients/` (the
+tokio-postgres one is this crate's example `client_checks`), is built here from its
+registry (npm, the Go module proxy, Maven Central, PyPI, crates.io), and prints one JSON line per
 check. The matrix is printed; every check passes on PostgreSQL 15, and on SteadyDB every
 check passes but those listed in KNOWN_GAPS, which must still fail (so the list stays
 true)."""
@@ -60,10 +61,16 @@ def build(client: str) -> list[str]:
         return ["java", "-cp", f"{classes}{os.pathsep}{d / 'target' / 'lib' / '*'}", "steadydb.Checks"]
     if client == "asyncpg":
         return [sys.executable, str(CLIENTS / "python" / "asyncpg_checks.py")]
+    if client == "tokio-postgres":
+        # An example of this crate: tokio-postgres is one of its dev-dependencies.
+        root = CLIENTS.parent.parent
+        run(["cargo", "build", "--release", "--example", "client_checks"], root, BUILD_TIMEOUT)
+        target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
+        return [str(target / "release" / "examples" / "client_checks")]
     raise ValueError(client)
 
 
-TOOLS = {"node-postgres": "npm", "pgx": "go", "pgjdbc": "mvn", "asyncpg": None}
+TOOLS = {"node-postgres": "npm", "pgx": "go", "pgjdbc": "mvn", "asyncpg": None, "tokio-postgres": "cargo"}
 
 CHECK_ORDER = [
     "connect", "types", "prepared", "batch", "transaction_savepoint", "error_fields",
