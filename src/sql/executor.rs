@@ -173,50 +173,33 @@ pub fn key_too_long(bytes: usize, index: &str) -> Error {
 }
 
 fn duplicate_key(def: &TableDef, row: &[Value]) -> Error {
-    let names: Vec<&str> = def
-        .primary_key
-        .iter()
-        .map(|&i| def.columns[i].name.as_str())
-        .collect();
-    let vals: Vec<String> = def
-        .primary_key
-        .iter()
-        .map(|&i| super::expr::text_of(&row[i]))
-        .collect();
-    Error::new(
-        SqlState::UNIQUE_VIOLATION,
-        format!(
-            "duplicate key value violates unique constraint \"{}\"",
-            def.pkey_name.as_deref().unwrap_or("")
-        ),
+    key_exists(
+        def,
+        def.pkey_name.as_deref().unwrap_or(""),
+        &def.primary_key,
+        row,
     )
-    .with_detail(format!(
-        "Key ({})=({}) already exists.",
-        names.join(", "),
-        vals.join(", ")
-    ))
-    .with_table(def.name.clone())
-    .with_constraint(def.pkey_name.clone().unwrap_or_default())
 }
 
 /// A unique index's 23505 for `row`, whose values another row holds.
 fn unique_violation(def: &TableDef, index: &crate::storage::IndexDef, row: &[Value]) -> Error {
-    let names: Vec<&str> = index
-        .columns
+    key_exists(def, &index.name, &index.columns, row)
+}
+
+/// 23505: `row`'s values in `columns` are another row's already, in the unique
+/// constraint (or index) `constraint`.
+fn key_exists(def: &TableDef, constraint: &str, columns: &[usize], row: &[Value]) -> Error {
+    let names: Vec<&str> = columns
         .iter()
         .map(|&i| def.columns[i].name.as_str())
         .collect();
-    let vals: Vec<String> = index
-        .columns
+    let vals: Vec<String> = columns
         .iter()
         .map(|&i| super::expr::text_of(&row[i]))
         .collect();
     Error::new(
         SqlState::UNIQUE_VIOLATION,
-        format!(
-            "duplicate key value violates unique constraint \"{}\"",
-            index.name
-        ),
+        format!("duplicate key value violates unique constraint \"{constraint}\""),
     )
     .with_detail(format!(
         "Key ({})=({}) already exists.",
@@ -224,7 +207,7 @@ fn unique_violation(def: &TableDef, index: &crate::storage::IndexDef, row: &[Val
         vals.join(", ")
     ))
     .with_table(def.name.clone())
-    .with_constraint(index.name.clone())
+    .with_constraint(constraint.to_string())
 }
 
 fn serialization_failure() -> Error {

@@ -1418,14 +1418,11 @@ impl Planner<'_> {
         for (named, cols) in uniques {
             let index_name = match named {
                 Some(n) => n,
-                None => {
-                    let names: Vec<&str> = cols.iter().map(|&c| columns[c].name.as_str()).collect();
-                    self.free_relation_name_beside(
-                        &format!("{name}_{}", names.join("_")),
-                        "key",
-                        &taken,
-                    )
-                }
+                None => self.free_relation_name_beside(
+                    &column_name_base(&name, &columns, &cols),
+                    "key",
+                    &taken,
+                ),
             };
             if taken.contains(&index_name) || self.engine.txn.catalog.relation_exists(&index_name) {
                 return Err(Error::new(
@@ -1573,11 +1570,7 @@ impl Planner<'_> {
         let name = match &ci.name {
             Some(n) => object_name(n)?,
             None => {
-                let names: Vec<&str> = columns
-                    .iter()
-                    .map(|&c| def.columns[c].name.as_str())
-                    .collect();
-                self.free_relation_name(&format!("{}_{}", def.name, names.join("_")), "idx")
+                self.free_relation_name(&column_name_base(&def.name, &def.columns, &columns), "idx")
             }
         };
         Ok(Plan::CreateIndex {
@@ -2138,13 +2131,10 @@ impl Planner<'_> {
                 }
                 let name = match &uc.name {
                     Some(n) => ident_name(n),
-                    None => {
-                        let names: Vec<&str> = columns
-                            .iter()
-                            .map(|&c| def.columns[c].name.as_str())
-                            .collect();
-                        self.free_relation_name(&format!("{}_{}", def.name, names.join("_")), "key")
-                    }
+                    None => self.free_relation_name(
+                        &column_name_base(&def.name, &def.columns, &columns),
+                        "key",
+                    ),
                 };
                 Ok(Plan::CreateIndex {
                     table,
@@ -4173,6 +4163,12 @@ fn referenced_columns(e: &ast::Expr, def: &TableDef, out: &mut Vec<String>) {
         }
         _ => {}
     }
+}
+
+/// `table_col1_col2`: what PostgreSQL names an index or key after, before its suffix.
+fn column_name_base(table: &str, columns: &[Column], named: &[usize]) -> String {
+    let names: Vec<&str> = named.iter().map(|&c| columns[c].name.as_str()).collect();
+    format!("{table}_{}", names.join("_"))
 }
 
 /// A constant integer of a statement (sequence options).

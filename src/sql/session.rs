@@ -17,6 +17,7 @@ use crate::constants::{PLAN_CACHE_ENTRIES, PLAN_CACHE_MAX_QUERY_BYTES};
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
+use crate::storage::write_gate::Closed;
 use crate::storage::{IndexDef, Table, TableDef, TableId};
 use crate::txn::ddl::{self, IndexChange, KeyConflict};
 use crate::txn::increments::check_row;
@@ -1372,7 +1373,7 @@ impl Session {
                 command("CREATE SEQUENCE")
             }
             Plan::CreateView { view } => {
-                self.outside_block("CREATE VIEW")?;
+                self.refuse_in_block("CREATE VIEW", None)?;
                 let txn = self.engine.txn.clone();
                 let flight = {
                     let _ddl = txn.catalog.ddl_lock();
@@ -1405,7 +1406,7 @@ impl Session {
                 command("CREATE VIEW")
             }
             Plan::DropView { names, if_exists } => {
-                self.outside_block("DROP VIEW")?;
+                self.refuse_in_block("DROP VIEW", None)?;
                 let txn = self.engine.txn.clone();
                 for name in names {
                     let flight = {
@@ -1439,12 +1440,12 @@ impl Session {
                 command("DROP SEQUENCE")
             }
             Plan::SequenceOwner { name, owned_by } => {
-                self.outside_block("ALTER SEQUENCE")?;
+                self.refuse_in_block("ALTER SEQUENCE", None)?;
                 self.set_sequence_owner(name, owned_by.as_ref())?;
                 command("ALTER SEQUENCE")
             }
             Plan::RestartSequence { name, at } => {
-                self.outside_block("ALTER SEQUENCE")?;
+                self.refuse_in_block("ALTER SEQUENCE", None)?;
                 let seq = self.engine.txn.catalog.sequence(name).ok_or_else(|| {
                     Error::new(
                         SqlState::UNDEFINED_TABLE,
@@ -1519,15 +1520,12 @@ impl Session {
         }
     }
 
-    /// Whether a catalog change to `table` must be refused here, as a statement that is
-    /// logged and made durable on its own: inside a transaction block, unless the block
-    /// created the table (then nobody else sees it until the block commits, and a
-    /// rollback drops it with its indexes).
-    fn own_catalog_change(&self, table: &Table, what: &str) -> Result<bool> {
-        let Some(t) = self.txn.as_ref() else {
-            return Ok(false);
-        };
-        if t.created.contains(&table.id) {
+    /// Keep writers out of `table` for a catalog change logged on its own: its write gate
+    /// closed, or nothing to close when this transaction block created the table (nobody
+    /// else sees it until the block commits, and a rollback drops it with its indexes).
+    /// Refused (0A000) inside any other transaction block.
+    fn keep_writers_out<'t>(&self, table: &'t Table, what: &str) -> Result<Option<Closed<'t>>> {
+        if let Some(t) = self.txn.as_ref().filter(|t| t.created.contains(&table.id)) {
             if t.writes.table(table.id).is_some_and(|w| w.bulk.is_some()) {
                 return Err(Error::unsupported(format!(
                     "{what} on a table loaded by COPY in the same transaction is not supported yet"
@@ -1538,26 +1536,21 @@ impl Session {
                     "{what} after a SAVEPOINT on a table created in the same transaction is not supported yet"
                 )));
             }
-            return Ok(true);
+            return Ok(None);
         }
-        let in_block = t.explicit
-            || !t.writes.is_empty()
-            || t.writes.passed_gate(table.id)
-            || !t.created.is_empty()
-            || !t.dropped.is_empty();
-        if in_block || self.simple_query_statements > 1 {
-            return Err(Error::unsupported(format!(
-                "{what} inside a transaction block is not supported yet"
-            ))
-            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
-        }
-        Ok(false)
+        self.refuse_in_block(what, Some(table))?;
+        Ok(Some(close_gate_for_rebuild(&self.slot, table)?))
     }
 
-    /// Refuse a catalog change that is logged on its own inside a transaction block.
-    fn outside_block(&self, what: &str) -> Result<()> {
+    /// Refuse a catalog change that is logged on its own inside a transaction block (one
+    /// that has begun, written, created or dropped, or passed `table`'s write gate).
+    fn refuse_in_block(&self, what: &str, table: Option<&Table>) -> Result<()> {
         let in_block = self.txn.as_ref().is_some_and(|t| {
-            t.explicit || !t.writes.is_empty() || !t.created.is_empty() || !t.dropped.is_empty()
+            t.explicit
+                || !t.writes.is_empty()
+                || table.is_some_and(|table| t.writes.passed_gate(table.id))
+                || !t.created.is_empty()
+                || !t.dropped.is_empty()
         });
         if in_block || self.simple_query_statements > 1 {
             return Err(Error::unsupported(format!(
@@ -1577,12 +1570,7 @@ impl Session {
         what: &str,
         change: impl FnOnce(&TableDef) -> Result<TableDef>,
     ) -> Result<()> {
-        let own = self.own_catalog_change(table, what)?;
-        let closed = if own {
-            None
-        } else {
-            Some(close_gate_for_rebuild(&self.slot, table)?)
-        };
+        let closed = self.keep_writers_out(table, what)?;
         let txn = self.engine.txn.clone();
         let flight = {
             let _ddl = txn.catalog.ddl_lock();
@@ -1682,7 +1670,7 @@ impl Session {
         if_not_exists: bool,
         owned_by: Option<&(Arc<Table>, usize)>,
     ) -> Result<()> {
-        self.outside_block("CREATE SEQUENCE")?;
+        self.refuse_in_block("CREATE SEQUENCE", None)?;
         let txn = self.engine.txn.clone();
         let catalog = &txn.catalog;
         let flight = {
@@ -1760,7 +1748,7 @@ impl Session {
 
     /// DROP SEQUENCE of one sequence.
     fn drop_sequence(&mut self, name: &str, if_exists: bool) -> Result<()> {
-        self.outside_block("DROP SEQUENCE")?;
+        self.refuse_in_block("DROP SEQUENCE", None)?;
         if self.engine.txn.catalog.sequence(name).is_none() {
             if if_exists {
                 return Ok(());
@@ -1818,12 +1806,7 @@ impl Session {
         def: IndexDef,
         if_not_exists: bool,
     ) -> Result<()> {
-        let own = self.own_catalog_change(table, "CREATE INDEX")?;
-        let closed = if own {
-            None
-        } else {
-            Some(close_gate_for_rebuild(&self.slot, table)?)
-        };
+        let closed = self.keep_writers_out(table, "CREATE INDEX")?;
         let txn = self.engine.txn.clone();
         let catalog = &txn.catalog;
         {
@@ -1910,12 +1893,7 @@ impl Session {
                 ))
             }
         }
-        let own = self.own_catalog_change(table, "DROP INDEX")?;
-        let closed = if own {
-            None
-        } else {
-            Some(close_gate_for_rebuild(&self.slot, table)?)
-        };
+        let closed = self.keep_writers_out(table, "DROP INDEX")?;
         let txn = self.engine.txn.clone();
         let flight = {
             let _ddl = txn.catalog.ddl_lock();

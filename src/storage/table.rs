@@ -263,12 +263,11 @@ pub struct Table {
     bulk_lsn: AtomicU64,
     /// Who may write the table while its rows are rebuilt under a new key.
     write_gate: WriteGate,
-    /// The secondary indexes, in the order of `TableDef::indexes`.
-    indexes: RwLock<Arc<[Arc<Index>]>>,
-    /// Shared by an install for its whole length, so that its entries go into the index
-    /// trees its rows were read against; exclusive to add, drop or rebuild an index. Taken
+    /// The secondary indexes, in the order of `TableDef::indexes`. Held shared by an
+    /// install for its whole length, so that its entries go into the trees of the indexes
+    /// its rows were read against; exclusively to add, drop or rebuild an index. Taken
     /// before the tree lock.
-    index_lock: RwLock<()>,
+    indexes: RwLock<Arc<[Arc<Index>]>>,
 }
 
 /// A table's definition, its column types, and its columns' values for older rows.
@@ -375,7 +374,6 @@ impl Table {
             bulk_lsn: AtomicU64::new(0),
             write_gate: WriteGate::default(),
             indexes: RwLock::new(Arc::from(Vec::new())),
-            index_lock: RwLock::new(()),
         }
     }
 
@@ -700,8 +698,7 @@ impl Table {
         truncate: bool,
         horizon: Lsn,
     ) -> Result<()> {
-        let _indexes = self.index_lock.read_recursive();
-        let indexes = self.indexes();
+        let indexes = self.indexes.read_recursive();
         if indexes.is_empty() {
             return self.install_rows(lsn, writes, truncate, horizon, None);
         }
@@ -905,25 +902,21 @@ impl Table {
     /// with writers kept out since, complete for snapshots from `lsn`; the definition
     /// becomes `new_def`.
     pub fn add_index(&self, new_def: TableDef, def: IndexDef, entries: Table, lsn: Lsn) {
-        let _indexes = self.index_lock.write();
-        let mut indexes: Vec<Arc<Index>> = self.indexes().to_vec();
-        indexes.push(Arc::new(Index::new(def, entries, lsn)));
-        *self.indexes.write() = indexes.into();
+        let mut indexes = self.indexes.write();
+        let mut added: Vec<Arc<Index>> = indexes.to_vec();
+        added.push(Arc::new(Index::new(def, entries, lsn)));
+        *indexes = added.into();
         self.set_def(new_def);
     }
 
     /// Drop the index named `name` (its pages are freed); the definition becomes
     /// `new_def`.
     pub fn drop_index(&self, new_def: TableDef, name: &str) -> Result<()> {
-        let _indexes = self.index_lock.write();
-        let mut indexes: Vec<Arc<Index>> = self.indexes().to_vec();
-        let dropped: Vec<Arc<Index>> = indexes
-            .iter()
-            .filter(|i| i.def.name == name)
-            .cloned()
-            .collect();
-        indexes.retain(|i| i.def.name != name);
-        *self.indexes.write() = indexes.into();
+        let mut indexes = self.indexes.write();
+        let (dropped, kept): (Vec<Arc<Index>>, Vec<Arc<Index>>) =
+            indexes.iter().cloned().partition(|i| i.def.name == name);
+        *indexes = kept.into();
+        drop(indexes);
         self.set_def(new_def);
         for index in dropped {
             index.entries().destroy()?;
@@ -960,10 +953,9 @@ impl Table {
     }
 
     /// Rebuild every index from the rows (after a bulk load or a new primary key, which
-    /// change rows without an install), complete from `lsn`. The caller holds the index
-    /// lock exclusively.
-    fn rebuild_indexes_locked(&self, lsn: Lsn) -> Result<()> {
-        let current = self.indexes();
+    /// change rows without an install), complete from `lsn`, into `current`: the
+    /// indexes, held exclusively by the caller.
+    fn rebuild_indexes_locked(&self, current: &mut Arc<[Arc<Index>]>, lsn: Lsn) -> Result<()> {
         if current.is_empty() {
             return Ok(());
         }
@@ -984,7 +976,7 @@ impl Table {
                 lsn.max(newest),
             )));
         }
-        *self.indexes.write() = rebuilt.into();
+        *current = rebuilt.into();
         Ok(())
     }
 
@@ -1071,9 +1063,9 @@ impl Table {
     /// meanwhile (neither takes a table lock) stay: later ones over the load's rows,
     /// earlier ones only where the load has no row.
     pub fn adopt(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
-        let _indexes = self.index_lock.write();
+        let mut indexes = self.indexes.write();
         self.adopt_rows(lsn, bulk, horizon)?;
-        self.rebuild_indexes_locked(lsn)
+        self.rebuild_indexes_locked(&mut indexes, lsn)
     }
 
     fn adopt_rows(&self, lsn: Lsn, bulk: BTree, horizon: Lsn) -> Result<()> {
@@ -1113,7 +1105,7 @@ impl Table {
     /// holds the checkpoint barrier and the table's closed write gate (no other version
     /// is being installed), or is replaying the log.
     pub fn replace(&self, lsn: Lsn, rebuilt: BTree) -> Result<()> {
-        let _indexes = self.index_lock.write();
+        let mut indexes = self.indexes.write();
         {
             let _tree = stages::write(Stage::TableTree, &self.tree_lock);
             let mut older = self.older.lock_all();
@@ -1124,7 +1116,7 @@ impl Table {
             self.tree.adopt(&self.pool, rebuilt)?;
             self.bulk_lsn.store(lsn.0, Ordering::Release);
         }
-        self.rebuild_indexes_locked(lsn)
+        self.rebuild_indexes_locked(&mut indexes, lsn)
     }
 
     /// Re-key every row visible at `lsn` with `key_of` (ALTER TABLE ... ADD PRIMARY KEY),
@@ -1158,7 +1150,7 @@ impl Table {
             },
         )?;
         failed?;
-        let _indexes = self.index_lock.write();
+        let mut indexes = self.indexes.write();
         {
             let _tree = stages::write(Stage::TableTree, &self.tree_lock);
             let mut older = self.older.lock_all();
@@ -1168,7 +1160,7 @@ impl Table {
             self.tree.clear(&self.pool)?;
             self.tree.adopt(&self.pool, rebuilt)?;
         }
-        self.rebuild_indexes_locked(lsn)
+        self.rebuild_indexes_locked(&mut indexes, lsn)
     }
 
     /// The table's drop is final: free its pages. Later reads fail with 42P01.

@@ -384,3 +384,19 @@ def module_tables(server, names: str, setup: list[str]):
     yield
     with server.connect(autocommit=True) as c:
         c.execute(f"drop table if exists {names}")
+
+
+def run_steps(conn: psycopg.Connection, steps: list) -> None:
+    """Run (statement, expected) pairs in order: expected rows (a list), a command tag
+    (a string), or an error as a tuple of its SQLSTATE, primary message and, when the
+    tuple is longer, its detail and constraint name."""
+    for sql, want in steps:
+        if isinstance(want, tuple):
+            with pytest.raises(psycopg.Error) as ei:
+                conn.execute(sql)
+            d = ei.value.diag
+            got = (ei.value.sqlstate, d.message_primary, d.message_detail, d.constraint_name)
+            assert got[: len(want)] == want, sql
+            continue
+        cur = conn.execute(sql)
+        assert (cur.fetchall() if cur.description else cur.statusmessage) == want, sql

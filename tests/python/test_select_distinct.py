@@ -6,6 +6,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from conftest import run_steps
+
 
 @pytest.fixture
 def dups(db, conn):
@@ -75,13 +77,6 @@ def test_distinct_on(server):
     with server.connect() as c:
         c.execute("drop table if exists dn")
         try:
-            for sql, want in DISTINCT_ON_STEPS:
-                if isinstance(want, tuple):
-                    with pytest.raises(psycopg.Error) as ei:
-                        c.execute(sql)
-                    assert (ei.value.sqlstate, ei.value.diag.message_primary) == want, sql
-                    continue
-                cur = c.execute(sql)
-                assert (cur.fetchall() if cur.description else cur.statusmessage) == want, sql
+            run_steps(c, DISTINCT_ON_STEPS)
         finally:
             c.execute("drop table if exists dn")
