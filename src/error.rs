@@ -29,6 +29,7 @@ impl SqlState {
     pub const INVALID_SCHEMA_NAME: SqlState = SqlState("3F000");
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
+    pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
     pub const INVALID_CURSOR_STATE: SqlState = SqlState("24000");
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");

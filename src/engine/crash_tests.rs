@@ -179,6 +179,7 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 not_null: true,
                 default: None,
                 missing: None,
+                dropped: false,
             },
             Column {
                 name: "v".into(),
@@ -186,6 +187,7 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 not_null: false,
                 default: None,
                 missing: None,
+                dropped: false,
             },
         ],
         primary_key: if keyed { vec![0] } else { vec![] },
@@ -201,11 +203,13 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 unique: true,
                 constraint: false,
                 number: 0,
+                opclasses: Vec::new(),
             }]
         } else {
             Vec::new()
         },
         checks: Vec::new(),
+        foreign_keys: Vec::new(),
     };
     let id = txn.catalog.allocate_table_id();
     let payload = records::encode_table_def(id, &def);
@@ -243,7 +247,7 @@ fn commit_with_drops(
     dropped: &[crate::storage::TableId],
 ) -> bool {
     let id = txn.begin();
-    let record = match txn.prepare_commit_record(&writes, created, dropped) {
+    let record = match txn.prepare_commit_record(&writes, created, dropped, &[]) {
         Ok(record) => record,
         Err(e) if e.code == crate::error::SqlState::DISK_FULL => {
             txn.end_transaction();
@@ -256,6 +260,7 @@ fn commit_with_drops(
         writes,
         created,
         dropped,
+        altered: &[],
         locks: Vec::new(),
         level: SyncLevel::Local,
         logged_upto: Lsn::ZERO,

@@ -12,6 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::bind::{AggCall, AggFunc, WindowCall, WindowFunc};
 use super::expr::{numeric_div, EvalContext, Expr, Subqueries, Subquery, SubqueryTest};
+use super::foreign_keys::{ConstraintModes, Incoming, PendingCheck, RowRules};
 use super::plan::*;
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
@@ -61,6 +62,19 @@ pub struct Executor<'a> {
     /// The rows of each WITH query scanned so far in this statement, by plan and the
     /// values of the enclosing queries.
     pub materialized_rows: RefCell<FxHashMap<(usize, Vec<Value>), SharedRows>>,
+    /// Foreign key checks the statement's writes queued, run at its end
+    /// ([`Executor::finish_foreign_key_checks`]).
+    pub fk_pending: Vec<PendingCheck>,
+    /// Checks of deferred constraints, for the transaction to run at commit.
+    pub fk_deferred: Vec<PendingCheck>,
+    /// Which constraints are deferred (the transaction's SET CONSTRAINTS).
+    pub constraint_modes: ConstraintModes,
+    /// How deep the referential action running now cascades.
+    pub fk_depth: usize,
+    /// The foreign keys referencing each table written, looked up once per statement.
+    pub fk_incoming: RefCell<FxHashMap<TableId, Rc<Vec<Incoming>>>>,
+    /// Referencing tables' compiled rules, for referential actions.
+    pub fk_rules: RefCell<FxHashMap<TableId, Rc<RowRules>>>,
 }
 
 /// Rows computed once and read by several scans of one statement.
@@ -134,6 +148,16 @@ struct PreparedJoin {
 
 fn truthy(v: &Value) -> bool {
     matches!(v, Value::Bool(true))
+}
+
+/// The lock-manager key a writer of `index_key` into the unique index `index` locks.
+/// Not a row key: those begin with 0x01 or 0x02, or are hidden row ids.
+pub(super) fn value_lock(index: &crate::storage::IndexDef, index_key: &[u8]) -> Key {
+    let mut lock = vec![0xFF];
+    lock.extend_from_slice(index.name.as_bytes());
+    lock.push(0);
+    lock.extend_from_slice(index_key);
+    lock
 }
 
 /// The storage key of a row: its encoded primary key, or a hidden row id.
@@ -210,7 +234,7 @@ fn key_exists(def: &TableDef, constraint: &str, columns: &[usize], row: &[Value]
     .with_constraint(constraint.to_string())
 }
 
-fn serialization_failure() -> Error {
+pub(super) fn serialization_failure() -> Error {
     Error::new(
         SqlState::SERIALIZATION_FAILURE,
         "could not serialize access due to concurrent update",
@@ -1050,6 +1074,17 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// Lock a row this transaction is about to write (see `lock_row`).
+    pub(super) fn lock_key(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Step<()> {
+        self.lock_row(table, key, want)
+    }
+
+    /// Take `want` on a key this transaction does not write (a KEY SHARE lock on a
+    /// referenced row).
+    pub(super) fn acquire_lock(&mut self, table: TableId, key: &[u8], want: Want) -> Step<()> {
+        self.acquire(table, key, want, true)
+    }
+
     fn lock_row(&mut self, table: &Arc<Table>, key: &[u8], want: Want) -> Step<()> {
         if self.txn.writes.get(table.id, key)?.is_some() {
             return Ok(());
@@ -1217,7 +1252,7 @@ impl Executor<'_> {
     /// statement's snapshot may not be visible yet (its commit released its locks before
     /// it was durable): the session notes it, and says nothing more until it is visible
     /// (`SessionSlot::saw_commit`).
-    fn latest(&self, table: &Table, key: &[u8]) -> Result<Option<Version>> {
+    pub(super) fn latest(&self, table: &Table, key: &[u8]) -> Result<Option<Version>> {
         let version = table.latest(key)?;
         if let Some(v) = version.as_ref().filter(|v| v.lsn > self.snapshot) {
             self.slot.saw_commit(v.lsn);
@@ -1447,8 +1482,8 @@ impl Executor<'_> {
             // A savepoint could not take back rows written straight to pages.
             return false;
         }
-        if !table.indexes().is_empty() {
-            // Each row's index entries are checked as it is written.
+        if !table.indexes().is_empty() || !table.def().foreign_keys.is_empty() {
+            // Each row's index entries and references are checked as it is written.
             return false;
         }
         let created = self.txn.created.contains(&table.id);
@@ -1517,9 +1552,16 @@ impl Executor<'_> {
             .assignments
             .iter()
             .any(|(c, _)| def.primary_key.contains(c));
+        // Columns a foreign key may reference: a key's, or a unique index's.
+        let unique_changes = pk_changes
+            || plan.assignments.iter().any(|(c, _)| {
+                def.indexes
+                    .iter()
+                    .any(|i| i.unique && i.columns.contains(c))
+            });
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
-            let want = if pk_changes {
+            let want = if unique_changes {
                 Want::Write
             } else {
                 Want::NoKeyWrite
@@ -1542,11 +1584,18 @@ impl Executor<'_> {
                 self.claim_key(&scan.table, def, &new_key, &new)?;
                 self.txn.put(&scan.table, key, None)?;
             }
-            self.check_indexes(&scan.table, &new_key, &new, Some(&current))?;
+            self.check_row_indexes(&scan.table, &new_key, &new, Some(&current))?;
             if !plan.returning.is_empty() {
                 returned.push(self.project(&plan.returning, &new)?);
             }
-            self.txn.put(&scan.table, new_key, Some(new.into()))?;
+            if !def.foreign_keys.is_empty() {
+                self.queue_referencing_checks(&scan.table, def, &new_key, &new, Some(&current));
+            }
+            self.txn
+                .put(&scan.table, new_key, Some(new.clone().into()))?;
+            if unique_changes {
+                self.on_referenced_change(&scan.table, def, &current, Some(&new))?;
+            }
             count += 1;
         }
         Ok((count, returned))
@@ -1557,7 +1606,7 @@ impl Executor<'_> {
     /// unique index (23505). A value is checked under a lock on it, held until the
     /// transaction ends, so writers of one value take turns, and the second sees the
     /// first's row once it commits.
-    fn check_indexes(
+    pub(super) fn check_row_indexes(
         &mut self,
         table: &Arc<Table>,
         key: &[u8],
@@ -1577,11 +1626,7 @@ impl Executor<'_> {
             {
                 continue;
             }
-            // Not a row key: those begin with 0x01 or 0x02, or are hidden row ids.
-            let mut value_lock = vec![0xFF];
-            value_lock.extend_from_slice(index.def.name.as_bytes());
-            value_lock.push(0);
-            value_lock.extend_from_slice(&index_key);
+            let value_lock = value_lock(&index.def, &index_key);
             self.acquire(table.id, &value_lock, Want::Write, true)?;
             let holds = |r: &Option<Row>| r.as_ref().is_some_and(|r| index.key_of(r) == index_key);
             let def = table.def();
@@ -1651,6 +1696,7 @@ impl Executor<'_> {
                 returned.push(self.project(&plan.returning, &current)?);
             }
             self.txn.put(&scan.table, key, None)?;
+            self.on_referenced_change(&scan.table, &scan.def, &current, None)?;
             count += 1;
         }
         Ok((count, returned))
@@ -1722,7 +1768,10 @@ impl Executor<'_> {
         if def.primary_key.is_empty() {
             let key = row_key(table, def, &row)?;
             self.txn.note_write(table.id, &key)?;
-            self.check_indexes(table, &key, &row, None)?;
+            self.check_row_indexes(table, &key, &row, None)?;
+            if !def.foreign_keys.is_empty() {
+                self.queue_referencing_checks(table, def, &key, &row, None);
+            }
             self.txn.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
         }
@@ -1747,9 +1796,12 @@ impl Executor<'_> {
             }
         };
         let Some(existing) = existing else {
-            self.check_indexes(table, &key, &row, None)?;
+            self.check_row_indexes(table, &key, &row, None)?;
             if !matches!(on_conflict, OnConflict::Error) {
                 touched.insert(key.clone());
+            }
+            if !def.foreign_keys.is_empty() {
+                self.queue_referencing_checks(table, def, &key, &row, None);
             }
             self.txn.put(table, key, Some(row.clone().into()))?;
             return Ok(Some(row));
@@ -1782,8 +1834,18 @@ impl Executor<'_> {
                     )
                     .into());
                 }
-                self.check_indexes(table, &key, &new, Some(&existing))?;
+                self.check_row_indexes(table, &key, &new, Some(&existing))?;
+                if !def.foreign_keys.is_empty() {
+                    self.queue_referencing_checks(table, def, &key, &new, Some(&existing));
+                }
                 self.txn.put(table, key, Some(new.clone().into()))?;
+                let unique = def.indexes.iter().filter(|i| i.unique);
+                if unique
+                    .flat_map(|i| &i.columns)
+                    .any(|c| assignments.iter().any(|(a, _)| a == c))
+                {
+                    self.on_referenced_change(table, def, &existing, Some(&new))?;
+                }
                 Ok(Some(new))
             }
         }

@@ -130,7 +130,7 @@ pub fn columns(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in visible_tables(engine, visible) {
         let def = t.def();
-        for (i, c) in def.columns.iter().enumerate() {
+        for (i, c) in def.columns.iter().enumerate().filter(|(_, c)| !c.dropped) {
             let ty = TypeFacts::of(c.data_type);
             let int = |v: Option<i32>| v.map_or(Value::Null, Value::Int4);
             let mut row = vec![

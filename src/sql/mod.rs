@@ -20,6 +20,7 @@ mod copy;
 mod copy_out;
 mod executor;
 mod expr;
+mod foreign_keys;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]

@@ -26,6 +26,12 @@ pub enum Statement {
         name: String,
         action: SequenceAction,
     },
+    /// SET CONSTRAINTS { ALL | name [, ...] } { DEFERRED | IMMEDIATE } (`names` None:
+    /// ALL).
+    SetConstraints {
+        names: Option<Vec<String>>,
+        deferred: bool,
+    },
     /// An empty query (only in a Parse message; simple queries drop empty statements).
     Empty,
 }
@@ -308,6 +314,9 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         Some("create") if words.tokens.get(1).map(String::as_str) == Some("sequence") => {
             return parse_create_sequence(&words)
         }
+        Some("set") if words.tokens.get(1).map(String::as_str) == Some("constraints") => {
+            return parse_set_constraints(&words)
+        }
         // PostgreSQL's ABORT is ROLLBACK by another name.
         Some("abort") => {
             let at = sql.to_ascii_lowercase().find("abort").unwrap_or(0);
@@ -323,6 +332,40 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         1 => Ok(Statement::Ast(Box::new(stmts.remove(0)))),
         _ => Err(Error::syntax("syntax error: expected one statement")),
     }
+}
+
+fn parse_set_constraints(words: &Words) -> Result<Statement> {
+    let mut t: Vec<&str> = words.tokens[2..].iter().map(String::as_str).collect();
+    if t.last() == Some(&";") {
+        t.pop();
+    }
+    let deferred = match t.pop() {
+        Some("deferred") => true,
+        Some("immediate") => false,
+        Some(other) => return Err(syntax_near(other)),
+        None => return Err(Error::syntax("syntax error at end of input")),
+    };
+    if t == ["all"] {
+        return Ok(Statement::SetConstraints {
+            names: None,
+            deferred,
+        });
+    }
+    let mut names = Vec::new();
+    for (i, w) in t.iter().enumerate() {
+        match (i % 2, *w) {
+            (1, ",") => {}
+            (0, w) if w != "," => names.push(word_name(w)),
+            (_, w) => return Err(syntax_near(w)),
+        }
+    }
+    if names.is_empty() || t.len().is_multiple_of(2) {
+        return Err(Error::syntax("syntax error in SET CONSTRAINTS"));
+    }
+    Ok(Statement::SetConstraints {
+        names: Some(names),
+        deferred,
+    })
 }
 
 /// An identifier as a word gives it: unquoted (and lower-cased), the `public.` schema

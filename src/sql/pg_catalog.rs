@@ -10,18 +10,20 @@
 //! - Table `id` has OID [`FIRST_TABLE_OID`] + `id` × [`OIDS_PER_TABLE`]; the objects that
 //!   belong to it follow it: its primary key index (+1), its primary key constraint (+2),
 //!   its rowtype... is not modelled (`reltype` is 0), its owned sequences (+16 + k, for
-//!   the k-th), and its column defaults (+1024 + attnum).
+//!   the k-th), its column defaults (+1024 + attnum), its secondary indexes (+2048 + 2n
+//!   for index number n, and +1 for a unique constraint's), its CHECK constraints
+//!   (+3072 + k) and its FOREIGN KEY constraints (+3584 + k).
 //!
-//! Only what SteadyDB has is listed: tables, their primary key indexes and constraints,
-//! sequences owned by serial columns, column defaults. Catalogs of objects SteadyDB does
-//! not have (inheritance, triggers, policies, comments) exist and are empty. Array-typed
-//! columns (ACLs, options, `indkey`, `conkey`) are not provided yet: a query naming one
-//! gets 42703.
+//! Only what SteadyDB has is listed: tables, their indexes and constraints, sequences,
+//! views, column defaults. Catalogs of objects SteadyDB does not have (inheritance,
+//! triggers, policies, comments) exist and are empty; a table with foreign keys, or
+//! referenced by one, shows `relhastriggers` as PostgreSQL's (whose foreign keys are
+//! triggers) does, so psql lists them.
 
 use std::sync::Arc;
 
 use crate::engine::Engine;
-use crate::storage::{Row, Table, TableDef};
+use crate::storage::{FkAction, ForeignKeyDef, Row, Table, TableDef};
 use crate::types::{oid, DataType, Value};
 
 /// The first OID of user objects, as in PostgreSQL.
@@ -39,8 +41,12 @@ const FIRST_INDEX: u32 = 2048;
 pub const MAX_INDEXES: u32 = (FIRST_CHECK - FIRST_INDEX) / 2;
 /// CHECK constraint `k` of a table is `FIRST_CHECK + k`.
 const FIRST_CHECK: u32 = 3072;
-/// CHECK constraints a table may have: their OIDs stay within the table's.
-pub const MAX_CHECKS: u32 = OIDS_PER_TABLE - FIRST_CHECK;
+/// CHECK constraints a table may have: their OIDs stay below its foreign keys'.
+pub const MAX_CHECKS: u32 = FIRST_FOREIGN_KEY - FIRST_CHECK;
+/// FOREIGN KEY constraint `k` of a table is `FIRST_FOREIGN_KEY + k`.
+const FIRST_FOREIGN_KEY: u32 = 3584;
+/// FOREIGN KEY constraints a table may have: their OIDs stay within the table's.
+pub const MAX_FOREIGN_KEYS: u32 = OIDS_PER_TABLE - FIRST_FOREIGN_KEY;
 
 pub const NAMESPACE_PG_CATALOG: u32 = 11;
 pub const NAMESPACE_PG_TOAST: u32 = 99;
@@ -632,6 +638,12 @@ impl PgCatalog {
                                 .enumerate()
                                 .map(move |(k, c)| check_row(t, k, &c.name)),
                         )
+                        .chain(
+                            def.foreign_keys
+                                .iter()
+                                .enumerate()
+                                .filter_map(move |(k, fk)| foreign_key_row(engine, t, k, fk)),
+                        )
                 })
                 .collect(),
             PgCatalog::AttrDef => {
@@ -924,6 +936,8 @@ pub struct Relation {
     pub index: Option<IndexInfo>,
     /// `relchecks`: a table's CHECK constraints.
     pub checks: i16,
+    /// `relhastriggers`: a table with foreign keys or referenced by one.
+    pub has_triggers: bool,
 }
 
 /// An index as the catalogs show it: a primary key's or a secondary one.
@@ -1048,6 +1062,81 @@ fn check_row(t: &Table, k: usize, constraint: &str) -> Vec<Value> {
     ]
 }
 
+/// The index that enforces the uniqueness a foreign key relies on: the referenced
+/// table's primary key index, or the unique index on exactly the referenced columns.
+fn referenced_index(parent: &Table, def: &TableDef, fk: &ForeignKeyDef) -> Option<IndexInfo> {
+    table_indexes(parent, def).into_iter().find(|i| {
+        i.unique && i.columns.len() == fk.referenced_columns.len() && {
+            let mut a = i.columns.clone();
+            let mut b = fk.referenced_columns.clone();
+            a.sort_unstable();
+            b.sort_unstable();
+            a == b
+        }
+    })
+}
+
+/// A `pg_constraint` row for foreign key `k` of table `t` (None while the table it
+/// references is not to be seen).
+fn foreign_key_row(engine: &Engine, t: &Table, k: usize, fk: &ForeignKeyDef) -> Option<Vec<Value>> {
+    let parent = engine.txn.catalog.table_by_id(fk.referenced)?;
+    let parent_def = parent.def();
+    let index_oid = referenced_index(&parent, &parent_def, fk).map_or(0, |i| i.oid);
+    let tr = Value::Bool(true);
+    Some(vec![
+        Value::Oid(table_oid(t) + FIRST_FOREIGN_KEY + k as u32),
+        name(&fk.name),
+        Value::Oid(NAMESPACE_PUBLIC),
+        char_value('f'),
+        Value::Bool(fk.deferrable),
+        Value::Bool(fk.initially_deferred),
+        tr.clone(),
+        Value::Oid(table_oid(t)),
+        Value::Oid(0),
+        Value::Oid(index_oid),
+        Value::Oid(0),
+        Value::Oid(table_oid(&parent)),
+        char_value(fk.on_update.code()),
+        char_value(fk.on_delete.code()),
+        char_value('s'),
+        tr.clone(),
+        Value::Int4(0),
+        tr,
+        Value::Null,
+        int2_array(fk.columns.iter().map(|&i| i as i16 + 1)),
+        int2_array(fk.referenced_columns.iter().map(|&i| i as i16 + 1)),
+    ])
+}
+
+/// `pg_get_constraintdef` of a foreign key: PostgreSQL's text.
+pub fn foreign_key_definition(
+    engine: &Engine,
+    def: &TableDef,
+    fk: &ForeignKeyDef,
+) -> Option<String> {
+    let parent = engine.txn.catalog.table_by_id(fk.referenced)?;
+    let parent_def = parent.def();
+    let mut text = format!(
+        "FOREIGN KEY ({}) REFERENCES {}({})",
+        column_list(def, &fk.columns),
+        quote_ident(&parent_def.name),
+        column_list(&parent_def, &fk.referenced_columns)
+    );
+    if fk.on_update != FkAction::NoAction {
+        text.push_str(&format!(" ON UPDATE {}", fk.on_update.sql()));
+    }
+    if fk.on_delete != FkAction::NoAction {
+        text.push_str(&format!(" ON DELETE {}", fk.on_delete.sql()));
+    }
+    if fk.deferrable {
+        text.push_str(" DEFERRABLE");
+    }
+    if fk.initially_deferred {
+        text.push_str(" INITIALLY DEFERRED");
+    }
+    Some(text)
+}
+
 /// A `pg_constraint` row, for an index made by a constraint.
 fn constraint_row(t: &Table, index: &IndexInfo) -> Vec<Value> {
     let f = Value::Bool(false);
@@ -1094,9 +1183,15 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             table: None,
             index: None,
             checks: 0,
+            has_triggers: false,
         })
         .collect();
-    for (t, def) in tables(engine, visible) {
+    let tables = tables(engine, visible);
+    let referenced: Vec<crate::storage::TableId> = tables
+        .iter()
+        .flat_map(|(_, def)| def.foreign_keys.iter().map(|fk| fk.referenced))
+        .collect();
+    for (t, def) in tables {
         let oid = table_oid(&t);
         out.push(Relation {
             oid,
@@ -1108,6 +1203,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             table: None,
             index: None,
             checks: def.checks.len() as i16,
+            has_triggers: !def.foreign_keys.is_empty() || referenced.contains(&t.id),
         });
         for index in table_indexes(&t, &def) {
             out.push(Relation {
@@ -1120,6 +1216,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
                 table: Some(def.clone()),
                 index: Some(index),
                 checks: 0,
+                has_triggers: false,
             });
         }
     }
@@ -1134,6 +1231,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             table: None,
             index: None,
             checks: 0,
+            has_triggers: false,
         });
     }
     for seq in sequence_entries(engine, visible) {
@@ -1147,6 +1245,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             table: None,
             index: None,
             checks: 0,
+            has_triggers: false,
         });
     }
     out
@@ -1231,7 +1330,7 @@ fn class_row(r: &Relation) -> Vec<Value> {
         Value::Int2(r.natts),
         Value::Int2(r.checks),
         f.clone(),
-        f.clone(),
+        Value::Bool(r.has_triggers),
         f.clone(),
         f.clone(),
         f.clone(),
@@ -1308,14 +1407,20 @@ fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Valu
     for (t, def) in tables(engine, visible) {
         let oid = table_oid(&t);
         for (i, c) in def.columns.iter().enumerate() {
-            rows.push(attribute_row(
+            let mut row = attribute_row(
                 oid,
                 &c.name,
                 i + 1,
                 c.data_type,
                 c.not_null,
                 c.default.is_some(),
-            ));
+            );
+            if c.dropped {
+                // As PostgreSQL shows one: no type, `attisdropped`.
+                row[2] = Value::Oid(0);
+                row[18] = Value::Bool(true);
+            }
+            rows.push(row);
         }
         for index in table_indexes(&t, &def) {
             for (k, &i) in index.columns.iter().enumerate() {
@@ -1489,12 +1594,29 @@ pub fn index_definition(engine: &Engine, index_oid: u32, column: i64) -> Option<
         let i = *index.columns.get(usize::try_from(column - 1).ok()?)?;
         return Some(quote_ident(&def.columns[i].name));
     }
+    let opclasses = def
+        .indexes
+        .iter()
+        .find(|i| i.name == index.name)
+        .map(|i| i.opclasses.clone())
+        .unwrap_or_default();
+    let columns: Vec<String> = index
+        .columns
+        .iter()
+        .enumerate()
+        .map(
+            |(k, &i)| match opclasses.get(k).and_then(|o| o.as_deref()) {
+                Some(opclass) => format!("{} {opclass}", quote_ident(&def.columns[i].name)),
+                None => quote_ident(&def.columns[i].name),
+            },
+        )
+        .collect();
     Some(format!(
         "CREATE {}INDEX {} ON public.{} USING btree ({})",
         if index.unique { "UNIQUE " } else { "" },
         quote_ident(&r.name),
         quote_ident(&def.name),
-        column_list(&def, &index.columns)
+        columns.join(", ")
     ))
 }
 
@@ -1518,6 +1640,11 @@ pub fn constraint_definition(engine: &Engine, constraint_oid: u32, pretty: bool)
             } else {
                 format!("CHECK (({}))", check.expr)
             });
+        }
+        let first = table_oid(&t) + FIRST_FOREIGN_KEY;
+        if (first..first + def.foreign_keys.len() as u32).contains(&constraint_oid) {
+            let fk = &def.foreign_keys[(constraint_oid - first) as usize];
+            return foreign_key_definition(engine, &def, fk);
         }
     }
     let r = relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))

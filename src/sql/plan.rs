@@ -269,6 +269,9 @@ pub struct UpdatePlan {
     pub defer: DeferIncrements,
     /// The subqueries in its expressions (their tables are read).
     pub subqueries: Vec<Arc<SelectPlan>>,
+    /// The tables its foreign keys' referential actions may write (if it changes a
+    /// referenced key): it passes their write gates too.
+    pub action_targets: Vec<Arc<Table>>,
 }
 
 /// Whether an UPDATE whose assignments are increments defers them. Deferring pays only
@@ -313,6 +316,9 @@ pub struct DeletePlan {
     pub returning: Vec<Expr>,
     /// The subqueries in its expressions (their tables are read).
     pub subqueries: Vec<Arc<SelectPlan>>,
+    /// The tables its foreign keys' referential actions may write: it passes their
+    /// write gates too.
+    pub action_targets: Vec<Arc<Table>>,
 }
 
 pub struct CopyPlan {
@@ -452,6 +458,34 @@ pub enum Plan {
     Rename {
         table: Arc<Table>,
         def: crate::storage::TableDef,
+    },
+    /// ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY: `fk`, of `table`, referencing
+    /// `parent` (perhaps `table` itself).
+    AddForeignKey {
+        table: Arc<Table>,
+        parent: Arc<Table>,
+        fk: crate::storage::ForeignKeyDef,
+    },
+    /// ALTER TABLE ... DROP CONSTRAINT of a foreign key.
+    DropForeignKey {
+        table: Arc<Table>,
+        name: String,
+    },
+    /// SET CONSTRAINTS { ALL | names } { DEFERRED | IMMEDIATE }: `names` None for ALL.
+    SetConstraints {
+        names: Option<Vec<String>>,
+        deferred: bool,
+    },
+    /// ALTER TABLE ... DROP COLUMN: the table's definition with the column dropped.
+    DropColumn {
+        table: Arc<Table>,
+        def: TableDef,
+    },
+    /// ALTER TABLE ... ALTER COLUMN ... SET NOT NULL / DROP NOT NULL.
+    SetNotNull {
+        table: Arc<Table>,
+        column: usize,
+        not_null: bool,
     },
     /// ALTER TABLE ... ALTER COLUMN ... SET DEFAULT / DROP DEFAULT (None).
     SetColumnDefault {

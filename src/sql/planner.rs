@@ -55,6 +55,28 @@ pub fn plan(
     })
 }
 
+/// A table's CHECK constraints and column defaults, compiled over its rows: what a
+/// referential action that rewrites the table's rows evaluates (`foreign_keys`).
+pub(super) fn row_rules(
+    engine: &Engine,
+    table: &Arc<Table>,
+    def: &TableDef,
+) -> Result<super::foreign_keys::RowRules> {
+    let hidden = |_: &Table| false;
+    let mut binder = Binder::new(Vec::new());
+    binder.catalog = Some((engine, &hidden));
+    let mut p = Planner {
+        engine,
+        hidden: &hidden,
+        binder,
+        fields: Vec::new(),
+    };
+    Ok(super::foreign_keys::RowRules {
+        checks: p.checks(table, def)?,
+        defaults: p.defaults(def)?,
+    })
+}
+
 /// Plan a subquery met while `parent` binds an expression (whose scope it pushed onto
 /// its outer scopes). The subquery shares the statement's parameters.
 pub(super) fn plan_subquery<'a>(
@@ -110,10 +132,17 @@ fn table_scope(table: &Table, def: &TableDef, alias: Option<&str>) -> Scope {
                 qualifiers: qualifiers.clone(),
                 name: c.name.clone(),
                 data_type: c.data_type,
-                hidden: false,
+                // A dropped column keeps its place in the row, under a name no
+                // statement uses, and is in no `*`.
+                hidden: c.dropped,
             })
             .collect(),
     }
+}
+
+/// Whether a scope column is a dropped one (see `storage::Column::dropped`).
+fn is_dropped(c: &ScopeColumn) -> bool {
+    c.hidden && c.name.starts_with("........pg.dropped.")
 }
 
 /// The output column name PostgreSQL would give an expression.
@@ -762,6 +791,10 @@ impl Planner<'_> {
                     stmt: c.clone(),
                 })))
             }
+            Statement::SetConstraints { names, deferred } => Ok(Plan::SetConstraints {
+                names: names.clone(),
+                deferred: *deferred,
+            }),
             Statement::Maintenance { tag, tables } => {
                 for t in tables {
                     self.table_named(t)?;
@@ -876,7 +909,7 @@ impl Planner<'_> {
             targets.push(i);
         }
         if targets.is_empty() {
-            targets = (0..def.columns.len()).collect();
+            targets = def.live_columns().collect();
         }
         Ok(targets)
     }
@@ -1249,6 +1282,7 @@ impl Planner<'_> {
         // CHECK constraints: (name, expression)
         let mut checks: Vec<(Option<String>, ast::Expr)> = Vec::new();
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        let mut foreign_keys: Vec<ast::ForeignKeyConstraint> = Vec::new();
         for col in &ct.columns {
             let cname = ident_name(&col.name);
             if columns.iter().any(|c: &Column| c.name == cname) {
@@ -1270,6 +1304,7 @@ impl Planner<'_> {
                 not_null: false,
                 default: None,
                 missing: None,
+                dropped: false,
             };
             if serial {
                 let seq = format!("{name}_{cname}_seq");
@@ -1344,6 +1379,12 @@ impl Planner<'_> {
                         let named = uc.name.as_ref().or(opt.name.as_ref()).map(ident_name);
                         uniques.push((named, vec![columns.len()]));
                     }
+                    ast::ColumnOption::ForeignKey(fk) => {
+                        let mut fk = fk.clone();
+                        fk.name = fk.name.or_else(|| opt.name.clone());
+                        fk.columns = vec![col.name.clone()];
+                        foreign_keys.push(fk);
+                    }
                     other => {
                         return Err(Error::unsupported(format!(
                             "column constraint {other} is not supported yet"
@@ -1399,6 +1440,7 @@ impl Planner<'_> {
                 ast::TableConstraint::Check(cc) => {
                     checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
                 }
+                ast::TableConstraint::ForeignKey(fk) => foreign_keys.push(fk.clone()),
                 other => {
                     return Err(Error::unsupported(format!(
                         "table constraint {other} is not supported yet"
@@ -1438,6 +1480,7 @@ impl Planner<'_> {
                 unique: true,
                 constraint: true,
                 number,
+                opclasses: Vec::new(),
             });
         }
         let mut def = TableDef {
@@ -1448,6 +1491,7 @@ impl Planner<'_> {
             owned_sequences,
             indexes,
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         // CHECK constraints: each must bind over the table's columns to a boolean; an
         // unnamed one is named for the first column it reads, as PostgreSQL names it.
@@ -1500,9 +1544,273 @@ impl Planner<'_> {
                 expr: bare.to_string(),
             });
         }
+        for fk in &foreign_keys {
+            let resolved = self.foreign_key(&def, fk, true)?;
+            def.foreign_keys.push(resolved);
+        }
         Ok(Plan::CreateTable {
             def,
             if_not_exists: ct.if_not_exists,
+        })
+    }
+
+    /// ALTER TABLE ... DROP COLUMN: the column stays in the rows, dropped (see
+    /// `storage::Column::dropped`); the CHECK constraints and foreign keys that use it go
+    /// with it, as in PostgreSQL. A column a key, an index, a view or an owned sequence
+    /// depends on is refused for now.
+    fn plan_drop_column(
+        &mut self,
+        table: Arc<Table>,
+        def: &TableDef,
+        column: usize,
+    ) -> Result<Plan> {
+        let cname = def.columns[column].name.clone();
+        if def.primary_key.contains(&column) {
+            return Err(Error::unsupported(
+                "dropping a primary key column is not supported yet",
+            ));
+        }
+        if let Some(index) = def.indexes.iter().find(|i| i.columns.contains(&column)) {
+            return Err(Error::unsupported(format!(
+                "dropping a column that index \"{}\" uses is not supported yet",
+                index.name
+            ))
+            .with_hint("Drop the index (or its constraint) first."));
+        }
+        if !self
+            .engine
+            .txn
+            .catalog
+            .dependent_views(&def.name)
+            .is_empty()
+        {
+            return Err(Error::unsupported(
+                "dropping a column of a table that a view reads is not supported yet",
+            ));
+        }
+        let owns_sequence = def.columns[column].default.as_deref().is_some_and(|d| {
+            def.owned_sequences
+                .iter()
+                .any(|seq| d == format!("nextval('{seq}')"))
+        });
+        if owns_sequence {
+            return Err(Error::unsupported(
+                "dropping a column that owns a sequence is not supported yet",
+            ));
+        }
+        let mut new_def = def.clone();
+        new_def.checks.retain(|c| {
+            let read = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+                .try_with_sql(&c.expr)
+                .and_then(|mut p| p.parse_expr())
+                .map(|e| {
+                    let mut read = Vec::new();
+                    referenced_columns(&e, def, &mut read);
+                    read
+                });
+            !read.is_ok_and(|r| r.contains(&cname))
+        });
+        new_def
+            .foreign_keys
+            .retain(|fk| !fk.columns.contains(&column));
+        let c = &mut new_def.columns[column];
+        c.name = TableDef::dropped_name(column);
+        c.dropped = true;
+        c.not_null = false;
+        c.default = None;
+        Ok(Plan::DropColumn {
+            table,
+            def: new_def,
+        })
+    }
+
+    /// Resolve a FOREIGN KEY constraint of the table `def` describes (`creating`: by
+    /// CREATE TABLE, so a reference to its own name is to itself), as PostgreSQL checks
+    /// one: the referenced columns (the primary key where none are named) must be those
+    /// of the referenced table's primary key or of one of its unique constraints, and
+    /// each pair of columns must compare.
+    fn foreign_key(
+        &mut self,
+        def: &TableDef,
+        fk: &ast::ForeignKeyConstraint,
+        creating: bool,
+    ) -> Result<crate::storage::ForeignKeyDef> {
+        use crate::storage::{FkAction, ForeignKeyDef, TableId};
+        if fk
+            .match_kind
+            .is_some_and(|m| !matches!(m, ast::ConstraintReferenceMatchKind::Simple))
+        {
+            return Err(Error::unsupported(
+                "MATCH FULL and MATCH PARTIAL foreign keys are not supported yet",
+            ));
+        }
+        let characteristics = fk.characteristics.unwrap_or_default();
+        if characteristics.enforced == Some(false) {
+            return Err(Error::unsupported(
+                "NOT ENFORCED constraints are not supported yet",
+            ));
+        }
+        let initially_deferred = matches!(
+            characteristics.initially,
+            Some(ast::DeferrableInitial::Deferred)
+        );
+        if initially_deferred && characteristics.deferrable == Some(false) {
+            return Err(Error::syntax(
+                "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+            ));
+        }
+        let deferrable = characteristics.deferrable.unwrap_or(initially_deferred);
+        let action = |a: Option<ast::ReferentialAction>| -> Result<FkAction> {
+            Ok(match a {
+                None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
+                Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
+                Some(ast::ReferentialAction::Cascade) => FkAction::Cascade,
+                Some(ast::ReferentialAction::SetNull) => FkAction::SetNull,
+                Some(ast::ReferentialAction::SetDefault) => FkAction::SetDefault,
+            })
+        };
+        let (on_delete, on_update) = (action(fk.on_delete)?, action(fk.on_update)?);
+        let parent_name = object_name(&fk.foreign_table)?;
+        let own = creating && parent_name == def.name;
+        let (referenced, parent_def) = if own {
+            (TableId::SELF_REFERENCE, Arc::new(def.clone()))
+        } else {
+            let parent = self.table(&fk.foreign_table)?;
+            let parent_def = parent.def();
+            (parent.id, parent_def)
+        };
+        let mut columns = Vec::new();
+        for c in &fk.columns {
+            let cname = ident_name(c);
+            columns.push(def.column_index(&cname).ok_or_else(|| {
+                Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{cname}\" referenced in foreign key constraint does not exist"
+                    ),
+                )
+            })?);
+        }
+        let referenced_columns = if fk.referred_columns.is_empty() {
+            if parent_def.primary_key.is_empty() {
+                return Err(Error::new(
+                    SqlState::INVALID_FOREIGN_KEY,
+                    format!(
+                        "there is no primary key for referenced table \"{}\"",
+                        parent_def.name
+                    ),
+                ));
+            }
+            parent_def.primary_key.clone()
+        } else {
+            let mut cols = Vec::new();
+            for c in &fk.referred_columns {
+                let cname = ident_name(c);
+                cols.push(parent_def.column_index(&cname).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{cname}\" referenced in foreign key constraint does not exist"
+                        ),
+                    )
+                })?);
+            }
+            cols
+        };
+        if columns.len() != referenced_columns.len() {
+            return Err(Error::new(
+                SqlState::INVALID_FOREIGN_KEY,
+                "number of referencing and referenced columns for foreign key disagree",
+            ));
+        }
+        let same_set = |a: &[usize]| {
+            let (mut a, mut b) = (a.to_vec(), referenced_columns.clone());
+            a.sort_unstable();
+            b.sort_unstable();
+            a == b
+        };
+        let unique = same_set(&parent_def.primary_key)
+            || parent_def
+                .indexes
+                .iter()
+                .any(|i| i.unique && same_set(&i.columns));
+        if !unique {
+            return Err(Error::new(
+                SqlState::INVALID_FOREIGN_KEY,
+                format!(
+                    "there is no unique constraint matching given keys for referenced table \"{}\"",
+                    parent_def.name
+                ),
+            ));
+        }
+        let name = match &fk.name {
+            Some(n) => ident_name(n),
+            None => {
+                let names: Vec<&str> = columns
+                    .iter()
+                    .map(|&c| def.columns[c].name.as_str())
+                    .collect();
+                let base = format!("{}_{}_fkey", def.name, names.join("_"));
+                let taken = |n: &str| {
+                    def.foreign_keys.iter().any(|f| f.name == n)
+                        || def.checks.iter().any(|c| c.name == n)
+                        || def.indexes.iter().any(|i| i.name == n)
+                };
+                if taken(&base) {
+                    (1..)
+                        .map(|k| format!("{}_{}_fkey{k}", def.name, names.join("_")))
+                        .find(|n| !taken(n))
+                        .unwrap_or(base)
+                } else {
+                    base
+                }
+            }
+        };
+        if def.foreign_keys.iter().any(|f| f.name == name)
+            || def.checks.iter().any(|c| c.name == name)
+        {
+            return Err(Error::new(
+                SqlState::DUPLICATE_OBJECT,
+                format!(
+                    "constraint \"{name}\" for relation \"{}\" already exists",
+                    def.name
+                ),
+            ));
+        }
+        if def.foreign_keys.len() >= super::pg_catalog::MAX_FOREIGN_KEYS as usize {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "a table can have at most {} foreign keys",
+                    super::pg_catalog::MAX_FOREIGN_KEYS
+                ),
+            ));
+        }
+        for (&c, &r) in columns.iter().zip(&referenced_columns) {
+            let (a, b) = (def.columns[c].data_type, parent_def.columns[r].data_type);
+            if !comparable_key_types(a, b) {
+                return Err(Error::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!("foreign key constraint \"{name}\" cannot be implemented"),
+                )
+                .with_detail(format!(
+                    "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                    def.columns[c].name,
+                    parent_def.columns[r].name,
+                    a.name(),
+                    b.name()
+                )));
+            }
+        }
+        Ok(ForeignKeyDef {
+            name,
+            columns,
+            referenced,
+            referenced_columns,
+            on_delete,
+            on_update,
+            deferrable,
+            initially_deferred,
         })
     }
 
@@ -1532,17 +1840,13 @@ impl Planner<'_> {
         }
         let def = table.def();
         let mut columns = Vec::new();
+        let mut opclasses = Vec::new();
         for ic in &ci.columns {
             if !matches!(ic.column.options.sort, None | Some(ast::OrderBySort::Asc))
                 || ic.column.options.nulls_first.is_some()
             {
                 return Err(Error::unsupported(
                     "DESC and NULLS FIRST/LAST index columns are not supported yet",
-                ));
-            }
-            if ic.operator_class.is_some() {
-                return Err(Error::unsupported(
-                    "index operator classes are not supported yet",
                 ));
             }
             let cname = match &ic.column.expr {
@@ -1559,7 +1863,14 @@ impl Planner<'_> {
                     format!("column \"{cname}\" does not exist"),
                 )
             })?;
+            opclasses.push(match &ic.operator_class {
+                Some(name) => index_opclass(&object_name(name)?, def.columns[c].data_type)?,
+                None => None,
+            });
             columns.push(c);
+        }
+        if opclasses.iter().all(Option::is_none) {
+            opclasses.clear();
         }
         if columns.len() > 32 {
             return Err(Error::new(
@@ -1581,6 +1892,7 @@ impl Planner<'_> {
                 unique: ci.unique,
                 constraint: false,
                 number: 0,
+                opclasses,
             },
             if_not_exists: ci.if_not_exists,
         })
@@ -1865,6 +2177,7 @@ impl Planner<'_> {
             not_null: false,
             default: None,
             missing: None,
+            dropped: false,
         };
         let mut existing_rows = None;
         for opt in &cd.options {
@@ -2144,9 +2457,26 @@ impl Planner<'_> {
                         unique: true,
                         constraint: true,
                         number: 0,
+                        opclasses: Vec::new(),
                     },
                     if_not_exists: false,
                 })
+            }
+            [ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::ForeignKey(fk),
+                not_valid: false,
+            }] => {
+                let fk = self.foreign_key(&def, fk, false)?;
+                let parent = if fk.referenced == table.id {
+                    table.clone()
+                } else {
+                    self.engine
+                        .txn
+                        .catalog
+                        .table_by_id(fk.referenced)
+                        .ok_or_else(|| Error::internal("a referenced table went away"))?
+                };
+                Ok(Plan::AddForeignKey { table, parent, fk })
             }
             [ast::AlterTableOperation::AddColumn {
                 if_not_exists,
@@ -2154,6 +2484,31 @@ impl Planner<'_> {
                 column_position: None,
                 ..
             }] => self.plan_add_column(table, &def, column_def, *if_not_exists),
+            [ast::AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            }] => {
+                let [name] = column_names.as_slice() else {
+                    return Err(Error::unsupported(
+                        "dropping several columns in one statement is not supported yet",
+                    ));
+                };
+                let cname = ident_name(name);
+                let Some(column) = def.column_index(&cname) else {
+                    if *if_exists {
+                        return Ok(Plan::Maintenance { tag: "ALTER TABLE" });
+                    }
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{cname}\" of relation \"{}\" does not exist",
+                            def.name
+                        ),
+                    ));
+                };
+                self.plan_drop_column(table, &def, column)
+            }
             [ast::AlterTableOperation::RenameColumn { .. }
             | ast::AlterTableOperation::RenameTable { .. }]
                 if !self
@@ -2245,21 +2600,43 @@ impl Planner<'_> {
                         ),
                     )
                 })?;
-                let default = match op {
-                    ast::AlterColumnOperation::DropDefault => None,
-                    ast::AlterColumnOperation::SetDefault { value } => {
-                        self.binder.no_subqueries = Some("DEFAULT expression");
-                        let t = self.binder.bind(value, &Scope::default());
-                        self.binder.no_subqueries = None;
-                        self.binder.coerce(t?, def.columns[column].data_type)?;
-                        Some(canonical_default(value))
+                match op {
+                    ast::AlterColumnOperation::SetNotNull => {
+                        return Ok(Plan::SetNotNull {
+                            table,
+                            column,
+                            not_null: true,
+                        })
                     }
-                    _ => {
-                        return Err(Error::unsupported(
-                            "ALTER COLUMN supports only SET DEFAULT and DROP DEFAULT yet",
-                        ))
+                    ast::AlterColumnOperation::DropNotNull => {
+                        if def.primary_key.contains(&column) {
+                            return Err(Error::new(
+                                SqlState::INVALID_TABLE_DEFINITION,
+                                format!("column \"{cname}\" is in a primary key"),
+                            ));
+                        }
+                        return Ok(Plan::SetNotNull {
+                            table,
+                            column,
+                            not_null: false,
+                        });
                     }
-                };
+                    _ => {}
+                }
+                let default =
+                    match op {
+                        ast::AlterColumnOperation::DropDefault => None,
+                        ast::AlterColumnOperation::SetDefault { value } => {
+                            self.binder.no_subqueries = Some("DEFAULT expression");
+                            let t = self.binder.bind(value, &Scope::default());
+                            self.binder.no_subqueries = None;
+                            self.binder.coerce(t?, def.columns[column].data_type)?;
+                            Some(canonical_default(value))
+                        }
+                        _ => return Err(Error::unsupported(
+                            "ALTER COLUMN supports only SET/DROP DEFAULT and SET/DROP NOT NULL yet",
+                        )),
+                    };
                 Ok(Plan::SetColumnDefault {
                     table,
                     column,
@@ -2270,6 +2647,9 @@ impl Planner<'_> {
                 if_exists, name, ..
             }] => {
                 let cname = ident_name(name);
+                if def.foreign_keys.iter().any(|f| f.name == cname) {
+                    return Ok(Plan::DropForeignKey { table, name: cname });
+                }
                 match def.indexes.iter().find(|i| i.name == cname && i.constraint) {
                     Some(_) => Ok(Plan::DropIndex {
                         indexes: vec![(table, cname)],
@@ -2383,7 +2763,10 @@ impl Planner<'_> {
                         _ => return Err(Error::unsupported("this select item is not supported")),
                     };
                     let columns: Vec<usize> = (0..scope.columns.len())
-                        .filter(|&i| scope.columns[i].qualifiers.contains(&qualifier))
+                        .filter(|&i| {
+                            scope.columns[i].qualifiers.contains(&qualifier)
+                                && !is_dropped(&scope.columns[i])
+                        })
                         .collect();
                     if columns.is_empty() {
                         return Err(Error::new(
@@ -3459,7 +3842,8 @@ impl Planner<'_> {
                 .then_some((super::pg_catalog::table_oid(&table.table), c as i16 + 1))
         }));
         let Some(kind) = kind else {
-            plan.star.extend(0..width);
+            plan.star
+                .extend((0..width).filter(|&c| !table.def.columns[c].dropped));
             plan.tables.push(table);
             return Ok(());
         };
@@ -3476,6 +3860,7 @@ impl Planner<'_> {
                 .def
                 .columns
                 .iter()
+                .filter(|c| !c.dropped)
                 .map(|c| c.name.clone())
                 .filter(|n| {
                     plan.star
@@ -3662,7 +4047,7 @@ impl Planner<'_> {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => scope
                     .columns
                     .iter()
-                    .filter(|c| !c.qualifiers.iter().any(|q| q == "excluded"))
+                    .filter(|c| !c.qualifiers.iter().any(|q| q == "excluded") && !is_dropped(c))
                     .map(|c| {
                         (
                             ast::Expr::Identifier(ast::Ident::with_quote('"', c.name.clone())),
@@ -3974,6 +4359,18 @@ impl Planner<'_> {
         refuse_reading_target(&table, &returning.iter().collect::<Vec<_>>(), false)?;
         let subqueries = std::mem::take(&mut self.binder.subplans);
         let checks = self.checks(&table, &def)?;
+        let unique_changes = assignments.iter().any(|(c, _)| {
+            def.primary_key.contains(c)
+                || def
+                    .indexes
+                    .iter()
+                    .any(|i| i.unique && i.columns.contains(c))
+        });
+        let action_targets = if unique_changes {
+            super::foreign_keys::action_targets(&self.engine.txn.catalog, table.id)
+        } else {
+            Vec::new()
+        };
         Ok(Plan::Update(Box::new(UpdatePlan {
             scan,
             assignments,
@@ -3982,6 +4379,7 @@ impl Planner<'_> {
             increments,
             defer: Default::default(),
             subqueries,
+            action_targets,
         })))
     }
 
@@ -4004,10 +4402,13 @@ impl Planner<'_> {
         let returning = self.returning(&d.returning, &scope, &table)?;
         refuse_reading_target(&table, &returning.iter().collect::<Vec<_>>(), false)?;
         let subqueries = std::mem::take(&mut self.binder.subplans);
+        let action_targets =
+            super::foreign_keys::action_targets(&self.engine.txn.catalog, table.id);
         Ok(Plan::Delete(Box::new(DeletePlan {
             scan,
             returning,
             subqueries,
+            action_targets,
         })))
     }
 }
@@ -4234,6 +4635,75 @@ fn check_unique_options(uc: &ast::UniqueConstraint) -> Result<()> {
     Ok(())
 }
 
+/// Whether a foreign key may pair a column of type `a` with a referenced one of `b`:
+/// types of one family, whose values compare (and key) alike once cast.
+fn comparable_key_types(a: DataType, b: DataType) -> bool {
+    let family = |t: DataType| match t {
+        DataType::Int2 | DataType::Int4 | DataType::Int8 => 1,
+        DataType::Text | DataType::Varchar(_) | DataType::Char(_) => 2,
+        DataType::Float4 | DataType::Float8 => 3,
+        DataType::Numeric(_) => 4,
+        DataType::Timestamp => 5,
+        DataType::TimestampTz => 6,
+        _ => 0,
+    };
+    match (family(a), family(b)) {
+        (0, _) | (_, 0) => a == b,
+        (x, y) => x == y,
+    }
+}
+
+/// The operator class `name` names for an index column of type `t`: None for the
+/// type's default class (which the catalogs do not show), or the pattern class of a
+/// string type. Strings compare byte by byte here (the C collation), so a pattern class
+/// orders exactly as the default one does.
+fn index_opclass(name: &str, t: DataType) -> Result<Option<String>> {
+    let defaults: &[&str] = match t {
+        DataType::Text => &["text_ops"],
+        DataType::Varchar(_) => &["text_ops", "varchar_ops"],
+        DataType::Char(_) => &["bpchar_ops"],
+        DataType::Int2 | DataType::Int4 | DataType::Int8 => &["int2_ops", "int4_ops", "int8_ops"],
+        DataType::Numeric(_) => &["numeric_ops"],
+        DataType::Bool => &["bool_ops"],
+        DataType::Float4 | DataType::Float8 => &["float4_ops", "float8_ops"],
+        DataType::Date => &["date_ops"],
+        DataType::Timestamp => &["timestamp_ops"],
+        DataType::TimestampTz => &["timestamptz_ops"],
+        DataType::Bytea => &["bytea_ops"],
+        _ => &[],
+    };
+    let pattern = match t {
+        DataType::Text => Some("text_pattern_ops"),
+        DataType::Varchar(_) => Some("varchar_pattern_ops"),
+        DataType::Char(_) => Some("bpchar_pattern_ops"),
+        _ => None,
+    };
+    if defaults.contains(&name) {
+        return Ok(None);
+    }
+    if pattern == Some(name) || (pattern.is_some() && name == "text_pattern_ops") {
+        return Ok(Some(name.to_string()));
+    }
+    let known = [
+        "text_pattern_ops",
+        "varchar_pattern_ops",
+        "bpchar_pattern_ops",
+    ];
+    if known.contains(&name) || name.ends_with("_ops") && !defaults.is_empty() {
+        return Err(Error::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!(
+                "operator class \"{name}\" does not accept data type {}",
+                t.name()
+            ),
+        ));
+    }
+    Err(Error::new(
+        SqlState::UNDEFINED_OBJECT,
+        format!("operator class \"{name}\" does not exist for access method \"btree\""),
+    ))
+}
+
 fn key_column_name(ic: &ast::IndexColumn) -> Result<String> {
     match &ic.column.expr {
         ast::Expr::Identifier(i) => Ok(ident_name(i)),
@@ -4286,7 +4756,15 @@ fn increment_form(
         // An indexed column's new value must be known before commit (its entry, and a
         // unique index's check).
         let indexed = def.indexes.iter().any(|i| i.columns.contains(&column));
-        if is_key(column) || !numeric || indexed || !def.checks.is_empty() {
+        if is_key(column)
+            || !numeric
+            || indexed
+            || !def.checks.is_empty()
+            || def
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.contains(&column))
+        {
             return None;
         }
         let e = match e {

@@ -10,6 +10,7 @@ use super::copy::{CopyParser, Field as CopyField};
 use super::copy_out::CopyEncoder;
 use super::executor::{self, Executor, Stop};
 use super::expr::{now_us, EvalContext, Expr};
+use super::foreign_keys::{self, ConstraintModes, PendingCheck};
 use super::parser::{self, CopyFormat, Statement};
 use super::plan::{InsertSource, OnConflict, Plan, TxnStatement};
 use super::planner;
@@ -149,6 +150,8 @@ pub struct CopyIn {
     rows: u64,
     /// Scratch space for one row's encoding, kept across CopyData messages.
     image: Vec<u8>,
+    /// Foreign key checks its rows queued, run at CopyDone (the end of the statement).
+    fk_pending: Vec<PendingCheck>,
 }
 
 /// The state of a COPY TO STDOUT in progress: the wire layer sends CopyOutResponse, then
@@ -215,6 +218,10 @@ pub struct TxnState {
     /// with the values to restore: all of them if it rolls back (SET is transactional in
     /// PostgreSQL), the SET LOCALs when it commits.
     local_restore: Vec<SettingUndo>,
+    /// Checks of deferred constraints, run before the commit (`foreign_keys`).
+    deferred_checks: Vec<PendingCheck>,
+    /// SET CONSTRAINTS's choices.
+    constraint_modes: ConstraintModes,
 }
 
 /// A setting's value before a SET, SET LOCAL or RESET in a transaction.
@@ -838,11 +845,60 @@ impl Session {
         self.simple_query_statements = 0;
         self.finish_commit_blocking();
         if self.txn.as_ref().is_some_and(|t| !t.explicit) {
-            if let Some(t) = self.txn.take() {
-                self.commit(t)?;
-            }
+            self.commit_open()?;
         }
         Ok(())
+    }
+
+    /// Commit the open transaction, once its deferred constraints hold: if one does not,
+    /// it rolls back, and the error is the commit's.
+    pub(super) fn commit_open(&mut self) -> Result<()> {
+        if let Err(e) = self.run_deferred_checks(None) {
+            if let Some(t) = self.txn.take() {
+                self.rollback(t);
+            }
+            return Err(e);
+        }
+        match self.txn.take() {
+            Some(t) => self.commit(t),
+            None => Ok(()),
+        }
+    }
+
+    /// Run the transaction's checks of deferred constraints: all of them (`names`
+    /// None, at commit), or those SET CONSTRAINTS just made immediate.
+    pub(super) fn run_deferred_checks(
+        &mut self,
+        now_immediate: Option<&ConstraintModes>,
+    ) -> Result<()> {
+        let Some(t) = self.txn.as_mut() else {
+            return Ok(());
+        };
+        if t.deferred_checks.is_empty() {
+            return Ok(());
+        }
+        let checks = std::mem::take(&mut t.deferred_checks);
+        let (run, keep): (Vec<PendingCheck>, Vec<PendingCheck>) = match now_immediate {
+            None => (checks, Vec::new()),
+            Some(modes) => checks.into_iter().partition(|c| !c.deferred_under(modes)),
+        };
+        let snapshot = self.statement_snapshot();
+        let result = self.with_executor(snapshot, &[], false, |exec| {
+            for check in &run {
+                exec.run_check(check)?;
+            }
+            exec.finish_foreign_key_checks()
+        });
+        if let Some(t) = self.txn.as_mut() {
+            t.deferred_checks.extend(keep);
+        }
+        match result {
+            Ok(()) => Ok(()),
+            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::WaitForLock) => Err(Error::internal(
+                "a deferred constraint check stopped at a lock it blocks at",
+            )),
+        }
     }
 
     /// Whether another transaction waits for a row lock this session's transaction holds:
@@ -900,6 +956,8 @@ impl Session {
                 savepoints: Vec::new(),
                 increment_plans: Vec::new(),
                 local_restore: Vec::new(),
+                deferred_checks: Vec::new(),
+                constraint_modes: ConstraintModes::default(),
             });
         }
         self.txn.as_mut().expect("transaction just begun")
@@ -1155,6 +1213,7 @@ impl Session {
                     parser,
                     snapshot,
                     rows: 0,
+                    fk_pending: Vec::new(),
                     image: Vec::new(),
                 }))
             }
@@ -1294,8 +1353,41 @@ impl Session {
                 command(tag)
             }
             Plan::CreateTable { def, if_not_exists } => {
+                let catalog = &self.engine.txn.catalog;
+                if *if_not_exists && catalog.table(&def.name).is_some() {
+                    self.txn().create_table(def, true)?;
+                    return command("CREATE TABLE");
+                }
+                // The tables its foreign keys reference keep their writers out while it
+                // is created (or, in a transaction block, until the block ends).
+                let parents: Vec<Arc<Table>> = def
+                    .foreign_keys
+                    .iter()
+                    .filter_map(|fk| catalog.table_by_id(fk.referenced))
+                    .collect();
+                let mut closed = Vec::new();
+                for parent in &parents {
+                    closed.push(self.keep_referenced_writers_out(parent)?);
+                }
                 self.txn().create_table(def, *if_not_exists)?;
+                drop(closed);
                 command("CREATE TABLE")
+            }
+            Plan::SetConstraints { names, deferred } => {
+                self.set_constraints(names.as_deref(), *deferred)
+            }
+            Plan::AddForeignKey { table, parent, fk } => {
+                self.add_foreign_key(table, parent, fk)?;
+                command("ALTER TABLE")
+            }
+            Plan::DropForeignKey { table, name } => {
+                let name = name.clone();
+                self.alter_table_definition(table, "ALTER TABLE", |current| {
+                    let mut new_def = current.clone();
+                    new_def.foreign_keys.retain(|f| f.name != name);
+                    Ok(new_def)
+                })?;
+                command("ALTER TABLE")
             }
             Plan::DropTable { names, if_exists } => {
                 let engine = self.engine.clone();
@@ -1318,8 +1410,25 @@ impl Session {
                         }
                     }
                 }
+                let ids: Vec<TableId> = tables.iter().map(|t| t.id).collect();
                 for table in &tables {
                     refuse_dependents(catalog, "table", &table.def().name)?;
+                    let name = table.def().name.clone();
+                    let referencing = foreign_keys::referenced_from(catalog, table.id, &ids);
+                    if !referencing.is_empty() {
+                        let detail: Vec<String> = referencing
+                            .iter()
+                            .map(|(child, fk)| {
+                                format!("constraint {fk} on table {child} depends on table {name}")
+                            })
+                            .collect();
+                        return Err(Error::new(
+                            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                            format!("cannot drop table {name} because other objects depend on it"),
+                        )
+                        .with_detail(detail.join("\n"))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    }
                 }
                 for table in &tables {
                     self.txn().drop_table(table)?;
@@ -1327,6 +1436,24 @@ impl Session {
                 command("DROP TABLE")
             }
             Plan::Truncate { tables } => {
+                let ids: Vec<TableId> = tables.iter().map(|t| t.id).collect();
+                for table in tables {
+                    let catalog = &self.engine.txn.catalog;
+                    if let Some((child, _)) =
+                        foreign_keys::referenced_from(catalog, table.id, &ids).first()
+                    {
+                        return Err(Error::unsupported(
+                            "cannot truncate a table referenced in a foreign key constraint",
+                        )
+                        .with_detail(format!(
+                            "Table \"{child}\" references \"{}\".",
+                            table.def().name
+                        ))
+                        .with_hint(format!(
+                            "Truncate table \"{child}\" at the same time, or use TRUNCATE ... CASCADE."
+                        )));
+                    }
+                }
                 for table in tables {
                     self.txn().close_gate(table)?;
                 }
@@ -1480,6 +1607,12 @@ impl Session {
                 command("ALTER TABLE")
             }
             Plan::Rename { table, def } => {
+                if def.name != table.def().name && self.changes_in_block(table) {
+                    return Err(Error::unsupported(
+                        "ALTER TABLE ... RENAME TO inside a transaction block is not supported yet",
+                    )
+                    .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
+                }
                 let renamed = def.clone();
                 self.alter_table_definition(table, "ALTER TABLE", |current| {
                     let mut new_def = current.clone();
@@ -1487,6 +1620,50 @@ impl Session {
                     for (c, r) in new_def.columns.iter_mut().zip(renamed.columns) {
                         c.name = r.name;
                     }
+                    Ok(new_def)
+                })?;
+                command("ALTER TABLE")
+            }
+            Plan::DropColumn { table, def } => {
+                let planned = def.clone();
+                self.alter_table_definition(table, "ALTER TABLE", |current| {
+                    // Planned against this definition: anything else re-plans.
+                    if current.columns.len() != planned.columns.len() {
+                        return Err(Error::new(
+                            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                            "the table changed while the statement was planned",
+                        ));
+                    }
+                    Ok(planned)
+                })?;
+                command("ALTER TABLE")
+            }
+            Plan::SetNotNull {
+                table,
+                column,
+                not_null,
+            } => {
+                let (column, not_null) = (*column, *not_null);
+                // With the table's writers kept out: no NULL may remain, committed or
+                // this transaction's.
+                let check = |session: &Self| {
+                    if !not_null || !session.column_has_null(table, column)? {
+                        return Ok(());
+                    }
+                    let def = table.def();
+                    Err(Error::new(
+                        SqlState::NOT_NULL_VIOLATION,
+                        format!(
+                            "column \"{}\" of relation \"{}\" contains null values",
+                            def.columns[column].name, def.name
+                        ),
+                    )
+                    .with_table(def.name.clone())
+                    .with_column(def.columns[column].name.clone()))
+                };
+                self.alter_table_definition_checked(table, "ALTER TABLE", check, |current| {
+                    let mut new_def = current.clone();
+                    new_def.columns[column].not_null = not_null;
                     Ok(new_def)
                 })?;
                 command("ALTER TABLE")
@@ -1542,6 +1719,148 @@ impl Session {
         Ok(Some(close_gate_for_rebuild(&self.slot, table)?))
     }
 
+    /// Keep the writers of `parent` out while a foreign key that references it is added:
+    /// their plans do not know the constraint. Nothing to keep out of a table this
+    /// transaction created; inside a transaction block the gate stays closed until the
+    /// block ends (the constraint is seen by others only then).
+    fn keep_referenced_writers_out<'t>(
+        &mut self,
+        parent: &'t Arc<Table>,
+    ) -> Result<Option<Closed<'t>>> {
+        let in_block = self.simple_query_statements > 1;
+        let t = self.txn();
+        if t.created.contains(&parent.id) {
+            return Ok(None);
+        }
+        if t.explicit || in_block {
+            t.close_gate(parent)?;
+            return Ok(None);
+        }
+        Ok(Some(close_gate_for_rebuild(&self.slot, parent)?))
+    }
+
+    /// ALTER TABLE ... ADD FOREIGN KEY: with the writers of both tables kept out, every
+    /// row must find the row it references; then the definition changes.
+    fn add_foreign_key(
+        &mut self,
+        table: &Arc<Table>,
+        parent: &Arc<Table>,
+        fk: &crate::storage::ForeignKeyDef,
+    ) -> Result<()> {
+        let in_block = self.changes_in_block(table);
+        let closed = if in_block {
+            self.txn().close_gate(table)?;
+            None
+        } else {
+            self.keep_writers_out(table, "ALTER TABLE ... ADD FOREIGN KEY")?
+        };
+        let parent_closed = if parent.id == table.id {
+            None
+        } else {
+            self.keep_referenced_writers_out(parent)?
+        };
+        let snapshot = self.statement_snapshot();
+        let validated = self.with_executor(snapshot, &[], false, |exec| {
+            exec.validate_foreign_key(table, fk)
+        });
+        match validated {
+            Ok(()) => {}
+            Err(Stop::Error(e)) => return Err(e),
+            Err(Stop::WaitForLock) => {
+                return Err(Error::internal("a validation stopped at a lock"));
+            }
+        }
+        let txn = self.engine.txn.clone();
+        let flight = {
+            let _ddl = txn.catalog.ddl_lock();
+            let mut new_def = (*table.def()).clone();
+            if new_def.foreign_keys.iter().any(|f| f.name == fk.name) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_OBJECT,
+                    format!(
+                        "constraint \"{}\" for relation \"{}\" already exists",
+                        fk.name, new_def.name
+                    ),
+                ));
+            }
+            new_def.foreign_keys.push(fk.clone());
+            if in_block {
+                drop(_ddl);
+                self.txn().change_definition(table, new_def);
+                return Ok(());
+            }
+            ddl::commit_indexes(
+                &txn,
+                table,
+                new_def,
+                IndexChange::Definition,
+                self.sync_level(),
+            )?
+        };
+        drop(closed);
+        drop(parent_closed);
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// Whether a row of `table` (its newest committed versions, or this transaction's
+    /// own) holds NULL in `column`.
+    fn column_has_null(&self, table: &Table, column: usize) -> Result<bool> {
+        let own = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
+        let mut found = false;
+        let mut failed = None;
+        table.scan(
+            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+            Lsn(u64::MAX),
+            false,
+            |key, row| {
+                let mine = match own.map(|o| o.get(key)) {
+                    Some(Ok(mine)) => mine.is_some(),
+                    Some(Err(e)) => {
+                        failed = Some(e);
+                        return false;
+                    }
+                    None => false,
+                };
+                found = !mine && row.get(column).is_none_or(Value::is_null);
+                !found
+            },
+        )?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if found {
+            return Ok(true);
+        }
+        if let Some(own) = own {
+            let mut mine = own.own_rows((std::ops::Bound::Unbounded, std::ops::Bound::Unbounded));
+            while let Some((_, row)) = mine.next_below(None)? {
+                if row.is_some_and(|r| r.get(column).is_none_or(Value::is_null)) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether a change of `table`'s definition belongs to the open transaction block,
+    /// logged with its commit (a table the block did not create; the block's own are
+    /// changed at once, and dropped if it rolls back).
+    fn changes_in_block(&self, table: &Table) -> bool {
+        let Some(t) = self.txn.as_ref() else {
+            return false;
+        };
+        if t.created.contains(&table.id) {
+            return false;
+        }
+        t.explicit
+            || !t.writes.is_empty()
+            || t.writes.passed_gate(table.id)
+            || !t.created.is_empty()
+            || !t.dropped.is_empty()
+            || self.simple_query_statements > 1
+    }
+
     /// Refuse a catalog change that is logged on its own inside a transaction block (one
     /// that has begun, written, created or dropped, or passed `table`'s write gate).
     fn refuse_in_block(&self, what: &str, table: Option<&Table>) -> Result<()> {
@@ -1570,7 +1889,32 @@ impl Session {
         what: &str,
         change: impl FnOnce(&TableDef) -> Result<TableDef>,
     ) -> Result<()> {
+        self.alter_table_definition_checked(table, what, |_| Ok(()), change)
+    }
+
+    /// [`Session::alter_table_definition`], once `check` (of the table's rows, with its
+    /// writers kept out) passes.
+    fn alter_table_definition_checked(
+        &mut self,
+        table: &Arc<Table>,
+        what: &str,
+        check: impl FnOnce(&Self) -> Result<()>,
+        change: impl FnOnce(&TableDef) -> Result<TableDef>,
+    ) -> Result<()> {
+        if self.changes_in_block(table) {
+            // Others wait for the table until this transaction ends; the change is
+            // logged with its commit.
+            self.txn().close_gate(table)?;
+            check(self)?;
+            let new_def = {
+                let _ddl = self.engine.txn.catalog.ddl_lock();
+                change(&table.def())?
+            };
+            self.txn().change_definition(table, new_def);
+            return Ok(());
+        }
         let closed = self.keep_writers_out(table, what)?;
+        check(self)?;
         let txn = self.engine.txn.clone();
         let flight = {
             let _ddl = txn.catalog.ddl_lock();
@@ -2033,14 +2377,17 @@ impl Session {
             }
             Plan::Insert(ins) => {
                 let (n, rows) = exec.insert(ins)?;
+                exec.finish_foreign_key_checks()?;
                 Ok(with_rows(format!("INSERT 0 {n}"), rows, fields))
             }
             Plan::Update(upd) => {
                 let (n, rows) = exec.update(upd)?;
+                exec.finish_foreign_key_checks()?;
                 Ok(with_rows(tag_rows("UPDATE", n), rows, fields))
             }
             Plan::Delete(del) => {
                 let (n, rows) = exec.delete(del)?;
+                exec.finish_foreign_key_checks()?;
                 Ok(with_rows(tag_rows("DELETE", n), rows, fields))
             }
             _ => Err(Error::internal("not a DML plan").into()),
@@ -2079,6 +2426,7 @@ impl Session {
             return Err(Error::internal("statement without a transaction").into());
         };
         txn.forget_wait();
+        let constraint_modes = txn.constraint_modes.clone();
         let writes_before = txn.writes.row_count();
         let mut exec = Executor {
             engine: &engine,
@@ -2099,13 +2447,24 @@ impl Session {
             outer_values: Default::default(),
             subquery_rows: Default::default(),
             materialized_rows: Default::default(),
+            fk_pending: Vec::new(),
+            fk_deferred: Vec::new(),
+            constraint_modes,
+            fk_depth: 0,
+            fk_incoming: Default::default(),
+            fk_rules: Default::default(),
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
         let set = exec.ctx.set_settings.take();
+        let deferred = std::mem::take(&mut exec.fk_deferred);
+        debug_assert!(result.is_err() || exec.fk_pending.is_empty());
         drop(exec);
         if result.is_ok() {
             self.apply_set_config(set);
+            if let Some(t) = self.txn.as_mut() {
+                t.deferred_checks.extend(deferred);
+            }
         }
         result
     }
@@ -2146,103 +2505,133 @@ impl Session {
         let snapshot = copy.snapshot;
         // A COPY blocks at a row lock: it has no statement to run again.
         self.with_executor(snapshot, &[], false, |exec| {
-            let ncols = cp.def.columns.len();
-            // Every column, in order: the decoded fields are the row.
-            let whole_rows =
-                cp.targets.len() == ncols && cp.targets.iter().enumerate().all(|(i, &c)| i == c);
-            let mut touched = FxHashSet::default();
-            let bulk = exec.can_bulk_load(&cp.table);
-            let image = &mut copy.image;
-            let column_types = cp.table.column_types();
-            for rec in records {
-                let line = rec.line;
-                let context =
-                    |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
-                if rec.is_binary() && rec.field_count() != cp.targets.len() {
-                    return Err(context(Error::new(
-                        SqlState::BAD_COPY_FILE_FORMAT,
-                        format!(
-                            "row field count is {}, expected {}",
-                            rec.field_count(),
-                            cp.targets.len()
-                        ),
-                    )));
-                }
-                if rec.field_count() > cp.targets.len() {
-                    return Err(context(Error::new(
-                        SqlState::BAD_COPY_FILE_FORMAT,
-                        "extra data after last expected column",
-                    )));
-                }
-                if rec.field_count() < cp.targets.len() {
-                    let missing = &cp.def.columns[cp.targets[rec.field_count()]].name;
-                    return Err(context(Error::new(
-                        SqlState::BAD_COPY_FILE_FORMAT,
-                        format!("missing data for column \"{missing}\""),
-                    )));
-                }
-                let decode = |field: Option<CopyField>, col: usize| match field {
-                    None => Ok(Value::Null),
-                    Some(CopyField::Text(s)) => {
-                        types::decode_text(&cp.def.columns[col].data_type, s)
-                    }
-                    Some(CopyField::Binary(b)) => {
-                        types::decode_binary(&cp.def.columns[col].data_type, b)
-                    }
-                };
-                let row = if whole_rows {
-                    rec.fields()
-                        .enumerate()
-                        .map(|(col, field)| decode(field, col))
-                        .collect::<Result<Vec<Value>>>()
-                        .map_err(context)?
-                } else {
-                    let values = rec
-                        .fields()
-                        .zip(&cp.targets)
-                        .map(|(field, &col)| decode(field, col).map(Some))
-                        .collect::<Result<Vec<Option<Value>>>>()
-                        .map_err(context)?;
-                    exec.build_row(&cp.defaults, &cp.targets, values, ncols)?
-                };
-                if bulk {
-                    let row = check_row(&cp.def, row).map_err(context)?;
-                    exec.check_constraints(&cp.def, &cp.checks, &row)
-                        .map_err(context)?;
-                    exec.bulk_insert(&cp.table, &cp.def, &column_types, &row, image)
-                        .map_err(context)?;
-                } else {
-                    // insert_row checks the row itself.
-                    exec.insert_row(
-                        &cp.table,
-                        &cp.def,
-                        &cp.checks,
-                        row,
-                        &OnConflict::Error,
-                        &mut touched,
-                    )
-                    .map_err(|stop| match stop {
-                        Stop::Error(e) => context(e),
-                        Stop::WaitForLock => {
-                            Error::internal("a COPY stopped at a row lock it blocks at")
-                        }
-                    })?;
-                }
-                copy.rows += 1;
-                if copy.rows.is_multiple_of(1024) && exec.slot.cancel.load(Ordering::Acquire) {
-                    return Err(Error::canceled());
-                }
-            }
-            Ok(())
+            exec.fk_pending = std::mem::take(&mut copy.fk_pending);
+            let copied = copy_records(exec, cp, copy, records);
+            copy.fk_pending = std::mem::take(&mut exec.fk_pending);
+            copied
         })
     }
+}
 
+/// Insert a batch of COPY FROM records through `exec`.
+fn copy_records(
+    exec: &mut Executor,
+    cp: &super::plan::CopyPlan,
+    copy: &mut CopyIn,
+    records: Vec<super::copy::Record>,
+) -> Result<()> {
+    {
+        let ncols = cp.def.columns.len();
+        // Every column, in order: the decoded fields are the row.
+        let whole_rows =
+            cp.targets.len() == ncols && cp.targets.iter().enumerate().all(|(i, &c)| i == c);
+        let mut touched = FxHashSet::default();
+        let bulk = exec.can_bulk_load(&cp.table);
+        let image = &mut copy.image;
+        let column_types = cp.table.column_types();
+        for rec in records {
+            let line = rec.line;
+            let context = |e: Error| e.with_detail(format!("COPY {}, line {}", cp.def.name, line));
+            if rec.is_binary() && rec.field_count() != cp.targets.len() {
+                return Err(context(Error::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    format!(
+                        "row field count is {}, expected {}",
+                        rec.field_count(),
+                        cp.targets.len()
+                    ),
+                )));
+            }
+            if rec.field_count() > cp.targets.len() {
+                return Err(context(Error::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    "extra data after last expected column",
+                )));
+            }
+            if rec.field_count() < cp.targets.len() {
+                let missing = &cp.def.columns[cp.targets[rec.field_count()]].name;
+                return Err(context(Error::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    format!("missing data for column \"{missing}\""),
+                )));
+            }
+            let decode = |field: Option<CopyField>, col: usize| match field {
+                None => Ok(Value::Null),
+                Some(CopyField::Text(s)) => types::decode_text(&cp.def.columns[col].data_type, s),
+                Some(CopyField::Binary(b)) => {
+                    types::decode_binary(&cp.def.columns[col].data_type, b)
+                }
+            };
+            let row = if whole_rows {
+                rec.fields()
+                    .enumerate()
+                    .map(|(col, field)| decode(field, col))
+                    .collect::<Result<Vec<Value>>>()
+                    .map_err(context)?
+            } else {
+                let values = rec
+                    .fields()
+                    .zip(&cp.targets)
+                    .map(|(field, &col)| decode(field, col).map(Some))
+                    .collect::<Result<Vec<Option<Value>>>>()
+                    .map_err(context)?;
+                exec.build_row(&cp.defaults, &cp.targets, values, ncols)?
+            };
+            if bulk {
+                let row = check_row(&cp.def, row).map_err(context)?;
+                exec.check_constraints(&cp.def, &cp.checks, &row)
+                    .map_err(context)?;
+                exec.bulk_insert(&cp.table, &cp.def, &column_types, &row, image)
+                    .map_err(context)?;
+            } else {
+                // insert_row checks the row itself.
+                exec.insert_row(
+                    &cp.table,
+                    &cp.def,
+                    &cp.checks,
+                    row,
+                    &OnConflict::Error,
+                    &mut touched,
+                )
+                .map_err(|stop| match stop {
+                    Stop::Error(e) => context(e),
+                    Stop::WaitForLock => {
+                        Error::internal("a COPY stopped at a row lock it blocks at")
+                    }
+                })?;
+            }
+            copy.rows += 1;
+            if copy.rows.is_multiple_of(1024) && exec.slot.cancel.load(Ordering::Acquire) {
+                return Err(Error::canceled());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Session {
     /// CopyDone: finish the COPY, returning the number of rows copied.
     pub fn copy_done(&mut self, mut copy: CopyIn) -> Result<u64> {
         let result = copy
             .parser
             .finish()
-            .and_then(|records| self.copy_rows(&mut copy, records));
+            .and_then(|records| self.copy_rows(&mut copy, records))
+            .and_then(|()| {
+                if copy.fk_pending.is_empty() {
+                    return Ok(());
+                }
+                let pending = std::mem::take(&mut copy.fk_pending);
+                let checked = self.with_executor(copy.snapshot, &[], false, |exec| {
+                    exec.fk_pending = pending;
+                    exec.finish_foreign_key_checks()
+                });
+                checked.map_err(|stop| match stop {
+                    Stop::Error(e) => e,
+                    Stop::WaitForLock => {
+                        Error::internal("a COPY stopped at a row lock it blocks at")
+                    }
+                })
+            });
         match result {
             Ok(()) => Ok(copy.rows),
             Err(e) => {
@@ -2360,10 +2749,15 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::SequenceOwner { .. }
         | Plan::RestartSequence { .. }
         | Plan::SetColumnDefault { .. }
+        | Plan::SetNotNull { .. }
+        | Plan::DropColumn { .. }
         | Plan::AddColumn { .. }
         | Plan::Rename { .. }
+        | Plan::AddForeignKey { .. }
+        | Plan::DropForeignKey { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Transaction(_)
+        | Plan::SetConstraints { .. }
         | Plan::Set { .. }
         | Plan::Reset { .. }
         | Plan::Show { .. }
@@ -2383,8 +2777,22 @@ fn written_tables(plan: &Plan) -> std::borrow::Cow<'_, [Arc<Table>]> {
     use std::slice::from_ref;
     match plan {
         Plan::Insert(ins) => Cow::Borrowed(from_ref(&ins.table)),
-        Plan::Update(upd) => Cow::Borrowed(from_ref(&upd.scan.table)),
-        Plan::Delete(del) => Cow::Borrowed(from_ref(&del.scan.table)),
+        Plan::Update(upd) if upd.action_targets.is_empty() => {
+            Cow::Borrowed(from_ref(&upd.scan.table))
+        }
+        Plan::Update(upd) => {
+            let mut tables = vec![upd.scan.table.clone()];
+            tables.extend(upd.action_targets.iter().cloned());
+            Cow::Owned(tables)
+        }
+        Plan::Delete(del) if del.action_targets.is_empty() => {
+            Cow::Borrowed(from_ref(&del.scan.table))
+        }
+        Plan::Delete(del) => {
+            let mut tables = vec![del.scan.table.clone()];
+            tables.extend(del.action_targets.iter().cloned());
+            Cow::Owned(tables)
+        }
         Plan::Copy(cp) => Cow::Borrowed(from_ref(&cp.table)),
         // DROP TABLE and TRUNCATE close the gate instead (`Session::close_gate`).
         _ => Cow::Borrowed(&[]),
@@ -2541,9 +2949,13 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::DropView { .. } => "DROP VIEW",
         Plan::DropSequence { .. } => "DROP SEQUENCE",
         Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
-        Plan::SetColumnDefault { .. } | Plan::AddColumn { .. } | Plan::Rename { .. } => {
-            "ALTER TABLE"
-        }
+        Plan::SetColumnDefault { .. }
+        | Plan::SetNotNull { .. }
+        | Plan::DropColumn { .. }
+        | Plan::AddColumn { .. }
+        | Plan::Rename { .. }
+        | Plan::AddForeignKey { .. }
+        | Plan::DropForeignKey { .. } => "ALTER TABLE",
         Plan::DropIndex {
             constraint: true, ..
         } => "ALTER TABLE",

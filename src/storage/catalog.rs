@@ -125,6 +125,7 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
         w.u8(c.not_null as u8);
         w.opt_str(c.default.as_deref());
         w.opt_str(c.missing.as_deref());
+        w.u8(c.dropped as u8);
     }
     w.varint(def.primary_key.len() as u64);
     for &i in &def.primary_key {
@@ -150,6 +151,24 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
         w.str(&check.name);
         w.str(&check.expr);
     }
+    w.varint(def.foreign_keys.len() as u64);
+    for fk in &def.foreign_keys {
+        w.str(&fk.name);
+        w.varint(fk.columns.len() as u64);
+        for (&c, &r) in fk.columns.iter().zip(&fk.referenced_columns) {
+            w.varint(c as u64);
+            w.varint(r as u64);
+        }
+        w.u32(fk.referenced.0);
+        w.u8(fk.on_delete as u8);
+        w.u8(fk.on_update as u8);
+        w.u8(fk.deferrable as u8 | (fk.initially_deferred as u8) << 1);
+    }
+    for index in &def.indexes {
+        for i in 0..index.columns.len() {
+            w.opt_str(index.opclass(i));
+        }
+    }
 }
 
 pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
@@ -163,12 +182,14 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
         let not_null = r.u8()? != 0;
         let default = r.opt_str()?;
         let missing = r.opt_str()?;
+        let dropped = r.u8()? != 0;
         columns.push(Column {
             name,
             data_type,
             not_null,
             default,
             missing,
+            dropped,
         });
     }
     let npk = r.varint()?;
@@ -206,6 +227,7 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             unique: flags & 1 != 0,
             constraint: flags & 2 != 0,
             number: r.u32()?,
+            opclasses: Vec::new(),
         });
     }
     let nchecks = r.varint()?;
@@ -215,6 +237,42 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             name: r.str()?,
             expr: r.str()?,
         });
+    }
+    let nfks = r.varint()?;
+    let mut foreign_keys = Vec::new();
+    for _ in 0..nfks {
+        let name = r.str()?;
+        let ncolumns = r.varint()?;
+        let (mut fk_columns, mut referenced_columns) = (Vec::new(), Vec::new());
+        for _ in 0..ncolumns {
+            let c = r.varint()? as usize;
+            if c >= columns.len() {
+                return Err(corrupt("foreign key column out of range".into()));
+            }
+            fk_columns.push(c);
+            referenced_columns.push(r.varint()? as usize);
+        }
+        let referenced = TableId(r.u32()?);
+        let on_delete = FkAction::from_u8(r.u8()?)
+            .ok_or_else(|| corrupt("unknown foreign key action".into()))?;
+        let on_update = FkAction::from_u8(r.u8()?)
+            .ok_or_else(|| corrupt("unknown foreign key action".into()))?;
+        let flags = r.u8()?;
+        foreign_keys.push(ForeignKeyDef {
+            name,
+            columns: fk_columns,
+            referenced,
+            referenced_columns,
+            on_delete,
+            on_update,
+            deferrable: flags & 1 != 0,
+            initially_deferred: flags & 2 != 0,
+        });
+    }
+    for index in &mut indexes {
+        index.opclasses = (0..index.columns.len())
+            .map(|_| r.opt_str())
+            .collect::<Result<_>>()?;
     }
     Ok((
         id,
@@ -226,6 +284,7 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             owned_sequences,
             indexes,
             checks,
+            foreign_keys,
         },
     ))
 }
@@ -240,6 +299,10 @@ pub struct Column {
     /// What rows written before the column was added (ALTER TABLE ... ADD COLUMN) hold
     /// in it: its default's value then, in text form; None: NULL.
     pub missing: Option<String>,
+    /// Dropped (ALTER TABLE ... DROP COLUMN), as PostgreSQL's `attisdropped`: the rows
+    /// keep its place, so no position changes, but no statement sees it; its name is
+    /// PostgreSQL's `........pg.dropped.N........`.
+    pub dropped: bool,
 }
 
 /// A table's schema. Immutable: DDL installs a new `TableDef`.
@@ -257,6 +320,69 @@ pub struct TableDef {
     pub indexes: Vec<IndexDef>,
     /// CHECK constraints, in creation order.
     pub checks: Vec<CheckDef>,
+    /// FOREIGN KEY constraints of this table (the referencing side), in creation order.
+    pub foreign_keys: Vec<ForeignKeyDef>,
+}
+
+/// A FOREIGN KEY constraint (MATCH SIMPLE): every row whose `columns` are all non-null
+/// has a row of the `referenced` table whose `referenced_columns` (its primary key or a
+/// unique constraint's columns) hold the same values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    pub name: String,
+    /// Column positions in this table, paired with `referenced_columns`.
+    pub columns: Vec<usize>,
+    pub referenced: TableId,
+    pub referenced_columns: Vec<usize>,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+    pub deferrable: bool,
+    pub initially_deferred: bool,
+}
+
+/// What a change of a referenced row does to the rows that reference it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FkAction {
+    NoAction = 0,
+    Restrict = 1,
+    Cascade = 2,
+    SetNull = 3,
+    SetDefault = 4,
+}
+
+impl FkAction {
+    pub fn from_u8(b: u8) -> Option<FkAction> {
+        Some(match b {
+            0 => FkAction::NoAction,
+            1 => FkAction::Restrict,
+            2 => FkAction::Cascade,
+            3 => FkAction::SetNull,
+            4 => FkAction::SetDefault,
+            _ => return None,
+        })
+    }
+
+    /// `pg_constraint.confdeltype` / `confupdtype`.
+    pub fn code(self) -> char {
+        match self {
+            FkAction::NoAction => 'a',
+            FkAction::Restrict => 'r',
+            FkAction::Cascade => 'c',
+            FkAction::SetNull => 'n',
+            FkAction::SetDefault => 'd',
+        }
+    }
+
+    /// As SQL writes it (`ON DELETE CASCADE`).
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+            FkAction::SetDefault => "SET DEFAULT",
+        }
+    }
 }
 
 /// A CHECK constraint: every row's `expr` (SQL text over the table's columns) is true
@@ -280,6 +406,7 @@ impl TableDef {
                     not_null: false,
                     default: None,
                     missing: None,
+                    dropped: false,
                 })
                 .collect(),
             primary_key: Vec::new(),
@@ -287,11 +414,24 @@ impl TableDef {
             owned_sequences: Vec::new(),
             indexes: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 
     pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name == name)
+        self.columns
+            .iter()
+            .position(|c| c.name == name && !c.dropped)
+    }
+
+    /// The positions of the columns that are not dropped, in order.
+    pub fn live_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.columns.len()).filter(|&i| !self.columns[i].dropped)
+    }
+
+    /// PostgreSQL's name for the dropped column at `position`.
+    pub fn dropped_name(position: usize) -> String {
+        format!("........pg.dropped.{}........", position + 1)
     }
 }
 
@@ -611,6 +751,29 @@ impl Catalog {
         found.or_else(|| self.dropping.read().get(&id).cloned())
     }
 
+    /// The foreign keys that reference table `id`, with the tables that have them (those
+    /// being created or dropped by a transaction that has not ended included: their
+    /// constraints hold until it ends).
+    pub fn referencing(&self, id: TableId) -> Vec<(Arc<Table>, ForeignKeyDef)> {
+        let tables = stages::read(Stage::Catalog, &self.tables);
+        let dropping = self.dropping.read();
+        let mut found: Vec<(Arc<Table>, ForeignKeyDef)> = tables
+            .values()
+            .chain(dropping.values())
+            .flat_map(|t| {
+                let def = t.def();
+                def.foreign_keys
+                    .iter()
+                    .filter(|fk| fk.referenced == id)
+                    .map(|fk| (t.clone(), fk.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        // A stable order: by table, then as the table lists them.
+        found.sort_by_key(|(t, _)| t.id.0);
+        found
+    }
+
     /// Create a table with a given id (recovery replays ids as they were).
     pub fn create_table_with_id(&self, id: TableId, def: TableDef) -> Result<Arc<Table>> {
         self.next_table_id
@@ -839,7 +1002,7 @@ impl Catalog {
             .map(|t| (t, false))
             .chain(dropping.values().map(|t| (t, true)));
         for (t, being_dropped) in all {
-            put_def(&mut w, t.id, &t.def());
+            put_def(&mut w, t.id, &t.committed_def());
             w.u64(t.root().0);
             w.u64(t.peek_next_row_id());
             w.u8(unconfirmed.contains(&t.id) as u8 | (being_dropped as u8) << 1);

@@ -41,6 +41,9 @@ pub struct IndexDef {
     /// Its number among the table's indexes, never that of another index the table
     /// has (the catalogs' OIDs are made from it).
     pub number: u32,
+    /// Per column, the operator class named at CREATE INDEX where it is not the
+    /// default (`varchar_pattern_ops`); empty when none is named. The order is the same.
+    pub opclasses: Vec<Option<String>>,
 }
 
 impl IndexDef {
@@ -55,6 +58,11 @@ impl IndexDef {
         let mut key = Vec::new();
         types::encode_key(&values, &mut key);
         key
+    }
+
+    /// The operator class named for the index's `i`th column, if one was.
+    pub fn opclass(&self, i: usize) -> Option<&str> {
+        self.opclasses.get(i).and_then(|o| o.as_deref())
     }
 
     /// Whether `row`'s indexed values hold a NULL (a unique index lets those repeat).

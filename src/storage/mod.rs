@@ -44,8 +44,8 @@ pub mod write_gate;
 
 pub use bulk::BulkLoad;
 pub use catalog::{
-    get_def, put_def, Catalog, CheckDef, Column, Sequence, SequenceExhausted, SequenceOptions,
-    TableDef, View,
+    get_def, put_def, Catalog, CheckDef, Column, FkAction, ForeignKeyDef, Sequence,
+    SequenceExhausted, SequenceOptions, TableDef, View,
 };
 pub use index::{Index, IndexDef};
 pub use table::{Key, Row, Table, TableId, Version, VERSION_SHARDS};

@@ -44,6 +44,12 @@ use crate::wal::Lsn;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableId(pub u32);
 
+impl TableId {
+    /// In a definition not yet created, a foreign key's reference to the table itself:
+    /// the table's own id replaces it when the table is created.
+    pub const SELF_REFERENCE: TableId = TableId(u32::MAX);
+}
+
 /// An encoded primary key (or hidden row id): memcomparable bytes.
 pub type Key = Vec<u8>;
 
@@ -268,6 +274,11 @@ pub struct Table {
     /// its rows were read against; exclusively to add, drop or rebuild an index. Taken
     /// before the tree lock.
     indexes: RwLock<Arc<[Arc<Index>]>>,
+    /// While a transaction that has not ended has changed the definition (its change is
+    /// logged with its commit): the definition committed before, which checkpoints
+    /// store and a rollback puts back. The transaction keeps the table's gate closed
+    /// meanwhile, so only it reads or writes the rows.
+    committed_def: parking_lot::Mutex<Option<Arc<TableDef>>>,
 }
 
 /// A table's definition, its column types, and its columns' values for older rows.
@@ -374,6 +385,7 @@ impl Table {
             bulk_lsn: AtomicU64::new(0),
             write_gate: WriteGate::default(),
             indexes: RwLock::new(Arc::from(Vec::new())),
+            committed_def: parking_lot::Mutex::new(None),
         }
     }
 
@@ -389,6 +401,38 @@ impl Table {
         let types = column_types(&def);
         let missing = missing_values(&def);
         *self.def.write() = (Arc::new(def), types, missing);
+    }
+
+    /// The definition as committed: the one a transaction's uncommitted change replaced
+    /// (see `committed_def`), else the current one. What a checkpoint stores.
+    pub fn committed_def(&self) -> Arc<TableDef> {
+        let committed = self.committed_def.lock().clone();
+        committed.unwrap_or_else(|| self.def())
+    }
+
+    /// A transaction's change of the definition, logged with its commit
+    /// ([`Table::confirm_def`]) or undone by its rollback ([`Table::undo_def`]).
+    pub fn change_def_uncommitted(&self, def: TableDef) {
+        let mut committed = self.committed_def.lock();
+        if committed.is_none() {
+            *committed = Some(self.def());
+        }
+        self.set_def(def);
+    }
+
+    /// The transaction that changed the definition committed: it is the committed one.
+    pub fn confirm_def(&self) {
+        *self.committed_def.lock() = None;
+    }
+
+    /// Put back `def`, the definition before a change that is rolled back; `last`: no
+    /// change of the transaction's remains, so it is the committed one again.
+    pub fn undo_def(&self, def: &TableDef, last: bool) {
+        let mut committed = self.committed_def.lock();
+        self.set_def(def.clone());
+        if last {
+            *committed = None;
+        }
     }
 
     /// The tree's root page (for the checkpoint's catalog image).

@@ -28,6 +28,7 @@ fn table(frames: usize) -> Table {
         not_null: false,
         default: None,
         missing: None,
+        dropped: false,
     };
     let def = TableDef {
         name: "t".into(),
@@ -37,6 +38,7 @@ fn table(frames: usize) -> Table {
         owned_sequences: vec![],
         indexes: Vec::new(),
         checks: Vec::new(),
+        foreign_keys: Vec::new(),
     };
     Table::create(TableId(1), def, pool).expect("table")
 }

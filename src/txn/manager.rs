@@ -261,6 +261,8 @@ pub struct CommitRequest<'a> {
     /// confirms it) and dropped (logged with its commit).
     pub created: &'a [TableId],
     pub dropped: &'a [TableId],
+    /// Tables whose definitions it changed (their new definitions are in its record).
+    pub altered: &'a [Arc<crate::storage::Table>],
     pub locks: Vec<(TableId, Key)>,
     pub level: SyncLevel,
     /// Log records the transaction caused outside its commit record (sequence advances)
@@ -600,15 +602,17 @@ impl TxnManager {
         writes: &WriteSet,
         created: &[TableId],
         dropped: &[TableId],
+        altered: &[Arc<crate::storage::Table>],
     ) -> Result<Option<PreparedCommit>> {
-        if writes.is_empty() && dropped.is_empty() && created.is_empty() {
+        if writes.is_empty() && dropped.is_empty() && created.is_empty() && altered.is_empty() {
             return Ok(None);
         }
         // The record, the rows it installs (their bytes, and overflow pages), and the
         // pieces they were logged in if the write set spilled.
         let (encoded, pieces, row_bytes, overflow_pages) = if writes.is_spilled() {
             let log = self.log_pieces(writes)?;
-            let encoded = records::encode_commit(writes, created, dropped, Some(&log.lsns));
+            let encoded =
+                records::encode_commit(writes, created, dropped, altered, Some(&log.lsns));
             (
                 encoded,
                 Some(log.registered),
@@ -616,7 +620,7 @@ impl TxnManager {
                 log.overflow_pages,
             )
         } else {
-            let encoded = records::encode_commit(writes, created, dropped, None);
+            let encoded = records::encode_commit(writes, created, dropped, altered, None);
             let overflow_pages = encoded
                 .images
                 .iter()
@@ -834,6 +838,7 @@ impl TxnManager {
             writes,
             created,
             dropped,
+            altered,
             locks,
             level,
             logged_upto,
@@ -849,7 +854,7 @@ impl TxnManager {
         }) = record
         else {
             assert!(
-                writes.is_empty() && dropped.is_empty() && created.is_empty(),
+                writes.is_empty() && dropped.is_empty() && created.is_empty() && altered.is_empty(),
                 "a transaction that changed something has a commit record"
             );
             self.locks.release_all(txn, &locks);
@@ -915,6 +920,9 @@ impl TxnManager {
         }
         self.catalog.pool().release_frames(frames);
         self.catalog.confirm(created);
+        for table in altered {
+            table.confirm_def();
+        }
         let dropped_tables = self.catalog.finish_drops(dropped);
         drop(barrier);
         if let Some(pieces) = pieces {

@@ -13,6 +13,9 @@
 //!   from the rows it has by then and drops those no longer named.
 //! - CreateSequence, DropSequence, SetSequence: a sequence CREATE SEQUENCE made, its drop,
 //!   and setval's next value.
+//!   A commit that changed table definitions (in a transaction block: see
+//!   `Transaction::change_definition`) ends with them: the bulk load and piece counts
+//!   (0 for none), then each table's id and new definition, applied before its rows.
 //! - WriteSetPiece: rows of one table, for a commit whose write set spilled (it is
 //!   logged in pieces, never encoded whole: see `start_piece`). Its Commit record
 //!   follows and names every piece by its LSN; replay applies the pieces when it reaches
@@ -150,6 +153,7 @@ pub fn encode_commit(
     writes: &WriteSet,
     created: &[TableId],
     dropped: &[TableId],
+    altered: &[std::sync::Arc<crate::storage::Table>],
     pieces: Option<&[Lsn]>,
 ) -> EncodedCommit {
     let mut w = Writer::default();
@@ -190,7 +194,7 @@ pub fn encode_commit(
         .iter()
         .filter_map(|(id, tw)| tw.bulk.as_ref().map(|b| (id, b)))
         .collect();
-    if !bulk.is_empty() || pieces.is_some() {
+    if !bulk.is_empty() || pieces.is_some() || !altered.is_empty() {
         w.varint(bulk.len() as u64);
         for (id, load) in bulk {
             let (root, pages) = load
@@ -200,11 +204,21 @@ pub fn encode_commit(
             put_pages(&mut w, root, pages);
         }
     }
-    // The pieces, absent from records without any.
+    // The pieces, absent from records without any (or their count, 0, before the
+    // definitions).
     if let Some(pieces) = pieces {
         w.varint(pieces.len() as u64);
         for lsn in pieces {
             w.u64(lsn.0);
+        }
+    } else if !altered.is_empty() {
+        w.varint(0);
+    }
+    // The definitions the transaction changed, absent from records without any.
+    if !altered.is_empty() {
+        w.varint(altered.len() as u64);
+        for table in altered {
+            put_def(&mut w, table.id, &table.def());
         }
     }
     EncodedCommit {
@@ -236,6 +250,8 @@ struct CommitRecord<'a> {
     loads: Vec<LoadPages>,
     /// Where the WriteSetPiece records holding the rest of its rows start.
     pieces: Vec<Lsn>,
+    /// Tables whose definitions it changed, with their new definitions.
+    defs: Vec<(TableId, TableDef)>,
 }
 
 struct TableRows<'a> {
@@ -289,12 +305,19 @@ fn read_commit<'a>(r: &mut Reader<'a>) -> Result<CommitRecord<'a>> {
             pieces.push(Lsn(r.u64()?));
         }
     }
+    let mut defs = Vec::new();
+    if !r.is_done() {
+        for _ in 0..r.varint()? {
+            defs.push(get_def(r)?);
+        }
+    }
     Ok(CommitRecord {
         created,
         dropped,
         tables,
         loads,
         pieces,
+        defs,
     })
 }
 
@@ -445,6 +468,13 @@ pub fn replay(
             catalog.confirm(&commit.created);
             for id in commit.dropped {
                 drop_by_id(catalog, id)?;
+            }
+            // Before the rows, which were encoded under the new definitions.
+            for (id, def) in commit.defs {
+                if let Some(table) = catalog.table_by_id(id) {
+                    table.set_def(def);
+                    catalog.table_altered();
+                }
             }
             for t in commit.tables {
                 // Rows of a table dropped later in the log are skipped with it.

@@ -63,6 +63,7 @@ pub struct TxnMark {
     locks: usize,
     created: usize,
     dropped: usize,
+    altered: usize,
 }
 
 /// A commit whose record is in the log: finish it (durable, installed, visible) before
@@ -121,6 +122,9 @@ pub struct Transaction {
     pub dropped: Vec<TableId>,
     /// Tables this transaction created; its commit confirms their creation in the log.
     pub created: Vec<TableId>,
+    /// Definitions this transaction changed (logged with its commit), each change with
+    /// the definition before it, oldest first.
+    altered: Vec<(Arc<Table>, Arc<TableDef>)>,
     /// The end of log records it caused outside its commit record (sequence advances).
     pub logged_upto: u64,
     locks: Vec<(TableId, Key)>,
@@ -155,6 +159,7 @@ impl Transaction {
             writes: WriteSet::default(),
             dropped: Vec::new(),
             created: Vec::new(),
+            altered: Vec::new(),
             logged_upto: 0,
             locks: Vec::new(),
             lock_wait: None,
@@ -482,6 +487,13 @@ impl Transaction {
             ));
         }
         let id = catalog.allocate_table_id();
+        let mut def = def.clone();
+        for fk in &mut def.foreign_keys {
+            if fk.referenced == TableId::SELF_REFERENCE {
+                fk.referenced = id;
+            }
+        }
+        let def = &def;
         let payload = records::encode_table_def(id, def);
         // The table's first page gets a frame without writing another page out, and the
         // record its room: once it is logged, nothing fails.
@@ -556,7 +568,44 @@ impl Transaction {
             locks: self.locks.len(),
             created: self.created.len(),
             dropped: self.dropped.len(),
+            altered: self.altered.len(),
         }
+    }
+
+    /// Change the definition of `table`, whose gate this transaction has closed (see
+    /// [`Transaction::close_gate`]): others wait for the table until it ends. The change
+    /// is logged with the commit, and undone by a rollback.
+    pub fn change_definition(&mut self, table: &Arc<Table>, def: TableDef) {
+        debug_assert!(self.writes.closed_gate(table.id));
+        self.altered.push((table.clone(), table.def()));
+        table.change_def_uncommitted(def);
+        self.manager.catalog.table_altered();
+    }
+
+    /// Undo the definition changes after the first `keep`, newest first.
+    fn undo_definitions(&mut self, keep: usize) {
+        if self.altered.len() <= keep {
+            return;
+        }
+        while self.altered.len() > keep {
+            let Some((table, before)) = self.altered.pop() else {
+                break;
+            };
+            let last = !self.altered.iter().any(|(t, _)| t.id == table.id);
+            table.undo_def(&before, last);
+        }
+        self.manager.catalog.table_altered();
+    }
+
+    /// The tables whose definitions this transaction changed, each once.
+    fn altered_tables(&self) -> Vec<Arc<Table>> {
+        let mut tables: Vec<Arc<Table>> = Vec::new();
+        for (t, _) in &self.altered {
+            if !tables.iter().any(|x| x.id == t.id) {
+                tables.push(t.clone());
+            }
+        }
+        tables
     }
 
     /// ROLLBACK TO SAVEPOINT: undo the writes since `mark`, release the row locks taken
@@ -568,6 +617,7 @@ impl Transaction {
         let locks = self.locks.split_off(mark.locks.min(self.locks.len()));
         self.manager.rollback(self.id, &locks);
         self.drop_created(mark.created);
+        self.undo_definitions(mark.altered);
         if self.dropped.len() > mark.dropped {
             self.dropped.truncate(mark.dropped);
             self.manager.catalog.table_altered();
@@ -610,18 +660,20 @@ impl Transaction {
         };
         // The record and its room in the log: a full disk fails the commit here, with
         // nothing logged.
-        let record =
-            match self
-                .manager
-                .prepare_commit_record(&self.writes, &self.created, &self.dropped)
-            {
-                Ok(record) => record,
-                Err(e) => {
-                    drop(_latches);
-                    self.rollback();
-                    return Err(e);
-                }
-            };
+        let altered = self.altered_tables();
+        let record = match self.manager.prepare_commit_record(
+            &self.writes,
+            &self.created,
+            &self.dropped,
+            &altered,
+        ) {
+            Ok(record) => record,
+            Err(e) => {
+                drop(_latches);
+                self.rollback();
+                return Err(e);
+            }
+        };
         let mut record = Some(record);
         before_append();
         // Others wait at these gates until the commit is visible, not just installed:
@@ -646,6 +698,7 @@ impl Transaction {
                 writes,
                 created: &created,
                 dropped: &dropped,
+                altered: &altered,
                 locks,
                 level,
                 logged_upto: Lsn(logged_upto),
@@ -701,6 +754,7 @@ impl Transaction {
             self.dropped.clear();
             self.manager.catalog.table_altered();
         }
+        self.undo_definitions(0);
         let locks = std::mem::take(&mut self.locks);
         self.manager.rollback(self.id, &locks);
         self.manager.release_snapshot(&self.slot);

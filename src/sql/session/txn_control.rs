@@ -13,6 +13,7 @@
 
 use super::{Outcome, Session, TxnState};
 use crate::error::{Error, Result, SqlState};
+use crate::sql::foreign_keys::ConstraintModes;
 use crate::sql::plan::{TxnModes, TxnStatement};
 use crate::txn::{Isolation, TxnMark};
 
@@ -22,6 +23,8 @@ pub struct Savepoint {
     txn: TxnMark,
     local_restore: usize,
     increment_plans: usize,
+    deferred_checks: usize,
+    constraint_modes: ConstraintModes,
 }
 
 fn command(tag: &str) -> Result<Outcome> {
@@ -172,7 +175,8 @@ impl Session {
             read_only: Some(t.read_only),
         });
         let tag = if commit && !t.failed {
-            self.commit(t)?;
+            self.txn = Some(t);
+            self.commit_open()?;
             "COMMIT"
         } else {
             self.rollback(t);
@@ -193,6 +197,8 @@ impl Session {
             txn: t.mark(),
             local_restore: t.local_restore.len(),
             increment_plans: t.increment_plans.len(),
+            deferred_checks: t.deferred_checks.len(),
+            constraint_modes: t.constraint_modes.clone(),
         };
         t.savepoints.push(savepoint);
         command("SAVEPOINT")
@@ -224,10 +230,12 @@ impl Session {
         };
         let at = Self::find_savepoint(t, name)?;
         t.savepoints.truncate(at + 1);
-        let (mark, local_restore, increment_plans) = {
+        let (mark, local_restore, increment_plans, deferred_checks) = {
             let s = &t.savepoints[at];
-            (s.txn, s.local_restore, s.increment_plans)
+            (s.txn, s.local_restore, s.increment_plans, s.deferred_checks)
         };
+        t.constraint_modes = t.savepoints[at].constraint_modes.clone();
+        t.deferred_checks.truncate(deferred_checks);
         t.txn.rollback_to(&mark);
         let locals = t
             .local_restore
@@ -236,6 +244,65 @@ impl Session {
         t.failed = false;
         self.restore_locals(locals);
         command("ROLLBACK")
+    }
+
+    /// SET CONSTRAINTS: outside a transaction block a warning and nothing more, as in
+    /// PostgreSQL; a constraint made immediate has its deferred checks run now.
+    pub(super) fn set_constraints(
+        &mut self,
+        names: Option<&[String]>,
+        deferred: bool,
+    ) -> Result<Outcome> {
+        if self.block().is_none() {
+            self.warn(only_in_block("SET CONSTRAINTS"));
+            return command("SET CONSTRAINTS");
+        }
+        let mut modes = self
+            .txn
+            .as_ref()
+            .map(|t| t.constraint_modes.clone())
+            .unwrap_or_default();
+        match names {
+            None => modes.set_all(deferred),
+            Some(names) => {
+                let catalog = &self.engine.txn.catalog;
+                for name in names {
+                    let found = catalog
+                        .table_names()
+                        .iter()
+                        .filter_map(|t| catalog.table(t))
+                        .find_map(|t| {
+                            t.def()
+                                .foreign_keys
+                                .iter()
+                                .find(|f| f.name == *name)
+                                .cloned()
+                        });
+                    match found {
+                        None => {
+                            return Err(Error::new(
+                                SqlState::UNDEFINED_OBJECT,
+                                format!("constraint \"{name}\" does not exist"),
+                            ))
+                        }
+                        Some(fk) if !fk.deferrable => {
+                            return Err(Error::new(
+                                SqlState::WRONG_OBJECT_TYPE,
+                                format!("constraint \"{name}\" is not deferrable"),
+                            ))
+                        }
+                        Some(_) => modes.set(name, deferred),
+                    }
+                }
+            }
+        }
+        if let Some(t) = self.txn.as_mut() {
+            t.constraint_modes = modes.clone();
+        }
+        if !deferred {
+            self.run_deferred_checks(Some(&modes))?;
+        }
+        command("SET CONSTRAINTS")
     }
 
     /// Queue a warning for the client (sent before the statement's result), unless

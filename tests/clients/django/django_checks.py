@@ -1,0 +1,154 @@
+"""Django checks: each prints one JSON line {"check", "ok", "detail"}. The database comes
+from PGHOST, PGPORT, PGUSER, PGDATABASE; the app's tables are dropped first, so a run
+starts from an empty schema."""
+
+import datetime
+import json
+import os
+import sys
+import traceback
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import IntegrityError, connection, transaction  # noqa: E402
+from django.db.models import Count, Sum  # noqa: E402
+
+from shop.models import Author, Book, Tag  # noqa: E402
+
+TABLES = ["shop_tag_books", "shop_tag", "shop_book", "shop_author", "django_content_type", "django_migrations"]
+
+
+def eq(got, want, what):
+    if got != want:
+        raise AssertionError(f"{what}: got {got!r}, want {want!r}")
+
+
+def reset():
+    with connection.cursor() as c:
+        for t in TABLES:
+            c.execute(f"drop table if exists {t}")
+
+
+def migrate():
+    call_command("migrate", verbosity=0, interactive=False)
+    with connection.cursor() as c:
+        c.execute("select app, name from django_migrations where app = 'shop' order by id")
+        eq(c.fetchall(), [("shop", "0001_initial")], "applied migrations")
+
+
+def introspection():
+    intro = connection.introspection
+    with connection.cursor() as c:
+        tables = {t.name for t in intro.get_table_list(c)}
+        for t in ("shop_author", "shop_book", "shop_tag", "shop_tag_books"):
+            assert t in tables, f"{t} not in {sorted(tables)}"
+        cols = [d.name for d in intro.get_table_description(c, "shop_book")]
+        eq(cols, ["id", "title", "price", "published", "author_id"], "columns")
+        eq(intro.get_primary_key_column(c, "shop_book"), "id", "primary key")
+        cons = intro.get_constraints(c, "shop_book")
+        uniq = cons["shop_book_author_title_uniq"]
+        eq((uniq["columns"], uniq["unique"]), (["author_id", "title"], True), "unique constraint")
+        fks = [v for v in cons.values() if v["foreign_key"]]
+        eq([(v["columns"], v["foreign_key"]) for v in fks], [(["author_id"], ("shop_author", "id"))], "foreign keys")
+        eq(cons["shop_book_price_idx"]["columns"], ["price"], "index")
+        eq(intro.get_relations(c, "shop_book"), {"author_id": ("id", "shop_author")}, "relations")
+        eq(intro.get_sequences(c, "shop_author"), [{"name": "shop_author_id_seq", "table": "shop_author", "column": "id"}],
+           "sequences")
+
+
+def crud():
+    a = Author.objects.create(name="Ursula", born=datetime.date(1929, 10, 21))
+    b = Book.objects.create(author=a, title="The Dispossessed", price=Decimal("12.50"))
+    eq(Book.objects.get(pk=b.pk).author.name, "Ursula", "read back through the foreign key")
+    Book.objects.filter(pk=b.pk).update(price=Decimal("13.00"))
+    eq(Book.objects.get(pk=b.pk).price, Decimal("13.00"), "update")
+    t = Tag.objects.create(name="sf")
+    t.books.add(b)
+    eq(list(Book.objects.filter(tags__name="sf").values_list("title", flat=True)), ["The Dispossessed"], "many-to-many")
+    b2 = Book.objects.create(author=a, title="Lathe", price=Decimal("9.99"))
+    b2.delete()
+    eq(Book.objects.filter(author=a).count(), 1, "delete")
+
+
+def bulk_create():
+    authors = Author.objects.bulk_create([Author(name=f"author {i}") for i in range(50)])
+    assert all(x.pk is not None for x in authors), "bulk_create returns keys"
+    books = Book.objects.bulk_create(
+        [Book(author=authors[i % 50], title=f"book {i}", price=Decimal(i) / 4) for i in range(500)])
+    eq(len(books), 500, "books created")
+    agg = Book.objects.filter(title__startswith="book ").aggregate(n=Count("id"), total=Sum("price"))
+    eq(agg, {"n": 500, "total": Decimal("31187.50")}, "aggregate")
+    top = (Author.objects.filter(name__startswith="author ").annotate(n=Count("books"))
+           .order_by("-n", "name").values_list("name", "n")[:2])
+    eq(list(top), [("author 0", 10), ("author 1", 10)], "annotate")
+    eq(Book.objects.select_related("author").get(title="book 7").author.name, "author 7", "select_related")
+
+
+def unique_violation():
+    a = Author.objects.get(name="Ursula")
+    try:
+        with transaction.atomic():
+            Book.objects.create(author=a, title="The Dispossessed", price=Decimal("1"))
+        raise AssertionError("duplicate accepted")
+    except IntegrityError as e:
+        eq(e.__cause__.diag.constraint_name, "shop_book_author_title_uniq", "constraint name")
+
+
+def foreign_key_violation():
+    # Django's foreign keys are DEFERRABLE INITIALLY DEFERRED: the violation is found at COMMIT.
+    try:
+        with transaction.atomic():
+            Book.objects.create(author_id=987654321, title="orphan", price=Decimal("1"))
+        raise AssertionError("orphan accepted")
+    except IntegrityError as e:
+        eq(e.__cause__.sqlstate, "23503", "sqlstate")
+    eq(Book.objects.filter(title="orphan").count(), 0, "orphan rolled back")
+
+
+def deferred_order():
+    # A child may come before its parent inside one transaction.
+    with transaction.atomic():
+        Book.objects.create(author_id=424242, title="early", price=Decimal("2"))
+        Author.objects.create(id=424242, name="late parent")
+    eq(Book.objects.get(title="early").author.name, "late parent", "deferred check passed")
+
+
+def savepoints():
+    with transaction.atomic():
+        Author.objects.create(name="kept")
+        try:
+            with transaction.atomic():
+                Author.objects.create(name="undone")
+                raise RuntimeError("roll back the savepoint")
+        except RuntimeError:
+            pass
+    eq(list(Author.objects.filter(name__in=["kept", "undone"]).values_list("name", flat=True)), ["kept"], "rows")
+
+
+def cascade_delete():
+    a = Author.objects.get(name="author 3")
+    deleted, per_model = a.delete()
+    eq(per_model.get("shop.Book"), 10, "books deleted with their author")
+    eq(Book.objects.filter(author_id=a.id if a.id else -1).count(), 0, "no orphans")
+
+
+CHECKS = [migrate, introspection, crud, bulk_create, unique_violation, foreign_key_violation, deferred_order,
+          savepoints, cascade_delete]
+
+if __name__ == "__main__":
+    reset()
+    for check in CHECKS:
+        try:
+            check()
+            print(json.dumps({"check": check.__name__, "ok": True}), flush=True)
+        except Exception as e:  # noqa: BLE001
+            detail = f"{type(e).__name__}: {e}"
+            print(json.dumps({"check": check.__name__, "ok": False, "detail": detail,
+                              "trace": traceback.format_exc()[-2000:]}), flush=True)

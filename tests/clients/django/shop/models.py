@@ -1,0 +1,24 @@
+"""A small app: foreign keys, unique constraints, indexes and a many-to-many table."""
+
+from django.db import models
+
+
+class Author(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    born = models.DateField(null=True)
+
+
+class Book(models.Model):
+    author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="books")
+    title = models.CharField(max_length=200, db_index=True)
+    price = models.DecimalField(max_digits=8, decimal_places=2)
+    published = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["author", "title"], name="shop_book_author_title_uniq")]
+        indexes = [models.Index(fields=["price"], name="shop_book_price_idx")]
+
+
+class Tag(models.Model):
+    name = models.SlugField(unique=True)
+    books = models.ManyToManyField(Book, related_name="tags")
