@@ -180,6 +180,7 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 default: None,
                 missing: None,
                 dropped: false,
+                identity: false,
             },
             Column {
                 name: "v".into(),
@@ -188,6 +189,7 @@ fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 default: None,
                 missing: None,
                 dropped: false,
+                identity: false,
             },
         ],
         primary_key: if keyed { vec![0] } else { vec![] },

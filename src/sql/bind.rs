@@ -1155,12 +1155,31 @@ impl<'a> Binder<'a> {
             E::Function(f) => self.bind_function(f, scope),
             E::Array(a) => self.bind_array(&a.elem, None, scope),
             E::CompoundFieldAccess { root, access_chain } => {
-                let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] =
-                    access_chain.as_slice()
-                else {
+                // `t.column[i]` parses as `t` with the access chain `.column`, `[i]`.
+                let mut names = match root.as_ref() {
+                    E::Identifier(i) => vec![i.clone()],
+                    E::CompoundIdentifier(parts) => parts.clone(),
+                    _ => Vec::new(),
+                };
+                let mut chain = access_chain.as_slice();
+                while let [ast::AccessExpr::Dot(E::Identifier(i)), rest @ ..] = chain {
+                    if names.is_empty() {
+                        break;
+                    }
+                    names.push(i.clone());
+                    chain = rest;
+                }
+                let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
                     return Err(Error::unsupported(format!(
                         "expression is not supported yet: {e}"
                     )));
+                };
+                let folded;
+                let root: &ast::Expr = if chain.len() < access_chain.len() {
+                    folded = E::CompoundIdentifier(names);
+                    &folded
+                } else {
+                    root
                 };
                 let arr = self.bind(root, scope)?;
                 let Some(elem) = arr.1.element() else {
@@ -1711,6 +1730,41 @@ impl<'a> Binder<'a> {
                 let r = self.text_of_typed(r)?;
                 Ok((Expr::Concat(Box::new(l), Box::new(r)), DataType::Text))
             }
+            B::BitwiseAnd
+            | B::BitwiseOr
+            | B::PGBitwiseXor
+            | B::PGBitwiseShiftLeft
+            | B::PGBitwiseShiftRight => {
+                let f = match op {
+                    B::BitwiseAnd => Func::BitAnd,
+                    B::BitwiseOr => Func::BitOr,
+                    B::PGBitwiseXor => Func::BitXor,
+                    B::PGBitwiseShiftLeft => Func::ShiftLeft,
+                    _ => Func::ShiftRight,
+                };
+                let l = self.bind(left, scope)?;
+                let r = self.bind(right, scope)?;
+                let shift = matches!(f, Func::ShiftLeft | Func::ShiftRight);
+                let known = |t: DataType| {
+                    if t == DataType::Unknown {
+                        DataType::Int4
+                    } else {
+                        t
+                    }
+                };
+                let (lt, rt) = (known(l.1), known(r.1));
+                if !lt.is_integer() || !rt.is_integer() {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
+                    )
+                    .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+                }
+                let ty = if shift { lt } else { unify(lt, rt) };
+                let l = self.coerce(l, ty)?;
+                let r = self.coerce(r, if shift { DataType::Int4 } else { ty })?;
+                Ok((Expr::Func(f, vec![l, r]), ty))
+            }
             other => Err(Error::unsupported(format!(
                 "operator {other} is not supported yet"
             ))),
@@ -1907,9 +1961,18 @@ impl<'a> Binder<'a> {
                 )))
             }
         };
+        if name == "pg_partition_ancestors"
+            && !(self.allow_set_returning && self.depth == 1)
+            && args.len() == 1
+        {
+            // Its one row (no table here is a partition) is its argument: where a set
+            // cannot be returned (a subquery's select list), it is that value.
+            let a = self.bind(&args[0], scope)?;
+            return Ok((self.coerce(a, DataType::RegClass)?, DataType::RegClass));
+        }
         if matches!(
             name.as_str(),
-            "unnest" | "generate_series" | "generate_subscripts"
+            "unnest" | "generate_series" | "generate_subscripts" | "pg_partition_ancestors"
         ) {
             return self.bind_set_returning(&name, &args, scope);
         }
@@ -2208,6 +2271,21 @@ impl<'a> Binder<'a> {
                 arity(1)?;
                 let a = self.bind_as(&args[0], scope, DataType::Int4)?;
                 (Func::EncodingToChar, DataType::Name, vec![a])
+            }
+            "pg_get_triggerdef" => {
+                if !(1..=2).contains(&args.len()) {
+                    arity(1)?;
+                }
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                if let Some(p) = args.get(1) {
+                    self.bind_as(p, scope, DataType::Bool)?;
+                }
+                // No trigger exists here (pg_trigger is empty): no definition.
+                (
+                    Func::Description,
+                    DataType::Text,
+                    vec![a, Expr::Const(Value::Null)],
+                )
             }
             "obj_description" | "col_description" | "shobj_description" => {
                 arity(2)?;
@@ -2653,6 +2731,14 @@ impl<'a> Binder<'a> {
             ("generate_series", 2 | 3) => {
                 let (args, ty) = self.generate_series_args(bound)?.ok_or_else(no_function)?;
                 (K::GenerateSeries, args, ty)
+            }
+            ("pg_partition_ancestors", 1) => {
+                let mut bound = bound;
+                let Some(a) = bound.pop() else {
+                    return Err(no_function());
+                };
+                let a = self.coerce(a, DataType::RegClass)?;
+                (K::PartitionAncestors, vec![a], DataType::RegClass)
             }
             ("generate_subscripts", 2) => {
                 let mut bound = bound.into_iter();

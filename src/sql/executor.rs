@@ -812,7 +812,7 @@ impl Executor<'_> {
         }
         if let Some(function) = &scan.function {
             let mut n = 0i64;
-            return self.function_rows(function, &[], |mut row| {
+            return self.function_rows(function, outer, |mut row| {
                 if function.ordinality {
                     n += 1;
                     row.push(Value::Int8(n));
@@ -1030,6 +1030,11 @@ impl Executor<'_> {
                         Some(next) => i = next,
                         None => break,
                     }
+                }
+            }
+            TableFunctionKind::PartitionAncestors => {
+                if !args[0].is_null() {
+                    visit(vec![args[0].clone()])?;
                 }
             }
             TableFunctionKind::GenerateSubscripts => {

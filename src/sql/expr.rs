@@ -70,6 +70,13 @@ pub enum Func {
     Upper,
     Coalesce,
     Abs,
+    /// Integer `&`, `|`, `#`, `<<`, `>>` (both operands of the result's type; a shift's
+    /// count an integer).
+    BitAnd,
+    BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
     Nextval,
     /// setval(sequence, value[, is_called]).
     Setval,
@@ -888,6 +895,9 @@ fn eval_func(
             };
             Value::Int4(len as i32)
         }
+        Func::BitAnd | Func::BitOr | Func::BitXor | Func::ShiftLeft | Func::ShiftRight => {
+            bitwise(f, &vals[0], &vals[1])?
+        }
         Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
         Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
         Func::Abs => match &vals[0] {
@@ -1120,4 +1130,37 @@ pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
         q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
     r.rescale(scale);
     Ok(r)
+}
+
+/// An integer bitwise operator, as PostgreSQL's: `&`, `|`, `#` on one type, and shifts
+/// whose count is taken modulo the width (C's behaviour, which PostgreSQL inherits).
+fn bitwise(f: Func, a: &Value, b: &Value) -> Result<Value> {
+    let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) else {
+        return Err(Error::internal("a bitwise operator on non-integers"));
+    };
+    let bits = match a {
+        Value::Int2(_) => 16u32,
+        Value::Int4(_) => 32,
+        _ => 64,
+    };
+    let r = match f {
+        Func::BitAnd => x & y,
+        Func::BitOr => x | y,
+        Func::BitXor => x ^ y,
+        Func::ShiftLeft => match bits {
+            16 => i64::from((x as i16).wrapping_shl(y as u32)),
+            32 => i64::from((x as i32).wrapping_shl(y as u32)),
+            _ => x.wrapping_shl(y as u32),
+        },
+        _ => match bits {
+            16 => i64::from((x as i16).wrapping_shr(y as u32)),
+            32 => i64::from((x as i32).wrapping_shr(y as u32)),
+            _ => x.wrapping_shr(y as u32),
+        },
+    };
+    Ok(match a {
+        Value::Int2(_) => Value::Int2(r as i16),
+        Value::Int4(_) => Value::Int4(r as i32),
+        _ => Value::Int8(r),
+    })
 }

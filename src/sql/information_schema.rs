@@ -139,7 +139,10 @@ pub fn columns(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
                 text(&def.name),
                 text(&c.name),
                 Value::Int4(i as i32 + 1),
-                c.default.as_deref().map_or(Value::Null, text),
+                match c.default.as_deref() {
+                    Some(d) if !c.identity => text(d),
+                    _ => Value::Null,
+                },
                 text(if c.not_null { "NO" } else { "YES" }),
                 text(ty.data_type),
                 int(ty.max_length),
@@ -157,8 +160,20 @@ pub fn columns(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
             row.extend([text(CATALOG), text("pg_catalog"), text(ty.udt_name)]);
             row.extend([Value::Null, Value::Null, Value::Null, Value::Null]); // scope, cardinality
             row.push(text(&(i + 1).to_string()));
-            row.extend([text("NO"), text("NO")]);
-            row.extend(std::iter::repeat_n(Value::Null, 6)); // identity
+            row.push(text("NO"));
+            if c.identity {
+                // The sequence's defaults, which an identity made here has.
+                let max = match c.data_type {
+                    DataType::Int2 => i16::MAX as i64,
+                    DataType::Int4 => i32::MAX as i64,
+                    _ => i64::MAX,
+                };
+                row.extend([text("YES"), text("BY DEFAULT"), text("1"), text("1")]);
+                row.extend([text(&max.to_string()), text("1"), text("NO")]);
+            } else {
+                row.push(text("NO"));
+                row.extend(std::iter::repeat_n(Value::Null, 6)); // identity
+            }
             row.extend([text("NEVER"), Value::Null, text("YES")]);
             debug_assert_eq!(row.len(), COLUMNS_COLUMNS.len());
             rows.push(row.into());

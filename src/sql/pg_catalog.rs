@@ -649,7 +649,7 @@ impl PgCatalog {
             PgCatalog::AttrDef => {
                 let mut rows = Vec::new();
                 for (t, def) in tables(engine, visible) {
-                    for (i, c) in def.columns.iter().enumerate() {
+                    for (i, c) in def.columns.iter().enumerate().filter(|(_, c)| !c.identity) {
                         if let Some(d) = &c.default {
                             rows.push(vec![
                                 Value::Oid(table_oid(&t) + FIRST_ATTRDEF + i as u32 + 1),
@@ -851,9 +851,27 @@ fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Va
         ]
     };
     let mut rows = Vec::new();
+    // An identity's sequence is internal to its column ('i'), a serial's automatic.
+    let identities: Vec<(u32, usize)> = tables(engine, visible)
+        .iter()
+        .flat_map(|(t, def)| {
+            let oid = table_oid(t);
+            def.columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.identity)
+                .map(move |(i, _)| (oid, i + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     for seq in sequence_entries(engine, visible) {
         if let Some((table, attnum)) = seq.owner {
-            rows.push(row(PG_CLASS, seq.oid, PG_CLASS, table, attnum, 'a'));
+            let kind = if identities.contains(&(table, attnum)) {
+                'i'
+            } else {
+                'a'
+            };
+            rows.push(row(PG_CLASS, seq.oid, PG_CLASS, table, attnum, kind));
         }
     }
     for (t, def) in tables(engine, visible) {
@@ -874,7 +892,7 @@ fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Va
             }
         }
         for (i, c) in def.columns.iter().enumerate() {
-            if c.default.is_some() {
+            if c.default.is_some() && !c.identity {
                 let attrdef = oid + FIRST_ATTRDEF + i as u32 + 1;
                 rows.push(row(PG_ATTRDEF, attrdef, PG_CLASS, oid, i + 1, 'a'));
             }
@@ -1419,6 +1437,11 @@ fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Valu
                 // As PostgreSQL shows one: no type, `attisdropped`.
                 row[2] = Value::Oid(0);
                 row[18] = Value::Bool(true);
+            }
+            if c.identity {
+                // `attidentity` 'd'; its default is the identity's, not an attrdef.
+                row[14] = Value::Bool(false);
+                row[16] = char_value('d');
             }
             rows.push(row);
         }

@@ -65,6 +65,9 @@ pub enum TableFunctionKind {
     /// `VALUES (...), (...)`: the arguments are the rows' values, row after row, `width`
     /// to a row.
     Values { width: usize },
+    /// `pg_partition_ancestors(regclass)`: the relation and the partitioned tables above
+    /// it, of which there are none here: the relation itself.
+    PartitionAncestors,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,6 +40,7 @@ pub fn plan(
         hidden,
         binder,
         fields: Vec::new(),
+        lateral: None,
     };
     let plan = p.plan(stmt)?;
     let mut param_types = p.binder.params;
@@ -70,6 +71,7 @@ pub(super) fn row_rules(
         hidden: &hidden,
         binder,
         fields: Vec::new(),
+        lateral: None,
     };
     Ok(super::foreign_keys::RowRules {
         checks: p.checks(table, def)?,
@@ -96,6 +98,7 @@ pub(super) fn plan_subquery<'a>(
         hidden,
         binder,
         fields: Vec::new(),
+        lateral: None,
     };
     let planned = p.plan_query(q);
     parent.params = std::mem::take(&mut p.binder.params);
@@ -116,6 +119,9 @@ struct Planner<'a> {
     hidden: &'a dyn Fn(&Table) -> bool,
     binder: Binder<'a>,
     fields: Vec<Field>,
+    /// While a FROM item is bound: the columns of the items before it, which a function
+    /// there may read.
+    lateral: Option<Scope>,
 }
 
 fn table_scope(table: &Table, def: &TableDef, alias: Option<&str>) -> Scope {
@@ -429,7 +435,14 @@ fn plan_joins(
             } else {
                 None
             };
-        let strategy = if let Some(keys) = lookup {
+        let lateral = table
+            .function
+            .as_ref()
+            .is_some_and(|f| f.args.iter().any(|a| !a.is_row_independent()));
+        let strategy = if lateral {
+            // Its rows depend on the row so far: made again for each.
+            JoinStrategy::Lookup
+        } else if let Some(keys) = lookup {
             access = Access::Point(keys);
             JoinStrategy::Lookup
         } else if let Some((index, prefix)) = index_lookup {
@@ -1305,6 +1318,7 @@ impl Planner<'_> {
                 default: None,
                 missing: None,
                 dropped: false,
+                identity: false,
             };
             if serial {
                 let seq = format!("{name}_{cname}_seq");
@@ -1347,6 +1361,7 @@ impl Planner<'_> {
                         let seq = format!("{name}_{cname}_seq");
                         c.default = Some(format!("nextval('{seq}')"));
                         c.not_null = true;
+                        c.identity = true;
                         owned_sequences.push(seq);
                     }
                     ast::ColumnOption::Generated { .. } => {
@@ -2178,6 +2193,7 @@ impl Planner<'_> {
             default: None,
             missing: None,
             dropped: false,
+            identity: false,
         };
         let mut existing_rows = None;
         for opt in &cd.options {
@@ -2845,6 +2861,33 @@ impl Planner<'_> {
                         keys.push((text, e2, ty2));
                     }
                 }
+            }
+            // As in PostgreSQL, a table whose whole primary key is grouped by determines
+            // its other columns (a functional dependency): they may be selected too, so
+            // they group as well, which makes no group different.
+            let mut at = 0;
+            for t in &from.tables {
+                let width = t.def.columns.len();
+                let is_key = |c: usize| {
+                    keys.iter()
+                        .any(|(_, e, _)| matches!(e, Expr::Column(k) if *k == at + c))
+                };
+                let stored = t.system.is_none() && t.derived.is_none() && t.function.is_none();
+                if stored
+                    && !t.def.primary_key.is_empty()
+                    && t.def.primary_key.iter().all(|&c| is_key(c))
+                {
+                    let dependent: Vec<usize> =
+                        t.def.live_columns().filter(|&c| !is_key(c)).collect();
+                    for c in dependent {
+                        keys.push((
+                            format!("{}.{}", t.qualifier, t.def.columns[c].name),
+                            Expr::Column(at + c),
+                            t.def.columns[c].data_type,
+                        ));
+                    }
+                }
+                at += width;
             }
             self.binder.grouping = Some(Grouping {
                 keys,
@@ -3694,10 +3737,9 @@ impl Planner<'_> {
         let fname = fname.to_string();
         let grouping = self.binder.grouping.take();
         let no_aggregates = self.binder.no_aggregates.replace("functions in FROM");
-        let bound: Result<Vec<_>> = exprs
-            .iter()
-            .map(|e| self.binder.bind(e, &Scope::default()))
-            .collect();
+        // Over the columns of the FROM items before it: per row of theirs.
+        let scope = self.lateral.take().unwrap_or_default();
+        let bound: Result<Vec<_>> = exprs.iter().map(|e| self.binder.bind(e, &scope)).collect();
         self.binder.grouping = grouping;
         self.binder.no_aggregates = no_aggregates;
         let bound = bound?;
@@ -3716,6 +3758,18 @@ impl Planner<'_> {
                     .generate_series_args(bound)?
                     .ok_or_else(no_function)?;
                 (TableFunctionKind::GenerateSeries, args, vec![ty])
+            }
+            "pg_partition_ancestors" if bound.len() == 1 => {
+                let mut bound = bound;
+                let Some(a) = bound.pop() else {
+                    return Err(no_function());
+                };
+                let a = self.binder.coerce(a, DataType::RegClass)?;
+                (
+                    TableFunctionKind::PartitionAncestors,
+                    vec![a],
+                    vec![DataType::RegClass],
+                )
             }
             "unnest" if !bound.is_empty() => {
                 let mut types = Vec::new();
@@ -3752,6 +3806,8 @@ impl Planner<'_> {
             .map(|i| match column_aliases.get(i) {
                 Some(n) => n.clone(),
                 None if i == function_columns => "ordinality".into(),
+                // Its result column is named (an OUT parameter).
+                None if kind == TableFunctionKind::PartitionAncestors => "relid".into(),
                 None if function_columns == 1 => qualifier.clone(),
                 None => fname.clone(),
             })
@@ -3782,7 +3838,12 @@ impl Planner<'_> {
         for (item, twj) in from.iter().enumerate() {
             // A join's condition may refer only to the tables of its own FROM item.
             plan.item_start = plan.scope.columns.len();
-            let first = self.bind_from_table(&twj.relation)?;
+            // A function in FROM may read the columns of the items before it (an
+            // implicit LATERAL, as in PostgreSQL).
+            self.lateral = Some(plan.scope.clone());
+            let first = self.bind_from_table(&twj.relation);
+            self.lateral = None;
+            let first = first?;
             let kind = if item == 0 {
                 None
             } else {
@@ -3804,8 +3865,10 @@ impl Planner<'_> {
                         "RIGHT and FULL joins after a comma in FROM are not supported yet",
                     ));
                 }
-                let table = self.bind_from_table(&join.relation)?;
-                self.add_from_table(&mut plan, table, Some(kind), constraint)?;
+                self.lateral = Some(plan.scope.clone());
+                let table = self.bind_from_table(&join.relation);
+                self.lateral = None;
+                self.add_from_table(&mut plan, table?, Some(kind), constraint)?;
             }
         }
         Ok(plan)

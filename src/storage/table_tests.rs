@@ -29,6 +29,7 @@ fn table(frames: usize) -> Table {
         default: None,
         missing: None,
         dropped: false,
+        identity: false,
     };
     let def = TableDef {
         name: "t".into(),
