@@ -70,10 +70,10 @@ echo "psql:    $(command -v psql) ($(psql --version))"
 echo "pgbench: $(command -v pgbench) ($(pgbench --version))"
 
 # ---------------------------------------------------------------------------
-section "Python environment (psycopg, pytest, SQLAlchemy)"
+section "Python environment (psycopg, pytest, SQLAlchemy, asyncpg, Django)"
 PY=""
-PY_PACKAGES=('psycopg[binary]' pytest 'sqlalchemy>=2' asyncpg)
-if [ -x .venv/bin/python ] && .venv/bin/python -c 'import psycopg, pytest, sqlalchemy, asyncpg' >/dev/null 2>&1; then
+PY_PACKAGES=('psycopg[binary]' pytest 'sqlalchemy>=2' asyncpg 'django>=5,<5.2')
+if [ -x .venv/bin/python ] && .venv/bin/python -c 'import psycopg, pytest, sqlalchemy, asyncpg, django' >/dev/null 2>&1; then
     PY=.venv/bin/python
 elif [ -x .venv/bin/python ] || python3 -m venv .venv >/dev/null 2>&1 && [ -x .venv/bin/python ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip

@@ -1749,7 +1749,7 @@ impl Executor<'_> {
                 )
                 .with_detail(format!(
                     "Failing row contains ({}).",
-                    crate::txn::increments::failing_row(row)
+                    crate::txn::increments::failing_row(def, row)
                 ))
                 .with_table(def.name.clone())
                 .with_constraint(name.clone()));

@@ -528,6 +528,13 @@ impl Executor<'_> {
         let target = cast_to(&child_def, &fk.columns, values)?;
         let wanted = encoded(&target);
         let own = self.txn.writes.table(child.id);
+        // Keys this transaction wrote are its own rows' (read below), not committed ones.
+        let mine = |key: &[u8]| -> Result<bool> {
+            match own {
+                Some(own) => Ok(own.get(key)?.is_some()),
+                None => Ok(false),
+            }
+        };
         let mut committed: Vec<Key> = Vec::new();
         let indexes = child.indexes();
         let index = indexes
@@ -541,7 +548,11 @@ impl Executor<'_> {
                     Lsn(u64::MAX),
                     after.as_deref(),
                 )?;
-                committed.extend(keys);
+                for key in keys {
+                    if !mine(&key)? {
+                        committed.push(key);
+                    }
+                }
                 if first_only && !committed.is_empty() {
                     break;
                 }
@@ -551,25 +562,32 @@ impl Executor<'_> {
                 }
             }
         } else {
+            let mut failed = None;
             child.scan(
                 (Bound::Unbounded, Bound::Unbounded),
                 Lsn(u64::MAX),
                 false,
                 |key, row| {
                     if holds(row, &fk.columns, &wanted) {
-                        committed.push(key.to_vec());
+                        match mine(key) {
+                            Ok(false) => committed.push(key.to_vec()),
+                            Ok(true) => {}
+                            Err(e) => {
+                                failed = Some(e);
+                                return false;
+                            }
+                        }
                     }
-                    !(first_only && !committed.is_empty())
+                    !first_only || committed.is_empty()
                 },
             )?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
         }
         let mut out = Vec::new();
+        let stopped_early = first_only && !committed.is_empty();
         for key in committed {
-            if let Some(own) = own {
-                if own.get(&key)?.is_some() {
-                    continue;
-                }
-            }
             let Some(version) = child.latest(&key)? else {
                 continue;
             };
@@ -579,6 +597,10 @@ impl Executor<'_> {
                     return Ok(out);
                 }
             }
+        }
+        if stopped_early {
+            // The row found first changed since it was read: look through them all.
+            return self.referencing_rows(child, fk, values, false);
         }
         if let Some(own) = own {
             let mut mine = own.own_rows((Bound::Unbounded, Bound::Unbounded));
@@ -684,6 +706,18 @@ impl Executor<'_> {
                 self.queue_referencing_checks(child, &child_def, &key, &new, Some(&current));
                 self.txn.put(child, key, Some(new.clone().into()))?;
                 self.on_referenced_change(child, &child_def, &current, Some(&new))?;
+            }
+            if action == FkAction::SetDefault && self.referencing_row(child, fk, values)? {
+                // The defaults are the values that went away: the rows set to them still
+                // reference them (and were not changed, so no check of theirs ran).
+                let parent_def = self
+                    .engine
+                    .txn
+                    .catalog
+                    .table_by_id(fk.referenced)
+                    .map(|p| p.def())
+                    .unwrap_or_else(|| child_def.clone());
+                return Err(still_referenced(&child_def, &parent_def, fk, values).into());
             }
             Ok(())
         })();

@@ -335,6 +335,12 @@ pub fn table_constraints(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> V
         for check in &def.checks {
             rows.push(row(&check.name, "CHECK", None));
         }
+        for fk in &def.foreign_keys {
+            let mut r = row(&fk.name, "FOREIGN KEY", None).to_vec();
+            r[7] = text(if fk.deferrable { "YES" } else { "NO" });
+            r[8] = text(if fk.initially_deferred { "YES" } else { "NO" });
+            rows.push(r.into());
+        }
         let oid = super::pg_catalog::table_oid(&t);
         for (i, c) in def.columns.iter().enumerate() {
             if c.not_null {
@@ -362,12 +368,40 @@ pub const KEY_COLUMN_USAGE_COLUMNS: &[(&str, DataType)] = &[
     ("position_in_unique_constraint", DataType::Int4),
 ];
 
-/// `information_schema.key_column_usage`: the columns of primary keys and unique
-/// constraints, in key order.
+/// `information_schema.key_column_usage`: the columns of primary keys, unique
+/// constraints and foreign keys, in key order (a foreign key's with the position of the
+/// column it references in that key).
 pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in visible_tables(engine, visible) {
         let def = t.def();
+        for fk in &def.foreign_keys {
+            let Some(parent) = engine.txn.catalog.table_by_id(fk.referenced) else {
+                continue;
+            };
+            let parent_def = parent.def();
+            let key = unique_key_of(&parent, &parent_def, &fk.referenced_columns);
+            for (k, (&c, r)) in fk.columns.iter().zip(&fk.referenced_columns).enumerate() {
+                let position = key
+                    .as_ref()
+                    .and_then(|(_, cols)| cols.iter().position(|x| x == r))
+                    .map_or(Value::Null, |p| Value::Int4(p as i32 + 1));
+                rows.push(
+                    vec![
+                        text(CATALOG),
+                        text(TABLE_SCHEMA),
+                        text(&fk.name),
+                        text(CATALOG),
+                        text(TABLE_SCHEMA),
+                        text(&def.name),
+                        text(&def.columns[c].name),
+                        Value::Int4(k as i32 + 1),
+                        position,
+                    ]
+                    .into(),
+                );
+            }
+        }
         for index in super::pg_catalog::table_indexes(&t, &def) {
             if index.constraint.is_none() {
                 continue;
@@ -388,6 +422,69 @@ pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Ve
                     .into(),
                 );
             }
+        }
+    }
+    rows
+}
+
+/// The primary key or unique constraint of `t` on exactly `columns` (what a foreign key
+/// references): its name and columns in key order.
+fn unique_key_of(
+    t: &Table,
+    def: &crate::storage::TableDef,
+    columns: &[usize],
+) -> Option<(String, Vec<usize>)> {
+    let mut wanted = columns.to_vec();
+    wanted.sort_unstable();
+    super::pg_catalog::table_indexes(t, def)
+        .into_iter()
+        .filter(|i| i.unique && i.constraint.is_some())
+        .find(|i| {
+            let mut have = i.columns.clone();
+            have.sort_unstable();
+            have == wanted
+        })
+        .map(|i| (i.name, i.columns))
+}
+
+pub const REFERENTIAL_CONSTRAINTS_COLUMNS: &[(&str, DataType)] = &[
+    ("constraint_catalog", DataType::Text),
+    ("constraint_schema", DataType::Text),
+    ("constraint_name", DataType::Text),
+    ("unique_constraint_catalog", DataType::Text),
+    ("unique_constraint_schema", DataType::Text),
+    ("unique_constraint_name", DataType::Text),
+    ("match_option", DataType::Text),
+    ("update_rule", DataType::Text),
+    ("delete_rule", DataType::Text),
+];
+
+/// `information_schema.referential_constraints`: each foreign key, with the key it
+/// references and its actions.
+pub fn referential_constraints(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for t in visible_tables(engine, visible) {
+        let def = t.def();
+        for fk in &def.foreign_keys {
+            let Some(parent) = engine.txn.catalog.table_by_id(fk.referenced) else {
+                continue;
+            };
+            let parent_def = parent.def();
+            let key = unique_key_of(&parent, &parent_def, &fk.referenced_columns);
+            rows.push(
+                vec![
+                    text(CATALOG),
+                    text(TABLE_SCHEMA),
+                    text(&fk.name),
+                    text(CATALOG),
+                    text(TABLE_SCHEMA),
+                    key.map_or(Value::Null, |(name, _)| text(&name)),
+                    text("NONE"),
+                    text(fk.on_update.sql()),
+                    text(fk.on_delete.sql()),
+                ]
+                .into(),
+            );
         }
     }
     rows

@@ -52,6 +52,8 @@ pub enum SystemView {
     InfoTableConstraints,
     /// `information_schema.key_column_usage`.
     InfoKeyColumnUsage,
+    /// `information_schema.referential_constraints`.
+    InfoReferentialConstraints,
     /// A catalog of `pg_catalog` (`pg_catalog.rs`).
     Catalog(super::pg_catalog::PgCatalog),
 }
@@ -80,6 +82,7 @@ impl SystemView {
             "columns" => Some(SystemView::InfoColumns),
             "table_constraints" => Some(SystemView::InfoTableConstraints),
             "key_column_usage" => Some(SystemView::InfoKeyColumnUsage),
+            "referential_constraints" => Some(SystemView::InfoReferentialConstraints),
             _ => None,
         }
     }
@@ -100,6 +103,9 @@ impl SystemView {
                 super::information_schema::TABLE_CONSTRAINTS_COLUMNS
             }
             SystemView::InfoKeyColumnUsage => super::information_schema::KEY_COLUMN_USAGE_COLUMNS,
+            SystemView::InfoReferentialConstraints => {
+                super::information_schema::REFERENTIAL_CONSTRAINTS_COLUMNS
+            }
             SystemView::StatWal => &[
                 ("wal_records", DataType::Int8),
                 ("wal_fpi", DataType::Int8),
@@ -248,6 +254,7 @@ impl SystemView {
             SystemView::InfoColumns => "columns",
             SystemView::InfoTableConstraints => "table_constraints",
             SystemView::InfoKeyColumnUsage => "key_column_usage",
+            SystemView::InfoReferentialConstraints => "referential_constraints",
             SystemView::Catalog(_) => "",
         };
         TableDef::of_columns(name, cols.iter().copied())
@@ -270,6 +277,9 @@ impl SystemView {
             }
             SystemView::InfoKeyColumnUsage => {
                 super::information_schema::key_column_usage(engine, visible)
+            }
+            SystemView::InfoReferentialConstraints => {
+                super::information_schema::referential_constraints(engine, visible)
             }
             SystemView::StatWal => {
                 let Some(wal) = &engine.txn.wal else {

@@ -22,7 +22,7 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
         .zip(&row)
         .position(|(c, v)| c.not_null && v.is_null())
     {
-        let shown = failing_row(&row);
+        let shown = failing_row(def, &row);
         return Err(Error::new(
             SqlState::NOT_NULL_VIOLATION,
             format!(
@@ -37,10 +37,13 @@ pub fn check_row(def: &TableDef, mut row: Vec<Value>) -> Result<Vec<Value>> {
     Ok(row)
 }
 
-/// A row as a constraint violation's detail shows it: `1, null, text`.
-pub fn failing_row(row: &[Value]) -> String {
+/// A row of a table `def` describes as a constraint violation's detail shows it:
+/// `1, null, text` (its dropped columns left out).
+pub fn failing_row(def: &TableDef, row: &[Value]) -> String {
     row.iter()
-        .map(|x| {
+        .enumerate()
+        .filter(|(i, _)| !def.columns.get(*i).is_some_and(|c| c.dropped))
+        .map(|(_, x)| {
             let mut out = Vec::new();
             match x {
                 Value::Null => return "null".to_string(),

@@ -1,7 +1,8 @@
 """The client matrix: the same checks (connect, typed round trips, prepared and batched
 statements, a transaction with a savepoint, an error's fields, metadata, arrays, COPY in
 and out) run by real drivers in their own languages against the server: node-postgres,
-pgx, pgjdbc, asyncpg and tokio-postgres. Each program lives in `tests/clients/` (the
+pgx, pgjdbc, asyncpg and tokio-postgres; and Django's migrate (foreign keys, unique
+constraints, indexes, contenttypes' own migrations) with its ORM. Each program lives in `tests/clients/` (the
 tokio-postgres one is this crate's example `client_checks`), is built here from its
 registry (npm, the Go module proxy, Maven Central, PyPI, crates.io), and prints one JSON line per
 check. The matrix is printed; every check passes on PostgreSQL 15, and on SteadyDB every
@@ -61,6 +62,8 @@ def build(client: str) -> list[str]:
         return ["java", "-cp", f"{classes}{os.pathsep}{d / 'target' / 'lib' / '*'}", "steadydb.Checks"]
     if client == "asyncpg":
         return [sys.executable, str(CLIENTS / "python" / "asyncpg_checks.py")]
+    if client == "django":
+        return [sys.executable, str(CLIENTS / "django" / "django_checks.py")]
     if client == "tokio-postgres":
         # An example of this crate: tokio-postgres is one of its dev-dependencies.
         root = CLIENTS.parent.parent
@@ -70,12 +73,23 @@ def build(client: str) -> list[str]:
     raise ValueError(client)
 
 
-TOOLS = {"node-postgres": "npm", "pgx": "go", "pgjdbc": "mvn", "asyncpg": None, "tokio-postgres": "cargo"}
+TOOLS = {
+    "node-postgres": "npm",
+    "pgx": "go",
+    "pgjdbc": "mvn",
+    "asyncpg": None,
+    "django": None,
+    "tokio-postgres": "cargo",
+}
 
 CHECK_ORDER = [
     "connect", "types", "prepared", "batch", "transaction_savepoint", "error_fields",
     "metadata", "metadata_tables", "metadata_columns", "metadata_primary_keys",
     "metadata_result_set", "arrays", "copy_in", "copy_out",
+    # Django: a migration of an app with foreign keys, unique constraints and indexes,
+    # then its ORM.
+    "migrate", "introspection", "crud", "bulk_create", "unique_violation",
+    "foreign_key_violation", "deferred_order", "savepoints", "cascade_delete",
 ]
 
 
