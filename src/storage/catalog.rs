@@ -1138,3 +1138,130 @@ impl Catalog {
         self.bump();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(name: &str, data_type: DataType) -> Column {
+        Column {
+            name: name.into(),
+            data_type,
+            not_null: false,
+            default: None,
+            missing: None,
+            dropped: false,
+            identity: false,
+        }
+    }
+
+    /// A definition with every part the encoding carries: an identity column, a dropped
+    /// one, an index with an operator class, a CHECK and two foreign keys.
+    fn full_def() -> TableDef {
+        let mut id = column("id", DataType::Int8);
+        id.identity = true;
+        id.not_null = true;
+        id.default = Some("nextval('t_id_seq')".into());
+        let mut gone = column(&TableDef::dropped_name(1), DataType::Int4);
+        gone.dropped = true;
+        TableDef {
+            name: "t".into(),
+            columns: vec![
+                id,
+                gone,
+                column("name", DataType::Text),
+                column("p", DataType::Int8),
+            ],
+            primary_key: vec![0],
+            pkey_name: Some("t_pkey".into()),
+            owned_sequences: vec!["t_id_seq".into()],
+            indexes: vec![IndexDef {
+                name: "t_name_like".into(),
+                columns: vec![2, 3],
+                unique: false,
+                constraint: false,
+                number: 0,
+                opclasses: vec![Some("text_pattern_ops".into()), None],
+            }],
+            checks: vec![CheckDef {
+                name: "t_name_check".into(),
+                expr: "length(name) > 1".into(),
+            }],
+            foreign_keys: vec![
+                ForeignKeyDef {
+                    name: "t_p_fkey".into(),
+                    columns: vec![3],
+                    referenced: TableId(7),
+                    referenced_columns: vec![0],
+                    on_delete: FkAction::Cascade,
+                    on_update: FkAction::SetNull,
+                    deferrable: true,
+                    initially_deferred: true,
+                },
+                ForeignKeyDef {
+                    name: "t_self".into(),
+                    columns: vec![3],
+                    referenced: TableId(9),
+                    referenced_columns: vec![0],
+                    on_delete: FkAction::SetDefault,
+                    on_update: FkAction::Restrict,
+                    deferrable: false,
+                    initially_deferred: false,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_definition_survives_its_encoding() {
+        let def = full_def();
+        let mut w = Writer::default();
+        put_def(&mut w, TableId(9), &def);
+        let mut r = Reader::new(&w.buf);
+        let (id, back) = get_def(&mut r).expect("decodes");
+        assert!(r.is_done());
+        assert_eq!(id, TableId(9));
+        assert_eq!(back.foreign_keys, def.foreign_keys);
+        assert_eq!(back.indexes[0].opclasses, def.indexes[0].opclasses);
+        assert_eq!(back.indexes[0].opclass(0), Some("text_pattern_ops"));
+        let flags: Vec<(bool, bool)> = back
+            .columns
+            .iter()
+            .map(|c| (c.dropped, c.identity))
+            .collect();
+        assert_eq!(
+            flags,
+            [(false, true), (true, false), (false, false), (false, false)]
+        );
+        assert_eq!(back.column_index("name"), Some(2));
+        assert_eq!(
+            back.column_index(&TableDef::dropped_name(1)),
+            None,
+            "a dropped column has no name"
+        );
+        assert_eq!(back.live_columns().collect::<Vec<_>>(), [0, 2, 3]);
+    }
+
+    #[test]
+    fn a_cut_or_bent_definition_is_an_error() {
+        let mut w = Writer::default();
+        put_def(&mut w, TableId(9), &full_def());
+        for end in 0..w.buf.len() {
+            assert!(
+                get_def(&mut Reader::new(&w.buf[..end])).is_err(),
+                "cut at {end}"
+            );
+        }
+        // An action code no one wrote.
+        let mut bent = w.buf.clone();
+        let fk_name = bent
+            .windows(8)
+            .position(|x| x == b"t_p_fkey")
+            .expect("the name is in the encoding");
+        // After the name: n = 1, the column pair (3, 0), the u32 table id: the action.
+        let action = fk_name + 8 + 1 + 2 + 4;
+        assert_eq!(bent[action], FkAction::Cascade as u8);
+        bent[action] = 9;
+        assert!(get_def(&mut Reader::new(&bent)).is_err());
+    }
+}
