@@ -52,6 +52,17 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     Workload("update_balance", "update_balance.sql", "UPDATE of one random pgbench_accounts row by primary key",
              pgbench_init=True),
     Workload("tpcb", None, "pgbench's built-in TPC-B-like transaction (5 statements)", pgbench_init=True),
+    Workload("tpcb_fk", None,
+             "tpcb with the foreign keys `pgbench -i --foreign-keys` adds: each history insert "
+             "checks its account, teller and branch",
+             pgbench_init=True,
+             after_init=[f"alter table pgbench_{child} add constraint pgbench_{child}_{col}_fkey "
+                         f"foreign key ({col}) references pgbench_{parent}"
+                         for child, col, parent in [("tellers", "bid", "branches"),
+                                                    ("accounts", "bid", "branches"),
+                                                    ("history", "bid", "branches"),
+                                                    ("history", "tid", "tellers"),
+                                                    ("history", "aid", "accounts")]]),
 ]}
 
 STANDARD_SET = ["insert_serial", "upsert", "update_pk", "tpcb"]
