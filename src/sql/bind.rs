@@ -421,7 +421,12 @@ fn numeric_typmod(p: i64, s: i64) -> Result<DataType> {
 
 pub(super) fn function_name(f: &ast::Function) -> String {
     let name = f.name.to_string().to_lowercase();
-    name.trim_start_matches("pg_catalog.").to_string()
+    let name = name.trim_start_matches("pg_catalog.");
+    // The one function of information_schema there is.
+    match name.strip_prefix("information_schema.") {
+        Some("_pg_expandarray") => "_pg_expandarray".into(),
+        _ => name.to_string(),
+    }
 }
 
 /// Whether an expression contains an aggregate call (outside subqueries).
@@ -1154,6 +1159,17 @@ impl<'a> Binder<'a> {
             ),
             E::Function(f) => self.bind_function(f, scope),
             E::Array(a) => self.bind_array(&a.elem, None, scope),
+            E::CompoundFieldAccess { root, access_chain }
+                if matches!(
+                    access_chain.as_slice(),
+                    [ast::AccessExpr::Dot(E::Identifier(_))]
+                ) =>
+            {
+                let [ast::AccessExpr::Dot(E::Identifier(field))] = access_chain.as_slice() else {
+                    return Err(Error::internal("a field access without its field"));
+                };
+                self.bind_field(root, &ident_name(field), scope)
+            }
             E::CompoundFieldAccess { root, access_chain } => {
                 // `t.column[i]` parses as `t` with the access chain `.column`, `[i]`.
                 let mut names = match root.as_ref() {
@@ -1771,6 +1787,62 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// `(expr).field` of a record: `(_pg_expandarray(a)).n` at the top of a select list is
+    /// the set-returning function making that field; otherwise the field of a record
+    /// value.
+    fn bind_field(&mut self, root: &ast::Expr, field: &str, scope: &Scope) -> Result<Typed> {
+        let mut inner = root;
+        while let ast::Expr::Nested(e) = inner {
+            inner = e;
+        }
+        let (e, t) = match inner {
+            ast::Expr::Function(f) if function_name(f) == "_pg_expandarray" => {
+                // The field of a set-returning call at the top of a select list is at the
+                // top too.
+                self.depth -= 1;
+                let bound = self.bind(inner, scope);
+                self.depth += 1;
+                bound?
+            }
+            _ => self.bind(root, scope)?,
+        };
+        let DataType::Record(fields) = t else {
+            return Err(Error::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!(
+                    "column notation .{field} applied to type {}, which is not a composite type",
+                    t.name()
+                ),
+            ));
+        };
+        let Some(i) = fields.iter().position(|(n, _)| *n == field) else {
+            return Err(Error::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("could not identify column \"{field}\" in record data type"),
+            ));
+        };
+        let ty = fields[i].1;
+        if let Expr::SetReturning(f) = &e {
+            if let super::plan::TableFunctionKind::ExpandArray(_) = f.kind {
+                let f = super::plan::TableFunction {
+                    kind: super::plan::TableFunctionKind::ExpandArray(
+                        super::plan::ExpandOutput::Field(i),
+                    ),
+                    args: f.args.clone(),
+                    ordinality: f.ordinality,
+                };
+                return Ok((Expr::SetReturning(std::sync::Arc::new(f)), ty));
+            }
+        }
+        Ok((
+            Expr::Func(
+                Func::RecordField,
+                vec![e, Expr::Const(Value::Int4(i as i32))],
+            ),
+            ty,
+        ))
+    }
+
     /// `||` with an array of type `t` on one side: the other is an array of it or an
     /// element of it.
     fn array_concat(&mut self, l: Typed, r: Typed, t: DataType) -> Result<Typed> {
@@ -1972,7 +2044,11 @@ impl<'a> Binder<'a> {
         }
         if matches!(
             name.as_str(),
-            "unnest" | "generate_series" | "generate_subscripts" | "pg_partition_ancestors"
+            "unnest"
+                | "generate_series"
+                | "generate_subscripts"
+                | "pg_partition_ancestors"
+                | "_pg_expandarray"
         ) {
             return self.bind_set_returning(&name, &args, scope);
         }
@@ -2731,6 +2807,21 @@ impl<'a> Binder<'a> {
             ("generate_series", 2 | 3) => {
                 let (args, ty) = self.generate_series_args(bound)?.ok_or_else(no_function)?;
                 (K::GenerateSeries, args, ty)
+            }
+            ("_pg_expandarray", 1) => {
+                let mut bound = bound;
+                let Some((e, t)) = bound.pop() else {
+                    return Err(no_function());
+                };
+                let row = t.element().and_then(types::expanded_array_type);
+                let Some(row) = row else {
+                    return Err(no_function());
+                };
+                (
+                    K::ExpandArray(super::plan::ExpandOutput::Record),
+                    vec![e],
+                    row,
+                )
             }
             ("pg_partition_ancestors", 1) => {
                 let mut bound = bound;

@@ -131,6 +131,15 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             })?;
             Value::Bool(matched)
         }
+        Func::RecordField => {
+            let (Value::Record(_, fields), Some(i)) = (&vals[0], vals[1].as_i64()) else {
+                return Ok(Some(Value::Null));
+            };
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| fields.get(i).cloned())
+                .unwrap_or(Value::Null)
+        }
         Func::ArrayElement => {
             let (Value::Array(_, items), Some(i)) = (&vals[0], vals[1].as_i64()) else {
                 return Ok(Some(Value::Null));

@@ -1032,6 +1032,28 @@ impl Executor<'_> {
                     }
                 }
             }
+            TableFunctionKind::ExpandArray(output) => {
+                let Value::Array(element, items) = &args[0] else {
+                    return Ok(());
+                };
+                let Some(DataType::Record(fields)) = types::expanded_array_type(**element) else {
+                    return Ok(());
+                };
+                for (i, x) in items.iter().enumerate() {
+                    let n = Value::Int4(i as i32 + 1);
+                    let row = match output {
+                        ExpandOutput::Record => {
+                            vec![Value::Record(fields, vec![x.clone(), n].into())]
+                        }
+                        ExpandOutput::Field(0) => vec![x.clone()],
+                        ExpandOutput::Field(_) => vec![n],
+                        ExpandOutput::Columns => vec![x.clone(), n],
+                    };
+                    if !visit(row)? {
+                        break;
+                    }
+                }
+            }
             TableFunctionKind::PartitionAncestors => {
                 if !args[0].is_null() {
                     visit(vec![args[0].clone()])?;

@@ -158,6 +158,8 @@ pub enum Func {
     RegexIMatch,
     /// `array[i]`: NULL out of bounds.
     ArrayElement,
+    /// `(record).field`: the field at the (0-based) position the second argument gives.
+    RecordField,
     /// `array_to_string(array, delimiter[, null_text])` (not strict in `null_text`).
     ArrayToString,
     /// `||` with an array: array || array, array || element, element || array (a NULL
@@ -1070,6 +1072,7 @@ fn eval_func(
         | Func::RegexMatch
         | Func::RegexIMatch
         | Func::ArrayElement
+        | Func::RecordField
         | Func::ArrayToString
         | Func::ArrayCat
         | Func::ArrayUpper

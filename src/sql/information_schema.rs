@@ -256,6 +256,7 @@ impl TypeFacts {
             DataType::RegType => base("regtype", "regtype"),
             DataType::RegNamespace => base("regnamespace", "regnamespace"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
+            DataType::Record(_) => base("record", "record"),
         }
     }
 }
@@ -284,7 +285,7 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::RegClass => "_regclass",
         DataType::RegType => "_regtype",
         DataType::RegNamespace => "_regnamespace",
-        DataType::Unknown | DataType::Array(_) => "",
+        DataType::Unknown | DataType::Array(_) | DataType::Record(_) => "",
     }
 }
 

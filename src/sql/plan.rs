@@ -54,6 +54,15 @@ pub struct TableFunction {
     pub ordinality: bool,
 }
 
+/// What `_pg_expandarray` makes of each element's row: one `record` value (in a select
+/// list), one of its fields (`(_pg_expandarray(a)).n`), or its two columns (in FROM).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpandOutput {
+    Record,
+    Field(usize),
+    Columns,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableFunctionKind {
     /// `generate_series(start, stop[, step])` over integers.
@@ -68,6 +77,9 @@ pub enum TableFunctionKind {
     /// `pg_partition_ancestors(regclass)`: the relation and the partitioned tables above
     /// it, of which there are none here: the relation itself.
     PartitionAncestors,
+    /// `information_schema._pg_expandarray(array)`: per element, the row `(x element,
+    /// n its subscript)`, made as `output` says.
+    ExpandArray(ExpandOutput),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -207,6 +207,7 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::RegType => "regtype",
         DataType::RegNamespace => "regnamespace",
         DataType::Array(e) => pg_type_name(*e),
+        DataType::Record(_) => "record",
     }
 }
 
@@ -3426,6 +3427,10 @@ impl Planner<'_> {
                 }
                 let fname = name.to_string().to_lowercase();
                 let fname = fname.trim_start_matches("pg_catalog.");
+                let fname = match fname {
+                    "information_schema._pg_expandarray" => "_pg_expandarray",
+                    other => other,
+                };
                 self.bind_table_function(fname, &exprs, alias.as_ref(), *with_ordinality)
             }
             ast::TableFactor::UNNEST {
@@ -3759,6 +3764,22 @@ impl Planner<'_> {
                     .ok_or_else(no_function)?;
                 (TableFunctionKind::GenerateSeries, args, vec![ty])
             }
+            "_pg_expandarray" if bound.len() == 1 => {
+                let mut bound = bound;
+                let Some((e, t)) = bound.pop() else {
+                    return Err(no_function());
+                };
+                let Some(DataType::Record(fields)) =
+                    t.element().and_then(crate::types::expanded_array_type)
+                else {
+                    return Err(no_function());
+                };
+                (
+                    TableFunctionKind::ExpandArray(super::plan::ExpandOutput::Columns),
+                    vec![e],
+                    fields.iter().map(|(_, t)| *t).collect(),
+                )
+            }
             "pg_partition_ancestors" if bound.len() == 1 => {
                 let mut bound = bound;
                 let Some(a) = bound.pop() else {
@@ -3806,8 +3827,11 @@ impl Planner<'_> {
             .map(|i| match column_aliases.get(i) {
                 Some(n) => n.clone(),
                 None if i == function_columns => "ordinality".into(),
-                // Its result column is named (an OUT parameter).
+                // Its result columns are named (OUT parameters).
                 None if kind == TableFunctionKind::PartitionAncestors => "relid".into(),
+                None if matches!(kind, TableFunctionKind::ExpandArray(_)) => {
+                    ["x", "n"][i.min(1)].into()
+                }
                 None if function_columns == 1 => qualifier.clone(),
                 None => fname.clone(),
             })

@@ -72,6 +72,12 @@ fn put_type(w: &mut Writer, t: &DataType) {
             w.u8(20);
             put_type(w, e);
         }
+        // Only `_pg_expandarray`'s rows (a view may have a column of them): by the type
+        // of their `x`.
+        DataType::Record(fields) => {
+            w.u8(23);
+            put_type(w, &fields.first().map_or(DataType::Int4, |f| f.1));
+        }
     }
 }
 
@@ -110,6 +116,11 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
                 Some(e) if e.element().is_none() => DataType::Array(e),
                 _ => return Err(corrupt(format!("no arrays of {}", e.name()))),
             }
+        }
+        23 => {
+            let x = get_type(r)?;
+            crate::types::expanded_array_type(x)
+                .ok_or_else(|| corrupt(format!("no record of {}", x.name())))?
         }
         t => return Err(corrupt(format!("unknown type tag {t}"))),
     })

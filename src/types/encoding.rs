@@ -128,8 +128,9 @@ fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Timestamp(t) | Value::TimestampTz(t) => {
             out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes())
         }
-        // Each element after `0x02`, then `0x01`: a prefix sorts first.
-        Value::Array(_, items) => {
+        // Each element after `0x02`, then `0x01`: a prefix sorts first. A record's
+        // fields likewise, in order.
+        Value::Array(_, items) | Value::Record(_, items) => {
             for item in items.iter() {
                 out.push(0x02);
                 encode_key_value(item, out);
@@ -246,6 +247,15 @@ fn encode_value(v: &Value, ty: Option<&DataType>, out: &mut Vec<u8>) {
                 encode_value(item, Some(e), out);
             }
         }
+        // Records are catalog values, never stored in tables (`DataType::is_catalog_only`):
+        // written as the list of their fields, which no column accepts back.
+        Value::Record(types, fields) => {
+            out.push(T_ARRAY);
+            put_varint(fields.len() as u128, out);
+            for ((_, t), v) in types.iter().zip(fields.iter()) {
+                encode_value(v, Some(t), out);
+            }
+        }
     }
 }
 
@@ -321,7 +331,11 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         | DataType::Name
         | DataType::InternalChar
         | DataType::Json => tag == T_TEXT,
-        DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => false,
+        DataType::Oid
+        | DataType::RegClass
+        | DataType::RegType
+        | DataType::RegNamespace
+        | DataType::Record(_) => false,
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,
         DataType::Date => tag == T_DATE,

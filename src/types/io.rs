@@ -44,6 +44,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         }
         DataType::Bytea => Value::Bytea(parse_bytea(text)?),
         DataType::Array(e) => super::array::parse_array(e, text)?,
+        DataType::Record(_) => return Err(record_input()),
         DataType::Date => Value::Date(super::datetime::parse_date(text)?),
         DataType::Timestamp => Value::Timestamp(super::datetime::parse_timestamp(text, false)?),
         DataType::TimestampTz => Value::TimestampTz(super::datetime::parse_timestamp(text, true)?),
@@ -85,8 +86,49 @@ pub fn format_text(value: &Value) -> String {
         Value::Oid(v) => s = v.to_string(),
         Value::Reg(_, name) => s.push_str(name),
         Value::Array(_, items) => super::array::format_array(items, &mut s),
+        Value::Record(_, fields) => format_record(fields, &mut s),
     }
     s
+}
+
+/// `record_out`: `(1,abc,)`, a field quoted when empty or holding a delimiter, a quote,
+/// a backslash or white space (doubling quotes and backslashes inside), NULL as nothing.
+fn format_record(fields: &[Value], s: &mut String) {
+    s.push('(');
+    for (i, v) in fields.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        if v.is_null() {
+            continue;
+        }
+        let text = format_text(v);
+        let quote = text.is_empty()
+            || text
+                .chars()
+                .any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
+        if quote {
+            s.push('"');
+            for c in text.chars() {
+                if c == '"' || c == '\\' {
+                    s.push(c);
+                }
+                s.push(c);
+            }
+            s.push('"');
+        } else {
+            s.push_str(&text);
+        }
+    }
+    s.push(')');
+}
+
+/// Input of an anonymous `record`: PostgreSQL refuses it too.
+fn record_input() -> Error {
+    err!(
+        FEATURE_NOT_SUPPORTED,
+        "input of anonymous composite types is not implemented"
+    )
 }
 
 fn insufficient() -> Error {
@@ -183,6 +225,7 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         }
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
         DataType::Array(e) => super::array::decode_array_binary(e, bytes)?,
+        DataType::Record(_) => return Err(record_input()),
         DataType::Date => {
             let d = i32::from_be_bytes(fixed(bytes)?);
             if !is_valid_date(d) {
@@ -221,6 +264,23 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Timestamp(t) | Value::TimestampTz(t) => out.extend_from_slice(&t.to_be_bytes()),
         Value::Oid(v) | Value::Reg(v, _) => out.extend_from_slice(&v.to_be_bytes()),
         Value::Array(e, items) => super::array::encode_array_binary(items, e, out),
+        Value::Record(types, fields) => {
+            // `record_send`: the field count, then per field its type's OID and its
+            // length-prefixed binary value (-1 for NULL).
+            out.extend_from_slice(&(fields.len() as i32).to_be_bytes());
+            for ((_, t), v) in types.iter().zip(fields.iter()) {
+                out.extend_from_slice(&t.oid().to_be_bytes());
+                if v.is_null() {
+                    out.extend_from_slice(&(-1i32).to_be_bytes());
+                    continue;
+                }
+                let at = out.len();
+                out.extend_from_slice(&[0; 4]);
+                encode_binary(v, out);
+                let len = (out.len() - at - 4) as i32;
+                out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+            }
+        }
     }
 }
 

@@ -51,6 +51,7 @@ pub mod oid {
     pub const OID: u32 = 26;
     pub const CHAR: u32 = 18;
     pub const JSON: u32 = 114;
+    pub const RECORD: u32 = 2249;
     pub const NAME: u32 = 19;
     pub const REGCLASS: u32 = 2205;
     pub const REGTYPE: u32 = 2206;
@@ -105,6 +106,36 @@ pub enum DataType {
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
     /// for the element types there are.
     Array(&'static DataType),
+    /// An anonymous row type (`record`) with these named fields ([`Value::Record`]):
+    /// what `information_schema._pg_expandarray` returns, `(x, n)`.
+    Record(&'static [(&'static str, DataType)]),
+}
+
+/// The row type of `information_schema._pg_expandarray(anyarray)`, `(x element, n
+/// integer)`, for an array of `element`; None for the element types it is not made for
+/// (those with a typmod).
+pub fn expanded_array_type(element: DataType) -> Option<DataType> {
+    macro_rules! row {
+        ($t:expr) => {{
+            static FIELDS: [(&str, DataType); 2] = [("x", $t), ("n", DataType::Int4)];
+            &FIELDS
+        }};
+    }
+    Some(DataType::Record(match element {
+        DataType::Bool => row!(DataType::Bool),
+        DataType::Int2 => row!(DataType::Int2),
+        DataType::Int4 => row!(DataType::Int4),
+        DataType::Int8 => row!(DataType::Int8),
+        DataType::Float4 => row!(DataType::Float4),
+        DataType::Float8 => row!(DataType::Float8),
+        DataType::Text => row!(DataType::Text),
+        DataType::Oid => row!(DataType::Oid),
+        DataType::Name => row!(DataType::Name),
+        DataType::Date => row!(DataType::Date),
+        DataType::Timestamp => row!(DataType::Timestamp),
+        DataType::TimestampTz => row!(DataType::TimestampTz),
+        _ => return None,
+    }))
 }
 
 impl DataType {
@@ -133,6 +164,7 @@ impl DataType {
             DataType::RegType => oid::REGTYPE,
             DataType::RegNamespace => oid::REGNAMESPACE,
             DataType::Array(e) => array::array_oid(**e),
+            DataType::Record(_) => oid::RECORD,
         }
     }
 
@@ -224,6 +256,7 @@ impl DataType {
             DataType::RegType => "regtype".into(),
             DataType::RegNamespace => "regnamespace".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
+            DataType::Record(_) => "record".into(),
         }
     }
 
@@ -236,7 +269,8 @@ impl DataType {
             | DataType::InternalChar
             | DataType::RegClass
             | DataType::RegType
-            | DataType::RegNamespace => true,
+            | DataType::RegNamespace
+            | DataType::Record(_) => true,
             DataType::Array(e) => e.is_catalog_only(),
             _ => false,
         }
@@ -314,6 +348,8 @@ pub enum Value {
     Reg(u32, std::sync::Arc<str>),
     /// A one-dimensional array (lower bound 1) of values of the element type.
     Array(&'static DataType, std::sync::Arc<[Value]>),
+    /// A row of a `record` type: its fields' values, of its type's fields' types.
+    Record(&'static [(&'static str, DataType)], std::sync::Arc<[Value]>),
 }
 
 impl Value {
@@ -339,6 +375,7 @@ impl Value {
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Oid(_) | Value::Reg(..) => DataType::Oid,
             Value::Array(e, _) => DataType::Array(e),
+            Value::Record(fields, _) => DataType::Record(fields),
         })
     }
 
@@ -387,7 +424,7 @@ impl std::hash::Hash for Value {
             Value::Bytea(b) => b.hash(state),
             Value::Date(d) => d.hash(state),
             Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
-            Value::Array(_, items) => {
+            Value::Array(_, items) | Value::Record(_, items) => {
                 items.len().hash(state);
                 for v in items.iter() {
                     v.hash(state);

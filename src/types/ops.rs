@@ -93,7 +93,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Bytea(x), Bytea(y)) => x.cmp(y),
         // Element by element, NULL elements after the others (as btree's array order),
         // then by length.
-        (Array(_, x), Array(_, y)) => {
+        (Array(_, x), Array(_, y)) | (Record(_, x), Record(_, y)) => {
             for (a, b) in x.iter().zip(y.iter()) {
                 let ord = match (a.is_null(), b.is_null()) {
                     (true, true) => Ordering::Equal,

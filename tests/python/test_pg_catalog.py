@@ -212,3 +212,32 @@ def test_oid_parameters_in_binary(tables, conn):
         assert cur.fetchall() == [("pg_class",)]
         cur.execute("select 'pgc_log'::regclass::oid = %s", (psycopg.types.numeric.Int4(0),))
         assert cur.fetchall() == [(False,)]
+
+
+def test_expandarray_records_as_pgjdbc_reads_them(db, conn):
+    """`information_schema._pg_expandarray`: rows `(x, n)` as a record, one field of it,
+    or two columns in FROM; and the primary-key query pgjdbc's getPrimaryKeys runs, which
+    reads a field of such a record. Expectations from PostgreSQL 15."""
+    t = db.table("rk")
+    conn.execute(f"create table {t} (a int, b text, c int, primary key (c, a))")
+    q = "information_schema._pg_expandarray(array[3,1,2])"
+    assert conn.execute(f"select {q}").fetchall() == [(("3", "1"),), (("1", "2"),), (("2", "3"),)]
+    assert conn.execute(f"select ({q}).n, ({q}).x").fetchall() == [(1, 3), (2, 1), (3, 2)]
+    assert conn.execute(
+        "select * from information_schema._pg_expandarray(array['a','b'])"
+    ).fetchall() == [("a", 1), ("b", 2)]
+    with pytest.raises(psycopg.errors.WrongObjectType):
+        conn.execute("select (1).x")
+    pk = conn.execute(
+        "SELECT result.COLUMN_NAME, result.KEY_SEQ, result.PK_NAME FROM (SELECT NULL AS TABLE_CAT,"
+        " n.nspname AS TABLE_SCHEM, ct.relname AS TABLE_NAME, a.attname AS COLUMN_NAME,"
+        " (information_schema._pg_expandarray(i.indkey)).n AS KEY_SEQ, ci.relname AS PK_NAME,"
+        " information_schema._pg_expandarray(i.indkey) AS KEYS, a.attnum AS A_ATTNUM"
+        " FROM pg_catalog.pg_class ct JOIN pg_catalog.pg_attribute a ON (ct.oid = a.attrelid)"
+        " JOIN pg_catalog.pg_namespace n ON (ct.relnamespace = n.oid)"
+        " JOIN pg_catalog.pg_index i ON (a.attrelid = i.indrelid)"
+        " JOIN pg_catalog.pg_class ci ON (ci.oid = i.indexrelid)"
+        f" WHERE true AND ct.relname = E'{t}' AND i.indisprimary) result"
+        " where result.A_ATTNUM = (result.KEYS).x ORDER BY result.table_name, result.pk_name, result.key_seq"
+    ).fetchall()
+    assert pk == [("c", 1, f"{t}_pkey"), ("a", 2, f"{t}_pkey")]

@@ -108,6 +108,14 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
         }
         DataType::Name | DataType::InternalChar => Value::Text("n".into()),
         DataType::Json => Value::Text("{\"a\": [1, null]}".into()),
+        DataType::Record(fields) => Value::Record(
+            fields,
+            fields
+                .iter()
+                .map(|(_, t)| random_value(r, t))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
         DataType::Array(e) => Value::Array(
             e,
             (0..r.gen_range(0..3))
