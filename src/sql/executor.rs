@@ -71,6 +71,8 @@ pub struct Executor<'a> {
     pub constraint_modes: ConstraintModes,
     /// How deep the referential action running now cascades.
     pub fk_depth: usize,
+    /// Checks left queued by the last settling (`settle_pending_checks`): failing so far.
+    pub fk_unsettled: usize,
     /// The foreign keys referencing each table written, looked up once per statement.
     pub fk_incoming: RefCell<FxHashMap<TableId, Rc<Vec<Incoming>>>>,
     /// Referencing tables' compiled rules, for referential actions.
@@ -1588,6 +1590,7 @@ impl Executor<'_> {
             });
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
+            self.settle_pending_checks()?;
             let want = if unique_changes {
                 Want::Write
             } else {
@@ -1716,6 +1719,7 @@ impl Executor<'_> {
         let mut returned = Vec::new();
         for (key, seen) in candidates {
             check_cancel(self.slot)?;
+            self.settle_pending_checks()?;
             let Some(current) = self.lock_and_recheck(scan, &key, seen, Want::Write)? else {
                 continue;
             };
@@ -1790,6 +1794,7 @@ impl Executor<'_> {
         on_conflict: &OnConflict,
         touched: &mut FxHashSet<Key>,
     ) -> Step<Option<Vec<Value>>> {
+        self.settle_pending_checks()?;
         let row = check_row(def, row)?;
         self.check_constraints(def, checks, &row)?;
         if def.primary_key.is_empty() {

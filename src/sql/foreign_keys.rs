@@ -32,7 +32,7 @@ use std::ops::Bound;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::executor::{Executor, Step};
+use super::executor::{Executor, Step, Stop};
 use super::expr::Expr;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::{FkAction, ForeignKeyDef, Key, Row, Table, TableDef, TableId};
@@ -40,6 +40,16 @@ use crate::txn::increments::check_row;
 use crate::txn::Want;
 use crate::types::{self, Value};
 use crate::wal::Lsn;
+
+/// Pending checks a statement gathers before it settles them early: each check that
+/// passes then is final (its referenced row is locked KEY SHARE, or no row references
+/// the values that went away and any new reference queues a check of its own), so only
+/// those that fail stay queued (a later row may still satisfy them).
+pub const SETTLE_PENDING_AT: usize = 4096;
+
+/// The most checks that may stay unsettled (failing so far) in a statement or, deferred,
+/// in a transaction: past it, 54000.
+pub const MAX_UNSETTLED_CHECKS: usize = 1_000_000;
 
 /// How deep referential actions may cascade (a row deleted by a cascade whose rows
 /// cascade in turn...): past it, 54001, as PostgreSQL's stack depth limit.
@@ -49,13 +59,11 @@ pub const MAX_CASCADE_DEPTH: usize = 64;
 #[derive(Clone)]
 pub enum PendingCheck {
     /// The row `key` of `table` (a referencing table) must find the row its foreign key
-    /// `fk` references, if it still exists. `values`: its key columns when written, for
-    /// rows no write set holds (a bulk load's).
+    /// `fk` references, if the transaction still has it.
     Referencing {
         table: Arc<Table>,
         key: Key,
         fk: String,
-        values: Vec<Value>,
     },
     /// No row of `child` may reference `values` (of the referenced columns, in the
     /// order the foreign key `fk` names them) through `fk` unless a row of the
@@ -255,10 +263,10 @@ impl Executor<'_> {
             if fk.columns.iter().any(|&c| row[c].is_null()) {
                 continue;
             }
-            let values: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
             if let Some(old) = old {
                 let before: Vec<Value> = fk.columns.iter().map(|&c| old[c].clone()).collect();
-                if encoded(&before) == encoded(&values) {
+                let after: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+                if encoded(&before) == encoded(&after) {
                     continue;
                 }
             }
@@ -266,7 +274,6 @@ impl Executor<'_> {
                 table: table.clone(),
                 key: key.to_vec(),
                 fk: fk.name.clone(),
-                values,
             });
         }
     }
@@ -334,6 +341,36 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// Once the statement has queued [`SETTLE_PENDING_AT`] checks, run them: those that
+    /// pass are done, those that fail stay queued. So a long statement (a COPY of
+    /// millions of rows) holds only the checks that do not pass yet.
+    pub(super) fn settle_pending_checks(&mut self) -> Step<()> {
+        if self.fk_pending.len() < SETTLE_PENDING_AT.max(self.fk_unsettled * 2) {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.fk_pending);
+        for check in pending {
+            match self.run_check(&check) {
+                Ok(()) => {}
+                Err(Stop::Error(e)) if e.code == SqlState::FOREIGN_KEY_VIOLATION => {
+                    self.fk_pending.push(check);
+                }
+                Err(stop) => return Err(stop),
+            }
+        }
+        self.fk_unsettled = self.fk_pending.len();
+        if self.fk_unsettled > MAX_UNSETTLED_CHECKS {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "more than {MAX_UNSETTLED_CHECKS} foreign key checks are pending in one statement"
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// Run the checks the statement queued: each now, or (its constraint deferred) at
     /// commit, by moving it to `fk_deferred` for the transaction to keep.
     pub fn finish_foreign_key_checks(&mut self) -> Step<()> {
@@ -357,21 +394,16 @@ impl Executor<'_> {
     /// Run one check (see [`PendingCheck`]).
     pub fn run_check(&mut self, check: &PendingCheck) -> Step<()> {
         match check {
-            PendingCheck::Referencing {
-                table,
-                key,
-                fk,
-                values,
-            } => {
+            PendingCheck::Referencing { table, key, fk } => {
                 let def = table.def();
                 let Some(fk) = def.foreign_keys.iter().find(|f| f.name == *fk) else {
                     return Ok(());
                 };
-                // The row as this transaction has it now.
-                let values = match self.txn.writes.get(table.id, key)? {
-                    Some(None) => return Ok(()),
+                // The row as this transaction has it now; none (deleted, or its write taken
+                // back by ROLLBACK TO SAVEPOINT) needs no check.
+                let values: Vec<Value> = match self.txn.writes.get(table.id, key)? {
                     Some(Some(row)) => fk.columns.iter().map(|&c| row[c].clone()).collect(),
-                    None => values.clone(),
+                    Some(None) | None => return Ok(()),
                 };
                 if values.iter().any(Value::is_null) {
                     return Ok(());

@@ -150,8 +150,10 @@ pub struct CopyIn {
     rows: u64,
     /// Scratch space for one row's encoding, kept across CopyData messages.
     image: Vec<u8>,
-    /// Foreign key checks its rows queued, run at CopyDone (the end of the statement).
+    /// Foreign key checks its rows queued, run at CopyDone (the end of the statement),
+    /// and how many of them failed when last settled (`Executor::fk_unsettled`).
     fk_pending: Vec<PendingCheck>,
+    fk_unsettled: usize,
 }
 
 /// The state of a COPY TO STDOUT in progress: the wire layer sends CopyOutResponse, then
@@ -218,8 +220,10 @@ pub struct TxnState {
     /// with the values to restore: all of them if it rolls back (SET is transactional in
     /// PostgreSQL), the SET LOCALs when it commits.
     local_restore: Vec<SettingUndo>,
-    /// Checks of deferred constraints, run before the commit (`foreign_keys`).
+    /// Checks of deferred constraints, run before the commit (`foreign_keys`), and how
+    /// many of them failed when last settled.
     deferred_checks: Vec<PendingCheck>,
+    deferred_unsettled: usize,
     /// SET CONSTRAINTS's choices.
     constraint_modes: ConstraintModes,
 }
@@ -957,6 +961,7 @@ impl Session {
                 increment_plans: Vec::new(),
                 local_restore: Vec::new(),
                 deferred_checks: Vec::new(),
+                deferred_unsettled: 0,
                 constraint_modes: ConstraintModes::default(),
             });
         }
@@ -1214,6 +1219,7 @@ impl Session {
                     snapshot,
                     rows: 0,
                     fk_pending: Vec::new(),
+                    fk_unsettled: 0,
                     image: Vec::new(),
                 }))
             }
@@ -2451,6 +2457,7 @@ impl Session {
             fk_deferred: Vec::new(),
             constraint_modes,
             fk_depth: 0,
+            fk_unsettled: 0,
             fk_incoming: Default::default(),
             fk_rules: Default::default(),
         };
@@ -2464,9 +2471,45 @@ impl Session {
             self.apply_set_config(set);
             if let Some(t) = self.txn.as_mut() {
                 t.deferred_checks.extend(deferred);
+                // Not under a savepoint, whose rollback takes back the checks queued
+                // since by their number.
+                if t.savepoints.is_empty()
+                    && t.deferred_checks.len()
+                        >= foreign_keys::SETTLE_PENDING_AT.max(2 * t.deferred_unsettled)
+                {
+                    self.settle_deferred_checks()?;
+                }
             }
         }
         result
+    }
+
+    /// The transaction's deferred checks, once there are many: those that pass now are
+    /// done (see `Executor::settle_pending_checks`), the others stay.
+    fn settle_deferred_checks(&mut self) -> Result<()> {
+        let Some(t) = self.txn.as_mut() else {
+            return Ok(());
+        };
+        let checks = std::mem::take(&mut t.deferred_checks);
+        let snapshot = self.statement_snapshot();
+        let mut kept = Vec::new();
+        let settled = self.with_executor(snapshot, &[], false, |exec| {
+            exec.fk_pending = checks;
+            let settled = exec.settle_pending_checks();
+            kept = std::mem::take(&mut exec.fk_pending);
+            settled
+        });
+        if let Some(t) = self.txn.as_mut() {
+            t.deferred_unsettled = kept.len();
+            t.deferred_checks = kept;
+        }
+        match settled {
+            Ok(()) => Ok(()),
+            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::WaitForLock) => Err(Error::internal(
+                "a deferred constraint check stopped at a lock it blocks at",
+            )),
+        }
     }
 
     /// The settings a statement's `set_config` calls changed, applied as SET (or SET
@@ -2506,8 +2549,10 @@ impl Session {
         // A COPY blocks at a row lock: it has no statement to run again.
         self.with_executor(snapshot, &[], false, |exec| {
             exec.fk_pending = std::mem::take(&mut copy.fk_pending);
+            exec.fk_unsettled = copy.fk_unsettled;
             let copied = copy_records(exec, cp, copy, records);
             copy.fk_pending = std::mem::take(&mut exec.fk_pending);
+            copy.fk_unsettled = exec.fk_unsettled;
             copied
         })
     }
