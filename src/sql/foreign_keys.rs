@@ -10,7 +10,11 @@
 //!   check runs, or, for a constraint deferred now (`DEFERRABLE INITIALLY DEFERRED`, or
 //!   `SET CONSTRAINTS ... DEFERRED`), moves to the transaction, which runs it before
 //!   its commit is logged. So a statement (or, deferred, a transaction) may write a
-//!   referencing row before the row it references, as in PostgreSQL.
+//!   referencing row before the row it references, as in PostgreSQL. The queue is
+//!   bounded: past [`SETTLE_PENDING_AT`] checks they are run early, and the ones that
+//!   pass are done (a pass is final: the referenced row is locked, or any later
+//!   reference queues a check of its own); only failing ones stay, at most
+//!   [`MAX_UNSETTLED_CHECKS`].
 //! - **RESTRICT, CASCADE, SET NULL and SET DEFAULT act at once**, on each referencing
 //!   row as it is then (the newest committed version, or the transaction's own),
 //!   locked first as any write locks it. A cascade's own writes are writes like any
