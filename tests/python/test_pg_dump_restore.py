@@ -1,6 +1,7 @@
 """A database dumped from PostgreSQL 15 with pg_dump restores into SteadyDB with psql:
 the same rows (digests of every table, taken on PostgreSQL), the same description by
-psql, sequences that go on where they were, and constraints that hold. The fixture
+psql, sequences that go on where they were, and constraints (a foreign key among them)
+that hold. The fixture
 `data/pg15_dump.sql` is pg_dump 15's plain output for the schema in its header comment
 (its psql `\\restrict` lines removed, which older psql builds do not know). Also
 CREATE SEQUENCE, setval and ALTER SEQUENCE with PostgreSQL's answers and errors."""
@@ -41,6 +42,8 @@ DESCRIBE = {
 Indexes:
     "dump_items_pkey" PRIMARY KEY, btree (id)
     "dump_items_sku_key" UNIQUE CONSTRAINT, btree (sku)
+Referenced by:
+    TABLE "dump_orders" CONSTRAINT "dump_orders_item_fk" FOREIGN KEY (item_id) REFERENCES dump_items(id) ON DELETE RESTRICT
 
 """,
     r"\d dump_orders": """\
@@ -56,6 +59,8 @@ Indexes:
     "dump_orders_pkey" PRIMARY KEY, btree (id)
     "dump_orders_item" btree (item_id)
     "dump_orders_item_placed" UNIQUE, btree (item_id, placed)
+Foreign-key constraints:
+    "dump_orders_item_fk" FOREIGN KEY (item_id) REFERENCES dump_items(id) ON DELETE RESTRICT
 
 """,
     r"\ds dump_*": """\
@@ -78,14 +83,14 @@ def digest(rows) -> str:
 @pytest.fixture(scope="module")
 def restored(server):
     with server.connect() as c:
-        c.execute("drop table if exists dump_items, dump_orders, dump_notes")
+        c.execute("drop table if exists dump_orders, dump_items, dump_notes")
     cmd = [find_pg_tool("psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", server.host,
            "-p", str(server.port), "-U", server.user, "-d", server.dbname, "-f", str(DUMP)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=server.client_env())
     assert res.returncode == 0, res.stderr
     yield
     with server.connect() as c:
-        c.execute("drop table if exists dump_items, dump_orders, dump_notes")
+        c.execute("drop table if exists dump_orders, dump_items, dump_notes")
 
 
 @pytest.mark.parametrize("table", list(DIGESTS))
@@ -110,6 +115,13 @@ def test_restored_sequences_and_constraints_work(restored, server):
             assert ei.value.diag.constraint_name == "dump_items_sku_key"
         finally:
             c.rollback()
+        with pytest.raises(psycopg.errors.ForeignKeyViolation) as ei:
+            c.execute("insert into dump_orders (item_id) values (999)")
+        assert ei.value.diag.constraint_name == "dump_orders_item_fk"
+        c.rollback()
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            c.execute("delete from dump_items where id = 17")
+        c.rollback()
         c.execute("set transaction isolation level read committed")
         assert c.execute("select count(*) from dump_orders where item_id = 17").fetchone() == (4,)
         c.rollback()

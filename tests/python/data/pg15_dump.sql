@@ -8,6 +8,7 @@
 --   insert into dump_items (sku, name, price, in_stock, added, tags) select 'SKU-' || g, case when g % 10 = 0 then null else 'item ' || g || E' with\ttab and \\ backslash and ''quote''' end, g * 1.25, g % 3 <> 0, date '2024-01-01' + g, case when g % 4 = 0 then array['a','b c', null] else null end from generate_series(1, 200) g;
 --   insert into dump_orders (item_id, qty, placed, note) select g % 200 + 1, g % 7 + 1, timestamptz '2024-03-01 12:00:00+00' + g * interval '1 minute', case when g % 5 = 0 then E'multi\nline' else null end from generate_series(1, 800) g;
 --   insert into dump_notes select g, repeat('x', g), decode(md5(g::text), 'hex') from generate_series(1, 30) g;
+--   alter table dump_orders add constraint dump_orders_item_fk foreign key (item_id) references dump_items (id) on delete restrict;
 --   select setval('dump_items_id_seq', 250);
 --
 -- PostgreSQL database dump
@@ -1238,6 +1239,14 @@ CREATE INDEX dump_orders_item ON public.dump_orders USING btree (item_id);
 --
 
 CREATE UNIQUE INDEX dump_orders_item_placed ON public.dump_orders USING btree (item_id, placed);
+
+
+--
+-- Name: dump_orders dump_orders_item_fk; Type: FK CONSTRAINT; Schema: public; Owner: postgres
+--
+
+ALTER TABLE ONLY public.dump_orders
+    ADD CONSTRAINT dump_orders_item_fk FOREIGN KEY (item_id) REFERENCES public.dump_items(id) ON DELETE RESTRICT;
 
 
 --
