@@ -374,58 +374,69 @@ pub const KEY_COLUMN_USAGE_COLUMNS: &[(&str, DataType)] = &[
 /// column it references in that key).
 pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
     let mut rows = Vec::new();
+    let row = |constraint: &str, table: &str, column: &str, k: usize, position: Value| -> Row {
+        vec![
+            text(CATALOG),
+            text(TABLE_SCHEMA),
+            text(constraint),
+            text(CATALOG),
+            text(TABLE_SCHEMA),
+            text(table),
+            text(column),
+            Value::Int4(k as i32 + 1),
+            position,
+        ]
+        .into()
+    };
+    for_each_foreign_key(engine, visible, |def, fk, key| {
+        for (k, (&c, r)) in fk.columns.iter().zip(&fk.referenced_columns).enumerate() {
+            let position = key
+                .and_then(|(_, cols)| cols.iter().position(|x| x == r))
+                .map_or(Value::Null, |p| Value::Int4(p as i32 + 1));
+            rows.push(row(&fk.name, &def.name, &def.columns[c].name, k, position));
+        }
+    });
+    for t in visible_tables(engine, visible) {
+        let def = t.def();
+        for index in super::pg_catalog::table_indexes(&t, &def) {
+            if index.constraint.is_none() {
+                continue;
+            }
+            for (k, &c) in index.columns.iter().enumerate() {
+                rows.push(row(
+                    &index.name,
+                    &def.name,
+                    &def.columns[c].name,
+                    k,
+                    Value::Null,
+                ));
+            }
+        }
+    }
+    rows
+}
+
+/// Call `f` with each foreign key of the visible tables: its table's definition, the
+/// constraint, and the key it references (name and columns), if that is there.
+fn for_each_foreign_key(
+    engine: &Engine,
+    visible: &dyn Fn(&Table) -> bool,
+    mut f: impl FnMut(
+        &crate::storage::TableDef,
+        &crate::storage::ForeignKeyDef,
+        Option<&(String, Vec<usize>)>,
+    ),
+) {
     for t in visible_tables(engine, visible) {
         let def = t.def();
         for fk in &def.foreign_keys {
             let Some(parent) = engine.txn.catalog.table_by_id(fk.referenced) else {
                 continue;
             };
-            let parent_def = parent.def();
-            let key = unique_key_of(&parent, &parent_def, &fk.referenced_columns);
-            for (k, (&c, r)) in fk.columns.iter().zip(&fk.referenced_columns).enumerate() {
-                let position = key
-                    .as_ref()
-                    .and_then(|(_, cols)| cols.iter().position(|x| x == r))
-                    .map_or(Value::Null, |p| Value::Int4(p as i32 + 1));
-                rows.push(
-                    vec![
-                        text(CATALOG),
-                        text(TABLE_SCHEMA),
-                        text(&fk.name),
-                        text(CATALOG),
-                        text(TABLE_SCHEMA),
-                        text(&def.name),
-                        text(&def.columns[c].name),
-                        Value::Int4(k as i32 + 1),
-                        position,
-                    ]
-                    .into(),
-                );
-            }
-        }
-        for index in super::pg_catalog::table_indexes(&t, &def) {
-            if index.constraint.is_none() {
-                continue;
-            }
-            for (k, &c) in index.columns.iter().enumerate() {
-                rows.push(
-                    vec![
-                        text(CATALOG),
-                        text(TABLE_SCHEMA),
-                        text(&index.name),
-                        text(CATALOG),
-                        text(TABLE_SCHEMA),
-                        text(&def.name),
-                        text(&def.columns[c].name),
-                        Value::Int4(k as i32 + 1),
-                        Value::Null,
-                    ]
-                    .into(),
-                );
-            }
+            let key = unique_key_of(&parent, &parent.def(), &fk.referenced_columns);
+            f(&def, fk, key.as_ref());
         }
     }
-    rows
 }
 
 /// The primary key or unique constraint of `t` on exactly `columns` (what a foreign key
@@ -464,29 +475,21 @@ pub const REFERENTIAL_CONSTRAINTS_COLUMNS: &[(&str, DataType)] = &[
 /// references and its actions.
 pub fn referential_constraints(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
     let mut rows = Vec::new();
-    for t in visible_tables(engine, visible) {
-        let def = t.def();
-        for fk in &def.foreign_keys {
-            let Some(parent) = engine.txn.catalog.table_by_id(fk.referenced) else {
-                continue;
-            };
-            let parent_def = parent.def();
-            let key = unique_key_of(&parent, &parent_def, &fk.referenced_columns);
-            rows.push(
-                vec![
-                    text(CATALOG),
-                    text(TABLE_SCHEMA),
-                    text(&fk.name),
-                    text(CATALOG),
-                    text(TABLE_SCHEMA),
-                    key.map_or(Value::Null, |(name, _)| text(&name)),
-                    text("NONE"),
-                    text(fk.on_update.sql()),
-                    text(fk.on_delete.sql()),
-                ]
-                .into(),
-            );
-        }
-    }
+    for_each_foreign_key(engine, visible, |_, fk, key| {
+        rows.push(
+            vec![
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                text(&fk.name),
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                key.map_or(Value::Null, |(name, _)| text(name)),
+                text("NONE"),
+                text(fk.on_update.sql()),
+                text(fk.on_delete.sql()),
+            ]
+            .into(),
+        );
+    });
     rows
 }
