@@ -418,8 +418,12 @@ impl Executor<'_> {
                     );
                 };
                 let parent_def = parent.def();
-                let target = cast_to(&parent_def, &fk.referenced_columns, &values)?;
-                if !self.referenced_row(&parent, &parent_def, fk, &target, true)? {
+                // A value the referenced column cannot hold is not there.
+                let found = match cast_to(&parent_def, &fk.referenced_columns, &values) {
+                    Ok(target) => self.referenced_row(&parent, &parent_def, fk, &target, true)?,
+                    Err(_) => false,
+                };
+                if !found {
                     return Err(not_present(&def, &parent_def, fk, &values).into());
                 }
                 Ok(())
@@ -561,7 +565,10 @@ impl Executor<'_> {
         first_only: bool,
     ) -> Result<Vec<(Key, Row, Option<Lsn>)>> {
         let child_def = child.def();
-        let target = cast_to(&child_def, &fk.columns, values)?;
+        // Values the referencing columns cannot hold are referenced by no row.
+        let Ok(target) = cast_to(&child_def, &fk.columns, values) else {
+            return Ok(Vec::new());
+        };
         let wanted = encoded(&target);
         let own = self.txn.writes.table(child.id);
         // Keys this transaction wrote are its own rows' (read below), not committed ones.
@@ -816,8 +823,11 @@ impl Executor<'_> {
                 continue;
             }
             let parent_def = parent.def();
-            let target = cast_to(&parent_def, &fk.referenced_columns, &values)?;
-            if !self.referenced_row(&parent, &parent_def, fk, &target, false)? {
+            let found = match cast_to(&parent_def, &fk.referenced_columns, &values) {
+                Ok(target) => self.referenced_row(&parent, &parent_def, fk, &target, false)?,
+                Err(_) => false,
+            };
+            if !found {
                 return Err(not_present(&def, &parent_def, fk, &values).into());
             }
         }

@@ -342,6 +342,10 @@ fn parse_set_constraints(words: &Words) -> Result<Statement> {
     let deferred = match t.pop() {
         Some("deferred") => true,
         Some("immediate") => false,
+        // The mode is missing: the list ran to the end.
+        Some(_) if t.is_empty() || t.last() == Some(&",") => {
+            return Err(Error::syntax("syntax error at end of input"));
+        }
         Some(other) => return Err(syntax_near(other)),
         None => return Err(Error::syntax("syntax error at end of input")),
     };

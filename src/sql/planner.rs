@@ -1691,6 +1691,12 @@ impl Planner<'_> {
         let (referenced, parent_def) = if own {
             (TableId::SELF_REFERENCE, Arc::new(def.clone()))
         } else {
+            if self.engine.txn.catalog.view(&parent_name).is_some() {
+                return Err(Error::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("referenced relation \"{parent_name}\" is not a table"),
+                ));
+            }
             let parent = self.table(&fk.foreign_table)?;
             let parent_def = parent.def();
             (parent.id, parent_def)

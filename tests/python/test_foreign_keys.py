@@ -465,3 +465,48 @@ def test_many_pending_checks_settle_and_forward_references_still_pass(db, conn):
         cur.executemany(f"insert into {c} values (%s, %s)", [(i, i) for i in range(6000)])
         cur.executemany(f"insert into {p} values (%s)", [(i,) for i in range(6000)])
     assert conn.execute(f"select count(*) from {c}").fetchone() == (6000,)
+
+
+ODD_STEPS = [
+    ('create table fo_p (id int primary key, u int unique)',
+     'CREATE TABLE'),
+    ('create view fo_v as select * from fo_p',
+     'CREATE VIEW'),
+    ('create table fo_c (a int references fo_v)',
+     ('42809', 'referenced relation "fo_v" is not a table', None, None)),
+    ('create table fo_c (a int8 references fo_p (u))',
+     'CREATE TABLE'),
+    ('insert into fo_c values (3000000000)',
+     ('23503', 'insert or update on table "fo_c" violates foreign key constraint "fo_c_a_fkey"', 'Key (a)=(3000000000) is not present in table "fo_p".', 'fo_c_a_fkey')),
+    ('begin',
+     'BEGIN'),
+    ('set constraints fo_p_pkey deferred',
+     ('42809', 'constraint "fo_p_pkey" is not deferrable', None, None)),
+    ('rollback',
+     'ROLLBACK'),
+    ('set constraints all',
+     ('42601', 'syntax error at end of input', None, None)),
+    ('drop table fo_c',
+     'DROP TABLE'),
+    ('drop view fo_v',
+     'DROP VIEW'),
+    ('drop table fo_p',
+     'DROP TABLE'),
+]
+
+
+def test_foreign_keys_odd_cases(server):
+    """A view referenced, a value the referenced column cannot hold, SET CONSTRAINTS on a
+    constraint that cannot be deferred, and a SET CONSTRAINTS without its mode."""
+    with server.connect() as c:
+        c.execute("drop table if exists fo_c")
+        c.execute("drop view if exists fo_v")
+        c.execute("drop table if exists fo_p")
+        try:
+            run_steps(c, ODD_STEPS)
+        finally:
+            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                c.execute("rollback")
+            c.execute("drop table if exists fo_c")
+            c.execute("drop view if exists fo_v")
+            c.execute("drop table if exists fo_p")

@@ -278,7 +278,26 @@ impl Session {
                                 .find(|f| f.name == *name)
                                 .cloned()
                         });
+                    // Primary keys, unique and check constraints are never deferrable.
+                    let other = || {
+                        catalog
+                            .table_names()
+                            .iter()
+                            .filter_map(|t| catalog.table(t))
+                            .any(|t| {
+                                let def = t.def();
+                                def.pkey_name.as_deref() == Some(name.as_str())
+                                    || def.indexes.iter().any(|i| i.constraint && i.name == *name)
+                                    || def.checks.iter().any(|c| c.name == *name)
+                            })
+                    };
                     match found {
+                        None if other() => {
+                            return Err(Error::new(
+                                SqlState::WRONG_OBJECT_TYPE,
+                                format!("constraint \"{name}\" is not deferrable"),
+                            ))
+                        }
                         None => {
                             return Err(Error::new(
                                 SqlState::UNDEFINED_OBJECT,
