@@ -158,7 +158,12 @@ fn value_list(values: &[Value]) -> String {
 }
 
 /// 23503 for a referencing row whose referenced row is missing.
-fn not_present(child: &TableDef, parent: &TableDef, fk: &ForeignKeyDef, values: &[Value]) -> Error {
+pub(super) fn not_present(
+    child: &TableDef,
+    parent: &TableDef,
+    fk: &ForeignKeyDef,
+    values: &[Value],
+) -> Error {
     Error::new(
         SqlState::FOREIGN_KEY_VIOLATION,
         format!(
@@ -777,6 +782,20 @@ impl Executor<'_> {
         let rules = Rc::new(super::planner::row_rules(self.engine, table, def)?);
         self.fk_rules.borrow_mut().insert(table.id, rules.clone());
         Ok(rules)
+    }
+
+    /// Whether the table `fk` references has a row holding `values` (of the referencing
+    /// columns), with the referenced table's writers kept out: a new column's value in
+    /// the rows there (ALTER TABLE ... ADD COLUMN ... DEFAULT ... REFERENCES).
+    pub fn referenced_value_exists(&mut self, fk: &ForeignKeyDef, values: &[Value]) -> Step<bool> {
+        let Some(parent) = self.engine.txn.catalog.table_by_id(fk.referenced) else {
+            return Err(Error::internal("a referenced table went away").into());
+        };
+        let parent_def = parent.def();
+        let Ok(target) = cast_to(&parent_def, &fk.referenced_columns, values) else {
+            return Ok(false);
+        };
+        self.referenced_row(&parent, &parent_def, fk, &target, false)
     }
 
     /// Every row of `table` (committed, or this transaction's) must find the row its

@@ -468,6 +468,8 @@ pub enum Plan {
         column: crate::storage::Column,
         existing_rows: Option<Expr>,
         if_not_exists: bool,
+        /// `REFERENCES` on the new column: its foreign key.
+        foreign_key: Option<crate::storage::ForeignKeyDef>,
     },
     /// ALTER TABLE ... RENAME COLUMN a TO b, or RENAME TO (the table's new definition).
     Rename {

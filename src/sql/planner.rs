@@ -2203,8 +2203,15 @@ impl Planner<'_> {
             identity: false,
         };
         let mut existing_rows = None;
+        let mut references = None;
         for opt in &cd.options {
             match &opt.option {
+                ast::ColumnOption::ForeignKey(fk) if references.is_none() => {
+                    let mut fk = fk.clone();
+                    fk.name = fk.name.or_else(|| opt.name.clone());
+                    fk.columns = vec![cd.name.clone()];
+                    references = Some(fk);
+                }
                 ast::ColumnOption::Null => column.not_null = false,
                 ast::ColumnOption::NotNull => column.not_null = true,
                 ast::ColumnOption::Default(e) => {
@@ -2227,11 +2234,20 @@ impl Planner<'_> {
                 }
             }
         }
+        let foreign_key = match &references {
+            Some(fk) => {
+                let mut with_column = def.clone();
+                with_column.columns.push(column.clone());
+                Some(self.foreign_key(&with_column, fk, false)?)
+            }
+            None => None,
+        };
         Ok(Plan::AddColumn {
             table,
             column,
             existing_rows,
             if_not_exists,
+            foreign_key,
         })
     }
 

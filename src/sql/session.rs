@@ -1603,12 +1603,14 @@ impl Session {
                 column,
                 existing_rows,
                 if_not_exists,
+                foreign_key,
             } => {
                 self.add_column(
                     table,
                     column.clone(),
                     existing_rows.as_ref(),
                     *if_not_exists,
+                    foreign_key.as_ref(),
                 )?;
                 command("ALTER TABLE")
             }
@@ -1939,13 +1941,15 @@ impl Session {
     }
 
     /// ALTER TABLE ... ADD COLUMN: a change of the definition alone. The rows there keep
-    /// their images and read the column as the value its default has now (or NULL).
+    /// their images and read the column as the value its default has now (or NULL). With
+    /// REFERENCES, that value must be in the referenced table if any row is there.
     fn add_column(
         &mut self,
         table: &Arc<Table>,
         mut column: crate::storage::Column,
         existing_rows: Option<&Expr>,
         if_not_exists: bool,
+        foreign_key: Option<&crate::storage::ForeignKeyDef>,
     ) -> Result<()> {
         let value = match existing_rows {
             None => Value::Null,
@@ -1969,7 +1973,57 @@ impl Session {
                 "ADD COLUMN to a table the same transaction has written is not supported yet",
             ));
         }
-        self.alter_table_definition(table, "ALTER TABLE", |def| {
+        // The referenced table's writers are kept out while the column is added (in a
+        // transaction block, until it ends), so the value found stays there.
+        let parent = foreign_key
+            .map(|fk| {
+                self.engine
+                    .txn
+                    .catalog
+                    .table_by_id(fk.referenced)
+                    .ok_or_else(|| Error::internal("a referenced table went away"))
+            })
+            .transpose()?;
+        let parent_closed = match &parent {
+            Some(p) if p.id != table.id => self.keep_referenced_writers_out(p)?,
+            _ => None,
+        };
+        let missing_reference = match foreign_key {
+            Some(fk) if !value.is_null() => {
+                let snapshot = self.statement_snapshot();
+                let values = [value.clone()];
+                let found = self.with_executor(snapshot, &[], false, |exec| {
+                    exec.referenced_value_exists(fk, &values)
+                });
+                match found {
+                    Ok(found) => !found,
+                    Err(Stop::Error(e)) => return Err(e),
+                    Err(Stop::WaitForLock) => {
+                        return Err(Error::internal("a validation stopped at a lock"))
+                    }
+                }
+            }
+            _ => false,
+        };
+        let refused = |session: &Self| {
+            let (Some(fk), Some(parent)) = (foreign_key, &parent) else {
+                return Ok(());
+            };
+            if !missing_reference || !session.has_rows(table)? {
+                return Ok(());
+            }
+            let mut with_column = (*table.def()).clone();
+            with_column.columns.push(column.clone());
+            Err(foreign_keys::not_present(
+                &with_column,
+                &parent.def(),
+                fk,
+                std::slice::from_ref(&value),
+            ))
+        };
+        let added = column.clone();
+        let result = self.alter_table_definition_checked(table, "ALTER TABLE", refused, |def| {
+            let column = added;
             if def.column_index(&column.name).is_some() {
                 if if_not_exists {
                     return Ok(def.clone());
@@ -2008,8 +2062,30 @@ impl Session {
             }
             let mut new_def = def.clone();
             new_def.columns.push(column);
+            new_def.foreign_keys.extend(foreign_key.cloned());
             Ok(new_def)
-        })
+        });
+        drop(parent_closed);
+        result
+    }
+
+    /// Whether `table` has a row: committed, or this transaction's.
+    fn has_rows(&self, table: &Table) -> Result<bool> {
+        let own = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
+        if own.is_some_and(|o| !o.has_no_rows()) {
+            return Ok(true);
+        }
+        let mut any = false;
+        table.scan(
+            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+            Lsn(u64::MAX),
+            false,
+            |_, _| {
+                any = true;
+                false
+            },
+        )?;
+        Ok(any)
     }
 
     /// CREATE SEQUENCE, logged on its own (not inside a transaction block).

@@ -510,3 +510,76 @@ def test_foreign_keys_odd_cases(server):
             c.execute("drop table if exists fo_c")
             c.execute("drop view if exists fo_v")
             c.execute("drop table if exists fo_p")
+
+
+ADD_COLUMN_STEPS = [
+    ('create table ar_p (id int primary key, code text unique)',
+     'CREATE TABLE'),
+    ('create table ar_c (id int primary key)',
+     'CREATE TABLE'),
+    ("insert into ar_p values (1, 'a'), (2, 'b')",
+     'INSERT 0 2'),
+    ('insert into ar_c values (10), (11)',
+     'INSERT 0 2'),
+    ('alter table ar_c add column pid int references ar_p',
+     'ALTER TABLE'),
+    ('insert into ar_c values (12, 5)',
+     ('23503', 'insert or update on table "ar_c" violates foreign key constraint "ar_c_pid_fkey"', 'Key (pid)=(5) is not present in table "ar_p".', 'ar_c_pid_fkey')),
+    ('insert into ar_c values (12, 2)',
+     'INSERT 0 1'),
+    ("alter table ar_c add column pcode text default 'zz' references ar_p (code)",
+     ('23503', 'insert or update on table "ar_c" violates foreign key constraint "ar_c_pcode_fkey"', 'Key (pcode)=(zz) is not present in table "ar_p".', 'ar_c_pcode_fkey')),
+    ("alter table ar_c add column pcode text default 'a' constraint ar_c_code_fk references ar_p (code) on delete cascade deferrable initially deferred",
+     'ALTER TABLE'),
+    ('select * from ar_c order by id',
+     [(10, None, 'a'), (11, None, 'a'), (12, 2, 'a')]),
+    ("select conname, pg_get_constraintdef(oid) from pg_constraint where conrelid = 'ar_c'::regclass and contype = 'f' order by 1",
+     [('ar_c_code_fk', 'FOREIGN KEY (pcode) REFERENCES ar_p(code) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED'), ('ar_c_pid_fkey', 'FOREIGN KEY (pid) REFERENCES ar_p(id)')]),
+    ("delete from ar_p where code = 'a'",
+     'DELETE 1'),
+    ('delete from ar_c where pid = 2',
+     'DELETE 0'),
+    ("delete from ar_p where code = 'a'",
+     'DELETE 0'),
+    ('select * from ar_c order by id',
+     []),
+    ('begin',
+     'BEGIN'),
+    ('alter table ar_c add column other int references ar_p',
+     'ALTER TABLE'),
+    ("insert into ar_c values (20, null, 'b', 7)",
+     ('23503', 'insert or update on table "ar_c" violates foreign key constraint "ar_c_other_fkey"', 'Key (other)=(7) is not present in table "ar_p".', 'ar_c_other_fkey')),
+    ('rollback',
+     'ROLLBACK'),
+    ('begin',
+     'BEGIN'),
+    ('alter table ar_c add column other int references ar_p',
+     'ALTER TABLE'),
+    ("insert into ar_c values (20, null, 'b', 2)",
+     'INSERT 0 1'),
+    ('commit',
+     'COMMIT'),
+    ('select * from ar_c order by id',
+     [(20, None, 'b', 2)]),
+    ('create table ar_e (id int primary key)',
+     'CREATE TABLE'),
+    ('alter table ar_e add column x int default 9 references ar_p',
+     'ALTER TABLE'),
+    ('select * from ar_e',
+     []),
+    ('drop table ar_e, ar_c, ar_p',
+     'DROP TABLE'),
+]
+
+
+def test_add_column_with_references(server):
+    """ALTER TABLE ... ADD COLUMN ... REFERENCES: the rows there hold the column's default,
+    which must be in the referenced table if any row is there; inside a block too."""
+    with server.connect() as c:
+        c.execute("drop table if exists ar_e, ar_c, ar_p")
+        try:
+            run_steps(c, ADD_COLUMN_STEPS)
+        finally:
+            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                c.execute("rollback")
+            c.execute("drop table if exists ar_e, ar_c, ar_p")
