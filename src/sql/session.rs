@@ -2036,29 +2036,17 @@ impl Session {
                     ),
                 ));
             }
-            if column.not_null && value.is_null() {
-                // With the gate closed: no row arrives while this looks.
-                let mut any = false;
-                table.scan(
-                    (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-                    Lsn(u64::MAX),
-                    false,
-                    |_, _| {
-                        any = true;
-                        false
-                    },
-                )?;
-                if any {
-                    return Err(Error::new(
-                        SqlState::NOT_NULL_VIOLATION,
-                        format!(
-                            "column \"{}\" of relation \"{}\" contains null values",
-                            column.name, def.name
-                        ),
-                    )
-                    .with_table(def.name.clone())
-                    .with_column(column.name.clone()));
-                }
+            // With the gate closed: no row arrives while this looks.
+            if column.not_null && value.is_null() && committed_rows_exist(table)? {
+                return Err(Error::new(
+                    SqlState::NOT_NULL_VIOLATION,
+                    format!(
+                        "column \"{}\" of relation \"{}\" contains null values",
+                        column.name, def.name
+                    ),
+                )
+                .with_table(def.name.clone())
+                .with_column(column.name.clone()));
             }
             let mut new_def = def.clone();
             new_def.columns.push(column);
@@ -2075,17 +2063,7 @@ impl Session {
         if own.is_some_and(|o| !o.has_no_rows()) {
             return Ok(true);
         }
-        let mut any = false;
-        table.scan(
-            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-            Lsn(u64::MAX),
-            false,
-            |_, _| {
-                any = true;
-                false
-            },
-        )?;
-        Ok(any)
+        committed_rows_exist(table)
     }
 
     /// CREATE SEQUENCE, logged on its own (not inside a transaction block).
@@ -2955,6 +2933,21 @@ pub fn refuse_dependents(catalog: &crate::storage::Catalog, kind: &str, name: &s
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
     }
     Ok(())
+}
+
+/// Whether `table` holds a committed row (its newest versions).
+fn committed_rows_exist(table: &Table) -> Result<bool> {
+    let mut any = false;
+    table.scan(
+        (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+        Lsn(u64::MAX),
+        false,
+        |_, _| {
+            any = true;
+            false
+        },
+    )?;
+    Ok(any)
 }
 
 /// A value `seq` may take (setval, RESTART): 22003 outside its bounds.
