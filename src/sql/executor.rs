@@ -478,6 +478,51 @@ impl Executor<'_> {
         self.for_each_row_after(scan, None, visit)
     }
 
+    /// The newest version of rows of `table` as this transaction has them (committed,
+    /// even above the snapshot, overlaid with its own writes), after the key `after`:
+    /// up to `max` committed ones, with the key of the last when there may be more; the
+    /// transaction's own rows come with the last batch. For checks of a whole table made
+    /// with its writers kept out (a new constraint's).
+    pub fn newest_rows(
+        &self,
+        table: &Table,
+        after: Option<&[u8]>,
+        max: usize,
+    ) -> Result<(Vec<Row>, Option<Key>)> {
+        let own = self.txn.writes.table(table.id);
+        let mut rows = Vec::new();
+        let mut last = None;
+        let mut failed = None;
+        let low = after.map_or(Bound::Unbounded, Bound::Excluded);
+        table.scan((low, Bound::Unbounded), Lsn(u64::MAX), false, |key, row| {
+            match own.map(|o| o.get(key)) {
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    return false;
+                }
+                Some(Ok(Some(_))) => {}
+                _ => rows.push(row.clone()),
+            }
+            if rows.len() >= max {
+                last = Some(key.to_vec());
+                return false;
+            }
+            true
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if last.is_none() {
+            if let Some(own) = own {
+                let mut mine = own.own_rows((Bound::Unbounded, Bound::Unbounded));
+                while let Some((_, row)) = mine.next_below(None)? {
+                    rows.extend(row);
+                }
+            }
+        }
+        Ok((rows, last))
+    }
+
     /// The rows of a plain scan of a table (no filter, aggregation, order or limit), in key
     /// order, after the key `after`: up to `max_rows` of them, with the key of the last.
     /// COPY TO streams a table in such batches, under one snapshot.

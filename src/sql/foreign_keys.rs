@@ -515,14 +515,13 @@ impl Executor<'_> {
             let Some(version) = self.latest(parent, &key)? else {
                 continue;
             };
-            let Some(row) = version
+            if !version
                 .row
                 .as_ref()
-                .filter(|r| holds(r, &fk.referenced_columns, &wanted))
-            else {
+                .is_some_and(|r| holds(r, &fk.referenced_columns, &wanted))
+            {
                 continue;
-            };
-            let _ = row;
+            }
             if lock && version.lsn > self.snapshot && self.txn.isolation.snapshot_per_transaction()
             {
                 // Changed since this transaction's snapshot: if the snapshot had the row,
@@ -803,54 +802,32 @@ impl Executor<'_> {
     /// writers of both tables kept out.
     pub fn validate_foreign_key(&mut self, table: &Arc<Table>, fk: &ForeignKeyDef) -> Step<()> {
         let def = table.def();
-        let mut rows: Vec<(Key, Vec<Value>)> = Vec::new();
-        let own = self.txn.writes.table(table.id);
-        table.scan(
-            (Bound::Unbounded, Bound::Unbounded),
-            Lsn(u64::MAX),
-            false,
-            |key, row| {
-                rows.push((
-                    key.to_vec(),
-                    fk.columns.iter().map(|&c| row[c].clone()).collect(),
-                ));
-                true
-            },
-        )?;
-        let mut checked = Vec::new();
-        for (key, values) in rows {
-            if let Some(own) = own {
-                if own.get(&key)?.is_some() {
-                    continue;
-                }
-            }
-            checked.push((key, values));
-        }
-        if let Some(own) = own {
-            let mut mine = own.own_rows((Bound::Unbounded, Bound::Unbounded));
-            while let Some((key, row)) = mine.next_below(None)? {
-                if let Some(row) = row {
-                    checked.push((key, fk.columns.iter().map(|&c| row[c].clone()).collect()));
-                }
-            }
-        }
         let Some(parent) = self.engine.txn.catalog.table_by_id(fk.referenced) else {
             return Err(Error::internal("a referenced table went away").into());
         };
-        for (_, values) in checked {
-            if values.iter().any(Value::is_null) {
-                continue;
+        // In batches, so that a large table's values are never all in memory.
+        let mut after: Option<Key> = None;
+        loop {
+            let (rows, last) = self.newest_rows(table, after.as_deref(), SETTLE_PENDING_AT)?;
+            for row in rows {
+                let values: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+                if values.iter().any(Value::is_null) {
+                    continue;
+                }
+                let parent_def = parent.def();
+                let found = match cast_to(&parent_def, &fk.referenced_columns, &values) {
+                    Ok(target) => self.referenced_row(&parent, &parent_def, fk, &target, false)?,
+                    Err(_) => false,
+                };
+                if !found {
+                    return Err(not_present(&def, &parent_def, fk, &values).into());
+                }
             }
-            let parent_def = parent.def();
-            let found = match cast_to(&parent_def, &fk.referenced_columns, &values) {
-                Ok(target) => self.referenced_row(&parent, &parent_def, fk, &target, false)?,
-                Err(_) => false,
-            };
-            if !found {
-                return Err(not_present(&def, &parent_def, fk, &values).into());
+            match last {
+                Some(k) => after = Some(k),
+                None => return Ok(()),
             }
         }
-        Ok(())
     }
 }
 

@@ -1654,7 +1654,7 @@ impl Session {
                 let (column, not_null) = (*column, *not_null);
                 // With the table's writers kept out: no NULL may remain, committed or
                 // this transaction's.
-                let check = |session: &Self| {
+                let check = |session: &mut Self| {
                     if !not_null || !session.column_has_null(table, column)? {
                         return Ok(());
                     }
@@ -1755,100 +1755,65 @@ impl Session {
         parent: &Arc<Table>,
         fk: &crate::storage::ForeignKeyDef,
     ) -> Result<()> {
-        let in_block = self.changes_in_block(table);
-        let closed = if in_block {
-            self.txn().close_gate(table)?;
-            None
-        } else {
-            self.keep_writers_out(table, "ALTER TABLE ... ADD FOREIGN KEY")?
-        };
         let parent_closed = if parent.id == table.id {
             None
         } else {
             self.keep_referenced_writers_out(parent)?
         };
-        let snapshot = self.statement_snapshot();
-        let validated = self.with_executor(snapshot, &[], false, |exec| {
-            exec.validate_foreign_key(table, fk)
-        });
-        match validated {
-            Ok(()) => {}
-            Err(Stop::Error(e)) => return Err(e),
-            Err(Stop::WaitForLock) => {
-                return Err(Error::internal("a validation stopped at a lock"));
+        let validate = |session: &mut Self| {
+            let snapshot = session.statement_snapshot();
+            let validated = session.with_executor(snapshot, &[], false, |exec| {
+                exec.validate_foreign_key(table, fk)
+            });
+            match validated {
+                Ok(()) => Ok(()),
+                Err(Stop::Error(e)) => Err(e),
+                Err(Stop::WaitForLock) => Err(Error::internal("a validation stopped at a lock")),
             }
-        }
-        let txn = self.engine.txn.clone();
-        let flight = {
-            let _ddl = txn.catalog.ddl_lock();
-            let mut new_def = (*table.def()).clone();
-            if new_def.foreign_keys.iter().any(|f| f.name == fk.name) {
-                return Err(Error::new(
-                    SqlState::DUPLICATE_OBJECT,
-                    format!(
-                        "constraint \"{}\" for relation \"{}\" already exists",
-                        fk.name, new_def.name
-                    ),
-                ));
-            }
-            new_def.foreign_keys.push(fk.clone());
-            if in_block {
-                drop(_ddl);
-                self.txn().change_definition(table, new_def);
-                return Ok(());
-            }
-            ddl::commit_indexes(
-                &txn,
-                table,
-                new_def,
-                IndexChange::Definition,
-                self.sync_level(),
-            )?
         };
-        drop(closed);
+        let added = self.alter_table_definition_checked(
+            table,
+            "ALTER TABLE ... ADD FOREIGN KEY",
+            validate,
+            |current| {
+                if current.foreign_keys.iter().any(|f| f.name == fk.name) {
+                    return Err(Error::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!(
+                            "constraint \"{}\" for relation \"{}\" already exists",
+                            fk.name, current.name
+                        ),
+                    ));
+                }
+                let mut new_def = current.clone();
+                new_def.foreign_keys.push(fk.clone());
+                Ok(new_def)
+            },
+        );
         drop(parent_closed);
-        self.finish_catalog_change(flight);
-        Ok(())
+        added
     }
 
     /// Whether a row of `table` (its newest committed versions, or this transaction's
     /// own) holds NULL in `column`.
-    fn column_has_null(&self, table: &Table, column: usize) -> Result<bool> {
-        let own = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
-        let mut found = false;
-        let mut failed = None;
-        table.scan(
-            (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
-            Lsn(u64::MAX),
-            false,
-            |key, row| {
-                let mine = match own.map(|o| o.get(key)) {
-                    Some(Ok(mine)) => mine.is_some(),
-                    Some(Err(e)) => {
-                        failed = Some(e);
-                        return false;
-                    }
-                    None => false,
-                };
-                found = !mine && row.get(column).is_none_or(Value::is_null);
-                !found
-            },
-        )?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        if found {
-            return Ok(true);
-        }
-        if let Some(own) = own {
-            let mut mine = own.own_rows((std::ops::Bound::Unbounded, std::ops::Bound::Unbounded));
-            while let Some((_, row)) = mine.next_below(None)? {
-                if row.is_some_and(|r| r.get(column).is_none_or(Value::is_null)) {
+    fn column_has_null(&mut self, table: &Table, column: usize) -> Result<bool> {
+        let snapshot = self.statement_snapshot();
+        self.with_executor(snapshot, &[], false, |exec| {
+            let mut after: Option<crate::storage::Key> = None;
+            loop {
+                let (rows, last) = exec.newest_rows(table, after.as_deref(), 4096)?;
+                if rows
+                    .iter()
+                    .any(|r| r.get(column).is_none_or(Value::is_null))
+                {
                     return Ok(true);
                 }
+                match last {
+                    Some(k) => after = Some(k),
+                    None => return Ok(false),
+                }
             }
-        }
-        Ok(false)
+        })
     }
 
     /// Whether a change of `table`'s definition belongs to the open transaction block,
@@ -1906,7 +1871,7 @@ impl Session {
         &mut self,
         table: &Arc<Table>,
         what: &str,
-        check: impl FnOnce(&Self) -> Result<()>,
+        check: impl FnOnce(&mut Self) -> Result<()>,
         change: impl FnOnce(&TableDef) -> Result<TableDef>,
     ) -> Result<()> {
         if self.changes_in_block(table) {
@@ -2005,7 +1970,7 @@ impl Session {
             }
             _ => false,
         };
-        let refused = |session: &Self| {
+        let refused = |session: &mut Self| {
             let (Some(fk), Some(parent)) = (foreign_key, &parent) else {
                 return Ok(());
             };

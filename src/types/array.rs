@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::io::{decode_binary, decode_text, encode_binary, format_text};
+use super::io::{decode_binary, decode_text, encode_binary_sized, format_text};
 use super::{DataType, Value};
 use crate::err;
 use crate::error::{Error, Result};
@@ -313,14 +313,6 @@ pub fn encode_array_binary(values: &[Value], elem: &DataType, out: &mut Vec<u8>)
     out.extend_from_slice(&(values.len() as i32).to_be_bytes());
     out.extend_from_slice(&1i32.to_be_bytes());
     for v in values {
-        if v.is_null() {
-            out.extend_from_slice(&(-1i32).to_be_bytes());
-            continue;
-        }
-        let at = out.len();
-        out.extend_from_slice(&[0; 4]);
-        encode_binary(v, out);
-        let n = (out.len() - at - 4) as i32;
-        out[at..at + 4].copy_from_slice(&n.to_be_bytes());
+        encode_binary_sized(v, out);
     }
 }

@@ -270,18 +270,24 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&(fields.len() as i32).to_be_bytes());
             for ((_, t), v) in types.iter().zip(fields.iter()) {
                 out.extend_from_slice(&t.oid().to_be_bytes());
-                if v.is_null() {
-                    out.extend_from_slice(&(-1i32).to_be_bytes());
-                    continue;
-                }
-                let at = out.len();
-                out.extend_from_slice(&[0; 4]);
-                encode_binary(v, out);
-                let len = (out.len() - at - 4) as i32;
-                out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+                encode_binary_sized(v, out);
             }
         }
     }
+}
+
+/// A value inside a composite binary form (an array's element, a record's field): its
+/// length as an int32, then `encode_binary`'s bytes; -1 alone for NULL.
+pub(super) fn encode_binary_sized(v: &Value, out: &mut Vec<u8>) {
+    if v.is_null() {
+        out.extend_from_slice(&(-1i32).to_be_bytes());
+        return;
+    }
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    encode_binary(v, out);
+    let len = (out.len() - at - 4) as i32;
+    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// `json_in`: the text itself, once it parses as JSON (22P02 otherwise).

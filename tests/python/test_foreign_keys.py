@@ -315,24 +315,28 @@ DEFERRED_STEPS = [
 ]
 
 
-def test_foreign_keys(server):
-    with server.connect() as c:
-        c.execute("drop table if exists fk_r, fk_d, fk_n, fk_c, fk_t, fk_m, fk_p")
-        try:
-            run_steps(c, STEPS)
-        finally:
-            c.execute("drop table if exists fk_r, fk_d, fk_n, fk_c, fk_t, fk_m, fk_p")
 
-
-def test_deferred_constraints_and_changes_in_blocks(server):
+def run_steps_clean(server, steps: list, cleanup: list[str]) -> None:
+    """`run_steps` on a connection of its own, with `cleanup` (statements dropping what
+    the steps make) run before and after, an open block rolled back first."""
     with server.connect() as c:
-        c.execute("drop table if exists fd_c, fd_i, fd_n, fd_p")
+        for sql in cleanup:
+            c.execute(sql)
         try:
-            run_steps(c, DEFERRED_STEPS)
+            run_steps(c, steps)
         finally:
             if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 c.execute("rollback")
-            c.execute("drop table if exists fd_c, fd_i, fd_n, fd_p")
+            for sql in cleanup:
+                c.execute(sql)
+
+
+def test_foreign_keys(server):
+    run_steps_clean(server, STEPS, ["drop table if exists fk_r, fk_d, fk_n, fk_c, fk_t, fk_m, fk_p"])
+
+
+def test_deferred_constraints_and_changes_in_blocks(server):
+    run_steps_clean(server, DEFERRED_STEPS, ["drop table if exists fd_c, fd_i, fd_n, fd_p"])
 
 
 def in_thread(fn):
@@ -498,18 +502,8 @@ ODD_STEPS = [
 def test_foreign_keys_odd_cases(server):
     """A view referenced, a value the referenced column cannot hold, SET CONSTRAINTS on a
     constraint that cannot be deferred, and a SET CONSTRAINTS without its mode."""
-    with server.connect() as c:
-        c.execute("drop table if exists fo_c")
-        c.execute("drop view if exists fo_v")
-        c.execute("drop table if exists fo_p")
-        try:
-            run_steps(c, ODD_STEPS)
-        finally:
-            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                c.execute("rollback")
-            c.execute("drop table if exists fo_c")
-            c.execute("drop view if exists fo_v")
-            c.execute("drop table if exists fo_p")
+    run_steps_clean(server, ODD_STEPS, [
+        "drop table if exists fo_c", "drop view if exists fo_v", "drop table if exists fo_p"])
 
 
 ADD_COLUMN_STEPS = [
@@ -575,11 +569,4 @@ ADD_COLUMN_STEPS = [
 def test_add_column_with_references(server):
     """ALTER TABLE ... ADD COLUMN ... REFERENCES: the rows there hold the column's default,
     which must be in the referenced table if any row is there; inside a block too."""
-    with server.connect() as c:
-        c.execute("drop table if exists ar_e, ar_c, ar_p")
-        try:
-            run_steps(c, ADD_COLUMN_STEPS)
-        finally:
-            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                c.execute("rollback")
-            c.execute("drop table if exists ar_e, ar_c, ar_p")
+    run_steps_clean(server, ADD_COLUMN_STEPS, ["drop table if exists ar_e, ar_c, ar_p"])
