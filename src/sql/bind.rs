@@ -20,6 +20,9 @@ pub struct ScopeColumn {
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     pub columns: Vec<ScopeColumn>,
+    /// The stored relations in scope, (qualifier, OID): what their system column
+    /// `tableoid` reads.
+    pub relations: Vec<(String, u32)>,
 }
 
 /// An aggregate call found while binding a grouped query's output.
@@ -160,6 +163,8 @@ pub struct Binder<'a> {
     /// The tables and views the statement names (a view depends on them).
     pub relations_read: Vec<String>,
     pub ctes: Vec<Cte>,
+    /// References to a recursive WITH query's working table bound so far.
+    pub work_table_refs: usize,
 }
 
 /// A planned WITH query: its plan, column names and types.
@@ -178,6 +183,21 @@ pub struct Cte {
     /// Its plan, column names and types, once a reference planned it: every reference
     /// scans this one plan.
     pub planned: Option<PlannedCte>,
+    /// Of WITH RECURSIVE: its query may refer to itself.
+    pub recursive: bool,
+    /// While its recursive term is planned: what a reference to it reads instead.
+    pub work_table: Option<WorkTableRef>,
+}
+
+/// The working table of a recursive WITH query: the rows its last iteration added.
+#[derive(Clone, Debug)]
+pub struct WorkTableRef {
+    pub id: usize,
+    pub names: Vec<String>,
+    pub types: Vec<DataType>,
+    /// How many enclosing queries the recursive term has: a reference from deeper (a
+    /// subquery) is refused, as in PostgreSQL.
+    pub outers: usize,
 }
 
 pub type Typed = (Expr, DataType);
@@ -359,6 +379,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("regclass", 0) => DataType::RegClass,
                     ("regtype", 0) => DataType::RegType,
                     ("regnamespace", 0) => DataType::RegNamespace,
+                    ("regproc", 0) => DataType::RegProc,
                     ("oid", 0) => DataType::Oid,
                     ("name", 0) => DataType::Name,
                     ("\"char\"", 0) => DataType::InternalChar,
@@ -524,7 +545,11 @@ fn comparable(a: DataType, b: DataType) -> bool {
         DataType::Date | DataType::Timestamp | DataType::TimestampTz => 3,
         DataType::Bool => 4,
         DataType::Bytea => 5,
-        DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => 6,
+        DataType::Oid
+        | DataType::RegClass
+        | DataType::RegType
+        | DataType::RegNamespace
+        | DataType::RegProc => 6,
         DataType::Array(_) => 7,
         _ => 0,
     };
@@ -619,6 +644,7 @@ impl<'a> Binder<'a> {
             windows: None,
             ctes: Vec::new(),
             relations_read: Vec::new(),
+            work_table_refs: 0,
         }
     }
 
@@ -630,7 +656,7 @@ impl<'a> Binder<'a> {
         }
         if matches!(
             to,
-            DataType::RegClass | DataType::RegType | DataType::RegNamespace
+            DataType::RegClass | DataType::RegType | DataType::RegNamespace | DataType::RegProc
         ) {
             return Ok(self.cast((expr, ty), to)?.0);
         }
@@ -877,6 +903,21 @@ impl<'a> Binder<'a> {
                 ));
             }
             return Ok(f);
+        }
+        if name == "tableoid" {
+            let mut matching = scope
+                .relations
+                .iter()
+                .filter(|(q, _)| qualifier.is_none_or(|want| want == q));
+            if let (Some((_, oid)), None) = (matching.next(), matching.next()) {
+                return Ok((Expr::Const(Value::Oid(*oid)), DataType::Oid));
+            }
+            if qualifier.is_none() && scope.relations.len() > 1 {
+                return Err(Error::new(
+                    SqlState::AMBIGUOUS_COLUMN,
+                    "column reference \"tableoid\" is ambiguous",
+                ));
+            }
         }
         if let Some(q) = qualifier {
             if !scope
@@ -1198,6 +1239,14 @@ impl<'a> Binder<'a> {
                     root
                 };
                 let arr = self.bind(root, scope)?;
+                if arr.1 == DataType::Name {
+                    // A name is an array of 64 "char"s, from 0.
+                    let i = self.bind_as(index, scope, DataType::Int4)?;
+                    return Ok((
+                        Expr::Func(Func::NameChar, vec![arr.0, i]),
+                        DataType::InternalChar,
+                    ));
+                }
                 let Some(elem) = arr.1.element() else {
                     return Err(Error::new(
                         SqlState::DATATYPE_MISMATCH,
@@ -1207,7 +1256,15 @@ impl<'a> Binder<'a> {
                         ),
                     ));
                 };
-                let i = self.bind_as(index, scope, DataType::Int4)?;
+                let mut i = self.bind_as(index, scope, DataType::Int4)?;
+                if arr.1.is_vector() {
+                    // Subscripted from 0.
+                    i = Expr::Arith(
+                        ArithOp::Add,
+                        Box::new(i),
+                        Box::new(Expr::Const(Value::Int4(1))),
+                    );
+                }
                 Ok((Expr::Func(Func::ArrayElement, vec![arr.0, i]), elem))
             }
             E::Collate { expr, collation } => {
@@ -1302,12 +1359,13 @@ impl<'a> Binder<'a> {
         // is made.
         if matches!(
             to,
-            DataType::RegClass | DataType::RegType | DataType::RegNamespace
+            DataType::RegClass | DataType::RegType | DataType::RegNamespace | DataType::RegProc
         ) && t.1 != to
         {
             let (from_text, from_oid) = match to {
                 DataType::RegClass => (Func::RegClassIn, Func::RegClassOfOid),
                 DataType::RegType => (Func::RegTypeIn, Func::RegTypeOfOid),
+                DataType::RegProc => (Func::RegProcIn, Func::RegProcOfOid),
                 _ => (Func::RegNamespaceIn, Func::RegNamespaceOfOid),
             };
             if t.1.is_string() {
@@ -1520,8 +1578,8 @@ impl<'a> Binder<'a> {
         let l = self.bind(left, scope)?;
         let r = self.bind(right, scope)?;
         let (l, r) = match (l.1, r.1) {
-            (_, DataType::Array(e)) => {
-                let elem = *e;
+            (_, rt @ (DataType::Array(_) | DataType::Int2Vector | DataType::OidVector)) => {
+                let elem = rt.element().unwrap_or(DataType::Unknown);
                 if !comparable(l.1, elem) {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
@@ -2268,6 +2326,33 @@ impl<'a> Binder<'a> {
                 arity(0)?;
                 (Func::CurrentSchema, DataType::Text, vec![])
             }
+            "current_schemas" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Bool)?;
+                (
+                    Func::CurrentSchemas,
+                    DataType::Array(&DataType::Name),
+                    vec![a],
+                )
+            }
+            "acldefault" => {
+                arity(2)?;
+                let kind = self.bind_as(&args[0], scope, DataType::InternalChar)?;
+                let owner = self.bind_as(&args[1], scope, DataType::Oid)?;
+                // aclitem[] is shown as text[] (its text form is the same).
+                (
+                    Func::AclDefault,
+                    DataType::Array(&DataType::Text),
+                    vec![kind, owner],
+                )
+            }
+            "array_remove" => {
+                arity(2)?;
+                let (a, ty) = self.bind_array_arg(&args[0], scope, &name)?;
+                let elem = ty.element().unwrap_or(DataType::Text);
+                let e = self.bind_as(&args[1], scope, elem)?;
+                (Func::ArrayRemove, ty, vec![a, e])
+            }
             "pg_get_userbyid" => {
                 arity(1)?;
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
@@ -2326,6 +2411,17 @@ impl<'a> Binder<'a> {
                     bound.push(self.bind_as(pretty, scope, DataType::Bool)?);
                 }
                 (Func::ConstraintDef, DataType::Text, bound)
+            }
+            "quote_literal" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let a = match t.1 {
+                    DataType::Unknown => self.coerce(t, DataType::Text)?,
+                    DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+                    ty if ty.is_string() => t.0,
+                    _ => Expr::Cast(Box::new(t.0), DataType::Text),
+                };
+                (Func::QuoteLiteral, DataType::Text, vec![a])
             }
             "quote_ident" => {
                 arity(1)?;

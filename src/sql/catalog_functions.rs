@@ -25,13 +25,7 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
     let engine = ctx.engine;
     let oid = |i: usize| vals.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
     Ok(Some(match f {
-        Func::UserById => match oid(0) {
-            pg_catalog::BOOTSTRAP_ROLE => Value::Text("postgres".into()),
-            pg_catalog::DATABASE_OWNER_ROLE => {
-                Value::Text(pg_catalog::DATABASE_OWNER_ROLE_NAME.into())
-            }
-            other => Value::Text(format!("unknown (OID={other})")),
-        },
+        Func::UserById => Value::Text(role_name(oid(0))),
         Func::TableIsVisible => Value::Bool(
             pg_catalog::relation_by_oid(engine, oid(0))
                 .is_some_and(|r| matches!(r.namespace, NAMESPACE_PUBLIC | NAMESPACE_PG_CATALOG)),
@@ -42,12 +36,27 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             let typmod = vals.get(1).and_then(Value::as_i64).map(|m| m as i32);
             Value::Text(pg_catalog::format_type(oid(0), typmod))
         }
-        Func::GetExpr => vals[0].clone(),
+        Func::GetExpr => match public_visible(ctx) {
+            true => vals[0].clone(),
+            false => Value::Text(qualify_sequence_names(&text_of(&vals[0]))),
+        },
         Func::IndexDef => {
             let column = vals.get(1).and_then(Value::as_i64).unwrap_or(0);
             pg_catalog::index_definition(engine, oid(0), column).map_or(Value::Null, Value::Text)
         }
         Func::QuoteIdent => Value::Text(pg_catalog::quote_ident(&text_of(&vals[0]))),
+        Func::QuoteLiteral => Value::Text(quote_literal(&text_of(&vals[0]))),
+        Func::NameChar => {
+            let name = text_of(&vals[0]);
+            match vals[1].as_i64() {
+                Some(i @ 0..=63) => Value::Text(
+                    name.as_bytes()
+                        .get(i as usize)
+                        .map_or(String::new(), |b| char::from(*b).to_string()),
+                ),
+                _ => Value::Null,
+            }
+        }
         Func::StatisticsColumns => Value::Null,
         Func::RelationIsPublishable => Value::Bool(
             pg_catalog::relation_by_oid(engine, oid(0))
@@ -69,13 +78,64 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             }
         }
         Func::RegNamespaceOfOid => reg_namespace_of_oid(oid(0)),
+        Func::RegProcIn => {
+            let text = text_of(&vals[0]);
+            match text.trim() {
+                "-" => reg_proc_of_oid(0),
+                t => match t.parse::<u32>() {
+                    Ok(n) => reg_proc_of_oid(n),
+                    // pg_proc lists no functions by name (see pg_catalog).
+                    Err(_) => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function \"{text}\" does not exist"),
+                        ))
+                    }
+                },
+            }
+        }
+        Func::RegProcOfOid => reg_proc_of_oid(oid(0)),
+        Func::AclDefault => {
+            let owner = role_name(oid(1));
+            let kind = text_of(&vals[0]);
+            match acl_default(&kind, &owner) {
+                Some(items) => Value::Array(
+                    &crate::types::DataType::Text,
+                    items
+                        .into_iter()
+                        .map(Value::Text)
+                        .collect::<Vec<_>>()
+                        .into(),
+                ),
+                None => {
+                    return Err(Error::internal(format!(
+                        "unrecognized object type abbreviation: {kind}"
+                    )))
+                }
+            }
+        }
+        Func::ArrayRemove => {
+            let Value::Array(t, items) = &vals[0] else {
+                return Ok(Some(Value::Null));
+            };
+            let kept: Vec<Value> = items
+                .iter()
+                .filter(|v| crate::types::compare(v, &vals[1]) != Some(std::cmp::Ordering::Equal))
+                .cloned()
+                .collect();
+            Value::Array(t, kept.into())
+        }
         Func::ConstraintDef => {
             let pretty = vals.get(1) == Some(&Value::Bool(true));
-            pg_catalog::constraint_definition(engine, oid(0), pretty)
+            pg_catalog::constraint_definition(engine, oid(0), pretty, !public_visible(ctx))
                 .map_or(Value::Null, Value::Text)
         }
         Func::EncodingToChar => Value::Text(if oid(0) == 6 { "UTF8" } else { "" }.into()),
-        Func::Description => Value::Null,
+        // The one comment there is: initdb's on schema public.
+        Func::Description => match (oid(0), text_of(&vals[1]).as_str()) {
+            (NAMESPACE_PUBLIC, "pg_namespace") => Value::Text("standard public schema".into()),
+            _ => Value::Null,
+        },
         Func::ViewDef => {
             pg_catalog::view_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
         }
@@ -340,6 +400,95 @@ fn reg_namespace_of_oid(oid: u32) -> Value {
     match pg_catalog::namespace_by_oid(oid) {
         Some(name) => Value::Reg(oid, pg_catalog::quote_ident(name).into()),
         None => Value::Reg(oid, Arc::from(oid.to_string())),
+    }
+}
+
+/// `quote_literal`: a string constant of `s`, in the escape form (`E'...'`) when it has
+/// backslashes, as PostgreSQL writes it.
+pub fn quote_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 3);
+    if s.contains('\\') {
+        out.push('E');
+    }
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\'' || c == '\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
+/// Whether schema `public` is on the session's `search_path`: if not, the names of its
+/// objects in definitions are qualified (`public.t`), as PostgreSQL's regclass output
+/// and `ruleutils` do (pg_dump sets an empty path).
+fn public_visible(ctx: &EvalContext) -> bool {
+    let path = super::expr::session_setting(ctx, "search_path").unwrap_or_default();
+    pg_catalog::search_path_schemas(&path, false)
+        .iter()
+        .any(|s| s == "public")
+}
+
+/// A column default with its `nextval('seq'::regclass)` calls naming `public.seq`.
+fn qualify_sequence_names(expr: &str) -> String {
+    let mut out = String::with_capacity(expr.len() + 8);
+    let mut rest = expr;
+    while let Some(at) = rest.find("nextval('") {
+        let (before, after) = rest.split_at(at + "nextval('".len());
+        out.push_str(before);
+        let name_end = after.find('\'').unwrap_or(after.len());
+        if !after[..name_end].contains('.') {
+            out.push_str("public.");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The name of role `oid` as `pg_get_userbyid` gives it.
+fn role_name(oid: u32) -> String {
+    match oid {
+        pg_catalog::BOOTSTRAP_ROLE => "postgres".into(),
+        pg_catalog::DATABASE_OWNER_ROLE => pg_catalog::DATABASE_OWNER_ROLE_NAME.into(),
+        other => format!("unknown (OID={other})"),
+    }
+}
+
+/// `acldefault(kind, owner)`: the privileges an object of `kind` has before any GRANT
+/// (PostgreSQL 15's), as aclitem texts.
+fn acl_default(kind: &str, owner: &str) -> Option<Vec<String>> {
+    let o = pg_catalog::quote_ident(owner);
+    let (public, owner_privileges) = match kind {
+        "c" => (None, "arwU"),
+        "r" => (None, "arwdDxt"),
+        "s" => (None, "rwU"),
+        "d" => (Some("Tc"), "CTc"),
+        "f" => (Some("X"), "X"),
+        "l" => (Some("U"), "U"),
+        "L" => (None, "rw"),
+        "n" => (None, "UC"),
+        "t" => (None, "C"),
+        "F" | "S" => (None, "U"),
+        "T" => (Some("U"), "U"),
+        "p" => (None, "sA"),
+        _ => return None,
+    };
+    let mut items = Vec::new();
+    if let Some(p) = public {
+        items.push(format!("={p}/{o}"));
+    }
+    items.push(format!("{o}={owner_privileges}/{o}"));
+    Some(items)
+}
+
+/// A function as `regproc` shows it: `-` for none, else its OID (pg_proc lists none).
+fn reg_proc_of_oid(oid: u32) -> Value {
+    match oid {
+        0 => Value::Reg(0, Arc::from("-")),
+        _ => Value::Reg(oid, Arc::from(oid.to_string())),
     }
 }
 

@@ -77,6 +77,8 @@ pub struct Executor<'a> {
     pub fk_incoming: RefCell<FxHashMap<TableId, Rc<Vec<Incoming>>>>,
     /// Referencing tables' compiled rules, for referential actions.
     pub fk_rules: RefCell<FxHashMap<TableId, Rc<RowRules>>>,
+    /// The working table of each recursive WITH query being computed, by id.
+    pub work_tables: RefCell<FxHashMap<usize, SharedRows>>,
 }
 
 /// Rows computed once and read by several scans of one statement.
@@ -84,6 +86,9 @@ pub type SharedRows = Rc<Vec<Vec<Value>>>;
 
 /// The most subqueries one statement keeps the rows of (each runs once).
 const SUBQUERY_CACHE_LIMIT: usize = 1024;
+
+/// The most rows a recursive WITH query may produce.
+const RECURSIVE_MAX_ROWS: usize = 10_000_000;
 
 impl Subqueries for Executor<'_> {
     fn outer(&self, i: usize) -> Result<Value> {
@@ -630,21 +635,11 @@ impl Executor<'_> {
     /// min(m, n) times (INTERSECT ALL) or max(m - n, 0) times (EXCEPT ALL); without ALL,
     /// at most once. NULLs are equal here.
     fn set_operation(&self, op: &SetOpPlan) -> Result<Vec<Vec<Value>>> {
-        let side = |plan: &SelectPlan, casts: &[Option<DataType>]| -> Result<Vec<Vec<Value>>> {
-            let mut rows = self.select(plan)?;
-            if casts.iter().any(Option::is_some) {
-                for row in &mut rows {
-                    for (v, cast) in row.iter_mut().zip(casts) {
-                        if let Some(t) = cast {
-                            *v = types::cast(std::mem::replace(v, Value::Null), t)?;
-                        }
-                    }
-                }
-            }
-            Ok(rows)
-        };
-        let left = side(&op.left, &op.left_casts)?;
-        let right = side(&op.right, &op.right_casts)?;
+        if let SetOp::RecursiveUnion(id) = op.op {
+            return self.recursive_union(op, id);
+        }
+        let left = self.set_side(&op.left, &op.left_casts)?;
+        let right = self.set_side(&op.right, &op.right_casts)?;
         let mut out = Vec::new();
         match op.op {
             SetOp::Union => {
@@ -660,6 +655,7 @@ impl Executor<'_> {
                     }
                 }
             }
+            SetOp::RecursiveUnion(_) => return Err(Error::internal("recursive union")),
             SetOp::Intersect | SetOp::Except => {
                 let mut counts: FxHashMap<Vec<Value>, usize> = FxHashMap::default();
                 for row in right {
@@ -691,6 +687,71 @@ impl Executor<'_> {
                 }
             }
         }
+        Ok(out)
+    }
+
+    /// One side of a set operation: its rows, cast where the result's type differs.
+    fn set_side(&self, plan: &SelectPlan, casts: &[Option<DataType>]) -> Result<Vec<Vec<Value>>> {
+        let mut rows = self.select(plan)?;
+        if casts.iter().any(Option::is_some) {
+            for row in &mut rows {
+                for (v, cast) in row.iter_mut().zip(casts) {
+                    if let Some(t) = cast {
+                        *v = types::cast(std::mem::replace(v, Value::Null), t)?;
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// A recursive WITH query's rows: the non-recursive term's, then the recursive
+    /// term's run over the rows the last run added (its working table) until a run adds
+    /// none. Without ALL a row already there is not added again (so a cycle ends).
+    fn recursive_union(&self, op: &SetOpPlan, id: usize) -> Result<Vec<Vec<Value>>> {
+        let mut out = Vec::new();
+        let mut seen: FxHashSet<Vec<Value>> = FxHashSet::default();
+        let mut working = Vec::new();
+        let mut add = |rows: Vec<Vec<Value>>, working: &mut Vec<Vec<Value>>| -> Result<()> {
+            for row in rows {
+                if !op.all && !seen.insert(row.clone()) {
+                    continue;
+                }
+                if out.len() >= RECURSIVE_MAX_ROWS {
+                    return Err(Error::new(
+                        SqlState::PROGRAM_LIMIT_EXCEEDED,
+                        format!("a recursive query produces more than {RECURSIVE_MAX_ROWS} rows"),
+                    ));
+                }
+                out.push(row.clone());
+                working.push(row);
+            }
+            Ok(())
+        };
+        add(self.set_side(&op.left, &op.left_casts)?, &mut working)?;
+        while !working.is_empty() {
+            check_cancel(self.slot)?;
+            self.work_tables
+                .borrow_mut()
+                .insert(id, Rc::new(std::mem::take(&mut working)));
+            // What the recursive term's subqueries computed may have read the last
+            // working table.
+            self.subquery_rows.borrow_mut().clear();
+            self.materialized_rows.borrow_mut().clear();
+            let step = self.set_side(&op.right, &op.right_casts);
+            let step = match step {
+                Ok(rows) => rows,
+                Err(e) => {
+                    self.work_tables.borrow_mut().remove(&id);
+                    return Err(e);
+                }
+            };
+            if let Err(e) = add(step, &mut working) {
+                self.work_tables.borrow_mut().remove(&id);
+                return Err(e);
+            }
+        }
+        self.work_tables.borrow_mut().remove(&id);
         Ok(out)
     }
 
@@ -1104,6 +1165,39 @@ impl Executor<'_> {
             TableFunctionKind::PartitionAncestors => {
                 if !args[0].is_null() {
                     visit(vec![args[0].clone()])?;
+                }
+            }
+            TableFunctionKind::WorkTable(id) => {
+                let rows = self.work_tables.borrow().get(&id).cloned();
+                for row in rows.iter().flat_map(|r| r.iter()) {
+                    if !visit(row.clone())? {
+                        break;
+                    }
+                }
+            }
+            TableFunctionKind::SequenceState => {
+                let name = crate::sql::expr::text_of(&args[0]);
+                let Some(seq) = self.engine.txn.catalog.sequence(&name) else {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{name}\" does not exist"),
+                    ));
+                };
+                let (last, called) = seq.last_value();
+                visit(vec![Value::Int8(last), Value::Int8(0), Value::Bool(called)])?;
+            }
+            TableFunctionKind::OptionsToTable => {
+                if let Value::Array(_, items) = &args[0] {
+                    for item in items.iter().filter(|v| !v.is_null()) {
+                        let text = crate::sql::expr::text_of(item);
+                        let (name, value) = match text.split_once('=') {
+                            Some((n, v)) => (n.to_string(), Value::Text(v.to_string())),
+                            None => (text, Value::Null),
+                        };
+                        if !visit(vec![Value::Text(name), value])? {
+                            break;
+                        }
+                    }
                 }
             }
             TableFunctionKind::GenerateSubscripts => {

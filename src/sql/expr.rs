@@ -144,6 +144,13 @@ pub enum Func {
     ToRegType,
     /// `text::regnamespace`: 3F000 when there is no such schema.
     RegNamespaceIn,
+    RegProcIn,
+    NameChar,
+    QuoteLiteral,
+    AclDefault,
+    CurrentSchemas,
+    ArrayRemove,
+    RegProcOfOid,
     /// `oid::regnamespace`.
     RegNamespaceOfOid,
     /// `quote_ident(text)`.
@@ -1022,19 +1029,22 @@ fn eval_func(
             Value::Text(value)
         }
         Func::CurrentSchema => Value::Text(crate::error::TABLE_SCHEMA.to_string()),
+        Func::CurrentSchemas => {
+            let path = session_setting(ctx, "search_path").unwrap_or_default();
+            let implicit = matches!(vals[0], Value::Bool(true));
+            let schemas = super::pg_catalog::search_path_schemas(&path, implicit);
+            Value::Array(
+                &DataType::Name,
+                schemas
+                    .into_iter()
+                    .map(|s| Value::Text(s.into()))
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
+        }
         Func::CurrentSetting => {
             let name = text_of(&vals[0]);
-            let pending = ctx
-                .set_settings
-                .borrow()
-                .iter()
-                .rev()
-                .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))
-                .map(|(_, v, _)| v.clone());
-            if let Some(v) = pending {
-                return Ok(Value::Text(v));
-            }
-            match (ctx.settings)(&name) {
+            match session_setting(ctx, &name) {
                 Some(v) => Value::Text(v),
                 None => {
                     return Err(Error::new(
@@ -1065,6 +1075,12 @@ fn eval_func(
         | Func::RegTypeOfOid
         | Func::ToRegType
         | Func::RegNamespaceIn
+        | Func::RegProcIn
+        | Func::NameChar
+        | Func::QuoteLiteral
+        | Func::AclDefault
+        | Func::ArrayRemove
+        | Func::RegProcOfOid
         | Func::RegNamespaceOfOid
         | Func::QuoteIdent
         | Func::StatisticsColumns
@@ -1166,4 +1182,17 @@ fn bitwise(f: Func, a: &Value, b: &Value) -> Result<Value> {
         Value::Int4(_) => Value::Int4(r as i32),
         _ => Value::Int8(r),
     })
+}
+
+/// A setting's value as the session sees it, with what this statement's `set_config`
+/// calls set so far.
+pub(super) fn session_setting(ctx: &EvalContext, name: &str) -> Option<String> {
+    let pending = ctx
+        .set_settings
+        .borrow()
+        .iter()
+        .rev()
+        .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v, _)| v.clone());
+    pending.or_else(|| (ctx.settings)(name))
 }

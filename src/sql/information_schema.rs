@@ -255,6 +255,9 @@ impl TypeFacts {
             DataType::RegClass => base("regclass", "regclass"),
             DataType::RegType => base("regtype", "regtype"),
             DataType::RegNamespace => base("regnamespace", "regnamespace"),
+            DataType::RegProc => base("regproc", "regproc"),
+            DataType::Int2Vector => base("int2vector", "int2vector"),
+            DataType::OidVector => base("oidvector", "oidvector"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
             DataType::Record(_) => base("record", "record"),
         }
@@ -285,6 +288,9 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::RegClass => "_regclass",
         DataType::RegType => "_regtype",
         DataType::RegNamespace => "_regnamespace",
+        DataType::RegProc => "_regproc",
+        DataType::Int2Vector => "_int2vector",
+        DataType::OidVector => "_oidvector",
         DataType::Unknown | DataType::Array(_) | DataType::Record(_) => "",
     }
 }

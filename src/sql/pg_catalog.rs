@@ -91,6 +91,34 @@ pub enum PgCatalog {
     Depend,
     AuthMembers,
     OpClass,
+    Extension,
+    Proc,
+    Language,
+    Operator,
+    OpFamily,
+    Cast,
+    Conversion,
+    Transform,
+    EventTrigger,
+    TsParser,
+    TsTemplate,
+    TsDict,
+    TsConfig,
+    ForeignDataWrapper,
+    ForeignServer,
+    ForeignTable,
+    DefaultAcl,
+    PartitionedTable,
+    Rewrite,
+    Subscription,
+    LargeObjectMetadata,
+    AmOp,
+    AmProc,
+    InitPrivs,
+    SecLabels,
+    Aggregate,
+    Range,
+    Enum,
 }
 
 /// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
@@ -125,6 +153,49 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Depend, "pg_depend", 2608, true),
     (PgCatalog::AuthMembers, "pg_auth_members", 1261, true),
     (PgCatalog::OpClass, "pg_opclass", 2616, true),
+    (PgCatalog::Extension, "pg_extension", 3079, true),
+    (PgCatalog::Proc, "pg_proc", 1255, true),
+    (PgCatalog::Language, "pg_language", 2612, true),
+    (PgCatalog::Operator, "pg_operator", 2617, true),
+    (PgCatalog::OpFamily, "pg_opfamily", 2753, true),
+    (PgCatalog::Cast, "pg_cast", 2605, true),
+    (PgCatalog::Conversion, "pg_conversion", 2607, true),
+    (PgCatalog::Transform, "pg_transform", 3576, true),
+    (PgCatalog::EventTrigger, "pg_event_trigger", 3466, true),
+    (PgCatalog::TsParser, "pg_ts_parser", 3601, true),
+    (PgCatalog::TsTemplate, "pg_ts_template", 3764, true),
+    (PgCatalog::TsDict, "pg_ts_dict", 3600, true),
+    (PgCatalog::TsConfig, "pg_ts_config", 3602, true),
+    (
+        PgCatalog::ForeignDataWrapper,
+        "pg_foreign_data_wrapper",
+        2328,
+        true,
+    ),
+    (PgCatalog::ForeignServer, "pg_foreign_server", 1417, true),
+    (PgCatalog::ForeignTable, "pg_foreign_table", 3118, true),
+    (PgCatalog::DefaultAcl, "pg_default_acl", 826, true),
+    (
+        PgCatalog::PartitionedTable,
+        "pg_partitioned_table",
+        3350,
+        true,
+    ),
+    (PgCatalog::Rewrite, "pg_rewrite", 2618, true),
+    (PgCatalog::Subscription, "pg_subscription", 6100, true),
+    (
+        PgCatalog::LargeObjectMetadata,
+        "pg_largeobject_metadata",
+        2995,
+        true,
+    ),
+    (PgCatalog::AmOp, "pg_amop", 2602, true),
+    (PgCatalog::AmProc, "pg_amproc", 2603, true),
+    (PgCatalog::InitPrivs, "pg_init_privs", 3394, true),
+    (PgCatalog::SecLabels, "pg_seclabels", 12003, false),
+    (PgCatalog::Aggregate, "pg_aggregate", 2600, true),
+    (PgCatalog::Range, "pg_range", 3541, true),
+    (PgCatalog::Enum, "pg_enum", 3501, true),
 ];
 
 /// The default btree operator classes of the types there are: (OID, name, type).
@@ -151,6 +222,10 @@ const OPCLASSES: &[(u32, &str, u32)] = &[
 const PG_CLASS: u32 = 1259;
 const PG_CONSTRAINT: u32 = 2606;
 const PG_ATTRDEF: u32 = 2604;
+const PG_NAMESPACE: u32 = 2615;
+const PG_REWRITE: u32 = 2618;
+/// A view's ON SELECT rule's OID, after the view's.
+const VIEW_RULE: u32 = 1;
 
 /// A built-in type: (OID, name, length, passed by value, category, alignment, the type).
 struct BuiltinType {
@@ -247,6 +322,18 @@ const TYPES: &[BuiltinType] = &[
         DataType::RegClass,
     ),
     builtin!(2206, "regtype", 4, true, "N", "i", 2211, DataType::RegType),
+    builtin!(24, "regproc", 4, true, "N", "i", 0, DataType::RegProc),
+    builtin!(
+        22,
+        "int2vector",
+        -1,
+        false,
+        "A",
+        "i",
+        0,
+        DataType::Int2Vector
+    ),
+    builtin!(30, "oidvector", -1, false, "A", "i", 0, DataType::OidVector),
 ];
 
 impl PgCatalog {
@@ -256,6 +343,11 @@ impl PgCatalog {
 
     fn name(self) -> &'static str {
         CATALOGS.iter().find(|c| c.0 == self).map_or("", |c| c.1)
+    }
+
+    /// The catalog's own OID (its `tableoid`).
+    pub fn oid(self) -> u32 {
+        CATALOGS.iter().find(|c| c.0 == self).map_or(0, |c| c.2)
     }
 
     pub fn def(self) -> TableDef {
@@ -302,6 +394,9 @@ impl PgCatalog {
                 ("relpartbound", Text),
                 ("relacl", array(&Text)),
                 ("reloptions", array(&Text)),
+                // Transaction ids are not modelled: NULL.
+                ("relfrozenxid", Text),
+                ("relminmxid", Text),
             ],
             PgCatalog::Attribute => &[
                 ("attrelid", Oid),
@@ -326,6 +421,10 @@ impl PgCatalog {
                 ("attislocal", Bool),
                 ("attinhcount", Int4),
                 ("attcollation", Oid),
+                ("attacl", array(&Text)),
+                ("attoptions", array(&Text)),
+                ("attfdwoptions", array(&Text)),
+                ("attmissingval", Text),
             ],
             PgCatalog::Type => &[
                 ("oid", Oid),
@@ -350,6 +449,7 @@ impl PgCatalog {
                 ("typndims", Int4),
                 ("typcollation", Oid),
                 ("typdefault", Text),
+                ("typacl", array(&Text)),
             ],
             PgCatalog::Index => &[
                 ("indexrelid", Oid),
@@ -369,10 +469,10 @@ impl PgCatalog {
                 ("indisreplident", Bool),
                 ("indexprs", Text),
                 ("indpred", Text),
-                ("indkey", array(&Int2)),
-                ("indcollation", array(&Oid)),
-                ("indclass", array(&Oid)),
-                ("indoption", array(&Int2)),
+                ("indkey", DataType::Int2Vector),
+                ("indcollation", DataType::OidVector),
+                ("indclass", DataType::OidVector),
+                ("indoption", DataType::Int2Vector),
             ],
             PgCatalog::Constraint => &[
                 ("oid", Oid),
@@ -433,7 +533,12 @@ impl PgCatalog {
                 ("rolbypassrls", Bool),
                 ("oid", Oid),
             ],
-            PgCatalog::Am => &[("oid", Oid), ("amname", Name), ("amtype", Ch)],
+            PgCatalog::Am => &[
+                ("oid", Oid),
+                ("amname", Name),
+                ("amhandler", DataType::RegProc),
+                ("amtype", Ch),
+            ],
             PgCatalog::Settings => &[
                 ("name", Text),
                 ("setting", Text),
@@ -509,7 +614,7 @@ impl PgCatalog {
                 ("stxnamespace", Oid),
                 ("stxowner", Oid),
                 ("stxstattarget", Int4),
-                ("stxkeys", array(&Int2)),
+                ("stxkeys", DataType::Int2Vector),
                 ("stxkind", array(&Ch)),
             ],
             PgCatalog::Publication => &[
@@ -567,6 +672,294 @@ impl PgCatalog {
                 ("grantor", Oid),
                 ("admin_option", Bool),
             ],
+            PgCatalog::Extension => &[
+                ("oid", Oid),
+                ("extname", Name),
+                ("extowner", Oid),
+                ("extnamespace", Oid),
+                ("extrelocatable", Bool),
+                ("extversion", Text),
+                ("extconfig", array(&Oid)),
+                ("extcondition", array(&Text)),
+            ],
+            PgCatalog::Proc => &[
+                ("oid", Oid),
+                ("proname", Name),
+                ("pronamespace", Oid),
+                ("proowner", Oid),
+                ("prolang", Oid),
+                ("procost", DataType::Float4),
+                ("prorows", DataType::Float4),
+                ("provariadic", Oid),
+                ("prosupport", DataType::RegProc),
+                ("prokind", Ch),
+                ("prosecdef", Bool),
+                ("proleakproof", Bool),
+                ("proisstrict", Bool),
+                ("proretset", Bool),
+                ("provolatile", Ch),
+                ("proparallel", Ch),
+                ("pronargs", Int2),
+                ("pronargdefaults", Int2),
+                ("prorettype", Oid),
+                ("proargtypes", DataType::OidVector),
+                ("proallargtypes", array(&Oid)),
+                ("proargmodes", array(&Ch)),
+                ("proargnames", array(&Text)),
+                ("proargdefaults", Text),
+                ("protrftypes", array(&Oid)),
+                ("prosrc", Text),
+                ("probin", Text),
+                ("prosqlbody", Text),
+                ("proconfig", array(&Text)),
+                ("proacl", array(&Text)),
+            ],
+            PgCatalog::Language => &[
+                ("oid", Oid),
+                ("lanname", Name),
+                ("lanowner", Oid),
+                ("lanispl", Bool),
+                ("lanpltrusted", Bool),
+                ("lanplcallfoid", Oid),
+                ("laninline", Oid),
+                ("lanvalidator", Oid),
+                ("lanacl", array(&Text)),
+            ],
+            PgCatalog::Operator => &[
+                ("oid", Oid),
+                ("oprname", Name),
+                ("oprnamespace", Oid),
+                ("oprowner", Oid),
+                ("oprkind", Ch),
+                ("oprcanmerge", Bool),
+                ("oprcanhash", Bool),
+                ("oprleft", Oid),
+                ("oprright", Oid),
+                ("oprresult", Oid),
+                ("oprcom", Oid),
+                ("oprnegate", Oid),
+                ("oprcode", DataType::RegProc),
+                ("oprrest", DataType::RegProc),
+                ("oprjoin", DataType::RegProc),
+            ],
+            PgCatalog::OpFamily => &[
+                ("oid", Oid),
+                ("opfmethod", Oid),
+                ("opfname", Name),
+                ("opfnamespace", Oid),
+                ("opfowner", Oid),
+            ],
+            PgCatalog::Cast => &[
+                ("oid", Oid),
+                ("castsource", Oid),
+                ("casttarget", Oid),
+                ("castfunc", Oid),
+                ("castcontext", Ch),
+                ("castmethod", Ch),
+            ],
+            PgCatalog::Conversion => &[
+                ("oid", Oid),
+                ("conname", Name),
+                ("connamespace", Oid),
+                ("conowner", Oid),
+                ("conforencoding", Int4),
+                ("contoencoding", Int4),
+                ("conproc", DataType::RegProc),
+                ("condefault", Bool),
+            ],
+            PgCatalog::Transform => &[
+                ("oid", Oid),
+                ("trftype", Oid),
+                ("trflang", Oid),
+                ("trffromsql", DataType::RegProc),
+                ("trftosql", DataType::RegProc),
+            ],
+            PgCatalog::EventTrigger => &[
+                ("oid", Oid),
+                ("evtname", Name),
+                ("evtevent", Name),
+                ("evtowner", Oid),
+                ("evtfoid", Oid),
+                ("evtenabled", Ch),
+                ("evttags", array(&Text)),
+            ],
+            PgCatalog::TsParser => &[
+                ("oid", Oid),
+                ("prsname", Name),
+                ("prsnamespace", Oid),
+                ("prsstart", DataType::RegProc),
+                ("prstoken", DataType::RegProc),
+                ("prsend", DataType::RegProc),
+                ("prsheadline", DataType::RegProc),
+                ("prslextype", DataType::RegProc),
+            ],
+            PgCatalog::TsTemplate => &[
+                ("oid", Oid),
+                ("tmplname", Name),
+                ("tmplnamespace", Oid),
+                ("tmplinit", DataType::RegProc),
+                ("tmpllexize", DataType::RegProc),
+            ],
+            PgCatalog::TsDict => &[
+                ("oid", Oid),
+                ("dictname", Name),
+                ("dictnamespace", Oid),
+                ("dictowner", Oid),
+                ("dicttemplate", Oid),
+                ("dictinitoption", Text),
+            ],
+            PgCatalog::TsConfig => &[
+                ("oid", Oid),
+                ("cfgname", Name),
+                ("cfgnamespace", Oid),
+                ("cfgowner", Oid),
+                ("cfgparser", Oid),
+            ],
+            PgCatalog::ForeignDataWrapper => &[
+                ("oid", Oid),
+                ("fdwname", Name),
+                ("fdwowner", Oid),
+                ("fdwhandler", Oid),
+                ("fdwvalidator", Oid),
+                ("fdwacl", array(&Text)),
+                ("fdwoptions", array(&Text)),
+            ],
+            PgCatalog::ForeignServer => &[
+                ("oid", Oid),
+                ("srvname", Name),
+                ("srvowner", Oid),
+                ("srvfdw", Oid),
+                ("srvtype", Text),
+                ("srvversion", Text),
+                ("srvacl", array(&Text)),
+                ("srvoptions", array(&Text)),
+            ],
+            PgCatalog::ForeignTable => &[
+                ("ftrelid", Oid),
+                ("ftserver", Oid),
+                ("ftoptions", array(&Text)),
+            ],
+            PgCatalog::DefaultAcl => &[
+                ("oid", Oid),
+                ("defaclrole", Oid),
+                ("defaclnamespace", Oid),
+                ("defaclobjtype", Ch),
+                ("defaclacl", array(&Text)),
+            ],
+            PgCatalog::PartitionedTable => &[
+                ("partrelid", Oid),
+                ("partstrat", Ch),
+                ("partnatts", Int2),
+                ("partdefid", Oid),
+                ("partattrs", DataType::Int2Vector),
+                ("partclass", DataType::OidVector),
+                ("partcollation", DataType::OidVector),
+                ("partexprs", Text),
+            ],
+            PgCatalog::Rewrite => &[
+                ("oid", Oid),
+                ("rulename", Name),
+                ("ev_class", Oid),
+                ("ev_type", Ch),
+                ("ev_enabled", Ch),
+                ("is_instead", Bool),
+                ("ev_qual", Text),
+                ("ev_action", Text),
+            ],
+            PgCatalog::Subscription => &[
+                ("oid", Oid),
+                ("subdbid", Oid),
+                ("subskiplsn", Text),
+                ("subname", Name),
+                ("subowner", Oid),
+                ("subenabled", Bool),
+                ("subbinary", Bool),
+                ("substream", Bool),
+                ("subtwophasestate", Ch),
+                ("subdisableonerr", Bool),
+                ("subconninfo", Text),
+                ("subslotname", Name),
+                ("subsynccommit", Text),
+                ("subpublications", array(&Text)),
+            ],
+            PgCatalog::LargeObjectMetadata => {
+                &[("oid", Oid), ("lomowner", Oid), ("lomacl", array(&Text))]
+            }
+            PgCatalog::AmOp => &[
+                ("oid", Oid),
+                ("amopfamily", Oid),
+                ("amoplefttype", Oid),
+                ("amoprighttype", Oid),
+                ("amopstrategy", Int2),
+                ("amoppurpose", Ch),
+                ("amopopr", Oid),
+                ("amopmethod", Oid),
+                ("amopsortfamily", Oid),
+            ],
+            PgCatalog::AmProc => &[
+                ("oid", Oid),
+                ("amprocfamily", Oid),
+                ("amproclefttype", Oid),
+                ("amprocrighttype", Oid),
+                ("amprocnum", Int2),
+                ("amproc", DataType::RegProc),
+            ],
+            PgCatalog::InitPrivs => &[
+                ("objoid", Oid),
+                ("classoid", Oid),
+                ("objsubid", Int4),
+                ("privtype", Ch),
+                ("initprivs", array(&Text)),
+            ],
+            PgCatalog::SecLabels => &[
+                ("objoid", Oid),
+                ("classoid", Oid),
+                ("objsubid", Int4),
+                ("objtype", Text),
+                ("objnamespace", Oid),
+                ("objname", Text),
+                ("provider", Text),
+                ("label", Text),
+            ],
+            PgCatalog::Aggregate => &[
+                ("aggfnoid", DataType::RegProc),
+                ("aggkind", Ch),
+                ("aggnumdirectargs", Int2),
+                ("aggtransfn", DataType::RegProc),
+                ("aggfinalfn", DataType::RegProc),
+                ("aggcombinefn", DataType::RegProc),
+                ("aggserialfn", DataType::RegProc),
+                ("aggdeserialfn", DataType::RegProc),
+                ("aggmtransfn", DataType::RegProc),
+                ("aggminvtransfn", DataType::RegProc),
+                ("aggmfinalfn", DataType::RegProc),
+                ("aggfinalextra", Bool),
+                ("aggmfinalextra", Bool),
+                ("aggfinalmodify", Ch),
+                ("aggmfinalmodify", Ch),
+                ("aggsortop", Oid),
+                ("aggtranstype", Oid),
+                ("aggtransspace", Int4),
+                ("aggmtranstype", Oid),
+                ("aggmtransspace", Int4),
+                ("agginitval", Text),
+                ("aggminitval", Text),
+            ],
+            PgCatalog::Range => &[
+                ("rngtypid", Oid),
+                ("rngsubtype", Oid),
+                ("rngmultitypid", Oid),
+                ("rngcollation", Oid),
+                ("rngsubopc", Oid),
+                ("rngcanonical", DataType::RegProc),
+                ("rngsubdiff", DataType::RegProc),
+            ],
+            PgCatalog::Enum => &[
+                ("oid", Oid),
+                ("enumtypid", Oid),
+                ("enumsortorder", DataType::Float4),
+                ("enumlabel", Name),
+            ],
         };
         TableDef::of_columns(self.name(), cols.iter().copied())
     }
@@ -592,7 +985,12 @@ impl PgCatalog {
                 } else {
                     BOOTSTRAP_ROLE
                 };
-                vec![Value::Oid(*o), name(n), Value::Oid(owner), Value::Null]
+                vec![
+                    Value::Oid(*o),
+                    name(n),
+                    Value::Oid(owner),
+                    namespace_acl(*o).map_or(Value::Null, text_array),
+                ]
             })
             .collect(),
             PgCatalog::Class => relations(engine, visible).iter().map(class_row).collect(),
@@ -702,9 +1100,30 @@ impl PgCatalog {
             })
             .collect(),
             PgCatalog::Am => vec![
-                vec![Value::Oid(HEAP_AM), name("heap"), char_value('t')],
-                vec![Value::Oid(BTREE_AM), name("btree"), char_value('i')],
+                vec![
+                    Value::Oid(HEAP_AM),
+                    name("heap"),
+                    Value::Reg(3, "heap_tableam_handler".into()),
+                    char_value('t'),
+                ],
+                vec![
+                    Value::Oid(BTREE_AM),
+                    name("btree"),
+                    Value::Reg(330, "bthandler".into()),
+                    char_value('i'),
+                ],
             ],
+            // Functions are built in, in language `internal`; none is user-defined.
+            PgCatalog::Language => vec![vec![
+                Value::Oid(12),
+                name("internal"),
+                Value::Oid(BOOTSTRAP_ROLE),
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(2246),
+            ]],
             PgCatalog::Settings => crate::settings::DEFS
                 .iter()
                 .map(|d| settings_row(d, settings))
@@ -750,10 +1169,50 @@ impl PgCatalog {
                 })
                 .collect(),
             PgCatalog::Depend => dependencies(engine, visible),
+            // The schemas' privileges are initdb's ('i').
+            PgCatalog::InitPrivs => [
+                NAMESPACE_PG_CATALOG,
+                NAMESPACE_PUBLIC,
+                NAMESPACE_INFORMATION_SCHEMA,
+            ]
+            .iter()
+            .filter_map(|&o| {
+                Some(vec![
+                    Value::Oid(o),
+                    Value::Oid(PG_NAMESPACE),
+                    Value::Int4(0),
+                    char_value('i'),
+                    text_array(namespace_acl(o)?),
+                ])
+            })
+            .collect(),
+            // The comment initdb gives schema public.
+            PgCatalog::Description => vec![vec![
+                Value::Oid(NAMESPACE_PUBLIC),
+                Value::Oid(PG_NAMESPACE),
+                Value::Int4(0),
+                Value::Text("standard public schema".into()),
+            ]],
+            // A view's query is its ON SELECT rule, "_RETURN", as in PostgreSQL.
+            PgCatalog::Rewrite => engine
+                .txn
+                .catalog
+                .views()
+                .iter()
+                .map(|v| {
+                    vec![
+                        Value::Oid(id_oid(v.id) + VIEW_RULE),
+                        name("_RETURN"),
+                        Value::Oid(id_oid(v.id)),
+                        char_value('1'),
+                        char_value('O'),
+                        Value::Bool(true),
+                    ]
+                })
+                .collect(),
             // SteadyDB has no comments, inheritance, triggers, row security policies,
             // extended statistics, publications or role memberships.
-            PgCatalog::Description
-            | PgCatalog::Inherits
+            PgCatalog::Inherits
             | PgCatalog::Trigger
             | PgCatalog::Policy
             | PgCatalog::StatisticExt
@@ -761,8 +1220,49 @@ impl PgCatalog {
             | PgCatalog::PublicationNamespace
             | PgCatalog::PublicationRel
             | PgCatalog::AuthMembers => Vec::new(),
+            // Nor extensions, user-defined functions, operators, casts, aggregates or
+            // types, text search, foreign data, default privileges, partitioning, rules,
+            // subscriptions, large objects or security labels. (The built-in functions,
+            // operators and casts are not listed.)
+            PgCatalog::Extension
+            | PgCatalog::Proc
+            | PgCatalog::Operator
+            | PgCatalog::OpFamily
+            | PgCatalog::Cast
+            | PgCatalog::Conversion
+            | PgCatalog::Transform
+            | PgCatalog::EventTrigger
+            | PgCatalog::TsParser
+            | PgCatalog::TsTemplate
+            | PgCatalog::TsDict
+            | PgCatalog::TsConfig
+            | PgCatalog::ForeignDataWrapper
+            | PgCatalog::ForeignServer
+            | PgCatalog::ForeignTable
+            | PgCatalog::DefaultAcl
+            | PgCatalog::PartitionedTable
+            | PgCatalog::Subscription
+            | PgCatalog::LargeObjectMetadata
+            | PgCatalog::AmOp
+            | PgCatalog::AmProc
+            | PgCatalog::SecLabels
+            | PgCatalog::Aggregate
+            | PgCatalog::Range
+            | PgCatalog::Enum => Vec::new(),
         };
-        rows.into_iter().map(Row::from).collect()
+        // Columns no row above gives (access privileges, options, ...) are NULL.
+        let width = self.def().columns.len();
+        rows.into_iter()
+            .map(|mut row| {
+                debug_assert!(
+                    row.len() <= width,
+                    "{} row wider than its catalog",
+                    self.name()
+                );
+                row.resize(width, Value::Null);
+                Row::from(row)
+            })
+            .collect()
     }
 }
 
@@ -864,7 +1364,8 @@ fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Va
                 .collect::<Vec<_>>()
         })
         .collect();
-    for seq in sequence_entries(engine, visible) {
+    let sequences = sequence_entries(engine, visible);
+    for seq in &sequences {
         if let Some((table, attnum)) = seq.owner {
             let kind = if identities.contains(&(table, attnum)) {
                 'i'
@@ -895,10 +1396,37 @@ fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Va
             if c.default.is_some() && !c.identity {
                 let attrdef = oid + FIRST_ATTRDEF + i as u32 + 1;
                 rows.push(row(PG_ATTRDEF, attrdef, PG_CLASS, oid, i + 1, 'a'));
+                // A default drawing from a sequence depends on it.
+                if let Some(seq) = c.default.as_deref().and_then(nextval_sequence) {
+                    if let Some(s) = sequences.iter().find(|s| s.name == seq) {
+                        rows.push(row(PG_ATTRDEF, attrdef, PG_CLASS, s.oid, 0, 'n'));
+                    }
+                }
+            }
+        }
+    }
+    // A view's rule belongs to it and depends on what it reads.
+    let relations = relations(engine, visible);
+    for view in engine.txn.catalog.views() {
+        let rule = id_oid(view.id) + VIEW_RULE;
+        rows.push(row(PG_REWRITE, rule, PG_CLASS, id_oid(view.id), 0, 'i'));
+        for read in &view.depends_on {
+            if let Some(r) = relations
+                .iter()
+                .find(|r| r.name == *read && r.namespace == NAMESPACE_PUBLIC)
+            {
+                rows.push(row(PG_REWRITE, rule, PG_CLASS, r.oid, 0, 'n'));
             }
         }
     }
     rows
+}
+
+/// The sequence a default `nextval('name'::regclass)` draws from.
+fn nextval_sequence(default: &str) -> Option<String> {
+    let rest = default.trim().strip_prefix("nextval('")?;
+    let name = &rest[..rest.find('\'')?];
+    Some(name.trim_start_matches("public.").to_string())
 }
 
 const NAMESPACES: &[(u32, &str)] = &[
@@ -909,6 +1437,52 @@ const NAMESPACES: &[(u32, &str)] = &[
 ];
 
 /// A schema's name.
+/// The schemas of `search_path` that exist, in its order; with `implicit`, `pg_catalog`
+/// first unless the path names it (`current_schemas(true)`).
+pub fn search_path_schemas(path: &str, implicit: bool) -> Vec<String> {
+    let mut schemas: Vec<String> = path
+        .split(',')
+        .map(|p| {
+            let p = p.trim();
+            match p.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
+                Some(quoted) => quoted.replace("\"\"", "\""),
+                None => p.to_lowercase(),
+            }
+        })
+        .filter(|s| namespace_by_name(s).is_some())
+        .collect();
+    if implicit && !schemas.iter().any(|s| s == "pg_catalog") {
+        schemas.insert(0, "pg_catalog".into());
+    }
+    schemas
+}
+
+/// A schema's privileges as initdb leaves them: everyone may use `public`,
+/// `pg_catalog` and `information_schema`; the owner may also create in them.
+fn namespace_acl(oid: u32) -> Option<[&'static str; 2]> {
+    match oid {
+        NAMESPACE_PUBLIC => Some([
+            "pg_database_owner=UC/pg_database_owner",
+            "=U/pg_database_owner",
+        ]),
+        NAMESPACE_PG_CATALOG | NAMESPACE_INFORMATION_SCHEMA => {
+            Some(["postgres=UC/postgres", "=U/postgres"])
+        }
+        _ => None,
+    }
+}
+
+fn text_array(items: [&str; 2]) -> Value {
+    Value::Array(
+        &DataType::Text,
+        items
+            .iter()
+            .map(|s| Value::Text(s.to_string()))
+            .collect::<Vec<_>>()
+            .into(),
+    )
+}
+
 pub fn namespace_by_oid(oid: u32) -> Option<&'static str> {
     NAMESPACES.iter().find(|n| n.0 == oid).map(|n| n.1)
 }
@@ -1010,6 +1584,14 @@ fn int2_array(values: impl Iterator<Item = i16>) -> Value {
     )
 }
 
+fn int2_vector(values: impl Iterator<Item = i16>) -> Value {
+    crate::types::vector_value(&crate::types::INT2VECTOR, values.map(Value::Int2).collect())
+}
+
+fn oid_vector(values: impl Iterator<Item = u32>) -> Value {
+    crate::types::vector_value(&crate::types::OIDVECTOR, values.map(Value::Oid).collect())
+}
+
 /// A `pg_index` row.
 fn index_row(t: &Table, def: &TableDef, index: &IndexInfo) -> Vec<Value> {
     let n = Value::Int2(index.columns.len() as i16);
@@ -1033,20 +1615,20 @@ fn index_row(t: &Table, def: &TableDef, index: &IndexInfo) -> Vec<Value> {
         f,
         Value::Null,
         Value::Null,
-        int2_array(index.columns.iter().map(|&i| i as i16 + 1)),
-        oid_array(
+        int2_vector(index.columns.iter().map(|&i| i as i16 + 1)),
+        oid_vector(
             index
                 .columns
                 .iter()
                 .map(|&i| collation_of(def.columns[i].data_type)),
         ),
-        oid_array(
+        oid_vector(
             index
                 .columns
                 .iter()
                 .map(|&i| opclass_of(def.columns[i].data_type)),
         ),
-        int2_array(index.columns.iter().map(|_| 0)),
+        int2_vector(index.columns.iter().map(|_| 0)),
     ]
 }
 
@@ -1131,11 +1713,13 @@ pub fn foreign_key_definition(
     engine: &Engine,
     def: &TableDef,
     fk: &ForeignKeyDef,
+    qualify: bool,
 ) -> Option<String> {
     let parent = engine.txn.catalog.table_by_id(fk.referenced)?;
     let parent_def = parent.def();
+    let schema = if qualify { "public." } else { "" };
     let mut text = format!(
-        "FOREIGN KEY ({}) REFERENCES {}({})",
+        "FOREIGN KEY ({}) REFERENCES {schema}{}({})",
         column_list(def, &fk.columns),
         quote_ident(&parent_def.name),
         column_list(&parent_def, &fk.referenced_columns)
@@ -1462,13 +2046,6 @@ fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Valu
     rows
 }
 
-fn oid_array(oids: impl Iterator<Item = u32>) -> Value {
-    Value::Array(
-        &DataType::Oid,
-        oids.map(Value::Oid).collect::<Vec<_>>().into(),
-    )
-}
-
 /// The default btree operator class of a key column's type.
 fn opclass_of(t: DataType) -> u32 {
     let type_oid = match t {
@@ -1508,7 +2085,11 @@ fn type_row(b: &BuiltinType) -> Vec<Value> {
         Value::Bool(true),
         char_value(','),
         Value::Oid(0),
-        Value::Oid(0),
+        // A vector's elements.
+        Value::Oid(match b.data_type {
+            t if t.is_vector() => t.element().map_or(0, |e| e.oid()),
+            _ => 0,
+        }),
         Value::Oid(b.array),
         Value::Text(b.align.into()),
         char_value(match (b.len, b.oid) {
@@ -1652,7 +2233,14 @@ fn column_list(def: &TableDef, columns: &[usize]) -> String {
 }
 
 /// `pg_get_constraintdef(oid[, pretty])` for a primary key, unique or check constraint.
-pub fn constraint_definition(engine: &Engine, constraint_oid: u32, pretty: bool) -> Option<String> {
+/// `pg_get_constraintdef`; with `qualify`, a referenced table is named with its schema
+/// (it is not on the search path).
+pub fn constraint_definition(
+    engine: &Engine,
+    constraint_oid: u32,
+    pretty: bool,
+    qualify: bool,
+) -> Option<String> {
     let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
     for (t, def) in tables(engine, &visible) {
         let first = table_oid(&t) + FIRST_CHECK;
@@ -1667,7 +2255,7 @@ pub fn constraint_definition(engine: &Engine, constraint_oid: u32, pretty: bool)
         let first = table_oid(&t) + FIRST_FOREIGN_KEY;
         if (first..first + def.foreign_keys.len() as u32).contains(&constraint_oid) {
             let fk = &def.foreign_keys[(constraint_oid - first) as usize];
-            return foreign_key_definition(engine, &def, fk);
+            return foreign_key_definition(engine, &def, fk, qualify);
         }
     }
     let r = relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))

@@ -80,6 +80,14 @@ pub enum TableFunctionKind {
     /// `information_schema._pg_expandarray(array)`: per element, the row `(x element,
     /// n its subscript)`, made as `output` says.
     ExpandArray(ExpandOutput),
+    /// `pg_options_to_table(text[])`: per `name=value` option, `(option_name,
+    /// option_value)`.
+    OptionsToTable,
+    /// The working table of a recursive WITH query (see `SetOp::RecursiveUnion`).
+    WorkTable(usize),
+    /// A sequence read as a relation (`SELECT last_value, is_called FROM seq`): its one
+    /// row `(last_value, log_cnt, is_called)`; the argument is its name.
+    SequenceState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +182,28 @@ pub struct SelectPlan {
 }
 
 impl SelectPlan {
+    /// A plan of nothing: one empty row, projected to none (what fields are not named
+    /// in a plan built with `..SelectPlan::empty()` start as).
+    pub fn empty() -> SelectPlan {
+        SelectPlan {
+            source: None,
+            joins: Vec::new(),
+            filter: None,
+            aggregation: None,
+            projection: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            row_lock: None,
+            distinct: false,
+            distinct_on: 0,
+            set_op: None,
+            subqueries: Vec::new(),
+            windows: Vec::new(),
+            materialize: false,
+        }
+    }
+
     /// The tables it reads: its FROM's, its subqueries', and both sides' of a set
     /// operation (not system views or placeholders).
     pub fn tables_read(&self) -> Vec<&Arc<Table>> {
@@ -201,6 +231,10 @@ pub enum SetOp {
     Union,
     Intersect,
     Except,
+    /// A recursive WITH query: the left side's rows, then the right side's over and
+    /// over, each time reading the rows the last time added as working table `id`
+    /// (`TableFunctionKind::WorkTable`), until it adds none.
+    RecursiveUnion(usize),
 }
 
 /// Two queries' rows combined. Each side's values are cast to the result's column type
@@ -421,6 +455,14 @@ pub enum Plan {
     },
     Truncate {
         tables: Vec<Arc<Table>>,
+    },
+    /// LOCK TABLE: `exclusive` (ACCESS EXCLUSIVE) closes the tables' gates until the
+    /// transaction ends; the weaker modes there are (ACCESS SHARE, ROW SHARE, ROW
+    /// EXCLUSIVE) hold them as a transaction block that read them does.
+    LockTables {
+        tables: Vec<Arc<Table>>,
+        exclusive: bool,
+        nowait: bool,
     },
     AddPrimaryKey {
         table: Arc<Table>,

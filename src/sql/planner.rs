@@ -125,12 +125,20 @@ struct Planner<'a> {
 }
 
 fn table_scope(table: &Table, def: &TableDef, alias: Option<&str>) -> Scope {
-    let _ = table;
     let mut qualifiers = vec![def.name.clone()];
     if let Some(a) = alias {
         qualifiers = vec![a.to_string()];
     }
+    // A system catalog is scanned as a placeholder of no pages (id 0), under its name.
+    let tableoid = match table.id.0 {
+        0 => super::pg_catalog::PgCatalog::by_name(&def.name).map(|c| c.oid()),
+        _ => Some(super::pg_catalog::table_oid(table)),
+    };
     Scope {
+        relations: tableoid
+            .map(|oid| (qualifiers[0].clone(), oid))
+            .into_iter()
+            .collect(),
         columns: def
             .columns
             .iter()
@@ -206,6 +214,9 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::RegClass => "regclass",
         DataType::RegType => "regtype",
         DataType::RegNamespace => "regnamespace",
+        DataType::RegProc => "regproc",
+        DataType::Int2Vector => "int2vector",
+        DataType::OidVector => "oidvector",
         DataType::Array(e) => pg_type_name(*e),
         DataType::Record(_) => "record",
     }
@@ -222,6 +233,10 @@ type PlannedQuery = (
 
 /// The most tables one FROM clause may join.
 const MAX_JOINED_TABLES: usize = 16;
+
+/// Working tables of recursive WITH queries are numbered from this counter (a number
+/// needs only be unique within a statement).
+static NEXT_WORK_TABLE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A table of FROM.
 struct FromTable {
@@ -540,6 +555,9 @@ fn set_result_type(a: DataType, b: DataType) -> Option<DataType> {
             Varchar(None)
         }),
         (Timestamp, TimestampTz) | (TimestampTz, Timestamp) => Some(TimestampTz),
+        // An OID of a reg* type is an oid.
+        (Oid, RegClass | RegType | RegNamespace | RegProc)
+        | (RegClass | RegType | RegNamespace | RegProc, Oid) => Some(Oid),
         (Date, Timestamp) | (Timestamp, Date) => Some(Timestamp),
         (Date, TimestampTz) | (TimestampTz, Date) => Some(TimestampTz),
         _ => None,
@@ -1023,6 +1041,33 @@ impl Planner<'_> {
                     .map(|n| self.table(&n.name))
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Plan::Truncate { tables })
+            }
+            S::Lock(lock) => {
+                use ast::LockTableMode as M;
+                let exclusive = match &lock.lock_mode {
+                    None | Some(M::AccessExclusive) => true,
+                    Some(M::AccessShare | M::RowShare | M::RowExclusive) => false,
+                    Some(mode) => {
+                        return Err(Error::unsupported(format!(
+                            "LOCK TABLE IN {mode} MODE is not supported yet"
+                        )))
+                    }
+                };
+                if exclusive && lock.nowait {
+                    return Err(Error::unsupported(
+                        "LOCK TABLE IN ACCESS EXCLUSIVE MODE NOWAIT is not supported yet",
+                    ));
+                }
+                let tables = lock
+                    .tables
+                    .iter()
+                    .map(|t| self.table(&t.name))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Plan::LockTables {
+                    tables,
+                    exclusive,
+                    nowait: lock.nowait,
+                })
             }
             S::AlterTable(at) => self.plan_alter(at),
             S::CreateIndex(ci) => self.plan_create_index(ci),
@@ -3326,6 +3371,13 @@ impl Planner<'_> {
                 ..
             } if self.cte_named(name).is_some() => {
                 let i = self.cte_named(name).unwrap_or_default();
+                if let Some(work) = self.binder.ctes[i].work_table.clone() {
+                    return self.work_table_from(
+                        &self.binder.ctes[i].name.clone(),
+                        work,
+                        alias.as_ref(),
+                    );
+                }
                 // The WITH query sees only the ones before it.
                 let later = self.binder.ctes.split_off(i);
                 let mut later = later;
@@ -3351,7 +3403,12 @@ impl Planner<'_> {
                             b.outers.iter().map(|o| o.captured.len()).sum()
                         };
                         let before = captured(&self.binder);
-                        let planned = self.plan_derived(&query);
+                        let planned = if later[0].recursive {
+                            let (name, columns) = (later[0].name.clone(), later[0].columns.clone());
+                            self.plan_recursive_cte(&name, &query, &columns)
+                        } else {
+                            self.plan_derived(&query)
+                        };
                         if captured(&self.binder) != before {
                             Err(Error::unsupported(
                                 "a WITH query that refers to a column of an enclosing query is not supported yet",
@@ -3390,6 +3447,14 @@ impl Planner<'_> {
                     ));
                 }
                 let system = system_view(name);
+                if system.is_none() {
+                    let n = object_name(name)?;
+                    if self.engine.txn.catalog.table(&n).is_none()
+                        && self.engine.txn.catalog.sequence(&n).is_some()
+                    {
+                        return Ok(self.sequence_from(&n, alias.as_ref()));
+                    }
+                }
                 let table = match system {
                     Some(view) => self.placeholder_table(view.def()),
                     None => self.table(name)?,
@@ -3470,6 +3535,222 @@ impl Planner<'_> {
             )),
             _ => Err(Error::unsupported("this FROM item is not supported yet")),
         }
+    }
+
+    /// A sequence in FROM: its state as one row.
+    fn sequence_from(&mut self, name: &str, alias: Option<&ast::TableAlias>) -> FromTable {
+        let qualifier = alias.map_or(name.to_string(), |a| ident_name(&a.name));
+        let def = TableDef::of_columns(
+            &qualifier,
+            [
+                ("last_value", DataType::Int8),
+                ("log_cnt", DataType::Int8),
+                ("is_called", DataType::Bool),
+            ]
+            .into_iter(),
+        );
+        let table = self.placeholder_table(def);
+        FromTable {
+            def: table.def(),
+            table,
+            system: None,
+            derived: None,
+            function: Some(Arc::new(TableFunction {
+                kind: TableFunctionKind::SequenceState,
+                args: vec![Expr::Const(crate::types::Value::Text(name.to_string()))],
+                ordinality: false,
+            })),
+            qualifier,
+        }
+    }
+
+    /// A reference to a recursive WITH query from its own recursive term: a scan of its
+    /// working table.
+    fn work_table_from(
+        &mut self,
+        name: &str,
+        work: super::bind::WorkTableRef,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<FromTable> {
+        if self.binder.outers.len() != work.outers {
+            return Err(Error::new(
+                SqlState::INVALID_RECURSION,
+                format!(
+                    "recursive reference to query \"{name}\" must not appear within a subquery"
+                ),
+            ));
+        }
+        self.binder.work_table_refs += 1;
+        let mut names = work.names.clone();
+        let qualifier = match alias {
+            Some(a) => {
+                for (n, c) in names.iter_mut().zip(&a.columns) {
+                    *n = ident_name(&c.name);
+                }
+                ident_name(&a.name)
+            }
+            None => name.to_string(),
+        };
+        let def = TableDef::of_columns(
+            &qualifier,
+            names
+                .iter()
+                .map(String::as_str)
+                .zip(work.types.iter().copied()),
+        );
+        let table = self.placeholder_table(def);
+        Ok(FromTable {
+            def: table.def(),
+            table,
+            system: None,
+            derived: None,
+            function: Some(Arc::new(TableFunction {
+                kind: TableFunctionKind::WorkTable(work.id),
+                args: Vec::new(),
+                ordinality: false,
+            })),
+            qualifier,
+        })
+    }
+
+    /// A WITH RECURSIVE query `non-recursive term UNION [ALL] recursive term`: the
+    /// recursive term is planned with the query's name reading its working table.
+    /// One that does not refer to itself is planned as any other query.
+    fn plan_recursive_cte(
+        &mut self,
+        name: &str,
+        query: &ast::Query,
+        columns: &[String],
+    ) -> Result<(SelectPlan, Vec<String>, Vec<DataType>)> {
+        let ast::SetExpr::SetOperation {
+            left,
+            op: ast::SetOperator::Union,
+            set_quantifier,
+            right,
+        } = query.body.as_ref()
+        else {
+            return self.plan_derived(query);
+        };
+        let all = match set_quantifier {
+            ast::SetQuantifier::All => true,
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+            _ => return self.plan_derived(query),
+        };
+        let grouping = self.binder.grouping.take();
+        let no_aggregates = self.binder.no_aggregates.take();
+        let windows = self.binder.windows.take();
+        let fields = std::mem::take(&mut self.fields);
+        let planned = self.plan_recursive_terms(name, query, left, right, columns);
+        self.binder.grouping = grouping;
+        self.binder.no_aggregates = no_aggregates;
+        self.binder.windows = windows;
+        self.fields = fields;
+        let Some((init, step, names, types, step_types)) = planned? else {
+            return self.plan_derived(query);
+        };
+        if query.order_by.is_some() {
+            return Err(Error::unsupported(
+                "ORDER BY in a recursive query is not implemented",
+            ));
+        }
+        if query.limit_clause.is_some() || query.fetch.is_some() {
+            return Err(Error::unsupported(
+                "LIMIT in a recursive query is not implemented",
+            ));
+        }
+        if types.len() != step_types.len() {
+            return Err(Error::syntax(
+                "each UNION query must have the same number of columns",
+            ));
+        }
+        let mut right_casts = Vec::new();
+        for (i, (&l, &r)) in types.iter().zip(&step_types).enumerate() {
+            let overall = set_result_type(l, r).ok_or_else(|| {
+                Error::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "UNION types {} and {} cannot be matched",
+                        type_name_only(l),
+                        type_name_only(r)
+                    ),
+                )
+            })?;
+            if overall != l {
+                return Err(Error::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "recursive query \"{name}\" column {} has type {} in non-recursive term but type {} overall",
+                        i + 1,
+                        type_name_only(l),
+                        type_name_only(overall)
+                    ),
+                )
+                .with_hint("Cast the output of the non-recursive term to the correct type."));
+            }
+            right_casts.push((r != l).then_some(l));
+        }
+        let width = types.len();
+        let plan = SelectPlan {
+            projection: (0..width).map(Expr::Column).collect(),
+            set_op: Some(Box::new(SetOpPlan {
+                op: SetOp::RecursiveUnion(step.1),
+                all,
+                left: init,
+                right: step.0,
+                left_casts: vec![None; width],
+                right_casts,
+            })),
+            ..SelectPlan::empty()
+        };
+        Ok((plan, names, types))
+    }
+
+    /// The two terms of a recursive WITH query planned: (non-recursive term, (recursive
+    /// term, working table id), column names, types, the recursive term's types); None
+    /// when the recursive term does not refer to the query.
+    #[allow(clippy::type_complexity)]
+    fn plan_recursive_terms(
+        &mut self,
+        name: &str,
+        query: &ast::Query,
+        left: &ast::SetExpr,
+        right: &ast::SetExpr,
+        columns: &[String],
+    ) -> Result<
+        Option<(
+            SelectPlan,
+            (SelectPlan, usize),
+            Vec<String>,
+            Vec<DataType>,
+            Vec<DataType>,
+        )>,
+    > {
+        let (init, mut names, types) = self.plan_set_side(query, left)?;
+        for (n, c) in names.iter_mut().zip(columns) {
+            n.clone_from(c);
+        }
+        let id = NEXT_WORK_TABLE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let refs_before = self.binder.work_table_refs;
+        self.binder.ctes.push(super::bind::Cte {
+            name: name.to_string(),
+            query: query.clone(),
+            columns: names.clone(),
+            planned: None,
+            recursive: false,
+            work_table: Some(super::bind::WorkTableRef {
+                id,
+                names: names.clone(),
+                types: types.clone(),
+                outers: self.binder.outers.len(),
+            }),
+        });
+        let step = self.plan_set_side(query, right);
+        self.binder.ctes.pop();
+        let (step, _, step_types) = step?;
+        if self.binder.work_table_refs == refs_before {
+            return Ok(None);
+        }
+        Ok(Some((init, (step, id), names, types, step_types)))
     }
 
     /// The WITH query `name` refers to, innermost first: its index in the binder's list.
@@ -3553,9 +3834,6 @@ impl Planner<'_> {
     /// WITH queries after them; each reference plans one as a subquery in FROM (as
     /// PostgreSQL inlines a WITH query it does not need to materialize).
     fn plan_with_query(&mut self, q: &ast::Query, with: &ast::With) -> Result<PlannedQuery> {
-        if with.recursive {
-            return Err(Error::unsupported("WITH RECURSIVE is not supported yet"));
-        }
         let base = self.binder.ctes.len();
         let mut names: Vec<String> = Vec::new();
         for cte in &with.cte_tables {
@@ -3581,6 +3859,8 @@ impl Planner<'_> {
             }
             names.push(name.clone());
             self.binder.ctes.push(super::bind::Cte {
+                recursive: with.recursive,
+                work_table: None,
                 name,
                 query: cte.query.as_ref().clone(),
                 columns: cte
@@ -3814,6 +4094,18 @@ impl Planner<'_> {
                     vec![DataType::RegClass],
                 )
             }
+            "pg_options_to_table" if bound.len() == 1 => {
+                let mut bound = bound;
+                let Some(a) = bound.pop() else {
+                    return Err(no_function());
+                };
+                let a = self.binder.coerce(a, DataType::Array(&DataType::Text))?;
+                (
+                    TableFunctionKind::OptionsToTable,
+                    vec![a],
+                    vec![DataType::Text, DataType::Text],
+                )
+            }
             "unnest" if !bound.is_empty() => {
                 let mut types = Vec::new();
                 let mut args = Vec::new();
@@ -3851,6 +4143,9 @@ impl Planner<'_> {
                 None if i == function_columns => "ordinality".into(),
                 // Its result columns are named (OUT parameters).
                 None if kind == TableFunctionKind::PartitionAncestors => "relid".into(),
+                None if kind == TableFunctionKind::OptionsToTable => {
+                    ["option_name", "option_value"][i.min(1)].into()
+                }
                 None if matches!(kind, TableFunctionKind::ExpandArray(_)) => {
                     ["x", "n"][i.min(1)].into()
                 }
@@ -3945,6 +4240,9 @@ impl Planner<'_> {
         let outer_width = plan.scope.columns.len();
         let table_scope = table_scope(&table.table, &table.def, Some(&table.qualifier));
         plan.scope.columns.extend(table_scope.columns);
+        if table.derived.is_none() && table.function.is_none() {
+            plan.scope.relations.extend(table_scope.relations);
+        }
         let width = table.def.columns.len();
         plan.origins.extend((0..width).map(|c| {
             (table.system.is_none() && table.derived.is_none() && table.function.is_none())

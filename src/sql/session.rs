@@ -1441,6 +1441,26 @@ impl Session {
                 }
                 command("DROP TABLE")
             }
+            Plan::LockTables {
+                tables,
+                exclusive,
+                nowait,
+            } => {
+                if self.block().is_none() {
+                    return Err(Error::new(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "LOCK TABLE can only be used in transaction blocks",
+                    ));
+                }
+                for table in tables {
+                    if *exclusive {
+                        self.txn().close_gate(table)?;
+                    } else {
+                        self.txn().hold_table(table, *nowait)?;
+                    }
+                }
+                command("LOCK TABLE")
+            }
             Plan::Truncate { tables } => {
                 let ids: Vec<TableId> = tables.iter().map(|t| t.id).collect();
                 for table in tables {
@@ -2479,6 +2499,7 @@ impl Session {
             fk_unsettled: 0,
             fk_incoming: Default::default(),
             fk_rules: Default::default(),
+            work_tables: Default::default(),
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
@@ -2821,6 +2842,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::DropForeignKey { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Transaction(_)
+        | Plan::LockTables { .. }
         | Plan::SetConstraints { .. }
         | Plan::Set { .. }
         | Plan::Reset { .. }
@@ -3020,6 +3042,9 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::CreateTable { .. } => "CREATE TABLE",
         Plan::DropTable { .. } => "DROP TABLE",
         Plan::Truncate { .. } => "TRUNCATE TABLE",
+        Plan::LockTables {
+            exclusive: true, ..
+        } => "LOCK TABLE",
         Plan::AddPrimaryKey { .. } => "ALTER TABLE",
         Plan::CreateIndex { def, .. } if def.constraint => "ALTER TABLE",
         Plan::CreateIndex { .. } => "CREATE INDEX",

@@ -68,6 +68,9 @@ fn put_type(w: &mut Writer, t: &DataType) {
         DataType::RegClass => w.u8(18),
         DataType::RegType => w.u8(19),
         DataType::RegNamespace => w.u8(21),
+        DataType::RegProc => w.u8(24),
+        DataType::Int2Vector => w.u8(25),
+        DataType::OidVector => w.u8(26),
         DataType::Array(e) => {
             w.u8(20);
             put_type(w, e);
@@ -110,6 +113,9 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
         18 => DataType::RegClass,
         19 => DataType::RegType,
         21 => DataType::RegNamespace,
+        24 => DataType::RegProc,
+        25 => DataType::Int2Vector,
+        26 => DataType::OidVector,
         20 => {
             let e = get_type(r)?;
             match crate::types::static_element(&e) {
@@ -587,6 +593,23 @@ impl Sequence {
     /// The value the next nextval would hand out (as the sequence stands).
     pub fn peek_next(&self) -> i64 {
         self.next.load(Ordering::Relaxed)
+    }
+
+    /// `(last_value, is_called)` as PostgreSQL shows a sequence: the start and false
+    /// before any value was handed out, else the last value handed out (the one before
+    /// the next) and true. (After `setval(v, false)` past the start it shows the value
+    /// before `v`, called: the same next value.)
+    pub fn last_value(&self) -> (i64, bool) {
+        let spent = *self.spent.lock();
+        let next = self.next.load(Ordering::Relaxed);
+        let start = self.created.map_or(1, |(_, o)| o.start);
+        if spent {
+            return (self.max(), true);
+        }
+        if next == start {
+            return (start, false);
+        }
+        (next.saturating_sub(self.increment()), true)
     }
 
     /// Values up to this one may have been handed out (and logged as such).

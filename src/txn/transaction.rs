@@ -442,6 +442,34 @@ impl Transaction {
         Ok(())
     }
 
+    /// LOCK TABLE in ACCESS SHARE, ROW SHARE or ROW EXCLUSIVE mode: pass `table`'s gate
+    /// and stay inside until the transaction ends, as a block that read it does; with
+    /// `nowait`, 55P03 rather than wait at a gate another transaction closed.
+    pub fn hold_table(&mut self, table: &Arc<Table>, nowait: bool) -> Result<()> {
+        if self.writes.passed_gate(table.id) || self.writes.closed_gate(table.id) {
+            return Ok(());
+        }
+        let name = || table.def().name.clone();
+        let writer = match Writer::try_enter(table) {
+            Some(writer) => writer,
+            None if nowait => {
+                return Err(Error::new(
+                    SqlState::LOCK_NOT_AVAILABLE,
+                    format!("could not obtain lock on relation \"{}\"", name()),
+                ))
+            }
+            None => self.wait_at_gate(|interrupts| Writer::enter_waiting(table, interrupts))?,
+        };
+        self.writes.writers.push(writer);
+        if table.is_destroyed() {
+            return Err(Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", name()),
+            ));
+        }
+        Ok(())
+    }
+
     /// Close `table`'s gate for this transaction (DROP TABLE, TRUNCATE), waiting for the
     /// transactions writing it to end: from now until this one ends, every other
     /// statement on the table waits (`storage::write_gate`).

@@ -300,6 +300,23 @@ pub fn decode_array_binary(elem: &DataType, bytes: &[u8]) -> Result<Value> {
 }
 
 /// `array_send`.
+/// `int2vector` / `oidvector` binary: an array of int2 / oid with lower bound 0.
+pub fn encode_vector_binary(values: &[Value], vector: &DataType, out: &mut Vec<u8>) {
+    let elem_oid = vector.element().map_or(0, |e| e.oid());
+    let ndim: i32 = if values.is_empty() { 0 } else { 1 };
+    out.extend_from_slice(&ndim.to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    out.extend_from_slice(&elem_oid.to_be_bytes());
+    if values.is_empty() {
+        return;
+    }
+    out.extend_from_slice(&(values.len() as i32).to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    for v in values {
+        encode_binary_sized(v, out);
+    }
+}
+
 pub fn encode_array_binary(values: &[Value], elem: &DataType, out: &mut Vec<u8>) {
     let elem_oid = elem.oid();
     let ndim: i32 = if values.is_empty() { 0 } else { 1 };

@@ -128,6 +128,17 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
     if let Value::Text(s) = &value {
         return decode_text(to, s);
     }
+    if let (Value::Array(_, items), true) = (&value, to.is_vector()) {
+        let (marker, e) = match to {
+            DataType::OidVector => (&super::OIDVECTOR, DataType::Oid),
+            _ => (&super::INT2VECTOR, DataType::Int2),
+        };
+        let items = items
+            .iter()
+            .map(|v| convert(v.clone(), None, &e, explicit))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(Value::Array(marker, items.into()));
+    }
     if let (Value::Array(_, items), DataType::Array(e)) = (&value, to) {
         let items = items
             .iter()
@@ -136,6 +147,10 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
         return Ok(Value::Array(e, items.into()));
     }
     match (value, to) {
+        (
+            v @ Value::Reg(..),
+            DataType::RegClass | DataType::RegType | DataType::RegNamespace | DataType::RegProc,
+        ) => Ok(v),
         (
             v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..)),
             _,

@@ -335,6 +335,9 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         | DataType::RegClass
         | DataType::RegType
         | DataType::RegNamespace
+        | DataType::RegProc
+        | DataType::Int2Vector
+        | DataType::OidVector
         | DataType::Record(_) => false,
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,

@@ -38,17 +38,36 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         DataType::Json => Value::Text(check_json(text)?),
         DataType::Oid => Value::Oid(parse_int(text, i32::MIN as i64, u32::MAX as i64, ty)? as u32),
         // Names are looked up by the caller, which has the catalog.
-        DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
+        DataType::RegClass | DataType::RegType | DataType::RegNamespace | DataType::RegProc => {
             let oid = parse_int(text, 0, u32::MAX as i64, &DataType::Oid)? as u32;
             Value::Reg(oid, text.trim().into())
         }
         DataType::Bytea => Value::Bytea(parse_bytea(text)?),
+        DataType::Int2Vector | DataType::OidVector => parse_vector(ty, text)?,
         DataType::Array(e) => super::array::parse_array(e, text)?,
         DataType::Record(_) => return Err(record_input()),
         DataType::Date => Value::Date(super::datetime::parse_date(text)?),
         DataType::Timestamp => Value::Timestamp(super::datetime::parse_timestamp(text, false)?),
         DataType::TimestampTz => Value::TimestampTz(super::datetime::parse_timestamp(text, true)?),
     })
+}
+
+/// The static marker a vector type's values carry.
+fn vector_of(ty: &DataType) -> &'static DataType {
+    match ty {
+        DataType::OidVector => &super::OIDVECTOR,
+        _ => &super::INT2VECTOR,
+    }
+}
+
+/// `int2vectorin` / `oidvectorin`: numbers separated by spaces.
+fn parse_vector(ty: &DataType, text: &str) -> Result<Value> {
+    let element = ty.element().unwrap_or(DataType::Int2);
+    let items = text
+        .split_ascii_whitespace()
+        .map(|t| decode_text(&element, t))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Value::Array(vector_of(ty), items.into()))
 }
 
 /// Output function: append PostgreSQL's text format of `value` (not NULL) to `out`.
@@ -85,6 +104,10 @@ pub fn format_text(value: &Value) -> String {
         Value::TimestampTz(t) => format_timestamp(*t, true, &mut s),
         Value::Oid(v) => s = v.to_string(),
         Value::Reg(_, name) => s.push_str(name),
+        Value::Array(e, items) if e.is_vector() => {
+            let shown: Vec<String> = items.iter().map(format_text).collect();
+            s = shown.join(" ");
+        }
         Value::Array(_, items) => super::array::format_array(items, &mut s),
         Value::Record(_, fields) => format_record(fields, &mut s),
     }
@@ -219,11 +242,18 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         DataType::InternalChar => Value::Text(utf8_text(bytes)?.chars().take(1).collect()),
         DataType::Json => Value::Text(check_json(utf8_text(bytes)?)?),
         DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
-        DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
+        DataType::RegClass | DataType::RegType | DataType::RegNamespace | DataType::RegProc => {
             let oid = u32::from_be_bytes(fixed(bytes)?);
             Value::Reg(oid, oid.to_string().into())
         }
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
+        DataType::Int2Vector | DataType::OidVector => {
+            let element = ty.element().unwrap_or(DataType::Int2);
+            match super::array::decode_array_binary(&element, bytes)? {
+                Value::Array(_, items) => Value::Array(vector_of(ty), items),
+                other => other,
+            }
+        }
         DataType::Array(e) => super::array::decode_array_binary(e, bytes)?,
         DataType::Record(_) => return Err(record_input()),
         DataType::Date => {
@@ -263,6 +293,9 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Date(d) => out.extend_from_slice(&d.to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => out.extend_from_slice(&t.to_be_bytes()),
         Value::Oid(v) | Value::Reg(v, _) => out.extend_from_slice(&v.to_be_bytes()),
+        Value::Array(e, items) if e.is_vector() => {
+            super::array::encode_vector_binary(items, e, out)
+        }
         Value::Array(e, items) => super::array::encode_array_binary(items, e, out),
         Value::Record(types, fields) => {
             // `record_send`: the field count, then per field its type's OID and its

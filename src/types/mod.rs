@@ -38,6 +38,17 @@ pub use io::{
 };
 pub use ops::{arith, compare, compare_typed, negate, ArithOp};
 
+/// The element type an `int2vector` value carries (see [`DataType::Int2Vector`]).
+pub static INT2VECTOR: DataType = DataType::Int2Vector;
+/// The element type an `oidvector` value carries (see [`DataType::OidVector`]).
+pub static OIDVECTOR: DataType = DataType::OidVector;
+
+/// An `int2vector` or `oidvector` (`vector`) of `items`.
+pub fn vector_value(vector: &'static DataType, items: Vec<Value>) -> Value {
+    debug_assert!(vector.is_vector());
+    Value::Array(vector, items.into())
+}
+
 use rust_decimal::Decimal;
 
 /// PostgreSQL type OIDs (from `pg_type.dat`) for the types we support.
@@ -56,6 +67,9 @@ pub mod oid {
     pub const REGCLASS: u32 = 2205;
     pub const REGTYPE: u32 = 2206;
     pub const REGNAMESPACE: u32 = 4089;
+    pub const REGPROC: u32 = 24;
+    pub const INT2VECTOR: u32 = 22;
+    pub const OIDVECTOR: u32 = 30;
     pub const FLOAT4: u32 = 700;
     pub const FLOAT8: u32 = 701;
     pub const UNKNOWN: u32 = 705;
@@ -101,6 +115,14 @@ pub enum DataType {
     RegType,
     /// `regnamespace`: a schema's oid shown as its name ([`Value::Reg`]).
     RegNamespace,
+    /// `regproc`: a function's oid shown as its name ([`Value::Reg`]), `-` for 0.
+    RegProc,
+    /// `int2vector` and `oidvector` (catalog columns): arrays of int2 / oid subscripted
+    /// from 0, written space-separated. Their values are [`Value::Array`]s whose element
+    /// type is the vector type itself ([`INT2VECTOR`], [`OIDVECTOR`]), the items int2 /
+    /// oid values.
+    Int2Vector,
+    OidVector,
     /// `json`: JSON text, kept as written ([`Value::Text`]).
     Json,
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
@@ -163,6 +185,9 @@ impl DataType {
             DataType::RegClass => oid::REGCLASS,
             DataType::RegType => oid::REGTYPE,
             DataType::RegNamespace => oid::REGNAMESPACE,
+            DataType::RegProc => oid::REGPROC,
+            DataType::Int2Vector => oid::INT2VECTOR,
+            DataType::OidVector => oid::OIDVECTOR,
             DataType::Array(e) => array::array_oid(**e),
             DataType::Record(_) => oid::RECORD,
         }
@@ -183,6 +208,9 @@ impl DataType {
             oid::REGCLASS => DataType::RegClass,
             oid::REGTYPE => DataType::RegType,
             oid::REGNAMESPACE => DataType::RegNamespace,
+            oid::REGPROC => DataType::RegProc,
+            oid::INT2VECTOR => DataType::Int2Vector,
+            oid::OIDVECTOR => DataType::OidVector,
             oid::INT8 => DataType::Int8,
             oid::FLOAT4 => DataType::Float4,
             oid::FLOAT8 => DataType::Float8,
@@ -209,7 +237,8 @@ impl DataType {
             | DataType::Oid
             | DataType::RegClass
             | DataType::RegType
-            | DataType::RegNamespace => 4,
+            | DataType::RegNamespace
+            | DataType::RegProc => 4,
             DataType::Name => 64,
             DataType::InternalChar => 1,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
@@ -255,6 +284,9 @@ impl DataType {
             DataType::RegClass => "regclass".into(),
             DataType::RegType => "regtype".into(),
             DataType::RegNamespace => "regnamespace".into(),
+            DataType::RegProc => "regproc".into(),
+            DataType::Int2Vector => "int2vector".into(),
+            DataType::OidVector => "oidvector".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
             DataType::Record(_) => "record".into(),
         }
@@ -270,6 +302,9 @@ impl DataType {
             | DataType::RegClass
             | DataType::RegType
             | DataType::RegNamespace
+            | DataType::RegProc
+            | DataType::Int2Vector
+            | DataType::OidVector
             | DataType::Record(_) => true,
             DataType::Array(e) => e.is_catalog_only(),
             _ => false,
@@ -280,6 +315,8 @@ impl DataType {
     pub fn element(&self) -> Option<DataType> {
         match self {
             DataType::Array(e) => Some(**e),
+            DataType::Int2Vector => Some(DataType::Int2),
+            DataType::OidVector => Some(DataType::Oid),
             _ => None,
         }
     }
@@ -298,6 +335,11 @@ impl DataType {
                 | DataType::Float8
                 | DataType::Numeric(_)
         )
+    }
+
+    /// `int2vector` or `oidvector`.
+    pub fn is_vector(&self) -> bool {
+        matches!(self, DataType::Int2Vector | DataType::OidVector)
     }
 
     pub fn is_string(&self) -> bool {
@@ -374,6 +416,7 @@ impl Value {
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Oid(_) | Value::Reg(..) => DataType::Oid,
+            Value::Array(e, _) if e.is_vector() => **e,
             Value::Array(e, _) => DataType::Array(e),
             Value::Record(fields, _) => DataType::Record(fields),
         })

@@ -80,7 +80,7 @@ impl Session {
     }
 
     /// The transaction block, if one is open (BEGIN ran).
-    fn block(&mut self) -> Option<&mut TxnState> {
+    pub(super) fn block(&mut self) -> Option<&mut TxnState> {
         self.txn.as_mut().filter(|t| t.explicit)
     }
 

@@ -103,9 +103,11 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
             let s = random_text(r).replace('\0', "");
             Value::Text(super::io::apply_string_typmod(s, ty, true).expect("explicit fit"))
         }
-        DataType::Oid | DataType::RegClass | DataType::RegType | DataType::RegNamespace => {
-            Value::Oid(r.gen())
-        }
+        DataType::Oid
+        | DataType::RegClass
+        | DataType::RegType
+        | DataType::RegNamespace
+        | DataType::RegProc => Value::Oid(r.gen()),
         DataType::Name | DataType::InternalChar => Value::Text("n".into()),
         DataType::Json => Value::Text("{\"a\": [1, null]}".into()),
         DataType::Record(fields) => Value::Record(
@@ -116,6 +118,20 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
                 .collect::<Vec<_>>()
                 .into(),
         ),
+        DataType::Int2Vector | DataType::OidVector => {
+            let e = ty.element().unwrap_or(DataType::Int2);
+            let marker = match ty {
+                DataType::OidVector => &super::OIDVECTOR,
+                _ => &super::INT2VECTOR,
+            };
+            Value::Array(
+                marker,
+                (0..r.gen_range(0..3))
+                    .map(|_| random_value(r, &e))
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
+        }
         DataType::Array(e) => Value::Array(
             e,
             (0..r.gen_range(0..3))
