@@ -1037,7 +1037,7 @@ fn eval_func(
                 &DataType::Name,
                 schemas
                     .into_iter()
-                    .map(|s| Value::Text(s.into()))
+                    .map(Value::Text)
                     .collect::<Vec<_>>()
                     .into(),
             )
