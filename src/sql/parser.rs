@@ -32,6 +32,15 @@ pub enum Statement {
         names: Option<Vec<String>>,
         deferred: bool,
     },
+    /// ALTER TABLE t ALTER [COLUMN] c ADD GENERATED {BY DEFAULT | ALWAYS} AS IDENTITY
+    /// [(sequence options)] (pg_dump's form of an identity column): the options as a
+    /// CREATE SEQUENCE of the sequence's name (None: PostgreSQL's `t_c_seq`).
+    AddIdentity {
+        table: String,
+        column: String,
+        always: bool,
+        sequence: Box<Statement>,
+    },
     /// An empty query (only in a Parse message; simple queries drop empty statements).
     Empty,
 }
@@ -314,6 +323,15 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         Some("create") if words.tokens.get(1).map(String::as_str) == Some("sequence") => {
             return parse_create_sequence(&words)
         }
+        Some("alter")
+            if words.tokens.get(1).map(String::as_str) == Some("table")
+                && words
+                    .tokens
+                    .windows(2)
+                    .any(|w| w[0] == "add" && w[1] == "generated") =>
+        {
+            return parse_add_identity(&words)
+        }
         Some("set") if words.tokens.get(1).map(String::as_str) == Some("constraints") => {
             return parse_set_constraints(&words)
         }
@@ -325,6 +343,8 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         _ => {}
     }
     let respelled = respell_weak_row_locks(sql);
+    let sql = respelled.as_deref().unwrap_or(sql);
+    let respelled = respell_operator_any(sql);
     let sql = respelled.as_deref().unwrap_or(sql);
     check_nesting(sql)?;
     let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(syntax_error)?;
@@ -487,6 +507,88 @@ fn parse_create_sequence(words: &Words) -> Result<Statement> {
     })))
 }
 
+fn parse_add_identity(words: &Words) -> Result<Statement> {
+    let t: Vec<&str> = words.tokens.iter().map(String::as_str).collect();
+    let mut i = 2;
+    if t.get(i) == Some(&"only") {
+        i += 1;
+    }
+    let word = |i: usize| -> Result<&str> {
+        t.get(i)
+            .copied()
+            .ok_or_else(|| Error::syntax("syntax error at end of input"))
+    };
+    let table = word_name(word(i)?);
+    i += 1;
+    if word(i)? != "alter" {
+        return Err(syntax_near(word(i)?));
+    }
+    i += 1;
+    if word(i)? == "column" {
+        i += 1;
+    }
+    let column = word_name(word(i)?);
+    i += 1;
+    if word(i)? != "add" || word(i + 1)? != "generated" {
+        return Err(syntax_near(word(i)?));
+    }
+    i += 2;
+    let always = match word(i)? {
+        "always" => {
+            i += 1;
+            true
+        }
+        "by" if word(i + 1)? == "default" => {
+            i += 2;
+            false
+        }
+        other => return Err(syntax_near(other)),
+    };
+    if word(i)? != "as" || word(i + 1)? != "identity" {
+        return Err(syntax_near(word(i)?));
+    }
+    i += 2;
+    let mut name = format!("{table}_{column}_seq");
+    let mut options: Vec<String> = Vec::new();
+    if t.get(i) == Some(&"(") {
+        i += 1;
+        while t.get(i).is_some_and(|w| *w != ")") {
+            if t[i] == "sequence" && t.get(i + 1) == Some(&"name") {
+                name = word_name(word(i + 2)?);
+                i += 3;
+                continue;
+            }
+            options.push(t[i].to_string());
+            i += 1;
+        }
+        if t.get(i) != Some(&")") {
+            return Err(Error::syntax("syntax error at end of input"));
+        }
+        i += 1;
+    }
+    match t.get(i) {
+        None | Some(&";") => {}
+        Some(other) => return Err(syntax_near(other)),
+    }
+    let mut tokens = vec![
+        "create".to_string(),
+        "sequence".to_string(),
+        format!("\"{name}"),
+    ];
+    tokens.extend(options);
+    let sequence = parse_create_sequence(&Words {
+        tokens,
+        offsets: Vec::new(),
+        text: String::new(),
+    })?;
+    Ok(Statement::AddIdentity {
+        table,
+        column,
+        always,
+        sequence: Box::new(sequence),
+    })
+}
+
 fn parse_alter_sequence(words: &Words) -> Result<Statement> {
     let t: Vec<&str> = words.tokens.iter().map(String::as_str).collect();
     let name = match t.get(2) {
@@ -528,6 +630,67 @@ pub const KEY_SHARE_LOCK_MARK: &str = "steadydb: key share";
 /// (`FOR UPDATE OF "steadydb: no key"`), which the planner reads back. An OF list of the
 /// statement's own is dropped: a query reads one table, so it names that table. None when
 /// the statement has neither clause (outside quotes).
+/// `x OPERATOR(pg_catalog.=) ANY (array)` (psql's and pg_dump's pattern queries) as
+/// `x = ANY (array)`: sqlparser takes a schema-qualified operator only between two
+/// operands. Quoted text is left alone.
+fn respell_operator_any(sql: &str) -> Option<String> {
+    const PREFIX: &str = "operator(pg_catalog.";
+    let lower = sql.to_ascii_lowercase();
+    if !lower.contains(PREFIX) {
+        return None;
+    }
+    let bytes = lower.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let (mut i, mut copied) = (0, 0);
+    let mut quote: Option<u8> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'\'' || c == b'"' {
+            quote = Some(c);
+            i += 1;
+            continue;
+        }
+        if lower[i..].starts_with(PREFIX) {
+            let op_start = i + PREFIX.len();
+            if let Some(len) = lower[op_start..].find(')') {
+                let op = &lower[op_start..op_start + len];
+                let after = &lower[op_start + len + 1..];
+                let next = after.trim_start();
+                let quantified = ["any", "all", "some"].iter().any(|w| {
+                    next.starts_with(w)
+                        && !next[w.len()..]
+                            .starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+                });
+                if quantified
+                    && !op.is_empty()
+                    && op.bytes().all(|b| b"=<>!~*+-/%|&#^@".contains(&b))
+                {
+                    out.push_str(&sql[copied..i]);
+                    out.push(' ');
+                    out.push_str(op);
+                    out.push(' ');
+                    i = op_start + len + 1;
+                    copied = i;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&sql[copied..]);
+    Some(out)
+}
+
 fn respell_weak_row_locks(sql: &str) -> Option<String> {
     let lower = sql.to_ascii_lowercase();
     if !lower.contains("key") {

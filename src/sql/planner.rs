@@ -835,6 +835,53 @@ impl Planner<'_> {
             }
             Statement::Checkpoint => Ok(Plan::Checkpoint),
             Statement::AlterSequence { name, action } => self.plan_alter_sequence(name, action),
+            Statement::AddIdentity {
+                table,
+                column,
+                always,
+                sequence,
+            } => {
+                if *always {
+                    return Err(Error::unsupported(
+                        "GENERATED ALWAYS AS IDENTITY is not supported yet",
+                    ));
+                }
+                let t = self.table_named(table)?;
+                let def = t.def();
+                let c = def.column_index(column).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{column}\" of relation \"{table}\" does not exist"),
+                    )
+                })?;
+                let ty = def.columns[c].data_type;
+                if !ty.is_integer() {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "identity column type must be smallint, integer, or bigint",
+                    ));
+                }
+                let Statement::Ast(create) = sequence.as_ref() else {
+                    return Err(Error::internal("identity sequence"));
+                };
+                let mut create = create.as_ref().clone();
+                // The sequence is of the column's type unless its options say.
+                if let ast::Statement::CreateSequence { data_type, .. } = &mut create {
+                    if data_type.is_none() {
+                        *data_type = Some(match ty {
+                            DataType::Int2 => ast::DataType::SmallInt(None),
+                            DataType::Int4 => ast::DataType::Integer(None),
+                            _ => ast::DataType::BigInt(None),
+                        });
+                    }
+                }
+                let sequence = self.plan_ast(&create)?;
+                Ok(Plan::AddIdentity {
+                    table: t,
+                    column: c,
+                    sequence: Box::new(sequence),
+                })
+            }
             Statement::Empty => Ok(Plan::Maintenance { tag: "" }),
             Statement::ShowAll => {
                 self.fields = ["name", "setting", "description"]
@@ -2475,7 +2522,9 @@ impl Planner<'_> {
                 ));
             }
             let name = object_name(&at.name)?;
-            if self.engine.txn.catalog.sequence(&name).is_none() {
+            let catalog = &self.engine.txn.catalog;
+            // (ALTER TABLE names a sequence or a view too, as PostgreSQL allows.)
+            if catalog.sequence(&name).is_none() && catalog.view(&name).is_none() {
                 self.table(&at.name)?;
             }
             return Ok(Plan::Maintenance { tag: "ALTER TABLE" });

@@ -396,7 +396,6 @@ def test_unsupported_features_0a000(db, conn):
     conn.execute(f"create table {a} (id int primary key, v int)")
     conn.execute(f"create table {b} (id int primary key, w int)")
     for sql in [
-        "with recursive r(n) as (select 1 union all select n + 1 from r where n < 3) select * from r",
         f"select * from {a}, lateral (select {a}.v) l",
         f"create index {a}_v on {a} ((v + 1))",
         f"create or replace view {a}_view as select * from {a}",

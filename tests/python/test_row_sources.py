@@ -9,7 +9,7 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from conftest import module_tables
+from conftest import module_tables, run_steps
 
 SETUP = [
     "create table qa (id int primary key, g int, s text)",
@@ -103,7 +103,7 @@ def test_row_source_errors(tables, conn, sql, sqlstate, message):
 
 @pytest.mark.steadydb_only
 @pytest.mark.parametrize("sql", [
-    "with recursive r(n) as (select 1 union all select n + 1 from r where n < 3) select * from r",
+    "with recursive r(n) as (select 1 union all select n + 1 from r where n < 3 order by 1) select * from r",
     "with x as (delete from qa where id = 0 returning id) select * from x",
     "select id, (with w as (select qa.g as gg) select gg from w) from qa",
 ])
@@ -124,3 +124,67 @@ def test_insert_from_values_with_parameters(db, conn):
         ("a", 1.5, "b", 2),
     ).fetchall()
     assert rows == [(1, "a"), (2, "b")]
+
+
+RECURSIVE = [
+    ("create table rec_tree (id int primary key, parent int, name text)", "CREATE TABLE"),
+    ("insert into rec_tree values (1, null, 'root'), (2, 1, 'a'), (3, 1, 'b'), (4, 2, 'a1'),"
+     " (5, 4, 'a11'), (6, 3, 'b1')", "INSERT 0 6"),
+    ('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 10) SELECT sum(n), count(*) FROM t',
+     [(55, 10)]),
+    ('WITH RECURSIVE sub AS (SELECT id, name, 1 AS depth FROM rec_tree WHERE id = 2 UNION ALL SELECT c.id, c.name, s.depth + 1 FROM rec_tree c JOIN sub s ON c.parent = s.id) SELECT * FROM sub ORDER BY id',
+     [(2, 'a', 1), (4, 'a1', 2), (5, 'a11', 3)]),
+    ("WITH RECURSIVE path(id, p) AS (SELECT id, name FROM rec_tree WHERE parent IS NULL UNION ALL SELECT rec_tree.id, path.p || '/' || rec_tree.name FROM rec_tree, path WHERE rec_tree.parent = path.id) SELECT * FROM path ORDER BY p",
+     [(1, 'root'), (2, 'root/a'), (4, 'root/a/a1'), (5, 'root/a/a1/a11'), (3, 'root/b'), (6, 'root/b/b1')]),
+    ('WITH RECURSIVE c(x) AS (SELECT 1 UNION SELECT (x % 3) + 1 FROM c) SELECT x FROM c ORDER BY x',
+     [(1,), (2,), (3,)]),
+    ('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1::bigint FROM t WHERE n < 3) SELECT * FROM t',
+     ('42804', 'recursive query "t" column 1 has type integer in non-recursive term but type bigint overall', None, None)),
+    ('WITH RECURSIVE t(n) AS (SELECT 1::bigint UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t',
+     [(1,), (2,), (3,)]),
+    ('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < (SELECT count(*) FROM t)) SELECT * FROM t',
+     ('42P19', 'recursive reference to query "t" must not appear within a subquery', None, None)),
+    ('WITH RECURSIVE t AS (SELECT 1 AS n UNION ALL SELECT n+1 FROM t WHERE n < 5), u AS (SELECT n * 2 AS m FROM t) SELECT sum(m) FROM u',
+     [(30,)]),
+    ('WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t WHERE n < 4) SELECT array_agg(n) FROM t',
+     [([1, 2, 3, 4],)]),
+    ('WITH RECURSIVE x AS (SELECT 1 AS a) SELECT * FROM x',
+     [(1,)]),
+    ('SELECT typname[0], typname[1], typname[100] FROM pg_type WHERE oid = 23',
+     [('i', 'n', None)]),
+    ("SELECT quote_literal('it''s'), quote_literal(E'a\\\\b'), quote_literal(42)",
+     [("'it''s'", "E'a\\\\b'", "'42'")]),
+    ("SELECT array_remove(ARRAY[1,2,3,2], 2), array_remove(ARRAY['a','b'], 'c')",
+     [([1, 3], ['a', 'b'])]),
+    ('SELECT current_schemas(false), current_schemas(true)',
+     [(['public'], ['pg_catalog', 'public'])]),
+    ("SELECT acldefault('r', 10), acldefault('n', 10), acldefault('f', 10), acldefault('s', 10), acldefault('T', 10)",
+     [(['postgres=arwdDxt/postgres'], ['postgres=UC/postgres'], ['=X/postgres', 'postgres=X/postgres'], ['postgres=rwU/postgres'], ['=U/postgres', 'postgres=U/postgres'])]),
+    ("SELECT indkey, indclass, indkey[0], indoption FROM pg_index WHERE indrelid = 'rec_tree'::regclass",
+     [('1', '1978', 1, '0')]),
+    ('SELECT tableoid::regclass, count(*) FROM rec_tree GROUP BY 1',
+     [('rec_tree', 6)]),
+    ("SELECT c.tableoid = 'pg_class'::regclass FROM pg_class c WHERE relname = 'rec_tree'",
+     [(True,)]),
+    ("SELECT 0::regproc, '-'::regproc",
+     [('-', '-')]),
+    ("SELECT * FROM pg_options_to_table(ARRAY['fillfactor=70','x'])",
+     [('fillfactor', '70'), ('x', None)]),
+    ('SELECT nspname, nspacl FROM pg_namespace ORDER BY 1',
+     [('information_schema', ['postgres=UC/postgres', '=U/postgres']), ('pg_catalog', ['postgres=UC/postgres', '=U/postgres']), ('pg_toast', None), ('public', ['pg_database_owner=UC/pg_database_owner', '=U/pg_database_owner'])]),
+    ("SELECT obj_description(2200, 'pg_namespace')",
+     [('standard public schema',)]),
+]
+
+
+def test_with_recursive_and_catalog_functions_answer_as_postgresql(conn):
+    """WITH RECURSIVE (UNION and UNION ALL, cycles ended by UNION, type and subquery
+    errors), and what pg_dump's catalog queries call: name subscripts, quote_literal,
+    array_remove, current_schemas, acldefault, int2vector/oidvector columns, tableoid,
+    regproc, pg_options_to_table, schema privileges and comments. Every expectation is
+    PostgreSQL 15's."""
+    conn.execute("drop table if exists rec_tree")
+    try:
+        run_steps(conn, RECURSIVE)
+    finally:
+        conn.execute("drop table if exists rec_tree")
