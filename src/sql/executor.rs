@@ -1144,7 +1144,12 @@ impl Executor<'_> {
                 let Value::Array(element, items) = &args[0] else {
                     return Ok(());
                 };
-                let Some(DataType::Record(fields)) = types::expanded_array_type(**element) else {
+                // A vector's items are of its element type.
+                let item = match element.is_vector() {
+                    true => element.element().unwrap_or(DataType::Int2),
+                    false => **element,
+                };
+                let Some(DataType::Record(fields)) = types::expanded_array_type(item) else {
                     return Ok(());
                 };
                 for (i, x) in items.iter().enumerate() {

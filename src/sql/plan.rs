@@ -519,6 +519,8 @@ pub enum Plan {
         if_not_exists: bool,
         /// `REFERENCES` on the new column: its foreign key.
         foreign_key: Option<crate::storage::ForeignKeyDef>,
+        /// `UNIQUE` on the new column: its constraint's index, made after the column.
+        unique: Option<crate::storage::IndexDef>,
     },
     /// ALTER TABLE ... RENAME COLUMN a TO b, or RENAME TO (the table's new definition).
     Rename {

@@ -2296,8 +2296,28 @@ impl Planner<'_> {
         };
         let mut existing_rows = None;
         let mut references = None;
+        let mut unique = None;
         for opt in &cd.options {
             match &opt.option {
+                ast::ColumnOption::Unique(uc) if unique.is_none() => {
+                    check_unique_options(uc)?;
+                    let named = uc.name.as_ref().or(opt.name.as_ref()).map(ident_name);
+                    let index = def.columns.len();
+                    let name = match named {
+                        Some(n) => n,
+                        None => {
+                            self.free_relation_name(&format!("{}_{}", def.name, column.name), "key")
+                        }
+                    };
+                    unique = Some(crate::storage::IndexDef {
+                        name,
+                        columns: vec![index],
+                        unique: true,
+                        constraint: true,
+                        number: 0,
+                        opclasses: Vec::new(),
+                    });
+                }
                 ast::ColumnOption::ForeignKey(fk) if references.is_none() => {
                     let mut fk = fk.clone();
                     fk.name = fk.name.or_else(|| opt.name.clone());
@@ -2334,12 +2354,20 @@ impl Planner<'_> {
             }
             None => None,
         };
+        if unique.is_some() && existing_rows.is_some() {
+            // The rows there would all hold the one value (and the column be added
+            // before its index found them duplicated).
+            return Err(Error::unsupported(
+                "ADD COLUMN with UNIQUE and a DEFAULT is not supported yet",
+            ));
+        }
         Ok(Plan::AddColumn {
             table,
             column,
             existing_rows,
             if_not_exists,
             foreign_key,
+            unique,
         })
     }
 

@@ -1632,6 +1632,7 @@ impl Session {
                 existing_rows,
                 if_not_exists,
                 foreign_key,
+                unique,
             } => {
                 self.add_column(
                     table,
@@ -1640,6 +1641,10 @@ impl Session {
                     *if_not_exists,
                     foreign_key.as_ref(),
                 )?;
+                if let Some(unique) = unique {
+                    // Over the rows there, which hold the column's default.
+                    self.create_index(table, unique.clone(), false)?;
+                }
                 command("ALTER TABLE")
             }
             Plan::Rename { table, def } => {
@@ -2236,6 +2241,9 @@ impl Session {
         def: IndexDef,
         if_not_exists: bool,
     ) -> Result<()> {
+        if self.changes_in_block(table) {
+            return self.create_index_in_block(table, def, if_not_exists);
+        }
         let closed = self.keep_writers_out(table, "CREATE INDEX")?;
         let txn = self.engine.txn.clone();
         let catalog = &txn.catalog;
@@ -2295,6 +2303,77 @@ impl Session {
         };
         drop(closed);
         self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// CREATE INDEX (or ADD UNIQUE) inside a transaction block: the table's gate stays
+    /// closed until the block ends, as behind PostgreSQL's lock; the index is built now
+    /// from the rows, used by the block, and logged with its commit (replay builds it
+    /// again). Refused on a table the block has written: its rows are not in the table
+    /// yet, so neither in the index nor checked against a unique one.
+    fn create_index_in_block(
+        &mut self,
+        table: &Arc<Table>,
+        def: IndexDef,
+        if_not_exists: bool,
+    ) -> Result<()> {
+        if self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.writes.table(table.id).is_some())
+        {
+            return Err(Error::unsupported(
+                "CREATE INDEX on a table written earlier in the same transaction block is not supported yet",
+            ));
+        }
+        self.txn().close_gate(table)?;
+        let txn = self.engine.txn.clone();
+        let catalog = &txn.catalog;
+        let index_name = def.name.clone();
+        let exists = || {
+            Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{index_name}\" already exists"),
+            )
+        };
+        {
+            let _ddl = catalog.ddl_lock();
+            if catalog.relation_exists(&def.name) {
+                if if_not_exists {
+                    return Ok(());
+                }
+                return Err(exists());
+            }
+        }
+        let table_def = table.def();
+        let mut def = def;
+        def.number = next_index_number(&table_def);
+        if def.number >= super::pg_catalog::MAX_INDEXES {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "a table can have at most {} indexes",
+                    super::pg_catalog::MAX_INDEXES
+                ),
+            ));
+        }
+        let (entries, newest) = match table.build_index(&def)? {
+            Ok(built) => built,
+            Err(row) => {
+                let mut named = (*table_def).clone();
+                named.pkey_name = Some(def.name.clone());
+                return Err(duplicate_key(&table_def, &named, &def.columns, &row));
+            }
+        };
+        let mut new_def = (*table_def).clone();
+        new_def.indexes.push(def.clone());
+        let _ddl = catalog.ddl_lock();
+        if catalog.relation_exists(&def.name) {
+            let _ = entries.destroy();
+            return Err(exists());
+        }
+        self.txn()
+            .add_index_in_block(table, new_def, def, entries, newest);
         Ok(())
     }
 

@@ -1046,7 +1046,7 @@ impl Catalog {
             w.u64(t.root().0);
             w.u64(t.peek_next_row_id());
             w.u8(unconfirmed.contains(&t.id) as u8 | (being_dropped as u8) << 1);
-            let indexes = t.indexes();
+            let indexes = t.committed_indexes();
             w.varint(indexes.len() as u64);
             for index in indexes.iter() {
                 w.u64(index.root().0);

@@ -426,13 +426,62 @@ impl Table {
     }
 
     /// Put back `def`, the definition before a change that is rolled back; `last`: no
-    /// change of the transaction's remains, so it is the committed one again.
+    /// change of the transaction's remains, so it is the committed one again. An index
+    /// the change added (one `def` does not name) is dropped, its pages freed.
     pub fn undo_def(&self, def: &TableDef, last: bool) {
         let mut committed = self.committed_def.lock();
         self.set_def(def.clone());
         if last {
             *committed = None;
         }
+        drop(committed);
+        let added: Vec<Arc<Index>> = {
+            let mut indexes = self.indexes.write();
+            let (added, kept): (Vec<Arc<Index>>, Vec<Arc<Index>>) = indexes
+                .iter()
+                .cloned()
+                .partition(|i| !def.indexes.iter().any(|d| d.name == i.def.name));
+            *indexes = kept.into();
+            added
+        };
+        for index in added {
+            if let Err(e) = index.entries().destroy() {
+                // Its pages stay allocated; nothing refers to them.
+                tracing::warn!(
+                    "could not free the pages of index \"{}\": {e}",
+                    index.def.name
+                );
+            }
+        }
+    }
+
+    /// A transaction block's CREATE INDEX: the index (built, complete from
+    /// `valid_from`) is the table's from now, with `new_def`, until the transaction
+    /// commits or `undo_def` takes it back; a checkpoint meanwhile stores neither.
+    pub fn add_index_uncommitted(
+        &self,
+        new_def: TableDef,
+        def: IndexDef,
+        entries: Table,
+        valid_from: Lsn,
+    ) {
+        let mut committed = self.committed_def.lock();
+        if committed.is_none() {
+            *committed = Some(self.def());
+        }
+        self.add_index(new_def, def, entries, valid_from);
+    }
+
+    /// The indexes of the committed definition, in its order (what a checkpoint
+    /// stores the roots of).
+    pub fn committed_indexes(&self) -> Vec<Arc<Index>> {
+        let committed = self.committed_def();
+        let indexes = self.indexes();
+        committed
+            .indexes
+            .iter()
+            .filter_map(|d| indexes.iter().find(|i| i.def.name == d.name).cloned())
+            .collect()
     }
 
     /// The tree's root page (for the checkpoint's catalog image).

@@ -472,7 +472,8 @@ pub fn replay(
             // Before the rows, which were encoded under the new definitions.
             for (id, def) in commit.defs {
                 if let Some(table) = catalog.table_by_id(id) {
-                    table.set_def(def);
+                    // An index the transaction created is built again from the rows.
+                    table.set_indexes(def, lsn)?;
                     catalog.table_altered();
                 }
             }

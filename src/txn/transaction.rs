@@ -610,6 +610,22 @@ impl Transaction {
         self.manager.catalog.table_altered();
     }
 
+    /// CREATE INDEX in a transaction block (the table's gate closed by it): the built
+    /// index is the table's until the transaction ends; rolled back, it is dropped.
+    pub fn add_index_in_block(
+        &mut self,
+        table: &Arc<Table>,
+        new_def: TableDef,
+        def: crate::storage::IndexDef,
+        entries: Table,
+        valid_from: Lsn,
+    ) {
+        debug_assert!(self.writes.closed_gate(table.id));
+        self.altered.push((table.clone(), table.def()));
+        table.add_index_uncommitted(new_def, def, entries, valid_from);
+        self.manager.catalog.table_altered();
+    }
+
     /// Undo the definition changes after the first `keep`, newest first.
     fn undo_definitions(&mut self, keep: usize) {
         if self.altered.len() <= keep {

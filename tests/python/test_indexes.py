@@ -371,3 +371,81 @@ def test_indexes_survive_a_crash(nodes):  # noqa: F811
         assert c.execute(
             "select relname from pg_class where relname like 'cr\\_%' and relkind = 'i' order by 1"
         ).fetchall() == [("cr_k",), ("cr_late",), ("cr_pkey",), ("cr_u",)]
+
+
+def test_index_on_an_existing_table_in_a_block(db, server):
+    """A migration's CREATE INDEX / ADD UNIQUE on an existing table inside a transaction
+    block: the block uses it; a rollback (also to a savepoint) takes it back; a commit
+    keeps it; a duplicate aborts the block with 23505; writers wait for the block, as
+    behind PostgreSQL's lock, until it ends."""
+    t = db.table("ixb")
+    with server.connect() as c:
+        c.execute(f"create table {t} (id int primary key, k int, s text)")
+        c.execute(f"insert into {t} select g, g % 50, 's' || g from generate_series(1, 1000) g")
+    count = "select count(*) from pg_class where relname = %s"
+    with server.connect(autocommit=False) as c:
+        c.execute(f"create index {t}_k on {t} (k)")
+        assert c.execute(f"select count(*) from {t} where k = 7").fetchone() == (20,)
+        assert c.execute(count, (f"{t}_k",)).fetchone() == (1,)
+        c.rollback()
+        assert c.execute(count, (f"{t}_k",)).fetchone() == (0,)
+        c.execute("savepoint a")
+        c.execute(f"create index {t}_k on {t} (k)")
+        c.execute("rollback to savepoint a")
+        assert c.execute(count, (f"{t}_k",)).fetchone() == (0,)
+        c.execute(f"create index {t}_k on {t} (k)")
+        c.execute(f"alter table {t} add constraint {t}_s_key unique (s)")
+        c.commit()
+        with pytest.raises(psycopg.errors.UniqueViolation) as ei:
+            c.execute(f"insert into {t} values (1001, 1, 's5')")
+        assert ei.value.diag.constraint_name == f"{t}_s_key"
+        c.rollback()
+        with pytest.raises(psycopg.errors.UniqueViolation) as ei:
+            c.execute(f"create unique index {t}_k2 on {t} (k)")
+        assert ei.value.diag.message_detail == "Key (k)=(1) is duplicated."
+        c.rollback()
+        assert c.execute(count, (f"{t}_k2",)).fetchone() == (0,)
+        # A writer waits for the block that indexes the table.
+        c.execute(f"create index {t}_s on {t} (s, k)")
+        with server.connect() as other:
+            other.execute("set statement_timeout = '300ms'")
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                other.execute(f"insert into {t} values (2000, 1, 'x')")
+        c.commit()
+        assert c.execute(f"select id from {t} where s = 's77' and k = 27").fetchall() == [(77,)]
+        c.commit()
+        with server.connect() as other:
+            other.execute(f"insert into {t} values (2000, 1, 'x')")
+        assert c.execute(
+            "select indexrelid::regclass::text from pg_index where indrelid = %s::regclass order by 1", (t,)
+        ).fetchall() == [(f"{t}_k",), (f"{t}_pkey",), (f"{t}_s",), (f"{t}_s_key",)]
+
+
+@pytest.mark.steadydb_only
+def test_index_made_in_a_block_survives_a_crash(nodes):  # noqa: F811
+    """An index a committed block made is there after a crash (replay builds it from the
+    rows); one an open block made before a checkpoint is not."""
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table ibc (id int primary key, k int)")
+        c.execute("insert into ibc select g, g % 10 from generate_series(1, 500) g")
+    with node.connect(autocommit=False) as c:
+        c.execute("create index ibc_k on ibc (k)")
+        c.commit()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("create unique index ibc_id2 on ibc (id, k)")
+    with node.connect() as c:
+        c.execute("checkpoint")
+    node.kill()
+    node.start()
+    with node.connect() as c:
+        assert c.execute(
+            "select indexrelid::regclass::text from pg_index where indrelid = 'ibc'::regclass order by 1"
+        ).fetchall() == [("ibc_k",), ("ibc_pkey",)]
+        assert c.execute("select count(*) from ibc where k = 3").fetchone() == (50,)
+        c.execute("insert into ibc values (501, 3)")
+        assert c.execute("select count(*) from ibc where k = 3").fetchone() == (51,)
+    node.kill()
+    node.start()
+    with node.connect() as c:
+        assert c.execute("select count(*) from ibc where k = 3").fetchone() == (51,)

@@ -40,7 +40,7 @@ def migrate():
     call_command("migrate", verbosity=0, interactive=False)
     with connection.cursor() as c:
         c.execute("select app, name from django_migrations where app = 'shop' order by id")
-        eq(c.fetchall(), [("shop", "0001_initial")], "applied migrations")
+        eq(c.fetchall(), [("shop", "0001_initial"), ("shop", "0002_book_editor_isbn")], "applied migrations")
 
 
 def introspection():
@@ -50,15 +50,21 @@ def introspection():
         for t in ("shop_author", "shop_book", "shop_tag", "shop_tag_books"):
             assert t in tables, f"{t} not in {sorted(tables)}"
         cols = [d.name for d in intro.get_table_description(c, "shop_book")]
-        eq(cols, ["id", "title", "price", "published", "author_id"], "columns")
+        eq(cols, ["id", "title", "price", "published", "author_id", "editor_id", "isbn"], "columns")
         eq(intro.get_primary_key_column(c, "shop_book"), "id", "primary key")
         cons = intro.get_constraints(c, "shop_book")
         uniq = cons["shop_book_author_title_uniq"]
         eq((uniq["columns"], uniq["unique"]), (["author_id", "title"], True), "unique constraint")
         fks = [v for v in cons.values() if v["foreign_key"]]
-        eq([(v["columns"], v["foreign_key"]) for v in fks], [(["author_id"], ("shop_author", "id"))], "foreign keys")
+        eq(sorted((v["columns"], v["foreign_key"]) for v in fks),
+           [(["author_id"], ("shop_author", "id")), (["editor_id"], ("shop_author", "id"))], "foreign keys")
+        indexed = sorted(v["columns"][0] for v in cons.values() if v["index"] and not v["unique"])
+        eq(indexed, ["author_id", "editor_id", "isbn", "price", "title", "title"], "indexes")
+        eq([v["columns"] for v in cons.values() if v["unique"] and not v["primary_key"] and len(v["columns"]) == 1],
+           [["isbn"]], "unique field")
         eq(cons["shop_book_price_idx"]["columns"], ["price"], "index")
-        eq(intro.get_relations(c, "shop_book"), {"author_id": ("id", "shop_author")}, "relations")
+        eq(intro.get_relations(c, "shop_book"),
+           {"author_id": ("id", "shop_author"), "editor_id": ("id", "shop_author")}, "relations")
         eq(intro.get_sequences(c, "shop_author"), [{"name": "shop_author_id_seq", "table": "shop_author", "column": "id"}],
            "sequences")
 

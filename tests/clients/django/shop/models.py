@@ -13,6 +13,9 @@ class Book(models.Model):
     title = models.CharField(max_length=200, db_index=True)
     price = models.DecimalField(max_digits=8, decimal_places=2)
     published = models.DateTimeField(auto_now_add=True)
+    # Added by a second migration, to the existing table.
+    editor = models.ForeignKey(Author, null=True, on_delete=models.SET_NULL, related_name="edited")
+    isbn = models.CharField(max_length=20, null=True, unique=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["author", "title"], name="shop_book_author_title_uniq")]
