@@ -100,3 +100,6 @@ pub const PREPARE_PAUSE: std::time::Duration = std::time::Duration::from_millis(
 /// How long a wait at a table's gate goes on before it is checked for a deadlock that the
 /// row-lock table cannot see (PostgreSQL's `deadlock_timeout` default).
 pub const DEADLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The largest text or bytea value a function may make (PostgreSQL's limit: 1 GB).
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024 * 1024 - 1;

@@ -2149,6 +2149,19 @@ impl<'a> Binder<'a> {
                 arity(0)?;
                 (Func::Random, DataType::Float8, vec![])
             }
+            "repeat" => {
+                arity(2)?;
+                let a = self.bind_text(&args[0], scope)?;
+                let n = self.bind_as(&args[1], scope, DataType::Int4)?;
+                (Func::Repeat, DataType::Text, vec![a, n])
+            }
+            "pg_get_function_result"
+            | "pg_get_function_arguments"
+            | "pg_get_function_identity_arguments" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                (Func::FunctionDef, DataType::Text, vec![a])
+            }
             "md5" | "lower" | "upper" => {
                 arity(1)?;
                 let a = self.bind_text(&args[0], scope)?;
@@ -2411,6 +2424,44 @@ impl<'a> Binder<'a> {
                     bound.push(self.bind_as(pretty, scope, DataType::Bool)?);
                 }
                 (Func::ConstraintDef, DataType::Text, bound)
+            }
+            "pg_relation_size" | "pg_table_size" | "pg_indexes_size" | "pg_total_relation_size" => {
+                if name == "pg_relation_size" && args.len() == 2 {
+                    let fork = self.bind_text(&args[1], scope)?;
+                    let t = self.bind(&args[0], scope)?;
+                    let a = self.cast_or_coerce(t, DataType::RegClass)?;
+                    (Func::RelationSize, DataType::Int8, vec![a, fork])
+                } else {
+                    arity(1)?;
+                    let t = self.bind(&args[0], scope)?;
+                    let a = self.cast_or_coerce(t, DataType::RegClass)?;
+                    let func = match name.as_str() {
+                        "pg_relation_size" => Func::RelationSize,
+                        "pg_table_size" => Func::TableSize,
+                        "pg_indexes_size" => Func::IndexesSize,
+                        _ => Func::TotalRelationSize,
+                    };
+                    (func, DataType::Int8, vec![a])
+                }
+            }
+            "pg_database_size" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let a = match t.1 {
+                    DataType::Unknown => self.coerce(t, DataType::Name)?,
+                    _ => t.0,
+                };
+                (Func::DatabaseSize, DataType::Int8, vec![a])
+            }
+            "pg_size_pretty" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Int8)?;
+                (Func::SizePretty, DataType::Text, vec![a])
+            }
+            "pg_function_is_visible" => {
+                arity(1)?;
+                let a = self.bind_as(&args[0], scope, DataType::Oid)?;
+                (Func::FunctionIsVisible, DataType::Bool, vec![a])
             }
             "quote_literal" => {
                 arity(1)?;

@@ -46,6 +46,37 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
         }
         Func::QuoteIdent => Value::Text(pg_catalog::quote_ident(&text_of(&vals[0]))),
         Func::QuoteLiteral => Value::Text(quote_literal(&text_of(&vals[0]))),
+        Func::RelationSize | Func::TableSize | Func::IndexesSize | Func::TotalRelationSize => {
+            use pg_catalog::SizeOf;
+            let what = match f {
+                Func::IndexesSize => SizeOf::Indexes,
+                Func::TotalRelationSize => SizeOf::Total,
+                _ => SizeOf::Relation,
+            };
+            // Only the main fork has pages.
+            let main = vals.get(1).is_none_or(|fork| text_of(fork) == "main");
+            match pg_catalog::relation_size(engine, oid(0), what)? {
+                Some(bytes) if main => Value::Int8(bytes as i64),
+                Some(_) => Value::Int8(0),
+                None => Value::Null,
+            }
+        }
+        Func::DatabaseSize => match &vals[0] {
+            Value::Text(name) if name != "postgres" => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_DATABASE,
+                    format!("database \"{name}\" does not exist"),
+                ))
+            }
+            Value::Text(_) => Value::Int8(pg_catalog::database_size(engine)? as i64),
+            _ if oid(0) == pg_catalog::DATABASE_OID => {
+                Value::Int8(pg_catalog::database_size(engine)? as i64)
+            }
+            _ => Value::Null,
+        },
+        Func::SizePretty => Value::Text(size_pretty(vals[0].as_i64().unwrap_or(0))),
+        // pg_proc lists no functions: there is none to be visible, or to describe.
+        Func::FunctionIsVisible | Func::FunctionDef => Value::Null,
         Func::NameChar => {
             let name = text_of(&vals[0]);
             match vals[1].as_i64() {
@@ -401,6 +432,26 @@ fn reg_namespace_of_oid(oid: u32) -> Value {
         Some(name) => Value::Reg(oid, pg_catalog::quote_ident(name).into()),
         None => Value::Reg(oid, Arc::from(oid.to_string())),
     }
+}
+
+/// `pg_size_pretty`: bytes below 10 kB, else the largest unit (kB, MB, GB, TB, PB)
+/// in which the value stays below 20 thousand, rounded half away from zero.
+pub fn size_pretty(bytes: i64) -> String {
+    const LIMIT: i64 = 10 * 1024;
+    if bytes.abs() < LIMIT {
+        return format!("{bytes} bytes");
+    }
+    // In units of half the unit, to round the last step.
+    let mut halves = bytes / 512;
+    let units = ["kB", "MB", "GB", "TB", "PB"];
+    for (i, unit) in units.iter().enumerate() {
+        if halves.abs() < 2 * LIMIT - 1 || i == units.len() - 1 {
+            let rounded = (halves + if halves < 0 { -1 } else { 1 }) / 2;
+            return format!("{rounded} {unit}");
+        }
+        halves /= 1024;
+    }
+    format!("{bytes} bytes")
 }
 
 /// `quote_literal`: a string constant of `s`, in the escape form (`E'...'`) when it has

@@ -145,6 +145,15 @@ pub enum Func {
     /// `text::regnamespace`: 3F000 when there is no such schema.
     RegNamespaceIn,
     RegProcIn,
+    Repeat,
+    FunctionDef,
+    RelationSize,
+    TableSize,
+    IndexesSize,
+    TotalRelationSize,
+    DatabaseSize,
+    SizePretty,
+    FunctionIsVisible,
     NameChar,
     QuoteLiteral,
     AclDefault,
@@ -909,6 +918,17 @@ fn eval_func(
         }
         Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
         Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
+        Func::Repeat => {
+            let s = text_of(&vals[0]);
+            let n = vals[1].as_i64().unwrap_or(0).max(0) as usize;
+            if s.len().saturating_mul(n) > crate::constants::MAX_VALUE_BYTES {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    "requested length too large",
+                ));
+            }
+            Value::Text(s.repeat(n))
+        }
         Func::Abs => match &vals[0] {
             Value::Int2(v) => Value::Int2(v.checked_abs().ok_or_else(|| {
                 Error::new(
@@ -1076,6 +1096,14 @@ fn eval_func(
         | Func::ToRegType
         | Func::RegNamespaceIn
         | Func::RegProcIn
+        | Func::FunctionDef
+        | Func::RelationSize
+        | Func::TableSize
+        | Func::IndexesSize
+        | Func::TotalRelationSize
+        | Func::DatabaseSize
+        | Func::SizePretty
+        | Func::FunctionIsVisible
         | Func::NameChar
         | Func::QuoteLiteral
         | Func::AclDefault

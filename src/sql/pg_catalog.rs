@@ -58,7 +58,7 @@ const BOOTSTRAP_ROLE_NAME: &str = "postgres";
 /// The predefined role that owns schema `public`: whoever owns the database.
 pub const DATABASE_OWNER_ROLE: u32 = 6171;
 pub const DATABASE_OWNER_ROLE_NAME: &str = "pg_database_owner";
-const DATABASE_OID: u32 = 5;
+pub const DATABASE_OID: u32 = 5;
 const HEAP_AM: u32 = 2;
 const BTREE_AM: u32 = 403;
 const DEFAULT_COLLATION: u32 = 100;
@@ -1858,6 +1858,71 @@ pub fn relation_by_oid(engine: &Engine, oid: u32) -> Option<Relation> {
     relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
         .into_iter()
         .find(|r| r.oid == oid)
+}
+
+/// What a size function measures of a relation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeOf {
+    /// `pg_relation_size`, `pg_table_size`: its own pages.
+    Relation,
+    /// `pg_indexes_size`: its indexes' pages.
+    Indexes,
+    /// `pg_total_relation_size`: both.
+    Total,
+}
+
+/// The bytes `what` measures of relation `oid`; None for no such relation. A table's
+/// primary key is its own tree (its index relation has no pages of its own); a
+/// sequence has one page, a view none.
+pub fn relation_size(engine: &Engine, oid: u32, what: SizeOf) -> crate::error::Result<Option<u64>> {
+    let Some(r) = relation_by_oid(engine, oid) else {
+        return Ok(None);
+    };
+    let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
+    let own = match r.kind {
+        'S' => crate::storage::page::PAGE_BYTES as u64,
+        'v' => 0,
+        'i' => {
+            let (Some(def), Some(index)) = (&r.table, &r.index) else {
+                return Ok(Some(0));
+            };
+            let table = tables(engine, &visible)
+                .into_iter()
+                .find(|(_, d)| d.name == def.name)
+                .map(|(t, _)| t);
+            match (table, index.constraint.map(|c| c.1)) {
+                (_, Some('p')) | (None, _) => 0,
+                (Some(t), _) => t.index_size_bytes(&r.name)?.unwrap_or(0),
+            }
+        }
+        _ => {
+            let Some((t, _)) = tables(engine, &visible)
+                .into_iter()
+                .find(|(t, _)| table_oid(t) == oid)
+            else {
+                return Ok(Some(0));
+            };
+            return Ok(Some(match what {
+                SizeOf::Relation => t.size_bytes()?,
+                SizeOf::Indexes => t.indexes_size_bytes()?,
+                SizeOf::Total => t.size_bytes()? + t.indexes_size_bytes()?,
+            }));
+        }
+    };
+    Ok(Some(match what {
+        SizeOf::Indexes => 0,
+        SizeOf::Relation | SizeOf::Total => own,
+    }))
+}
+
+/// The bytes of every table and index (`pg_database_size`).
+pub fn database_size(engine: &Engine) -> crate::error::Result<u64> {
+    let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
+    let mut total = 0;
+    for (t, _) in tables(engine, &visible) {
+        total += t.size_bytes()? + t.indexes_size_bytes()?;
+    }
+    Ok(total)
 }
 
 /// The relation of a name (`public.` or `pg_catalog.` may qualify it).

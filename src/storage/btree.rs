@@ -564,6 +564,12 @@ impl BTree {
         free_subtree(pool, self.root, false)
     }
 
+    /// The pages of the tree, internal and leaf (not the overflow pages of long
+    /// values). Reads its internal pages only: leaves are all at one depth.
+    pub fn page_count(&self, pool: &BufferPool) -> Result<u64> {
+        count_pages(pool, self.root, 0)
+    }
+
     /// Verify the whole tree: key order, separator bounds, equal leaf depth and overflow
     /// chains. Returns the number of stored versions.
     pub fn check(&self, pool: &BufferPool) -> Result<usize> {
@@ -575,6 +581,39 @@ impl BTree {
 fn corrupt(message: String) -> Error {
     Error::new(SqlState::DATA_CORRUPTED, message)
 }
+
+fn count_pages(pool: &BufferPool, id: PageId, depth: usize) -> Result<u64> {
+    if depth > MAX_TREE_DEPTH {
+        return Err(corrupt(format!("page {} is deeper than any tree", id.0)));
+    }
+    let page = pool.read(id)?;
+    match page.kind() {
+        PageKind::Leaf => Ok(1),
+        PageKind::Internal => {
+            let children: Vec<PageId> = (0..=page.count()).map(|pos| page.child_at(pos)).collect();
+            drop(page);
+            let Some(&first) = children.first() else {
+                return Ok(1);
+            };
+            let first_is_leaf = matches!(pool.read(first)?.kind(), PageKind::Leaf);
+            if first_is_leaf {
+                return Ok(1 + children.len() as u64);
+            }
+            let mut total = 1;
+            for child in children {
+                total += count_pages(pool, child, depth + 1)?;
+            }
+            Ok(total)
+        }
+        PageKind::Overflow => Err(corrupt(format!(
+            "page {} is an overflow page in a tree",
+            id.0
+        ))),
+    }
+}
+
+/// Deeper than any tree of 8 KiB pages can be.
+const MAX_TREE_DEPTH: usize = 64;
 
 fn check_page(
     pool: &BufferPool,

@@ -484,6 +484,28 @@ impl Table {
             .collect()
     }
 
+    /// The bytes of the table's pages (its rows, in primary key order).
+    pub fn size_bytes(&self) -> Result<u64> {
+        Ok(self.tree.page_count(&self.pool)? * super::page::PAGE_BYTES as u64)
+    }
+
+    /// The bytes of the pages of its index `name`, if it has one so named.
+    pub fn index_size_bytes(&self, name: &str) -> Result<Option<u64>> {
+        match self.index(name) {
+            Some(index) => Ok(Some(index.entries().size_bytes()?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The bytes of the pages of all its secondary indexes.
+    pub fn indexes_size_bytes(&self) -> Result<u64> {
+        let mut total = 0;
+        for index in self.indexes().iter() {
+            total += index.entries().size_bytes()?;
+        }
+        Ok(total)
+    }
+
     /// The tree's root page (for the checkpoint's catalog image).
     pub fn root(&self) -> PageId {
         self.tree.root

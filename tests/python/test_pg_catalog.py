@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from psycopg.types import TypeInfo
 
-from conftest import module_tables
+from conftest import module_tables, run_steps
 
 SETUP = [
     "create table pgc_items (id serial primary key, name varchar(20) not null default 'x',"
@@ -241,3 +241,49 @@ def test_expandarray_records_as_pgjdbc_reads_them(db, conn):
         " where result.A_ATTNUM = (result.KEYS).x ORDER BY result.table_name, result.pk_name, result.key_seq"
     ).fetchall()
     assert pk == [("c", 1, f"{t}_pkey"), ("a", 2, f"{t}_pkey")]
+
+
+SIZES = [
+    ("select pg_size_pretty(v) from (values (0::bigint), (10239), (10240), (10485247), (10485248),"
+     " (10485760), (21474836480), (1099511627776), (-10240), (-10239), (123456789012345),"
+     " (9223372036854775807), (-9223372036854775807)) t(v)",
+     [("0 bytes",), ("10239 bytes",), ("10 kB",), ("10239 kB",), ("10 MB",), ("10 MB",), ("20 GB",),
+      ("1024 GB",), ("-10 kB",), ("-10239 bytes",), ("112 TB",), ("8192 PB",), ("-8192 PB",)]),
+    ("create table szt (id int primary key, v text)", "CREATE TABLE"),
+    ("insert into szt select g, repeat('x', 100) from generate_series(1, 5000) g", "INSERT 0 5000"),
+    ("create index szt_v on szt (v)", "CREATE INDEX"),
+    ("select pg_relation_size('szt') > 0, pg_relation_size('szt', 'fsm') >= 0, pg_indexes_size('szt') > 0,"
+     " pg_total_relation_size('szt') = pg_table_size('szt') + pg_indexes_size('szt'), pg_relation_size(0),"
+     " pg_database_size('postgres') > 0, pg_database_size(current_database()) > 0",
+     [(True, True, True, True, None, True, True)]),
+    ("select pg_relation_size('szt_v') > 0", [(True,)]),
+    ("select pg_database_size('nodb')", ("3D000", 'database "nodb" does not exist')),
+    ("drop table szt", "DROP TABLE"),
+]
+
+
+def test_size_functions_answer_as_postgresql(server):
+    """pg_size_pretty's units and rounding, and the size functions psql's `\\dt+`,
+    `\\di+` and `\\l+` call (the sizes themselves are SteadyDB's pages)."""
+    with server.connect() as c:
+        c.execute("drop table if exists szt")
+        run_steps(c, SIZES)
+
+
+def test_psql_df_and_dt_plus(db, conn):
+    """`\\df` lists no functions (there are no user-defined ones), as PostgreSQL does
+    for a new database; `\\dt+` lists a table with its size."""
+    assert db.psql(command="\\df").stdout == """\
+                       List of functions
+ Schema | Name | Result data type | Argument data types | Type 
+--------+------+------------------+---------------------+------
+(0 rows)
+
+"""
+    t = db.table("dtp")
+    conn.execute(f"create table {t} (id int primary key)")
+    out = db.psql(command=f"\\dt+ {t}").stdout.splitlines()
+    assert [c.strip() for c in out[1].split("|")] == ["Schema", "Name", "Type", "Owner", "Persistence",
+                                                      "Access method", "Size", "Description"], out
+    cells = [c.strip() for c in out[3].split("|")]
+    assert cells[:6] == ["public", t, "table", "postgres", "permanent", "heap"] and cells[6].endswith(("bytes", "kB")), out
