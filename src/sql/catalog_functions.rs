@@ -168,7 +168,8 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             _ => Value::Null,
         },
         Func::ViewDef => {
-            pg_catalog::view_definition(engine, oid(0)).map_or(Value::Null, Value::Text)
+            pg_catalog::view_definition(engine, oid(0), !public_visible(ctx))
+                .map_or(Value::Null, Value::Text)
         }
         Func::SerialSequence => {
             let table = text_of(&vals[0]);

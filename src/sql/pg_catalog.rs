@@ -2054,14 +2054,63 @@ fn attribute_row(
 }
 
 /// `pg_get_viewdef(oid)`: a view's query as it was written.
-pub fn view_definition(engine: &Engine, oid: u32) -> Option<String> {
+/// `pg_get_viewdef`: the view's query as written; with `qualify` (schema public is not
+/// on the search path, as under pg_dump) the tables and views it reads are named
+/// `public.x`, so that the definition means the same wherever it is run.
+pub fn view_definition(engine: &Engine, oid: u32, qualify: bool) -> Option<String> {
     let view = engine
         .txn
         .catalog
         .views()
         .into_iter()
         .find(|v| id_oid(v.id) == oid)?;
+    if qualify {
+        if let Some(q) = qualified_query(engine, &view.query) {
+            return Some(format!(" {q};"));
+        }
+    }
     Some(format!(" {};", view.query))
+}
+
+/// `query` with its relations in schema public named so (not the names of its WITH
+/// queries, nor table functions); None if it does not parse as a query.
+fn qualified_query(engine: &Engine, query: &str) -> Option<String> {
+    use sqlparser::ast::{self, Visit, Visitor};
+    use std::ops::ControlFlow;
+
+    struct WithNames(Vec<String>);
+    impl Visitor for WithNames {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
+            if let Some(with) = &q.with {
+                for cte in &with.cte_tables {
+                    self.0.push(super::bind::ident_name(&cte.alias.name));
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+
+    let super::parser::Statement::Ast(parsed) = super::parser::parse_statement(query).ok()? else {
+        return None;
+    };
+    let ast::Statement::Query(mut q) = *parsed else {
+        return None;
+    };
+    let mut with_names = WithNames(Vec::new());
+    let _ = q.visit(&mut with_names);
+    let catalog = &engine.txn.catalog;
+    let _ = ast::visit_relations_mut(&mut q, |name: &mut ast::ObjectName| {
+        if let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() {
+            let n = super::bind::ident_name(id);
+            let relation = catalog.table(&n).is_some() || catalog.view(&n).is_some();
+            if relation && !with_names.0.contains(&n) {
+                name.0.insert(0, ast::ObjectNamePart::Identifier(ast::Ident::new("public")));
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Some(q.to_string())
 }
 
 fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
