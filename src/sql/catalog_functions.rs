@@ -167,10 +167,8 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
             (NAMESPACE_PUBLIC, "pg_namespace") => Value::Text("standard public schema".into()),
             _ => Value::Null,
         },
-        Func::ViewDef => {
-            pg_catalog::view_definition(engine, oid(0), !public_visible(ctx))
-                .map_or(Value::Null, Value::Text)
-        }
+        Func::ViewDef => pg_catalog::view_definition(engine, oid(0), !public_visible(ctx))
+            .map_or(Value::Null, Value::Text),
         Func::SerialSequence => {
             let table = text_of(&vals[0]);
             if pg_catalog::relation_by_name(engine, &table).is_none() {

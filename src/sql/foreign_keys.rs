@@ -58,6 +58,8 @@ pub const MAX_UNSETTLED_CHECKS: usize = 1_000_000;
 /// How deep referential actions may cascade (a row deleted by a cascade whose rows
 /// cascade in turn...): past it, 54001, as PostgreSQL's stack depth limit.
 pub const MAX_CASCADE_DEPTH: usize = 64;
+/// The most referenced values ADD FOREIGN KEY's validation remembers as found.
+const VALIDATED_VALUES_KEPT: usize = 65_536;
 
 /// A check a write queued (see the module's essay).
 #[derive(Clone)]
@@ -805,13 +807,17 @@ impl Executor<'_> {
         let Some(parent) = self.engine.txn.catalog.table_by_id(fk.referenced) else {
             return Err(Error::internal("a referenced table went away").into());
         };
-        // In batches, so that a large table's values are never all in memory.
+        // In batches, so that a large table's values are never all in memory. The
+        // referenced table's writers are kept out meanwhile, so a value found once is
+        // there for every row that holds it: up to VALIDATED_VALUES_KEPT of them are
+        // not looked up again (pgbench's accounts hold ten branch numbers).
+        let mut found_values: rustc_hash::FxHashSet<Vec<Value>> = Default::default();
         let mut after: Option<Key> = None;
         loop {
             let (rows, last) = self.newest_rows(table, after.as_deref(), SETTLE_PENDING_AT)?;
             for row in rows {
                 let values: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
-                if values.iter().any(Value::is_null) {
+                if values.iter().any(Value::is_null) || found_values.contains(&values) {
                     continue;
                 }
                 let parent_def = parent.def();
@@ -821,6 +827,9 @@ impl Executor<'_> {
                 };
                 if !found {
                     return Err(not_present(&def, &parent_def, fk, &values).into());
+                }
+                if found_values.len() < VALIDATED_VALUES_KEPT {
+                    found_values.insert(values);
                 }
             }
             match last {

@@ -2105,7 +2105,10 @@ fn qualified_query(engine: &Engine, query: &str) -> Option<String> {
             let n = super::bind::ident_name(id);
             let relation = catalog.table(&n).is_some() || catalog.view(&n).is_some();
             if relation && !with_names.0.contains(&n) {
-                name.0.insert(0, ast::ObjectNamePart::Identifier(ast::Ident::new("public")));
+                name.0.insert(
+                    0,
+                    ast::ObjectNamePart::Identifier(ast::Ident::new("public")),
+                );
             }
         }
         ControlFlow::<()>::Continue(())
