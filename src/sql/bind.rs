@@ -347,6 +347,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             }
             A::Char(l) | A::Character(l) => DataType::Char(len(l)?.unwrap_or(1)),
             A::Bytea => DataType::Bytea,
+            A::Uuid => DataType::Uuid,
             A::Regclass => DataType::RegClass,
             A::JSON => DataType::Json,
             A::Array(
@@ -384,6 +385,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("name", 0) => DataType::Name,
                     ("\"char\"", 0) => DataType::InternalChar,
                     ("json", 0) => DataType::Json,
+                    ("uuid", 0) => DataType::Uuid,
                     (n, 0) if n.starts_with('_') => {
                         let elem = super::pg_catalog::type_by_name(&n[1..]).ok_or_else(|| {
                             Error::new(
@@ -551,6 +553,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         | DataType::RegNamespace
         | DataType::RegProc => 6,
         DataType::Array(_) => 7,
+        DataType::Uuid => 8,
         _ => 0,
     };
     let oid_and_integer = |x: DataType, y: DataType| class(x) == 6 && y.is_integer();
@@ -1199,6 +1202,24 @@ impl<'a> Binder<'a> {
                 scope,
             ),
             E::Function(f) => self.bind_function(f, scope),
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let t = self.bind(expr, scope)?;
+                let s = self.text_of_typed(t)?;
+                let from = match substring_from {
+                    Some(f) => self.bind_as(f, scope, DataType::Int4)?,
+                    None => Expr::Const(Value::Int4(1)),
+                };
+                let mut args = vec![s, from];
+                if let Some(n) = substring_for {
+                    args.push(self.bind_as(n, scope, DataType::Int4)?);
+                }
+                Ok((Expr::Func(Func::Substring, args), DataType::Text))
+            }
             E::Array(a) => self.bind_array(&a.elem, None, scope),
             E::CompoundFieldAccess { root, access_chain }
                 if matches!(
@@ -2149,6 +2170,10 @@ impl<'a> Binder<'a> {
                 arity(0)?;
                 (Func::Random, DataType::Float8, vec![])
             }
+            "gen_random_uuid" => {
+                arity(0)?;
+                (Func::GenRandomUuid, DataType::Uuid, vec![])
+            }
             "repeat" => {
                 arity(2)?;
                 let a = self.bind_text(&args[0], scope)?;
@@ -2463,6 +2488,16 @@ impl<'a> Binder<'a> {
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
                 (Func::FunctionIsVisible, DataType::Bool, vec![a])
             }
+            "pg_typeof" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                let ty = t.1;
+                let shown = super::pg_catalog::format_type(ty.oid(), None);
+                return Ok((
+                    Expr::Const(Value::Reg(ty.oid(), shown.into())),
+                    DataType::RegType,
+                ));
+            }
             "quote_literal" => {
                 arity(1)?;
                 let t = self.bind(&args[0], scope)?;
@@ -2705,6 +2740,14 @@ impl<'a> Binder<'a> {
                         "arrays of type {} are not supported yet",
                         t.name()
                     )));
+                }
+                // uuid has no min or max (nor any aggregate but count), as in
+                // PostgreSQL 15.
+                (AggFunc::Min | AggFunc::Max, DataType::Uuid) => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}(uuid) does not exist"),
+                    ));
                 }
                 (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() => {
                     return Err(Error::new(

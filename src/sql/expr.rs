@@ -145,6 +145,8 @@ pub enum Func {
     /// `text::regnamespace`: 3F000 when there is no such schema.
     RegNamespaceIn,
     RegProcIn,
+    Substring,
+    GenRandomUuid,
     Repeat,
     FunctionDef,
     RelationSize,
@@ -618,6 +620,7 @@ impl Expr {
                 !matches!(
                     f,
                     Func::Random
+                        | Func::GenRandomUuid
                         | Func::ClockTimestamp
                         | Func::Nextval
                         | Func::Setval
@@ -899,6 +902,10 @@ fn eval_func(
         Func::Now => Value::TimestampTz(ctx.txn_start_us),
         Func::ClockTimestamp => Value::TimestampTz(now_us()),
         Func::Random => Value::Float8(rand::random::<f64>()),
+        // Version 4 (random), variant 10: RFC 4122's bits set over random ones.
+        Func::GenRandomUuid => Value::Uuid(
+            (rand::random::<u128>() & !(0xF << 76) & !(0x3 << 62)) | (0x4 << 76) | (0x2 << 62),
+        ),
         Func::Md5 => {
             let digest = Md5::digest(text_of(&vals[0]).as_bytes());
             Value::Text(hex::encode(digest))
@@ -918,6 +925,28 @@ fn eval_func(
         }
         Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
         Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
+        // substring(s FROM start [FOR count]): characters from `start` (1 the first;
+        // before it counts too) for `count` of them.
+        Func::Substring => {
+            let s = text_of(&vals[0]);
+            let start = vals[1].as_i64().unwrap_or(1);
+            let end = match vals.get(2).map(|v| v.as_i64().unwrap_or(0)) {
+                Some(n) if n < 0 => {
+                    return Err(Error::new(
+                        SqlState::SUBSTRING_ERROR,
+                        "negative substring length not allowed",
+                    ))
+                }
+                Some(n) => Some(start.saturating_add(n)),
+                None => None,
+            };
+            let skip = (start - 1).max(0) as usize;
+            let take = match end {
+                Some(e) => (e - 1).max(0) as usize - skip.min((e - 1).max(0) as usize),
+                None => usize::MAX,
+            };
+            Value::Text(s.chars().skip(skip).take(take).collect())
+        }
         Func::Repeat => {
             let s = text_of(&vals[0]);
             let n = vals[1].as_i64().unwrap_or(0).max(0) as usize;

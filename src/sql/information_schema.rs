@@ -257,6 +257,7 @@ impl TypeFacts {
             DataType::RegNamespace => base("regnamespace", "regnamespace"),
             DataType::RegProc => base("regproc", "regproc"),
             DataType::Int2Vector => base("int2vector", "int2vector"),
+            DataType::Uuid => base("uuid", "uuid"),
             DataType::OidVector => base("oidvector", "oidvector"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
             DataType::Record(_) => base("record", "record"),
@@ -290,6 +291,7 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::RegNamespace => "_regnamespace",
         DataType::RegProc => "_regproc",
         DataType::Int2Vector => "_int2vector",
+        DataType::Uuid => "_uuid",
         DataType::OidVector => "_oidvector",
         DataType::Unknown | DataType::Array(_) | DataType::Record(_) => "",
     }

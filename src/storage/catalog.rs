@@ -70,6 +70,7 @@ fn put_type(w: &mut Writer, t: &DataType) {
         DataType::RegNamespace => w.u8(21),
         DataType::RegProc => w.u8(24),
         DataType::Int2Vector => w.u8(25),
+        DataType::Uuid => w.u8(27),
         DataType::OidVector => w.u8(26),
         DataType::Array(e) => {
             w.u8(20);
@@ -115,6 +116,7 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
         21 => DataType::RegNamespace,
         24 => DataType::RegProc,
         25 => DataType::Int2Vector,
+        27 => DataType::Uuid,
         26 => DataType::OidVector,
         20 => {
             let e = get_type(r)?;

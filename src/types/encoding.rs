@@ -124,6 +124,7 @@ fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Numeric(d) => numeric_key(d, out),
         Value::Text(s) => escape_bytes(s.as_bytes(), out),
         Value::Bytea(b) => escape_bytes(b, out),
+        Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
         Value::Date(d) => out.extend_from_slice(&((*d as u32) ^ (1 << 31)).to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => {
             out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes())
@@ -155,6 +156,7 @@ const T_DATE: u8 = 11;
 const T_TIMESTAMP: u8 = 12;
 const T_TIMESTAMPTZ: u8 = 13;
 const T_ARRAY: u8 = 14;
+const T_UUID: u8 = 15;
 
 fn put_varint(mut v: u128, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -227,6 +229,10 @@ fn encode_value(v: &Value, ty: Option<&DataType>, out: &mut Vec<u8>) {
             out.push(T_BYTEA);
             put_varint(b.len() as u128, out);
             out.extend_from_slice(b);
+        }
+        Value::Uuid(u) => {
+            out.push(T_UUID);
+            out.extend_from_slice(&u.to_be_bytes());
         }
         Value::Date(d) => {
             out.push(T_DATE);
@@ -341,6 +347,7 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         | DataType::Record(_) => false,
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,
+        DataType::Uuid => tag == T_UUID,
         DataType::Date => tag == T_DATE,
         DataType::Timestamp => tag == T_TIMESTAMP,
         DataType::TimestampTz => tag == T_TIMESTAMPTZ,
@@ -399,6 +406,11 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
         T_BYTEA => {
             let n = r.len()?;
             Value::Bytea(r.take(n)?.to_vec())
+        }
+        T_UUID => {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(r.take(16)?);
+            Value::Uuid(u128::from_be_bytes(a))
         }
         T_ARRAY => {
             let Some(e) = ty.element().and_then(|e| super::static_element(&e)) else {

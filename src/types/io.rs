@@ -43,6 +43,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
             Value::Reg(oid, text.trim().into())
         }
         DataType::Bytea => Value::Bytea(parse_bytea(text)?),
+        DataType::Uuid => Value::Uuid(parse_uuid(text)?),
         DataType::Int2Vector | DataType::OidVector => parse_vector(ty, text)?,
         DataType::Array(e) => super::array::parse_array(e, text)?,
         DataType::Record(_) => return Err(record_input()),
@@ -68,6 +69,47 @@ fn parse_vector(ty: &DataType, text: &str) -> Result<Value> {
         .map(|t| decode_text(&element, t))
         .collect::<Result<Vec<_>>>()?;
     Ok(Value::Array(vector_of(ty), items.into()))
+}
+
+/// `uuid_in`: 32 hex digits, optionally in braces, with a hyphen allowed after any
+/// group of four (the canonical form is 8-4-4-4-12).
+fn parse_uuid(text: &str) -> Result<u128> {
+    let bad = || {
+        err!(
+            INVALID_TEXT_REPRESENTATION,
+            "invalid input syntax for type uuid: \"{}\"",
+            text
+        )
+    };
+    let s = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    let s = match s.strip_prefix('{') {
+        Some(inner) => inner.strip_suffix('}').ok_or_else(bad)?,
+        None => s,
+    };
+    let mut value: u128 = 0;
+    let mut digits = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let d = c.to_digit(16).ok_or_else(bad)?;
+        value = (value << 4) | d as u128;
+        digits += 1;
+        if digits % 4 == 0 && digits < 32 && chars.peek() == Some(&'-') {
+            chars.next();
+        }
+        if digits > 32 {
+            return Err(bad());
+        }
+    }
+    if digits != 32 {
+        return Err(bad());
+    }
+    Ok(value)
+}
+
+/// `uuid_out`: lower-case 8-4-4-4-12.
+pub fn format_uuid(u: u128) -> String {
+    let h = format!("{u:032x}");
+    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
 }
 
 /// Output function: append PostgreSQL's text format of `value` (not NULL) to `out`.
@@ -104,6 +146,7 @@ pub fn format_text(value: &Value) -> String {
         Value::TimestampTz(t) => format_timestamp(*t, true, &mut s),
         Value::Oid(v) => s = v.to_string(),
         Value::Reg(_, name) => s.push_str(name),
+        Value::Uuid(u) => s = format_uuid(*u),
         Value::Array(e, items) if e.is_vector() => {
             let shown: Vec<String> = items.iter().map(format_text).collect();
             s = shown.join(" ");
@@ -247,6 +290,7 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
             Value::Reg(oid, oid.to_string().into())
         }
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
+        DataType::Uuid => Value::Uuid(u128::from_be_bytes(fixed(bytes)?)),
         DataType::Int2Vector | DataType::OidVector => {
             let element = ty.element().unwrap_or(DataType::Int2);
             match super::array::decode_array_binary(&element, bytes)? {
@@ -290,6 +334,7 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Numeric(d) => encode_numeric_binary(d, out),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(b),
+        Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
         Value::Date(d) => out.extend_from_slice(&d.to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => out.extend_from_slice(&t.to_be_bytes()),
         Value::Oid(v) | Value::Reg(v, _) => out.extend_from_slice(&v.to_be_bytes()),

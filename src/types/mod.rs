@@ -68,6 +68,7 @@ pub mod oid {
     pub const REGTYPE: u32 = 2206;
     pub const REGNAMESPACE: u32 = 4089;
     pub const REGPROC: u32 = 24;
+    pub const UUID: u32 = 2950;
     pub const INT2VECTOR: u32 = 22;
     pub const OIDVECTOR: u32 = 30;
     pub const FLOAT4: u32 = 700;
@@ -123,6 +124,8 @@ pub enum DataType {
     /// oid values.
     Int2Vector,
     OidVector,
+    /// `uuid` ([`Value::Uuid`]).
+    Uuid,
     /// `json`: JSON text, kept as written ([`Value::Text`]).
     Json,
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
@@ -187,6 +190,7 @@ impl DataType {
             DataType::RegNamespace => oid::REGNAMESPACE,
             DataType::RegProc => oid::REGPROC,
             DataType::Int2Vector => oid::INT2VECTOR,
+            DataType::Uuid => oid::UUID,
             DataType::OidVector => oid::OIDVECTOR,
             DataType::Array(e) => array::array_oid(**e),
             DataType::Record(_) => oid::RECORD,
@@ -210,6 +214,7 @@ impl DataType {
             oid::REGNAMESPACE => DataType::RegNamespace,
             oid::REGPROC => DataType::RegProc,
             oid::INT2VECTOR => DataType::Int2Vector,
+            oid::UUID => DataType::Uuid,
             oid::OIDVECTOR => DataType::OidVector,
             oid::INT8 => DataType::Int8,
             oid::FLOAT4 => DataType::Float4,
@@ -242,6 +247,7 @@ impl DataType {
             DataType::Name => 64,
             DataType::InternalChar => 1,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Uuid => 16,
             DataType::Unknown => -2,
             _ => -1,
         }
@@ -286,6 +292,7 @@ impl DataType {
             DataType::RegNamespace => "regnamespace".into(),
             DataType::RegProc => "regproc".into(),
             DataType::Int2Vector => "int2vector".into(),
+            DataType::Uuid => "uuid".into(),
             DataType::OidVector => "oidvector".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
             DataType::Record(_) => "record".into(),
@@ -390,6 +397,8 @@ pub enum Value {
     Reg(u32, std::sync::Arc<str>),
     /// A one-dimensional array (lower bound 1) of values of the element type.
     Array(&'static DataType, std::sync::Arc<[Value]>),
+    /// A `uuid`, its 16 bytes as one big-endian number.
+    Uuid(u128),
     /// A row of a `record` type: its fields' values, of its type's fields' types.
     Record(&'static [(&'static str, DataType)], std::sync::Arc<[Value]>),
 }
@@ -412,6 +421,7 @@ impl Value {
             Value::Numeric(_) => DataType::Numeric(None),
             Value::Text(_) => DataType::Text,
             Value::Bytea(_) => DataType::Bytea,
+            Value::Uuid(_) => DataType::Uuid,
             Value::Date(_) => DataType::Date,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
@@ -465,6 +475,7 @@ impl std::hash::Hash for Value {
             Value::Float8(f) => float_hash(*f, state),
             Value::Text(s) => s.trim_end_matches(' ').hash(state),
             Value::Bytea(b) => b.hash(state),
+            Value::Uuid(u) => u.hash(state),
             Value::Date(d) => d.hash(state),
             Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
             Value::Array(_, items) | Value::Record(_, items) => {

@@ -91,6 +91,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Bool(x), Bool(y)) => x.cmp(y),
         (Text(x), Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Bytea(x), Bytea(y)) => x.cmp(y),
+        (Uuid(x), Uuid(y)) => x.cmp(y),
         // Element by element, NULL elements after the others (as btree's array order),
         // then by length.
         (Array(_, x), Array(_, y)) | (Record(_, x), Record(_, y)) => {

@@ -15,10 +15,13 @@ import random
 import struct
 from dataclasses import dataclass
 from decimal import Decimal
+from uuid import UUID
 from typing import Any, Callable
 
 import psycopg
 import pytest
+
+from conftest import run_steps
 from psycopg.types.numeric import Float4, Float8, Int2, Int4, Int8
 
 MODES = ["text", "binary", "literal"]
@@ -213,6 +216,12 @@ CASES = [
         "bytea",
         17,
         _ident([b"", b"\x00", b"\x00\x01\x02\xff\x00", bytes(range(256)), b"\\x41", BIG_BYTES]),
+    ),
+    TypeCase(
+        "uuid",
+        2950,
+        _ident([UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), UUID(int=0), UUID(int=2**128 - 1),
+                UUID("00000000-0000-4000-8000-000000000001")]),
     ),
 ]
 
@@ -411,3 +420,73 @@ def test_executemany_and_pipeline(db):
                 cur.execute(f"insert into {t} values (%b, %b)", (i, str(i)))
         cur.execute(f"select count(*), min(id), max(id), sum(length(v)) from {t}")
         assert cur.fetchone() == (300, 0, 299, 10 + 180 + 600)
+
+
+UUIDS = [
+    ('DROP TABLE IF EXISTS ut',
+     'DROP TABLE'),
+    ('CREATE TABLE ut (id uuid PRIMARY KEY, ref uuid, tags uuid[], n int)',
+     'CREATE TABLE'),
+    ("INSERT INTO ut VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{A0EEBC99-9C0B4EF8-BB6D-6BB9BD380A12}', ARRAY['00000000-0000-0000-0000-000000000001'::uuid], 1)",
+     'INSERT 0 1'),
+    ("INSERT INTO ut VALUES ('a0eebc999c0b4ef8bb6d6bb9bd380a12', NULL, NULL, 2), ('00000000-0000-0000-0000-000000000000', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{}', 3)",
+     'INSERT 0 2'),
+    ('SELECT * FROM ut ORDER BY id',
+     [(UUID('00000000-0000-0000-0000-000000000000'), UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), [], 3), (UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12'), [UUID('00000000-0000-0000-0000-000000000001')], 1), (UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12'), None, None, 2)]),
+    ('SELECT id::text, ref = id, ref > id FROM ut ORDER BY n',
+     [('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', False, True), ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', None, None), ('00000000-0000-0000-0000-000000000000', False, True)]),
+    ("SELECT n FROM ut WHERE id = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
+     [(1,)]),
+    ("SELECT n FROM ut WHERE id IN ('a0eebc999c0b4ef8bb6d6bb9bd380a12', '00000000-0000-0000-0000-000000000000') ORDER BY n",
+     [(2,), (3,)]),
+    ("INSERT INTO ut VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', NULL, NULL, 9)",
+     ('23505', 'duplicate key value violates unique constraint "ut_pkey"', 'Key (id)=(a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11) already exists.', 'ut_pkey')),
+    ("SELECT 'xyz'::uuid",
+     ('22P02', 'invalid input syntax for type uuid: "xyz"', None, None)),
+    ("SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1'::uuid",
+     ('22P02', 'invalid input syntax for type uuid: "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1"', None, None)),
+    ("SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a111'::uuid",
+     ('22P02', 'invalid input syntax for type uuid: "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a111"', None, None)),
+    ("SELECT 'a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11'::uuid",
+     [(UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'),)]),
+    ("SELECT '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid",
+     ('22P02', 'invalid input syntax for type uuid: "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"', None, None)),
+    ('SELECT length(gen_random_uuid()::text), substr(gen_random_uuid()::text, 15, 1), gen_random_uuid() = gen_random_uuid()',
+     [(36, '4', False)]),
+    ('SELECT pg_typeof(gen_random_uuid())',
+     [('uuid',)]),
+    ('SELECT count(DISTINCT id), min(id), max(id) FROM ut',
+     ('42883', 'function min(uuid) does not exist', None, None)),
+    ('CREATE INDEX ut_ref ON ut (ref)',
+     'CREATE INDEX'),
+    ("SELECT n FROM ut WHERE ref = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
+     [(3,)]),
+    ("SELECT data_type, udt_name FROM information_schema.columns WHERE table_name = 'ut' ORDER BY ordinal_position",
+     [('uuid', 'uuid'), ('uuid', 'uuid'), ('ARRAY', '_uuid'), ('integer', 'int4')]),
+    ("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'ut'::regclass AND attnum > 0 ORDER BY attnum",
+     [('uuid',), ('uuid',), ('uuid[]',), ('integer',)]),
+    ("SELECT typname, typlen, typcategory FROM pg_type WHERE oid = 'uuid'::regtype",
+     [('uuid', 16, 'U')]),
+    ('SELECT id = 1 FROM ut',
+     ('42883', 'operator does not exist: uuid = integer', None, None)),
+    ("SELECT id || 'x' FROM ut ORDER BY n LIMIT 1",
+     [('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11x',)]),
+    ('DROP TABLE ut',
+     'DROP TABLE'),
+    ("SELECT substr('hello', 2, 3), substr('hello', 0, 3), substr('hello', -5, 3), substr('hello', 3), substring('hello' from 2 for 2), substring('hello' from 4), substr('héllo', 2, 2)",
+     [('ell', 'he', '', 'llo', 'el', 'lo', 'él')]),
+    ("SELECT substr('hello', 2, -1)",
+     ('22011', 'negative substring length not allowed', None, None)),
+    ("SELECT substr('hello', 10), substr(NULL, 1), substr('abc', 1, NULL)",
+     [('', None, None)]),
+    ("SELECT pg_typeof(1), pg_typeof('a'::varchar(3)), pg_typeof(now()), pg_typeof(ARRAY[1])",
+     [('integer', 'character varying', 'timestamp with time zone', 'integer[]')]),
+]
+
+
+def test_uuid_answers_as_postgresql(conn):
+    """uuid: a key, an indexed and an array column; its input forms (braces, upper
+    case, no hyphens, a hyphen after any four digits) and errors; comparisons, text
+    casts, gen_random_uuid (version 4), no min/max; the catalogs' view of it; also
+    substring/substr and pg_typeof. Every expectation is PostgreSQL 15's."""
+    run_steps(conn, UUIDS)

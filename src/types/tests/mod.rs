@@ -118,6 +118,7 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
                 .collect::<Vec<_>>()
                 .into(),
         ),
+        DataType::Uuid => Value::Uuid(r.gen()),
         DataType::Int2Vector | DataType::OidVector => {
             let e = ty.element().unwrap_or(DataType::Int2);
             let marker = match ty {
