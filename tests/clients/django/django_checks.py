@@ -73,6 +73,7 @@ def crud():
     a = Author.objects.create(name="Ursula", born=datetime.date(1929, 10, 21))
     b = Book.objects.create(author=a, title="The Dispossessed", price=Decimal("12.50"))
     eq(Book.objects.get(pk=b.pk).author.name, "Ursula", "read back through the foreign key")
+    eq(Author.objects.get(ref=a.ref).pk, a.pk, "a UUID field")
     Book.objects.filter(pk=b.pk).update(price=Decimal("13.00"))
     eq(Book.objects.get(pk=b.pk).price, Decimal("13.00"), "update")
     t = Tag.objects.create(name="sf")

@@ -1,11 +1,14 @@
 """A small app: foreign keys, unique constraints, indexes and a many-to-many table."""
 
+import uuid
+
 from django.db import models
 
 
 class Author(models.Model):
     name = models.CharField(max_length=100, unique=True)
     born = models.DateField(null=True)
+    ref = models.UUIDField(default=uuid.uuid4, editable=False)
 
 
 class Book(models.Model):

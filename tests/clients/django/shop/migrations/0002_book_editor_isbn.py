@@ -1,5 +1,8 @@
 # A migration that changes existing tables: a ForeignKey (a column with a deferrable
-# constraint and an index) and a unique field (its LIKE index too), in one transaction.
+# constraint and an index), a unique field (its LIKE index too) and a UUID field with a
+# default, in one transaction.
+
+import uuid
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -22,5 +25,10 @@ class Migration(migrations.Migration):
             model_name='book',
             name='isbn',
             field=models.CharField(max_length=20, null=True, unique=True),
+        ),
+        migrations.AddField(
+            model_name='author',
+            name='ref',
+            field=models.UUIDField(default=uuid.uuid4, editable=False),
         ),
     ]
