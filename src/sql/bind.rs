@@ -348,6 +348,10 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             A::Char(l) | A::Character(l) => DataType::Char(len(l)?.unwrap_or(1)),
             A::Bytea => DataType::Bytea,
             A::Uuid => DataType::Uuid,
+            A::Interval {
+                fields: None,
+                precision: None,
+            } => DataType::Interval,
             A::Regclass => DataType::RegClass,
             A::JSON => DataType::Json,
             A::Array(
@@ -386,6 +390,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("\"char\"", 0) => DataType::InternalChar,
                     ("json", 0) => DataType::Json,
                     ("uuid", 0) => DataType::Uuid,
+                    ("interval", 0) => DataType::Interval,
                     (n, 0) if n.starts_with('_') => {
                         let elem = super::pg_catalog::type_by_name(&n[1..]).ok_or_else(|| {
                             Error::new(
@@ -554,6 +559,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         | DataType::RegProc => 6,
         DataType::Array(_) => 7,
         DataType::Uuid => 8,
+        DataType::Interval => 9,
         _ => 0,
     };
     let oid_and_integer = |x: DataType, y: DataType| class(x) == 6 && y.is_integer();
@@ -580,10 +586,19 @@ pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Result<DataType> {
         Float8 => 6,
         _ => 0,
     };
+    let add_or_sub = matches!(op, ArithOp::Add | ArithOp::Sub);
     Ok(match (a, b) {
-        (Date, t) | (t, Date) if t.is_integer() && matches!(op, ArithOp::Add | ArithOp::Sub) => {
-            Date
-        }
+        (Date, t) | (t, Date) if t.is_integer() && add_or_sub => Date,
+        // Interval arithmetic: a timestamp moved by an interval, the interval between two
+        // timestamps, intervals added and scaled.
+        (Timestamp | TimestampTz, Interval) if add_or_sub => a,
+        (Interval, Timestamp | TimestampTz) if op == ArithOp::Add => b,
+        (Date, Interval) if add_or_sub => Timestamp,
+        (Interval, Date) if op == ArithOp::Add => Timestamp,
+        (Timestamp, Timestamp) | (TimestampTz, TimestampTz) if op == ArithOp::Sub => Interval,
+        (Interval, Interval) if add_or_sub => Interval,
+        (Interval, t) if t.is_numeric() && matches!(op, ArithOp::Mul | ArithOp::Div) => Interval,
+        (t, Interval) if t.is_numeric() && op == ArithOp::Mul => Interval,
         (Date, Date) if op == ArithOp::Sub => Int4,
         (Float4, Float4) => Float4,
         (Float4, x) | (x, Float4) if x.is_integer() || matches!(x, Float8 | Numeric(_)) => Float8,
@@ -1015,7 +1030,9 @@ impl<'a> Binder<'a> {
                                 self.coerce((ex, DataType::Unknown), DataType::Numeric(None))?;
                             Ok((Expr::Neg(Box::new(ex)), DataType::Numeric(None)))
                         }
-                        (ex, ty) if ty.is_numeric() => Ok((Expr::Neg(Box::new(ex)), ty)),
+                        (ex, ty) if ty.is_numeric() || ty == DataType::Interval => {
+                            Ok((Expr::Neg(Box::new(ex)), ty))
+                        }
                         (_, ty) => Err(Error::new(
                             SqlState::UNDEFINED_FUNCTION,
                             format!("operator does not exist: - {}", ty.name()),
@@ -1202,6 +1219,21 @@ impl<'a> Binder<'a> {
                 scope,
             ),
             E::Function(f) => self.bind_function(f, scope),
+            // `interval '1 day'` (a field list such as `DAY TO SECOND` restricts what the
+            // value may say, which SteadyDB does not check: refused).
+            E::Interval(iv) => {
+                if iv.leading_field.is_some()
+                    || iv.last_field.is_some()
+                    || iv.leading_precision.is_some()
+                    || iv.fractional_seconds_precision.is_some()
+                {
+                    return Err(Error::unsupported(
+                        "interval fields and precisions are not supported yet",
+                    ));
+                }
+                let t = self.bind(&iv.value, scope)?;
+                self.cast(t, DataType::Interval)
+            }
             E::Substring {
                 expr,
                 substring_from,

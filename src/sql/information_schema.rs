@@ -258,6 +258,7 @@ impl TypeFacts {
             DataType::RegProc => base("regproc", "regproc"),
             DataType::Int2Vector => base("int2vector", "int2vector"),
             DataType::Uuid => base("uuid", "uuid"),
+            DataType::Interval => base("interval", "interval"),
             DataType::OidVector => base("oidvector", "oidvector"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
             DataType::Record(_) => base("record", "record"),
@@ -292,6 +293,7 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::RegProc => "_regproc",
         DataType::Int2Vector => "_int2vector",
         DataType::Uuid => "_uuid",
+        DataType::Interval => "_interval",
         DataType::OidVector => "_oidvector",
         DataType::Unknown | DataType::Array(_) | DataType::Record(_) => "",
     }

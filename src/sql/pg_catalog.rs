@@ -325,6 +325,16 @@ const TYPES: &[BuiltinType] = &[
     builtin!(24, "regproc", 4, true, "N", "i", 0, DataType::RegProc),
     builtin!(2950, "uuid", 16, false, "U", "c", 2951, DataType::Uuid),
     builtin!(
+        1186,
+        "interval",
+        16,
+        false,
+        "T",
+        "d",
+        1187,
+        DataType::Interval
+    ),
+    builtin!(
         22,
         "int2vector",
         -1,

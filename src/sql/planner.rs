@@ -217,6 +217,7 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::RegProc => "regproc",
         DataType::Int2Vector => "int2vector",
         DataType::Uuid => "uuid",
+        DataType::Interval => "interval",
         DataType::OidVector => "oidvector",
         DataType::Array(e) => pg_type_name(*e),
         DataType::Record(_) => "record",

@@ -152,6 +152,7 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
             DataType::RegClass | DataType::RegType | DataType::RegNamespace | DataType::RegProc,
         ) => Ok(v),
         (v @ Value::Uuid(_), DataType::Uuid) => Ok(v),
+        (v @ Value::Interval(_), DataType::Interval) => Ok(v),
         (
             v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..)),
             _,

@@ -78,7 +78,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-fn days_in_month(year: i64, month: u32) -> u32 {
+pub fn days_in_month(year: i64, month: u32) -> u32 {
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     match month {
         2 if leap => 29,

@@ -125,6 +125,10 @@ fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Text(s) => escape_bytes(s.as_bytes(), out),
         Value::Bytea(b) => escape_bytes(b, out),
         Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
+        // By span, as intervals compare: '1 day' and '24 hours' are one key.
+        Value::Interval(iv) => {
+            out.extend_from_slice(&((iv.span() as u128) ^ (1 << 127)).to_be_bytes())
+        }
         Value::Date(d) => out.extend_from_slice(&((*d as u32) ^ (1 << 31)).to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => {
             out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes())
@@ -157,6 +161,7 @@ const T_TIMESTAMP: u8 = 12;
 const T_TIMESTAMPTZ: u8 = 13;
 const T_ARRAY: u8 = 14;
 const T_UUID: u8 = 15;
+const T_INTERVAL: u8 = 16;
 
 fn put_varint(mut v: u128, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -233,6 +238,12 @@ fn encode_value(v: &Value, ty: Option<&DataType>, out: &mut Vec<u8>) {
         Value::Uuid(u) => {
             out.push(T_UUID);
             out.extend_from_slice(&u.to_be_bytes());
+        }
+        Value::Interval(iv) => {
+            out.push(T_INTERVAL);
+            put_varint(zigzag(iv.months as i64), out);
+            put_varint(zigzag(iv.days as i64), out);
+            put_varint(zigzag(iv.micros), out);
         }
         Value::Date(d) => {
             out.push(T_DATE);
@@ -348,6 +359,7 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,
         DataType::Uuid => tag == T_UUID,
+        DataType::Interval => tag == T_INTERVAL,
         DataType::Date => tag == T_DATE,
         DataType::Timestamp => tag == T_TIMESTAMP,
         DataType::TimestampTz => tag == T_TIMESTAMPTZ,
@@ -412,6 +424,11 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
             a.copy_from_slice(r.take(16)?);
             Value::Uuid(u128::from_be_bytes(a))
         }
+        T_INTERVAL => Value::Interval(super::Interval {
+            months: i32::try_from(r.signed()?).map_err(range)?,
+            days: i32::try_from(r.signed()?).map_err(range)?,
+            micros: r.signed()?,
+        }),
         T_ARRAY => {
             let Some(e) = ty.element().and_then(|e| super::static_element(&e)) else {
                 return Err(corrupt("array of an unknown type"));

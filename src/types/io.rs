@@ -44,6 +44,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         }
         DataType::Bytea => Value::Bytea(parse_bytea(text)?),
         DataType::Uuid => Value::Uuid(parse_uuid(text)?),
+        DataType::Interval => Value::Interval(super::parse_interval(text)?),
         DataType::Int2Vector | DataType::OidVector => parse_vector(ty, text)?,
         DataType::Array(e) => super::array::parse_array(e, text)?,
         DataType::Record(_) => return Err(record_input()),
@@ -109,7 +110,14 @@ fn parse_uuid(text: &str) -> Result<u128> {
 /// `uuid_out`: lower-case 8-4-4-4-12.
 pub fn format_uuid(u: u128) -> String {
     let h = format!("{u:032x}");
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
 }
 
 /// Output function: append PostgreSQL's text format of `value` (not NULL) to `out`.
@@ -147,6 +155,7 @@ pub fn format_text(value: &Value) -> String {
         Value::Oid(v) => s = v.to_string(),
         Value::Reg(_, name) => s.push_str(name),
         Value::Uuid(u) => s = format_uuid(*u),
+        Value::Interval(iv) => super::format_interval(iv, &mut s),
         Value::Array(e, items) if e.is_vector() => {
             let shown: Vec<String> = items.iter().map(format_text).collect();
             s = shown.join(" ");
@@ -291,6 +300,18 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         }
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
         DataType::Uuid => Value::Uuid(u128::from_be_bytes(fixed(bytes)?)),
+        DataType::Interval => {
+            // interval_send: microseconds, days, months.
+            let b: [u8; 16] = fixed(bytes)?;
+            let micros = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            let days = i32::from_be_bytes([b[8], b[9], b[10], b[11]]);
+            let months = i32::from_be_bytes([b[12], b[13], b[14], b[15]]);
+            Value::Interval(super::Interval {
+                months,
+                days,
+                micros,
+            })
+        }
         DataType::Int2Vector | DataType::OidVector => {
             let element = ty.element().unwrap_or(DataType::Int2);
             match super::array::decode_array_binary(&element, bytes)? {
@@ -335,6 +356,11 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(b),
         Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
+        Value::Interval(iv) => {
+            out.extend_from_slice(&iv.micros.to_be_bytes());
+            out.extend_from_slice(&iv.days.to_be_bytes());
+            out.extend_from_slice(&iv.months.to_be_bytes());
+        }
         Value::Date(d) => out.extend_from_slice(&d.to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => out.extend_from_slice(&t.to_be_bytes()),
         Value::Oid(v) | Value::Reg(v, _) => out.extend_from_slice(&v.to_be_bytes()),

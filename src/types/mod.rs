@@ -19,6 +19,7 @@ mod cast;
 mod datetime;
 mod encoding;
 mod float;
+mod interval;
 mod io;
 mod numeric;
 mod ops;
@@ -33,6 +34,7 @@ pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
     encode_key_typed, encode_row,
 };
+pub use interval::{format_interval, parse_interval, Interval};
 pub use io::{
     decode_binary, decode_text, encode_binary, encode_text, format_text, utf8, utf8_text,
 };
@@ -69,6 +71,7 @@ pub mod oid {
     pub const REGNAMESPACE: u32 = 4089;
     pub const REGPROC: u32 = 24;
     pub const UUID: u32 = 2950;
+    pub const INTERVAL: u32 = 1186;
     pub const INT2VECTOR: u32 = 22;
     pub const OIDVECTOR: u32 = 30;
     pub const FLOAT4: u32 = 700;
@@ -126,6 +129,8 @@ pub enum DataType {
     OidVector,
     /// `uuid` ([`Value::Uuid`]).
     Uuid,
+    /// `interval` ([`Value::Interval`]).
+    Interval,
     /// `json`: JSON text, kept as written ([`Value::Text`]).
     Json,
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
@@ -191,6 +196,7 @@ impl DataType {
             DataType::RegProc => oid::REGPROC,
             DataType::Int2Vector => oid::INT2VECTOR,
             DataType::Uuid => oid::UUID,
+            DataType::Interval => oid::INTERVAL,
             DataType::OidVector => oid::OIDVECTOR,
             DataType::Array(e) => array::array_oid(**e),
             DataType::Record(_) => oid::RECORD,
@@ -215,6 +221,7 @@ impl DataType {
             oid::REGPROC => DataType::RegProc,
             oid::INT2VECTOR => DataType::Int2Vector,
             oid::UUID => DataType::Uuid,
+            oid::INTERVAL => DataType::Interval,
             oid::OIDVECTOR => DataType::OidVector,
             oid::INT8 => DataType::Int8,
             oid::FLOAT4 => DataType::Float4,
@@ -247,7 +254,7 @@ impl DataType {
             DataType::Name => 64,
             DataType::InternalChar => 1,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
-            DataType::Uuid => 16,
+            DataType::Uuid | DataType::Interval => 16,
             DataType::Unknown => -2,
             _ => -1,
         }
@@ -293,6 +300,7 @@ impl DataType {
             DataType::RegProc => "regproc".into(),
             DataType::Int2Vector => "int2vector".into(),
             DataType::Uuid => "uuid".into(),
+            DataType::Interval => "interval".into(),
             DataType::OidVector => "oidvector".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
             DataType::Record(_) => "record".into(),
@@ -399,6 +407,7 @@ pub enum Value {
     Array(&'static DataType, std::sync::Arc<[Value]>),
     /// A `uuid`, its 16 bytes as one big-endian number.
     Uuid(u128),
+    Interval(Interval),
     /// A row of a `record` type: its fields' values, of its type's fields' types.
     Record(&'static [(&'static str, DataType)], std::sync::Arc<[Value]>),
 }
@@ -422,6 +431,7 @@ impl Value {
             Value::Text(_) => DataType::Text,
             Value::Bytea(_) => DataType::Bytea,
             Value::Uuid(_) => DataType::Uuid,
+            Value::Interval(_) => DataType::Interval,
             Value::Date(_) => DataType::Date,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
@@ -476,6 +486,7 @@ impl std::hash::Hash for Value {
             Value::Text(s) => s.trim_end_matches(' ').hash(state),
             Value::Bytea(b) => b.hash(state),
             Value::Uuid(u) => u.hash(state),
+            Value::Interval(iv) => iv.span().hash(state),
             Value::Date(d) => d.hash(state),
             Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
             Value::Array(_, items) | Value::Record(_, items) => {

@@ -92,6 +92,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Text(x), Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Bytea(x), Bytea(y)) => x.cmp(y),
         (Uuid(x), Uuid(y)) => x.cmp(y),
+        (Interval(x), Interval(y)) => x.span().cmp(&y.span()),
         // Element by element, NULL elements after the others (as btree's array order),
         // then by length.
         (Array(_, x), Array(_, y)) | (Record(_, x), Record(_, y)) => {
@@ -282,8 +283,63 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
             }
             return Ok(Int4(x.wrapping_sub(*y)));
         }
-        (ArithOp::Sub, Timestamp(_) | TimestampTz(_), Timestamp(_) | TimestampTz(_)) => {
-            return Err(Error::unsupported("type interval is not supported"));
+        (ArithOp::Sub, Timestamp(x) | TimestampTz(x), Timestamp(y) | TimestampTz(y)) => {
+            use super::datetime::{TIMESTAMP_NOBEGIN, TIMESTAMP_NOEND};
+            let infinite = |t: i64| t == TIMESTAMP_NOBEGIN || t == TIMESTAMP_NOEND;
+            if infinite(*x) || infinite(*y) {
+                return Err(err!(
+                    DATETIME_FIELD_OVERFLOW,
+                    "cannot subtract infinite timestamps"
+                ));
+            }
+            return Ok(Interval(super::Interval::between(*x, *y)?));
+        }
+        (ArithOp::Add | ArithOp::Sub, Timestamp(t), Interval(iv))
+        | (ArithOp::Add, Interval(iv), Timestamp(t)) => {
+            let iv = if op == ArithOp::Sub {
+                iv.checked_neg()?
+            } else {
+                *iv
+            };
+            return Ok(Timestamp(super::interval::add_to_timestamp(*t, &iv)?));
+        }
+        (ArithOp::Add | ArithOp::Sub, TimestampTz(t), Interval(iv))
+        | (ArithOp::Add, Interval(iv), TimestampTz(t)) => {
+            let iv = if op == ArithOp::Sub {
+                iv.checked_neg()?
+            } else {
+                *iv
+            };
+            return Ok(TimestampTz(super::interval::add_to_timestamp(*t, &iv)?));
+        }
+        (ArithOp::Add | ArithOp::Sub, Date(d), Interval(iv))
+        | (ArithOp::Add, Interval(iv), Date(d)) => {
+            let iv = if op == ArithOp::Sub {
+                iv.checked_neg()?
+            } else {
+                *iv
+            };
+            let t = super::datetime::date_to_timestamp(*d)?;
+            return Ok(Timestamp(super::interval::add_to_timestamp(t, &iv)?));
+        }
+        (ArithOp::Add, Interval(x), Interval(y)) => return Ok(Interval(x.checked_add(y)?)),
+        (ArithOp::Sub, Interval(x), Interval(y)) => {
+            return Ok(Interval(x.checked_add(&y.checked_neg()?)?))
+        }
+        (ArithOp::Mul, Interval(iv), n) | (ArithOp::Mul, n, Interval(iv)) => {
+            let Some(f) = as_num(n).map(num_to_f64) else {
+                return Err(no_operator(op, a, b));
+            };
+            return Ok(Interval(iv.scaled(f)?));
+        }
+        (ArithOp::Div, Interval(iv), n) => {
+            let Some(f) = as_num(n).map(num_to_f64) else {
+                return Err(no_operator(op, a, b));
+            };
+            if f == 0.0 {
+                return Err(err!(DIVISION_BY_ZERO, "division by zero"));
+            }
+            return Ok(Interval(iv.scaled(1.0 / f)?));
         }
         _ => {}
     }
@@ -319,6 +375,7 @@ pub fn negate(a: &Value) -> Result<Value> {
         Value::Float4(v) => Ok(Value::Float4(-v)),
         Value::Float8(v) => Ok(Value::Float8(-v)),
         Value::Numeric(d) => Ok(Value::Numeric(fix_zero(-*d))),
+        Value::Interval(iv) => Ok(Value::Interval(iv.checked_neg()?)),
         _ => Err(err!(UNDEFINED_FUNCTION, "operator does not exist: - {}", type_name(a)).with_hint(
             "No operator matches the given name and argument type. You might need to add an explicit type cast.",
         )),

@@ -218,6 +218,12 @@ CASES = [
         _ident([b"", b"\x00", b"\x00\x01\x02\xff\x00", bytes(range(256)), b"\\x41", BIG_BYTES]),
     ),
     TypeCase(
+        "interval",
+        1186,
+        _ident([dt.timedelta(0), dt.timedelta(days=1, seconds=3600), dt.timedelta(days=-3, microseconds=5),
+                dt.timedelta(seconds=-1), dt.timedelta(days=36500, seconds=86399, microseconds=999999)]),
+    ),
+    TypeCase(
         "uuid",
         2950,
         _ident([UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), UUID(int=0), UUID(int=2**128 - 1),
@@ -490,3 +496,57 @@ def test_uuid_answers_as_postgresql(conn):
     casts, gen_random_uuid (version 4), no min/max; the catalogs' view of it; also
     substring/substr and pg_typeof. Every expectation is PostgreSQL 15's."""
     run_steps(conn, UUIDS)
+
+
+INTERVALS = [
+    ("SELECT interval '1 day', interval '2 days 3 hours', interval '1 year 2 months 3 days 04:05:06.789', interval '-1 day 2 hours', interval '1 day -2 hours'",
+     [(dt.timedelta(days=1), dt.timedelta(days=2, seconds=10800), dt.timedelta(days=428, seconds=14706, microseconds=789000), dt.timedelta(days=-1, seconds=7200), dt.timedelta(seconds=79200))]),
+    ("SELECT '0'::interval, '90 minutes'::interval, '1.5 months'::interval, '1 week ago'::interval, '@ 3 mins 4 secs'::interval, 'P1Y2M3DT4H5M6S'::interval, '-01:02:03'::interval",
+     [(dt.timedelta(0), dt.timedelta(seconds=5400), dt.timedelta(days=45), dt.timedelta(days=-7), dt.timedelta(seconds=184), dt.timedelta(days=428, seconds=14706), dt.timedelta(days=-1, seconds=82677))]),
+    ("SELECT '1 day 100000 seconds'::interval, '10 days 3600.000000 seconds'::interval, '1 day 1:00:00'::interval, '0:00:00.000005'::interval",
+     [(dt.timedelta(days=2, seconds=13600), dt.timedelta(days=10, seconds=3600), dt.timedelta(days=1, seconds=3600), dt.timedelta(microseconds=5))]),
+    ("SELECT 'xyz'::interval",
+     ('22007', 'invalid input syntax for type interval: "xyz"', None, None)),
+    ("SELECT '1 fortnight'::interval",
+     ('22007', 'invalid input syntax for type interval: "1 fortnight"', None, None)),
+    ("SELECT interval '1 mon' = interval '30 days', interval '1 day' = interval '24 hours', interval '1 day' < interval '25 hours', interval '1 year' > interval '360 days'",
+     [(True, True, True, False)]),
+    ("SELECT timestamp '2024-01-31 10:00' + interval '1 month', timestamp '2024-03-31' - interval '1 mon', date '2024-01-01' + interval '36 hours', date '2024-03-01' - interval '1 day'",
+     [(dt.datetime(2024, 2, 29, 10, 0), dt.datetime(2024, 2, 29, 0, 0), dt.datetime(2024, 1, 2, 12, 0), dt.datetime(2024, 2, 29, 0, 0))]),
+    ("SELECT timestamptz '2024-01-01 00:00+00' + interval '1 day 2 hours', interval '2 hours' + timestamp '2024-01-01'",
+     [(dt.datetime(2024, 1, 2, 2, 0, tzinfo=dt.timezone.utc), dt.datetime(2024, 1, 1, 2, 0))]),
+    ("SELECT timestamp '2024-01-02 03:04:05' - timestamp '2024-01-01', timestamp '2024-01-01' - timestamp '2024-01-02 03:00', timestamptz '2024-03-01 00:00+00' - timestamptz '2024-01-01 00:00+00'",
+     [(dt.timedelta(days=1, seconds=11045), dt.timedelta(days=-2, seconds=75600), dt.timedelta(days=60))]),
+    ("SELECT interval '1 day' * 2, 2 * interval '1 hour', interval '1 day' / 3, interval '1 mon' * 1.5, interval '1 day' + interval '3 hours', interval '1 day' - interval '3 hours', - interval '1 day 2 hours'",
+     [(dt.timedelta(days=2), dt.timedelta(seconds=7200), dt.timedelta(seconds=28800), dt.timedelta(days=45), dt.timedelta(days=1, seconds=10800), dt.timedelta(seconds=75600), dt.timedelta(days=-2, seconds=79200))]),
+    ("SELECT interval '1 day' / 0",
+     ('22012', 'division by zero', None, None)),
+    ('DROP TABLE IF EXISTS ivt',
+     'DROP TABLE'),
+    ('CREATE TABLE ivt (id int PRIMARY KEY, d interval, ds interval[])',
+     'CREATE TABLE'),
+    ("INSERT INTO ivt VALUES (1, '1 day', ARRAY[interval '1 hour', interval '2 days']), (2, '24 hours', NULL), (3, '-1 mon', '{}'), (4, NULL, NULL)",
+     'INSERT 0 4'),
+    ('SELECT * FROM ivt ORDER BY d, id',
+     [(3, dt.timedelta(days=-30), []), (1, dt.timedelta(days=1), [dt.timedelta(seconds=3600), dt.timedelta(days=2)]), (2, dt.timedelta(days=1), None), (4, None, None)]),
+    ("SELECT id FROM ivt WHERE d = interval '1 day' ORDER BY id",
+     [(1,), (2,)]),
+    ('SELECT count(DISTINCT d) FROM ivt',
+     [(2,)]),
+    ('SELECT d::text FROM ivt ORDER BY id',
+     [('1 day',), ('24:00:00',), ('-1 mons',), (None,)]),
+    ("SELECT data_type FROM information_schema.columns WHERE table_name = 'ivt' ORDER BY ordinal_position",
+     [('integer',), ('interval',), ('ARRAY',)]),
+    ("SELECT pg_typeof(now() - now()), pg_typeof(date '2024-01-01' - interval '1 day')",
+     [('interval', 'timestamp without time zone')]),
+    ('DROP TABLE ivt',
+     'DROP TABLE'),
+]
+
+
+def test_interval_answers_as_postgresql(conn):
+    """interval: PostgreSQL's input forms (units, fractions carried down, times, `ago`,
+    `@`, ISO 8601) and output style, comparison by span (a month as 30 days), timestamp
+    and date arithmetic on the calendar, scaling, keys and arrays. Every expectation is
+    PostgreSQL 15's."""
+    run_steps(conn, INTERVALS)

@@ -119,6 +119,11 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
                 .into(),
         ),
         DataType::Uuid => Value::Uuid(r.gen()),
+        DataType::Interval => Value::Interval(super::Interval {
+            months: r.gen_range(-1000..1000),
+            days: r.gen_range(-1000..1000),
+            micros: r.gen_range(-1_000_000_000_000..1_000_000_000_000),
+        }),
         DataType::Int2Vector | DataType::OidVector => {
             let e = ty.element().unwrap_or(DataType::Int2);
             let marker = match ty {
