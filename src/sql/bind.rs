@@ -77,6 +77,7 @@ impl AggFunc {
             (AggFunc::Sum, DataType::Int8 | DataType::Numeric(_)) => DataType::Numeric(None),
             (AggFunc::Sum, t) => t.without_typmod(),
             (AggFunc::Avg, DataType::Float4 | DataType::Float8) => DataType::Float8,
+            (AggFunc::Avg, DataType::Interval) => DataType::Interval,
             (AggFunc::Avg, _) => DataType::Numeric(None),
             (AggFunc::StringAgg, DataType::Bytea) => DataType::Bytea,
             (AggFunc::StringAgg, _) => DataType::Text,
@@ -1234,6 +1235,21 @@ impl<'a> Binder<'a> {
                 let t = self.bind(&iv.value, scope)?;
                 self.cast(t, DataType::Interval)
             }
+            E::Extract { field, expr, .. } => {
+                let unit = match field {
+                    ast::DateTimeField::Custom(i) => i.value.clone(),
+                    other => other.to_string(),
+                };
+                let t = self.bind(expr, scope)?;
+                let arg = self.datetime_arg(t, "pg_catalog.extract")?;
+                Ok((
+                    Expr::Func(
+                        Func::Extract,
+                        vec![Expr::Const(Value::Text(unit.to_lowercase())), arg],
+                    ),
+                    DataType::Numeric(None),
+                ))
+            }
             E::Substring {
                 expr,
                 substring_from,
@@ -1671,6 +1687,26 @@ impl<'a> Binder<'a> {
             },
             DataType::Bool,
         ))
+    }
+
+    /// The argument of EXTRACT or date_part: a timestamp, date or interval (an untyped
+    /// literal could be several of them: 42725, as in PostgreSQL).
+    fn datetime_arg(&mut self, t: Typed, function: &str) -> Result<Expr> {
+        match t.1 {
+            DataType::Unknown => Err(Error::new(
+                SqlState::AMBIGUOUS_FUNCTION,
+                format!("function {function}(unknown, unknown) is not unique"),
+            )
+            .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")),
+            DataType::Timestamp | DataType::TimestampTz | DataType::Date | DataType::Interval => {
+                Ok(t.0)
+            }
+            other => Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {function}(unknown, {}) does not exist", other.name()),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")),
+        }
     }
 
     /// `t` as type `to`: untyped literals are read as one, others cast.
@@ -2530,6 +2566,13 @@ impl<'a> Binder<'a> {
                     DataType::RegType,
                 ));
             }
+            "date_part" => {
+                arity(2)?;
+                let unit = self.bind_text(&args[0], scope)?;
+                let t = self.bind(&args[1], scope)?;
+                let arg = self.datetime_arg(t, "date_part")?;
+                (Func::DatePart, DataType::Float8, vec![unit, arg])
+            }
             "quote_literal" => {
                 arity(1)?;
                 let t = self.bind(&args[0], scope)?;
@@ -2781,7 +2824,7 @@ impl<'a> Binder<'a> {
                         format!("function {name}(uuid) does not exist"),
                     ));
                 }
-                (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() => {
+                (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() && t != DataType::Interval => {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
                         format!("function {name}({}) does not exist", t.name()),
@@ -2917,7 +2960,10 @@ impl<'a> Binder<'a> {
                     } else {
                         t.1
                     };
-                    if matches!(agg, AggFunc::Sum | AggFunc::Avg) && !ty.is_numeric() {
+                    if matches!(agg, AggFunc::Sum | AggFunc::Avg)
+                        && !ty.is_numeric()
+                        && ty != DataType::Interval
+                    {
                         return Err(Error::new(
                             SqlState::UNDEFINED_FUNCTION,
                             format!("function {name}({}) does not exist", ty.name()),

@@ -2612,7 +2612,11 @@ impl AggState {
                 } else {
                     DataType::Numeric(None)
                 };
-                let v = types::cast(v.unwrap_or(Value::Null), &ty)?;
+                let v = match v.unwrap_or(Value::Null) {
+                    // Intervals are summed as intervals, then divided.
+                    iv @ Value::Interval(_) => iv,
+                    v => types::cast(v, &ty)?,
+                };
                 *sum = Some(match sum.take() {
                     None => v,
                     Some(a) => types::arith(types::ArithOp::Add, &a, &v)?,
@@ -2669,6 +2673,11 @@ impl AggState {
                 count,
                 ..
             } => Value::Numeric(numeric_div(s, count.into())?),
+            AggState::Avg {
+                sum: Some(Value::Interval(s)),
+                count,
+                ..
+            } => Value::Interval(s.scaled(1.0 / count as f64)?),
             AggState::Avg { .. } => return Err(Error::internal("avg of unexpected type")),
             AggState::StringAgg { acc: None, .. } => Value::Null,
             AggState::StringAgg {

@@ -145,6 +145,8 @@ pub enum Func {
     /// `text::regnamespace`: 3F000 when there is no such schema.
     RegNamespaceIn,
     RegProcIn,
+    Extract,
+    DatePart,
     Substring,
     GenRandomUuid,
     Repeat,
@@ -925,6 +927,11 @@ fn eval_func(
         }
         Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
         Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
+        Func::Extract => Value::Numeric(types::extract(&text_of(&vals[0]), &vals[1])?),
+        Func::DatePart => {
+            let d = types::extract(&text_of(&vals[0]), &vals[1])?;
+            Value::Float8(d.to_string().parse::<f64>().unwrap_or(f64::NAN))
+        }
         // substring(s FROM start [FOR count]): characters from `start` (1 the first;
         // before it counts too) for `count` of them.
         Func::Substring => {

@@ -18,6 +18,7 @@ mod array;
 mod cast;
 mod datetime;
 mod encoding;
+mod extract;
 mod float;
 mod interval;
 mod io;
@@ -34,6 +35,7 @@ pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
     encode_key_typed, encode_row,
 };
+pub use extract::extract;
 pub use interval::{format_interval, parse_interval, Interval};
 pub use io::{
     decode_binary, decode_text, encode_binary, encode_text, format_text, utf8, utf8_text,

@@ -550,3 +550,52 @@ def test_interval_answers_as_postgresql(conn):
     and date arithmetic on the calendar, scaling, keys and arrays. Every expectation is
     PostgreSQL 15's."""
     run_steps(conn, INTERVALS)
+
+
+EXTRACTS = [
+    ("SELECT extract(second from timestamp '2024-03-05 06:07:08.5'), extract(epoch from timestamp '2024-03-05 06:07:08.5'), extract(millisecond from timestamp '2024-03-05 06:07:08.5'), extract(microseconds from timestamp '2024-03-05 06:07:08.5')",
+     [(Decimal('8.500000'), Decimal('1709618828.500000'), Decimal('8500.000'), Decimal('8500000'))]),
+    ("SELECT extract(year from date '2024-03-05'), extract(epoch from date '2024-03-05'), extract(week from date '2024-03-05'), extract(dow from date '2024-03-05'), extract(doy from date '2024-03-05'), extract(isodow from date '2024-03-10')",
+     [(Decimal('2024'), Decimal('1709596800'), Decimal('10'), Decimal('2'), Decimal('65'), Decimal('7'))]),
+    ("SELECT extract(epoch from interval '1 year 2 mons 3 days 04:05:06.5'), extract(hour from interval '27 hours'), extract(month from interval '14 mons'), extract(minute from interval '-90 minutes')",
+     [(Decimal('37015506.500000'), Decimal('27'), Decimal('2'), Decimal('-30'))]),
+    ("SELECT extract(century from date '2000-01-01'), extract(millennium from date '2001-01-01'), extract(decade from date '2024-01-01'), extract(quarter from date '2024-05-01'), extract(isoyear from date '2024-12-30'), extract(week from date '2021-01-03'), extract(isoyear from date '2021-01-03')",
+     [(Decimal('20'), Decimal('3'), Decimal('202'), Decimal('2'), Decimal('2025'), Decimal('53'), Decimal('2020'))]),
+    ("SELECT date_part('year', timestamp '2024-03-05'), date_part('epoch', timestamp '2024-03-05 00:00:00.25'), extract(julian from date '2024-03-05'), extract(julian from timestamp '2024-03-05 12:00')",
+     [(2024.0, 1709596800.25, Decimal('2460375'), Decimal('2460375.50000000000000000000'))]),
+    ("SELECT extract(hour from date '2024-03-05')",
+     ('0A000', 'unit "hour" not supported for type date', None, None)),
+    ("SELECT extract(foo from date '2024-03-05')",
+     ('22023', 'unit "foo" not recognized for type date', None, None)),
+    ("SELECT extract(dow from interval '1 day')",
+     ('0A000', 'unit "dow" not supported for type interval', None, None)),
+    ("SELECT extract(epoch from timestamptz '2024-01-01 00:00+00'), extract(timezone from timestamptz '2024-01-01 00:00+00'), extract(hour from timestamptz '2024-01-01 05:00+00'), extract(second from interval '-1.5 seconds')",
+     [(Decimal('1704067200.000000'), Decimal('0'), Decimal('5'), Decimal('-1.500000'))]),
+    ("SELECT extract(year from timestamp '0001-06-01 BC'), extract(day from '2024-02-29 10:00+00')",
+     ('42725', 'function pg_catalog.extract(unknown, unknown) is not unique', None, None)),
+    ('SELECT extract(day from 5)',
+     ('42883', 'function pg_catalog.extract(unknown, integer) does not exist', None, None)),
+    ('DROP TABLE IF EXISTS exd',
+     'DROP TABLE'),
+    ('CREATE TABLE exd (id int PRIMARY KEY, d interval)',
+     'CREATE TABLE'),
+    ("INSERT INTO exd VALUES (1, '1 day'), (2, '2 hours'), (3, NULL), (4, '1 mon')",
+     'INSERT 0 4'),
+    ('SELECT sum(d), avg(d), count(d) FROM exd',
+     [(dt.timedelta(days=31, seconds=7200), dt.timedelta(days=10, seconds=31200), 3)]),
+    ('SELECT sum(d) FROM exd WHERE id > 10',
+     [(None,)]),
+    ('SELECT id, sum(d) OVER (ORDER BY id) FROM exd ORDER BY id',
+     [(1, dt.timedelta(days=1)), (2, dt.timedelta(days=1, seconds=7200)), (3, dt.timedelta(days=1, seconds=7200)), (4, dt.timedelta(days=31, seconds=7200))]),
+    ('DROP TABLE exd',
+     'DROP TABLE'),
+    ("SELECT extract(year from timestamp '0001-06-01 BC'), extract(century from date '0100-01-01 BC'), extract(day from timestamptz '2024-02-29 10:00+00')",
+     [(Decimal('-1'), Decimal('-1'), Decimal('29'))]),
+]
+
+
+def test_extract_date_part_and_interval_aggregates_answer_as_postgresql(conn):
+    """EXTRACT (numeric, with PostgreSQL's scales) and date_part (double precision) of
+    timestamps, dates and intervals, their errors, and sum/avg over intervals (as
+    aggregates and as window functions). Every expectation is PostgreSQL 15's."""
+    run_steps(conn, EXTRACTS)
