@@ -2402,6 +2402,17 @@ impl Session {
                 ))
             }
         }
+        if self.changes_in_block(table) {
+            // The block's: others wait for the table until it ends; the index's pages
+            // are freed when it commits.
+            self.txn().close_gate(table)?;
+            let txn = self.engine.txn.clone();
+            let _ddl = txn.catalog.ddl_lock();
+            let mut new_def = (*table.def()).clone();
+            new_def.indexes.retain(|i| i.name != name);
+            self.txn().drop_index_in_block(table, new_def, name);
+            return Ok(());
+        }
         let closed = self.keep_writers_out(table, "DROP INDEX")?;
         let txn = self.engine.txn.clone();
         let flight = {

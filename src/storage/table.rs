@@ -279,6 +279,20 @@ pub struct Table {
     /// store and a rollback puts back. The transaction keeps the table's gate closed
     /// meanwhile, so only it reads or writes the rows.
     committed_def: parking_lot::Mutex<Option<Arc<TableDef>>>,
+    /// The indexes such a transaction dropped: out of use, their pages kept until it
+    /// commits (then freed) or rolls back (then they are the table's again).
+    dropped_uncommitted: parking_lot::Mutex<Vec<Arc<Index>>>,
+}
+
+/// Free the pages of an index no definition names any more (a failure is logged: the
+/// pages stay allocated, and nothing refers to them).
+fn free_pages(index: &Index) {
+    if let Err(e) = index.entries().destroy() {
+        tracing::warn!(
+            "could not free the pages of index \"{}\": {e}",
+            index.def.name
+        );
+    }
 }
 
 /// A table's definition, its column types, and its columns' values for older rows.
@@ -386,6 +400,7 @@ impl Table {
             write_gate: WriteGate::default(),
             indexes: RwLock::new(Arc::from(Vec::new())),
             committed_def: parking_lot::Mutex::new(None),
+            dropped_uncommitted: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -420,9 +435,31 @@ impl Table {
         self.set_def(def);
     }
 
-    /// The transaction that changed the definition committed: it is the committed one.
+    /// The transaction that changed the definition committed: it is the committed one,
+    /// and the indexes it dropped are freed.
     pub fn confirm_def(&self) {
         *self.committed_def.lock() = None;
+        let dropped = std::mem::take(&mut *self.dropped_uncommitted.lock());
+        for index in dropped {
+            free_pages(&index);
+        }
+    }
+
+    /// A transaction block's DROP INDEX: the index is out of use from now, with
+    /// `new_def`; its pages are kept until the transaction ends (`confirm_def` frees
+    /// them, `undo_def` puts the index back).
+    pub fn drop_index_uncommitted(&self, new_def: TableDef, name: &str) {
+        let mut committed = self.committed_def.lock();
+        if committed.is_none() {
+            *committed = Some(self.def());
+        }
+        let mut indexes = self.indexes.write();
+        let (dropped, kept): (Vec<Arc<Index>>, Vec<Arc<Index>>) =
+            indexes.iter().cloned().partition(|i| i.def.name == name);
+        *indexes = kept.into();
+        drop(indexes);
+        self.dropped_uncommitted.lock().extend(dropped);
+        self.set_def(new_def);
     }
 
     /// Put back `def`, the definition before a change that is rolled back; `last`: no
@@ -445,13 +482,19 @@ impl Table {
             added
         };
         for index in added {
-            if let Err(e) = index.entries().destroy() {
-                // Its pages stay allocated; nothing refers to them.
-                tracing::warn!(
-                    "could not free the pages of index \"{}\": {e}",
-                    index.def.name
-                );
-            }
+            free_pages(&index);
+        }
+        // An index the change dropped is the table's again.
+        let mut dropped = self.dropped_uncommitted.lock();
+        let (back, still): (Vec<Arc<Index>>, Vec<Arc<Index>>) = dropped
+            .drain(..)
+            .partition(|i| def.indexes.iter().any(|d| d.name == i.def.name));
+        *dropped = still;
+        if !back.is_empty() {
+            let mut indexes = self.indexes.write();
+            let mut all: Vec<Arc<Index>> = indexes.to_vec();
+            all.extend(back);
+            *indexes = all.into();
         }
     }
 
@@ -476,7 +519,9 @@ impl Table {
     /// stores the roots of).
     pub fn committed_indexes(&self) -> Vec<Arc<Index>> {
         let committed = self.committed_def();
-        let indexes = self.indexes();
+        // A dropped index first: the block may have made another of its name since.
+        let mut indexes: Vec<Arc<Index>> = self.dropped_uncommitted.lock().to_vec();
+        indexes.extend(self.indexes().iter().cloned());
         committed
             .indexes
             .iter()

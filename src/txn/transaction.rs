@@ -626,6 +626,15 @@ impl Transaction {
         self.manager.catalog.table_altered();
     }
 
+    /// DROP INDEX in a transaction block (the table's gate closed by it): the index is
+    /// out of use until the transaction ends; committed, its pages are freed.
+    pub fn drop_index_in_block(&mut self, table: &Arc<Table>, new_def: TableDef, name: &str) {
+        debug_assert!(self.writes.closed_gate(table.id));
+        self.altered.push((table.clone(), table.def()));
+        table.drop_index_uncommitted(new_def, name);
+        self.manager.catalog.table_altered();
+    }
+
     /// Undo the definition changes after the first `keep`, newest first.
     fn undo_definitions(&mut self, keep: usize) {
         if self.altered.len() <= keep {

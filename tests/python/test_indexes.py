@@ -449,3 +449,71 @@ def test_index_made_in_a_block_survives_a_crash(nodes):  # noqa: F811
     node.start()
     with node.connect() as c:
         assert c.execute("select count(*) from ibc where k = 3").fetchone() == (51,)
+
+
+def test_drop_index_on_an_existing_table_in_a_block(db, server):
+    """A migration's DROP INDEX / DROP CONSTRAINT (unique) inside a transaction block:
+    gone for the block at once (a duplicate is allowed), back after a rollback (also to
+    a savepoint, and enforced again), gone for good after a commit."""
+    t = db.table("ixd")
+    with server.connect() as c:
+        c.execute(f"create table {t} (id int primary key, k int, s text)")
+        c.execute(f"alter table {t} add constraint {t}_s_key unique (s)")
+        c.execute(f"create index {t}_k on {t} (k)")
+        c.execute(f"insert into {t} select g, g % 5, 's' || g from generate_series(1, 100) g")
+    count = "select count(*) from pg_class where relname = %s"
+    with server.connect(autocommit=False) as c:
+        c.execute(f"alter table {t} drop constraint {t}_s_key")
+        c.execute(f"insert into {t} values (101, 1, 's1')")
+        assert c.execute(f"select count(*) from {t} where s = 's1'").fetchone() == (2,)
+        assert c.execute(count, (f"{t}_s_key",)).fetchone() == (0,)
+        c.rollback()
+        assert c.execute(count, (f"{t}_s_key",)).fetchone() == (1,)
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            c.execute(f"insert into {t} values (101, 1, 's1')")
+        c.rollback()
+        c.execute("savepoint a")
+        c.execute(f"drop index {t}_k")
+        assert c.execute(count, (f"{t}_k",)).fetchone() == (0,)
+        c.execute("rollback to savepoint a")
+        assert c.execute(f"select count(*) from {t} where k = 3").fetchone() == (20,)
+        c.execute(f"drop index {t}_k")
+        c.execute(f"create index {t}_k on {t} (k, s)")
+        c.commit()
+        assert c.execute(f"select count(*) from {t} where k = 3").fetchone() == (20,)
+        c.execute(f"alter table {t} drop constraint {t}_s_key")
+        c.commit()
+        c.execute(f"insert into {t} values (101, 1, 's1')")
+        c.commit()
+        assert c.execute(
+            "select indexrelid::regclass::text from pg_index where indrelid = %s::regclass order by 1", (t,)
+        ).fetchall() == [(f"{t}_k",), (f"{t}_pkey",)]
+        assert c.execute("select pg_get_indexdef(%s::regclass)", (f"{t}_k",)).fetchone() == (
+            f"CREATE INDEX {t}_k ON public.{t} USING btree (k, s)",)
+
+
+@pytest.mark.steadydb_only
+def test_index_dropped_in_a_block_survives_a_crash(nodes):  # noqa: F811
+    """An index an open block dropped is still there after a checkpoint and a crash; one
+    a committed block dropped is not."""
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table ibd (id int primary key, k int)")
+        c.execute("create index ibd_k on ibd (k)")
+        c.execute("create index ibd_k2 on ibd (k, id)")
+        c.execute("insert into ibd select g, g % 10 from generate_series(1, 500) g")
+    with node.connect(autocommit=False) as c:
+        c.execute("drop index ibd_k2")
+        c.commit()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("drop index ibd_k")
+    with node.connect() as c:
+        c.execute("checkpoint")
+    node.kill()
+    node.start()
+    with node.connect() as c:
+        assert c.execute(
+            "select indexrelid::regclass::text from pg_index where indrelid = 'ibd'::regclass order by 1"
+        ).fetchall() == [("ibd_k",), ("ibd_pkey",)]
+        c.execute("insert into ibd values (501, 3)")
+        assert c.execute("select count(*) from ibd where k = 3").fetchone() == (51,)
