@@ -555,6 +555,14 @@ pub enum Plan {
         column: usize,
         not_null: bool,
     },
+    /// ALTER TABLE ... ALTER COLUMN ... TYPE, for a change no row needs rewriting for;
+    /// `max_chars`: the new type's length, which every value must fit.
+    SetColumnType {
+        table: Arc<Table>,
+        column: usize,
+        data_type: crate::types::DataType,
+        max_chars: Option<u32>,
+    },
     /// ALTER TABLE ... ALTER COLUMN ... SET DEFAULT / DROP DEFAULT (None).
     SetColumnDefault {
         table: Arc<Table>,

@@ -2373,6 +2373,102 @@ impl Planner<'_> {
         })
     }
 
+    /// ALTER COLUMN ... TYPE: a change whose rows need no rewrite (a string's length, a
+    /// wider integer, a numeric's precision at the same scale); the others answer 0A000.
+    fn plan_set_column_type(
+        &mut self,
+        table: Arc<Table>,
+        def: &TableDef,
+        column: usize,
+        data_type: &ast::DataType,
+        using: Option<&ast::Expr>,
+    ) -> Result<Plan> {
+        let (to, serial) = super::bind::data_type(data_type)?;
+        if serial {
+            return Err(Error::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("type \"{data_type}\" does not exist"),
+            ));
+        }
+        let c = &def.columns[column];
+        if let Some(u) = using {
+            // `USING c` or `USING c::type` (Django's): the column's values, as they are.
+            let is_column =
+                |e: &ast::Expr| matches!(e, ast::Expr::Identifier(i) if ident_name(i) == c.name);
+            let plain = match u {
+                ast::Expr::Cast {
+                    expr,
+                    data_type: cast_to,
+                    ..
+                } => is_column(expr) && super::bind::data_type(cast_to).is_ok_and(|(t, _)| t == to),
+                other => is_column(other),
+            };
+            if !plain {
+                return Err(Error::unsupported(
+                    "ALTER COLUMN ... TYPE ... USING is not supported yet",
+                ));
+            }
+        }
+        let from = c.data_type;
+        let strings =
+            |t: DataType| matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
+        let width = |t: DataType| match t {
+            DataType::Int2 => 1,
+            DataType::Int4 => 2,
+            DataType::Int8 => 3,
+            _ => 0,
+        };
+        let max_chars = match (from, to) {
+            (a, b) if a == b => None,
+            (a, DataType::Text) if strings(a) => None,
+            (a, DataType::Varchar(None)) if strings(a) => None,
+            (DataType::Varchar(Some(n)), DataType::Varchar(Some(m)) | DataType::Char(m)) if n <= m => None,
+            (DataType::Char(n), DataType::Char(m) | DataType::Varchar(Some(m))) if n <= m => None,
+            (a, DataType::Varchar(Some(m)) | DataType::Char(m)) if strings(a) => Some(m),
+            (a, b) if width(a) > 0 && width(b) >= width(a) => None,
+            (DataType::Numeric(Some((p, s))), DataType::Numeric(Some((p2, s2)))) if s == s2 && p2 >= p => None,
+            (DataType::Numeric(_), DataType::Numeric(None)) => None,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "ALTER COLUMN ... TYPE from {} to {} (which rewrites the rows) is not supported yet",
+                    super::pg_catalog::format_type(from.oid(), from.typmod().into()),
+                    super::pg_catalog::format_type(to.oid(), to.typmod().into()),
+                )))
+            }
+        };
+        let catalog = &self.engine.txn.catalog;
+        // (A view reading the table at all is taken to read the column.)
+        if let Some(v) = catalog
+            .views()
+            .iter()
+            .find(|v| v.depends_on.contains(&def.name))
+        {
+            return Err(
+                Error::unsupported("cannot alter type of a column used by a view or rule")
+                    .with_detail(format!(
+                        "rule _RETURN on view {} depends on column \"{}\"",
+                        v.name, c.name
+                    )),
+            );
+        }
+        let in_foreign_key = def.foreign_keys.iter().any(|f| f.columns.contains(&column))
+            || catalog
+                .referencing(table.id)
+                .iter()
+                .any(|(_, fk)| fk.referenced_columns.contains(&column));
+        if in_foreign_key {
+            return Err(Error::unsupported(
+                "ALTER COLUMN ... TYPE of a column in a foreign key is not supported yet",
+            ));
+        }
+        Ok(Plan::SetColumnType {
+            table,
+            column,
+            data_type: to,
+            max_chars,
+        })
+    }
+
     fn plan_create_sequence(
         &mut self,
         name: &ast::ObjectName,
@@ -2770,6 +2866,17 @@ impl Planner<'_> {
                             column,
                             not_null: true,
                         })
+                    }
+                    ast::AlterColumnOperation::SetDataType {
+                        data_type, using, ..
+                    } => {
+                        return self.plan_set_column_type(
+                            table,
+                            &def,
+                            column,
+                            data_type,
+                            using.as_ref(),
+                        );
                     }
                     ast::AlterColumnOperation::DropNotNull => {
                         if def.primary_key.contains(&column) {

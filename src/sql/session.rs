@@ -1709,6 +1709,25 @@ impl Session {
                 })?;
                 command("ALTER TABLE")
             }
+            Plan::SetColumnType {
+                table,
+                column,
+                data_type,
+                max_chars,
+            } => {
+                let (column, data_type, max_chars) = (*column, *data_type, *max_chars);
+                // With the table's writers kept out: every value must fit the new type.
+                let check = |session: &mut Self| match max_chars {
+                    Some(n) => session.column_values_fit(table, column, n, data_type),
+                    None => Ok(()),
+                };
+                self.alter_table_definition_checked(table, "ALTER TABLE", check, |current| {
+                    let mut new_def = current.clone();
+                    new_def.columns[column].data_type = data_type;
+                    Ok(new_def)
+                })?;
+                command("ALTER TABLE")
+            }
             Plan::SetColumnDefault {
                 table,
                 column,
@@ -1847,6 +1866,52 @@ impl Session {
                 }
             }
         })
+    }
+
+    /// ALTER COLUMN ... TYPE to a string type of `max_chars`: every value of the column
+    /// (the newest committed, or this transaction's) must fit, as PostgreSQL's rewrite
+    /// would check (22001); one longer only by blanks, which PostgreSQL would cut, is
+    /// refused (0A000): the rows are not rewritten.
+    fn column_values_fit(
+        &mut self,
+        table: &Table,
+        column: usize,
+        max_chars: u32,
+        to: DataType,
+    ) -> Result<()> {
+        let snapshot = self.statement_snapshot();
+        let fits = self.with_executor(snapshot, &[], false, |exec| {
+            let mut after: Option<crate::storage::Key> = None;
+            loop {
+                let (rows, last) = exec.newest_rows(table, after.as_deref(), 4096)?;
+                for row in &rows {
+                    let Some(Value::Text(s)) = row.get(column) else {
+                        continue;
+                    };
+                    if s.chars().count() > max_chars as usize {
+                        let blanks_over = s.chars().skip(max_chars as usize).all(|c| c == ' ');
+                        return Ok(Some(blanks_over));
+                    }
+                }
+                match last {
+                    Some(k) => after = Some(k),
+                    None => return Ok(None),
+                }
+            }
+        })?;
+        match fits {
+            None => Ok(()),
+            Some(true) => Err(Error::unsupported(
+                "ALTER COLUMN ... TYPE that would cut the trailing blanks of values is not supported yet",
+            )),
+            Some(false) => Err(Error::new(
+                SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                format!(
+                    "value too long for type {}",
+                    super::pg_catalog::format_type(to.oid(), to.typmod().into())
+                ),
+            )),
+        }
     }
 
     /// Whether a change of `table`'s definition belongs to the open transaction block,
@@ -2967,6 +3032,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::AddIdentity { .. }
         | Plan::SetColumnDefault { .. }
         | Plan::SetNotNull { .. }
+        | Plan::SetColumnType { .. }
         | Plan::DropColumn { .. }
         | Plan::AddColumn { .. }
         | Plan::Rename { .. }
@@ -3188,6 +3254,7 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
         Plan::SetColumnDefault { .. }
         | Plan::SetNotNull { .. }
+        | Plan::SetColumnType { .. }
         | Plan::DropColumn { .. }
         | Plan::AddColumn { .. }
         | Plan::Rename { .. }

@@ -335,9 +335,10 @@ impl<'a> Reader<'a> {
 fn accepts(ty: &DataType, tag: u8) -> bool {
     match ty {
         DataType::Bool => tag == T_FALSE || tag == T_TRUE,
+        // A narrower integer: written before ALTER COLUMN ... TYPE widened the column.
         DataType::Int2 => tag == T_INT2,
-        DataType::Int4 => tag == T_INT4,
-        DataType::Int8 => tag == T_INT8,
+        DataType::Int4 => tag == T_INT4 || tag == T_INT2,
+        DataType::Int8 => tag == T_INT8 || tag == T_INT4 || tag == T_INT2,
         DataType::Float4 => tag == T_FLOAT4,
         DataType::Float8 => tag == T_FLOAT8,
         DataType::Numeric(_) => tag == T_NUMERIC,
@@ -381,9 +382,15 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
     Ok(match tag {
         T_FALSE => Value::Bool(false),
         T_TRUE => Value::Bool(true),
-        T_INT2 => Value::Int2(i16::try_from(r.signed()?).map_err(range)?),
-        T_INT4 => Value::Int4(i32::try_from(r.signed()?).map_err(range)?),
-        T_INT8 => Value::Int8(r.signed()?),
+        // As the column's type, which is as wide or wider.
+        T_INT2 | T_INT4 | T_INT8 => {
+            let v = r.signed()?;
+            match ty {
+                DataType::Int2 => Value::Int2(i16::try_from(v).map_err(range)?),
+                DataType::Int4 => Value::Int4(i32::try_from(v).map_err(range)?),
+                _ => Value::Int8(v),
+            }
+        }
         T_FLOAT4 => {
             let b = r.take(4)?;
             Value::Float4(f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))

@@ -6,19 +6,19 @@ from django.db import models
 
 
 class Author(models.Model):
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=150, unique=True)
     born = models.DateField(null=True)
     ref = models.UUIDField(default=uuid.uuid4, editable=False)
 
 
 class Book(models.Model):
     author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="books")
-    title = models.CharField(max_length=200, db_index=True)
+    title = models.CharField(max_length=300, db_index=True)
     price = models.DecimalField(max_digits=8, decimal_places=2)
     published = models.DateTimeField(auto_now_add=True)
     # Added by a second migration, to the existing table.
     editor = models.ForeignKey(Author, null=True, on_delete=models.SET_NULL, related_name="edited")
-    isbn = models.CharField(max_length=20, null=True, unique=True)
+    isbn = models.TextField(null=True, unique=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["author", "title"], name="shop_book_author_title_uniq")]
