@@ -19,6 +19,7 @@ mod catalog_functions;
 mod copy;
 mod copy_out;
 mod executor;
+mod explain;
 mod expr;
 mod foreign_keys;
 #[cfg(test)]

@@ -466,6 +466,13 @@ pub enum Plan {
         column: usize,
         sequence: Box<Plan>,
     },
+    /// EXPLAIN [ANALYZE] of a query or DML statement (`inner`); ANALYZE runs a query.
+    Explain {
+        inner: Box<Plan>,
+        analyze: bool,
+        /// With ANALYZE: the execution time below the plan (option SUMMARY).
+        summary: bool,
+    },
     LockTables {
         tables: Vec<Arc<Table>>,
         exclusive: bool,

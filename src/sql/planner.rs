@@ -1091,6 +1091,77 @@ impl Planner<'_> {
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Plan::Truncate { tables })
             }
+            S::Explain {
+                analyze,
+                verbose,
+                statement,
+                format,
+                options,
+                ..
+            } => {
+                let mut analyze = *analyze;
+                let mut summary = None;
+                if *verbose || format.is_some() {
+                    return Err(Error::unsupported(
+                        "EXPLAIN VERBOSE and FORMAT are not supported yet",
+                    ));
+                }
+                for o in options.iter().flatten() {
+                    let on = match &o.arg {
+                        None => true,
+                        Some(ast::Expr::Value(v)) => match &v.value {
+                            ast::Value::Boolean(b) => *b,
+                            ast::Value::Number(n, _) => n != "0",
+                            ast::Value::SingleQuotedString(s) => {
+                                matches!(s.to_lowercase().as_str(), "on" | "true" | "1")
+                            }
+                            _ => true,
+                        },
+                        Some(ast::Expr::Identifier(i)) => {
+                            matches!(i.value.to_lowercase().as_str(), "on" | "true")
+                        }
+                        Some(_) => true,
+                    };
+                    match ident_name(&o.name).as_str() {
+                        "analyze" => analyze = on,
+                        "summary" => summary = Some(on),
+                        // The plan has no costs to show; no buffer or WAL counts either.
+                        "costs" | "timing" | "buffers" | "wal" | "settings" => {}
+                        other => {
+                            return Err(Error::unsupported(format!(
+                                "EXPLAIN option {} is not supported yet",
+                                other.to_uppercase()
+                            )))
+                        }
+                    }
+                }
+                let inner = self.plan_ast(statement)?;
+                match (&inner, analyze) {
+                    (Plan::Select(_), _)
+                    | (Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_), false) => {}
+                    (Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_), true) => {
+                        return Err(Error::unsupported(
+                            "EXPLAIN ANALYZE of INSERT, UPDATE or DELETE is not supported yet",
+                        ))
+                    }
+                    _ => {
+                        return Err(Error::syntax(
+                            "EXPLAIN takes a SELECT, INSERT, UPDATE or DELETE",
+                        ))
+                    }
+                }
+                self.fields = vec![Field {
+                    name: "QUERY PLAN".into(),
+                    data_type: DataType::Text,
+                    table_oid: 0,
+                    column_id: 0,
+                }];
+                Ok(Plan::Explain {
+                    inner: Box::new(inner),
+                    analyze,
+                    summary: summary.unwrap_or(analyze),
+                })
+            }
             S::Lock(lock) => {
                 use ast::LockTableMode as M;
                 let exclusive = match &lock.lock_mode {

@@ -1441,6 +1441,31 @@ impl Session {
                 }
                 command("DROP TABLE")
             }
+            Plan::Explain {
+                inner,
+                analyze,
+                summary,
+            } => {
+                let actual = match (analyze, inner.as_ref()) {
+                    (true, Plan::Select(sel)) => {
+                        let snapshot = self.statement_snapshot();
+                        let started = std::time::Instant::now();
+                        let rows =
+                            self.with_executor(snapshot, params, false, |exec| exec.select(sel))?;
+                        Some((rows.len(), started.elapsed().as_secs_f64() * 1000.0))
+                    }
+                    _ => None,
+                };
+                let rows = super::explain::explain(inner, actual, *summary)
+                    .into_iter()
+                    .map(|line| vec![Value::Text(line)])
+                    .collect();
+                Ok(Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: RowsTag::Fixed("EXPLAIN".into()),
+                })
+            }
             Plan::AddIdentity {
                 table,
                 column,
@@ -1648,12 +1673,8 @@ impl Session {
                 command("ALTER TABLE")
             }
             Plan::Rename { table, def } => {
-                if def.name != table.def().name && self.changes_in_block(table) {
-                    return Err(Error::unsupported(
-                        "ALTER TABLE ... RENAME TO inside a transaction block is not supported yet",
-                    )
-                    .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
-                }
+                let old_name = table.def().name.clone();
+                let in_block = self.changes_in_block(table);
                 let renamed = def.clone();
                 self.alter_table_definition(table, "ALTER TABLE", |current| {
                     let mut new_def = current.clone();
@@ -1663,6 +1684,11 @@ impl Session {
                     }
                     Ok(new_def)
                 })?;
+                if in_block && def.name != old_name {
+                    // The block's new name is the table's from now (others looking the
+                    // table up by it wait at its gate); a rollback gives the old back.
+                    self.engine.txn.catalog.rename_table(&old_name);
+                }
                 command("ALTER TABLE")
             }
             Plan::DropColumn { table, def } => {
@@ -3039,6 +3065,10 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::AddForeignKey { .. }
         | Plan::DropForeignKey { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
+        Plan::Explain { inner, analyze, .. } => match analyze {
+            true => touched_tables(inner, learning),
+            false => None,
+        },
         Plan::Transaction(_)
         | Plan::LockTables { .. }
         | Plan::SetConstraints { .. }
@@ -3091,6 +3121,10 @@ fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
     }
     match plan {
         Plan::Select(sel) => sel.tables_read(),
+        Plan::Explain { inner, .. } => match inner.as_ref() {
+            Plan::Select(sel) => sel.tables_read(),
+            _ => Vec::new(),
+        },
         Plan::CopyTo(cp) => cp.select.tables_read(),
         Plan::Insert(ins) => {
             let mut tables = of(&ins.subqueries);

@@ -472,8 +472,10 @@ pub fn replay(
             // Before the rows, which were encoded under the new definitions.
             for (id, def) in commit.defs {
                 if let Some(table) = catalog.table_by_id(id) {
+                    let old = table.def().name.clone();
                     // An index the transaction created is built again from the rows.
                     table.set_indexes(def, lsn)?;
+                    catalog.rename_table(&old);
                     catalog.table_altered();
                 }
             }

@@ -645,7 +645,12 @@ impl Transaction {
                 break;
             };
             let last = !self.altered.iter().any(|(t, _)| t.id == table.id);
+            let name = table.def().name.clone();
             table.undo_def(&before, last);
+            if name != before.name {
+                // A RENAME TO is undone: the table is found by its old name again.
+                self.manager.catalog.rename_table(&name);
+            }
         }
         self.manager.catalog.table_altered();
     }

@@ -195,3 +195,57 @@ def test_a_widened_column_survives_a_checkpoint_and_a_crash(nodes):  # noqa: F81
         assert c.execute("select n from wid where id = 7").fetchone() == (7000,)
         assert c.execute("select format_type(atttypid, atttypmod) from pg_attribute"
                          " where attrelid = 'wid'::regclass and attname = 'n'").fetchone() == ("bigint",)
+
+
+def test_rename_to_in_a_block(db, server):
+    """ALTER TABLE ... RENAME TO on an existing table inside a transaction block (a
+    Django RenameModel): the new name at once for the block, the old one back after a
+    rollback (also to a savepoint), the new one for everyone after a commit."""
+    t, renamed = db.table("rnb"), db.table("rnb_new")
+    with server.connect() as c:
+        c.execute(f"create table {t} (id int primary key, v int)")
+        c.execute(f"insert into {t} values (1, 10), (2, 20)")
+    with server.connect(autocommit=False) as c:
+        c.execute(f"alter table {t} rename to {renamed}")
+        assert c.execute(f"select sum(v) from {renamed}").fetchone() == (30,)
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute(f"select * from {t}")
+        c.rollback()
+        assert c.execute(f"select sum(v) from {t}").fetchone() == (30,)
+        c.execute("savepoint a")
+        c.execute(f"alter table {t} rename to {renamed}")
+        c.execute("rollback to savepoint a")
+        assert c.execute(f"select count(*) from {t}").fetchone() == (2,)
+        c.execute(f"alter table {t} rename to {renamed}")
+        c.execute(f"insert into {renamed} values (3, 30)")
+        c.commit()
+    with server.connect() as c:
+        assert c.execute(f"select sum(v) from {renamed}").fetchone() == (60,)
+        assert c.execute("select count(*) from pg_class where relname = %s", (t,)).fetchone() == (0,)
+        assert c.execute(f"select pg_get_serial_sequence('{renamed}', 'id')").fetchone() == (None,)
+
+
+@pytest.mark.steadydb_only
+def test_a_rename_in_a_block_survives_a_crash(nodes):  # noqa: F811
+    """A committed block's RENAME TO is there after a crash; an open block's, after a
+    checkpoint and a crash, is not."""
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table rn_a (id int primary key)")
+        c.execute("create table rn_b (id int primary key)")
+        c.execute("insert into rn_a values (1)")
+        c.execute("insert into rn_b values (2)")
+    with node.connect(autocommit=False) as c:
+        c.execute("alter table rn_a rename to rn_a2")
+        c.commit()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("alter table rn_b rename to rn_b2")
+    with node.connect() as c:
+        c.execute("checkpoint")
+    node.kill()
+    node.start()
+    with node.connect() as c:
+        assert c.execute("select * from rn_a2").fetchall() == [(1,)]
+        assert c.execute("select * from rn_b").fetchall() == [(2,)]
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute("select * from rn_b2")

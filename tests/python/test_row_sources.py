@@ -188,3 +188,92 @@ def test_with_recursive_and_catalog_functions_answer_as_postgresql(conn):
         run_steps(conn, RECURSIVE)
     finally:
         conn.execute("drop table if exists rec_tree")
+
+
+EXPLAINS = [
+    ('DROP TABLE IF EXISTS ea',
+     'DROP TABLE'),
+    ('DROP TABLE IF EXISTS eb',
+     'DROP TABLE'),
+    ('CREATE TABLE eb (bid int PRIMARY KEY, name text)',
+     'CREATE TABLE'),
+    ('CREATE TABLE ea (aid int PRIMARY KEY, bid int, v int)',
+     'CREATE TABLE'),
+    ('CREATE INDEX ea_bid ON ea (bid)',
+     'CREATE INDEX'),
+    ('EXPLAIN (COSTS OFF) SELECT * FROM ea WHERE aid = 1',
+     [('Index Scan using ea_pkey on ea',), ('  Index Cond: (aid = 1)',)]),
+    ('EXPLAIN (COSTS OFF) SELECT * FROM ea WHERE v > 5 ORDER BY v LIMIT 3',
+     [('Limit',), ('  ->  Sort',), ('        Sort Key: v',), ('        ->  Seq Scan on ea',), ('              Filter: (v > 5)',)]),
+    ('EXPLAIN (COSTS OFF) SELECT bid, count(*) FROM ea GROUP BY bid',
+     [('HashAggregate',), ('  Group Key: bid',), ('  ->  Seq Scan on ea',)]),
+    ('EXPLAIN (COSTS OFF) SELECT count(*) FROM ea',
+     [('Aggregate',), ('  ->  Seq Scan on ea',)]),
+    ('EXPLAIN (COSTS OFF) SELECT * FROM ea',
+     [('Seq Scan on ea',)]),
+    ('EXPLAIN (COSTS OFF) SELECT 1',
+     [('Result',)]),
+    ('EXPLAIN (COSTS OFF) INSERT INTO ea VALUES (1, 2, 3)',
+     [('Insert on ea',), ('  ->  Result',)]),
+    ('EXPLAIN (COSTS OFF) UPDATE ea SET v = v + 1 WHERE aid = 3',
+     [('Update on ea',), ('  ->  Index Scan using ea_pkey on ea',), ('        Index Cond: (aid = 3)',)]),
+    ('EXPLAIN (COSTS OFF) DELETE FROM ea WHERE aid = 3',
+     [('Delete on ea',), ('  ->  Index Scan using ea_pkey on ea',), ('        Index Cond: (aid = 3)',)]),
+    ('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM ea',
+     [('Seq Scan on ea (actual rows=0 loops=1)',)]),
+    ('EXPLAIN (COSTS OFF) SELECT * FROM ea WHERE aid = 1 FOR UPDATE',
+     [('LockRows',), ('  ->  Index Scan using ea_pkey on ea',), ('        Index Cond: (aid = 1)',)]),
+]
+
+
+def test_explain_draws_plans_as_postgresql(conn):
+    """EXPLAIN (COSTS OFF) of the plans PostgreSQL would also choose: a key lookup, a
+    scan with a filter under a sort and a limit, hashed grouping, an aggregate, DML on a
+    key, ANALYZE's row count, row locks. Every expectation is PostgreSQL 15's."""
+    conn.execute("drop table if exists ea")
+    conn.execute("drop table if exists eb")
+    try:
+        run_steps(conn, EXPLAINS)
+    finally:
+        conn.execute("drop table if exists ea")
+        conn.execute("drop table if exists eb")
+
+
+@pytest.mark.steadydb_only
+def test_explain_draws_steadydbs_own_plans(conn):
+    """The plans PostgreSQL draws otherwise: a join by key lookup, a secondary index
+    with a filter, subplans, a recursive WITH, a set operation; EXPLAIN ANALYZE's
+    summary; what EXPLAIN refuses."""
+    conn.execute("drop table if exists xa")
+    conn.execute("drop table if exists xb")
+    conn.execute("create table xb (bid int primary key, name text)")
+    conn.execute("create table xa (aid int primary key, bid int, v int)")
+    conn.execute("create index xa_bid on xa (bid)")
+
+    def plan(sql):
+        return [r[0] for r in conn.execute("explain " + sql).fetchall()]
+
+    try:
+        assert plan("select a.aid, b.name from xa a join xb b on a.bid = b.bid where a.v = 1") == [
+            "Nested Loop", "  ->  Seq Scan on xa", "        Filter: (v = 1)",
+            "  ->  Index Scan using xb_pkey on xb", "        Index Cond: (xb.bid = xa.bid)"]
+        assert plan("select * from xa where bid = 3 and v < 2") == [
+            "Index Scan using xa_bid on xa", "  Index Cond: (bid = 3)", "  Filter: (v < 2)"]
+        assert plan("select * from xa where aid in (select bid from xb)") == [
+            "Seq Scan on xa", "  Filter: (SubPlan)", "  SubPlan 1", "    ->  Seq Scan on xb"]
+        assert plan("with recursive t(n) as (select 1 union all select n + 1 from t where n < 3)"
+                    " select * from t") == [
+            "CTE Scan on t", "  ->  Recursive Union", "        ->  Result",
+            "        ->  WorkTable Scan on t", "              Filter: (n < 3)"]
+        assert plan("select aid from xa except select bid from xb") == [
+            "HashSetOp Except", "  ->  Append", "        ->  Seq Scan on xa", "        ->  Seq Scan on xb"]
+        analyzed = plan("analyze select * from xa")
+        assert analyzed[0] == "Seq Scan on xa (actual rows=0 loops=1)" and analyzed[1].startswith(
+            "Execution Time: "), analyzed
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            conn.execute("explain (format json) select 1")
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            conn.execute("explain analyze delete from xa")
+    finally:
+        conn.execute("drop table if exists xa")
+        conn.execute("drop table if exists xb")
