@@ -455,6 +455,10 @@ pub enum Plan {
     },
     Truncate {
         tables: Vec<Arc<Table>>,
+        /// CASCADE: the tables whose foreign keys reference them are truncated too.
+        cascade: bool,
+        /// RESTART IDENTITY: their owned sequences start over.
+        restart_identity: bool,
     },
     /// LOCK TABLE: `exclusive` (ACCESS EXCLUSIVE) closes the tables' gates until the
     /// transaction ends; the weaker modes there are (ACCESS SHARE, ROW SHARE, ROW

@@ -1089,7 +1089,14 @@ impl Planner<'_> {
                     .iter()
                     .map(|n| self.table(&n.name))
                     .collect::<Result<Vec<_>>>()?;
-                Ok(Plan::Truncate { tables })
+                Ok(Plan::Truncate {
+                    tables,
+                    cascade: matches!(t.cascade, Some(ast::CascadeOption::Cascade)),
+                    restart_identity: matches!(
+                        t.identity,
+                        Some(ast::TruncateIdentityOption::Restart)
+                    ),
+                })
             }
             S::Explain {
                 analyze,

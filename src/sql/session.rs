@@ -226,6 +226,10 @@ pub struct TxnState {
     deferred_unsettled: usize,
     /// SET CONSTRAINTS's choices.
     constraint_modes: ConstraintModes,
+    /// Sequences TRUNCATE ... RESTART IDENTITY restarted (at once: sequences change
+    /// outside transactions here), with the next value each had: a rollback sets them
+    /// back.
+    sequence_undo: Vec<(String, i64)>,
 }
 
 /// A setting's value before a SET, SET LOCAL or RESET in a transaction.
@@ -963,6 +967,7 @@ impl Session {
                 deferred_checks: Vec::new(),
                 deferred_unsettled: 0,
                 constraint_modes: ConstraintModes::default(),
+                sequence_undo: Vec::new(),
             });
         }
         self.txn.as_mut().expect("transaction just begun")
@@ -1051,10 +1056,18 @@ impl Session {
 
     fn rollback(&mut self, t: TxnState) {
         let TxnState {
-            txn, local_restore, ..
+            txn,
+            local_restore,
+            sequence_undo,
+            ..
         } = t;
         txn.rollback();
         self.restore_locals(local_restore);
+        for (name, next) in sequence_undo.into_iter().rev() {
+            if let Err(e) = self.restart_sequence(&name, Some(next)) {
+                tracing::warn!("sequence \"{name}\" could not be set back: {}", e.message);
+            }
+        }
     }
 
     /// What this session's transaction must not see of the catalog: tables another
@@ -1494,7 +1507,31 @@ impl Session {
                 }
                 command("LOCK TABLE")
             }
-            Plan::Truncate { tables } => {
+            Plan::Truncate {
+                tables,
+                cascade,
+                restart_identity,
+            } => {
+                let mut tables = tables.clone();
+                if *cascade {
+                    // The tables referencing them, and those referencing those.
+                    let txn = self.engine.txn.clone();
+                    let catalog = &txn.catalog;
+                    let mut i = 0;
+                    while i < tables.len() {
+                        for (child, _) in catalog.referencing(tables[i].id) {
+                            if !tables.iter().any(|t| t.id == child.id) {
+                                self.warn(Error::new(
+                                    SqlState::SUCCESSFUL_COMPLETION,
+                                    format!("truncate cascades to table \"{}\"", child.def().name),
+                                ));
+                                tables.push(child);
+                            }
+                        }
+                        i += 1;
+                    }
+                }
+                let tables = &tables;
                 let ids: Vec<TableId> = tables.iter().map(|t| t.id).collect();
                 for table in tables {
                     let catalog = &self.engine.txn.catalog;
@@ -1526,6 +1563,19 @@ impl Session {
                         ));
                     }
                     t.writes.truncate(table);
+                }
+                if *restart_identity {
+                    // The sequences restart at once (a rollback sets them back).
+                    for table in tables {
+                        for seq in table.def().owned_sequences.clone() {
+                            let Some(before) = self.engine.txn.catalog.sequence(&seq) else {
+                                continue;
+                            };
+                            let next = before.peek_next();
+                            self.restart_sequence(&seq, None)?;
+                            self.txn().sequence_undo.push((seq, next));
+                        }
+                    }
                 }
                 command("TRUNCATE TABLE")
             }
@@ -1632,23 +1682,7 @@ impl Session {
             }
             Plan::RestartSequence { name, at } => {
                 self.refuse_in_block("ALTER SEQUENCE", None)?;
-                let seq = self.engine.txn.catalog.sequence(name).ok_or_else(|| {
-                    Error::new(
-                        SqlState::UNDEFINED_TABLE,
-                        format!("relation \"{name}\" does not exist"),
-                    )
-                })?;
-                let start = seq.created.map_or(1, |(_, o)| o.start);
-                let next = at.unwrap_or(start);
-                check_sequence_value(&seq, next, "RESTART")?;
-                let flight = ddl::commit_catalog_change(
-                    &self.engine.txn,
-                    RecordKind::SetSequence,
-                    &records::encode_set_sequence(name, next),
-                    self.sync_level(),
-                    |_| seq.set_next(next),
-                )?;
-                self.finish_catalog_change(flight);
+                self.restart_sequence(name, *at)?;
                 command("ALTER SEQUENCE")
             }
             Plan::AddColumn {
@@ -2318,6 +2352,28 @@ impl Session {
             |_| {
                 txn.catalog.drop_sequence(name);
             },
+        )?;
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// ALTER SEQUENCE ... RESTART [WITH at]: logged at once.
+    fn restart_sequence(&mut self, name: &str, at: Option<i64>) -> Result<()> {
+        let seq = self.engine.txn.catalog.sequence(name).ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })?;
+        let start = seq.created.map_or(1, |(_, o)| o.start);
+        let next = at.unwrap_or(start);
+        check_sequence_value(&seq, next, "RESTART")?;
+        let flight = ddl::commit_catalog_change(
+            &self.engine.txn,
+            RecordKind::SetSequence,
+            &records::encode_set_sequence(name, next),
+            self.sync_level(),
+            |_| seq.set_next(next),
         )?;
         self.finish_catalog_change(flight);
         Ok(())

@@ -195,11 +195,16 @@ impl Output {
         self.push(&ErrorResponse::new(fields));
     }
 
-    /// A NoticeResponse at WARNING severity (PostgreSQL's 25001 on a nested BEGIN, say).
+    /// A NoticeResponse: at WARNING severity (PostgreSQL's 25001 on a nested BEGIN, say),
+    /// or NOTICE for a message of code 00000 (`truncate cascades to table ...`).
     pub fn warning(&mut self, warning: &Error) {
+        let severity = match warning.code.0 {
+            "00000" => "NOTICE",
+            _ => "WARNING",
+        };
         let mut fields = vec![
-            (b'S', "WARNING".to_owned()),
-            (b'V', "WARNING".to_owned()),
+            (b'S', severity.to_owned()),
+            (b'V', severity.to_owned()),
             (b'C', warning.code.0.to_owned()),
             (b'M', cstring(&warning.message)),
         ];

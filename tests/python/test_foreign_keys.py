@@ -570,3 +570,64 @@ def test_add_column_with_references(server):
     """ALTER TABLE ... ADD COLUMN ... REFERENCES: the rows there hold the column's default,
     which must be in the referenced table if any row is there; inside a block too."""
     run_steps_clean(server, ADD_COLUMN_STEPS, ["drop table if exists ar_e, ar_c, ar_p"])
+
+
+TRUNCATES = [
+    ('DROP TABLE IF EXISTS tc',
+     'DROP TABLE'),
+    ('DROP TABLE IF EXISTS tp',
+     'DROP TABLE'),
+    ('CREATE TABLE tp (id serial PRIMARY KEY, n int)',
+     'CREATE TABLE'),
+    ('CREATE TABLE tc (id serial PRIMARY KEY, pid int REFERENCES tp)',
+     'CREATE TABLE'),
+    ('INSERT INTO tp (n) VALUES (1), (2)',
+     'INSERT 0 2'),
+    ('INSERT INTO tc (pid) VALUES (1)',
+     'INSERT 0 1'),
+    ('TRUNCATE tc RESTART IDENTITY',
+     'TRUNCATE TABLE'),
+    ('INSERT INTO tc (pid) VALUES (1) RETURNING id',
+     [(1,)]),
+    ('TRUNCATE tp',
+     ('0A000', 'cannot truncate a table referenced in a foreign key constraint', 'Table "tc" references "tp".', None)),
+    ('TRUNCATE tp CASCADE',
+     'TRUNCATE TABLE'),
+    ('SELECT count(*) FROM tc',
+     [(0,)]),
+    ('INSERT INTO tp (n) VALUES (5) RETURNING id',
+     [(3,)]),
+    ('TRUNCATE tp, tc RESTART IDENTITY CASCADE',
+     'TRUNCATE TABLE'),
+    ('INSERT INTO tp (n) VALUES (5) RETURNING id',
+     [(1,)]),
+    ('TRUNCATE tp CONTINUE IDENTITY CASCADE',
+     'TRUNCATE TABLE'),
+    ('INSERT INTO tp (n) VALUES (6) RETURNING id',
+     [(2,)]),
+    ('BEGIN',
+     'BEGIN'),
+    ('TRUNCATE tp RESTART IDENTITY CASCADE',
+     'TRUNCATE TABLE'),
+    ('INSERT INTO tp (n) VALUES (7) RETURNING id',
+     [(1,)]),
+    ('ROLLBACK',
+     'ROLLBACK'),
+    ('INSERT INTO tp (n) VALUES (8) RETURNING id',
+     [(3,)]),
+    ('DROP TABLE tc',
+     'DROP TABLE'),
+    ('DROP TABLE tp',
+     'DROP TABLE'),
+]
+
+
+def test_truncate_cascade_and_restart_identity(server):
+    """TRUNCATE ... CASCADE truncates the tables whose foreign keys reference it (with
+    PostgreSQL's notice); RESTART IDENTITY restarts their serial sequences, and a
+    rollback sets them back. Every expectation is PostgreSQL 15's."""
+    notices = []
+    with server.connect(autocommit=True) as c:
+        c.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary)))
+        run_steps(c, TRUNCATES)
+    assert ("NOTICE", 'truncate cascades to table "tc"') in notices, notices
