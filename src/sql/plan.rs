@@ -452,6 +452,8 @@ pub enum Plan {
     DropTable {
         names: Vec<String>,
         if_exists: bool,
+        /// CASCADE: the foreign keys of other tables that reference them go too.
+        cascade: bool,
     },
     Truncate {
         tables: Vec<Arc<Table>>,

@@ -1078,10 +1078,12 @@ impl Planner<'_> {
                 object_type: ast::ObjectType::Table,
                 if_exists,
                 names,
+                cascade,
                 ..
             } => Ok(Plan::DropTable {
                 names: names.iter().map(object_name).collect::<Result<_>>()?,
                 if_exists: *if_exists,
+                cascade: *cascade,
             }),
             S::Truncate(t) => {
                 let tables = t

@@ -631,3 +631,47 @@ def test_truncate_cascade_and_restart_identity(server):
         c.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary)))
         run_steps(c, TRUNCATES)
     assert ("NOTICE", 'truncate cascades to table "tc"') in notices, notices
+
+
+DROP_CASCADE = [
+    ('DROP TABLE IF EXISTS dc2',
+     'DROP TABLE'),
+    ('DROP TABLE IF EXISTS dc',
+     'DROP TABLE'),
+    ('DROP TABLE IF EXISTS dp',
+     'DROP TABLE'),
+    ('CREATE TABLE dp (id int PRIMARY KEY)',
+     'CREATE TABLE'),
+    ('CREATE TABLE dc (id int PRIMARY KEY, pid int CONSTRAINT dc_p REFERENCES dp, qid int CONSTRAINT dc_q REFERENCES dp)',
+     'CREATE TABLE'),
+    ('CREATE TABLE dc2 (id int PRIMARY KEY, pid int REFERENCES dp)',
+     'CREATE TABLE'),
+    ('INSERT INTO dp VALUES (1)',
+     'INSERT 0 1'),
+    ('INSERT INTO dc VALUES (1, 1, 1)',
+     'INSERT 0 1'),
+    ('DROP TABLE dp',
+     ('2BP01', 'cannot drop table dp because other objects depend on it', 'constraint dc_p on table dc depends on table dp\nconstraint dc_q on table dc depends on table dp\nconstraint dc2_pid_fkey on table dc2 depends on table dp', None)),
+    ('DROP TABLE dp CASCADE',
+     'DROP TABLE'),
+    ("SELECT conname FROM pg_constraint WHERE conrelid = 'dc'::regclass ORDER BY 1",
+     [('dc_pkey',)]),
+    ('INSERT INTO dc VALUES (2, 99, 99)',
+     'INSERT 0 1'),
+    ('SELECT count(*) FROM dc',
+     [(2,)]),
+    ('DROP TABLE dc, dc2',
+     'DROP TABLE'),
+]
+
+
+def test_drop_table_cascade_drops_the_foreign_keys_referencing_it(server):
+    """DROP TABLE ... CASCADE drops the other tables' foreign keys that reference it,
+    with PostgreSQL's notice, and leaves their rows; a table with two foreign keys to
+    one table is created without waiting on itself. Every expectation is PostgreSQL
+    15's."""
+    notices = []
+    with server.connect(autocommit=True) as c:
+        c.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary)))
+        run_steps(c, DROP_CASCADE)
+    assert ("NOTICE", "drop cascades to 3 other objects") in notices, notices
