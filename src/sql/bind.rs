@@ -611,13 +611,7 @@ pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Result<DataType> {
             }
         }
         _ => {
-            let sym = match op {
-                ArithOp::Add => "+",
-                ArithOp::Sub => "-",
-                ArithOp::Mul => "*",
-                ArithOp::Div => "/",
-                ArithOp::Mod => "%",
-            };
+            let sym = op.symbol();
             return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {} {} {}", a.name(), sym, b.name()))
                 .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
         }

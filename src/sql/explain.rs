@@ -8,11 +8,11 @@
 //! `Hash Join` over a `Hash`; grouping, DISTINCT and set operations hash
 //! (`HashAggregate`, `HashSetOp`).
 
-use super::expr::{CmpOp, Expr};
+use super::expr::Expr;
 use super::plan::{
     Access, JoinKind, JoinStep, JoinStrategy, Plan, ScanPlan, SelectPlan, SetOp, TableFunctionKind,
 };
-use crate::types::{ArithOp, Value};
+use crate::types::Value;
 
 /// A plan node as drawn: its title, its detail lines, its inputs.
 struct Node {
@@ -469,17 +469,8 @@ fn expr_text_at(e: &Expr, names: &[String], depth: usize) -> String {
         Expr::Outer(i) => format!("$outer{}", i + 1),
         Expr::Neg(x) => format!("(- {})", go(x)),
         Expr::Not(x) => format!("(NOT {})", go(x)),
-        Expr::Arith(op, a, b) => {
-            let sym = match op {
-                ArithOp::Add => "+",
-                ArithOp::Sub => "-",
-                ArithOp::Mul => "*",
-                ArithOp::Div => "/",
-                ArithOp::Mod => "%",
-            };
-            format!("({} {sym} {})", go(a), go(b))
-        }
-        Expr::Cmp(op, a, b) => format!("({} {} {})", go(a), cmp_symbol(*op), go(b)),
+        Expr::Arith(op, a, b) => format!("({} {} {})", go(a), op.symbol(), go(b)),
+        Expr::Cmp(op, a, b) => format!("({} {} {})", go(a), op.symbol(), go(b)),
         Expr::And(a, b) => format!("({} AND {})", go(a), go(b)),
         Expr::Or(a, b) => format!("({} OR {})", go(a), go(b)),
         Expr::Concat(a, b) => format!("({} || {})", go(a), go(b)),
@@ -517,10 +508,6 @@ fn expr_text_at(e: &Expr, names: &[String], depth: usize) -> String {
         Expr::Subquery(_) => "(SubPlan)".into(),
         _ => "(...)".into(),
     }
-}
-
-fn cmp_symbol(op: CmpOp) -> &'static str {
-    op.symbol()
 }
 
 fn const_text(v: &Value) -> String {

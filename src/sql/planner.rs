@@ -941,20 +941,8 @@ impl Planner<'_> {
                         access: Access::Full,
                         filter: None,
                     }),
-                    joins: Vec::new(),
-                    filter: None,
-                    aggregation: None,
                     projection: targets.iter().map(|&i| Expr::Column(i)).collect(),
-                    order_by: Vec::new(),
-                    limit: None,
-                    offset: None,
-                    row_lock: None,
-                    distinct: false,
-                    distinct_on: 0,
-                    set_op: None,
-                    subqueries: Vec::new(),
-                    windows: Vec::new(),
-                    materialize: false,
+                    ..SelectPlan::empty()
                 };
                 (select, names, types, true)
             }

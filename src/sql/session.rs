@@ -2462,28 +2462,7 @@ impl Session {
                 ));
             }
         }
-        let table_def = table.def();
-        let mut def = def;
-        def.number = next_index_number(&table_def);
-        if def.number >= super::pg_catalog::MAX_INDEXES {
-            return Err(Error::new(
-                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                format!(
-                    "a table can have at most {} indexes",
-                    super::pg_catalog::MAX_INDEXES
-                ),
-            ));
-        }
-        let (entries, newest) = match table.build_index(&def)? {
-            Ok(built) => built,
-            Err(row) => {
-                let mut named = (*table_def).clone();
-                named.pkey_name = Some(def.name.clone());
-                return Err(duplicate_key(&table_def, &named, &def.columns, &row));
-            }
-        };
-        let mut new_def = (*table_def).clone();
-        new_def.indexes.push(def.clone());
+        let (def, entries, newest, new_def) = build_new_index(table, def)?;
         if let Some(closed) = &closed {
             closed.assert_closed();
         }
@@ -2548,28 +2527,7 @@ impl Session {
                 return Err(exists());
             }
         }
-        let table_def = table.def();
-        let mut def = def;
-        def.number = next_index_number(&table_def);
-        if def.number >= super::pg_catalog::MAX_INDEXES {
-            return Err(Error::new(
-                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                format!(
-                    "a table can have at most {} indexes",
-                    super::pg_catalog::MAX_INDEXES
-                ),
-            ));
-        }
-        let (entries, newest) = match table.build_index(&def)? {
-            Ok(built) => built,
-            Err(row) => {
-                let mut named = (*table_def).clone();
-                named.pkey_name = Some(def.name.clone());
-                return Err(duplicate_key(&table_def, &named, &def.columns, &row));
-            }
-        };
-        let mut new_def = (*table_def).clone();
-        new_def.indexes.push(def.clone());
+        let (def, entries, newest, new_def) = build_new_index(table, def)?;
         let _ddl = catalog.ddl_lock();
         if catalog.relation_exists(&def.name) {
             let _ = entries.destroy();
@@ -3249,6 +3207,38 @@ fn read_tables(plan: &Plan) -> Vec<&Arc<Table>> {
         Plan::Delete(del) => of(&del.subqueries),
         _ => Vec::new(),
     }
+}
+
+/// CREATE INDEX's entries built from `table`'s rows (its gate closed by the caller):
+/// the index numbered, its entries, the LSN they are complete from, and the table's
+/// definition with it; 23505 if a unique index finds a duplicate.
+fn build_new_index(
+    table: &Table,
+    def: IndexDef,
+) -> Result<(IndexDef, Table, Lsn, crate::storage::TableDef)> {
+    let table_def = table.def();
+    let mut def = def;
+    def.number = next_index_number(&table_def);
+    if def.number >= super::pg_catalog::MAX_INDEXES {
+        return Err(Error::new(
+            SqlState::PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "a table can have at most {} indexes",
+                super::pg_catalog::MAX_INDEXES
+            ),
+        ));
+    }
+    let (entries, newest) = match table.build_index(&def)? {
+        Ok(built) => built,
+        Err(row) => {
+            let mut named = (*table_def).clone();
+            named.pkey_name = Some(def.name.clone());
+            return Err(duplicate_key(&table_def, &named, &def.columns, &row));
+        }
+    };
+    let mut new_def = (*table_def).clone();
+    new_def.indexes.push(def.clone());
+    Ok((def, entries, newest, new_def))
 }
 
 /// The error for a duplicate key found while adding a primary key.
