@@ -324,9 +324,24 @@ fn date_arithmetic() {
         fail(ArithOp::Add, Value::Date(0), Value::Date(0)).0,
         "42883"
     );
+    // Two timestamps apart: an interval, whole days as days.
+    let apart = ok(
+        ArithOp::Sub,
+        Value::Timestamp(super::super::datetime::USECS_PER_DAY + 5),
+        Value::Timestamp(0),
+    );
+    let Value::Interval(iv) = apart else {
+        panic!("not an interval: {apart:?}");
+    };
+    assert_eq!((iv.months, iv.days, iv.micros), (0, 1, 5));
     assert_eq!(
-        fail(ArithOp::Sub, Value::Timestamp(0), Value::Timestamp(0)).0,
-        "0A000"
+        fail(
+            ArithOp::Sub,
+            Value::Timestamp(i64::MAX),
+            Value::Timestamp(0)
+        )
+        .0,
+        "22008"
     );
 }
 
