@@ -15,8 +15,10 @@
 //!   (+3072 + k) and its FOREIGN KEY constraints (+3584 + k).
 //!
 //! Only what SteadyDB has is listed: tables, their indexes and constraints, sequences,
-//! views, column defaults. Catalogs of objects SteadyDB does not have (inheritance,
-//! triggers, policies, comments) exist and are empty; a table with foreign keys, or
+//! views (and their `_RETURN` rules), column defaults, the schemas' initdb privileges and
+//! comment. Catalogs of objects SteadyDB does not have (inheritance, triggers, policies,
+//! extensions, user-defined functions, operators and casts, text search, foreign data)
+//! exist and are empty, so psql's, drivers' and pg_dump's queries run; a table with foreign keys, or
 //! referenced by one, shows `relhastriggers` as PostgreSQL's (whose foreign keys are
 //! triggers) does, so psql lists them.
 
