@@ -385,7 +385,10 @@ impl FramePromise {
 
 impl Drop for FramePromise {
     fn drop(&mut self) {
-        debug_assert_eq!(self.frames, 0, "a frame promise is released");
+        // Unwinding (a simulated crash in the middle of an install) may drop one early.
+        if !std::thread::panicking() {
+            debug_assert_eq!(self.frames, 0, "a frame promise is released");
+        }
     }
 }
 
