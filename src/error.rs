@@ -17,8 +17,10 @@ impl SqlState {
     pub const INVALID_DATETIME_FORMAT: SqlState = SqlState("22007");
     pub const DATETIME_FIELD_OVERFLOW: SqlState = SqlState("22008");
     pub const DIVISION_BY_ZERO: SqlState = SqlState("22012");
+    pub const NULL_VALUE_NOT_ALLOWED: SqlState = SqlState("22004");
     pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
+    pub const UNTRANSLATABLE_CHARACTER: SqlState = SqlState("22P05");
     pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
     pub const INVALID_REGULAR_EXPRESSION: SqlState = SqlState("2201B");
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
@@ -187,7 +189,6 @@ impl Error {
         Error::new(SqlState::SYNTAX_ERROR, message)
     }
 
-    /// 54001: a statement nested too deeply to analyse or run, as PostgreSQL reports it.
     /// A failed write (never a failed sync) of `what`: 53100 when the file system is out
     /// of space or quota, which the operator can fix and the server waits out; 58030
     /// otherwise.
@@ -200,6 +201,7 @@ impl Error {
         Error::new(code, format!("could not write {what}: {e}"))
     }
 
+    /// 54001: a statement nested too deeply to analyse or run, as PostgreSQL reports it.
     pub fn stack_depth() -> Error {
         Error::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
             "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",

@@ -1,6 +1,8 @@
 //! Binding: turning sqlparser expressions into typed [`Expr`]s against a scope of columns,
 //! resolving untyped literals and parameters from context as PostgreSQL does.
 
+mod json;
+
 use sqlparser::ast;
 
 use super::expr::{CmpOp, Expr, Func, Subquery, SubqueryTest};
@@ -52,6 +54,9 @@ pub enum AggFunc {
     /// bool_and and every.
     BoolAnd,
     BoolOr,
+    JsonbAgg,
+    /// jsonb_object_agg(key, value): the value travels as the delimiter does.
+    JsonbObjectAgg,
 }
 
 impl AggFunc {
@@ -66,6 +71,8 @@ impl AggFunc {
             "array_agg" => AggFunc::ArrayAgg,
             "bool_and" | "every" => AggFunc::BoolAnd,
             "bool_or" => AggFunc::BoolOr,
+            "jsonb_agg" => AggFunc::JsonbAgg,
+            "jsonb_object_agg" => AggFunc::JsonbObjectAgg,
             _ => return None,
         })
     }
@@ -85,6 +92,7 @@ impl AggFunc {
                 types::array_of(t).unwrap_or(DataType::Array(&DataType::Text))
             }
             (AggFunc::BoolAnd | AggFunc::BoolOr, _) => DataType::Bool,
+            (AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg, _) => DataType::Jsonb,
             (_, t) => t.without_typmod(),
         }
     }
@@ -155,8 +163,10 @@ pub struct Binder<'a> {
     pub depth: usize,
     /// What the subquery planned last captured of the scope being bound.
     pub last_captured: Vec<Expr>,
-    /// A select list item is being bound: a set-returning function may be its top.
+    /// A select list item is being bound: a set-returning function may be in it.
     pub allow_set_returning: bool,
+    /// Inside a select list item, where it may not: the construct, for the error.
+    pub no_set_returning: Option<&'static str>,
     /// While a select list and ORDER BY are bound: the window calls met, and the width
     /// of the input row (the first window call's column).
     pub windows: Option<(Vec<WindowCall>, usize)>,
@@ -355,6 +365,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
             } => DataType::Interval,
             A::Regclass => DataType::RegClass,
             A::JSON => DataType::Json,
+            A::JSONB => DataType::Jsonb,
             A::Array(
                 ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | ast::ArrayElemTypeDef::Qualified(inner, _)
@@ -392,6 +403,7 @@ pub fn data_type(dt: &ast::DataType) -> Result<(DataType, bool)> {
                     ("json", 0) => DataType::Json,
                     ("uuid", 0) => DataType::Uuid,
                     ("interval", 0) => DataType::Interval,
+                    ("jsonb", 0) => DataType::Jsonb,
                     (n, 0) if n.starts_with('_') => {
                         let elem = super::pg_catalog::type_by_name(&n[1..]).ok_or_else(|| {
                             Error::new(
@@ -539,6 +551,29 @@ fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
     })
 }
 
+/// Whether PostgreSQL casts a value of type `from` to `to` in assignment: between
+/// numbers, dates and times, integers and oids, json and jsonb, and to and from strings
+/// (SteadyDB also reads a text value as any type, as its input function does).
+fn assignable(from: DataType, to: DataType) -> bool {
+    use DataType::*;
+    let datetime = |t: DataType| matches!(t, Date | Timestamp | TimestampTz);
+    let oid_or_integer = |t: DataType| {
+        t.is_integer() || matches!(t, Oid | RegClass | RegType | RegNamespace | RegProc)
+    };
+    match (from, to) {
+        (f, t) if f.without_typmod() == t.without_typmod() => true,
+        (f, t) if f.is_string() || t.is_string() => true,
+        (Bool, _) | (_, Bool) => false,
+        (f, t) if f.is_numeric() && t.is_numeric() => true,
+        (f, t) if datetime(f) && datetime(t) => true,
+        (f, t) if oid_or_integer(f) && oid_or_integer(t) => true,
+        (Json, Jsonb) | (Jsonb, Json) => true,
+        (Array(a), Array(b)) => assignable(*a, *b),
+        (Char(_), Char(_)) => true,
+        _ => false,
+    }
+}
+
 fn unify(a: DataType, b: DataType) -> DataType {
     match (a, b) {
         (DataType::Unknown, t) | (t, DataType::Unknown) => t,
@@ -561,6 +596,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         DataType::Array(_) => 7,
         DataType::Uuid => 8,
         DataType::Interval => 9,
+        DataType::Jsonb => 10,
         _ => 0,
     };
     let oid_and_integer = |x: DataType, y: DataType| class(x) == 6 && y.is_integer();
@@ -654,6 +690,7 @@ impl<'a> Binder<'a> {
             depth: 0,
             last_captured: Vec::new(),
             allow_set_returning: false,
+            no_set_returning: None,
             windows: None,
             ctes: Vec::new(),
             relations_read: Vec::new(),
@@ -682,6 +719,36 @@ impl<'a> Binder<'a> {
             }
             other => Ok(Expr::Cast(Box::new(other), to)),
         }
+    }
+
+    /// A value for column `name` of type `to` (INSERT, UPDATE): an untyped one is read as
+    /// the column's type; a typed one needs an assignment cast (42804 where PostgreSQL
+    /// has none), applied when the row is written.
+    pub fn assign(&mut self, t: Typed, name: &str, to: DataType) -> Result<Expr> {
+        if !assignable(t.1, to) {
+            return Err(Error::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!(
+                    "column \"{name}\" is of type {} but expression is of type {}",
+                    to.name(),
+                    t.1.name()
+                ),
+            )
+            .with_hint("You will need to rewrite or cast the expression."));
+        }
+        self.coerce(t, to)
+    }
+
+    /// `bind` run where a set-returning function may not be (`construct` names it).
+    fn without_set_returning<T>(
+        &mut self,
+        construct: &'static str,
+        bind: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let outer = self.no_set_returning.replace(construct);
+        let out = bind(self);
+        self.no_set_returning = outer;
+        out
     }
 
     /// Bind and resolve to text if still untyped; char(n) values become text (blank-trimmed).
@@ -1207,12 +1274,14 @@ impl<'a> Binder<'a> {
                 conditions,
                 else_result,
                 ..
-            } => self.bind_case(
-                operand.as_deref(),
-                conditions,
-                else_result.as_deref(),
-                scope,
-            ),
+            } => self.without_set_returning("CASE", |b| {
+                b.bind_case(
+                    operand.as_deref(),
+                    conditions,
+                    else_result.as_deref(),
+                    scope,
+                )
+            }),
             E::Function(f) => self.bind_function(f, scope),
             // `interval '1 day'` (a field list such as `DAY TO SECOND` restricts what the
             // value may say, which SteadyDB does not check: refused).
@@ -1787,6 +1856,11 @@ impl<'a> Binder<'a> {
             }
             op => op,
         };
+        if json::is_jsonb_operator(op) {
+            let l = self.bind(left, scope)?;
+            let r = self.bind(right, scope)?;
+            return self.bind_jsonb_operator(op, l, r);
+        }
         match op {
             B::PGRegexMatch => return self.bind_regex(left, right, false, false, scope),
             B::PGRegexIMatch => return self.bind_regex(left, right, true, false, scope),
@@ -1830,6 +1904,9 @@ impl<'a> Binder<'a> {
         if let Some(a) = arith {
             let l = self.bind(left, scope)?;
             let r = self.bind(right, scope)?;
+            if a == ArithOp::Sub && l.1 == DataType::Jsonb {
+                return self.bind_jsonb_operator(op, l, r);
+            }
             let (lt, rt) = match (l.1, r.1) {
                 (DataType::Unknown, DataType::Unknown) => {
                     return Err(Error::new(
@@ -1880,6 +1957,9 @@ impl<'a> Binder<'a> {
             B::StringConcat => {
                 let l = self.bind(left, scope)?;
                 let r = self.bind(right, scope)?;
+                if json::is_jsonb_concat(l.1, r.1) {
+                    return self.bind_jsonb_operator(op, l, r);
+                }
                 if let Some(t) = [l.1, r.1].into_iter().find(|t| t.element().is_some()) {
                     return self.array_concat(l, r, t);
                 }
@@ -2190,8 +2270,12 @@ impl<'a> Binder<'a> {
                 | "generate_subscripts"
                 | "pg_partition_ancestors"
                 | "_pg_expandarray"
-        ) {
+        ) || super::json_functions::JsonbSet::by_name(&name).is_some()
+        {
             return self.bind_set_returning(&name, &args, scope);
+        }
+        if let Some(t) = self.bind_jsonb_function(&name, &args, scope)? {
+            return Ok(t);
         }
         if let Some(agg) = AggFunc::from_name(&name) {
             let (e, ty) = self.bind_aggregate(agg, &name, &args, star, distinct, scope)?;
@@ -2307,7 +2391,7 @@ impl<'a> Binder<'a> {
                 }
                 let items = args
                     .iter()
-                    .map(|a| self.bind(a, scope))
+                    .map(|a| self.without_set_returning("COALESCE", |b| b.bind(a, scope)))
                     .collect::<Result<Vec<_>>>()?;
                 let mut ty = DataType::Unknown;
                 for i in &items {
@@ -2749,7 +2833,10 @@ impl<'a> Binder<'a> {
             }
             (None, DataType::Int8)
         } else {
-            let want = if agg == AggFunc::StringAgg { 2 } else { 1 };
+            let want = match agg {
+                AggFunc::StringAgg | AggFunc::JsonbObjectAgg => 2,
+                _ => 1,
+            };
             if args.len() != want {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -2767,6 +2854,23 @@ impl<'a> Binder<'a> {
             self.no_aggregates = None;
             self.grouping = grouping;
             let t = bound?;
+            let delimiter = match (agg, delimiter) {
+                (AggFunc::JsonbAgg, _) => {
+                    let v = self.jsonb_value(t)?;
+                    return self.push_aggregate(agg, Some(v), DataType::Jsonb, None, distinct);
+                }
+                (AggFunc::JsonbObjectAgg, Some(v)) => {
+                    let key = match t.1 {
+                        DataType::Unknown => self.coerce(t, DataType::Text)?,
+                        DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+                        ty if ty.is_string() => t.0,
+                        _ => Expr::Cast(Box::new(t.0), DataType::Text),
+                    };
+                    let v = self.jsonb_value(v?)?;
+                    return self.push_aggregate(agg, Some(key), DataType::Text, Some(v), distinct);
+                }
+                (_, delimiter) => delimiter,
+            };
             if let Some(d) = delimiter {
                 let d = d?;
                 let (value_type, d_type) = match (t.1, d.1) {
@@ -2812,10 +2916,10 @@ impl<'a> Binder<'a> {
                 }
                 // uuid has no min or max (nor any aggregate but count), as in
                 // PostgreSQL 15.
-                (AggFunc::Min | AggFunc::Max, DataType::Uuid) => {
+                (AggFunc::Min | AggFunc::Max, t @ (DataType::Uuid | DataType::Jsonb)) => {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
-                        format!("function {name}(uuid) does not exist"),
+                        format!("function {name}({}) does not exist", t.name()),
                     ));
                 }
                 (AggFunc::Sum | AggFunc::Avg, t) if !t.is_numeric() && t != DataType::Interval => {
@@ -3034,18 +3138,26 @@ impl<'a> Binder<'a> {
         args: &[ast::Expr],
         scope: &Scope,
     ) -> Result<Typed> {
-        if !(self.allow_set_returning && self.depth == 1) {
+        // In a select list (at the top of an item, or inside one: the item is evaluated
+        // per value), but not in an aggregate's argument nor in another's arguments.
+        if let Some(construct) = self.no_set_returning {
+            return Err(Error::unsupported(format!(
+                "set-returning functions are not allowed in {construct}"
+            )));
+        }
+        if !self.allow_set_returning || self.no_aggregates.is_some() {
             return Err(Error::unsupported(match self.no_aggregates {
                 Some(clause) => format!("set-returning functions are not allowed in {clause}"),
-                None => {
-                    "set-returning functions are supported only at the top of a select list".into()
-                }
+                None => "set-returning functions are supported only in a select list".into(),
             }));
         }
+        self.allow_set_returning = false;
         let bound = args
             .iter()
             .map(|a| self.bind(a, scope))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>>>();
+        self.allow_set_returning = true;
+        let bound = bound?;
         let arg_types: Vec<String> = bound.iter().map(|(_, t)| t.name()).collect();
         let no_function = || {
             Error::new(
@@ -3092,6 +3204,23 @@ impl<'a> Binder<'a> {
                 };
                 let a = self.coerce(a, DataType::RegClass)?;
                 (K::PartitionAncestors, vec![a], DataType::RegClass)
+            }
+            (n, 1) if super::json_functions::JsonbSet::by_name(n).is_some() => {
+                let set = super::json_functions::JsonbSet::by_name(n).ok_or_else(no_function)?;
+                let mut bound = bound;
+                let Some(a) = bound.pop() else {
+                    return Err(no_function());
+                };
+                if !matches!(a.1, DataType::Jsonb | DataType::Unknown) {
+                    return Err(no_function());
+                }
+                let a = self.coerce(a, DataType::Jsonb)?;
+                // In a select list, more than one column is a record of them.
+                let ty = match set.columns() {
+                    [(_, t)] => *t,
+                    columns => DataType::Record(columns),
+                };
+                (K::Jsonb(set), vec![a], ty)
             }
             ("generate_subscripts", 2) => {
                 let mut bound = bound.into_iter();

@@ -347,7 +347,7 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
 
 /// A value as JSON, as PostgreSQL's `to_json` writes it. Strings among the values are
 /// not known to be json (a json value is text here), so text is always quoted.
-fn to_json(v: &Value, out: &mut String) {
+pub(super) fn to_json(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -373,6 +373,7 @@ fn to_json(v: &Value, out: &mut String) {
             }
             json_string(&s, out);
         }
+        Value::Jsonb(j) => j.write(out),
         Value::Array(_, items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -395,24 +396,7 @@ fn embed_json(v: &Value, out: &mut String) {
     }
 }
 
-/// A JSON string literal.
-fn json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+use crate::types::jsonb::write_string as json_string;
 
 /// A relation's name as `regclass` shows it: qualified unless its schema is searched.
 fn shown_relation_name(r: &pg_catalog::Relation) -> String {

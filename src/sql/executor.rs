@@ -1205,6 +1205,13 @@ impl Executor<'_> {
                     }
                 }
             }
+            TableFunctionKind::Jsonb(set) => {
+                for row in super::json_functions::set_rows(set, &args[0])? {
+                    if !visit(row)? {
+                        break;
+                    }
+                }
+            }
             TableFunctionKind::GenerateSubscripts => {
                 if let (Value::Array(_, items), Some(1)) = (&args[0], args[1].as_i64()) {
                     for i in 1..=items.len() {
@@ -1601,47 +1608,68 @@ impl Executor<'_> {
         call.arg.as_ref().map(|a| self.eval(a, row)).transpose()
     }
 
-    /// A select list with set-returning functions: one output row per value they
-    /// return, in lockstep (a shorter one gives NULLs); none when all return nothing.
-    fn project_set(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Vec<Value>>> {
-        let mut columns: Vec<std::result::Result<Value, Vec<Value>>> = Vec::new();
-        for e in exprs {
-            match e {
-                Expr::SetReturning(f) => {
-                    let mut values = Vec::new();
-                    self.function_rows(f, row, |mut r| {
-                        values.push(r.swap_remove(0));
-                        if values.len() > SET_RETURNING_MAX_ROWS {
-                            return Err(Error::new(
-                                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                                format!(
-                                    "a set-returning function in a select list returned more than {SET_RETURNING_MAX_ROWS} rows for one row"
-                                ),
-                            ));
-                        }
-                        Ok(true)
-                    })?;
-                    columns.push(Err(values));
+    /// A select list with set-returning functions `calls` (at the top of an item or
+    /// inside one): one output row per value they return, in lockstep (a shorter one
+    /// gives NULLs); none when all return nothing. Each output row comes with the
+    /// functions' values in it, in the order of `calls`.
+    fn project_set(
+        &self,
+        exprs: &[Expr],
+        calls: &[Arc<TableFunction>],
+        row: &[Value],
+    ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+        let mut returned: Vec<Vec<Value>> = Vec::with_capacity(calls.len());
+        for f in calls {
+            let mut values = Vec::new();
+            self.function_rows(f, row, |mut r| {
+                // A function of several columns is a record of them here.
+                let v = match (r.len(), f.kind) {
+                    (2.., TableFunctionKind::Jsonb(set)) => Value::Record(set.columns(), r.into()),
+                    _ => r.swap_remove(0),
+                };
+                values.push(v);
+                if values.len() > SET_RETURNING_MAX_ROWS {
+                    return Err(Error::new(
+                        SqlState::PROGRAM_LIMIT_EXCEEDED,
+                        format!(
+                            "a set-returning function in a select list returned more than {SET_RETURNING_MAX_ROWS} rows for one row"
+                        ),
+                    ));
                 }
-                e => columns.push(Ok(self.eval(e, row)?)),
-            }
+                Ok(true)
+            })?;
+            returned.push(values);
         }
-        let n = columns
+        // The items without such functions have one value for every output row.
+        let fixed = exprs
             .iter()
-            .map(|c| c.as_ref().err().map_or(0, Vec::len))
-            .max()
-            .unwrap_or(0);
-        Ok((0..n)
-            .map(|i| {
-                columns
-                    .iter()
-                    .map(|c| match c {
-                        Ok(v) => v.clone(),
-                        Err(values) => values.get(i).cloned().unwrap_or(Value::Null),
-                    })
-                    .collect()
+            .map(|e| match e.has_set_returning() {
+                true => Ok(None),
+                false => self.eval(e, row).map(Some),
             })
-            .collect())
+            .collect::<Result<Vec<_>>>()?;
+        let n = returned.iter().map(Vec::len).max().unwrap_or(0);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let values: Vec<Value> = returned
+                .iter()
+                .map(|v| v.get(i).cloned().unwrap_or(Value::Null))
+                .collect();
+            let projected = exprs
+                .iter()
+                .zip(&fixed)
+                .map(|(e, fixed)| match (fixed, e) {
+                    (Some(v), _) => Ok(v.clone()),
+                    (None, Expr::SetReturning(f)) => Ok(calls
+                        .iter()
+                        .position(|c| Arc::ptr_eq(c, f))
+                        .map_or(Value::Null, |k| values[k].clone())),
+                    (None, e) => self.eval(&with_returned(e, calls, &values), row),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            out.push((projected, values));
+        }
+        Ok(out)
     }
 
     /// Whether COPY may load `table` straight into pages: this transaction created or
@@ -2198,17 +2226,14 @@ impl Executor<'_> {
         let want = limit.map(|l| l + offset);
         // SELECT DISTINCT: the output rows seen so far.
         let mut seen: FxHashSet<Vec<Value>> = FxHashSet::default();
-        let set_returning = plan
-            .projection
-            .iter()
-            .any(|e| matches!(e, Expr::SetReturning(_)));
+        let calls = set_returning_calls(&plan.projection);
         let mut emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
-            let rows = if set_returning {
-                self.project_set(&plan.projection, row)?
+            let rows = if calls.is_empty() {
+                vec![(self.project(&plan.projection, row)?, Vec::new())]
             } else {
-                vec![self.project(&plan.projection, row)?]
+                self.project_set(&plan.projection, &calls, row)?
             };
-            for projected in rows {
+            for (projected, returned) in rows {
                 if plan.distinct && !seen.insert(projected.clone()) {
                     continue;
                 }
@@ -2216,13 +2241,11 @@ impl Executor<'_> {
                     .order_by
                     .iter()
                     .map(|k| match &k.expr {
-                        // ORDER BY a set-returning output column: its value in this row.
-                        Expr::SetReturning(f) => plan
-                            .projection
-                            .iter()
-                            .position(|e| matches!(e, Expr::SetReturning(g) if Arc::ptr_eq(f, g)))
-                            .and_then(|i| projected.get(i).cloned())
-                            .ok_or_else(|| Error::internal("ORDER BY a set-returning function")),
+                        // ORDER BY a set-returning output column: with its value in
+                        // this row.
+                        e if e.has_set_returning() => {
+                            self.eval(&with_returned(e, &calls, &returned), row)
+                        }
                         e => self.eval(e, row),
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -2429,6 +2452,11 @@ enum AggState {
         items: Vec<Value>,
         element: &'static DataType,
     },
+    /// jsonb_agg, or with `object`, jsonb_object_agg.
+    Jsonb {
+        state: super::json_functions::JsonbAggState,
+        object: bool,
+    },
     /// bool_and (`and`) or bool_or.
     Bool {
         acc: Option<bool>,
@@ -2514,6 +2542,10 @@ impl AggState {
                 items: Vec::new(),
                 element: types::static_element(&call.arg_type).unwrap_or(&DataType::Text),
             },
+            AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => AggState::Jsonb {
+                state: Default::default(),
+                object: call.func == AggFunc::JsonbObjectAgg,
+            },
             AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool {
                 acc: None,
                 and: call.func == AggFunc::BoolAnd,
@@ -2544,6 +2576,13 @@ impl AggState {
             AggState::ArrayAgg { items, .. } => {
                 items.push(v.unwrap_or(Value::Null));
                 Ok(())
+            }
+            AggState::Jsonb { state, object } => {
+                let v = v.unwrap_or(Value::Null);
+                match object {
+                    true => state.add_pair(&v, &delimiter.unwrap_or(Value::Null)),
+                    false => state.add(&v),
+                }
             }
             state => match delimiter {
                 Some(d) => {
@@ -2626,6 +2665,9 @@ impl AggState {
             AggState::StringAgg { .. } => {
                 return Err(Error::internal("string_agg takes a delimiter"));
             }
+            AggState::Jsonb { .. } => {
+                return Err(Error::internal("jsonb_agg takes its input whole"))
+            }
             AggState::Bool { acc, and } => {
                 let b = matches!(v, Some(Value::Bool(true)));
                 *acc = Some(match acc {
@@ -2659,6 +2701,7 @@ impl AggState {
             AggState::ArrayAgg { items, .. } if items.is_empty() => Value::Null,
             AggState::ArrayAgg { items, element } => Value::Array(element, items.into()),
             AggState::Bool { acc, .. } => acc.map_or(Value::Null, Value::Bool),
+            AggState::Jsonb { state, object } => state.finish(object)?,
             AggState::Count(n) => Value::Int8(n),
             AggState::Sum { acc, .. } => acc.unwrap_or(Value::Null),
             AggState::MinMax { best, .. } => best.unwrap_or(Value::Null),
@@ -2703,4 +2746,31 @@ fn exact_key_value(v: Value, t: DataType) -> Option<Value> {
     }
     let c = types::cast(v.clone(), &t).ok()?;
     (types::compare(&c, &v) == Some(Ordering::Equal)).then_some(c)
+}
+
+/// The set-returning functions in a select list, each once, in order.
+fn set_returning_calls(exprs: &[Expr]) -> Vec<Arc<TableFunction>> {
+    let mut calls: Vec<Arc<TableFunction>> = Vec::new();
+    for e in exprs {
+        e.visit(&mut |n| {
+            if let Expr::SetReturning(f) = n {
+                if !calls.iter().any(|c| Arc::ptr_eq(c, f)) {
+                    calls.push(f.clone());
+                }
+            }
+        });
+    }
+    calls
+}
+
+/// `e` with each of the set-returning functions `calls` replaced by its value in one
+/// output row (`values`, in the order of `calls`).
+fn with_returned(e: &Expr, calls: &[Arc<TableFunction>], values: &[Value]) -> Expr {
+    e.rewrite(&|n| match n {
+        Expr::SetReturning(f) => calls
+            .iter()
+            .position(|c| Arc::ptr_eq(c, f))
+            .map(|k| Expr::Const(values[k].clone())),
+        _ => None,
+    })
 }

@@ -201,6 +201,8 @@ pub enum Func {
     ToJson,
     /// `nullif(a, b)`: NULL when a = b, else a (not strict).
     NullIf,
+    /// jsonb's operators and functions (`json_functions.rs`).
+    Jsonb(super::json_functions::JsonbFunc),
 }
 
 #[derive(Clone, Debug)]
@@ -695,34 +697,107 @@ impl Expr {
     /// The same expression over another row layout: column `i` becomes column `f(i)`
     /// (a join moves a condition onto one table's row).
     pub fn map_columns(&self, f: &impl Fn(usize) -> usize) -> Expr {
-        let go = |e: &Expr| Box::new(e.map_columns(f));
+        self.rewrite(&|e| match e {
+            Expr::Column(c) => Some(Expr::Column(f(*c))),
+            _ => None,
+        })
+    }
+
+    /// Every node of the expression, this one first, then its children's (the arguments
+    /// of its set-returning functions and subqueries too, not their plans).
+    pub fn visit<'e>(&'e self, f: &mut impl FnMut(&'e Expr)) {
+        f(self);
         match self {
-            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => self.clone(),
-            Expr::Column(c) => Expr::Column(f(*c)),
-            Expr::Array(e, items) => {
-                Expr::Array(e, items.iter().map(|x| x.map_columns(f)).collect())
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) | Expr::Column(_) => {}
+            Expr::Array(_, items) => items.iter().for_each(|e| e.visit(f)),
+            Expr::SetReturning(func) => func.args.iter().for_each(|e| e.visit(f)),
+            Expr::AnyArray { left, array, .. } => {
+                left.visit(f);
+                array.visit(f);
             }
+            Expr::Subquery(sub) => {
+                sub.args.iter().for_each(|e| e.visit(f));
+                if let SubqueryTest::Quantified { left, .. } = &sub.test {
+                    left.visit(f);
+                }
+            }
+            Expr::Neg(e)
+            | Expr::Not(e)
+            | Expr::IsNull(e, _)
+            | Expr::IsBool(e, _, _)
+            | Expr::Cast(e, _) => e.visit(f),
+            Expr::Arith(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Concat(a, b)
+            | Expr::IsDistinct(a, b, _) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.visit(f);
+                pattern.visit(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.visit(f);
+                list.iter().for_each(|e| e.visit(f));
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                operand.iter().for_each(|e| e.visit(f));
+                for (a, b) in whens {
+                    a.visit(f);
+                    b.visit(f);
+                }
+                otherwise.iter().for_each(|e| e.visit(f));
+            }
+            Expr::Func(_, args) => args.iter().for_each(|e| e.visit(f)),
+        }
+    }
+
+    /// Whether a set-returning function is in the expression, at its top or inside.
+    pub fn has_set_returning(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::SetReturning(_)));
+        found
+    }
+
+    /// The expression with every node `f` gives a replacement for replaced by it (and
+    /// not looked into); other nodes are kept, their children rewritten.
+    pub fn rewrite(&self, f: &impl Fn(&Expr) -> Option<Expr>) -> Expr {
+        if let Some(e) = f(self) {
+            return e;
+        }
+        let go = |e: &Expr| Box::new(e.rewrite(f));
+        let all = |es: &[Expr]| es.iter().map(|e| e.rewrite(f)).collect::<Vec<_>>();
+        match self {
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) | Expr::Column(_) => self.clone(),
+            Expr::Array(e, items) => Expr::Array(e, all(items)),
             Expr::SetReturning(func) => {
                 Expr::SetReturning(std::sync::Arc::new(super::plan::TableFunction {
                     kind: func.kind,
-                    args: func.args.iter().map(|x| x.map_columns(f)).collect(),
+                    args: all(&func.args),
                     ordinality: func.ordinality,
                 }))
             }
             Expr::AnyArray {
                 left,
                 op,
-                all,
+                all: quantifier,
                 array,
             } => Expr::AnyArray {
                 left: go(left),
                 op: *op,
-                all: *all,
+                all: *quantifier,
                 array: go(array),
             },
             Expr::Subquery(sub) => Expr::Subquery(std::sync::Arc::new(Subquery {
                 plan: sub.plan.clone(),
-                args: sub.args.iter().map(|e| e.map_columns(f)).collect(),
+                args: all(&sub.args),
                 test: match &sub.test {
                     SubqueryTest::Quantified { left, op, all } => SubqueryTest::Quantified {
                         left: go(left),
@@ -759,7 +834,7 @@ impl Expr {
                 negated,
             } => Expr::InList {
                 expr: go(expr),
-                list: list.iter().map(|e| e.map_columns(f)).collect(),
+                list: all(list),
                 negated: *negated,
             },
             Expr::Case {
@@ -770,14 +845,12 @@ impl Expr {
                 operand: operand.as_ref().map(|o| go(o)),
                 whens: whens
                     .iter()
-                    .map(|(a, b)| (a.map_columns(f), b.map_columns(f)))
+                    .map(|(a, b)| (a.rewrite(f), b.rewrite(f)))
                     .collect(),
                 otherwise: otherwise.as_ref().map(|o| go(o)),
             },
             Expr::Cast(e, ty) => Expr::Cast(go(e), *ty),
-            Expr::Func(func, args) => {
-                Expr::Func(*func, args.iter().map(|e| e.map_columns(f)).collect())
-            }
+            Expr::Func(func, args) => Expr::Func(*func, all(args)),
         }
     }
 }
@@ -892,10 +965,14 @@ fn eval_func(
         Func::ArrayToString => &vals[..2],
         Func::ArrayCat => &[],
         Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
+        Func::Jsonb(j) if !j.strict() => &[],
         _ => &vals[..],
     };
     if strict_args.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if let Func::Jsonb(j) = f {
+        return super::json_functions::eval(j, &vals);
     }
     if let Some(v) = super::catalog_functions::eval(f, &vals, ctx)? {
         return Ok(v);
@@ -1162,7 +1239,8 @@ fn eval_func(
         | Func::JsonBuildObject
         | Func::JsonBuildArray
         | Func::ToJson
-        | Func::NullIf => return Err(Error::internal("catalog function not evaluated")),
+        | Func::NullIf
+        | Func::Jsonb(_) => return Err(Error::internal("catalog function not evaluated")),
     })
 }
 

@@ -259,6 +259,7 @@ impl TypeFacts {
             DataType::Int2Vector => base("int2vector", "int2vector"),
             DataType::Uuid => base("uuid", "uuid"),
             DataType::Interval => base("interval", "interval"),
+            DataType::Jsonb => base("jsonb", "jsonb"),
             DataType::OidVector => base("oidvector", "oidvector"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
             DataType::Record(_) => base("record", "record"),
@@ -294,6 +295,7 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::Int2Vector => "_int2vector",
         DataType::Uuid => "_uuid",
         DataType::Interval => "_interval",
+        DataType::Jsonb => "_jsonb",
         DataType::OidVector => "_oidvector",
         DataType::Unknown | DataType::Array(_) | DataType::Record(_) => "",
     }

@@ -27,6 +27,7 @@ mod fuzz_tests;
 #[cfg(test)]
 mod golden;
 mod information_schema;
+mod json_functions;
 pub mod parser;
 mod pg_catalog;
 mod plan;

@@ -326,6 +326,7 @@ const TYPES: &[BuiltinType] = &[
     builtin!(2206, "regtype", 4, true, "N", "i", 2211, DataType::RegType),
     builtin!(24, "regproc", 4, true, "N", "i", 0, DataType::RegProc),
     builtin!(2950, "uuid", 16, false, "U", "c", 2951, DataType::Uuid),
+    builtin!(3802, "jsonb", -1, false, "U", "i", 3807, DataType::Jsonb),
     builtin!(
         1186,
         "interval",

@@ -88,6 +88,8 @@ pub enum TableFunctionKind {
     /// A sequence read as a relation (`SELECT last_value, is_called FROM seq`): its one
     /// row `(last_value, log_cnt, is_called)`; the argument is its name.
     SequenceState,
+    /// jsonb's set-returning functions of one document (see `json_functions.rs`).
+    Jsonb(super::json_functions::JsonbSet),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -218,6 +218,7 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::Int2Vector => "int2vector",
         DataType::Uuid => "uuid",
         DataType::Interval => "interval",
+        DataType::Jsonb => "jsonb",
         DataType::OidVector => "oidvector",
         DataType::Array(e) => pg_type_name(*e),
         DataType::Record(_) => "record",
@@ -4360,6 +4361,22 @@ impl Planner<'_> {
                     vec![DataType::Text, DataType::Text],
                 )
             }
+            n if super::json_functions::JsonbSet::by_name(n).is_some() && bound.len() == 1 => {
+                let set = super::json_functions::JsonbSet::by_name(n).ok_or_else(no_function)?;
+                let mut bound = bound;
+                let Some(a) = bound.pop() else {
+                    return Err(no_function());
+                };
+                if !matches!(a.1, DataType::Jsonb | DataType::Unknown) {
+                    return Err(no_function());
+                }
+                let a = self.binder.coerce(a, DataType::Jsonb)?;
+                (
+                    TableFunctionKind::Jsonb(set),
+                    vec![a],
+                    set.columns().iter().map(|(_, t)| *t).collect(),
+                )
+            }
             "unnest" if !bound.is_empty() => {
                 let mut types = Vec::new();
                 let mut args = Vec::new();
@@ -4395,16 +4412,11 @@ impl Planner<'_> {
             .map(|i| match column_aliases.get(i) {
                 Some(n) => n.clone(),
                 None if i == function_columns => "ordinality".into(),
-                // Its result columns are named (OUT parameters).
-                None if kind == TableFunctionKind::PartitionAncestors => "relid".into(),
-                None if kind == TableFunctionKind::OptionsToTable => {
-                    ["option_name", "option_value"][i.min(1)].into()
-                }
-                None if matches!(kind, TableFunctionKind::ExpandArray(_)) => {
-                    ["x", "n"][i.min(1)].into()
-                }
-                None if function_columns == 1 => qualifier.clone(),
-                None => fname.clone(),
+                None => match out_parameter_name(kind, i) {
+                    Some(n) => n.into(),
+                    None if function_columns == 1 => qualifier.clone(),
+                    None => fname.clone(),
+                },
             })
             .collect();
         let def = TableDef::of_columns(
@@ -4790,7 +4802,12 @@ impl Planner<'_> {
                         self.binder.no_aggregates = Some("VALUES");
                         let t = self.binder.bind(e, &Scope::default())?;
                         self.binder.no_aggregates = None;
-                        out.push(Some(self.binder.coerce(t, def.columns[col].data_type)?));
+                        let column = &def.columns[col];
+                        out.push(Some(self.binder.assign(
+                            t,
+                            &column.name,
+                            column.data_type,
+                        )?));
                     }
                     rows.push(out);
                 }
@@ -4950,7 +4967,8 @@ impl Planner<'_> {
                 self.binder.no_aggregates = Some("UPDATE");
                 let t = self.binder.bind(&a.value, scope)?;
                 self.binder.no_aggregates = None;
-                self.binder.coerce(t, def.columns[col].data_type)?
+                let column = &def.columns[col];
+                self.binder.assign(t, &column.name, column.data_type)?
             };
             out.push((col, expr));
         }
@@ -5452,4 +5470,18 @@ fn increment_form(
         });
     }
     Some(out)
+}
+
+/// The name PostgreSQL gives column `i` of a function in FROM by its OUT parameters (None
+/// for a function without them, whose one column takes the function's or alias's name).
+fn out_parameter_name(kind: TableFunctionKind, i: usize) -> Option<&'static str> {
+    let last = |names: &[&'static str]| names.get(i).or(names.last()).copied();
+    match kind {
+        TableFunctionKind::PartitionAncestors => Some("relid"),
+        TableFunctionKind::OptionsToTable => last(&["option_name", "option_value"]),
+        TableFunctionKind::ExpandArray(_) => last(&["x", "n"]),
+        TableFunctionKind::Jsonb(super::json_functions::JsonbSet::ObjectKeys) => None,
+        TableFunctionKind::Jsonb(set) => set.columns().get(i).map(|(n, _)| *n),
+        _ => None,
+    }
 }

@@ -72,6 +72,7 @@ fn put_type(w: &mut Writer, t: &DataType) {
         DataType::Int2Vector => w.u8(25),
         DataType::Uuid => w.u8(27),
         DataType::Interval => w.u8(28),
+        DataType::Jsonb => w.u8(29),
         DataType::OidVector => w.u8(26),
         DataType::Array(e) => {
             w.u8(20);
@@ -119,6 +120,7 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
         25 => DataType::Int2Vector,
         27 => DataType::Uuid,
         28 => DataType::Interval,
+        29 => DataType::Jsonb,
         26 => DataType::OidVector,
         20 => {
             let e = get_type(r)?;

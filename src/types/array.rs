@@ -31,12 +31,13 @@ static ELEMENTS: &[DataType] = &[
     DataType::RegType,
     DataType::Uuid,
     DataType::Interval,
+    DataType::Jsonb,
 ];
 
 /// Array type OIDs, in the order of [`ELEMENTS`].
 const ARRAY_OIDS: &[u32] = &[
     1000, 1001, 1002, 1003, 1005, 1007, 1009, 1014, 1015, 1016, 1021, 1022, 1028, 1115, 1182, 1185,
-    1231, 2210, 2211, 2951, 1187,
+    1231, 2210, 2211, 2951, 1187, 3807,
 ];
 
 fn index_of(elem: DataType) -> Option<usize> {

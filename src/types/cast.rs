@@ -153,6 +153,10 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
         ) => Ok(v),
         (v @ Value::Uuid(_), DataType::Uuid) => Ok(v),
         (v @ Value::Interval(_), DataType::Interval) => Ok(v),
+        (v @ Value::Jsonb(_), DataType::Jsonb) => Ok(v),
+        (Value::Jsonb(j), DataType::Json) => Ok(Value::Text(j.to_string())),
+        (v @ Value::Jsonb(_), _) if !explicit => Err(not_assignable(&v, to)),
+        (Value::Jsonb(j), _) => jsonb_to_scalar(&j, to),
         (
             v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Oid(_) | Value::Reg(..)),
             _,
@@ -207,6 +211,21 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
             Ok(Value::TimestampTz(t))
         }
         (v, _) => Err(cannot_cast(&v, to)),
+    }
+}
+
+/// An explicit cast of a jsonb number or boolean to a number or boolean type.
+fn jsonb_to_scalar(j: &super::Jsonb, to: &DataType) -> Result<Value> {
+    use super::Jsonb;
+    match (j, to) {
+        (Jsonb::Number(d), _) if to.is_numeric() => convert(Value::Numeric(*d), None, to, true),
+        (Jsonb::Bool(b), DataType::Bool) => Ok(Value::Bool(*b)),
+        (_, DataType::Bool) => Err(super::jsonb::cast_error(j, "boolean")),
+        (_, t) if t.is_numeric() => Err(super::jsonb::cast_error(j, &t.without_typmod().name())),
+        _ => Err(cannot_cast(
+            &Value::Jsonb(std::sync::Arc::new(j.clone())),
+            to,
+        )),
     }
 }
 

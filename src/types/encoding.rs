@@ -129,6 +129,7 @@ fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Interval(iv) => {
             out.extend_from_slice(&((iv.span() as u128) ^ (1 << 127)).to_be_bytes())
         }
+        Value::Jsonb(j) => super::jsonb::encode_key(j, numeric_key, out),
         Value::Date(d) => out.extend_from_slice(&((*d as u32) ^ (1 << 31)).to_be_bytes()),
         Value::Timestamp(t) | Value::TimestampTz(t) => {
             out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes())
@@ -162,6 +163,8 @@ const T_TIMESTAMPTZ: u8 = 13;
 const T_ARRAY: u8 = 14;
 const T_UUID: u8 = 15;
 const T_INTERVAL: u8 = 16;
+/// A jsonb document, as its text.
+const T_JSONB: u8 = 17;
 
 fn put_varint(mut v: u128, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -244,6 +247,12 @@ fn encode_value(v: &Value, ty: Option<&DataType>, out: &mut Vec<u8>) {
             put_varint(zigzag(iv.months as i64), out);
             put_varint(zigzag(iv.days as i64), out);
             put_varint(zigzag(iv.micros), out);
+        }
+        Value::Jsonb(j) => {
+            let s = j.to_string();
+            out.push(T_JSONB);
+            put_varint(s.len() as u128, out);
+            out.extend_from_slice(s.as_bytes());
         }
         Value::Date(d) => {
             out.push(T_DATE);
@@ -361,6 +370,7 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         DataType::Bytea => tag == T_BYTEA,
         DataType::Uuid => tag == T_UUID,
         DataType::Interval => tag == T_INTERVAL,
+        DataType::Jsonb => tag == T_JSONB,
         DataType::Date => tag == T_DATE,
         DataType::Timestamp => tag == T_TIMESTAMP,
         DataType::TimestampTz => tag == T_TIMESTAMPTZ,
@@ -436,6 +446,13 @@ fn decode_value(r: &mut Reader, ty: &DataType) -> Result<Value> {
             days: i32::try_from(r.signed()?).map_err(range)?,
             micros: r.signed()?,
         }),
+        T_JSONB => {
+            let n = r.len()?;
+            let s =
+                std::str::from_utf8(r.take(n)?).map_err(|_| corrupt("invalid UTF-8 in jsonb"))?;
+            let j = super::jsonb::parse(s).map_err(|_| corrupt("bad jsonb"))?;
+            Value::Jsonb(std::sync::Arc::new(j))
+        }
         T_ARRAY => {
             let Some(e) = ty.element().and_then(|e| super::static_element(&e)) else {
                 return Err(corrupt("array of an unknown type"));

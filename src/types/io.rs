@@ -45,6 +45,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         DataType::Bytea => Value::Bytea(parse_bytea(text)?),
         DataType::Uuid => Value::Uuid(parse_uuid(text)?),
         DataType::Interval => Value::Interval(super::parse_interval(text)?),
+        DataType::Jsonb => Value::Jsonb(std::sync::Arc::new(super::jsonb::parse(text)?)),
         DataType::Int2Vector | DataType::OidVector => parse_vector(ty, text)?,
         DataType::Array(e) => super::array::parse_array(e, text)?,
         DataType::Record(_) => return Err(record_input()),
@@ -156,6 +157,7 @@ pub fn format_text(value: &Value) -> String {
         Value::Reg(_, name) => s.push_str(name),
         Value::Uuid(u) => s = format_uuid(*u),
         Value::Interval(iv) => super::format_interval(iv, &mut s),
+        Value::Jsonb(j) => j.write(&mut s),
         Value::Array(e, items) if e.is_vector() => {
             let shown: Vec<String> = items.iter().map(format_text).collect();
             s = shown.join(" ");
@@ -300,6 +302,19 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         }
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
         DataType::Uuid => Value::Uuid(u128::from_be_bytes(fixed(bytes)?)),
+        // jsonb_recv: a version byte (1), then the text.
+        DataType::Jsonb => match bytes.split_first() {
+            Some((1, text)) => {
+                Value::Jsonb(std::sync::Arc::new(super::jsonb::parse(utf8_text(text)?)?))
+            }
+            _ => {
+                return Err(err!(
+                    INVALID_BINARY_REPRESENTATION,
+                    "unsupported jsonb version number {}",
+                    bytes.first().copied().unwrap_or(0)
+                ))
+            }
+        },
         DataType::Interval => {
             // interval_send: microseconds, days, months.
             let b: [u8; 16] = fixed(bytes)?;
@@ -356,6 +371,10 @@ pub fn encode_binary(value: &Value, out: &mut Vec<u8>) {
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(b),
         Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
+        Value::Jsonb(j) => {
+            out.push(1);
+            out.extend_from_slice(j.to_string().as_bytes());
+        }
         Value::Interval(iv) => {
             out.extend_from_slice(&iv.micros.to_be_bytes());
             out.extend_from_slice(&iv.days.to_be_bytes());

@@ -22,6 +22,7 @@ mod extract;
 mod float;
 mod interval;
 mod io;
+pub mod jsonb;
 mod numeric;
 mod ops;
 mod shortest;
@@ -40,6 +41,7 @@ pub use interval::{format_interval, parse_interval, Interval};
 pub use io::{
     decode_binary, decode_text, encode_binary, encode_text, format_text, utf8, utf8_text,
 };
+pub use jsonb::Jsonb;
 pub use ops::{arith, compare, compare_typed, negate, ArithOp};
 
 /// The element type an `int2vector` value carries (see [`DataType::Int2Vector`]).
@@ -74,6 +76,7 @@ pub mod oid {
     pub const REGPROC: u32 = 24;
     pub const UUID: u32 = 2950;
     pub const INTERVAL: u32 = 1186;
+    pub const JSONB: u32 = 3802;
     pub const INT2VECTOR: u32 = 22;
     pub const OIDVECTOR: u32 = 30;
     pub const FLOAT4: u32 = 700;
@@ -135,6 +138,8 @@ pub enum DataType {
     Interval,
     /// `json`: JSON text, kept as written ([`Value::Text`]).
     Json,
+    /// `jsonb`: a JSON document as a tree ([`Value::Jsonb`]).
+    Jsonb,
     /// A one-dimensional array of the element type ([`Value::Array`]); see `array.rs`
     /// for the element types there are.
     Array(&'static DataType),
@@ -199,6 +204,7 @@ impl DataType {
             DataType::Int2Vector => oid::INT2VECTOR,
             DataType::Uuid => oid::UUID,
             DataType::Interval => oid::INTERVAL,
+            DataType::Jsonb => oid::JSONB,
             DataType::OidVector => oid::OIDVECTOR,
             DataType::Array(e) => array::array_oid(**e),
             DataType::Record(_) => oid::RECORD,
@@ -224,6 +230,7 @@ impl DataType {
             oid::INT2VECTOR => DataType::Int2Vector,
             oid::UUID => DataType::Uuid,
             oid::INTERVAL => DataType::Interval,
+            oid::JSONB => DataType::Jsonb,
             oid::OIDVECTOR => DataType::OidVector,
             oid::INT8 => DataType::Int8,
             oid::FLOAT4 => DataType::Float4,
@@ -303,6 +310,7 @@ impl DataType {
             DataType::Int2Vector => "int2vector".into(),
             DataType::Uuid => "uuid".into(),
             DataType::Interval => "interval".into(),
+            DataType::Jsonb => "jsonb".into(),
             DataType::OidVector => "oidvector".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
             DataType::Record(_) => "record".into(),
@@ -410,6 +418,7 @@ pub enum Value {
     /// A `uuid`, its 16 bytes as one big-endian number.
     Uuid(u128),
     Interval(Interval),
+    Jsonb(std::sync::Arc<Jsonb>),
     /// A row of a `record` type: its fields' values, of its type's fields' types.
     Record(&'static [(&'static str, DataType)], std::sync::Arc<[Value]>),
 }
@@ -434,6 +443,7 @@ impl Value {
             Value::Bytea(_) => DataType::Bytea,
             Value::Uuid(_) => DataType::Uuid,
             Value::Interval(_) => DataType::Interval,
+            Value::Jsonb(_) => DataType::Jsonb,
             Value::Date(_) => DataType::Date,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
@@ -489,6 +499,7 @@ impl std::hash::Hash for Value {
             Value::Bytea(b) => b.hash(state),
             Value::Uuid(u) => u.hash(state),
             Value::Interval(iv) => iv.span().hash(state),
+            Value::Jsonb(j) => j.hash(state),
             Value::Date(d) => d.hash(state),
             Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
             Value::Array(_, items) | Value::Record(_, items) => {

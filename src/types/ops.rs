@@ -93,6 +93,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Bytea(x), Bytea(y)) => x.cmp(y),
         (Uuid(x), Uuid(y)) => x.cmp(y),
         (Interval(x), Interval(y)) => x.span().cmp(&y.span()),
+        (Jsonb(x), Jsonb(y)) => super::jsonb::compare(x, y),
         // Element by element, NULL elements after the others (as btree's array order),
         // then by length.
         (Array(_, x), Array(_, y)) | (Record(_, x), Record(_, y)) => {

@@ -99,6 +99,7 @@ fn key_order_matches_sql_order_per_type() {
         DataType::Date,
         DataType::Timestamp,
         DataType::TimestampTz,
+        DataType::Jsonb,
     ];
     for (i, ty) in types.iter().enumerate() {
         check_key_order(&[*ty], 100 + i as u64, 400);

@@ -3,6 +3,7 @@
 mod cast;
 mod encoding;
 mod io;
+mod jsonb;
 mod ops;
 
 use rand::rngs::StdRng;
@@ -110,6 +111,7 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
         | DataType::RegProc => Value::Oid(r.gen()),
         DataType::Name | DataType::InternalChar => Value::Text("n".into()),
         DataType::Json => Value::Text("{\"a\": [1, null]}".into()),
+        DataType::Jsonb => Value::Jsonb(std::sync::Arc::new(random_jsonb(r, 0))),
         DataType::Record(fields) => Value::Record(
             fields,
             fields
@@ -171,7 +173,37 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
     }
 }
 
-pub(super) const ALL_TYPES: [DataType; 15] = [
+/// A random document: scalars of every kind (strings of few letters, so that equal ones
+/// and prefixes meet), arrays and objects up to three deep.
+pub(super) fn random_jsonb(r: &mut StdRng, depth: usize) -> super::Jsonb {
+    use super::Jsonb;
+    let word = |r: &mut StdRng| -> String {
+        (0..r.gen_range(0..3))
+            .map(|_| ['a', 'b', '\u{e9}', '"'][r.gen_range(0..4)])
+            .collect()
+    };
+    match r.gen_range(0..if depth >= 3 { 4 } else { 6 }) {
+        0 => Jsonb::Null,
+        1 => Jsonb::Bool(r.gen()),
+        2 => Jsonb::Number(super::numeric::fix_zero(Decimal::new(
+            r.gen_range(-20..20),
+            r.gen_range(0..3),
+        ))),
+        3 => Jsonb::String(word(r)),
+        4 => Jsonb::Array(
+            (0..r.gen_range(0..3))
+                .map(|_| random_jsonb(r, depth + 1))
+                .collect(),
+        ),
+        _ => Jsonb::object(
+            (0..r.gen_range(0..3))
+                .map(|_| (word(r), random_jsonb(r, depth + 1)))
+                .collect(),
+        ),
+    }
+}
+
+pub(super) const ALL_TYPES: [DataType; 16] = [
     DataType::Bool,
     DataType::Int2,
     DataType::Int4,
@@ -187,4 +219,5 @@ pub(super) const ALL_TYPES: [DataType; 15] = [
     DataType::Timestamp,
     DataType::TimestampTz,
     DataType::Unknown,
+    DataType::Jsonb,
 ];
