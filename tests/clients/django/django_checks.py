@@ -40,7 +40,8 @@ def migrate():
     call_command("migrate", verbosity=0, interactive=False)
     with connection.cursor() as c:
         c.execute("select app, name from django_migrations where app = 'shop' order by id")
-        eq(c.fetchall(), [("shop", "0001_initial"), ("shop", "0002_book_editor_isbn"), ("shop", "0003_longer_fields")],
+        eq(c.fetchall(), [("shop", "0001_initial"), ("shop", "0002_book_editor_isbn"), ("shop", "0003_longer_fields"),
+                          ("shop", "0004_book_attributes")],
            "applied migrations")
 
 
@@ -51,7 +52,9 @@ def introspection():
         for t in ("shop_author", "shop_book", "shop_tag", "shop_tag_books"):
             assert t in tables, f"{t} not in {sorted(tables)}"
         cols = [d.name for d in intro.get_table_description(c, "shop_book")]
-        eq(cols, ["id", "title", "price", "published", "author_id", "editor_id", "isbn"], "columns")
+        eq(cols, ["id", "title", "price", "published", "author_id", "editor_id", "isbn", "attributes"], "columns")
+        types = {d.name: intro.get_field_type(d.type_code, d) for d in intro.get_table_description(c, "shop_book")}
+        eq(types["attributes"], "JSONField", "a jsonb column's field type")
         eq(intro.get_primary_key_column(c, "shop_book"), "id", "primary key")
         cons = intro.get_constraints(c, "shop_book")
         uniq = cons["shop_book_author_title_uniq"]
@@ -140,6 +143,29 @@ def savepoints():
     eq(list(Author.objects.filter(name__in=["kept", "undone"]).values_list("name", flat=True)), ["kept"], "rows")
 
 
+def json_field():
+    a = Author.objects.create(name="json author")
+    Book.objects.bulk_create([
+        Book(author=a, title="red", price=Decimal("1"), attributes={"color": "red", "size": 3, "tags": ["a", "b"]}),
+        Book(author=a, title="blue", price=Decimal("2"), attributes={"color": "blue", "size": 10, "extra": None}),
+        Book(author=a, title="plain", price=Decimal("3")),
+    ])
+    mine = Book.objects.filter(author=a)
+    eq(mine.get(title="red").attributes, {"color": "red", "size": 3, "tags": ["a", "b"]}, "read back")
+    eq(list(mine.filter(attributes__color="blue").values_list("title", flat=True)), ["blue"], "key lookup")
+    eq(list(mine.filter(attributes__size__gt=5).values_list("title", flat=True)), ["blue"], "key comparison")
+    eq(sorted(mine.filter(attributes__has_key="size").values_list("title", flat=True)), ["blue", "red"], "has_key")
+    eq(list(mine.filter(attributes__contains={"tags": ["b"]}).values_list("title", flat=True)), ["red"], "contains")
+    eq(list(mine.filter(attributes__tags__0="a").values_list("title", flat=True)), ["red"], "array element")
+    eq(list(mine.filter(attributes__extra__isnull=False).values_list("title", flat=True)), ["blue"], "JSON null key")
+    eq(list(mine.filter(attributes={}).values_list("title", flat=True)), ["plain"], "the default")
+    eq(sorted(mine.values_list("attributes__color", flat=True), key=str), [None, "blue", "red"], "key transform")
+    b = mine.get(title="plain")
+    b.attributes = {"nested": {"k": [1, 2.5, "x"]}}
+    b.save()
+    eq(mine.get(attributes__nested__k__1=2.5).title, "plain", "nested update and lookup")
+
+
 def cascade_delete():
     a = Author.objects.get(name="author 3")
     deleted, per_model = a.delete()
@@ -148,7 +174,7 @@ def cascade_delete():
 
 
 CHECKS = [migrate, introspection, crud, bulk_create, unique_violation, foreign_key_violation, deferred_order,
-          savepoints, cascade_delete]
+          savepoints, json_field, cascade_delete]
 
 if __name__ == "__main__":
     reset()

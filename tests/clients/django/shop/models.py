@@ -19,6 +19,8 @@ class Book(models.Model):
     # Added by a second migration, to the existing table.
     editor = models.ForeignKey(Author, null=True, on_delete=models.SET_NULL, related_name="edited")
     isbn = models.TextField(null=True, unique=True)
+    # Added by a fourth migration: a jsonb column.
+    attributes = models.JSONField(default=dict)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["author", "title"], name="shop_book_author_title_uniq")]
