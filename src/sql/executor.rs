@@ -588,10 +588,16 @@ impl Executor<'_> {
         let mut steps: Vec<PreparedJoin> =
             plan.joins.iter().map(|_| PreparedJoin::default()).collect();
         let mut top = |row: &[Value]| -> Result<bool> {
-            if self.matches(&plan.filter, row)? {
-                visit(row)
-            } else {
-                Ok(true)
+            if !self.matches(&plan.filter, row)? {
+                return Ok(true);
+            }
+            match &plan.join_layout {
+                Some(layout) => {
+                    let in_from_order: Vec<Value> =
+                        layout.iter().map(|&at| row[at].clone()).collect();
+                    visit(&in_from_order)
+                }
+                None => visit(row),
             }
         };
         let mut go = true;

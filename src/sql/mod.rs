@@ -35,6 +35,7 @@ mod planner;
 #[cfg(test)]
 mod range_tests;
 pub mod session;
+mod statistics;
 mod system;
 
 pub use session::{CopyIn, CopyOut, Field, Outcome, Prepared, RowsTag, Session, TxnStatus};

@@ -13,10 +13,12 @@ use crate::error::{Error, Result};
 pub enum Statement {
     Ast(Box<ast::Statement>),
     Copy(CopyStatement),
-    /// VACUUM / ANALYZE: accepted; storage has nothing to vacuum yet.
+    /// VACUUM / ANALYZE: storage has nothing to vacuum yet; `analyze` (ANALYZE, or
+    /// VACUUM with its ANALYZE option) measures the tables' statistics.
     Maintenance {
         tag: &'static str,
         tables: Vec<String>,
+        analyze: bool,
     },
     Checkpoint,
     ShowAll,
@@ -980,17 +982,23 @@ fn parse_maintenance(sql: &str) -> Result<Statement> {
         "ANALYZE"
     };
     let mut tables = Vec::new();
+    let mut analyze = tag == "ANALYZE";
     let mut i = 1;
     // Options: VACUUM (opts) / VACUUM FULL FREEZE VERBOSE ANALYZE ...
     if w.tokens.get(i).map(String::as_str) == Some("(") {
         while i < w.tokens.len() && w.tokens[i] != ")" {
+            analyze |= matches!(w.tokens[i].as_str(), "analyze" | "analyse");
             i += 1;
         }
         i += 1;
     }
     while let Some(t) = w.tokens.get(i) {
         match t.as_str() {
-            "full" | "freeze" | "verbose" | "analyze" | "analyse" if tables.is_empty() => i += 1,
+            "analyze" | "analyse" if tables.is_empty() => {
+                analyze = true;
+                i += 1
+            }
+            "full" | "freeze" | "verbose" if tables.is_empty() => i += 1,
             "," => i += 1,
             "(" => {
                 // Column list after a table name: skip it.
@@ -1005,7 +1013,11 @@ fn parse_maintenance(sql: &str) -> Result<Statement> {
             }
         }
     }
-    Ok(Statement::Maintenance { tag, tables })
+    Ok(Statement::Maintenance {
+        tag,
+        tables,
+        analyze,
+    })
 }
 
 fn parse_copy(sql: &str) -> Result<Statement> {
@@ -1291,9 +1303,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match parse_statement("vacuum analyze pgbench_branches").unwrap() {
-            Statement::Maintenance { tag, tables } => {
+            Statement::Maintenance {
+                tag,
+                tables,
+                analyze,
+            } => {
                 assert_eq!(tag, "VACUUM");
                 assert_eq!(tables, vec!["pgbench_branches"]);
+                assert!(analyze);
             }
             other => panic!("{other:?}"),
         }

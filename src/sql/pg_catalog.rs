@@ -121,6 +121,7 @@ pub enum PgCatalog {
     Aggregate,
     Range,
     Enum,
+    Stats,
 }
 
 /// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
@@ -198,6 +199,7 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Aggregate, "pg_aggregate", 2600, true),
     (PgCatalog::Range, "pg_range", 3541, true),
     (PgCatalog::Enum, "pg_enum", 3501, true),
+    (PgCatalog::Stats, "pg_stats", 12004, false),
 ];
 
 /// The default btree operator classes of the types there are: (OID, name, type).
@@ -974,6 +976,23 @@ impl PgCatalog {
                 ("enumsortorder", DataType::Float4),
                 ("enumlabel", Name),
             ],
+            // The sampled values are shown as text (PostgreSQL's column is `anyarray`).
+            PgCatalog::Stats => &[
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("attname", Name),
+                ("inherited", Bool),
+                ("null_frac", DataType::Float4),
+                ("avg_width", Int4),
+                ("n_distinct", DataType::Float4),
+                ("most_common_vals", array(&Text)),
+                ("most_common_freqs", array(&DataType::Float4)),
+                ("histogram_bounds", array(&Text)),
+                ("correlation", DataType::Float4),
+                ("most_common_elems", array(&Text)),
+                ("most_common_elem_freqs", array(&DataType::Float4)),
+                ("elem_count_histogram", array(&DataType::Float4)),
+            ],
         };
         TableDef::of_columns(self.name(), cols.iter().copied())
     }
@@ -1263,6 +1282,7 @@ impl PgCatalog {
             | PgCatalog::Aggregate
             | PgCatalog::Range
             | PgCatalog::Enum => Vec::new(),
+            PgCatalog::Stats => stats_rows(engine, visible),
         };
         // Columns no row above gives (access privileges, options, ...) are NULL.
         let width = self.def().columns.len();
@@ -1282,6 +1302,49 @@ impl PgCatalog {
 
 fn name(s: &str) -> Value {
     Value::Text(s.to_string())
+}
+
+/// `pg_stats`: per column of each table ANALYZE has measured, what it found.
+fn stats_rows(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
+    static TEXT: DataType = DataType::Text;
+    static FLOAT4: DataType = DataType::Float4;
+    let mut out = Vec::new();
+    for (t, def) in tables(engine, visible) {
+        let Some(stats) = t.stats() else {
+            continue;
+        };
+        for (i, c) in def.columns.iter().enumerate() {
+            let Some(cs) = stats.columns.get(i).filter(|_| !c.dropped) else {
+                continue;
+            };
+            let (values, freqs): (Vec<Value>, Vec<Value>) = cs
+                .most_common
+                .iter()
+                .map(|(v, f)| {
+                    (
+                        Value::Text(crate::types::format_text(v)),
+                        Value::Float4(*f as f32),
+                    )
+                })
+                .unzip();
+            let some = |items: Vec<Value>, e: &'static DataType| match items.is_empty() {
+                true => Value::Null,
+                false => Value::Array(e, items.into()),
+            };
+            out.push(vec![
+                name(crate::error::TABLE_SCHEMA),
+                name(&def.name),
+                name(&c.name),
+                Value::Bool(false),
+                Value::Float4(cs.null_frac as f32),
+                Value::Int4(cs.avg_width),
+                Value::Float4(cs.n_distinct as f32),
+                some(values, &TEXT),
+                some(freqs, &FLOAT4),
+            ]);
+        }
+    }
+    out
 }
 
 fn char_value(c: char) -> Value {
@@ -1544,6 +1607,8 @@ pub struct Relation {
     pub checks: i16,
     /// `relhastriggers`: a table with foreign keys or referenced by one.
     pub has_triggers: bool,
+    /// `reltuples`: a table's rows when ANALYZE last measured them, -1 before.
+    pub tuples: f32,
 }
 
 /// An index as the catalogs show it: a primary key's or a secondary one.
@@ -1800,6 +1865,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             index: None,
             checks: 0,
             has_triggers: false,
+            tuples: -1.0,
         })
         .collect();
     let tables = tables(engine, visible);
@@ -1820,6 +1886,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             index: None,
             checks: def.checks.len() as i16,
             has_triggers: !def.foreign_keys.is_empty() || referenced.contains(&t.id),
+            tuples: t.stats().map_or(-1.0, |s| s.rows as f32),
         });
         for index in table_indexes(&t, &def) {
             out.push(Relation {
@@ -1833,6 +1900,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
                 index: Some(index),
                 checks: 0,
                 has_triggers: false,
+                tuples: -1.0,
             });
         }
     }
@@ -1848,6 +1916,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             index: None,
             checks: 0,
             has_triggers: false,
+            tuples: -1.0,
         });
     }
     for seq in sequence_entries(engine, visible) {
@@ -1862,6 +1931,7 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
             index: None,
             checks: 0,
             has_triggers: false,
+            tuples: -1.0,
         });
     }
     out
@@ -2001,7 +2071,7 @@ fn class_row(r: &Relation) -> Vec<Value> {
         Value::Oid(if r.kind == 'v' { 0 } else { r.oid }),
         Value::Oid(0),
         Value::Int4(0),
-        Value::Float4(-1.0),
+        Value::Float4(r.tuples),
         Value::Int4(0),
         Value::Oid(0),
         Value::Bool(r.has_index),

@@ -153,6 +153,10 @@ pub struct SelectPlan {
     /// The later tables of FROM, each joined to the rows so far, in order (a left-deep
     /// join); empty for a single table.
     pub joins: Vec<JoinStep>,
+    /// When the join reads the tables in another order than FROM's: the position of
+    /// each of FROM's columns in the joined row (which `filter` reads); the row is put
+    /// back in FROM's order for everything after.
+    pub join_layout: Option<Vec<usize>>,
     /// WHERE of a SELECT without FROM, or what of a join's WHERE was not pushed into a
     /// scan or a join step (over the joined row); with a single table, the scan carries
     /// the filter.
@@ -190,6 +194,7 @@ impl SelectPlan {
         SelectPlan {
             source: None,
             joins: Vec::new(),
+            join_layout: None,
             filter: None,
             aggregation: None,
             projection: Vec::new(),
@@ -624,5 +629,7 @@ pub enum Plan {
     Checkpoint,
     Maintenance {
         tag: &'static str,
+        /// The tables whose statistics ANALYZE measures (none for a plain VACUUM).
+        analyze: Vec<Arc<crate::storage::Table>>,
     },
 }

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+mod join_order;
+
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 
@@ -830,11 +832,23 @@ impl Planner<'_> {
                 names: names.clone(),
                 deferred: *deferred,
             }),
-            Statement::Maintenance { tag, tables } => {
+            Statement::Maintenance {
+                tag,
+                tables,
+                analyze,
+            } => {
+                let mut named = Vec::new();
                 for t in tables {
-                    self.table_named(t)?;
+                    named.push(self.table_named(t)?);
                 }
-                Ok(Plan::Maintenance { tag })
+                if *analyze && named.is_empty() {
+                    let hidden = self.hidden;
+                    named = super::information_schema::visible_tables(self.engine, &|t| !hidden(t));
+                }
+                Ok(Plan::Maintenance {
+                    tag,
+                    analyze: if *analyze { named } else { Vec::new() },
+                })
             }
             Statement::Checkpoint => Ok(Plan::Checkpoint),
             Statement::AlterSequence { name, action } => self.plan_alter_sequence(name, action),
@@ -885,7 +899,10 @@ impl Planner<'_> {
                     sequence: Box::new(sequence),
                 })
             }
-            Statement::Empty => Ok(Plan::Maintenance { tag: "" }),
+            Statement::Empty => Ok(Plan::Maintenance {
+                tag: "",
+                analyze: Vec::new(),
+            }),
             Statement::ShowAll => {
                 self.fields = ["name", "setting", "description"]
                     .iter()
@@ -1358,8 +1375,9 @@ impl Planner<'_> {
                     "RESET SESSION AUTHORIZATION is not supported",
                 )),
             },
-            S::Analyze(_) => Ok(Plan::Maintenance { tag: "ANALYZE" }),
-            S::Vacuum(_) => Ok(Plan::Maintenance { tag: "VACUUM" }),
+            S::Analyze(_) | S::Vacuum(_) => {
+                Err(Error::internal("VACUUM and ANALYZE are parsed apart"))
+            }
             S::Drop { object_type, .. } => Err(Error::unsupported(format!(
                 "DROP {object_type} is not supported yet"
             ))),
@@ -2334,7 +2352,10 @@ impl Planner<'_> {
         let name = ident_name(&cd.name);
         if def.column_index(&name).is_some() {
             if if_not_exists {
-                return Ok(Plan::Maintenance { tag: "ALTER TABLE" });
+                return Ok(Plan::Maintenance {
+                    tag: "ALTER TABLE",
+                    analyze: Vec::new(),
+                });
             }
             return Err(Error::new(
                 SqlState::DUPLICATE_COLUMN,
@@ -2722,11 +2743,19 @@ impl Planner<'_> {
             if catalog.sequence(&name).is_none() && catalog.view(&name).is_none() {
                 self.table(&at.name)?;
             }
-            return Ok(Plan::Maintenance { tag: "ALTER TABLE" });
+            return Ok(Plan::Maintenance {
+                tag: "ALTER TABLE",
+                analyze: Vec::new(),
+            });
         }
         let table = match self.table(&at.name) {
             Ok(t) => t,
-            Err(_) if at.if_exists => return Ok(Plan::Maintenance { tag: "ALTER TABLE" }),
+            Err(_) if at.if_exists => {
+                return Ok(Plan::Maintenance {
+                    tag: "ALTER TABLE",
+                    analyze: Vec::new(),
+                })
+            }
             Err(e) => return Err(e),
         };
         let def = table.def();
@@ -2825,7 +2854,10 @@ impl Planner<'_> {
                 let cname = ident_name(name);
                 let Some(column) = def.column_index(&cname) else {
                     if *if_exists {
-                        return Ok(Plan::Maintenance { tag: "ALTER TABLE" });
+                        return Ok(Plan::Maintenance {
+                            tag: "ALTER TABLE",
+                            analyze: Vec::new(),
+                        });
                     }
                     return Err(Error::new(
                         SqlState::UNDEFINED_COLUMN,
@@ -3001,7 +3033,10 @@ impl Planner<'_> {
                             "dropping a primary key is not supported yet",
                         ))
                     }
-                    None if *if_exists => Ok(Plan::Maintenance { tag: "ALTER TABLE" }),
+                    None if *if_exists => Ok(Plan::Maintenance {
+                        tag: "ALTER TABLE",
+                        analyze: Vec::new(),
+                    }),
                     None => Err(Error::new(
                         SqlState::UNDEFINED_OBJECT,
                         format!(
@@ -3378,18 +3413,24 @@ impl Planner<'_> {
                 ));
             }
         }
-        let (source, joins, filter) = if from.tables.len() > 1 {
+        let (source, joins, filter, join_layout) = if from.tables.len() > 1 {
+            // Rows locked FOR UPDATE are found in FROM's order.
+            let (from, filter, layout) = match row_lock {
+                None => join_order::reorder(from, filter),
+                Some(_) => (from, filter, None),
+            };
             let (first, joins, rest) = plan_joins(from, filter)?;
-            (Some(first), joins, rest)
+            (Some(first), joins, rest, layout)
         } else {
             let (source, filter) =
                 Self::single_source(source_table, system, derived, function, filter);
-            (source, Vec::new(), filter)
+            (source, Vec::new(), filter, None)
         };
         Ok((
             SelectPlan {
                 source,
                 joins,
+                join_layout,
                 filter,
                 aggregation,
                 projection,
@@ -3462,6 +3503,7 @@ impl Planner<'_> {
         let plan = SelectPlan {
             source: None,
             joins: Vec::new(),
+            join_layout: None,
             filter: None,
             aggregation: None,
             projection: (0..names.len()).map(Expr::Column).collect(),

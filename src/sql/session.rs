@@ -1362,12 +1362,15 @@ impl Session {
                 }
                 command("CHECKPOINT")
             }
-            Plan::Maintenance { tag } => {
+            Plan::Maintenance { tag, analyze } => {
                 if *tag == "VACUUM" && self.txn.as_ref().is_some_and(|t| t.explicit) {
                     return Err(Error::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
                         "VACUUM cannot run inside a transaction block",
                     ));
+                }
+                for table in analyze {
+                    self.analyze(table)?;
                 }
                 command(tag)
             }
@@ -3028,6 +3031,45 @@ impl Session {
             self.on_error();
         }
         result
+    }
+
+    /// ANALYZE of one table: every row this statement's snapshot sees, read in batches
+    /// as COPY TO reads them, measured (see `statistics.rs`).
+    fn analyze(&mut self, table: &Arc<Table>) -> Result<()> {
+        use super::plan::{Access, ScanPlan, SelectPlan};
+        let def = table.def();
+        let plan = SelectPlan {
+            source: Some(ScanPlan {
+                table: table.clone(),
+                system: None,
+                derived: None,
+                function: None,
+                def: def.clone(),
+                access: Access::Full,
+                filter: None,
+            }),
+            projection: (0..def.columns.len()).map(Expr::Column).collect(),
+            ..SelectPlan::empty()
+        };
+        let snapshot = self.statement_snapshot();
+        let mut stats = super::statistics::StatsBuilder::new(def.columns.len());
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let (rows, last) = self.with_executor(snapshot, &[], false, |exec| {
+                exec.scan_batch(&plan, after.as_deref(), COPY_OUT_BATCH_ROWS)
+            })?;
+            for row in rows {
+                stats.add(row);
+            }
+            self.slot.check_interrupts()?;
+            match last {
+                Some(key) => after = Some(key),
+                None => break,
+            }
+        }
+        table.set_stats(stats.finish());
+        self.engine.txn.catalog.statistics_changed();
+        Ok(())
     }
 
     fn copy_out_chunk(&mut self, copy: &mut CopyOut) -> Result<Option<Vec<u8>>> {

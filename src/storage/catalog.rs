@@ -914,6 +914,11 @@ impl Catalog {
         self.bump();
     }
 
+    /// A table's statistics changed (ANALYZE): plans made before are made again.
+    pub fn statistics_changed(&self) {
+        self.bump();
+    }
+
     /// The table named `old` is now named as its definition says (ALTER TABLE ... RENAME
     /// TO, or its replay); nothing if it is not there under `old`.
     pub fn rename_table(&self, old: &str) {

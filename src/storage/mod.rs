@@ -36,6 +36,7 @@ pub mod index;
 pub mod page;
 pub mod pool;
 pub mod spill;
+pub mod stats;
 pub use pool::POOL_TABLE_SHARDS;
 mod table;
 #[cfg(test)]

@@ -269,6 +269,8 @@ pub struct Table {
     bulk_lsn: AtomicU64,
     /// Who may write the table while its rows are rebuilt under a new key.
     write_gate: WriteGate,
+    /// What ANALYZE last measured (none before the first).
+    stats: RwLock<Option<Arc<super::stats::TableStats>>>,
     /// The secondary indexes, in the order of `TableDef::indexes`. Held shared by an
     /// install for its whole length, so that its entries go into the trees of the indexes
     /// its rows were read against; exclusively to add, drop or rebuild an index. Taken
@@ -398,10 +400,20 @@ impl Table {
             rewritten_lsn: AtomicU64::new(0),
             bulk_lsn: AtomicU64::new(0),
             write_gate: WriteGate::default(),
+            stats: RwLock::new(None),
             indexes: RwLock::new(Arc::from(Vec::new())),
             committed_def: parking_lot::Mutex::new(None),
             dropped_uncommitted: parking_lot::Mutex::new(Vec::new()),
         }
+    }
+
+    /// What ANALYZE last measured of the table.
+    pub fn stats(&self) -> Option<Arc<super::stats::TableStats>> {
+        self.stats.read().clone()
+    }
+
+    pub fn set_stats(&self, stats: super::stats::TableStats) {
+        *self.stats.write() = Some(Arc::new(stats));
     }
 
     pub fn write_gate(&self) -> &WriteGate {
