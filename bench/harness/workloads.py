@@ -49,6 +49,11 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
              pgbench_init=True,
              after_init=["insert into pgbench_history (tid, bid, aid, delta, mtime) select (g % (10 * {scale})) + 1, (g % {scale}) + 1, g, g % 1000, now() from generate_series(1, 100000 * {scale}) g",
                          "create index pgbench_history_aid on pgbench_history (aid)"]),
+    Workload("join_order", "join_order.sql",
+             "SELECT joining pgbench_accounts, pgbench_tellers and pgbench_branches, written with "
+             "the accounts first though only the teller's condition narrows the rows: the planner "
+             "must read the teller first and the others by key (after ANALYZE)",
+             pgbench_init=True, after_init=["analyze"]),
     Workload("update_balance", "update_balance.sql", "UPDATE of one random pgbench_accounts row by primary key",
              pgbench_init=True),
     Workload("tpcb", None, "pgbench's built-in TPC-B-like transaction (5 statements)", pgbench_init=True),

@@ -2,6 +2,10 @@
 //! resolving untyped literals and parameters from context as PostgreSQL does.
 
 mod json;
+mod row;
+mod window;
+
+pub use window::{Frame, FrameBound, FrameUnits};
 
 use sqlparser::ast;
 
@@ -57,6 +61,9 @@ pub enum AggFunc {
     JsonbAgg,
     /// jsonb_object_agg(key, value): the value travels as the delimiter does.
     JsonbObjectAgg,
+    JsonAgg,
+    /// json_object_agg(key, value), as jsonb_object_agg's.
+    JsonObjectAgg,
 }
 
 impl AggFunc {
@@ -72,6 +79,8 @@ impl AggFunc {
             "bool_and" | "every" => AggFunc::BoolAnd,
             "bool_or" => AggFunc::BoolOr,
             "jsonb_agg" => AggFunc::JsonbAgg,
+            "json_agg" => AggFunc::JsonAgg,
+            "json_object_agg" => AggFunc::JsonObjectAgg,
             "jsonb_object_agg" => AggFunc::JsonbObjectAgg,
             _ => return None,
         })
@@ -93,6 +102,7 @@ impl AggFunc {
             }
             (AggFunc::BoolAnd | AggFunc::BoolOr, _) => DataType::Bool,
             (AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg, _) => DataType::Jsonb,
+            (AggFunc::JsonAgg | AggFunc::JsonObjectAgg, _) => DataType::Json,
             (_, t) => t.without_typmod(),
         }
     }
@@ -103,11 +113,15 @@ impl AggFunc {
 #[derive(Clone, Debug)]
 pub struct WindowCall {
     pub func: WindowFunc,
-    /// An aggregate's argument (None for count(*) and the ranking functions).
+    /// An aggregate's or a value function's argument (None for count(*) and the
+    /// ranking functions).
     pub arg: Option<Expr>,
+    /// lag's and lead's offset and default, nth_value's n, ntile's count.
+    pub extra: Vec<Expr>,
     pub arg_type: DataType,
     pub partition_by: Vec<Expr>,
     pub order_by: Vec<super::plan::OrderKey>,
+    pub frame: Frame,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +129,17 @@ pub enum WindowFunc {
     RowNumber,
     Rank,
     DenseRank,
-    /// An aggregate over the partition (with ORDER BY: up to the current row's peers).
+    PercentRank,
+    CumeDist,
+    Ntile,
+    /// The argument `offset` rows before (lag) or after (lead) in the partition.
+    Lag,
+    Lead,
+    /// The argument at the frame's first, last or n-th row.
+    FirstValue,
+    LastValue,
+    NthValue,
+    /// An aggregate over the frame.
     Aggregate(AggFunc),
 }
 
@@ -167,6 +191,8 @@ pub struct Binder<'a> {
     pub allow_set_returning: bool,
     /// Inside a select list item, where it may not: the construct, for the error.
     pub no_set_returning: Option<&'static str>,
+    /// The query's WINDOW clause: the windows `OVER name` refers to.
+    pub named_windows: Vec<ast::NamedWindowDefinition>,
     /// While a select list and ORDER BY are bound: the window calls met, and the width
     /// of the input row (the first window call's column).
     pub windows: Option<(Vec<WindowCall>, usize)>,
@@ -691,6 +717,7 @@ impl<'a> Binder<'a> {
             last_captured: Vec::new(),
             allow_set_returning: false,
             no_set_returning: None,
+            named_windows: Vec::new(),
             windows: None,
             ctes: Vec::new(),
             relations_read: Vec::new(),
@@ -999,6 +1026,11 @@ impl<'a> Binder<'a> {
                 ));
             }
         }
+        if qualifier.is_none() && self.grouping.is_none() {
+            if let Some(row) = self.whole_row(name, scope)? {
+                return Ok(row);
+            }
+        }
         if let Some(q) = qualifier {
             if !scope
                 .columns
@@ -1080,6 +1112,7 @@ impl<'a> Binder<'a> {
             },
             E::Value(v) => self.bind_value(&v.value),
             E::Nested(inner) => self.bind(inner, scope),
+            E::Tuple(items) => self.bind_row(&items.iter().collect::<Vec<_>>(), scope),
             E::UnaryOp { op, expr } => match op {
                 ast::UnaryOperator::Minus => {
                     let t = self.bind(expr, scope)?;
@@ -1173,6 +1206,14 @@ impl<'a> Binder<'a> {
                     },
                     DataType::Bool,
                 ))
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } if row::row_items(expr).is_some() => {
+                let left = row::row_items(expr).unwrap_or_default();
+                self.row_in_list(&left, list, *negated, scope)
             }
             E::InList {
                 expr,
@@ -1856,6 +1897,11 @@ impl<'a> Binder<'a> {
             }
             op => op,
         };
+        if cmp_op(op).is_some() {
+            if let (Some(l), Some(r)) = (row::row_items(left), row::row_items(right)) {
+                return self.compare_rows(&l, op, &r, scope);
+            }
+        }
         if json::is_jsonb_operator(op) {
             let l = self.bind(left, scope)?;
             let r = self.bind(right, scope)?;
@@ -2276,6 +2322,9 @@ impl<'a> Binder<'a> {
         }
         if let Some(t) = self.bind_jsonb_function(&name, &args, scope)? {
             return Ok(t);
+        }
+        if name == "row" {
+            return self.bind_row(&args.iter().collect::<Vec<_>>(), scope);
         }
         if let Some(agg) = AggFunc::from_name(&name) {
             let (e, ty) = self.bind_aggregate(agg, &name, &args, star, distinct, scope)?;
@@ -2741,6 +2790,17 @@ impl<'a> Binder<'a> {
                 let a = self.bind_array_arg(&args[0], scope, &name)?;
                 (Func::Cardinality, DataType::Int4, vec![a.0])
             }
+            "row_to_json" => {
+                arity(1)?;
+                let t = self.bind(&args[0], scope)?;
+                if !matches!(t.1, DataType::Record(_)) {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function row_to_json({}) does not exist", t.1.name()),
+                    ));
+                }
+                (Func::ToJson, DataType::Json, vec![t.0])
+            }
             "json_build_object" | "json_build_array" | "to_json" => {
                 if name == "to_json" {
                     arity(1)?;
@@ -2834,7 +2894,7 @@ impl<'a> Binder<'a> {
             (None, DataType::Int8)
         } else {
             let want = match agg {
-                AggFunc::StringAgg | AggFunc::JsonbObjectAgg => 2,
+                AggFunc::StringAgg | AggFunc::JsonbObjectAgg | AggFunc::JsonObjectAgg => 2,
                 _ => 1,
             };
             if args.len() != want {
@@ -2858,6 +2918,30 @@ impl<'a> Binder<'a> {
                 (AggFunc::JsonbAgg, _) => {
                     let v = self.jsonb_value(t)?;
                     return self.push_aggregate(agg, Some(v), DataType::Jsonb, None, distinct);
+                }
+                (AggFunc::JsonAgg, _) => {
+                    let ty = match t.1 {
+                        DataType::Unknown => DataType::Text,
+                        ty => ty,
+                    };
+                    let v = self.coerce(t, ty)?;
+                    return self.push_aggregate(agg, Some(v), ty, None, distinct);
+                }
+                (AggFunc::JsonObjectAgg, Some(v)) => {
+                    let key = match t.1 {
+                        DataType::Unknown => self.coerce(t, DataType::Text)?,
+                        DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+                        ty if ty.is_string() => t.0,
+                        _ => Expr::Cast(Box::new(t.0), DataType::Text),
+                    };
+                    // The value's type travels as the key's: json values are embedded.
+                    let v = v?;
+                    let ty = match v.1 {
+                        DataType::Unknown => DataType::Text,
+                        ty => ty,
+                    };
+                    let v = self.coerce(v, ty)?;
+                    return self.push_aggregate(agg, Some(key), ty, Some(v), distinct);
                 }
                 (AggFunc::JsonbObjectAgg, Some(v)) => {
                     let key = match t.1 {
@@ -2934,180 +3018,6 @@ impl<'a> Binder<'a> {
             (Some(e), ty)
         };
         self.push_aggregate(agg, arg, arg_type, None, distinct)
-    }
-
-    /// A window function call (`f(...) OVER (PARTITION BY ... ORDER BY ...)`), with the
-    /// default frame: the partition, or with ORDER BY, up to the current row's peers.
-    fn bind_window(
-        &mut self,
-        f: &ast::Function,
-        name: &str,
-        over: &ast::WindowType,
-        scope: &Scope,
-    ) -> Result<Typed> {
-        if self.grouping.is_some() && self.no_aggregates.is_none() {
-            return Err(Error::unsupported(
-                "window functions in a grouped query are not supported yet",
-            ));
-        }
-        let Some((_, base)) = &self.windows else {
-            return Err(Error::new(
-                SqlState::WINDOWING_ERROR,
-                match self.no_aggregates {
-                    Some(clause) => format!("window functions are not allowed in {clause}"),
-                    None => "window functions are not allowed here".to_string(),
-                },
-            ));
-        };
-        let base = *base;
-        let ast::WindowType::WindowSpec(spec) = over else {
-            return Err(Error::unsupported("named windows are not supported yet"));
-        };
-        if spec.window_frame.is_some() || spec.window_name.is_some() {
-            return Err(Error::unsupported("window frames are not supported yet"));
-        }
-        if f.filter.is_some() {
-            return Err(Error::unsupported(
-                "FILTER in a window call is not supported yet",
-            ));
-        }
-        let (args, star) = match &f.args {
-            ast::FunctionArguments::None => (Vec::new(), false),
-            ast::FunctionArguments::List(l)
-                if l.clauses.is_empty() && l.duplicate_treatment.is_none() =>
-            {
-                let mut args = Vec::new();
-                let mut star = false;
-                for a in &l.args {
-                    match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
-                        _ => {
-                            return Err(Error::unsupported(format!(
-                                "argument form not supported in {name}()"
-                            )))
-                        }
-                    }
-                }
-                (args, star)
-            }
-            _ => {
-                return Err(Error::unsupported(format!(
-                    "this call of {name}() over a window is not supported yet"
-                )))
-            }
-        };
-        let windows = self.windows.take();
-        let bound = (|| -> Result<(WindowFunc, Option<Expr>, DataType, DataType)> {
-            let ranking = |func| -> Result<_> {
-                if !args.is_empty() || star {
-                    return Err(Error::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!(
-                            "function {name} with {} arguments does not exist",
-                            args.len()
-                        ),
-                    ));
-                }
-                Ok((func, None, DataType::Int8, DataType::Int8))
-            };
-            match name {
-                "row_number" => ranking(WindowFunc::RowNumber),
-                "rank" => ranking(WindowFunc::Rank),
-                "dense_rank" => ranking(WindowFunc::DenseRank),
-                _ => {
-                    let Some(agg) = AggFunc::from_name(name).filter(|a| {
-                        matches!(
-                            a,
-                            AggFunc::Count
-                                | AggFunc::Sum
-                                | AggFunc::Min
-                                | AggFunc::Max
-                                | AggFunc::Avg
-                        )
-                    }) else {
-                        return Err(Error::unsupported(format!(
-                            "{name}() as a window function is not supported yet"
-                        )));
-                    };
-                    if star {
-                        if agg != AggFunc::Count {
-                            return Err(Error::syntax(format!(
-                                "{name}(*) is not valid; only count(*) takes *"
-                            )));
-                        }
-                        return Ok((
-                            WindowFunc::Aggregate(agg),
-                            None,
-                            DataType::Int8,
-                            DataType::Int8,
-                        ));
-                    }
-                    let [arg] = args.as_slice() else {
-                        return Err(Error::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!(
-                                "function {name} with {} arguments does not exist",
-                                args.len()
-                            ),
-                        ));
-                    };
-                    let t = self.bind(arg, scope)?;
-                    let ty = if t.1 == DataType::Unknown {
-                        DataType::Text
-                    } else {
-                        t.1
-                    };
-                    if matches!(agg, AggFunc::Sum | AggFunc::Avg)
-                        && !ty.is_numeric()
-                        && ty != DataType::Interval
-                    {
-                        return Err(Error::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!("function {name}({}) does not exist", ty.name()),
-                        ));
-                    }
-                    let e = self.coerce(t, ty)?;
-                    Ok((WindowFunc::Aggregate(agg), Some(e), ty, agg.result_type(ty)))
-                }
-            }
-        })();
-        let partition: Result<Vec<Expr>> = spec
-            .partition_by
-            .iter()
-            .map(|p| {
-                let t = self.bind(p, scope)?;
-                self.coerce(t, DataType::Text)
-            })
-            .collect();
-        let order: Result<Vec<super::plan::OrderKey>> = spec
-            .order_by
-            .iter()
-            .map(|o| {
-                let t = self.bind(&o.expr, scope)?;
-                let expr = self.coerce(t, DataType::Text)?;
-                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-                Ok(super::plan::OrderKey {
-                    expr,
-                    desc,
-                    nulls_first: o.options.nulls_first.unwrap_or(desc),
-                })
-            })
-            .collect();
-        self.windows = windows;
-        let (func, arg, arg_type, result) = bound?;
-        let call = WindowCall {
-            func,
-            arg,
-            arg_type,
-            partition_by: partition?,
-            order_by: order?,
-        };
-        let Some((calls, _)) = self.windows.as_mut() else {
-            return Err(Error::internal("window calls"));
-        };
-        calls.push(call);
-        Ok((Expr::Column(base + calls.len() - 1), result))
     }
 
     /// `generate_series`'s bound arguments resolved to one integer type (bigint if one

@@ -374,6 +374,19 @@ pub(super) fn to_json(v: &Value, out: &mut String) {
             json_string(&s, out);
         }
         Value::Jsonb(j) => j.write(out),
+        // A record is an object of its fields.
+        Value::Record(fields, values) => {
+            out.push('{');
+            for (i, ((name, _), v)) in fields.iter().zip(values.iter()).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(name, out);
+                out.push(':');
+                to_json(v, out);
+            }
+            out.push('}');
+        }
         Value::Array(_, items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

@@ -2,6 +2,8 @@
 //! statement's snapshot with the transaction's own writes; writes lock rows first and
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
+mod window;
+
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -11,7 +13,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::bind::{AggCall, AggFunc, WindowCall, WindowFunc};
-use super::expr::{numeric_div, EvalContext, Expr, Subqueries, Subquery, SubqueryTest};
+use super::expr::{EvalContext, Expr, Subqueries, Subquery, SubqueryTest};
 use super::foreign_keys::{ConstraintModes, Incoming, PendingCheck, RowRules};
 use super::plan::*;
 use crate::engine::Engine;
@@ -1519,96 +1521,6 @@ impl Executor<'_> {
         Ok(rows)
     }
 
-    /// A window call's value for each of `rows` (in their order).
-    fn window_values(&self, w: &WindowCall, rows: &[Vec<Value>]) -> Result<Vec<Value>> {
-        // Sort the rows by partition, then by the window's ORDER BY.
-        let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
-            if i % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
-                check_cancel(self.slot)?;
-            }
-            let mut key = Vec::with_capacity(w.partition_by.len() + w.order_by.len());
-            for p in &w.partition_by {
-                key.push(self.eval(p, row)?);
-            }
-            for o in &w.order_by {
-                key.push(self.eval(&o.expr, row)?);
-            }
-            keyed.push((key, i));
-        }
-        let np = w.partition_by.len();
-        let order: Vec<OrderKey> = w
-            .partition_by
-            .iter()
-            .map(|p| OrderKey {
-                expr: p.clone(),
-                desc: false,
-                nulls_first: false,
-            })
-            .chain(w.order_by.iter().cloned())
-            .collect();
-        sort_by_keys(&order, &mut keyed)?;
-        let mut values = vec![Value::Null; rows.len()];
-        let mut start = 0;
-        while start < keyed.len() {
-            // One partition: keyed[start..end].
-            let end = start
-                + keyed[start..]
-                    .iter()
-                    .position(|(k, _)| k[..np] != keyed[start].0[..np])
-                    .unwrap_or(keyed.len() - start);
-            let partition = &keyed[start..end];
-            let call = w_aggregate_call(w);
-            let mut state = call.as_ref().map(AggState::new);
-            if w.order_by.is_empty() {
-                if let (Some(state), Some(call)) = (state.as_mut(), call.as_ref()) {
-                    for (_, i) in partition {
-                        state.input(|| Ok(Vec::new()), self.window_arg(call, &rows[*i])?, None)?;
-                    }
-                }
-            }
-            let whole = match (&state, w.order_by.is_empty()) {
-                (Some(s), true) => Some(s.clone().finish()?),
-                _ => None,
-            };
-            let mut dense = 0i64;
-            let mut peer_start = 0;
-            while peer_start < partition.len() {
-                let peers = &partition[peer_start..];
-                let peer_end = peer_start
-                    + peers
-                        .iter()
-                        .position(|(k, _)| k[np..] != peers[0].0[np..])
-                        .unwrap_or(peers.len());
-                dense += 1;
-                let rank = peer_start as i64 + 1;
-                if let (Some(state), Some(call), None) = (state.as_mut(), call.as_ref(), &whole) {
-                    for (_, i) in &partition[peer_start..peer_end] {
-                        state.input(|| Ok(Vec::new()), self.window_arg(call, &rows[*i])?, None)?;
-                    }
-                }
-                let running = match (&state, &whole) {
-                    (Some(s), None) => Some(s.clone().finish()?),
-                    _ => None,
-                };
-                for (n, (_, i)) in partition[peer_start..peer_end].iter().enumerate() {
-                    values[*i] = match w.func {
-                        WindowFunc::RowNumber => Value::Int8((peer_start + n) as i64 + 1),
-                        WindowFunc::Rank => Value::Int8(rank),
-                        WindowFunc::DenseRank => Value::Int8(dense),
-                        WindowFunc::Aggregate(_) => whole
-                            .clone()
-                            .or_else(|| running.clone())
-                            .unwrap_or(Value::Null),
-                    };
-                }
-                peer_start = peer_end;
-            }
-            start = end;
-        }
-        Ok(values)
-    }
-
     /// A window aggregate's input from a row (None for count(*)).
     fn window_arg(&self, call: &AggCall, row: &[Value]) -> Result<Option<Value>> {
         call.arg.as_ref().map(|a| self.eval(a, row)).transpose()
@@ -2458,6 +2370,14 @@ enum AggState {
         items: Vec<Value>,
         element: &'static DataType,
     },
+    /// json_agg, or with `object`, json_object_agg; `json` when the values are json
+    /// text, `structured` when arrays or rows.
+    JsonText {
+        state: super::json_functions::JsonAggState,
+        object: bool,
+        json: bool,
+        structured: bool,
+    },
     /// jsonb_agg, or with `object`, jsonb_object_agg.
     Jsonb {
         state: super::json_functions::JsonbAggState,
@@ -2548,6 +2468,12 @@ impl AggState {
                 items: Vec::new(),
                 element: types::static_element(&call.arg_type).unwrap_or(&DataType::Text),
             },
+            AggFunc::JsonAgg | AggFunc::JsonObjectAgg => AggState::JsonText {
+                state: Default::default(),
+                object: call.func == AggFunc::JsonObjectAgg,
+                json: call.arg_type == DataType::Json,
+                structured: matches!(call.arg_type, DataType::Array(_) | DataType::Record(_)),
+            },
             AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => AggState::Jsonb {
                 state: Default::default(),
                 object: call.func == AggFunc::JsonbObjectAgg,
@@ -2582,6 +2508,21 @@ impl AggState {
             AggState::ArrayAgg { items, .. } => {
                 items.push(v.unwrap_or(Value::Null));
                 Ok(())
+            }
+            AggState::JsonText {
+                state,
+                object,
+                json,
+                structured,
+            } => {
+                let v = v.unwrap_or(Value::Null);
+                match object {
+                    true => state.add_pair(&v, &delimiter.unwrap_or(Value::Null), *json),
+                    false => {
+                        state.add(&v, *json, *structured);
+                        Ok(())
+                    }
+                }
             }
             AggState::Jsonb { state, object } => {
                 let v = v.unwrap_or(Value::Null);
@@ -2671,8 +2612,8 @@ impl AggState {
             AggState::StringAgg { .. } => {
                 return Err(Error::internal("string_agg takes a delimiter"));
             }
-            AggState::Jsonb { .. } => {
-                return Err(Error::internal("jsonb_agg takes its input whole"))
+            AggState::Jsonb { .. } | AggState::JsonText { .. } => {
+                return Err(Error::internal("json aggregates take their input whole"))
             }
             AggState::Bool { acc, and } => {
                 let b = matches!(v, Some(Value::Bool(true)));
@@ -2708,6 +2649,7 @@ impl AggState {
             AggState::ArrayAgg { items, element } => Value::Array(element, items.into()),
             AggState::Bool { acc, .. } => acc.map_or(Value::Null, Value::Bool),
             AggState::Jsonb { state, object } => state.finish(object)?,
+            AggState::JsonText { state, object, .. } => state.finish(object),
             AggState::Count(n) => Value::Int8(n),
             AggState::Sum { acc, .. } => acc.unwrap_or(Value::Null),
             AggState::MinMax { best, .. } => best.unwrap_or(Value::Null),
@@ -2721,7 +2663,7 @@ impl AggState {
                 sum: Some(Value::Numeric(s)),
                 count,
                 ..
-            } => Value::Numeric(numeric_div(s, count.into())?),
+            } => Value::Numeric(types::numeric_div(&s, &count.into())?),
             AggState::Avg {
                 sum: Some(Value::Interval(s)),
                 count,

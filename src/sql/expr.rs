@@ -6,7 +6,6 @@
 use std::cmp::Ordering;
 
 use md5::{Digest, Md5};
-use rust_decimal::Decimal;
 
 use crate::error::{Error, Result, SqlState};
 use crate::types::{self, ArithOp, DataType, Value};
@@ -203,6 +202,8 @@ pub enum Func {
     NullIf,
     /// jsonb's operators and functions (`json_functions.rs`).
     Jsonb(super::json_functions::JsonbFunc),
+    /// `ROW(...)`, or a whole row: a record of the arguments (not strict).
+    Row(&'static [(&'static str, DataType)]),
 }
 
 #[derive(Clone, Debug)]
@@ -966,6 +967,7 @@ fn eval_func(
         Func::ArrayCat => &[],
         Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
         Func::Jsonb(j) if !j.strict() => &[],
+        Func::Row(shape) => return Ok(Value::Record(shape, vals.into())),
         _ => &vals[..],
     };
     if strict_args.iter().any(Value::is_null) {
@@ -1240,57 +1242,9 @@ fn eval_func(
         | Func::JsonBuildArray
         | Func::ToJson
         | Func::NullIf
-        | Func::Jsonb(_) => return Err(Error::internal("catalog function not evaluated")),
+        | Func::Jsonb(_)
+        | Func::Row(_) => return Err(Error::internal("catalog function not evaluated")),
     })
-}
-
-/// Exact numeric division with PostgreSQL's result scale (at least 16 significant digits),
-/// used by avg().
-pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
-    if b.is_zero() {
-        return Err(Error::new(SqlState::DIVISION_BY_ZERO, "division by zero"));
-    }
-    let q = a.checked_div(b).ok_or_else(|| {
-        Error::new(
-            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-            "value overflows numeric format",
-        )
-    })?;
-    // PostgreSQL: rscale = 16 - (decimal digits before the point of the quotient, in
-    // groups of 4) * 4, at least the operands' scales.
-    let int_digits = {
-        let t = q.trunc().abs();
-        if t.is_zero() {
-            0
-        } else {
-            t.to_string().len() as i64
-        }
-    };
-    let weight = if int_digits == 0 {
-        0
-    } else {
-        (int_digits - 1) / 4
-    };
-    let mut scale = 16 - weight * 4;
-    if int_digits == 0 {
-        // Leading zero groups after the point raise the scale.
-        let frac = q.abs();
-        let mut w = 0;
-        let mut f = frac;
-        while !f.is_zero() && f < Decimal::new(1, 4) {
-            f *= Decimal::from(10000);
-            w += 1;
-        }
-        scale = 16 + w * 4;
-    }
-    let scale = scale
-        .max(a.scale() as i64)
-        .max(b.scale() as i64)
-        .clamp(0, 28) as u32;
-    let mut r =
-        q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
-    r.rescale(scale);
-    Ok(r)
 }
 
 /// An integer bitwise operator, as PostgreSQL's: `&`, `|`, `#` on one type, and shifts

@@ -360,6 +360,59 @@ impl JsonbAggState {
     }
 }
 
+/// `json_agg`'s and `json_object_agg`'s state: the text so far, spaced as PostgreSQL
+/// spaces it (`[1, 2]`, a new line before each array or row after the first;
+/// `{ "k" : v, ... }`).
+#[derive(Clone, Debug, Default)]
+pub struct JsonAggState {
+    out: String,
+    count: usize,
+}
+
+impl JsonAggState {
+    /// One value; `json` when it is already JSON text, `structured` for arrays and rows.
+    pub fn add(&mut self, v: &Value, json: bool, structured: bool) {
+        if self.count == 0 {
+            self.out.push('[');
+        } else {
+            self.out.push_str(", ");
+            if structured && !v.is_null() {
+                self.out.push_str("\n ");
+            }
+        }
+        self.count += 1;
+        write_json(v, json, &mut self.out);
+    }
+
+    pub fn add_pair(&mut self, key: &Value, v: &Value, json: bool) -> Result<()> {
+        if key.is_null() {
+            return Err(invalid("field name must not be null"));
+        }
+        self.out.push_str(if self.count == 0 { "{ " } else { ", " });
+        self.count += 1;
+        jsonb::write_string(&text(key), &mut self.out);
+        self.out.push_str(" : ");
+        write_json(v, json, &mut self.out);
+        Ok(())
+    }
+
+    pub fn finish(mut self, object: bool) -> Value {
+        if self.count == 0 {
+            return Value::Null;
+        }
+        self.out.push_str(if object { " }" } else { "]" });
+        Value::Text(self.out)
+    }
+}
+
+fn write_json(v: &Value, json: bool, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Text(s) if json => out.push_str(s),
+        v => super::catalog_functions::to_json(v, out),
+    }
+}
+
 /// The rows of jsonb's set-returning functions: `jsonb_each[_text]` (key, value) and
 /// `jsonb_object_keys` (key) of an object, `jsonb_array_elements[_text]` (value) of an
 /// array.

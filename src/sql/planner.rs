@@ -3081,6 +3081,7 @@ impl Planner<'_> {
         if select.into.is_some() {
             return Err(Error::unsupported("SELECT INTO is not supported yet"));
         }
+        self.binder.named_windows = select.named_window.clone();
         // FROM
         let from = self.plan_from(&select.from)?;
         let scope = from.scope.clone();

@@ -25,6 +25,7 @@ mod io;
 pub mod jsonb;
 mod numeric;
 mod ops;
+mod record;
 mod shortest;
 #[cfg(test)]
 mod tests;
@@ -42,7 +43,9 @@ pub use io::{
     decode_binary, decode_text, encode_binary, encode_text, format_text, utf8, utf8_text,
 };
 pub use jsonb::Jsonb;
+pub use numeric::div as numeric_div;
 pub use ops::{arith, compare, compare_typed, negate, ArithOp};
+pub use record::record_shape;
 
 /// The element type an `int2vector` value carries (see [`DataType::Int2Vector`]).
 pub static INT2VECTOR: DataType = DataType::Int2Vector;

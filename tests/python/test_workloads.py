@@ -27,6 +27,7 @@ EXPECTED_SCRIPTS = {
     "insert_nopk.sql",
     "insert_serial.sql",
     "join_history.sql",
+    "join_order.sql",
     "join_pk.sql",
     "select_pk.sql",
     "update_balance.sql",
@@ -85,6 +86,9 @@ def setup_workload(name: str, server, conn):
         _load_tbl(conn, UPDATE_PK_ROWS)
     elif name in ("select_pk.sql", "update_balance.sql", "join_pk.sql"):
         _pgbench_init(server, conn)
+    elif name == "join_order.sql":
+        _pgbench_init(server, conn)
+        conn.execute("analyze")
     elif name == "join_history.sql":
         _pgbench_init(server, conn)
         conn.execute(
@@ -125,7 +129,7 @@ def check_after(name: str, conn, processed: int):
         assert timed == touched
     elif name == "update_balance.sql":
         assert one("select count(*) from pgbench_accounts") == (100_000,)
-    elif name in ("select_pk.sql", "join_pk.sql"):
+    elif name in ("select_pk.sql", "join_pk.sql", "join_order.sql"):
         assert one("select count(*), sum(abalance) from pgbench_accounts") == (100_000, 0)
     elif name == "join_history.sql":
         assert one("select count(*), sum(abalance) from pgbench_accounts") == (100_000, 0)

@@ -1,0 +1,345 @@
+//! Window function values: the rows sorted by partition and the window's ORDER BY, then
+//! per partition, per row, what the function gives over its peers, its partition or
+//! its frame. An aggregate whose frame starts at the partition's start is accumulated
+//! as the frame's end moves forward; other frames are aggregated afresh per row.
+
+use super::{check_cancel, sort_by_keys, AggState, Executor, CANCEL_CHECK_ROWS};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::bind::{Frame, FrameBound, FrameUnits, WindowCall, WindowFunc};
+use crate::sql::plan::OrderKey;
+use crate::types::Value;
+
+/// A partition's peer groups (rows equal in the window's ORDER BY): each one's
+/// positions, and each position's group.
+struct Peers {
+    groups: Vec<(usize, usize)>,
+    group_of: Vec<usize>,
+}
+
+impl Peers {
+    fn of(part: &[(Vec<Value>, usize)], np: usize) -> Peers {
+        let mut groups = Vec::new();
+        let mut group_of = Vec::with_capacity(part.len());
+        let mut i = 0;
+        while i < part.len() {
+            let n = part[i..]
+                .iter()
+                .position(|(k, _)| k[np..] != part[i].0[np..])
+                .unwrap_or(part.len() - i);
+            groups.push((i, i + n));
+            group_of.extend(std::iter::repeat_n(groups.len() - 1, n));
+            i += n;
+        }
+        Peers { groups, group_of }
+    }
+}
+
+/// A frame's offsets, evaluated once per call.
+struct Offsets {
+    start: i64,
+    end: i64,
+}
+
+/// The positions `[start, end)` of row `pos`'s frame in a partition of `len` rows.
+fn frame_bounds(
+    frame: &Frame,
+    offsets: &Offsets,
+    peers: &Peers,
+    pos: usize,
+    len: usize,
+) -> (usize, usize) {
+    let g = peers.group_of[pos];
+    let ng = peers.groups.len();
+    let clamp = |i: i64| i.clamp(0, len as i64) as usize;
+    let group_start = |k: i64| match usize::try_from(k) {
+        Ok(k) if k < ng => peers.groups[k].0,
+        Ok(_) => len,
+        Err(_) => 0,
+    };
+    let group_end = |k: i64| match usize::try_from(k) {
+        Ok(k) if k < ng => peers.groups[k].1,
+        Ok(_) => len,
+        Err(_) => 0,
+    };
+    let (p, gi) = (pos as i64, g as i64);
+    let start = match (&frame.start, frame.units) {
+        (FrameBound::UnboundedPreceding, _) => 0,
+        (FrameBound::UnboundedFollowing, _) => len,
+        (FrameBound::CurrentRow, FrameUnits::Rows) => pos,
+        (FrameBound::CurrentRow, _) => peers.groups[g].0,
+        (FrameBound::Preceding(_), FrameUnits::Groups) => {
+            group_start(gi.saturating_sub(offsets.start).max(0))
+        }
+        (FrameBound::Following(_), FrameUnits::Groups) => {
+            group_start(gi.saturating_add(offsets.start))
+        }
+        (FrameBound::Preceding(_), _) => clamp(p.saturating_sub(offsets.start)),
+        (FrameBound::Following(_), _) => clamp(p.saturating_add(offsets.start)),
+    };
+    let end = match (&frame.end, frame.units) {
+        (FrameBound::UnboundedFollowing, _) => len,
+        (FrameBound::UnboundedPreceding, _) => 0,
+        (FrameBound::CurrentRow, FrameUnits::Rows) => pos + 1,
+        (FrameBound::CurrentRow, _) => peers.groups[g].1,
+        (FrameBound::Preceding(_), FrameUnits::Groups) => group_end(gi.saturating_sub(offsets.end)),
+        (FrameBound::Following(_), FrameUnits::Groups) => {
+            group_end(gi.saturating_add(offsets.end).min(ng as i64 - 1))
+        }
+        (FrameBound::Preceding(_), _) => clamp(p.saturating_sub(offsets.end).saturating_add(1)),
+        (FrameBound::Following(_), _) => clamp(p.saturating_add(offsets.end).saturating_add(1)),
+    };
+    (start, end.max(start))
+}
+
+/// ntile's bucket (from 1) of position `pos` of `len` rows in `n` buckets: the first
+/// `len % n` buckets have one row more.
+fn ntile(pos: usize, len: usize, n: usize) -> usize {
+    let (q, r) = (len / n, len % n);
+    let big = r * (q + 1);
+    if pos < big {
+        pos / (q + 1) + 1
+    } else {
+        r + (pos - big) / q.max(1) + 1
+    }
+}
+
+impl Executor<'_> {
+    /// A frame offset: a non-negative bigint.
+    fn frame_offset(&self, bound: &FrameBound, which: &str) -> Result<i64> {
+        let (FrameBound::Preceding(e) | FrameBound::Following(e)) = bound else {
+            return Ok(0);
+        };
+        match self.eval(e, &[])? {
+            Value::Null => Err(Error::new(
+                SqlState::NULL_VALUE_NOT_ALLOWED,
+                format!("frame {which} offset must not be null"),
+            )),
+            v => match v.as_i64() {
+                Some(n) if n >= 0 => Ok(n),
+                _ => Err(Error::new(
+                    SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
+                    format!("frame {which} offset must not be negative"),
+                )),
+            },
+        }
+    }
+
+    /// A window call's value for each of `rows` (in their order).
+    pub(super) fn window_values(&self, w: &WindowCall, rows: &[Vec<Value>]) -> Result<Vec<Value>> {
+        // Sort the rows by partition, then by the window's ORDER BY.
+        let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            if i % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
+                check_cancel(self.slot)?;
+            }
+            let mut key = Vec::with_capacity(w.partition_by.len() + w.order_by.len());
+            for p in &w.partition_by {
+                key.push(self.eval(p, row)?);
+            }
+            for o in &w.order_by {
+                key.push(self.eval(&o.expr, row)?);
+            }
+            keyed.push((key, i));
+        }
+        let np = w.partition_by.len();
+        let order: Vec<OrderKey> = w
+            .partition_by
+            .iter()
+            .map(|p| OrderKey {
+                expr: p.clone(),
+                desc: false,
+                nulls_first: false,
+            })
+            .chain(w.order_by.iter().cloned())
+            .collect();
+        sort_by_keys(&order, &mut keyed)?;
+        let offsets = Offsets {
+            start: self.frame_offset(&w.frame.start, "starting")?,
+            end: self.frame_offset(&w.frame.end, "ending")?,
+        };
+        let mut values = vec![Value::Null; rows.len()];
+        let mut start = 0;
+        while start < keyed.len() {
+            let end = start
+                + keyed[start..]
+                    .iter()
+                    .position(|(k, _)| k[..np] != keyed[start].0[..np])
+                    .unwrap_or(keyed.len() - start);
+            self.partition_values(w, rows, &keyed[start..end], np, &offsets, &mut values)?;
+            start = end;
+        }
+        Ok(values)
+    }
+
+    /// The values of one partition's rows (`part`: sort keys and row index, in order).
+    fn partition_values(
+        &self,
+        w: &WindowCall,
+        rows: &[Vec<Value>],
+        part: &[(Vec<Value>, usize)],
+        np: usize,
+        offsets: &Offsets,
+        values: &mut [Value],
+    ) -> Result<()> {
+        let len = part.len();
+        let peers = Peers::of(part, np);
+        let call = super::w_aggregate_call(w);
+        let arg_at = |pos: usize| -> Result<Value> {
+            match &w.arg {
+                Some(a) => self.eval(a, &rows[part[pos].1]),
+                None => Ok(Value::Null),
+            }
+        };
+        // An aggregate over frames that start at the partition's start: (state, rows
+        // fed, the value at that many).
+        let mut running: Option<(AggState, usize, Option<Value>)> = None;
+        for pos in 0..len {
+            if pos % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
+                check_cancel(self.slot)?;
+            }
+            let row = &rows[part[pos].1];
+            let g = peers.group_of[pos];
+            let (group_start, group_end) = peers.groups[g];
+            let v = match w.func {
+                WindowFunc::RowNumber => Value::Int8(pos as i64 + 1),
+                WindowFunc::Rank => Value::Int8(group_start as i64 + 1),
+                WindowFunc::DenseRank => Value::Int8(g as i64 + 1),
+                WindowFunc::PercentRank => Value::Float8(match len {
+                    1 => 0.0,
+                    _ => group_start as f64 / (len - 1) as f64,
+                }),
+                WindowFunc::CumeDist => Value::Float8(group_end as f64 / len as f64),
+                WindowFunc::Ntile => match self.eval(&w.extra[0], row)?.as_i64() {
+                    None => Value::Null,
+                    Some(n) if n <= 0 => {
+                        return Err(Error::new(
+                            SqlState("22014"),
+                            "argument of ntile must be greater than zero",
+                        ))
+                    }
+                    Some(n) => Value::Int4(ntile(pos, len, n as usize) as i32),
+                },
+                WindowFunc::Lag | WindowFunc::Lead => {
+                    let Some(offset) = self.eval(&w.extra[0], row)?.as_i64() else {
+                        values[part[pos].1] = Value::Null;
+                        continue;
+                    };
+                    let target = match w.func {
+                        WindowFunc::Lag => (pos as i64).checked_sub(offset),
+                        _ => (pos as i64).checked_add(offset),
+                    };
+                    match target
+                        .and_then(|t| usize::try_from(t).ok())
+                        .filter(|&t| t < len)
+                    {
+                        Some(t) => arg_at(t)?,
+                        None => match w.extra.get(1) {
+                            Some(d) => self.eval(d, row)?,
+                            None => Value::Null,
+                        },
+                    }
+                }
+                WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
+                    let (fs, fe) = frame_bounds(&w.frame, offsets, &peers, pos, len);
+                    let at = match w.func {
+                        WindowFunc::FirstValue => Some(fs),
+                        WindowFunc::LastValue => fe.checked_sub(1),
+                        _ => match self.eval(&w.extra[0], row)?.as_i64() {
+                            None => {
+                                values[part[pos].1] = Value::Null;
+                                continue;
+                            }
+                            Some(n) if n <= 0 => {
+                                return Err(Error::new(
+                                    SqlState("22016"),
+                                    "argument of nth_value must be greater than zero",
+                                ))
+                            }
+                            Some(n) => fs.checked_add(n as usize - 1),
+                        },
+                    };
+                    match at.filter(|&a| a >= fs && a < fe) {
+                        Some(a) => arg_at(a)?,
+                        None => Value::Null,
+                    }
+                }
+                WindowFunc::Aggregate(_) => {
+                    let Some(call) = call.as_ref() else {
+                        return Err(Error::internal("a window aggregate without its call"));
+                    };
+                    let (fs, fe) = frame_bounds(&w.frame, offsets, &peers, pos, len);
+                    if matches!(w.frame.start, FrameBound::UnboundedPreceding) {
+                        let (state, fed, value) =
+                            running.get_or_insert_with(|| (AggState::new(call), 0, None));
+                        if *fed < fe || value.is_none() {
+                            while *fed < fe {
+                                let input = self.window_arg(call, &rows[part[*fed].1])?;
+                                state.input(|| Ok(Vec::new()), input, None)?;
+                                *fed += 1;
+                            }
+                            *value = Some(state.clone().finish()?);
+                        }
+                        value.clone().unwrap_or(Value::Null)
+                    } else {
+                        let mut state = AggState::new(call);
+                        for p in fs..fe {
+                            let input = self.window_arg(call, &rows[part[p].1])?;
+                            state.input(|| Ok(Vec::new()), input, None)?;
+                        }
+                        state.finish()?
+                    }
+                }
+            };
+            values[part[pos].1] = v;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::expr::Expr;
+
+    #[test]
+    fn ntile_gives_the_first_buckets_the_extra_rows() {
+        let buckets: Vec<usize> = (0..7).map(|p| ntile(p, 7, 3)).collect();
+        assert_eq!(buckets, vec![1, 1, 1, 2, 2, 3, 3]);
+        // More buckets than rows: one row each.
+        assert_eq!(
+            (0..3).map(|p| ntile(p, 3, 5)).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn frames_are_clamped_to_the_partition() {
+        let key = |v: i32| (vec![Value::Int4(v)], 0);
+        // Peer groups {0}, {1, 2}, {3}.
+        let part = vec![key(1), key(2), key(2), key(3)];
+        let peers = Peers::of(&part, 0);
+        assert_eq!(peers.groups, vec![(0, 1), (1, 3), (3, 4)]);
+        let offsets = Offsets { start: 1, end: 1 };
+        let rows = Frame {
+            units: FrameUnits::Rows,
+            start: FrameBound::Preceding(Expr::Const(Value::Int8(1))),
+            end: FrameBound::Following(Expr::Const(Value::Int8(1))),
+        };
+        assert_eq!(frame_bounds(&rows, &offsets, &peers, 0, 4), (0, 2));
+        assert_eq!(frame_bounds(&rows, &offsets, &peers, 3, 4), (2, 4));
+        let groups = Frame {
+            units: FrameUnits::Groups,
+            ..rows.clone()
+        };
+        assert_eq!(frame_bounds(&groups, &offsets, &peers, 1, 4), (0, 4));
+        assert_eq!(frame_bounds(&groups, &offsets, &peers, 0, 4), (0, 3));
+        // An empty frame: 1 FOLLOWING to 1 FOLLOWING at the last row.
+        let ahead = Frame {
+            units: FrameUnits::Rows,
+            start: FrameBound::Following(Expr::Const(Value::Int8(1))),
+            end: FrameBound::Following(Expr::Const(Value::Int8(1))),
+        };
+        let (s, e) = frame_bounds(&ahead, &offsets, &peers, 3, 4);
+        assert_eq!(s, e);
+    }
+}

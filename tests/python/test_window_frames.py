@@ -1,0 +1,86 @@
+"""Window functions: frames (ROWS and GROUPS with offsets, RANGE with UNBOUNDED and
+CURRENT ROW) and their errors, lag / lead / first_value / last_value / nth_value,
+ntile, percent_rank, cume_dist, aggregates over frames, named windows, and avg's result
+scale. Every expectation is PostgreSQL 15's."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from conftest import run_steps
+
+STEPS = [
+    ('drop table if exists wn',
+     'DROP TABLE'),
+    ('create table wn (id int primary key, g text, v int)',
+     'CREATE TABLE'),
+    ("insert into wn values (1,'a',10),(2,'a',20),(3,'a',20),(4,'a',40),(5,'b',5),(6,'b',null),(7,'b',7),(8,'c',1)",
+     'INSERT 0 8'),
+    ('select id, sum(v) over (order by id rows between 1 preceding and 1 following) from wn order by id',
+     [(1, 30), (2, 50), (3, 80), (4, 65), (5, 45), (6, 12), (7, 8), (8, 8)]),
+    ('select id, sum(v) over (partition by g order by v rows unbounded preceding) from wn order by id',
+     [(1, 10), (2, 30), (3, 50), (4, 90), (5, 5), (6, 12), (7, 12), (8, 1)]),
+    ('select id, avg(v) over (partition by g order by id rows between current row and unbounded following) from wn order by id',
+     [(1, Decimal('22.5000000000000000')), (2, Decimal('26.6666666666666667')), (3, Decimal('30.0000000000000000')), (4, Decimal('40.0000000000000000')), (5, Decimal('6.0000000000000000')), (6, Decimal('7.0000000000000000')), (7, Decimal('7.0000000000000000')), (8, Decimal('1.00000000000000000000'))]),
+    ('select id, count(*) over (order by v range between unbounded preceding and current row) from wn order by id',
+     [(1, 4), (2, 6), (3, 6), (4, 7), (5, 2), (6, 8), (7, 3), (8, 1)]),
+    ('select id, count(v) over (order by v range between current row and unbounded following) from wn order by id',
+     [(1, 4), (2, 3), (3, 3), (4, 1), (5, 6), (6, 0), (7, 5), (8, 7)]),
+    ('select id, sum(v) over (order by v groups between 1 preceding and 1 following) from wn order by id',
+     [(1, 57), (2, 90), (3, 90), (4, 80), (5, 13), (6, 40), (7, 22), (8, 6)]),
+    ('select id, sum(v) over (order by v groups between current row and 2 following) from wn order by id',
+     [(1, 90), (2, 80), (3, 80), (4, 40), (5, 22), (6, None), (7, 57), (8, 13)]),
+    ('select id, sum(v) over (order by id rows between 3 preceding and 1 preceding) from wn order by id',
+     [(1, None), (2, 10), (3, 30), (4, 50), (5, 80), (6, 65), (7, 45), (8, 12)]),
+    ('select id, sum(v) over (order by id rows between 1 following and 3 following) from wn order by id',
+     [(1, 80), (2, 65), (3, 45), (4, 12), (5, 8), (6, 8), (7, 1), (8, None)]),
+    ('select id, lag(v) over (order by id), lead(v) over (order by id), lag(v, 2, -1) over (partition by g order by id), lead(v, 2, 0) over (partition by g order by id) from wn order by id',
+     [(1, None, 20, -1, 20), (2, 10, 20, -1, 40), (3, 20, 40, 10, 0), (4, 20, 5, 20, 0), (5, 40, None, -1, 7), (6, 5, 7, -1, 0), (7, None, 1, 5, 0), (8, 7, None, -1, 0)]),
+    ('select id, first_value(v) over w, last_value(v) over w, nth_value(v, 2) over w from wn window w as (partition by g order by id) order by id',
+     [(1, 10, 10, None), (2, 10, 20, 20), (3, 10, 20, 20), (4, 10, 40, 20), (5, 5, 5, None), (6, 5, None, None), (7, 5, 7, None), (8, 1, 1, None)]),
+    ('select id, first_value(v) over (partition by g order by id), last_value(v) over (partition by g order by id rows between unbounded preceding and unbounded following), nth_value(v, 2) over (partition by g order by id rows between unbounded preceding and unbounded following) from wn order by id',
+     [(1, 10, 40, 20), (2, 10, 40, 20), (3, 10, 40, 20), (4, 10, 40, 20), (5, 5, 7, None), (6, 5, 7, None), (7, 5, 7, None), (8, 1, 1, None)]),
+    ('select id, ntile(3) over (order by id), ntile(5) over (partition by g order by id), ntile(20) over (order by id) from wn order by id',
+     [(1, 1, 1, 1), (2, 1, 2, 2), (3, 1, 3, 3), (4, 2, 4, 4), (5, 2, 1, 5), (6, 2, 2, 6), (7, 3, 3, 7), (8, 3, 1, 8)]),
+    ('select id, percent_rank() over (order by v), cume_dist() over (order by v), rank() over (order by v), dense_rank() over (order by v) from wn order by id',
+     [(1, 0.42857142857142855, 0.5, 4, 4), (2, 0.5714285714285714, 0.75, 5, 5), (3, 0.5714285714285714, 0.75, 5, 5), (4, 0.8571428571428571, 0.875, 7, 6), (5, 0.14285714285714285, 0.25, 2, 2), (6, 1.0, 1.0, 8, 7), (7, 0.2857142857142857, 0.375, 3, 3), (8, 0.0, 0.125, 1, 1)]),
+    ('select id, array_agg(id) over (partition by g order by id rows between 1 preceding and current row), bool_and(v > 5) over (order by id) from wn order by id',
+     [(1, [1], True), (2, [1, 2], True), (3, [2, 3], True), (4, [3, 4], True), (5, [5], False), (6, [5, 6], False), (7, [6, 7], False), (8, [8], False)]),
+    ('select id, jsonb_agg(v) over (partition by g)::text from wn order by id',
+     [(1, '[10, 20, 20, 40]'), (2, '[10, 20, 20, 40]'), (3, '[10, 20, 20, 40]'), (4, '[10, 20, 20, 40]'), (5, '[5, null, 7]'), (6, '[5, null, 7]'), (7, '[5, null, 7]'), (8, '[1]')]),
+    ('select id, lag(id, -1) over (order by id), lead(g) over (order by id) from wn order by id',
+     [(1, 2, 'a'), (2, 3, 'a'), (3, 4, 'a'), (4, 5, 'b'), (5, 6, 'b'), (6, 7, 'b'), (7, 8, 'c'), (8, None, None)]),
+    ('select sum(v) over (rows between unbounded following and current row) from wn',
+     ('42P20', 'frame start cannot be UNBOUNDED FOLLOWING', None, None)),
+    ('select sum(v) over (rows between current row and 1 preceding) from wn',
+     ('42P20', 'frame starting from current row cannot have preceding rows', None, None)),
+    ('select sum(v) over (rows between 1 following and current row) from wn',
+     ('42P20', 'frame starting from following row cannot have preceding rows', None, None)),
+    ('select sum(v) over (order by id rows between -1 preceding and current row) from wn',
+     ('22013', 'frame starting offset must not be negative', None, None)),
+    ('select ntile(0) over () from wn',
+     ('22014', 'argument of ntile must be greater than zero', None, None)),
+    ('select nth_value(v, 0) over () from wn',
+     ('22016', 'argument of nth_value must be greater than zero', None, None)),
+    ('select id, sum(v) over (order by id rows 2 preceding) from wn order by id',
+     [(1, 10), (2, 30), (3, 50), (4, 80), (5, 65), (6, 45), (7, 12), (8, 8)]),
+    ('select id, count(*) over (partition by g rows between unbounded preceding and unbounded following) from wn order by id',
+     [(1, 4), (2, 4), (3, 4), (4, 4), (5, 3), (6, 3), (7, 3), (8, 1)]),
+    ('select avg(x) from (values (1), (1)) t(x)',
+     [(Decimal('1.00000000000000000000'),)]),
+    ('select avg(x) from (values (1.5), (0.25)) t(x)',
+     [(Decimal('0.87500000000000000000'),)]),
+    ('select avg(x) from (values (10001), (3)) t(x)',
+     [(Decimal('5002.0000000000000000'),)]),
+    ('drop table wn',
+     'DROP TABLE'),
+]
+
+
+def test_window_functions(server):
+    with server.connect() as c:
+        c.execute("drop table if exists wn")
+        try:
+            run_steps(c, STEPS)
+        finally:
+            c.execute("drop table if exists wn")
