@@ -595,7 +595,6 @@ fn assignable(from: DataType, to: DataType) -> bool {
         (f, t) if oid_or_integer(f) && oid_or_integer(t) => true,
         (Json, Jsonb) | (Jsonb, Json) => true,
         (Array(a), Array(b)) => assignable(*a, *b),
-        (Char(_), Char(_)) => true,
         _ => false,
     }
 }
@@ -778,6 +777,17 @@ impl<'a> Binder<'a> {
         out
     }
 
+    /// Any value as text: an untyped literal read as text, `char(n)` without its padding,
+    /// other types cast (through their output functions).
+    fn as_text(&mut self, t: Typed) -> Result<Expr> {
+        Ok(match t.1 {
+            DataType::Unknown => self.coerce(t, DataType::Text)?,
+            DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
+            ty if ty.is_string() => t.0,
+            _ => Expr::Cast(Box::new(t.0), DataType::Text),
+        })
+    }
+
     /// Bind and resolve to text if still untyped; char(n) values become text (blank-trimmed).
     fn bind_text(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Expr> {
         let t = self.bind(e, scope)?;
@@ -948,6 +958,29 @@ impl<'a> Binder<'a> {
                 Err(e) => return Err(e),
             }
         }
+        // No column of that name at any level: a FROM item's whole row, if one has
+        // that name (in this query, then outward).
+        if qualifier.is_none() {
+            if self.grouping.is_none() {
+                if let Some((shape, columns)) = Self::whole_row_columns(name, scope)? {
+                    let columns = columns.into_iter().map(Expr::Column).collect();
+                    return Ok(Self::whole_row_value(shape, columns));
+                }
+            }
+            for level in (0..self.outers.len()).rev() {
+                if self.outers[level].group_keys.is_some() {
+                    continue;
+                }
+                let found = Self::whole_row_columns(name, &self.outers[level].scope)?;
+                if let Some((shape, columns)) = found {
+                    let columns = columns
+                        .into_iter()
+                        .map(|c| self.capture(level, Expr::Column(c)))
+                        .collect();
+                    return Ok(Self::whole_row_value(shape, columns));
+                }
+            }
+        }
         Err(err)
     }
 
@@ -1024,11 +1057,6 @@ impl<'a> Binder<'a> {
                     SqlState::AMBIGUOUS_COLUMN,
                     "column reference \"tableoid\" is ambiguous",
                 ));
-            }
-        }
-        if qualifier.is_none() && self.grouping.is_none() {
-            if let Some(row) = self.whole_row(name, scope)? {
-                return Ok(row);
             }
         }
         if let Some(q) = qualifier {
@@ -1211,15 +1239,10 @@ impl<'a> Binder<'a> {
                 expr,
                 list,
                 negated,
-            } if row::row_items(expr).is_some() => {
-                let left = row::row_items(expr).unwrap_or_default();
-                self.row_in_list(&left, list, *negated, scope)
-            }
-            E::InList {
-                expr,
-                list,
-                negated,
             } => {
+                if let Some(left) = row::row_items(expr) {
+                    return self.row_in_list(&left, list, *negated, scope);
+                }
                 let x = self.bind(expr, scope)?;
                 let items = list
                     .iter()
@@ -2301,7 +2324,7 @@ impl<'a> Binder<'a> {
             }
         };
         if name == "pg_partition_ancestors"
-            && !(self.allow_set_returning && self.depth == 1)
+            && !(self.allow_set_returning && self.no_set_returning.is_none())
             && args.len() == 1
         {
             // Its one row (no table here is a partition) is its argument: where a set
@@ -2703,12 +2726,7 @@ impl<'a> Binder<'a> {
             "quote_literal" => {
                 arity(1)?;
                 let t = self.bind(&args[0], scope)?;
-                let a = match t.1 {
-                    DataType::Unknown => self.coerce(t, DataType::Text)?,
-                    DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
-                    ty if ty.is_string() => t.0,
-                    _ => Expr::Cast(Box::new(t.0), DataType::Text),
-                };
+                let a = self.as_text(t)?;
                 (Func::QuoteLiteral, DataType::Text, vec![a])
             }
             "quote_ident" => {
@@ -2928,13 +2946,9 @@ impl<'a> Binder<'a> {
                     return self.push_aggregate(agg, Some(v), ty, None, distinct);
                 }
                 (AggFunc::JsonObjectAgg, Some(v)) => {
-                    let key = match t.1 {
-                        DataType::Unknown => self.coerce(t, DataType::Text)?,
-                        DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
-                        ty if ty.is_string() => t.0,
-                        _ => Expr::Cast(Box::new(t.0), DataType::Text),
-                    };
-                    // The value's type travels as the key's: json values are embedded.
+                    let key = self.as_text(t)?;
+                    // The call's argument is the key (text) and its "delimiter" the
+                    // value, whose type `arg_type` carries (json values are embedded).
                     let v = v?;
                     let ty = match v.1 {
                         DataType::Unknown => DataType::Text,
@@ -2944,12 +2958,7 @@ impl<'a> Binder<'a> {
                     return self.push_aggregate(agg, Some(key), ty, Some(v), distinct);
                 }
                 (AggFunc::JsonbObjectAgg, Some(v)) => {
-                    let key = match t.1 {
-                        DataType::Unknown => self.coerce(t, DataType::Text)?,
-                        DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
-                        ty if ty.is_string() => t.0,
-                        _ => Expr::Cast(Box::new(t.0), DataType::Text),
-                    };
+                    let key = self.as_text(t)?;
                     let v = self.jsonb_value(v?)?;
                     return self.push_aggregate(agg, Some(key), DataType::Text, Some(v), distinct);
                 }
@@ -3117,14 +3126,7 @@ impl<'a> Binder<'a> {
             }
             (n, 1) if super::json_functions::JsonbSet::by_name(n).is_some() => {
                 let set = super::json_functions::JsonbSet::by_name(n).ok_or_else(no_function)?;
-                let mut bound = bound;
-                let Some(a) = bound.pop() else {
-                    return Err(no_function());
-                };
-                if !matches!(a.1, DataType::Jsonb | DataType::Unknown) {
-                    return Err(no_function());
-                }
-                let a = self.coerce(a, DataType::Jsonb)?;
+                let a = self.jsonb_document(bound).ok_or_else(no_function)??;
                 // In a select list, more than one column is a record of them.
                 let ty = match set.columns() {
                     [(_, t)] => *t,

@@ -377,23 +377,29 @@ pub(super) fn to_json(v: &Value, out: &mut String) {
         // A record is an object of its fields.
         Value::Record(fields, values) => {
             out.push('{');
-            for (i, ((name, _), v)) in fields.iter().zip(values.iter()).enumerate() {
+            for (i, ((name, ty), v)) in fields.iter().zip(values.iter()).enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 json_string(name, out);
                 out.push(':');
-                to_json(v, out);
+                match ty {
+                    crate::types::DataType::Json => embed_json(v, out),
+                    _ => to_json(v, out),
+                }
             }
             out.push('}');
         }
-        Value::Array(_, items) => {
+        Value::Array(element, items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                to_json(item, out);
+                match element {
+                    crate::types::DataType::Json => embed_json(item, out),
+                    _ => to_json(item, out),
+                }
             }
             out.push(']');
         }

@@ -1558,7 +1558,8 @@ impl Executor<'_> {
             })?;
             returned.push(values);
         }
-        // The items without such functions have one value for every output row.
+        // The items without such functions have one value for every output row (and
+        // are evaluated even when no row comes out, as in PostgreSQL).
         let fixed = exprs
             .iter()
             .map(|e| match e.has_set_returning() {

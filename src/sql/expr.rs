@@ -204,6 +204,10 @@ pub enum Func {
     Jsonb(super::json_functions::JsonbFunc),
     /// `ROW(...)`, or a whole row: a record of the arguments (not strict).
     Row(&'static [(&'static str, DataType)]),
+    /// `(a1, a2, ...) op (b1, b2, ...)` over the arguments `a1, b1, a2, b2, ...`: `=`
+    /// and `<>` over every pair, the others decided by the first pair that is unequal or
+    /// has a NULL (not strict).
+    RowCompare(CmpOp),
 }
 
 #[derive(Clone, Debug)]
@@ -489,7 +493,12 @@ impl Expr {
                     Value::Text(s)
                 }
             }
-            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx, sq)?.is_null() != *negated),
+            // A row is NULL when all its fields are, and NOT NULL when none is.
+            Expr::IsNull(e, negated) => Value::Bool(match (e.eval(row, ctx, sq)?, negated) {
+                (Value::Record(_, fields), false) => fields.iter().all(Value::is_null),
+                (Value::Record(_, fields), true) => !fields.iter().any(Value::is_null),
+                (v, negated) => v.is_null() != *negated,
+            }),
             Expr::IsBool(e, want, negated) => {
                 let v = truth(&e.eval(row, ctx, sq)?)?;
                 Value::Bool((v == Some(*want)) != *negated)
@@ -856,6 +865,34 @@ impl Expr {
     }
 }
 
+/// See [`Func::RowCompare`].
+fn row_compare(op: CmpOp, vals: &[Value]) -> Result<Value> {
+    let pairs = vals.chunks_exact(2);
+    if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
+        let mut null = false;
+        for p in pairs {
+            match compare_values(CmpOp::Eq, &p[0], &p[1])? {
+                Value::Bool(false) => return Ok(Value::Bool(op == CmpOp::NotEq)),
+                Value::Null => null = true,
+                _ => {}
+            }
+        }
+        return Ok(if null {
+            Value::Null
+        } else {
+            Value::Bool(op == CmpOp::Eq)
+        });
+    }
+    for p in pairs {
+        match compare_values(CmpOp::Eq, &p[0], &p[1])? {
+            Value::Bool(true) => {}
+            Value::Null => return Ok(Value::Null),
+            _ => return compare_values(op, &p[0], &p[1]),
+        }
+    }
+    Ok(Value::Bool(op.test(Ordering::Equal)))
+}
+
 /// A SQL comparison: NULL if either side is NULL.
 pub fn compare_values(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
@@ -968,6 +1005,7 @@ fn eval_func(
         Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
         Func::Jsonb(j) if !j.strict() => &[],
         Func::Row(shape) => return Ok(Value::Record(shape, vals.into())),
+        Func::RowCompare(op) => return row_compare(op, &vals),
         _ => &vals[..],
     };
     if strict_args.iter().any(Value::is_null) {
@@ -1243,7 +1281,8 @@ fn eval_func(
         | Func::ToJson
         | Func::NullIf
         | Func::Jsonb(_)
-        | Func::Row(_) => return Err(Error::internal("catalog function not evaluated")),
+        | Func::Row(_)
+        | Func::RowCompare(_) => return Err(Error::internal("catalog function not evaluated")),
     })
 }
 

@@ -95,6 +95,17 @@ fn text(v: &Value) -> String {
     super::expr::text_of(v)
 }
 
+/// A `text[]` path's steps, NULL ones None.
+fn path_steps(v: &Value) -> Vec<Option<String>> {
+    match v {
+        Value::Array(_, items) => items
+            .iter()
+            .map(|i| (!i.is_null()).then(|| text(i)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A `text[]` argument's non-NULL elements, and the (1-based) position of its first
 /// NULL element if it has one.
 fn text_items(v: &Value) -> (Vec<String>, Option<usize>) {
@@ -168,13 +179,7 @@ pub fn eval(f: JsonbFunc, vals: &[Value]) -> Result<Value> {
             doc(&vals[0])?,
             vals[1].as_i64().unwrap_or(0),
         )?),
-        F::DeletePath => {
-            let (path, null) = text_items(&vals[1]);
-            if let Some(position) = null {
-                return Err(path_null(position));
-            }
-            made(jsonb::delete_path(doc(&vals[0])?, &path)?)
-        }
+        F::DeletePath => made(jsonb::delete_path(doc(&vals[0])?, &path_steps(&vals[1]))?),
         F::Typeof => Value::Text(doc(&vals[0])?.type_name().to_string()),
         F::ArrayLength => match doc(&vals[0])? {
             Jsonb::Array(items) => Value::Int4(items.len() as i32),
@@ -184,10 +189,7 @@ pub fn eval(f: JsonbFunc, vals: &[Value]) -> Result<Value> {
             _ => return Err(invalid("cannot get array length of a scalar")),
         },
         F::Set | F::Insert => {
-            let (path, null) = text_items(&vals[1]);
-            if let Some(position) = null {
-                return Err(path_null(position));
-            }
+            let path = path_steps(&vals[1]);
             let flag = matches!(vals.get(3), Some(Value::Bool(true)));
             let mode = match f {
                 F::Set => SetMode::Replace {
@@ -269,13 +271,6 @@ fn json_step<'a>(at: &'a RawValue, step: &str, element: bool) -> Result<Option<&
 
 fn invalid(message: &str) -> Error {
     Error::new(SqlState::INVALID_PARAMETER_VALUE, message)
-}
-
-fn path_null(position: usize) -> Error {
-    Error::new(
-        SqlState::NULL_VALUE_NOT_ALLOWED,
-        format!("path element at position {position} is null"),
-    )
 }
 
 /// A builder's argument: already jsonb, a NULL a JSON null.

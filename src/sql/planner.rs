@@ -3081,9 +3081,10 @@ impl Planner<'_> {
         if select.into.is_some() {
             return Err(Error::unsupported("SELECT INTO is not supported yet"));
         }
-        self.binder.named_windows = select.named_window.clone();
         // FROM
         let from = self.plan_from(&select.from)?;
+        // (After FROM, whose subqueries are planned with this binder too.)
+        self.binder.named_windows = select.named_window.clone();
         let scope = from.scope.clone();
         let system = from.tables.first().and_then(|t| t.system);
         let derived = from.tables.first().and_then(|t| t.derived.clone());
@@ -4406,14 +4407,10 @@ impl Planner<'_> {
             }
             n if super::json_functions::JsonbSet::by_name(n).is_some() && bound.len() == 1 => {
                 let set = super::json_functions::JsonbSet::by_name(n).ok_or_else(no_function)?;
-                let mut bound = bound;
-                let Some(a) = bound.pop() else {
-                    return Err(no_function());
-                };
-                if !matches!(a.1, DataType::Jsonb | DataType::Unknown) {
-                    return Err(no_function());
-                }
-                let a = self.binder.coerce(a, DataType::Jsonb)?;
+                let a = self
+                    .binder
+                    .jsonb_document(bound)
+                    .ok_or_else(no_function)??;
                 (
                     TableFunctionKind::Jsonb(set),
                     vec![a],

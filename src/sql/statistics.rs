@@ -37,10 +37,39 @@ pub const DEFAULT_RANGE_SEL: f64 = 1.0 / 3.0;
 /// The most tables whose join order is chosen; larger joins keep FROM's order.
 pub const MAX_REORDERED_TABLES: usize = 8;
 
+/// Values wider than this (their text, in bytes) are counted but not kept in the
+/// sample, as PostgreSQL leaves values over 1 kB out of its statistics: a sample holds
+/// at most [`SAMPLE_ROWS`] × columns × this many bytes of values.
+const WIDE_VALUE_BYTES: usize = 1024;
+
+/// A sampled value.
+enum Cell {
+    Null,
+    /// Too wide to keep: its width (taken as distinct from every other value).
+    Wide(usize),
+    Value(Value, usize),
+}
+
+fn cells(row: Vec<Value>) -> Vec<Cell> {
+    row.into_iter()
+        .map(|v| match v {
+            Value::Null => Cell::Null,
+            v => {
+                let width = crate::types::format_text(&v).len();
+                if width > WIDE_VALUE_BYTES {
+                    Cell::Wide(width)
+                } else {
+                    Cell::Value(v, width)
+                }
+            }
+        })
+        .collect()
+}
+
 /// ANALYZE's measurement of one table: every row is given, a sample is kept.
 pub struct StatsBuilder {
     seen: u64,
-    sample: Vec<Vec<Value>>,
+    sample: Vec<Vec<Cell>>,
     width: usize,
     rng: StdRng,
 }
@@ -59,11 +88,11 @@ impl StatsBuilder {
     pub fn add(&mut self, row: Vec<Value>) {
         self.seen += 1;
         if self.sample.len() < SAMPLE_ROWS {
-            self.sample.push(row);
+            self.sample.push(cells(row));
         } else {
             let i = self.rng.gen_range(0..self.seen);
             if (i as usize) < SAMPLE_ROWS {
-                self.sample[i as usize] = row;
+                self.sample[i as usize] = cells(row);
             }
         }
     }
@@ -77,24 +106,29 @@ impl StatsBuilder {
     }
 }
 
-fn column_stats(sample: &[Vec<Value>], c: usize, total_rows: f64) -> ColumnStats {
+fn column_stats(sample: &[Vec<Cell>], c: usize, total_rows: f64) -> ColumnStats {
     let n = sample.len();
     let mut counts: FxHashMap<&Value, u64> = FxHashMap::default();
     let mut nulls = 0usize;
+    let mut wide = 0usize;
     let mut width = 0usize;
     for row in sample {
         match row.get(c) {
-            None | Some(Value::Null) => nulls += 1,
-            Some(v) => {
-                width += crate::types::format_text(v).len();
+            None | Some(Cell::Null) => nulls += 1,
+            Some(Cell::Wide(w)) => {
+                wide += 1;
+                width += w;
+            }
+            Some(Cell::Value(v, w)) => {
+                width += w;
                 *counts.entry(v).or_default() += 1;
             }
         }
     }
     let present = n - nulls;
     let null_frac = if n == 0 { 0.0 } else { nulls as f64 / n as f64 };
-    let d = counts.len() as f64;
-    let once = counts.values().filter(|&&k| k == 1).count() as f64;
+    let d = (counts.len() + wide) as f64;
+    let once = (counts.values().filter(|&&k| k == 1).count() + wide) as f64;
     let distinct = if present == 0 {
         0.0
     } else if (n as f64) >= total_rows {

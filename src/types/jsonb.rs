@@ -317,9 +317,18 @@ fn index(len: usize, i: i64) -> Option<usize> {
     (0..len as i64).contains(&i).then_some(i as usize)
 }
 
-/// A path step used on an array: an integer, or nothing.
+/// A path step used on an array: an integer (an int4, as PostgreSQL's), or nothing.
 fn parse_index(step: &str) -> Option<i64> {
-    step.trim_start().parse::<i64>().ok()
+    step.trim_start().parse::<i32>().ok().map(i64::from)
+}
+
+/// A NULL in a path, reached at its 1-based `position`.
+fn path_null(position: usize) -> Error {
+    err!(
+        NULL_VALUE_NOT_ALLOWED,
+        "path element at position {} is null",
+        position
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -635,8 +644,9 @@ fn path_not_integer(position: usize, step: &str) -> Error {
     )
 }
 
-/// `a #- path`: the document without the value at `path`.
-pub fn delete_path<S: AsRef<str>>(a: &Jsonb, path: &[S]) -> Result<Jsonb> {
+/// `a #- path`: the document without the value at `path` (a NULL step is an error
+/// only where the walk reaches it, as in PostgreSQL).
+pub fn delete_path<S: AsRef<str>>(a: &Jsonb, path: &[Option<S>]) -> Result<Jsonb> {
     if a.is_scalar() {
         return Err(err!(
             INVALID_PARAMETER_VALUE,
@@ -644,14 +654,24 @@ pub fn delete_path<S: AsRef<str>>(a: &Jsonb, path: &[S]) -> Result<Jsonb> {
         ));
     }
     let mut out = a.clone();
-    if !path.is_empty() {
+    if !path.is_empty() && !is_empty_container(a) {
         remove_at(&mut out, path, 1)?;
     }
     Ok(out)
 }
 
-fn remove_at<S: AsRef<str>>(v: &mut Jsonb, path: &[S], position: usize) -> Result<()> {
-    let step = path[0].as_ref();
+fn is_empty_container(v: &Jsonb) -> bool {
+    match v {
+        Jsonb::Array(items) => items.is_empty(),
+        Jsonb::Object(pairs) => pairs.is_empty(),
+        _ => false,
+    }
+}
+
+fn remove_at<S: AsRef<str>>(v: &mut Jsonb, path: &[Option<S>], position: usize) -> Result<()> {
+    let Some(step) = path[0].as_ref().map(AsRef::as_ref) else {
+        return Err(path_null(position));
+    };
     let last = path.len() == 1;
     match v {
         Jsonb::Object(pairs) => {
@@ -690,12 +710,22 @@ pub enum SetMode {
 }
 
 /// `jsonb_set(a, path, new, create_missing)` and `jsonb_insert(a, path, new, after)`.
-pub fn set_path<S: AsRef<str>>(a: &Jsonb, path: &[S], new: &Jsonb, mode: SetMode) -> Result<Jsonb> {
+pub fn set_path<S: AsRef<str>>(
+    a: &Jsonb,
+    path: &[Option<S>],
+    new: &Jsonb,
+    mode: SetMode,
+) -> Result<Jsonb> {
     if a.is_scalar() {
         return Err(err!(INVALID_PARAMETER_VALUE, "cannot set path in scalar"));
     }
     let mut out = a.clone();
-    if !path.is_empty() {
+    let unchanged = is_empty_container(a)
+        && mode
+            == (SetMode::Replace {
+                create_missing: false,
+            });
+    if !path.is_empty() && !unchanged {
         set_at(&mut out, path, new, mode, 1)?;
     }
     out.checked()
@@ -703,12 +733,14 @@ pub fn set_path<S: AsRef<str>>(a: &Jsonb, path: &[S], new: &Jsonb, mode: SetMode
 
 fn set_at<S: AsRef<str>>(
     v: &mut Jsonb,
-    path: &[S],
+    path: &[Option<S>],
     new: &Jsonb,
     mode: SetMode,
     position: usize,
 ) -> Result<()> {
-    let step = path[0].as_ref();
+    let Some(step) = path[0].as_ref().map(AsRef::as_ref) else {
+        return Err(path_null(position));
+    };
     let last = path.len() == 1;
     match v {
         Jsonb::Object(pairs) => match pairs.binary_search_by(|(k, _)| key_order(k, step)) {

@@ -20,8 +20,19 @@ type Shape = &'static [(&'static str, DataType)];
 /// The shapes made so far, by their fields.
 type Shapes = Mutex<FxHashMap<Vec<(String, DataType)>, Shape>>;
 
-/// The row type with these fields, made once.
+/// The row type with these fields, made once. Typmods are dropped (a record's fields
+/// are shown by their values), so that only names and types make shapes differ.
 pub fn record_shape(fields: Vec<(String, DataType)>) -> Result<Shape> {
+    let fields: Vec<(String, DataType)> = fields
+        .into_iter()
+        .map(|(name, ty)| {
+            let ty = match ty {
+                DataType::Char(_) => DataType::Char(1),
+                ty => ty.without_typmod(),
+            };
+            (name, ty)
+        })
+        .collect();
     static SHAPES: OnceLock<Shapes> = OnceLock::new();
     let mut shapes = SHAPES.get_or_init(Default::default).lock();
     if let Some(shape) = shapes.get(&fields) {

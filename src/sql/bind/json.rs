@@ -217,6 +217,16 @@ impl Binder<'_> {
         Ok((call(JsonbFunc::Json { step, text }, vec![l.0, right]), ty))
     }
 
+    /// The one argument of a jsonb set-returning function, as a document; None when
+    /// there is not one argument of type jsonb (or an untyped literal).
+    pub(in crate::sql) fn jsonb_document(&mut self, args: Vec<Typed>) -> Option<Result<Expr>> {
+        let [a]: [Typed; 1] = args.try_into().ok()?;
+        if !matches!(a.1, DataType::Jsonb | DataType::Unknown) {
+            return None;
+        }
+        Some(self.coerce(a, DataType::Jsonb))
+    }
+
     /// A value made jsonb for a builder or an aggregate: jsonb as it is, json parsed,
     /// others converted as `to_jsonb` does (an untyped literal is text).
     pub(super) fn jsonb_value(&mut self, t: Typed) -> Result<Expr> {
@@ -291,12 +301,7 @@ impl Binder<'_> {
                 let mut exprs = Vec::with_capacity(args.len());
                 for (i, t) in bound.enumerate() {
                     exprs.push(if object && i % 2 == 0 {
-                        match t.1 {
-                            DataType::Unknown => self.coerce(t, DataType::Text)?,
-                            DataType::Char(_) => Expr::Func(Func::BpcharToText, vec![t.0]),
-                            ty if ty.is_string() => t.0,
-                            _ => Expr::Cast(Box::new(t.0), DataType::Text),
-                        }
+                        self.as_text(t)?
                     } else {
                         self.jsonb_value(t)?
                     });

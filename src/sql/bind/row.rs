@@ -1,8 +1,8 @@
-//! Row values: `ROW(a, b)` and `(a, b)` make a record (fields `f1`, `f2`, ...); a table's
-//! name alone is its whole row (fields named as its columns); and rows compare as
-//! PostgreSQL compares them, pair by pair from the left — written here as the
-//! comparisons of the pairs (`(a, b) < (c, d)` is `a < c OR (a = c AND b < d)`), which
-//! gives PostgreSQL's NULL results too.
+//! Row values: `ROW(a, b)` and `(a, b)` make a record (fields `f1`, `f2`, ...); a FROM
+//! item's name alone is its whole row (fields named as its columns; a column of that
+//! name at any query level comes first); and rows compare as PostgreSQL compares them
+//! (`Func::RowCompare`): `=` and `<>` over every pair, the orderings by the first pair
+//! that is unequal or has a NULL. Each item is evaluated once.
 
 use sqlparser::ast;
 
@@ -32,6 +32,9 @@ pub(super) fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
     }
 }
 
+/// A whole row: its row type and its columns in the scope.
+type WholeRow = (&'static [(&'static str, DataType)], Vec<usize>);
+
 fn unequal_rows() -> Error {
     Error::new(
         SqlState::SYNTAX_ERROR,
@@ -57,9 +60,9 @@ impl Binder<'_> {
         Ok((Expr::Func(Func::Row(shape), exprs), DataType::Record(shape)))
     }
 
-    /// A table's (or FROM item's) whole row, named by its qualifier alone: None when no
-    /// FROM item has that name.
-    pub(super) fn whole_row(&self, name: &str, scope: &Scope) -> Result<Option<Typed>> {
+    /// A FROM item's whole row, named by its qualifier alone: its row type and its
+    /// columns in `scope`; None when no FROM item has that name.
+    pub(super) fn whole_row_columns(name: &str, scope: &Scope) -> Result<Option<WholeRow>> {
         let columns: Vec<usize> = (0..scope.columns.len())
             .filter(|&i| {
                 scope.columns[i]
@@ -75,12 +78,30 @@ impl Binder<'_> {
             .iter()
             .map(|&i| (scope.columns[i].name.clone(), scope.columns[i].data_type))
             .collect();
-        let shape = record_shape(fields)?;
-        let exprs = columns.into_iter().map(Expr::Column).collect();
-        Ok(Some((
-            Expr::Func(Func::Row(shape), exprs),
-            DataType::Record(shape),
-        )))
+        Ok(Some((record_shape(fields)?, columns)))
+    }
+
+    /// The whole-row value over `columns` (as read where it is used): NULL when every
+    /// column is NULL, which is how a row an outer join null-extended reads (a stored
+    /// row of NULLs only reads so too, where PostgreSQL has a row of NULL fields).
+    pub(super) fn whole_row_value(
+        shape: &'static [(&'static str, DataType)],
+        columns: Vec<Expr>,
+    ) -> Typed {
+        let all_null = columns
+            .iter()
+            .map(|c| Expr::IsNull(Box::new(c.clone()), false))
+            .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
+        let row = Expr::Func(Func::Row(shape), columns);
+        let value = match all_null {
+            Some(test) => Expr::Case {
+                operand: None,
+                whens: vec![(test, Expr::Const(crate::types::Value::Null))],
+                otherwise: Some(Box::new(row)),
+            },
+            None => row,
+        };
+        (value, DataType::Record(shape))
     }
 
     /// `left op right` of two rows: the pairs' comparisons.
@@ -100,47 +121,25 @@ impl Binder<'_> {
                 "comparison of empty rows is not supported",
             ));
         }
-        // Before the last pair, `<=` and `>=` decide by their strict forms.
-        let strict = match op {
-            B::LtEq => B::Lt,
-            B::GtEq => B::Gt,
-            other => other.clone(),
+        let Some(cmp) = super::cmp_op(op) else {
+            return Err(Error::internal("a row comparison without a comparison"));
         };
-        let last = left.len() - 1;
-        let mut pairs = Vec::with_capacity(left.len());
-        for (i, (l, r)) in left.iter().zip(right).enumerate() {
-            let eq = self.bind_binary(l, &B::Eq, r, scope)?.0;
-            let this = self
-                .bind_binary(l, if i == last { op } else { &strict }, r, scope)?
-                .0;
-            pairs.push((eq, this));
+        // Each pair bound once, as `=` binds it (the operands made one type).
+        let mut operands = Vec::with_capacity(2 * left.len());
+        for (l, r) in left.iter().zip(right) {
+            match self.bind_binary(l, &B::Eq, r, scope)?.0 {
+                Expr::Cmp(_, a, b) => {
+                    operands.push(*a);
+                    operands.push(*b);
+                }
+                _ => {
+                    return Err(Error::unsupported(
+                        "comparison of rows of these types is not supported",
+                    ))
+                }
+            }
         }
-        let and = |a: Expr, b: Expr| Expr::And(Box::new(a), Box::new(b));
-        let or = |a: Expr, b: Expr| Expr::Or(Box::new(a), Box::new(b));
-        let expr = match op {
-            B::Eq => pairs
-                .into_iter()
-                .map(|(_, c)| c)
-                .reduce(and)
-                .ok_or_else(unequal_rows)?,
-            B::NotEq => pairs
-                .into_iter()
-                .map(|(_, c)| c)
-                .reduce(or)
-                .ok_or_else(unequal_rows)?,
-            // Lexicographic, built from the right: `a1 < b1 OR (a1 = b1 AND rest)`.
-            _ => pairs
-                .into_iter()
-                .rev()
-                .fold(None, |rest, (eq, this)| {
-                    Some(match rest {
-                        None => this,
-                        Some(r) => or(this, and(eq, r)),
-                    })
-                })
-                .ok_or_else(unequal_rows)?,
-        };
-        Ok((expr, DataType::Bool))
+        Ok((Expr::Func(Func::RowCompare(cmp), operands), DataType::Bool))
     }
 
     /// `row [NOT] IN (row, ...)`: equal to one of them.

@@ -409,45 +409,55 @@ impl Binder<'_> {
                 )))
             }
         };
-        // The arguments and the window are over input rows, where no window call nests.
+        if matches!(&spec.window_frame, Some(f) if f.units == ast::WindowFrameUnits::Groups)
+            && spec.order_by.is_empty()
+        {
+            return Err(windowing("GROUPS mode requires an ORDER BY clause"));
+        }
+        // The arguments and the window are over input rows, where no window call nests
+        // and no set-returning function may be.
         let windows = self.windows.take();
-        let bound = self.bind_window_function(name, &args, star, scope);
-        let frame = match &spec.window_frame {
-            Some(f) => self.bind_frame(f, scope),
-            None => Ok(Frame::default_frame()),
-        };
-        let partition: Result<Vec<Expr>> = spec
-            .partition_by
-            .iter()
-            .map(|p| {
-                let t = self.bind(p, scope)?;
-                self.coerce(t, DataType::Text)
-            })
-            .collect();
-        let order: Result<Vec<crate::sql::plan::OrderKey>> = spec
-            .order_by
-            .iter()
-            .map(|o| {
-                let t = self.bind(&o.expr, scope)?;
-                let expr = self.coerce(t, DataType::Text)?;
-                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-                Ok(crate::sql::plan::OrderKey {
-                    expr,
-                    desc,
-                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+        let parts = self.without_set_returning("window function calls", |b| {
+            let bound = b.bind_window_function(name, &args, star, scope)?;
+            let frame = match &spec.window_frame {
+                Some(f) => b.bind_frame(f, scope)?,
+                None => Frame::default_frame(),
+            };
+            let partition = spec
+                .partition_by
+                .iter()
+                .map(|p| {
+                    let t = b.bind(p, scope)?;
+                    b.coerce(t, DataType::Text)
                 })
-            })
-            .collect();
+                .collect::<Result<Vec<Expr>>>()?;
+            let order = spec
+                .order_by
+                .iter()
+                .map(|o| {
+                    let t = b.bind(&o.expr, scope)?;
+                    let expr = b.coerce(t, DataType::Text)?;
+                    let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                    Ok(crate::sql::plan::OrderKey {
+                        expr,
+                        desc,
+                        nulls_first: o.options.nulls_first.unwrap_or(desc),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok((bound, frame, partition, order))
+        });
         self.windows = windows;
-        let (func, arg, extra, arg_type, result) = bound?;
+        let (bound, frame, partition, order) = parts?;
+        let (func, arg, extra, arg_type, result) = bound;
         let call = WindowCall {
             func,
             arg,
             extra,
             arg_type,
-            partition_by: partition?,
-            order_by: order?,
-            frame: frame?,
+            partition_by: partition,
+            order_by: order,
+            frame,
         };
         let Some((calls, _)) = self.windows.as_mut() else {
             return Err(Error::internal("window calls"));

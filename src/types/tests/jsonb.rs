@@ -87,15 +87,25 @@ fn nesting_is_bounded() {
     let mode = SetMode::Replace {
         create_missing: true,
     };
-    assert_eq!(code(set_path(&doc, &["a"], &inner, mode)), "54001");
-    assert!(set_path(&doc, &["a"], &j("[]"), mode).is_ok());
+    assert_eq!(code(set_path(&doc, &[Some("a")], &inner, mode)), "54001");
+    assert!(set_path(&doc, &[Some("a")], &j("[]"), mode).is_ok());
+    // A NULL step is an error only where the walk reaches it.
+    assert_eq!(
+        code(set_path(&doc, &[Some("a"), None], &j("1"), mode)),
+        "22004"
+    );
+    assert_eq!(
+        code(set_path(&doc, &[None::<&str>], &j("1"), mode)),
+        "22004"
+    );
+    assert!(jsonb::delete_path(&doc, &[Some("b"), None]).is_ok());
 }
 
 #[test]
 fn scalars_cannot_be_changed_or_entered() {
     let s = j(r#""x""#);
     assert_eq!(code(jsonb::delete_key(&s, "x")), "22023");
-    assert_eq!(code(jsonb::delete_path(&s, &["0"])), "22023");
+    assert_eq!(code(jsonb::delete_path(&s, &[Some("0")])), "22023");
     // A top-level scalar is an array of one for `->` but not for `#>`.
     assert!(s.element(0).is_some());
     assert!(s.at_path(&["0"]).is_none());
