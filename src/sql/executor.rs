@@ -943,9 +943,14 @@ impl Executor<'_> {
         if let Some(view) = scan.system {
             let catalog = &self.engine.txn.catalog;
             let txn = &*self.txn;
-            let visible = |t: &Table| {
+            let sees = |t: &Table| {
                 !txn.dropped.contains(&t.id)
                     && (!catalog.is_unconfirmed(t.id) || txn.created.contains(&t.id))
+            };
+            let own_change = |t: &Table| txn.changed_definition_of(t.id);
+            let visible = super::system::CatalogView {
+                sees: &sees,
+                own_change: &own_change,
             };
             for row in view.rows(self.engine, &visible, self.ctx.settings) {
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {

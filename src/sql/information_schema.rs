@@ -4,6 +4,7 @@
 //! has no notion of (user-defined types, identity and generated columns, collations) hold
 //! what PostgreSQL shows for a table without them.
 
+use super::system::CatalogView;
 use crate::engine::Engine;
 use crate::error::TABLE_SCHEMA;
 use crate::storage::{Row, Table};
@@ -75,16 +76,13 @@ pub const COLUMNS_COLUMNS: &[(&str, DataType)] = &[
 ];
 
 /// The tables the scanning transaction sees, by name.
-pub(super) fn visible_tables(
-    engine: &Engine,
-    visible: &dyn Fn(&Table) -> bool,
-) -> Vec<std::sync::Arc<Table>> {
+pub(super) fn visible_tables(engine: &Engine, visible: &CatalogView) -> Vec<std::sync::Arc<Table>> {
     let catalog = &engine.txn.catalog;
     catalog
         .table_names()
         .into_iter()
         .filter_map(|name| catalog.table(&name))
-        .filter(|t| visible(t))
+        .filter(|t| visible.sees(t))
         .collect()
 }
 
@@ -92,7 +90,7 @@ fn text(s: &str) -> Value {
     Value::Text(s.to_string())
 }
 
-pub fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+pub fn tables(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
     let row = |name: &str, kind: &str, insertable: &str| -> Row {
         vec![
             text(CATALOG),
@@ -112,7 +110,7 @@ pub fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
     };
     let mut rows: Vec<Row> = visible_tables(engine, visible)
         .iter()
-        .map(|t| row(&t.def().name, "BASE TABLE", "YES"))
+        .map(|t| row(&visible.def(&t).name, "BASE TABLE", "YES"))
         .collect();
     // Views here are read-only (PostgreSQL's simple views take writes).
     rows.extend(
@@ -126,10 +124,10 @@ pub fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
     rows
 }
 
-pub fn columns(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+pub fn columns(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in visible_tables(engine, visible) {
-        let def = t.def();
+        let def = visible.def(&t);
         for (i, c) in def.columns.iter().enumerate().filter(|(_, c)| !c.dropped) {
             let ty = TypeFacts::of(c.data_type);
             let int = |v: Option<i32>| v.map_or(Value::Null, Value::Int4);
@@ -318,10 +316,10 @@ pub const TABLE_CONSTRAINTS_COLUMNS: &[(&str, DataType)] = &[
 /// `information_schema.table_constraints`: primary keys, unique and check constraints,
 /// and each NOT NULL column as the CHECK constraint PostgreSQL shows it as (named
 /// `<schema oid>_<table oid>_<column>_not_null`).
-pub fn table_constraints(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+pub fn table_constraints(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in visible_tables(engine, visible) {
-        let def = t.def();
+        let def = visible.def(&t);
         let row = |name: &str, kind: &str, nulls_distinct: Option<&str>| -> Row {
             vec![
                 text(CATALOG),
@@ -384,7 +382,7 @@ pub const KEY_COLUMN_USAGE_COLUMNS: &[(&str, DataType)] = &[
 /// `information_schema.key_column_usage`: the columns of primary keys, unique
 /// constraints and foreign keys, in key order (a foreign key's with the position of the
 /// column it references in that key).
-pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+pub fn key_column_usage(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
     let mut rows = Vec::new();
     let row = |constraint: &str, table: &str, column: &str, k: usize, position: Value| -> Row {
         vec![
@@ -409,7 +407,7 @@ pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Ve
         }
     });
     for t in visible_tables(engine, visible) {
-        let def = t.def();
+        let def = visible.def(&t);
         for index in super::pg_catalog::table_indexes(&t, &def) {
             if index.constraint.is_none() {
                 continue;
@@ -432,7 +430,7 @@ pub fn key_column_usage(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Ve
 /// constraint, and the key it references (name and columns), if that is there.
 fn for_each_foreign_key(
     engine: &Engine,
-    visible: &dyn Fn(&Table) -> bool,
+    visible: &CatalogView,
     mut f: impl FnMut(
         &crate::storage::TableDef,
         &crate::storage::ForeignKeyDef,
@@ -440,7 +438,7 @@ fn for_each_foreign_key(
     ),
 ) {
     for t in visible_tables(engine, visible) {
-        let def = t.def();
+        let def = visible.def(&t);
         for fk in &def.foreign_keys {
             let Some(parent) = engine.txn.catalog.table_by_id(fk.referenced) else {
                 continue;
@@ -485,7 +483,7 @@ pub const REFERENTIAL_CONSTRAINTS_COLUMNS: &[(&str, DataType)] = &[
 
 /// `information_schema.referential_constraints`: each foreign key, with the key it
 /// references and its actions.
-pub fn referential_constraints(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Row> {
+pub fn referential_constraints(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
     let mut rows = Vec::new();
     for_each_foreign_key(engine, visible, |_, fk, key| {
         rows.push(

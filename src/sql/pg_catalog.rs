@@ -24,6 +24,7 @@
 
 use std::sync::Arc;
 
+use super::system::CatalogView;
 use crate::engine::Engine;
 use crate::storage::{FkAction, ForeignKeyDef, Row, Table, TableDef};
 use crate::types::{oid, DataType, Value};
@@ -1001,7 +1002,7 @@ impl PgCatalog {
     pub fn rows(
         self,
         engine: &Engine,
-        visible: &dyn Fn(&Table) -> bool,
+        visible: &CatalogView,
         settings: &dyn Fn(&str) -> Option<String>,
     ) -> Vec<Row> {
         let rows: Vec<Vec<Value>> = match self {
@@ -1305,7 +1306,7 @@ fn name(s: &str) -> Value {
 }
 
 /// `pg_stats`: per column of each table ANALYZE has measured, what it found.
-fn stats_rows(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
+fn stats_rows(engine: &Engine, visible: &CatalogView) -> Vec<Vec<Value>> {
     static TEXT: DataType = DataType::Text;
     static FLOAT4: DataType = DataType::Float4;
     let mut out = Vec::new();
@@ -1364,7 +1365,7 @@ struct SequenceEntry {
 /// Every sequence the scanning transaction sees: those tables own (a serial column's is
 /// numbered in its table's OIDs, a created one by its own), then created ones no table
 /// owns.
-fn sequence_entries(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<SequenceEntry> {
+fn sequence_entries(engine: &Engine, visible: &CatalogView) -> Vec<SequenceEntry> {
     let catalog = &engine.txn.catalog;
     let mut out = Vec::new();
     for (t, def) in tables(engine, visible) {
@@ -1415,7 +1416,7 @@ fn sequence_entries(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Se
 
 /// `pg_depend`: an owned sequence on its column (`a`), a primary key index on its
 /// constraint (`i`), the constraint and each default on their columns (`a`).
-fn dependencies(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
+fn dependencies(engine: &Engine, visible: &CatalogView) -> Vec<Vec<Value>> {
     let row = |class: u32, obj: u32, refclass: u32, refobj: u32, refsub: usize, kind: char| {
         vec![
             Value::Oid(class),
@@ -1580,11 +1581,11 @@ fn id_oid(id: crate::storage::TableId) -> u32 {
     FIRST_TABLE_OID.wrapping_add(id.0.wrapping_mul(OIDS_PER_TABLE))
 }
 
-fn tables(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<(Arc<Table>, Arc<TableDef>)> {
+fn tables(engine: &Engine, visible: &CatalogView) -> Vec<(Arc<Table>, Arc<TableDef>)> {
     super::information_schema::visible_tables(engine, visible)
         .into_iter()
         .map(|t| {
-            let def = t.def();
+            let def = visible.def(&t);
             (t, def)
         })
         .collect()
@@ -1851,7 +1852,7 @@ fn constraint_row(t: &Table, index: &IndexInfo) -> Vec<Value> {
 
 /// Every relation the scanning transaction sees: the catalogs, then each table with its
 /// primary key index and sequences.
-pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relation> {
+pub fn relations(engine: &Engine, visible: &CatalogView) -> Vec<Relation> {
     let mut out: Vec<Relation> = CATALOGS
         .iter()
         .map(|(c, n, o, is_table)| Relation {
@@ -1939,9 +1940,15 @@ pub fn relations(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Relat
 
 /// The relation of an OID.
 pub fn relation_by_oid(engine: &Engine, oid: u32) -> Option<Relation> {
-    relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
-        .into_iter()
-        .find(|r| r.oid == oid)
+    relations(
+        engine,
+        &CatalogView {
+            sees: &super::system::confirmed_tables(engine),
+            own_change: &super::system::newest,
+        },
+    )
+    .into_iter()
+    .find(|r| r.oid == oid)
 }
 
 /// What a size function measures of a relation.
@@ -1962,7 +1969,11 @@ pub fn relation_size(engine: &Engine, oid: u32, what: SizeOf) -> crate::error::R
     let Some(r) = relation_by_oid(engine, oid) else {
         return Ok(None);
     };
-    let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
+    let confirmed = super::system::confirmed_tables(engine);
+    let visible = CatalogView {
+        sees: &confirmed,
+        own_change: &super::system::newest,
+    };
     let own = match r.kind {
         'S' => crate::storage::page::PAGE_BYTES as u64,
         'v' => 0,
@@ -2001,7 +2012,11 @@ pub fn relation_size(engine: &Engine, oid: u32, what: SizeOf) -> crate::error::R
 
 /// The bytes of every table and index (`pg_database_size`).
 pub fn database_size(engine: &Engine) -> crate::error::Result<u64> {
-    let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
+    let confirmed = super::system::confirmed_tables(engine);
+    let visible = CatalogView {
+        sees: &confirmed,
+        own_change: &super::system::newest,
+    };
     let mut total = 0;
     for (t, _) in tables(engine, &visible) {
         total += t.size_bytes()? + t.indexes_size_bytes()?;
@@ -2012,17 +2027,23 @@ pub fn database_size(engine: &Engine) -> crate::error::Result<u64> {
 /// The relation of a name (`public.` or `pg_catalog.` may qualify it).
 pub fn relation_by_name(engine: &Engine, text: &str) -> Option<Relation> {
     let (schema, bare) = split_qualified(text);
-    relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
-        .into_iter()
-        .find(|r| {
-            r.name == bare
-                && match schema.as_deref() {
-                    None => true,
-                    Some("public") => r.namespace == NAMESPACE_PUBLIC,
-                    Some("pg_catalog") => r.namespace == NAMESPACE_PG_CATALOG,
-                    Some(_) => false,
-                }
-        })
+    relations(
+        engine,
+        &CatalogView {
+            sees: &super::system::confirmed_tables(engine),
+            own_change: &super::system::newest,
+        },
+    )
+    .into_iter()
+    .find(|r| {
+        r.name == bare
+            && match schema.as_deref() {
+                None => true,
+                Some("public") => r.namespace == NAMESPACE_PUBLIC,
+                Some("pg_catalog") => r.namespace == NAMESPACE_PG_CATALOG,
+                Some(_) => false,
+            }
+    })
 }
 
 /// `schema.name` or `name`, with double quotes removed and unquoted parts lower-cased.
@@ -2200,7 +2221,7 @@ fn qualified_query(engine: &Engine, query: &str) -> Option<String> {
     Some(q.to_string())
 }
 
-fn attributes(engine: &Engine, visible: &dyn Fn(&Table) -> bool) -> Vec<Vec<Value>> {
+fn attributes(engine: &Engine, visible: &CatalogView) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for view in engine.txn.catalog.views() {
         for (i, (n, t)) in view.columns.iter().enumerate() {
@@ -2442,7 +2463,11 @@ pub fn constraint_definition(
     pretty: bool,
     qualify: bool,
 ) -> Option<String> {
-    let visible = |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id);
+    let confirmed = super::system::confirmed_tables(engine);
+    let visible = CatalogView {
+        sees: &confirmed,
+        own_change: &super::system::newest,
+    };
     for (t, def) in tables(engine, &visible) {
         let first = table_oid(&t) + FIRST_CHECK;
         if (first..first + def.checks.len() as u32).contains(&constraint_oid) {
@@ -2459,13 +2484,19 @@ pub fn constraint_definition(
             return foreign_key_definition(engine, &def, fk, qualify);
         }
     }
-    let r = relations(engine, &|t| !engine.txn.catalog.is_unconfirmed(t.id))
-        .into_iter()
-        .find(|r| {
-            r.index
-                .as_ref()
-                .is_some_and(|i| i.constraint.is_some_and(|(oid, _)| oid == constraint_oid))
-        })?;
+    let r = relations(
+        engine,
+        &CatalogView {
+            sees: &super::system::confirmed_tables(engine),
+            own_change: &super::system::newest,
+        },
+    )
+    .into_iter()
+    .find(|r| {
+        r.index
+            .as_ref()
+            .is_some_and(|i| i.constraint.is_some_and(|(oid, _)| oid == constraint_oid))
+    })?;
     let def = r.table?;
     let index = r.index?;
     let columns = column_list(&def, &index.columns);

@@ -843,7 +843,11 @@ impl Planner<'_> {
                 }
                 if *analyze && named.is_empty() {
                     let hidden = self.hidden;
-                    named = super::information_schema::visible_tables(self.engine, &|t| !hidden(t));
+                    let view = super::system::CatalogView {
+                        sees: &|t| !hidden(t),
+                        own_change: &super::system::newest,
+                    };
+                    named = super::information_schema::visible_tables(self.engine, &view);
                 }
                 Ok(Plan::Maintenance {
                     tag,

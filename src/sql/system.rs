@@ -260,11 +260,11 @@ impl SystemView {
         TableDef::of_columns(name, cols.iter().copied())
     }
 
-    /// The view's rows; `visible` says which tables the scanning transaction sees.
+    /// The view's rows; `visible` is what the scanning transaction sees of the catalog.
     pub fn rows(
         self,
         engine: &Engine,
-        visible: &dyn Fn(&Table) -> bool,
+        visible: &CatalogView,
         settings: &dyn Fn(&str) -> Option<String>,
     ) -> Vec<Row> {
         let i = |v: u64| Value::Int8(v as i64);
@@ -562,4 +562,40 @@ fn slot_rows(engine: &Engine) -> Vec<Row> {
             .into()
         })
         .collect()
+}
+
+/// What one transaction sees of the catalog: which tables (not those another
+/// transaction created and has not committed, nor those it dropped itself), and which
+/// definition of each (the committed one while another transaction's change to it is
+/// pending, as PostgreSQL's catalogs show another session's uncommitted DDL).
+pub struct CatalogView<'a> {
+    pub sees: &'a dyn Fn(&Table) -> bool,
+    /// Whether a pending change of the table's definition is this transaction's.
+    pub own_change: &'a dyn Fn(&Table) -> bool,
+}
+
+impl CatalogView<'_> {
+    pub fn sees(&self, t: &Table) -> bool {
+        (self.sees)(t)
+    }
+
+    /// The definition of `t` this transaction sees.
+    pub fn def(&self, t: &Table) -> std::sync::Arc<crate::storage::TableDef> {
+        if (self.own_change)(t) {
+            t.def()
+        } else {
+            t.committed_def()
+        }
+    }
+}
+
+/// Every table whose creation is committed, with its newest definition: what functions
+/// that look a relation up by name or OID read (they have no transaction at hand).
+pub fn confirmed_tables(engine: &crate::engine::Engine) -> impl Fn(&Table) -> bool + '_ {
+    move |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id)
+}
+
+/// Any table: its newest definition.
+pub fn newest(_: &Table) -> bool {
+    true
 }

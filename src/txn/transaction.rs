@@ -141,6 +141,11 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// Whether this transaction changed the definition of table `id` (uncommitted).
+    pub fn changed_definition_of(&self, id: TableId) -> bool {
+        self.altered.iter().any(|(t, _)| t.id == id)
+    }
+
     pub fn begin(
         manager: &Arc<TxnManager>,
         slot: &Arc<SessionSlot>,
