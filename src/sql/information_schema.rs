@@ -110,7 +110,7 @@ pub fn tables(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
     };
     let mut rows: Vec<Row> = visible_tables(engine, visible)
         .iter()
-        .map(|t| row(&visible.def(&t).name, "BASE TABLE", "YES"))
+        .map(|t| row(&visible.def(t).name, "BASE TABLE", "YES"))
         .collect();
     // Views here are read-only (PostgreSQL's simple views take writes).
     rows.extend(
