@@ -1,7 +1,8 @@
-"""Window functions: frames (ROWS and GROUPS with offsets, RANGE with UNBOUNDED and
-CURRENT ROW) and their errors, lag / lead / first_value / last_value / nth_value,
-ntile, percent_rank, cume_dist, aggregates over frames, named windows, and avg's result
-scale. Every expectation is PostgreSQL 15's."""
+"""Window functions: frames (ROWS and GROUPS with offsets; RANGE with offsets over
+integers, numerics, floats, dates and timestamps, NULL keys, descending order, bounds
+past the type's range) and their errors, lag / lead / first_value / last_value /
+nth_value, ntile, percent_rank, cume_dist, aggregates over frames, named windows, and
+avg's result scale. Every expectation is PostgreSQL 15's."""
 
 from __future__ import annotations
 
@@ -84,3 +85,52 @@ def test_window_functions(server):
             run_steps(c, STEPS)
         finally:
             c.execute("drop table if exists wn")
+
+
+RANGE_STEPS = [
+    ('drop table if exists wr',
+     'DROP TABLE'),
+    ('create table wr (id int primary key, g text, v int, n numeric, d date, t timestamp, f float8)',
+     'CREATE TABLE'),
+    ("insert into wr values (1,'a',1,1.5,'2024-01-01','2024-01-01 10:00',1.0),(2,'a',2,2.5,'2024-01-03','2024-01-01 11:00',2.5),(3,'a',2,null,'2024-01-10','2024-01-02 10:00',null),(4,'a',5,4.0,null,null,4.0),(5,'b',null,1.0,'2024-02-01','2024-01-01 10:30',1.0),(6,'b',10,10.0,'2024-02-02','2024-01-01 10:45',9.5),(7,'b',null,null,'2024-02-05',null,2.0),(8,'b',11,11.5,'2024-02-01','2024-01-01 12:00',10.0)",
+     'INSERT 0 8'),
+    ('select id, sum(id) over (order by v range between 1 preceding and 1 following) from wr order by id',
+     [(1, 6), (2, 6), (3, 6), (4, 4), (5, 12), (6, 14), (7, 12), (8, 14)]),
+    ('select id, sum(id) over (partition by g order by v desc range between 1 preceding and current row) from wr order by id',
+     [(1, 6), (2, 5), (3, 5), (4, 4), (5, 12), (6, 14), (7, 12), (8, 8)]),
+    ('select id, count(*) over (order by v nulls first range between current row and 3 following) from wr order by id',
+     [(1, 3), (2, 3), (3, 3), (4, 1), (5, 2), (6, 2), (7, 2), (8, 1)]),
+    ('select id, sum(id) over (order by n range between 1.0 preceding and 0.5 following) from wr order by id',
+     [(1, 6), (2, 3), (3, 10), (4, 4), (5, 6), (6, 6), (7, 10), (8, 8)]),
+    ("select id, count(*) over (order by d range between interval '3 days' preceding and current row) from wr order by id",
+     [(1, 1), (2, 2), (3, 1), (4, 1), (5, 2), (6, 3), (7, 2), (8, 2)]),
+    ("select id, count(*) over (order by t desc range between interval '1 hour' preceding and interval '30 minutes' following) from wr order by id",
+     [(1, 4), (2, 4), (3, 1), (4, 2), (5, 4), (6, 3), (7, 2), (8, 1)]),
+    ('select id, sum(id) over (order by f range between 1 preceding and 1 following) from wr order by id',
+     [(1, 13), (2, 9), (3, 3), (4, 4), (5, 13), (6, 14), (7, 15), (8, 14)]),
+    ('select id, first_value(id) over (order by v range between 2 following and 5 following), last_value(id) over (order by v range between unbounded preceding and 1 preceding) from wr where v is not null order by id',
+     [(1, 4, None), (2, 4, 1), (3, 4, 1), (4, 6, 3), (6, None, 4), (8, None, 6)]),
+    ('select id, sum(id) over (order by v range between 2147483647 preceding and 2147483647 following) from wr order by id',
+     [(1, 24), (2, 24), (3, 24), (4, 24), (5, 12), (6, 24), (7, 12), (8, 24)]),
+    ('select sum(id) over (order by v, id range 1 preceding) from wr',
+     ('42P20', 'RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column', None, None)),
+    ('select sum(id) over (order by g range 1 preceding) from wr',
+     ('0A000', 'RANGE with offset PRECEDING/FOLLOWING is not supported for column type text', None, None)),
+    ('select sum(id) over (order by v range -1 preceding) from wr',
+     ('22013', 'invalid preceding or following size in window function', None, None)),
+    ('select sum(id) over (order by v range null preceding) from wr',
+     ('22004', 'frame starting offset must not be null', None, None)),
+    ('select id, sum(id) over (order by v groups between 1 preceding and 1 following) from wr order by id',
+     [(1, 6), (2, 10), (3, 10), (4, 15), (5, 20), (6, 18), (7, 20), (8, 26)]),
+    ('drop table wr',
+     'DROP TABLE'),
+]
+
+
+def test_range_frames_with_offsets(server):
+    with server.connect() as c:
+        c.execute("drop table if exists wr")
+        try:
+            run_steps(c, RANGE_STEPS)
+        finally:
+            c.execute("drop table if exists wr")

@@ -1,9 +1,9 @@
 //! Window function calls: `f(...) OVER (PARTITION BY ... ORDER BY ... frame)`. The
 //! ranking functions, the value functions (`lag`, `lead`, `first_value`, `last_value`,
 //! `nth_value`), `ntile`, `percent_rank`, `cume_dist`, and aggregates over the frame.
-//! Frames are PostgreSQL's: ROWS and GROUPS with any bounds, RANGE with UNBOUNDED and
-//! CURRENT ROW (an offset in RANGE answers 0A000); the default is RANGE UNBOUNDED
-//! PRECEDING to CURRENT ROW, which without ORDER BY is the whole partition.
+//! Frames are PostgreSQL's: ROWS, GROUPS and RANGE (an offset of its one ORDER BY key's
+//! type, an interval for dates and times); the default is RANGE UNBOUNDED PRECEDING to
+//! CURRENT ROW, which without ORDER BY is the whole partition.
 
 use sqlparser::ast;
 
@@ -63,8 +63,14 @@ fn no_function(name: &str, n: usize) -> Error {
 }
 
 impl Binder<'_> {
-    /// A frame clause.
-    fn bind_frame(&mut self, f: &ast::WindowFrame, scope: &Scope) -> Result<Frame> {
+    /// A frame clause; `order_types` are the window's ORDER BY keys' types (a RANGE
+    /// offset is of its one key's type, an interval for dates and times).
+    fn bind_frame(
+        &mut self,
+        f: &ast::WindowFrame,
+        order_types: &[DataType],
+        scope: &Scope,
+    ) -> Result<Frame> {
         let units = match f.units {
             ast::WindowFrameUnits::Rows => FrameUnits::Rows,
             ast::WindowFrameUnits::Range => FrameUnits::Range,
@@ -72,20 +78,45 @@ impl Binder<'_> {
         };
         let mut bound = |b: &ast::WindowFrameBound| -> Result<FrameBound> {
             let offset = |binder: &mut Self, e: &ast::Expr| -> Result<Expr> {
-                if units == FrameUnits::Range {
-                    return Err(Error::unsupported(
-                        "RANGE with offset PRECEDING/FOLLOWING is not supported yet",
-                    ));
-                }
                 let t = binder.bind(e, scope)?;
+                let unit = match units {
+                    FrameUnits::Rows => "ROWS",
+                    FrameUnits::Range => "RANGE",
+                    FrameUnits::Groups => "GROUPS",
+                };
                 if !t.0.is_row_independent() {
-                    return Err(windowing("argument of ROWS must not contain variables"));
+                    return Err(windowing(&format!(
+                        "argument of {unit} must not contain variables"
+                    )));
+                }
+                if units == FrameUnits::Range {
+                    let [key] = order_types else {
+                        return Err(windowing(
+                            "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column",
+                        ));
+                    };
+                    let offset_type = match key {
+                        k if k.is_integer() => DataType::Int8,
+                        DataType::Numeric(_) => DataType::Numeric(None),
+                        DataType::Float4 | DataType::Float8 => DataType::Float8,
+                        DataType::Date
+                        | DataType::Timestamp
+                        | DataType::TimestampTz
+                        | DataType::Interval => DataType::Interval,
+                        other => {
+                            return Err(Error::unsupported(format!(
+                                "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",
+                                other.name()
+                            )))
+                        }
+                    };
+                    return binder.cast_or_coerce(t, offset_type);
                 }
                 if !(t.1.is_integer() || t.1 == DataType::Unknown) {
                     return Err(Error::new(
                         SqlState::DATATYPE_MISMATCH,
                         format!(
-                            "argument of ROWS must be type bigint, not type {}",
+                            "argument of {unit} must be type bigint, not type {}",
                             t.1.name()
                         ),
                     ));
@@ -420,7 +451,14 @@ impl Binder<'_> {
         let parts = self.without_set_returning("window function calls", |b| {
             let bound = b.bind_window_function(name, &args, star, scope)?;
             let frame = match &spec.window_frame {
-                Some(f) => b.bind_frame(f, scope)?,
+                Some(f) => {
+                    let order_types = spec
+                        .order_by
+                        .iter()
+                        .map(|o| Ok(b.bind(&o.expr, scope)?.1))
+                        .collect::<Result<Vec<_>>>()?;
+                    b.bind_frame(f, &order_types, scope)?
+                }
                 None => Frame::default_frame(),
             };
             let partition = spec

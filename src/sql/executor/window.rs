@@ -34,10 +34,63 @@ impl Peers {
     }
 }
 
-/// A frame's offsets, evaluated once per call.
+/// A frame's offsets, evaluated once per call: counts of rows or groups, or for RANGE
+/// the values the key may differ by.
 struct Offsets {
     start: i64,
     end: i64,
+    start_value: Value,
+    end_value: Value,
+}
+
+/// Where a RANGE offset bound falls in a partition sorted on one key (`keys`, its
+/// non-NULL ones at `non_null`): the first position past (end) or at (start) the key
+/// `key ∓ offset`, in the sort's direction. A target past the type's range is past
+/// every key.
+#[allow(clippy::too_many_arguments)]
+fn range_bound(
+    keys: &[&Value],
+    non_null: (usize, usize),
+    key: &Value,
+    offset: &Value,
+    preceding: bool,
+    start: bool,
+    desc: bool,
+) -> usize {
+    use crate::types::ArithOp;
+    // Toward the sort's start: smaller keys ascending, larger descending.
+    let toward_start = preceding;
+    let op = if toward_start != desc {
+        ArithOp::Sub
+    } else {
+        ArithOp::Add
+    };
+    let target = match (key.as_i64(), offset.as_i64()) {
+        (Some(k), Some(o)) => {
+            let t = if op == ArithOp::Sub {
+                k as i128 - o as i128
+            } else {
+                k as i128 + o as i128
+            };
+            i64::try_from(t).ok().map(Value::Int8)
+        }
+        _ => crate::types::arith(op, key, offset).ok(),
+    };
+    let Some(target) = target else {
+        return if toward_start { non_null.0 } else { non_null.1 };
+    };
+    let region = &keys[non_null.0..non_null.1];
+    let ord = |k: &Value| crate::types::compare(k, &target).unwrap_or(std::cmp::Ordering::Equal);
+    use std::cmp::Ordering::{Greater, Less};
+    let before = region.partition_point(|k| match (start, desc) {
+        // The first key at or past the target: ascending, keys below it come before.
+        (true, false) => ord(k) == Less,
+        (true, true) => ord(k) == Greater,
+        // The first key past the target.
+        (false, false) => ord(k) != Greater,
+        (false, true) => ord(k) != Less,
+    });
+    non_null.0 + before
 }
 
 /// The positions `[start, end)` of row `pos`'s frame in a partition of `len` rows.
@@ -104,23 +157,42 @@ fn ntile(pos: usize, len: usize, n: usize) -> usize {
 }
 
 impl Executor<'_> {
-    /// A frame offset: a non-negative bigint.
-    fn frame_offset(&self, bound: &FrameBound, which: &str) -> Result<i64> {
+    /// A frame offset: a non-negative bigint (ROWS, GROUPS), or a non-negative value of
+    /// the key's offset type (RANGE).
+    fn frame_offset(&self, frame: &Frame, bound: &FrameBound, which: &str) -> Result<(i64, Value)> {
         let (FrameBound::Preceding(e) | FrameBound::Following(e)) = bound else {
-            return Ok(0);
+            return Ok((0, Value::Null));
         };
-        match self.eval(e, &[])? {
-            Value::Null => Err(Error::new(
+        let v = self.eval(e, &[])?;
+        if v.is_null() {
+            return Err(Error::new(
                 SqlState::NULL_VALUE_NOT_ALLOWED,
                 format!("frame {which} offset must not be null"),
-            )),
-            v => match v.as_i64() {
-                Some(n) if n >= 0 => Ok(n),
-                _ => Err(Error::new(
+            ));
+        }
+        if frame.units == FrameUnits::Range {
+            let zero = match &v {
+                Value::Interval(_) => Value::Interval(crate::types::Interval {
+                    months: 0,
+                    days: 0,
+                    micros: 0,
+                }),
+                _ => Value::Int4(0),
+            };
+            if crate::types::compare(&v, &zero) == Some(std::cmp::Ordering::Less) {
+                return Err(Error::new(
                     SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
-                    format!("frame {which} offset must not be negative"),
-                )),
-            },
+                    "invalid preceding or following size in window function",
+                ));
+            }
+            return Ok((0, v));
+        }
+        match v.as_i64() {
+            Some(n) if n >= 0 => Ok((n, Value::Null)),
+            _ => Err(Error::new(
+                SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
+                format!("frame {which} offset must not be negative"),
+            )),
         }
     }
 
@@ -153,9 +225,13 @@ impl Executor<'_> {
             .chain(w.order_by.iter().cloned())
             .collect();
         sort_by_keys(&order, &mut keyed)?;
+        let (start, start_value) = self.frame_offset(&w.frame, &w.frame.start, "starting")?;
+        let (end, end_value) = self.frame_offset(&w.frame, &w.frame.end, "ending")?;
         let offsets = Offsets {
-            start: self.frame_offset(&w.frame.start, "starting")?,
-            end: self.frame_offset(&w.frame.end, "ending")?,
+            start,
+            end,
+            start_value,
+            end_value,
         };
         let mut values = vec![Value::Null; rows.len()];
         let mut start = 0;
@@ -183,6 +259,56 @@ impl Executor<'_> {
     ) -> Result<()> {
         let len = part.len();
         let peers = Peers::of(part, np);
+        // A RANGE frame with an offset: its one sort key per position, and where the
+        // non-NULL keys are.
+        let range_offsets = w.frame.units == FrameUnits::Range
+            && [&w.frame.start, &w.frame.end]
+                .iter()
+                .any(|b| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_)));
+        let keys: Vec<&Value> = match range_offsets {
+            true => part.iter().map(|(k, _)| &k[np]).collect(),
+            false => Vec::new(),
+        };
+        let non_null = match keys.iter().position(|k| !k.is_null()) {
+            Some(first) => (
+                first,
+                keys.iter()
+                    .rposition(|k| !k.is_null())
+                    .map_or(first, |l| l + 1),
+            ),
+            None => (0, 0),
+        };
+        let desc = w.order_by.first().is_some_and(|o| o.desc);
+        let bounds = |pos: usize| -> (usize, usize) {
+            let (fs, fe) = frame_bounds(&w.frame, offsets, &peers, pos, len);
+            if !range_offsets {
+                return (fs, fe);
+            }
+            let (group_start, group_end) = peers.groups[peers.group_of[pos]];
+            let key = keys[pos];
+            let at = |bound: &FrameBound, offset: &Value, start: bool, other: usize| match bound {
+                FrameBound::Preceding(_) | FrameBound::Following(_) if key.is_null() => {
+                    if start {
+                        group_start
+                    } else {
+                        group_end
+                    }
+                }
+                FrameBound::Preceding(_) | FrameBound::Following(_) => range_bound(
+                    &keys,
+                    non_null,
+                    key,
+                    offset,
+                    matches!(bound, FrameBound::Preceding(_)),
+                    start,
+                    desc,
+                ),
+                _ => other,
+            };
+            let s = at(&w.frame.start, &offsets.start_value, true, fs);
+            let e = at(&w.frame.end, &offsets.end_value, false, fe);
+            (s, e.max(s))
+        };
         let call = super::w_aggregate_call(w);
         let arg_at = |pos: usize| -> Result<Value> {
             match &w.arg {
@@ -240,7 +366,7 @@ impl Executor<'_> {
                     }
                 }
                 WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
-                    let (fs, fe) = frame_bounds(&w.frame, offsets, &peers, pos, len);
+                    let (fs, fe) = bounds(pos);
                     let at = match w.func {
                         WindowFunc::FirstValue => Some(fs),
                         WindowFunc::LastValue => fe.checked_sub(1),
@@ -267,7 +393,7 @@ impl Executor<'_> {
                     let Some(call) = call.as_ref() else {
                         return Err(Error::internal("a window aggregate without its call"));
                     };
-                    let (fs, fe) = frame_bounds(&w.frame, offsets, &peers, pos, len);
+                    let (fs, fe) = bounds(pos);
                     if matches!(w.frame.start, FrameBound::UnboundedPreceding) {
                         let (state, fed, value) =
                             running.get_or_insert_with(|| (AggState::new(call), 0, None));
@@ -319,7 +445,12 @@ mod tests {
         let part = vec![key(1), key(2), key(2), key(3)];
         let peers = Peers::of(&part, 0);
         assert_eq!(peers.groups, vec![(0, 1), (1, 3), (3, 4)]);
-        let offsets = Offsets { start: 1, end: 1 };
+        let offsets = Offsets {
+            start: 1,
+            end: 1,
+            start_value: Value::Null,
+            end_value: Value::Null,
+        };
         let rows = Frame {
             units: FrameUnits::Rows,
             start: FrameBound::Preceding(Expr::Const(Value::Int8(1))),
