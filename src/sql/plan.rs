@@ -594,6 +594,8 @@ pub enum Plan {
     DropIndex {
         indexes: Vec<(Arc<Table>, String)>,
         constraint: bool,
+        /// DROP INDEX IF EXISTS: the names that are not there (a NOTICE each).
+        missing: Vec<String>,
     },
     /// A transaction-control statement (`session::txn_control` runs it).
     Transaction(TxnStatement),

@@ -2133,6 +2133,7 @@ impl Planner<'_> {
     fn plan_drop_index(&mut self, names: &[ast::ObjectName], if_exists: bool) -> Result<Plan> {
         let catalog = &self.engine.txn.catalog;
         let mut indexes = Vec::new();
+        let mut missing = Vec::new();
         for n in names {
             let name = object_name(n)?;
             if let Some(table) = catalog
@@ -2158,7 +2159,7 @@ impl Planner<'_> {
             }
             match catalog.index_owner(&name) {
                 Some(table) => indexes.push((table, name)),
-                None if if_exists => {}
+                None if if_exists => missing.push(name),
                 None => {
                     return Err(Error::new(
                         SqlState::UNDEFINED_OBJECT,
@@ -2169,6 +2170,7 @@ impl Planner<'_> {
         }
         Ok(Plan::DropIndex {
             indexes,
+            missing,
             constraint: false,
         })
     }
@@ -3029,6 +3031,7 @@ impl Planner<'_> {
                     Some(_) => Ok(Plan::DropIndex {
                         indexes: vec![(table, cname)],
                         constraint: true,
+                        missing: Vec::new(),
                     }),
                     None if def.pkey_name.as_deref() == Some(cname.as_str())
                         && !def.primary_key.is_empty() =>

@@ -1427,14 +1427,17 @@ impl Session {
                 let catalog = &engine.txn.catalog;
                 let mut tables: Vec<Arc<Table>> = Vec::new();
                 for n in names {
-                    let hidden = self.hidden_tables();
-                    match catalog.table(n).filter(|t| !hidden(t)) {
+                    let found = {
+                        let hidden = self.hidden_tables();
+                        catalog.table(n).filter(|t| !hidden(t))
+                    };
+                    match found {
                         Some(t) => {
                             if !tables.iter().any(|x| x.id == t.id) {
                                 tables.push(t);
                             }
                         }
-                        None if *if_exists => {}
+                        None if *if_exists => self.skipping("table", n),
                         None => {
                             return Err(Error::new(
                                 SqlState::UNDEFINED_TABLE,
@@ -1708,6 +1711,7 @@ impl Session {
                         let _ddl = txn.catalog.ddl_lock();
                         if txn.catalog.view(name).is_none() {
                             if *if_exists {
+                                self.skipping("view", name);
                                 continue;
                             }
                             return Err(Error::new(
@@ -1863,7 +1867,11 @@ impl Session {
             Plan::DropIndex {
                 indexes,
                 constraint,
+                missing,
             } => {
+                for name in missing {
+                    self.skipping("index", name);
+                }
                 for (table, name) in indexes {
                     self.drop_index(table, name, *constraint)?;
                 }
@@ -2370,6 +2378,7 @@ impl Session {
         self.refuse_in_block("DROP SEQUENCE", None)?;
         if self.engine.txn.catalog.sequence(name).is_none() {
             if if_exists {
+                self.skipping("sequence", name);
                 return Ok(());
             }
             return Err(Error::new(

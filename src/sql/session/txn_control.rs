@@ -332,6 +332,14 @@ impl Session {
         }
     }
 
+    /// DROP ... IF EXISTS of a `kind` named `name` that is not there: PostgreSQL's NOTICE.
+    pub(super) fn skipping(&mut self, kind: &str, name: &str) {
+        self.warn(Error::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            format!("{kind} \"{name}\" does not exist, skipping"),
+        ));
+    }
+
     /// The warnings the last statement raised, to send before its result.
     pub fn take_notices(&mut self) -> Vec<Error> {
         std::mem::take(&mut self.notices)
