@@ -70,6 +70,10 @@ pub const SERVER_VERSION: &str = "15.0 (SteadyDB 0.1.0)";
 
 pub static DEFS: &[Def] = &[
     Def { name: "application_name", default: "", kind: Kind::Str, context: Context::User, description: "Sets the application name to be reported in statistics and logs." },
+    Def { name: "autovacuum", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Starts the autovacuum subprocess (SteadyDB's measures tables for the planner: it has nothing to vacuum)." },
+    Def { name: "autovacuum_analyze_scale_factor", default: "0.1", kind: Kind::Real { min: 0.0, max: 100.0 }, context: Context::Sighup, description: "Number of tuple inserts, updates, or deletes prior to analyze as a fraction of reltuples." },
+    Def { name: "autovacuum_analyze_threshold", default: "50", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: NO }, context: Context::Sighup, description: "Minimum number of tuple inserts, updates, or deletes prior to analyze." },
+    Def { name: "autovacuum_naptime", default: "1min", kind: Kind::Int { min: 1, max: 2147483, unit: Unit::S }, context: Context::Sighup, description: "Time to sleep between autovacuum runs." },
     Def { name: "block_size", default: "8192", kind: Kind::Int { min: 8192, max: 8192, unit: NO }, context: Context::Internal, description: "Shows the size of a disk block." },
     Def { name: "check_function_bodies", default: "on", kind: Kind::Bool, context: Context::User, description: "Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE (SteadyDB has no user-defined routines)." },
     Def { name: "checkpoint_completion_target", default: "0.9", kind: Kind::Real { min: 0.0, max: 1.0 }, context: Context::Sighup, description: "Time spent flushing dirty buffers during checkpoint, as fraction of checkpoint interval." },

@@ -159,6 +159,13 @@ pub fn run(opts: ServerOptions) -> Result<()> {
     raise_descriptor_limit(settings.get_int("max_connections") as u64);
     let engine = Engine::open(settings.clone(), &opts.data_dir)?;
     {
+        let weak = Arc::downgrade(&engine);
+        std::thread::Builder::new()
+            .name("autoanalyze".into())
+            .spawn(move || crate::sql::run_autoanalyze(weak))
+            .map_err(|e| Error::internal(format!("could not start the autoanalyze thread: {e}")))?;
+    }
+    {
         let (settings, conf, overrides) = (
             settings.clone(),
             opts.data_dir.join("steadydb.conf"),

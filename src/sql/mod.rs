@@ -39,3 +39,4 @@ mod statistics;
 mod system;
 
 pub use session::{CopyIn, CopyOut, Field, Outcome, Prepared, RowsTag, Session, TxnStatus};
+pub use statistics::run_autoanalyze;

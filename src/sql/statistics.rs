@@ -179,6 +179,93 @@ fn column_stats(sample: &[Vec<Cell>], c: usize, total_rows: f64) -> ColumnStats 
     }
 }
 
+/// Rows read per batch by [`measure`]: the table's tree is not held longer.
+const MEASURE_BATCH_ROWS: usize = 10_000;
+
+/// Measure `table` as ANALYZE does, outside any transaction (for the autoanalyzer):
+/// its newest committed rows, read in batches. Statistics are estimates, so rows that
+/// commit during the reading may or may not count.
+pub fn measure(table: &crate::storage::Table) -> crate::error::Result<TableStats> {
+    use std::ops::Bound;
+    let mut stats = StatsBuilder::new(table.def().columns.len());
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let mut read = 0;
+        let mut last = None;
+        let low = after.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        table.scan(
+            (low, Bound::Unbounded),
+            crate::wal::Lsn(u64::MAX),
+            false,
+            |key, row| {
+                stats.add(row.to_vec());
+                read += 1;
+                if read >= MEASURE_BATCH_ROWS {
+                    last = Some(key.to_vec());
+                    return false;
+                }
+                true
+            },
+        )?;
+        match last {
+            Some(key) => after = Some(key),
+            None => return Ok(stats.finish()),
+        }
+    }
+}
+
+/// The autoanalyzer (PostgreSQL's autovacuum, for statistics): every
+/// `autovacuum_naptime`, each table never measured (at startup, all of them: statistics
+/// are not kept over a restart), or written since by more than
+/// `autovacuum_analyze_threshold` + `autovacuum_analyze_scale_factor` × its rows, is
+/// measured again. It ends when the engine is gone.
+pub fn run_autoanalyze(engine: std::sync::Weak<crate::engine::Engine>) {
+    loop {
+        let naptime = match engine.upgrade() {
+            Some(e) => e.settings.get_int("autovacuum_naptime").max(1) as u64,
+            None => return,
+        };
+        std::thread::sleep(std::time::Duration::from_secs(naptime));
+        let Some(engine) = engine.upgrade() else {
+            return;
+        };
+        if !engine.settings.get_bool("autovacuum") {
+            continue;
+        }
+        let threshold = engine.settings.get_int("autovacuum_analyze_threshold") as f64;
+        let scale = engine
+            .settings
+            .show("autovacuum_analyze_scale_factor")
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.1);
+        let catalog = &engine.txn.catalog;
+        let mut measured = false;
+        for name in catalog.table_names() {
+            let Some(table) = catalog.table(&name) else {
+                continue;
+            };
+            if catalog.is_unconfirmed(table.id) {
+                continue;
+            }
+            let due = match table.stats() {
+                None => true,
+                Some(s) => table.changed_rows() as f64 > threshold + scale * s.rows,
+            };
+            if !due {
+                continue;
+            }
+            // A table dropped meanwhile, or a read that fails, is left for next time.
+            if let Ok(stats) = measure(&table) {
+                table.set_stats(stats);
+                measured = true;
+            }
+        }
+        if measured {
+            catalog.statistics_changed();
+        }
+    }
+}
+
 /// What the planner knows of one table of a join.
 #[derive(Clone, Debug)]
 pub struct JoinTable {

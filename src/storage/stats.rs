@@ -3,7 +3,7 @@
 //! values. The planner reads them to estimate how many rows a scan or a join yields (see
 //! `sql/statistics.rs`, which measures and reads them). They are estimates: nothing
 //! correct depends on them, so they live in memory only, replaced whole by each ANALYZE
-//! and gone at a restart.
+//! (or the autoanalyzer's), and measured again after a restart.
 
 use crate::types::Value;
 

@@ -271,6 +271,9 @@ pub struct Table {
     write_gate: WriteGate,
     /// What ANALYZE last measured (none before the first).
     stats: RwLock<Option<Arc<super::stats::TableStats>>>,
+    /// Rows written (inserted, updated or deleted) since ANALYZE last measured the
+    /// table: when to measure it again.
+    changed_rows: AtomicU64,
     /// The secondary indexes, in the order of `TableDef::indexes`. Held shared by an
     /// install for its whole length, so that its entries go into the trees of the indexes
     /// its rows were read against; exclusively to add, drop or rebuild an index. Taken
@@ -401,6 +404,7 @@ impl Table {
             bulk_lsn: AtomicU64::new(0),
             write_gate: WriteGate::default(),
             stats: RwLock::new(None),
+            changed_rows: AtomicU64::new(0),
             indexes: RwLock::new(Arc::from(Vec::new())),
             committed_def: parking_lot::Mutex::new(None),
             dropped_uncommitted: parking_lot::Mutex::new(Vec::new()),
@@ -414,6 +418,13 @@ impl Table {
 
     pub fn set_stats(&self, stats: super::stats::TableStats) {
         *self.stats.write() = Some(Arc::new(stats));
+        self.changed_rows.store(0, Ordering::Relaxed);
+    }
+
+    /// Rows written since ANALYZE last measured the table (a truncation counts as more
+    /// than any threshold).
+    pub fn changed_rows(&self) -> u64 {
+        self.changed_rows.load(Ordering::Relaxed)
     }
 
     pub fn write_gate(&self) -> &WriteGate {
@@ -870,13 +881,18 @@ impl Table {
         truncate: bool,
         horizon: Lsn,
     ) -> Result<()> {
+        let mut written = if truncate { 1 << 40 } else { 0u64 };
+        let writes = writes.into_iter().inspect(|_| written += 1);
         let indexes = self.indexes.read_recursive();
-        if indexes.is_empty() {
-            return self.install_rows(lsn, writes, truncate, horizon, None);
-        }
-        let mut changes = Vec::new();
-        self.install_rows(lsn, writes, truncate, horizon, Some(&mut changes))?;
-        self.install_entries(&indexes, lsn, &changes, truncate, horizon)
+        let installed = if indexes.is_empty() {
+            self.install_rows(lsn, writes, truncate, horizon, None)
+        } else {
+            let mut changes = Vec::new();
+            self.install_rows(lsn, writes, truncate, horizon, Some(&mut changes))
+                .and_then(|()| self.install_entries(&indexes, lsn, &changes, truncate, horizon))
+        };
+        self.changed_rows.fetch_add(written, Ordering::Relaxed);
+        installed
     }
 
     /// The rows' part of [`Table::install`]; each key's images before and after go into

@@ -138,7 +138,9 @@ def _start_server() -> Server:
     tmp = tempfile.mkdtemp(prefix="steadydb-pytest-")
     datadir = os.path.join(tmp, "data")
     log_path = os.path.join(tmp, "server.log")
-    extra = []
+    # No autoanalyzer: a test's plans must not change when a minute has passed
+    # (test_statistics.py runs servers of its own with it).
+    extra = ["-c", "autovacuum=off"]
     for item in os.environ.get("STEADYDB_SERVER_ARGS", "").split():
         extra += ["-c", item]
     last_err = ""

@@ -121,3 +121,46 @@ def test_join_order_follows_the_statistics(server):
         finally:
             c.execute("deallocate all")
             c.execute("drop table if exists st_big, st_small, st_mid")
+
+
+# The autoanalyzer (SteadyDB's own server; its settings are server-wide).
+from crash_util import nodes  # noqa: E402,F401  (fixture)
+
+
+def _reltuples(c, table: str) -> float:
+    return c.execute("select reltuples from pg_class where relname = %s", (table,)).fetchone()[0]
+
+
+def _wait_for(c, table: str, want: float, seconds: float = 60) -> float:
+    """Poll until the table's measured rows are `want` (no timing is asserted: the
+    deadline only bounds a failure)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    got = _reltuples(c, table)
+    while got != want and time.monotonic() < deadline:
+        time.sleep(0.2)
+        got = _reltuples(c, table)
+    return got
+
+
+@pytest.mark.steadydb_only
+def test_tables_are_measured_without_analyze_and_again_after_a_restart(nodes):  # noqa: F811
+    node = nodes({"autovacuum_naptime": "1", "autovacuum_analyze_threshold": "10",
+                  "autovacuum_analyze_scale_factor": "0.5"}).start()
+    with node.connect() as c:
+        c.execute("create table aa (id int primary key, v int)")
+        c.execute("insert into aa select g, g % 7 from generate_series(1, 1000) g")
+        assert _wait_for(c, "aa", 1000.0) == 1000.0
+        # Fewer changes than threshold + scale × rows (10 + 500): not measured again.
+        c.execute("delete from aa where id <= 100")
+        # More: measured again.
+        c.execute("insert into aa select g, 0 from generate_series(1001, 2000) g")
+        assert _wait_for(c, "aa", 1900.0) == 1900.0
+        assert c.execute("select n_distinct from pg_stats where tablename = 'aa' "
+                         "and attname = 'v'").fetchone() == (7.0,)
+    # Statistics are kept in memory: a restart measures the tables again.
+    node.stop_clean()
+    node.start()
+    with node.connect() as c:
+        assert _wait_for(c, "aa", 1900.0) == 1900.0
