@@ -947,11 +947,8 @@ impl Executor<'_> {
                 !txn.dropped.contains(&t.id)
                     && (!catalog.is_unconfirmed(t.id) || txn.created.contains(&t.id))
             };
-            let own_change = |t: &Table| txn.changed_definition_of(t.id);
-            let visible = super::system::CatalogView {
-                sees: &sees,
-                own_change: &own_change,
-            };
+            let visible =
+                super::system::CatalogView::new(sees, |t: &Table| txn.changed_definition_of(t.id));
             for row in view.rows(self.engine, &visible, self.ctx.settings) {
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
                     break;

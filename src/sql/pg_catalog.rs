@@ -1940,15 +1940,9 @@ pub fn relations(engine: &Engine, visible: &CatalogView) -> Vec<Relation> {
 
 /// The relation of an OID.
 pub fn relation_by_oid(engine: &Engine, oid: u32) -> Option<Relation> {
-    relations(
-        engine,
-        &CatalogView {
-            sees: &super::system::confirmed_tables(engine),
-            own_change: &super::system::newest,
-        },
-    )
-    .into_iter()
-    .find(|r| r.oid == oid)
+    relations(engine, &CatalogView::confirmed(engine))
+        .into_iter()
+        .find(|r| r.oid == oid)
 }
 
 /// What a size function measures of a relation.
@@ -1969,11 +1963,7 @@ pub fn relation_size(engine: &Engine, oid: u32, what: SizeOf) -> crate::error::R
     let Some(r) = relation_by_oid(engine, oid) else {
         return Ok(None);
     };
-    let confirmed = super::system::confirmed_tables(engine);
-    let visible = CatalogView {
-        sees: &confirmed,
-        own_change: &super::system::newest,
-    };
+    let visible = CatalogView::confirmed(engine);
     let own = match r.kind {
         'S' => crate::storage::page::PAGE_BYTES as u64,
         'v' => 0,
@@ -2012,11 +2002,7 @@ pub fn relation_size(engine: &Engine, oid: u32, what: SizeOf) -> crate::error::R
 
 /// The bytes of every table and index (`pg_database_size`).
 pub fn database_size(engine: &Engine) -> crate::error::Result<u64> {
-    let confirmed = super::system::confirmed_tables(engine);
-    let visible = CatalogView {
-        sees: &confirmed,
-        own_change: &super::system::newest,
-    };
+    let visible = CatalogView::confirmed(engine);
     let mut total = 0;
     for (t, _) in tables(engine, &visible) {
         total += t.size_bytes()? + t.indexes_size_bytes()?;
@@ -2027,23 +2013,17 @@ pub fn database_size(engine: &Engine) -> crate::error::Result<u64> {
 /// The relation of a name (`public.` or `pg_catalog.` may qualify it).
 pub fn relation_by_name(engine: &Engine, text: &str) -> Option<Relation> {
     let (schema, bare) = split_qualified(text);
-    relations(
-        engine,
-        &CatalogView {
-            sees: &super::system::confirmed_tables(engine),
-            own_change: &super::system::newest,
-        },
-    )
-    .into_iter()
-    .find(|r| {
-        r.name == bare
-            && match schema.as_deref() {
-                None => true,
-                Some("public") => r.namespace == NAMESPACE_PUBLIC,
-                Some("pg_catalog") => r.namespace == NAMESPACE_PG_CATALOG,
-                Some(_) => false,
-            }
-    })
+    relations(engine, &CatalogView::confirmed(engine))
+        .into_iter()
+        .find(|r| {
+            r.name == bare
+                && match schema.as_deref() {
+                    None => true,
+                    Some("public") => r.namespace == NAMESPACE_PUBLIC,
+                    Some("pg_catalog") => r.namespace == NAMESPACE_PG_CATALOG,
+                    Some(_) => false,
+                }
+        })
 }
 
 /// `schema.name` or `name`, with double quotes removed and unquoted parts lower-cased.
@@ -2463,11 +2443,7 @@ pub fn constraint_definition(
     pretty: bool,
     qualify: bool,
 ) -> Option<String> {
-    let confirmed = super::system::confirmed_tables(engine);
-    let visible = CatalogView {
-        sees: &confirmed,
-        own_change: &super::system::newest,
-    };
+    let visible = CatalogView::confirmed(engine);
     for (t, def) in tables(engine, &visible) {
         let first = table_oid(&t) + FIRST_CHECK;
         if (first..first + def.checks.len() as u32).contains(&constraint_oid) {
@@ -2484,19 +2460,13 @@ pub fn constraint_definition(
             return foreign_key_definition(engine, &def, fk, qualify);
         }
     }
-    let r = relations(
-        engine,
-        &CatalogView {
-            sees: &super::system::confirmed_tables(engine),
-            own_change: &super::system::newest,
-        },
-    )
-    .into_iter()
-    .find(|r| {
-        r.index
-            .as_ref()
-            .is_some_and(|i| i.constraint.is_some_and(|(oid, _)| oid == constraint_oid))
-    })?;
+    let r = relations(engine, &CatalogView::confirmed(engine))
+        .into_iter()
+        .find(|r| {
+            r.index
+                .as_ref()
+                .is_some_and(|i| i.constraint.is_some_and(|(oid, _)| oid == constraint_oid))
+        })?;
     let def = r.table?;
     let index = r.index?;
     let columns = column_list(&def, &index.columns);

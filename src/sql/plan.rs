@@ -188,6 +188,23 @@ pub struct SelectPlan {
 }
 
 impl SelectPlan {
+    /// A full scan of `table` in key order, projected to `columns` (COPY TO, ANALYZE).
+    pub fn whole_table(table: &Arc<Table>, columns: Vec<usize>) -> SelectPlan {
+        SelectPlan {
+            source: Some(ScanPlan {
+                table: table.clone(),
+                system: None,
+                derived: None,
+                function: None,
+                def: table.def(),
+                access: Access::Full,
+                filter: None,
+            }),
+            projection: columns.into_iter().map(Expr::Column).collect(),
+            ..SelectPlan::empty()
+        }
+    }
+
     /// A plan of nothing: one empty row, projected to none (what fields are not named
     /// in a plan built with `..SelectPlan::empty()` start as).
     pub fn empty() -> SelectPlan {

@@ -843,10 +843,7 @@ impl Planner<'_> {
                 }
                 if *analyze && named.is_empty() {
                     let hidden = self.hidden;
-                    let view = super::system::CatalogView {
-                        sees: &|t| !hidden(t),
-                        own_change: &super::system::newest,
-                    };
+                    let view = super::system::CatalogView::new(|t| !hidden(t), |_| true);
                     named = super::information_schema::visible_tables(self.engine, &view);
                 }
                 Ok(Plan::Maintenance {
@@ -953,19 +950,7 @@ impl Planner<'_> {
                     .map(|&i| def.columns[i].name.clone())
                     .collect();
                 let types = targets.iter().map(|&i| def.columns[i].data_type).collect();
-                let select = SelectPlan {
-                    source: Some(ScanPlan {
-                        table: table.clone(),
-                        system: None,
-                        derived: None,
-                        function: None,
-                        def: def.clone(),
-                        access: Access::Full,
-                        filter: None,
-                    }),
-                    projection: targets.iter().map(|&i| Expr::Column(i)).collect(),
-                    ..SelectPlan::empty()
-                };
+                let select = SelectPlan::whole_table(&table, targets.clone());
                 (select, names, types, true)
             }
         };

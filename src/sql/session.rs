@@ -3045,21 +3045,8 @@ impl Session {
     /// ANALYZE of one table: every row this statement's snapshot sees, read in batches
     /// as COPY TO reads them, measured (see `statistics.rs`).
     fn analyze(&mut self, table: &Arc<Table>) -> Result<()> {
-        use super::plan::{Access, ScanPlan, SelectPlan};
         let def = table.def();
-        let plan = SelectPlan {
-            source: Some(ScanPlan {
-                table: table.clone(),
-                system: None,
-                derived: None,
-                function: None,
-                def: def.clone(),
-                access: Access::Full,
-                filter: None,
-            }),
-            projection: (0..def.columns.len()).map(Expr::Column).collect(),
-            ..SelectPlan::empty()
-        };
+        let plan = super::plan::SelectPlan::whole_table(table, (0..def.columns.len()).collect());
         let snapshot = self.statement_snapshot();
         let mut stats = super::statistics::StatsBuilder::new(def.columns.len());
         let mut after: Option<Vec<u8>> = None;

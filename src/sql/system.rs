@@ -569,12 +569,32 @@ fn slot_rows(engine: &Engine) -> Vec<Row> {
 /// definition of each (the committed one while another transaction's change to it is
 /// pending, as PostgreSQL's catalogs show another session's uncommitted DDL).
 pub struct CatalogView<'a> {
-    pub sees: &'a dyn Fn(&Table) -> bool,
+    sees: Box<dyn Fn(&Table) -> bool + 'a>,
     /// Whether a pending change of the table's definition is this transaction's.
-    pub own_change: &'a dyn Fn(&Table) -> bool,
+    own_change: Box<dyn Fn(&Table) -> bool + 'a>,
 }
 
-impl CatalogView<'_> {
+impl<'a> CatalogView<'a> {
+    pub fn new(
+        sees: impl Fn(&Table) -> bool + 'a,
+        own_change: impl Fn(&Table) -> bool + 'a,
+    ) -> CatalogView<'a> {
+        CatalogView {
+            sees: Box::new(sees),
+            own_change: Box::new(own_change),
+        }
+    }
+
+    /// Every table whose creation is committed, with its newest definition: what
+    /// functions that look a relation up by name or OID read (they have no transaction
+    /// at hand).
+    pub fn confirmed(engine: &'a crate::engine::Engine) -> CatalogView<'a> {
+        CatalogView::new(
+            move |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id),
+            |_: &Table| true,
+        )
+    }
+
     pub fn sees(&self, t: &Table) -> bool {
         (self.sees)(t)
     }
@@ -587,15 +607,4 @@ impl CatalogView<'_> {
             t.committed_def()
         }
     }
-}
-
-/// Every table whose creation is committed, with its newest definition: what functions
-/// that look a relation up by name or OID read (they have no transaction at hand).
-pub fn confirmed_tables(engine: &crate::engine::Engine) -> impl Fn(&Table) -> bool + '_ {
-    move |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id)
-}
-
-/// Any table: its newest definition.
-pub fn newest(_: &Table) -> bool {
-    true
 }

@@ -402,3 +402,18 @@ def run_steps(conn: psycopg.Connection, steps: list) -> None:
             continue
         cur = conn.execute(sql)
         assert (cur.fetchall() if cur.description else cur.statusmessage) == want, sql
+
+
+def run_steps_clean(server, steps: list, cleanup: list[str]) -> None:
+    """`run_steps` on a connection of its own, with `cleanup` (statements dropping what
+    the steps make) run before and after, an open block rolled back first."""
+    with server.connect() as c:
+        for sql in cleanup:
+            c.execute(sql)
+        try:
+            run_steps(c, steps)
+        finally:
+            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                c.execute("rollback")
+            for sql in cleanup:
+                c.execute(sql)

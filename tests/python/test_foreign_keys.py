@@ -15,7 +15,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import run_steps
+from conftest import run_steps, run_steps_clean
 from crash_util import nodes  # noqa: F401  (fixture)
 
 STEPS = [
@@ -314,21 +314,6 @@ DEFERRED_STEPS = [
      'DROP TABLE'),
 ]
 
-
-
-def run_steps_clean(server, steps: list, cleanup: list[str]) -> None:
-    """`run_steps` on a connection of its own, with `cleanup` (statements dropping what
-    the steps make) run before and after, an open block rolled back first."""
-    with server.connect() as c:
-        for sql in cleanup:
-            c.execute(sql)
-        try:
-            run_steps(c, steps)
-        finally:
-            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                c.execute("rollback")
-            for sql in cleanup:
-                c.execute(sql)
 
 
 def test_foreign_keys(server):

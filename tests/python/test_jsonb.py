@@ -12,21 +12,7 @@ import pytest
 from psycopg.adapt import Loader
 from psycopg.types.json import Jsonb
 
-from conftest import run_steps
-
-
-def run_steps_clean(server, steps: list, cleanup: list[str]) -> None:
-    """`run_steps` on a connection of its own, with `cleanup` run before and after."""
-    with server.connect() as c:
-        for sql in cleanup:
-            c.execute(sql)
-        try:
-            run_steps(c, steps)
-        finally:
-            if c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                c.execute("rollback")
-            for sql in cleanup:
-                c.execute(sql)
+from conftest import run_steps, run_steps_clean
 
 
 IO = [
