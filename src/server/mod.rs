@@ -2,13 +2,14 @@
 //!
 //! Startup order: parse the command line, create the data directory if needed (with a
 //! commented `steadydb.conf`), apply settings (defaults < `steadydb.conf` < `-c`), build the
-//! engine, then listen on TCP and on the Unix-domain sockets (`listen`). Each accepted
-//! connection is served by the wire layer as a task on a multi-threaded async runtime with
-//! one worker thread per core. SIGINT or SIGTERM stops accepting, terminates the open
+//! engine, then listen on TCP and on the Unix-domain sockets (`listen`). The listeners and
+//! signals run on the main thread; each accepted connection is served by the wire layer as
+//! a task on one of the worker runtimes, one per core (`workers`). SIGINT or SIGTERM stops accepting, terminates the open
 //! connections and exits 0.
 
 mod config;
 mod listen;
+mod workers;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -190,20 +191,29 @@ pub fn run(opts: ServerOptions) -> Result<()> {
             format!("invalid listen address \"{host}\""),
         )
     })?;
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name("steadydb-worker")
-        // Statements run on these threads' stacks (deeply nested expressions recurse).
-        .thread_stack_size(crate::constants::CONNECTION_STACK_BYTES)
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let workers = Arc::new(workers::Workers::start(
+        cores,
+        workers::Layout::from_environment(),
+    )?);
+    // The listeners and signals run on this thread; connections on the workers.
+    let acceptor = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
         .map_err(|e| Error::internal(format!("could not start runtime: {e}")))?;
-    runtime.block_on(serve(addr, engine, settings))
+    let served = acceptor.block_on(serve(addr, engine, settings, workers.clone()));
+    drop(acceptor);
+    drop(workers);
+    served
 }
 
-async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -> Result<()> {
+async fn serve(
+    addr: SocketAddr,
+    engine: Arc<Engine>,
+    settings: Arc<Settings>,
+    workers: Arc<workers::Workers>,
+) -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
         Error::new(
@@ -230,13 +240,14 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
     for socket in unix {
         tracing::info!("listening on Unix socket \"{}\"", socket.path.display());
         let engine = engine.clone();
+        let workers = workers.clone();
         unix_accepts.spawn(async move {
             let mut failures = AcceptFailures::default();
             loop {
                 match socket.listener.accept().await {
                     Ok((stream, _)) => {
                         failures.succeeded();
-                        admit(stream, None, &engine, max_connections);
+                        admit(stream, None, &engine, &workers, max_connections);
                     }
                     Err(e) => {
                         let place = format!("\"{}\"", socket.path.display());
@@ -268,7 +279,7 @@ async fn serve(addr: SocketAddr, engine: Arc<Engine>, settings: Arc<Settings>) -
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!(%peer, error = %e, "could not set TCP_NODELAY");
                 }
-                admit(stream, Some(peer), &engine, max_connections);
+                admit(stream, Some(peer), &engine, &workers, max_connections);
             }
             _ = sigterm.recv() => {
                 tracing::info!("received SIGTERM, shutting down");
@@ -389,6 +400,7 @@ fn admit<S: crate::wire::Transport + 'static>(
     stream: S,
     client: Option<SocketAddr>,
     engine: &Arc<Engine>,
+    workers: &workers::Workers,
     max_connections: usize,
 ) {
     use std::sync::atomic::Ordering;
@@ -406,13 +418,13 @@ fn admit<S: crate::wire::Transport + 'static>(
                 "too many connections; refusing {peer} ({count} refused since the last report)"
             );
         }
-        tokio::spawn(async move {
+        workers.spawn_connection(async move {
             crate::wire::refuse_connection(stream, "sorry, too many clients already").await;
             REFUSALS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
         });
         return;
     }
-    tokio::spawn(crate::wire::serve_connection(
+    workers.spawn_connection(crate::wire::serve_connection(
         stream,
         client,
         engine.clone(),

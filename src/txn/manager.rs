@@ -64,6 +64,13 @@ impl Isolation {
     }
 }
 
+/// Microseconds since the first call, on a monotonic clock (never 0 after the first
+/// call's first microsecond: callers use 0 for "none").
+fn monotonic_us() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_micros() as u64 + 1
+}
+
 /// What the manager knows of a session: its cancel key and flag, and its live snapshot.
 pub struct SessionSlot {
     pub pid: i32,
@@ -82,6 +89,10 @@ pub struct SessionSlot {
     statement_deadline: Mutex<Option<Instant>>,
     /// The session's `lock_timeout` in milliseconds (0: none), for its lock waits.
     lock_timeout_ms: AtomicU64,
+    /// When the running statement, if it is still running, hands its thread's runtime
+    /// core on ([`crate::wal::release_core`]): microseconds on [`monotonic_us`]'s clock,
+    /// 0 once done or when no statement runs.
+    core_release_at_us: AtomicU64,
     /// What the session is waiting for, as pg_stat_activity's (wait_event_type,
     /// wait_event) show it.
     pub wait_event: Mutex<Option<(&'static str, &'static str)>>,
@@ -122,6 +133,10 @@ impl SessionSlot {
             .then(|| Instant::now() + Duration::from_millis(statement_timeout_ms));
         self.lock_timeout_ms
             .store(lock_timeout_ms, Ordering::Relaxed);
+        self.core_release_at_us.store(
+            monotonic_us() + crate::constants::STATEMENT_CORE_RELEASE_US,
+            Ordering::Relaxed,
+        );
     }
 
     /// Whether the running statement must stop: a cancel request (57014) or its
@@ -129,6 +144,13 @@ impl SessionSlot {
     pub fn check_interrupts(&self) -> Result<()> {
         if self.cancel.load(Ordering::Acquire) {
             return Err(Error::canceled());
+        }
+        let release_at = self.core_release_at_us.load(Ordering::Relaxed);
+        if release_at != 0 && monotonic_us() >= release_at {
+            // Once per statement: it has run long enough that the connections sharing
+            // its runtime should not wait for it (server::workers).
+            self.core_release_at_us.store(0, Ordering::Relaxed);
+            crate::wal::release_core();
         }
         if self
             .statement_deadline
@@ -403,6 +425,7 @@ impl TxnManager {
             seen_commit_lsn: AtomicU64::new(0),
             statement_deadline: Mutex::new(None),
             lock_timeout_ms: AtomicU64::new(0),
+            core_release_at_us: AtomicU64::new(0),
             wait_event: Mutex::new(None),
             activity: Mutex::new(Activity {
                 state: "idle",

@@ -27,7 +27,7 @@ pub use log::{
 };
 pub use record::{PendingRecord, Reader, RecordKind, Writer};
 pub use stats::{FlushLatency, WalStats};
-pub use watch::{blocking, LsnWatch};
+pub use watch::{blocking, release_core, LsnWatch};
 
 use std::fmt;
 

@@ -225,6 +225,38 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Let the rest of a long computation on a runtime's worker run on this thread alone, with
+/// the runtime's core (its queue of ready tasks and its I/O driver) handed to another
+/// thread that goes on serving the runtime's other tasks. The current task keeps this
+/// thread until it next yields; then the thread returns to the blocking pool.
+///
+/// `block_in_place` hands the core on and takes it back when its closure returns, unless
+/// the other thread has taken it meanwhile; so the closure waits, at most
+/// [`CORE_RELEASE_WAIT_US`](crate::constants::CORE_RELEASE_WAIT_US), until a probe task
+/// queued on the runtime has run, which proves the other thread holds the core. Off a
+/// runtime's worker (no runtime, a current-thread runtime, a thread whose core is already
+/// handed on), it changes nothing and costs at most that wait.
+pub fn release_core() {
+    use std::sync::atomic::AtomicBool;
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let Ok(handle) = Handle::try_current() else {
+        return;
+    };
+    if handle.runtime_flavor() != RuntimeFlavor::MultiThread {
+        return;
+    }
+    let ran = std::sync::Arc::new(AtomicBool::new(false));
+    let probe = ran.clone();
+    tokio::task::block_in_place(move || {
+        handle.spawn(async move { probe.store(true, Ordering::Release) });
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_micros(crate::constants::CORE_RELEASE_WAIT_US);
+        while !ran.load(Ordering::Acquire) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

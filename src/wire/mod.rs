@@ -1,7 +1,7 @@
 //! The PostgreSQL wire protocol (version 3.0, PostgreSQL 15 semantics).
 //!
-//! Each client connection is a task on the async runtime (one worker thread per core),
-//! not a thread of its own: the server layer accepts a socket and spawns
+//! Each client connection is a task on one of the server's runtimes (one per core, each
+//! with one worker thread: `server::workers`), not a thread of its own: the server layer accepts a socket and spawns
 //! [`serve_connection`]. The connection owns one [`Session`](crate::sql::Session) and
 //! translates protocol messages into calls on it. Statements run synchronously inside the
 //! task; a task yields only where it waits: on the socket, and for its commit to become
@@ -110,6 +110,7 @@ use crate::error::{Error, SqlState};
 use backend::{error_response_bytes, Severity};
 pub use connection::Transport;
 use connection::{Io, Protocol, Shared};
+pub use reply_batch::note_worker_parked;
 
 /// How long [`shutdown_all_connections`] waits for connections to finish (and close their
 /// sessions) after it asked them to.

@@ -205,12 +205,31 @@ pub fn busy_connections() -> usize {
     })
 }
 
+/// Worker threads of the server's runtimes parked now (with one runtime per core, the
+/// runtime's own metrics see only the thread asking).
+static PARKED_WORKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A worker thread of one of the server's runtimes parks (`true`) or wakes (`false`):
+/// called by the runtimes' park hooks.
+pub fn note_worker_parked(parked: bool) {
+    if parked {
+        PARKED_WORKERS.fetch_add(1, Ordering::Relaxed);
+    } else {
+        // A wake without a park (a hook installed late) must not wrap the count.
+        let _ =
+            PARKED_WORKERS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+}
+
 /// Whether a worker thread of the runtime is parked, with nothing to run: then a core
 /// is idle, and a reply that waited for a batch would only wait. Batching pays where
 /// every worker is busy (the reply's task yields to the tasks queued behind it and the
 /// replies go out together); where cores are idle there is nothing to gather, and the
 /// yield would add a pass of the scheduler to the round trip.
 pub fn cores_idle() -> bool {
+    if PARKED_WORKERS.load(Ordering::Relaxed) > 0 {
+        return true;
+    }
     thread_local! {
         static METRICS: Option<tokio::runtime::RuntimeMetrics> =
             tokio::runtime::Handle::try_current().ok().map(|h| h.metrics());

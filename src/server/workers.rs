@@ -1,0 +1,208 @@
+//! The threads that serve connections: one async runtime per core, each with one worker
+//! thread and its own I/O driver.
+//!
+//! A connection is a task (see `wire`). Where it runs decides how a request reaches it:
+//! with one runtime shared by every core, a socket's readiness is seen by whichever worker
+//! holds the runtime's one I/O driver, which queues the task and wakes another worker to
+//! steal it: two thread wake-ups per request, and cores that spin looking for work. On a
+//! 16-core machine at 32 clients that left 45% of the CPUs idle while `select_pk` ran at
+//! 0.38 of PostgreSQL's rate (docs/perf-log.md). With a runtime per core, a connection
+//! stays on the runtime it was placed on; the kernel wakes exactly the thread whose epoll
+//! holds the socket, which reads, runs the statement and replies, as a PostgreSQL backend
+//! does, with one wake-up per request.
+//!
+//! # Invariants
+//!
+//! - **A new connection goes to the runtime serving the fewest connections**, counted
+//!   from its start to its end, so that the runtimes' loads stay within one connection of
+//!   each other while connections come and go.
+//! - **No connection waits behind a long statement of another.** Nothing steals work
+//!   between runtimes, so a statement that runs long hands its runtime's core to a fresh
+//!   thread ([`crate::wal::release_core`], called by the statement's interrupt checks
+//!   once it has run [`crate::constants::STATEMENT_CORE_RELEASE_US`]) and finishes on its
+//!   own thread, as a wait does through [`crate::wal::blocking`]. Each runtime is a
+//!   multi-threaded one with one worker for exactly this: a current-thread runtime could
+//!   not hand its core on.
+//! - **Parked workers are counted** (`wire::reply_batch::note_worker_parked`): a reply
+//!   is batched with others only while no core is idle.
+//!
+//! `STEADYDB_RUNTIME_LAYOUT=shared` in the server's environment selects the former layout,
+//! one runtime whose workers steal from each other, for measurements side by side.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// The runtimes that serve connections and how many connections each serves.
+pub struct Workers {
+    runtimes: Vec<tokio::runtime::Runtime>,
+    connections: Vec<Arc<AtomicUsize>>,
+}
+
+/// How connections are spread over threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// One runtime with one worker per core; tasks move between workers.
+    Shared,
+    /// One runtime per core with one worker each; a task stays on its runtime.
+    PerCore,
+}
+
+impl Layout {
+    /// The layout the environment asks for: per core unless
+    /// `STEADYDB_RUNTIME_LAYOUT=shared`.
+    pub fn from_environment() -> Layout {
+        match std::env::var("STEADYDB_RUNTIME_LAYOUT") {
+            Ok(v) if v == "shared" => Layout::Shared,
+            _ => Layout::PerCore,
+        }
+    }
+}
+
+impl Workers {
+    /// Start the worker threads: `cores` of them, in `layout`.
+    pub fn start(cores: usize, layout: Layout) -> Result<Workers> {
+        let cores = cores.max(1);
+        let (count, workers_each) = match layout {
+            Layout::Shared => (1, cores),
+            Layout::PerCore => (cores, 1),
+        };
+        let mut runtimes = Vec::with_capacity(count);
+        for i in 0..count {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers_each)
+                .thread_name(if count == 1 {
+                    "steadydb-worker".to_string()
+                } else {
+                    format!("steadydb-worker-{i}")
+                })
+                // Statements run on these threads' stacks (deeply nested expressions recurse).
+                .thread_stack_size(crate::constants::CONNECTION_STACK_BYTES)
+                .on_thread_park(|| crate::wire::note_worker_parked(true))
+                .on_thread_unpark(|| crate::wire::note_worker_parked(false))
+                .enable_io()
+                .enable_time()
+                .build()
+                .map_err(|e| Error::internal(format!("could not start runtime: {e}")))?;
+            runtimes.push(runtime);
+        }
+        let connections = (0..count).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        tracing::debug!(?layout, runtimes = count, "worker threads started");
+        Ok(Workers {
+            runtimes,
+            connections,
+        })
+    }
+
+    /// Run `connection` to its end on the runtime serving the fewest connections.
+    pub fn spawn_connection<F>(&self, connection: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (index, count) = self
+            .connections
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, c)| c.load(Ordering::Relaxed))
+            .expect("at least one runtime");
+        let counted = Counted(count.clone());
+        counted.0.fetch_add(1, Ordering::Relaxed);
+        self.runtimes[index].spawn(async move {
+            let _counted = counted;
+            connection.await;
+        });
+    }
+
+    /// How many connections each runtime serves now.
+    #[cfg(test)]
+    pub fn connections_per_runtime(&self) -> Vec<usize> {
+        self.connections
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect()
+    }
+}
+
+/// A connection counted on its runtime until it ends (or its task is dropped).
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn connections_go_to_the_least_loaded_runtime() {
+        let workers = Workers::start(3, Layout::PerCore).expect("workers");
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = Arc::new(parking_lot::Mutex::new(released));
+        // Five long connections, then one that ends at once.
+        for _ in 0..5 {
+            let released = released.clone();
+            workers.spawn_connection(async move {
+                while released.lock().try_recv().is_err() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            });
+        }
+        let mut loads = workers.connections_per_runtime();
+        loads.sort_unstable();
+        assert_eq!(loads, vec![1, 2, 2]);
+        workers.spawn_connection(async {});
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while workers.connections_per_runtime().iter().sum::<usize>() != 5 {
+            assert!(
+                Instant::now() < deadline,
+                "a finished connection is still counted"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for _ in 0..5 {
+            let _ = release.send(());
+        }
+        while workers.connections_per_runtime().iter().sum::<usize>() != 0 {
+            assert!(
+                Instant::now() < deadline,
+                "connections still counted after their end"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_long_poll_releases_its_core_to_the_other_connections() {
+        // One runtime, one worker: a task that runs 300 ms without yielding, calling
+        // release_core early on, must not hold up a second task on the same runtime.
+        let workers = Workers::start(1, Layout::PerCore).expect("workers");
+        let (done, finished) = std::sync::mpsc::channel::<(&'static str, Instant)>();
+        let long_done = done.clone();
+        let (started, long_started) = std::sync::mpsc::channel::<()>();
+        workers.spawn_connection(async move {
+            let _ = started.send(());
+            let start = Instant::now();
+            crate::wal::release_core();
+            while start.elapsed() < Duration::from_millis(300) {
+                std::hint::spin_loop();
+            }
+            let _ = long_done.send(("long", Instant::now()));
+        });
+        long_started
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the long task started");
+        workers.spawn_connection(async move {
+            let _ = done.send(("short", Instant::now()));
+        });
+        let (first, _) = finished
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a task finished");
+        assert_eq!(first, "short", "the short task waited for the long one");
+    }
+}
