@@ -10,6 +10,7 @@ the module has a per-test time limit, so a hang fails the test instead of the ru
 
 from __future__ import annotations
 
+import os
 import time
 
 import psycopg
@@ -19,7 +20,7 @@ import pytest
 # external server (PostgreSQL itself) the same tests must pass.
 from psycopg.pq import TransactionStatus
 
-from test_isolation import Bg, q, val
+from test_isolation import FINISH, Bg, q, val
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -734,6 +735,30 @@ def test_statement_timeout_57014(kv, two):
     a.execute("commit")
     assert quick(b, f"update {kv} set v = v + 1 where id = 3 returning v") == [(1,)]
     b.execute("set statement_timeout = 0")
+
+
+def test_a_long_statement_holds_up_no_other_connection(db):
+    """While one connection runs a statement that would take many minutes, every other
+    connection (more of them than the machine has cores, so some share its thread) still
+    answers; then a CancelRequest stops the long statement with 57014."""
+    others = [db.connect() for _ in range(min(2 * (os.cpu_count() or 2) + 1, 40))]
+    long_conn = db.connect()
+    pid = val(long_conn, "select pg_backend_pid()")
+    long = Bg(long_conn, "select count(*) from generate_series(1, 100000) a, "
+                         "generate_series(1, 100000) b")
+    watcher = others[0]
+    deadline = time.monotonic() + FINISH
+    while val(watcher, f"select state from pg_stat_activity where pid = {pid}") != "active":
+        assert time.monotonic() < deadline, "the long statement never started"
+        time.sleep(0.01)
+    answers = [Bg(c, "select 1") for c in others]
+    for a in answers:
+        assert a.ok() == [(1,)]
+    assert not long.done.is_set()
+    long_conn.cancel()
+    assert_error(long.wait().error, "57014", "canceling statement due to user request")
+    for c in others + [long_conn]:
+        c.close()
 
 
 # ------------------------------------------------------------- row-level locks
