@@ -530,9 +530,11 @@ impl Executor<'_> {
         Ok((rows, last))
     }
 
-    /// The rows of a plain scan of a table (no filter, aggregation, order or limit), in key
-    /// order, after the key `after`: up to `max_rows` of them, with the key of the last.
-    /// COPY TO streams a table in such batches, under one snapshot.
+    /// The rows of a scan of one table in key order (a plan that
+    /// [`streams_by_key`](SelectPlan::streams_by_key), its LIMIT and OFFSET aside), after
+    /// the key `after`: up to `max_rows` of them, filtered and projected, with the key of
+    /// the last when there may be more. COPY TO and a SELECT's result stream a table in
+    /// such batches, under one snapshot.
     pub fn scan_batch(
         &self,
         plan: &SelectPlan,
@@ -965,7 +967,8 @@ impl Executor<'_> {
             return Ok(());
         };
         if let Some(after) = after {
-            debug_assert!(matches!(scan.access, Access::Full));
+            // A later batch of a scan in key order: `after` is within the bounds.
+            debug_assert!(matches!(scan.access, Access::Full | Access::Range { .. }));
             lo = Bound::Excluded(after.to_vec());
         }
         self.txn
@@ -2015,6 +2018,12 @@ impl Executor<'_> {
             }
         }
         Ok((count, returned))
+    }
+
+    /// A SELECT's (OFFSET, LIMIT), as row counts.
+    pub fn offset_and_limit(&self, plan: &SelectPlan) -> Result<(usize, Option<usize>)> {
+        let limit = self.count_of(&plan.limit)?;
+        Ok((self.count_of(&plan.offset)?.unwrap_or(0), limit))
     }
 
     fn count_of(&self, e: &Option<Expr>) -> Result<Option<usize>> {

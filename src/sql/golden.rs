@@ -75,6 +75,7 @@ impl Script {
             Ok(Outcome::Empty) => out.push_str("EMPTY\n"),
             Ok(Outcome::CopyIn(_)) => out.push_str("COPY IN (not driven by scripts)\n"),
             Ok(Outcome::CopyOut(_)) => out.push_str("COPY OUT (not driven by scripts)\n"),
+            Ok(Outcome::RowStream { .. }) => out.push_str("ROW STREAM (scripts do not stream)\n"),
             Ok(Outcome::WaitForLock) => out.push_str("(waiting)\n"),
             Err(e) => {
                 out.push_str(&format!("ERROR {}: {}\n", e.code, e.message));

@@ -38,5 +38,7 @@ pub mod session;
 mod statistics;
 mod system;
 
-pub use session::{CopyIn, CopyOut, Field, Outcome, Prepared, RowsTag, Session, TxnStatus};
+pub use session::{
+    CopyIn, CopyOut, Field, Outcome, Prepared, RowStream, RowsTag, Session, TxnStatus,
+};
 pub use statistics::run_autoanalyze;

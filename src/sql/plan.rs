@@ -228,6 +228,33 @@ impl SelectPlan {
         }
     }
 
+    /// Whether its rows can be read and sent in batches by key, under one snapshot, rather
+    /// than computed whole first: one table read in key order (whole or a key range), with
+    /// its filter and projection applied row by row, and nothing that needs all the rows
+    /// (order, aggregates, windows, DISTINCT, set operations), locks them, or runs other
+    /// queries (subqueries, set-returning functions). LIMIT and OFFSET are counted as the
+    /// batches go.
+    pub fn streams_by_key(&self) -> bool {
+        let Some(scan) = &self.source else {
+            return false;
+        };
+        scan.system.is_none()
+            && scan.derived.is_none()
+            && scan.function.is_none()
+            && matches!(scan.access, Access::Full | Access::Range { .. })
+            && self.joins.is_empty()
+            && self.filter.is_none()
+            && self.aggregation.is_none()
+            && self.order_by.is_empty()
+            && self.row_lock.is_none()
+            && !self.distinct
+            && self.distinct_on == 0
+            && self.set_op.is_none()
+            && self.subqueries.is_empty()
+            && self.windows.is_empty()
+            && !self.projection.iter().any(Expr::has_set_returning)
+    }
+
     /// The tables it reads: its FROM's, its subqueries', and both sides' of a set
     /// operation (not system views or placeholders).
     pub fn tables_read(&self) -> Vec<&Arc<Table>> {

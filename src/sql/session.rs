@@ -112,6 +112,13 @@ pub enum Outcome {
     /// COPY ... TO STDOUT: the wire layer sends CopyOutResponse and what
     /// [`Session::copy_out_next`] returns.
     CopyOut(CopyOut),
+    /// Only for a caller that streams results (see [`Session::stream_results`]): a
+    /// SELECT's rows, more than one batch of them, to be sent as
+    /// [`Session::row_stream_next`] reads them; the tag is `SELECT n` of the rows sent.
+    RowStream {
+        fields: Vec<Field>,
+        stream: RowStream,
+    },
     /// Only for a caller that defers commits (see [`Session::defer_commits`]): the
     /// statement met a row lock before it changed anything and stopped, having done
     /// nothing. Await [`Session::wait_for_lock`], then run the statement again.
@@ -204,6 +211,26 @@ const REPORTED_SETTINGS: [&str; 7] = [
 const COPY_OUT_BATCH_ROWS: usize = 1024;
 const COPY_OUT_CHUNK_BYTES: usize = 64 * 1024;
 
+/// Rows per batch of a SELECT's result read from its table by key.
+const ROW_STREAM_BATCH_ROWS: usize = 1024;
+
+/// A SELECT's result being read and sent in batches: its one table read by key under
+/// the statement's snapshot, in the statement's transaction (open until the caller's
+/// Sync), so its rows are never all in memory.
+pub struct RowStream {
+    plan: Arc<Plan>,
+    params: Vec<Value>,
+    snapshot: Lsn,
+    /// The key of the last row read; None before the first batch.
+    after: Option<crate::storage::Key>,
+    /// The first batch, read when the statement ran (to tell a short result).
+    first: Option<Vec<Vec<Value>>>,
+    /// OFFSET rows still to skip, and LIMIT rows still to return.
+    skip: usize,
+    left: Option<usize>,
+    done: bool,
+}
+
 /// The session's current transaction: the [`Transaction`] that owns its state and rules
 /// (it derefs to it), and what the SQL layer adds: the block's failed state, savepoints'
 /// names, the settings it changed and the plans whose increments it deferred.
@@ -271,6 +298,8 @@ pub struct Session {
     statement_bytes: usize,
     /// Whether commits are finished by the caller (see [`Session::defer_commits`]).
     defer_commits: bool,
+    /// Whether a long SELECT result may be returned as [`Outcome::RowStream`].
+    stream_results: bool,
     /// A commit started by the last call and not yet finished.
     in_flight: Option<Committing>,
     /// A checkpoint the last call (`CHECKPOINT`) asked for and has not yet waited for.
@@ -324,6 +353,7 @@ impl Session {
             statements: FxHashMap::default(),
             statement_bytes: 0,
             defer_commits: false,
+            stream_results: false,
             in_flight: None,
             checkpoint_wait: None,
             simple_query_statements: 0,
@@ -1015,6 +1045,109 @@ impl Session {
         self.defer_commits = true;
     }
 
+    /// Let a SELECT whose result is longer than a batch return [`Outcome::RowStream`]:
+    /// the caller sends its rows as [`Session::row_stream_next`] reads them, before it
+    /// runs anything else in this session.
+    pub fn stream_results(&mut self) {
+        self.stream_results = true;
+    }
+
+    /// The next rows of a streamed SELECT, None once all were returned. An error ends the
+    /// statement as any statement's error does.
+    pub fn row_stream_next(&mut self, stream: &mut RowStream) -> Result<Option<Vec<Vec<Value>>>> {
+        if let Some(first) = stream.first.take() {
+            return Ok(Some(first));
+        }
+        if stream.done {
+            return Ok(None);
+        }
+        match self.row_stream_batch(stream) {
+            Ok(rows) if rows.is_empty() => Ok(None),
+            Ok(rows) => Ok(Some(rows)),
+            Err(e) => {
+                stream.done = true;
+                self.on_error();
+                Err(e)
+            }
+        }
+    }
+
+    /// Start streaming `plan`'s rows: read the first batch; if that was all of them, the
+    /// result is ordinary rows.
+    fn start_row_stream(
+        &mut self,
+        plan: &Arc<Plan>,
+        fields: Vec<Field>,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        let Plan::Select(sel) = plan.as_ref() else {
+            return Err(Error::internal(
+                "a row stream of a statement that is not a SELECT",
+            ));
+        };
+        let snapshot = self.statement_snapshot();
+        let (skip, left) =
+            self.with_executor(snapshot, params, false, |exec| exec.offset_and_limit(sel))?;
+        let mut stream = RowStream {
+            plan: plan.clone(),
+            params: params.to_vec(),
+            snapshot,
+            after: None,
+            first: None,
+            skip,
+            left,
+            done: false,
+        };
+        let first = self.row_stream_batch(&mut stream)?;
+        if stream.done {
+            return Ok(Outcome::Rows {
+                fields,
+                rows: first,
+                tag: RowsTag::Select,
+            });
+        }
+        stream.first = Some(first);
+        Ok(Outcome::RowStream { fields, stream })
+    }
+
+    /// The stream's next rows (none only at its end), after OFFSET, within LIMIT.
+    fn row_stream_batch(&mut self, stream: &mut RowStream) -> Result<Vec<Vec<Value>>> {
+        let plan = stream.plan.clone();
+        let Plan::Select(sel) = plan.as_ref() else {
+            return Err(Error::internal(
+                "a row stream of a statement that is not a SELECT",
+            ));
+        };
+        while !stream.done {
+            if stream.left == Some(0) {
+                stream.done = true;
+                break;
+            }
+            let after = stream.after.take();
+            let (mut rows, last) =
+                self.with_executor(stream.snapshot, &stream.params, false, |exec| {
+                    exec.scan_batch(sel, after.as_deref(), ROW_STREAM_BATCH_ROWS)
+                })?;
+            stream.done = last.is_none();
+            stream.after = last;
+            let skipped = stream.skip.min(rows.len());
+            rows.drain(..skipped);
+            stream.skip -= skipped;
+            if let Some(left) = &mut stream.left {
+                rows.truncate(*left);
+                *left -= rows.len();
+                if *left == 0 {
+                    stream.done = true;
+                }
+            }
+            if !rows.is_empty() {
+                return Ok(rows);
+            }
+            self.slot.check_interrupts()?;
+        }
+        Ok(Vec::new())
+    }
+
     /// Finish the commit the last call started, if it started one: wait until it is
     /// durable and visible, yielding meanwhile. Call after every call that may commit
     /// (`execute`, `sync`), before replying to the client. An error is a CHECKPOINT's
@@ -1216,6 +1349,9 @@ impl Session {
                     t.increment_plans.push(plan_arc.clone());
                 }
                 self.run_dml(plan, fields, params)
+            }
+            Plan::Select(sel) if self.stream_results && sel.streams_by_key() => {
+                self.start_row_stream(plan_arc, fields, params)
             }
             Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => {
                 self.run_dml(plan, fields, params)

@@ -19,7 +19,7 @@ use super::reply_batch::{self, Sent};
 use super::startup::{self, Startup};
 use crate::engine::Engine;
 use crate::error::{Error, SqlState};
-use crate::sql::{Outcome, Prepared, Session, TxnStatus};
+use crate::sql::{Outcome, Prepared, RowStream, RowsTag, Session, TxnStatus};
 use crate::types::Value;
 
 /// How long a client may take to complete the startup phase (PostgreSQL's
@@ -318,6 +318,7 @@ pub async fn run<S: Transport>(
     };
     let mut session = Session::new(engine.clone());
     session.defer_commits();
+    session.stream_results();
     let state = protocol.insert(Protocol {
         session,
         portals: Portals::default(),
@@ -586,6 +587,11 @@ impl Protocol {
                 send_rows(io, rows.iter(), &[]).await?;
                 io.output.command_complete(&tag.complete(rows.len()));
             }
+            Outcome::RowStream { fields, stream } => {
+                io.output.row_description(&fields, &[])?;
+                let sent = self.send_row_stream(io, stream, &[]).await?;
+                io.output.command_complete(&RowsTag::Select.complete(sent));
+            }
             Outcome::Command { tag } => io.output.command_complete(&tag),
             Outcome::Empty => io.output.empty_query(),
             Outcome::CopyIn(copy) => return self.copy_in(io, copy).await,
@@ -593,6 +599,24 @@ impl Protocol {
             Outcome::WaitForLock => return Err(Error::internal("unexpected outcome")),
         }
         Ok(Flow::Continue)
+    }
+}
+
+impl Protocol {
+    /// Send a streamed SELECT's rows as they are read, writing out the buffer whenever it
+    /// fills up (so a client that reads slowly holds the statement, not memory); returns
+    /// how many were sent.
+    pub async fn send_row_stream<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        mut stream: RowStream,
+        formats: &[i16],
+    ) -> Result<usize, Error> {
+        let mut sent = 0;
+        while let Some(rows) = self.session.row_stream_next(&mut stream)? {
+            sent += send_rows(io, rows.iter(), formats).await?;
+        }
+        Ok(sent)
     }
 }
 

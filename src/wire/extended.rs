@@ -294,6 +294,29 @@ impl Protocol {
                         tag,
                     };
                 }
+                Outcome::RowStream { stream, .. } if max_rows <= 0 => {
+                    // Fetched whole now: sent as it is read, and the portal is left
+                    // exhausted, as one whose rows were all sent.
+                    let sent = self.send_row_stream(io, stream, &portal.formats).await?;
+                    io.output.command_complete(&RowsTag::Select.complete(sent));
+                    portal.state = PortalState::Rows {
+                        rows: Vec::new().into_iter(),
+                        tag: RowsTag::Select,
+                    };
+                    return Ok(Flow::Continue);
+                }
+                Outcome::RowStream { mut stream, .. } => {
+                    // Fetched in parts, with other statements of the transaction possibly
+                    // in between: read whole now, under the statement's own view.
+                    let mut rows = Vec::new();
+                    while let Some(batch) = self.session.row_stream_next(&mut stream)? {
+                        rows.extend(batch);
+                    }
+                    portal.state = PortalState::Rows {
+                        rows: rows.into_iter(),
+                        tag: RowsTag::Select,
+                    };
+                }
                 Outcome::Command { tag } => {
                     io.output.command_complete(&tag);
                     return Ok(Flow::Continue);

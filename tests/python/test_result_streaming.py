@@ -1,0 +1,173 @@
+"""A SELECT of one table without ORDER BY, aggregates or joins sends its rows as it reads
+them, in batches by key under the statement's snapshot: results longer than a batch (1,024
+rows) must be the same rows, in the same order, as PostgreSQL's, with OFFSET and LIMIT
+across batches, the transaction's own writes, an error part way, and a portal fetched in
+parts; and the server does not hold the whole result in memory."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import psycopg
+import pytest
+
+import pgraw
+
+ROWS = 5000
+
+
+@pytest.fixture
+def s(db):
+    t = db.table("s")
+    with db.connect() as c:
+        c.execute(f"create table {t} (k int primary key, v text not null)")
+        c.execute(f"insert into {t} select g, 'v' || g from generate_series(1, {ROWS}) g")
+    return t
+
+
+def rows(conn, sql):
+    return conn.execute(sql).fetchall()
+
+
+def test_whole_results_in_key_order(db, s):
+    c = db.connect()
+    assert rows(c, f"select k, v from {s}") == [(k, f"v{k}") for k in range(1, ROWS + 1)]
+    assert rows(c, f"select v from {s} where k between 100 and 3100") == [
+        (f"v{k}",) for k in range(100, 3101)
+    ]
+    assert rows(c, f"select k from {s} where v like '%7'") == [
+        (k,) for k in range(1, ROWS + 1) if k % 10 == 7
+    ]
+    assert rows(c, f"select k * 2, upper(v) from {s} where k > 3000") == [
+        (k * 2, f"V{k}") for k in range(3001, ROWS + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "offset, limit",
+    [(1000, 1030), (None, 1024), (None, 1025), (2047, None), (4999, None), (5000, None),
+     (None, 0), (3, "null"), (700, 400)],
+)
+def test_offset_and_limit_across_batches(db, s, offset, limit):
+    c = db.connect()
+    tail = (f" offset {offset}" if offset is not None else "") + (
+        f" limit {limit}" if limit is not None else "")
+
+    def cut(keys):
+        keys = keys[offset or 0:]
+        return keys if limit in (None, "null") else keys[:limit]
+
+    assert rows(c, f"select k from {s}{tail}") == [(k,) for k in cut(list(range(1, ROWS + 1)))]
+    # through a filter that drops most of each batch
+    assert rows(c, f"select k from {s} where k % 7 = 0{tail}") == [
+        (k,) for k in cut(list(range(7, ROWS + 1, 7)))
+    ]
+
+
+def test_the_transactions_own_writes(db, s):
+    c = db.connect(autocommit=False)
+    c.execute(f"insert into {s} select g, 'new' || g from generate_series({ROWS + 1}, {ROWS + 2000}) g")
+    c.execute(f"delete from {s} where k <= 1000")
+    c.execute(f"update {s} set v = 'changed' where k = 2500")
+    got = sorted(rows(c, f"select k, v from {s}"))  # PostgreSQL moves the updated row
+    expected = [(k, "changed" if k == 2500 else f"v{k}") for k in range(1001, ROWS + 1)]
+    expected += [(k, f"new{k}") for k in range(ROWS + 1, ROWS + 2001)]
+    assert got == expected
+    c.rollback()
+    assert len(rows(c, f"select k from {s}")) == ROWS
+    c.rollback()
+
+
+def test_an_error_part_way(db, s):
+    c = db.connect()
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        c.execute(f"select k, 10 / (k - 3000) from {s}")
+    assert rows(c, "select 1") == [(1,)]
+    c = db.connect(autocommit=False)
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        c.execute(f"select k, 10 / (k - 3000) from {s}")
+    with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+        c.execute("select 1")
+    c.rollback()
+
+
+def _extended(conn: pgraw.RawConn, portal: str, max_rows: int) -> bytes:
+    return pgraw.message(b"E", pgraw.cstr(portal) + struct.pack("!i", max_rows))
+
+
+def test_a_portal_fetched_in_parts_sees_only_its_own_snapshot(server, s):
+    """Execute with a row limit suspends the portal; a statement of the same transaction
+    run in between (an INSERT) is not seen by the portal's later rows, as in PostgreSQL."""
+    with pgraw.RawConn(server.host, server.port) as conn:
+        conn.startup(user=server.user, database=server.dbname)
+        assert pgraw.errors(conn.simple_query("begin")) == []
+        sql = f"select k from {s} where k > 2990"
+        conn.send(
+            pgraw.message(b"P", pgraw.cstr("st") + pgraw.cstr(sql) + struct.pack("!H", 0))
+            + pgraw.message(b"B", pgraw.cstr("p") + pgraw.cstr("st") + struct.pack("!HHH", 0, 0, 0))
+            + _extended(conn, "p", 5)
+            + pgraw.message(b"S")
+        )
+        first = conn.read_until_ready()
+        assert pgraw.errors(first) == []
+        assert [int(r[0]) for r in pgraw.data_rows(first)] == list(range(2991, 2996))
+        assert any(m[0] == b"s" for m in first), "no PortalSuspended"
+        assert pgraw.errors(conn.simple_query(f"insert into {s} values (100000, 'late')")) == []
+        conn.send(_extended(conn, "p", 0) + pgraw.message(b"S"))
+        rest = conn.read_until_ready()
+        assert pgraw.errors(rest) == []
+        assert [int(r[0]) for r in pgraw.data_rows(rest)] == list(range(2996, ROWS + 1))
+        tags = [m[1] for m in rest if m[0] == b"C"]
+        assert tags == [f"SELECT {ROWS - 2995}\0".encode()]
+        assert pgraw.errors(conn.simple_query("rollback")) == []
+
+
+def test_an_unnamed_portal_fetched_whole(server, s):
+    with pgraw.RawConn(server.host, server.port) as conn:
+        conn.startup(user=server.user, database=server.dbname)
+        conn.send(
+            pgraw.message(b"P", pgraw.cstr("") + pgraw.cstr(f"select k from {s}") + struct.pack("!H", 0))
+            + pgraw.message(b"B", pgraw.cstr("") + pgraw.cstr("") + struct.pack("!HHH", 0, 0, 0))
+            + _extended(conn, "", 0)
+            + _extended(conn, "", 0)
+            + pgraw.message(b"S")
+        )
+        msgs = conn.read_until_ready()
+        assert pgraw.errors(msgs) == []
+        assert [int(r[0]) for r in pgraw.data_rows(msgs)] == list(range(1, ROWS + 1))
+        # the second Execute finds the portal exhausted
+        assert [m[1] for m in msgs if m[0] == b"C"] == [f"SELECT {ROWS}\0".encode(), b"SELECT 0\0"]
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory
+def test_a_long_result_is_not_held_in_memory(db, server):
+    """80 MB of rows are read through a client while the server's peak memory grows by
+    under 20 MiB: they are sent as they are read (the whole result, built first, raised
+    it by 58 MiB)."""
+    if server.proc is None or not Path(f"/proc/{server.proc.pid}/clear_refs").exists():
+        pytest.skip("needs the server's /proc entry")
+    t = db.table("wide")
+    c = db.connect()
+    c.execute(f"create table {t} (k int primary key, v text)")
+    for first in range(1, 20001, 1000):  # small transactions: little memory to reuse later
+        c.execute(f"insert into {t} select g, repeat('x', 4000) "
+                  f"from generate_series({first}, {first + 999}) g")
+    pid = server.proc.pid
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # reset the peak to the current size
+    before = _peak_rss_kib(pid)
+    n = 0
+    with c.cursor() as cur:
+        for row in cur.stream(f"select k, v from {t}"):
+            assert len(row[1]) == 4000
+            n += 1
+    assert n == 20000
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 20, f"the server's peak memory grew by {grown_mib:.0f} MiB"
