@@ -127,6 +127,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "unix_socket_group", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the owning group of the Unix-domain socket." },
     Def { name: "unix_socket_permissions", default: "0777", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Postmaster, description: "Sets the access permissions of the Unix-domain socket." },
     Def { name: "xmloption", default: "content", kind: Kind::Enum(&["content", "document"]), context: Context::User, description: "Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or content fragments (SteadyDB has no xml type)." },
+    Def { name: "work_mem", default: "4MB", kind: Kind::Int { min: 64, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::User, description: "Sets the maximum memory to be used for query workspaces: a SELECT's ORDER BY sorts past it on disk." },
     Def { name: "write_set_work_mem", default: "64MB", kind: Kind::Int { min: 64, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::User, description: "Sets the maximum memory a transaction's own uncommitted rows use before they spill to disk (from its next transaction on)." },
     Def { name: "wal_writer_delay", default: "200ms", kind: Kind::Int { min: 1, max: 10000, unit: Unit::Ms }, context: Context::Sighup, description: "Time between WAL flushes performed in the WAL writer." },
     Def { name: "wal_level", default: "replica", kind: Kind::Enum(&["minimal", "replica"]), context: Context::Postmaster, description: "Sets the level of information written to the WAL: minimal lets a bulk load write pages instead of log records, which a standby could not replay." },
@@ -192,7 +193,21 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
                 _ => n,
             };
             if scaled < min || scaled > max {
-                return Err(invalid(def, value));
+                // As PostgreSQL: the value in the parameter's own unit, and the range.
+                let unit_name = match unit {
+                    Unit::Kb if scaled != n => "",
+                    Unit::Kb => " kB",
+                    Unit::Ms => " ms",
+                    Unit::S => " s",
+                    Unit::None | Unit::Octal => "",
+                };
+                return Err(Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "{scaled}{unit_name} is outside the valid range for parameter \"{}\" ({min} .. {max})",
+                        def.name
+                    ),
+                ));
             }
             Ok(format_with_unit(n, unit))
         }

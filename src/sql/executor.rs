@@ -2,7 +2,10 @@
 //! statement's snapshot with the transaction's own writes; writes lock rows first and
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
+mod sort;
 mod window;
+
+pub use sort::Sorted;
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -2020,6 +2023,29 @@ impl Executor<'_> {
         Ok((count, returned))
     }
 
+    /// The rows of a plan that [`sorts_externally`](SelectPlan::sorts_externally), sorted
+    /// in at most `work_mem_bytes` of memory, spilling to files in `temp_dir` past it
+    /// (OFFSET and LIMIT not applied).
+    pub fn sort_externally(
+        &self,
+        plan: &SelectPlan,
+        work_mem_bytes: usize,
+        temp_dir: std::path::PathBuf,
+    ) -> Result<sort::Sorted> {
+        let mut sorter = sort::ExternalSort::new(work_mem_bytes, temp_dir);
+        self.for_each_source_row(plan, |row| {
+            let projected = self.project(&plan.projection, row)?;
+            let keys = plan
+                .order_by
+                .iter()
+                .map(|k| self.eval(&k.expr, row))
+                .collect::<Result<Vec<_>>>()?;
+            sorter.push(&plan.order_by, (keys, projected))?;
+            Ok(true)
+        })?;
+        sorter.finish(&plan.order_by)
+    }
+
     /// A SELECT's (OFFSET, LIMIT), as row counts.
     pub fn offset_and_limit(&self, plan: &SelectPlan) -> Result<(usize, Option<usize>)> {
         let limit = self.count_of(&plan.limit)?;
@@ -2316,35 +2342,42 @@ fn sort_by_keys<T>(order_by: &[OrderKey], rows: &mut [(Vec<Value>, T)]) -> Resul
     }
     let mut err = None;
     rows.sort_by(|(a, _), (b, _)| {
-        for (k, (x, y)) in order_by.iter().zip(a.iter().zip(b)) {
-            let ord = match (x.is_null(), y.is_null()) {
-                (true, true) => Ordering::Equal,
-                (true, false) if k.nulls_first => Ordering::Less,
-                (true, false) => Ordering::Greater,
-                (false, true) if k.nulls_first => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                _ => {
-                    let o = types::compare(x, y).unwrap_or_else(|| {
-                        err = Some(Error::internal("incomparable sort keys"));
-                        Ordering::Equal
-                    });
-                    if k.desc {
-                        o.reverse()
-                    } else {
-                        o
-                    }
-                }
-            };
-            if ord != Ordering::Equal {
-                return ord;
-            }
-        }
-        Ordering::Equal
+        compare_sort_keys(order_by, a, b).unwrap_or_else(|e| {
+            err = Some(e);
+            Ordering::Equal
+        })
     });
     match err {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// How two rows' ORDER BY keys order: each key in turn, with its direction and its
+/// NULLs' place.
+fn compare_sort_keys(order_by: &[OrderKey], a: &[Value], b: &[Value]) -> Result<Ordering> {
+    for (k, (x, y)) in order_by.iter().zip(a.iter().zip(b)) {
+        let ord = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) if k.nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if k.nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ => {
+                let o = types::compare(x, y)
+                    .ok_or_else(|| Error::internal("incomparable sort keys"))?;
+                if k.desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if ord != Ordering::Equal {
+            return Ok(ord);
+        }
+    }
+    Ok(Ordering::Equal)
 }
 
 fn as_ref_bound(b: &Bound<Key>) -> Bound<&[u8]> {

@@ -255,6 +255,22 @@ impl SelectPlan {
             && !self.projection.iter().any(Expr::has_set_returning)
     }
 
+    /// Whether its rows are its FROM's rows (joined and filtered) projected and sorted by
+    /// ORDER BY, nothing else: then the sort can go to disk past `work_mem`, and the
+    /// sorted rows be sent as they are merged.
+    pub fn sorts_externally(&self) -> bool {
+        self.source.is_some()
+            && !self.order_by.is_empty()
+            && self.aggregation.is_none()
+            && self.row_lock.is_none()
+            && !self.distinct
+            && self.distinct_on == 0
+            && self.set_op.is_none()
+            && self.windows.is_empty()
+            && !self.projection.iter().any(Expr::has_set_returning)
+            && !self.order_by.iter().any(|k| k.expr.has_set_returning())
+    }
+
     /// The tables it reads: its FROM's, its subqueries', and both sides' of a set
     /// operation (not system views or placeholders).
     pub fn tables_read(&self) -> Vec<&Arc<Table>> {

@@ -219,16 +219,26 @@ const ROW_STREAM_BATCH_ROWS: usize = 1024;
 /// Sync), so its rows are never all in memory.
 pub struct RowStream {
     plan: Arc<Plan>,
-    params: Vec<Value>,
-    snapshot: Lsn,
-    /// The key of the last row read; None before the first batch.
-    after: Option<crate::storage::Key>,
+    source: StreamSource,
     /// The first batch, read when the statement ran (to tell a short result).
     first: Option<Vec<Vec<Value>>>,
     /// OFFSET rows still to skip, and LIMIT rows still to return.
     skip: usize,
     left: Option<usize>,
     done: bool,
+}
+
+/// Where a streamed SELECT's rows come from.
+enum StreamSource {
+    /// Its one table, read in batches by key under the statement's snapshot.
+    ByKey {
+        params: Vec<Value>,
+        snapshot: Lsn,
+        /// The key of the last row read; None before the first batch.
+        after: Option<crate::storage::Key>,
+    },
+    /// Its rows sorted past `work_mem`, merged from disk as they are taken.
+    Sorted(super::executor::Sorted),
 }
 
 /// The session's current transaction: the [`Transaction`] that owns its state and rules
@@ -1090,9 +1100,11 @@ impl Session {
             self.with_executor(snapshot, params, false, |exec| exec.offset_and_limit(sel))?;
         let mut stream = RowStream {
             plan: plan.clone(),
-            params: params.to_vec(),
-            snapshot,
-            after: None,
+            source: StreamSource::ByKey {
+                params: params.to_vec(),
+                snapshot,
+                after: None,
+            },
             first: None,
             skip,
             left,
@@ -1110,6 +1122,86 @@ impl Session {
         Ok(Outcome::RowStream { fields, stream })
     }
 
+    /// Start a SELECT whose sort may go to disk: sort its rows (in memory up to
+    /// `work_mem`), then return them as ordinary rows if they stayed in memory, or as a
+    /// stream merged from disk.
+    fn start_sorted_stream(
+        &mut self,
+        plan: &Arc<Plan>,
+        fields: Vec<Field>,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        let Plan::Select(sel) = plan.as_ref() else {
+            return Err(Error::internal(
+                "a row stream of a statement that is not a SELECT",
+            ));
+        };
+        let snapshot = self.statement_snapshot();
+        let work_mem_bytes = self.work_mem_bytes();
+        let temp_dir = self.temp_dir();
+        let (skip, left, sorted) = self.with_executor(snapshot, params, false, |exec| {
+            let (skip, left) = exec.offset_and_limit(sel)?;
+            if left == Some(0) {
+                // As LIMIT 0 reads nothing.
+                return Ok::<_, Error>((skip, left, None));
+            }
+            let sorted = exec.sort_externally(sel, work_mem_bytes, temp_dir)?;
+            Ok((skip, left, Some(sorted)))
+        })?;
+        let Some(sorted) = sorted else {
+            return Ok(Outcome::Rows {
+                fields,
+                rows: Vec::new(),
+                tag: RowsTag::Select,
+            });
+        };
+        let in_memory = matches!(sorted, super::executor::Sorted::InMemory(_));
+        let mut stream = RowStream {
+            plan: plan.clone(),
+            source: StreamSource::Sorted(sorted),
+            first: None,
+            skip,
+            left,
+            done: false,
+        };
+        if in_memory {
+            let mut rows = Vec::new();
+            loop {
+                let batch = self.row_stream_batch(&mut stream)?;
+                if batch.is_empty() {
+                    break;
+                }
+                rows.extend(batch);
+            }
+            return Ok(Outcome::Rows {
+                fields,
+                rows,
+                tag: RowsTag::Select,
+            });
+        }
+        Ok(Outcome::RowStream { fields, stream })
+    }
+
+    /// The session's `work_mem`, in bytes.
+    fn work_mem_bytes(&self) -> usize {
+        let kb = match self.overrides.get("work_mem") {
+            Some(shown) => settings::kilobytes(shown),
+            None => u64::try_from(self.engine.settings.get_int("work_mem")).ok(),
+        };
+        kb.map_or(4 << 20, |kb| {
+            usize::try_from(kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Where sorts spill: `pgsql_tmp` in the data directory, as PostgreSQL's
+    /// `base/pgsql_tmp` (its files are unlinked as soon as they are made).
+    fn temp_dir(&self) -> std::path::PathBuf {
+        match &self.engine.data_dir {
+            Some(dir) => dir.join("pgsql_tmp"),
+            None => std::env::temp_dir(),
+        }
+    }
+
     /// The stream's next rows (none only at its end), after OFFSET, within LIMIT.
     fn row_stream_batch(&mut self, stream: &mut RowStream) -> Result<Vec<Vec<Value>>> {
         let plan = stream.plan.clone();
@@ -1123,13 +1215,34 @@ impl Session {
                 stream.done = true;
                 break;
             }
-            let after = stream.after.take();
-            let (mut rows, last) =
-                self.with_executor(stream.snapshot, &stream.params, false, |exec| {
-                    exec.scan_batch(sel, after.as_deref(), ROW_STREAM_BATCH_ROWS)
-                })?;
-            stream.done = last.is_none();
-            stream.after = last;
+            let mut rows = match &mut stream.source {
+                StreamSource::ByKey {
+                    params,
+                    snapshot,
+                    after,
+                } => {
+                    let from = after.take();
+                    let (rows, last) = self.with_executor(*snapshot, params, false, |exec| {
+                        exec.scan_batch(sel, from.as_deref(), ROW_STREAM_BATCH_ROWS)
+                    })?;
+                    stream.done = last.is_none();
+                    *after = last;
+                    rows
+                }
+                StreamSource::Sorted(sorted) => {
+                    let mut rows = Vec::new();
+                    while rows.len() < ROW_STREAM_BATCH_ROWS {
+                        match sorted.next_row(&sel.order_by)? {
+                            Some(row) => rows.push(row),
+                            None => {
+                                stream.done = true;
+                                break;
+                            }
+                        }
+                    }
+                    rows
+                }
+            };
             let skipped = stream.skip.min(rows.len());
             rows.drain(..skipped);
             stream.skip -= skipped;
@@ -1352,6 +1465,9 @@ impl Session {
             }
             Plan::Select(sel) if self.stream_results && sel.streams_by_key() => {
                 self.start_row_stream(plan_arc, fields, params)
+            }
+            Plan::Select(sel) if self.stream_results && sel.sorts_externally() => {
+                self.start_sorted_stream(plan_arc, fields, params)
             }
             Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => {
                 self.run_dml(plan, fields, params)

@@ -171,3 +171,91 @@ def test_a_long_result_is_not_held_in_memory(db, server):
     assert n == 20000
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 20, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+
+
+# ------------------------------------------------------------ ORDER BY past work_mem
+
+
+@pytest.fixture
+def sortable(db):
+    t, u = db.table("srt"), db.table("grp")
+    with db.connect() as c:
+        c.execute(f"create table {t} (k int primary key, g int, name text, amount numeric)")
+        c.execute(
+            f"insert into {t} select i, i % 37, 'n' || (i * 7919 % 1000), "
+            f"case when i % 13 = 0 then null else (i % 101) / 4.0 end "
+            f"from generate_series(1, 20000) i"
+        )
+        c.execute(f"create table {u} (g int primary key, label text)")
+        c.execute(f"insert into {u} select i, 'group ' || i from generate_series(0, 36) i")
+    return t, u
+
+
+SORTS = [
+    "select k, g, name from {t} order by g, name desc, k",
+    "select k, amount from {t} order by amount nulls first, k desc",
+    "select k, amount from {t} order by amount desc, k",
+    "select name || '/' || k, g * 2 from {t} where g < 20 order by name, k",
+    "select t.k, u.label from {t} t join {u} u on u.g = t.g order by u.label desc, t.k",
+    "select k, g from {t} order by g desc, k offset 5000 limit 3000",
+    "select k from {t} order by amount, k limit 0",
+    "select k, (select label from {u} u where u.g = t.g) from {t} t order by 2, 1",
+]
+
+
+@pytest.mark.parametrize("sql", SORTS)
+def test_order_by_past_work_mem_matches_the_in_memory_sort(db, sortable, sql):
+    t, u = sortable
+    sql = sql.format(t=t, u=u)
+    c = db.connect()
+    c.execute("set work_mem = '64MB'")
+    in_memory = rows(c, sql)
+    c.execute("set work_mem = '64kB'")
+    assert rows(c, sql) == in_memory
+    c.execute("reset work_mem")
+
+
+def test_work_mem_is_a_setting(db):
+    c = db.connect()
+    assert rows(c, "show work_mem") == [("4MB",)]
+    c.execute("set work_mem = '1GB'")
+    assert rows(c, "show work_mem") == [("1GB",)]
+    for value, message in [
+        ("work_mem = '63kB'", '63 kB is outside the valid range for parameter "work_mem" (64 .. 2147483647)'),
+        ("extra_float_digits = 10", '10 is outside the valid range for parameter "extra_float_digits" (-15 .. 3)'),
+        ("statement_timeout = -1", '-1 ms is outside the valid range for parameter "statement_timeout" (0 .. 2147483647)'),
+        ("work_mem = 'abc'", 'invalid value for parameter "work_mem": "abc"'),
+    ]:
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+            c.execute(f"set {value}")
+        assert e.value.diag.message_primary == message
+    assert rows(c, "select setting, unit from pg_settings where name = 'work_mem'") == [
+        ("1048576", "kB")
+    ]
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+def test_a_sort_past_work_mem_goes_to_disk_not_memory(db, server):
+    """80 MB of rows sorted with work_mem 4MB: the server's peak memory grows by under
+    20 MiB (in memory the sort raised it by more than the rows' size), the rows come
+    out in order, and no temporary file is left behind."""
+    if server.proc is None or not Path(f"/proc/{server.proc.pid}/clear_refs").exists():
+        pytest.skip("needs the server's /proc entry")
+    t = db.table("wide")
+    c = db.connect()
+    c.execute(f"create table {t} (k int primary key, v text)")
+    for first in range(1, 20001, 1000):
+        c.execute(f"insert into {t} select g, repeat('x', 4000) || g "
+                  f"from generate_series({first}, {first + 999}) g")
+    pid = server.proc.pid
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    before = _peak_rss_kib(pid)
+    keys = []
+    with c.cursor() as cur:
+        for k, v in cur.stream(f"select k, v from {t} order by k % 100, k desc"):
+            assert v == "x" * 4000 + str(k)
+            keys.append(k)
+    assert keys == sorted(range(1, 20001), key=lambda k: (k % 100, -k))
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 20, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
