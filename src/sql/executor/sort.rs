@@ -122,7 +122,7 @@ fn finish_runs(
 ) -> Result<Sorted> {
     while runs.len() > MERGE_FAN_IN {
         let rest = runs.split_off(MERGE_FAN_IN);
-        let mut merge = Merge::new(runs, codec.clone())?;
+        let mut merge = Merge::new(runs, codec.clone(), order_by)?;
         let mut writer_codec = Codec::clone(&codec);
         let merged = write_run(
             dir,
@@ -133,7 +133,7 @@ fn finish_runs(
         runs = vec![merged];
         runs.extend(rest);
     }
-    Ok(Sorted::Merging(Merge::new(runs, codec)?))
+    Ok(Sorted::Merging(Merge::new(runs, codec, order_by)?))
 }
 
 impl Sorted {
@@ -146,11 +146,14 @@ impl Sorted {
     }
 }
 
-/// The rows of several runs, merged in order.
+/// The rows of several runs, merged in order: a binary heap of the runs by their next
+/// rows (among equal rows, the earlier run's first).
 pub struct Merge {
     readers: Vec<RunReader>,
     /// Each run's next row (None once it is exhausted).
     heads: Vec<Option<SortRow>>,
+    /// The runs that have a next row, as a heap: the smallest first.
+    heap: Vec<usize>,
     codec: Arc<Codec>,
 }
 
@@ -160,7 +163,7 @@ struct RunReader {
 }
 
 impl Merge {
-    fn new(runs: Vec<Run>, codec: Arc<Codec>) -> Result<Merge> {
+    fn new(runs: Vec<Run>, codec: Arc<Codec>, order_by: &[OrderKey]) -> Result<Merge> {
         let mut readers = Vec::with_capacity(runs.len());
         for mut run in runs {
             run.file.rewind().map_err(temp_file_error)?;
@@ -171,12 +174,18 @@ impl Merge {
         }
         let mut merge = Merge {
             heads: Vec::with_capacity(readers.len()),
+            heap: Vec::with_capacity(readers.len()),
             readers,
             codec,
         };
         for i in 0..merge.readers.len() {
             let head = merge.read(i)?;
+            let has_row = head.is_some();
             merge.heads.push(head);
+            if has_row {
+                merge.heap.push(i);
+                merge.sift_up(merge.heap.len() - 1, order_by)?;
+            }
         }
         Ok(merge)
     }
@@ -203,29 +212,63 @@ impl Merge {
         Ok(Some((keys, row)))
     }
 
-    /// The smallest head (the earliest run's among equals), and its run's next row in
-    /// its place.
-    fn next_row(&mut self, order_by: &[OrderKey]) -> Result<Option<SortRow>> {
-        let mut best: Option<usize> = None;
-        for (i, head) in self.heads.iter().enumerate() {
-            let Some((keys, _)) = head else { continue };
-            best = match best {
-                None => Some(i),
-                Some(b) => {
-                    let (best_keys, _) = self.heads[b].as_ref().ok_or_else(corrupt)?;
-                    if compare_sort_keys(order_by, keys, best_keys)? == Ordering::Less {
-                        Some(i)
-                    } else {
-                        Some(b)
-                    }
-                }
-            };
+    /// Whether run `a`'s next row goes before run `b`'s.
+    fn before(&self, a: usize, b: usize, order_by: &[OrderKey]) -> Result<bool> {
+        let (Some((ka, _)), Some((kb, _))) = (&self.heads[a], &self.heads[b]) else {
+            return Err(corrupt());
+        };
+        Ok(match compare_sort_keys(order_by, ka, kb)? {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => a < b,
+        })
+    }
+
+    fn sift_up(&mut self, mut at: usize, order_by: &[OrderKey]) -> Result<()> {
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if !self.before(self.heap[at], self.heap[parent], order_by)? {
+                break;
+            }
+            self.heap.swap(at, parent);
+            at = parent;
         }
-        let Some(b) = best else {
+        Ok(())
+    }
+
+    fn sift_down(&mut self, mut at: usize, order_by: &[OrderKey]) -> Result<()> {
+        loop {
+            let mut least = at;
+            for child in [2 * at + 1, 2 * at + 2] {
+                if child < self.heap.len()
+                    && self.before(self.heap[child], self.heap[least], order_by)?
+                {
+                    least = child;
+                }
+            }
+            if least == at {
+                return Ok(());
+            }
+            self.heap.swap(at, least);
+            at = least;
+        }
+    }
+
+    /// The smallest next row, and its run's following row in its place.
+    fn next_row(&mut self, order_by: &[OrderKey]) -> Result<Option<SortRow>> {
+        let Some(&first) = self.heap.first() else {
             return Ok(None);
         };
-        let next = self.read(b)?;
-        Ok(std::mem::replace(&mut self.heads[b], next))
+        let next = self.read(first)?;
+        let exhausted = next.is_none();
+        let row = std::mem::replace(&mut self.heads[first], next);
+        if exhausted {
+            let last = self.heap.len() - 1;
+            self.heap.swap(0, last);
+            self.heap.pop();
+        }
+        self.sift_down(0, order_by)?;
+        Ok(row)
     }
 }
 
