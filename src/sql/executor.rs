@@ -2024,15 +2024,16 @@ impl Executor<'_> {
     }
 
     /// The rows of a plan that [`sorts_externally`](SelectPlan::sorts_externally), sorted
-    /// in at most `work_mem_bytes` of memory, spilling to files in `temp_dir` past it
-    /// (OFFSET and LIMIT not applied).
+    /// in at most `work_mem_bytes` of memory, spilling to files in `temp_dir` past it;
+    /// only the first `keep` rows (LIMIT + OFFSET) if given, but OFFSET not applied.
     pub fn sort_externally(
         &self,
         plan: &SelectPlan,
         work_mem_bytes: usize,
+        keep: Option<usize>,
         temp_dir: std::path::PathBuf,
     ) -> Result<sort::Sorted> {
-        let mut sorter = sort::ExternalSort::new(work_mem_bytes, temp_dir);
+        let mut sorter = sort::ExternalSort::new(work_mem_bytes, keep, temp_dir);
         self.for_each_source_row(plan, |row| {
             let projected = self.project(&plan.projection, row)?;
             let keys = plan
@@ -2041,7 +2042,8 @@ impl Executor<'_> {
                 .map(|k| self.eval(&k.expr, row))
                 .collect::<Result<Vec<_>>>()?;
             sorter.push(&plan.order_by, (keys, projected))?;
-            Ok(true)
+            // Without ORDER BY, the first rows are the answer: read no more.
+            Ok(!(plan.order_by.is_empty() && keep.is_some_and(|k| sorter.rows() >= k)))
         })?;
         sorter.finish(&plan.order_by)
     }

@@ -255,12 +255,20 @@ impl SelectPlan {
             && !self.projection.iter().any(Expr::has_set_returning)
     }
 
-    /// Whether its rows are its FROM's rows (joined and filtered) projected and sorted by
-    /// ORDER BY, nothing else: then the sort can go to disk past `work_mem`, and the
-    /// sorted rows be sent as they are merged.
+    /// Whether its rows are its FROM's rows (joined, filtered) projected, and sorted by
+    /// ORDER BY if it has one, nothing else: then past `work_mem` they can go to disk
+    /// (sorted runs, or in arrival order without ORDER BY) and be sent as they are read
+    /// back. Not a lookup of one row by its key, which needs no such care.
     pub fn sorts_externally(&self) -> bool {
+        let one_row = self.joins.is_empty()
+            && self.source.as_ref().is_some_and(|s| {
+                matches!(s.access, Access::Point(_))
+                    && s.derived.is_none()
+                    && s.function.is_none()
+                    && s.system.is_none()
+            });
         self.source.is_some()
-            && !self.order_by.is_empty()
+            && !one_row
             && self.aggregation.is_none()
             && self.row_lock.is_none()
             && !self.distinct

@@ -214,6 +214,10 @@ const COPY_OUT_CHUNK_BYTES: usize = 64 * 1024;
 /// Rows per batch of a SELECT's result read from its table by key.
 const ROW_STREAM_BATCH_ROWS: usize = 1024;
 
+/// A result without ORDER BY is held in memory up to this many times `work_mem` before
+/// it goes to disk (64 MB at the default 4 MB).
+const UNSORTED_RESULT_WORK_MEMS: usize = 16;
+
 /// A SELECT's result being read and sent in batches: its one table read by key under
 /// the statement's snapshot, in the statement's transaction (open until the caller's
 /// Sync), so its rows are never all in memory.
@@ -1122,9 +1126,9 @@ impl Session {
         Ok(Outcome::RowStream { fields, stream })
     }
 
-    /// Start a SELECT whose sort may go to disk: sort its rows (in memory up to
-    /// `work_mem`), then return them as ordinary rows if they stayed in memory, or as a
-    /// stream merged from disk.
+    /// Start a SELECT whose rows may go to disk: collect (and sort) them, in memory up
+    /// to `work_mem`, then return them as ordinary rows if they stayed in memory, or as
+    /// a stream read back (merged) from disk.
     fn start_sorted_stream(
         &mut self,
         plan: &Arc<Plan>,
@@ -1137,7 +1141,14 @@ impl Session {
             ));
         };
         let snapshot = self.statement_snapshot();
-        let work_mem_bytes = self.work_mem_bytes();
+        // Rows without ORDER BY are only held, not sorted: they may take more memory
+        // before they go to disk, where reading them back costs more than it saves.
+        let memory_bytes = match sel.order_by.is_empty() {
+            true => self
+                .work_mem_bytes()
+                .saturating_mul(UNSORTED_RESULT_WORK_MEMS),
+            false => self.work_mem_bytes(),
+        };
         let temp_dir = self.temp_dir();
         let (skip, left, sorted) = self.with_executor(snapshot, params, false, |exec| {
             let (skip, left) = exec.offset_and_limit(sel)?;
@@ -1145,7 +1156,8 @@ impl Session {
                 // As LIMIT 0 reads nothing.
                 return Ok::<_, Error>((skip, left, None));
             }
-            let sorted = exec.sort_externally(sel, work_mem_bytes, temp_dir)?;
+            let keep = left.map(|l| l.saturating_add(skip));
+            let sorted = exec.sort_externally(sel, memory_bytes, keep, temp_dir)?;
             Ok((skip, left, Some(sorted)))
         })?;
         let Some(sorted) = sorted else {
@@ -1155,8 +1167,21 @@ impl Session {
                 tag: RowsTag::Select,
             });
         };
-        let in_memory = matches!(sorted, super::executor::Sorted::InMemory(_));
-        let mut stream = RowStream {
+        let sorted = match sorted {
+            super::executor::Sorted::InMemory(rows) => {
+                let rows = rows.map(|(_, row)| row).skip(skip);
+                return Ok(Outcome::Rows {
+                    fields,
+                    rows: match left {
+                        Some(n) => rows.take(n).collect(),
+                        None => rows.collect(),
+                    },
+                    tag: RowsTag::Select,
+                });
+            }
+            spilled => spilled,
+        };
+        let stream = RowStream {
             plan: plan.clone(),
             source: StreamSource::Sorted(sorted),
             first: None,
@@ -1164,21 +1189,6 @@ impl Session {
             left,
             done: false,
         };
-        if in_memory {
-            let mut rows = Vec::new();
-            loop {
-                let batch = self.row_stream_batch(&mut stream)?;
-                if batch.is_empty() {
-                    break;
-                }
-                rows.extend(batch);
-            }
-            return Ok(Outcome::Rows {
-                fields,
-                rows,
-                tag: RowsTag::Select,
-            });
-        }
         Ok(Outcome::RowStream { fields, stream })
     }
 

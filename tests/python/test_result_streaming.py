@@ -215,6 +215,34 @@ def test_order_by_past_work_mem_matches_the_in_memory_sort(db, sortable, sql):
     c.execute("reset work_mem")
 
 
+UNSORTED = [
+    "select t.k, u.label from {t} t join {u} u on u.g = t.g",
+    "select t.k, u.label from {t} t join {u} u on u.g = t.g where t.name like 'n1%'",
+    "select a.k, b.k from {t} a join {t} b on b.k = a.k + 1 where a.g = 3",
+    "select k, x from {t} t, generate_series(1, 3) x where t.g = 5",
+    "select s.k, u.label from (select k from {t} where g = 1) s, {u} u where u.g < 3",
+]
+
+
+@pytest.mark.parametrize("sql", UNSORTED)
+def test_results_without_order_by_past_work_mem(db, sortable, sql):
+    """Held in memory up to 16 x work_mem, then on disk: the same rows (in the same
+    order on one server; PostgreSQL may join in another order with another work_mem)."""
+    t, u = sortable
+    sql = sql.format(t=t, u=u)
+    c = db.connect()
+    c.execute("set work_mem = '64MB'")
+    in_memory = rows(c, sql)
+    c.execute("set work_mem = '64kB'")
+    on_disk = rows(c, sql)
+    if db.server.external:
+        assert sorted(on_disk) == sorted(in_memory)
+    else:
+        assert on_disk == in_memory
+    if not db.server.external:
+        assert rows(c, sql + " limit 7") == in_memory[:7]
+
+
 def test_work_mem_is_a_setting(db):
     c = db.connect()
     assert rows(c, "show work_mem") == [("4MB",)]

@@ -32,6 +32,9 @@ use crate::sql::plan::OrderKey;
 use crate::types::Interval;
 use crate::types::{DataType, Value};
 
+/// With a LIMIT, the rows collected before the surplus past it is dropped, at least.
+const TOP_ROWS_MIN_BATCH: usize = 1024;
+
 /// Runs merged at once; more are merged in passes.
 const MERGE_FAN_IN: usize = 32;
 
@@ -47,6 +50,9 @@ pub type SortRow = (Vec<Value>, Vec<Value>);
 /// Rows collected for sorting, written out in sorted runs past the memory limit.
 pub struct ExternalSort {
     limit_bytes: usize,
+    /// Only this many first rows are wanted (LIMIT + OFFSET): the rest are dropped as
+    /// the rows collect, so memory holds at most about twice as many.
+    keep: Option<usize>,
     dir: PathBuf,
     rows: Vec<SortRow>,
     bytes: usize,
@@ -67,10 +73,12 @@ struct Run {
 }
 
 impl ExternalSort {
-    /// Sort in at most `limit_bytes` of memory, spilling to files in `dir`.
-    pub fn new(limit_bytes: usize, dir: PathBuf) -> ExternalSort {
+    /// Sort in at most `limit_bytes` of memory, spilling to files in `dir`; only the
+    /// first `keep` rows, if given, are wanted.
+    pub fn new(limit_bytes: usize, keep: Option<usize>, dir: PathBuf) -> ExternalSort {
         ExternalSort {
             limit_bytes,
+            keep,
             dir,
             rows: Vec::new(),
             bytes: 0,
@@ -79,10 +87,23 @@ impl ExternalSort {
         }
     }
 
+    /// Rows pushed and not dropped past the LIMIT.
+    pub fn rows(&self) -> usize {
+        self.rows.len() + self.runs.iter().map(|r| r.rows as usize).sum::<usize>()
+    }
+
     /// Add a row; past the memory limit, the rows so far are sorted and written out.
     pub fn push(&mut self, order_by: &[OrderKey], row: SortRow) -> Result<()> {
         self.bytes += row_bytes(&row);
         self.rows.push(row);
+        if let Some(keep) = self.keep {
+            if self.rows.len() >= 2 * keep.max(TOP_ROWS_MIN_BATCH) {
+                // A stable sort then the first rows: what the whole sort would start with.
+                super::sort_by_keys(order_by, &mut self.rows)?;
+                self.rows.truncate(keep);
+                self.bytes = self.rows.iter().map(row_bytes).sum();
+            }
+        }
         if self.bytes > self.limit_bytes {
             self.spill(order_by)?;
         }
@@ -676,7 +697,7 @@ mod tests {
             rows.push((vec![a, b], vec![Value::Int8(i)]));
         }
         let dir = std::env::temp_dir().join(format!("steadydb-sort-test-{}", std::process::id()));
-        let mut sorter = ExternalSort::new(2_000, dir.clone());
+        let mut sorter = ExternalSort::new(2_000, None, dir.clone());
         for row in rows.clone() {
             sorter.push(&order_by, row).expect("push");
         }
@@ -701,10 +722,32 @@ mod tests {
     }
 
     #[test]
+    fn with_a_limit_only_the_first_rows_are_kept() {
+        let order_by = vec![key(0, false, false)];
+        let dir = std::env::temp_dir().join("steadydb-sort-test-top");
+        let mut sorter = ExternalSort::new(1 << 30, Some(10), dir);
+        let mut all = Vec::new();
+        for i in 0..10_000i64 {
+            let row = (vec![Value::Int8((i * 7919) % 101)], vec![Value::Int8(i)]);
+            all.push(row.clone());
+            sorter.push(&order_by, row).expect("push");
+            assert!(sorter.rows.len() < 2 * TOP_ROWS_MIN_BATCH);
+        }
+        let mut sorted = sorter.finish(&order_by).expect("finish");
+        let mut got = Vec::new();
+        while let Some(row) = sorted.next_row(&order_by).expect("next") {
+            got.push(row);
+        }
+        super::super::sort_by_keys(&order_by, &mut all).expect("sorts");
+        let want: Vec<Vec<Value>> = all.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(got[..10], want[..10]);
+    }
+
+    #[test]
     fn a_sort_within_memory_writes_nothing() {
         let order_by = vec![key(0, false, false)];
         let dir = std::env::temp_dir().join("steadydb-sort-test-unused");
-        let mut sorter = ExternalSort::new(1 << 20, dir);
+        let mut sorter = ExternalSort::new(1 << 20, None, dir);
         for i in [3i64, 1, 2] {
             sorter
                 .push(&order_by, (vec![Value::Int8(i)], vec![Value::Int8(i)]))
