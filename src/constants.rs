@@ -60,13 +60,14 @@ pub const MEMORY_RETURN_INTERVAL: std::time::Duration = std::time::Duration::fro
 pub const CONNECTION_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// A statement that has run this long hands its runtime's core to another thread at its
-/// next interrupt check (`wal::release_core`), so that the other connections placed on
+/// next check between batches of rows (`SessionSlot::check_in`, `wal::release_core`), so that the other connections placed on
 /// the same runtime are not held up behind it. The hand-off costs a thread wake-up (tens
 /// of microseconds), under 1% of a statement this long.
 pub const STATEMENT_CORE_RELEASE_US: u64 = 5_000;
 
-/// How long `wal::release_core` waits for the other thread to take the core.
-pub const CORE_RELEASE_WAIT_US: u64 = 2_000;
+/// How long `wal::release_core` waits for the other thread to take the core (a thread
+/// wake-up takes tens of microseconds; past this the hand-off is tried again later).
+pub const CORE_RELEASE_WAIT_US: u64 = 500;
 /// Deepest expression nesting accepted (deeper gives 54001, like max_stack_depth).
 pub const MAX_EXPRESSION_DEPTH: usize = 10_000;
 

@@ -396,7 +396,7 @@ static REFUSALS_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::A
 /// Serve an accepted client as a task of its own, or refuse it (FATAL 53300) when
 /// `max_connections` connections are open already, started or not: so the server runs
 /// out of clients before it runs out of descriptors.
-fn admit<S: crate::wire::Transport + 'static>(
+fn admit<S: workers::Movable>(
     stream: S,
     client: Option<SocketAddr>,
     engine: &Arc<Engine>,
@@ -404,6 +404,15 @@ fn admit<S: crate::wire::Transport + 'static>(
     max_connections: usize,
 ) {
     use std::sync::atomic::Ordering;
+    // Accepted here, the socket is registered with this thread's I/O driver: it moves to
+    // the driver of the runtime that will serve it (`workers::Movable`).
+    let stream = match stream.detach() {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::warn!("could not hand an accepted connection to a worker: {e}");
+            return;
+        }
+    };
     if crate::wire::open_connections() >= max_connections {
         let peer = client.map_or_else(|| "[local]".to_string(), |c| c.to_string());
         let refusing = REFUSALS_IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
@@ -419,16 +428,20 @@ fn admit<S: crate::wire::Transport + 'static>(
             );
         }
         workers.spawn_connection(async move {
-            crate::wire::refuse_connection(stream, "sorry, too many clients already").await;
+            if let Ok(stream) = S::attach(stream) {
+                crate::wire::refuse_connection(stream, "sorry, too many clients already").await;
+            }
             REFUSALS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
         });
         return;
     }
-    workers.spawn_connection(crate::wire::serve_connection(
-        stream,
-        client,
-        engine.clone(),
-    ));
+    let engine = engine.clone();
+    workers.spawn_connection(async move {
+        match S::attach(stream) {
+            Ok(stream) => crate::wire::serve_connection(stream, client, engine).await,
+            Err(e) => tracing::warn!("could not register a connection with its worker: {e}"),
+        }
+    });
 }
 
 /// Raise the soft limit on open descriptors to the hard limit (as far as the process may),

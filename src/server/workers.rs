@@ -13,6 +13,9 @@
 //!
 //! # Invariants
 //!
+//! - **A socket is polled by the runtime that serves it.** The acceptor's thread accepts
+//!   it, so tokio registered it with the acceptor's I/O driver; it is deregistered there
+//!   and registered again by its task on its own runtime ([`Movable`]).
 //! - **A new connection goes to the runtime serving the fewest connections**, counted
 //!   from its start to its end, so that the runtimes' loads stay within one connection of
 //!   each other while connections come and go.
@@ -122,6 +125,48 @@ impl Workers {
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .collect()
+    }
+}
+
+/// A socket that can leave the I/O driver of the runtime that accepted it (the
+/// acceptor's) for that of the runtime that serves it: a tokio socket is polled by the
+/// driver it was registered with, so without the move every connection's readiness would
+/// go through the acceptor's thread.
+pub trait Movable: crate::wire::Transport + Sized + 'static {
+    type Detached: Send + 'static;
+    /// Deregister from the current driver (the socket stays open and nonblocking).
+    fn detach(self) -> std::io::Result<Self::Detached>;
+    /// Register with the current runtime's driver: call on the runtime that serves it.
+    fn attach(socket: Self::Detached) -> std::io::Result<Self>;
+}
+
+impl Movable for tokio::net::TcpStream {
+    type Detached = std::net::TcpStream;
+    fn detach(self) -> std::io::Result<std::net::TcpStream> {
+        self.into_std()
+    }
+    fn attach(socket: std::net::TcpStream) -> std::io::Result<Self> {
+        tokio::net::TcpStream::from_std(socket)
+    }
+}
+
+impl Movable for tokio::net::UnixStream {
+    type Detached = std::os::unix::net::UnixStream;
+    fn detach(self) -> std::io::Result<std::os::unix::net::UnixStream> {
+        self.into_std()
+    }
+    fn attach(socket: std::os::unix::net::UnixStream) -> std::io::Result<Self> {
+        tokio::net::UnixStream::from_std(socket)
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        // A statement moved off its worker (`wal::release_core`) runs on a blocking
+        // thread; shutdown waits for it a while, not for ever.
+        for runtime in self.runtimes.drain(..) {
+            runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+        }
     }
 }
 

@@ -132,7 +132,7 @@ impl Subqueries for Executor<'_> {
 }
 
 fn check_cancel(slot: &SessionSlot) -> Result<()> {
-    slot.check_interrupts()
+    slot.check_in()
 }
 
 /// The most rows a join reads of a table it does not look rows up in (it holds them all
@@ -2041,11 +2041,13 @@ impl Executor<'_> {
                 .iter()
                 .map(|k| self.eval(&k.expr, row))
                 .collect::<Result<Vec<_>>>()?;
-            sorter.push(&plan.order_by, (keys, projected))?;
+            sorter.push(&plan.order_by, (keys, projected), &|| {
+                check_cancel(self.slot)
+            })?;
             // Without ORDER BY, the first rows are the answer: read no more.
             Ok(!(plan.order_by.is_empty() && keep.is_some_and(|k| sorter.rows() >= k)))
         })?;
-        sorter.finish(&plan.order_by)
+        sorter.finish(&plan.order_by, &|| check_cancel(self.slot))
     }
 
     /// A SELECT's (OFFSET, LIMIT), as row counts.

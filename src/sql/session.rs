@@ -800,6 +800,13 @@ impl Session {
         if !matches!(result, Ok(Outcome::WaitForLock)) {
             self.report_activity(None);
         }
+        // One whose rows are still to be read goes on until they are.
+        if !matches!(
+            result,
+            Ok(Outcome::WaitForLock | Outcome::RowStream { .. } | Outcome::CopyOut(_))
+        ) {
+            self.slot.end_statement();
+        }
         result
     }
 
@@ -1073,13 +1080,18 @@ impl Session {
             return Ok(Some(first));
         }
         if stream.done {
+            self.slot.end_statement();
             return Ok(None);
         }
         match self.row_stream_batch(stream) {
-            Ok(rows) if rows.is_empty() => Ok(None),
+            Ok(rows) if rows.is_empty() => {
+                self.slot.end_statement();
+                Ok(None)
+            }
             Ok(rows) => Ok(Some(rows)),
             Err(e) => {
                 stream.done = true;
+                self.slot.end_statement();
                 self.on_error();
                 Err(e)
             }
@@ -1232,14 +1244,22 @@ impl Session {
                     after,
                 } => {
                     let from = after.take();
+                    // No row past LIMIT is read: its filter and projection must not run.
+                    let wanted = stream
+                        .left
+                        .map_or(ROW_STREAM_BATCH_ROWS, |left| {
+                            left.saturating_add(stream.skip)
+                        })
+                        .clamp(1, ROW_STREAM_BATCH_ROWS);
                     let (rows, last) = self.with_executor(*snapshot, params, false, |exec| {
-                        exec.scan_batch(sel, from.as_deref(), ROW_STREAM_BATCH_ROWS)
+                        exec.scan_batch(sel, from.as_deref(), wanted)
                     })?;
                     stream.done = last.is_none();
                     *after = last;
                     rows
                 }
                 StreamSource::Sorted(sorted) => {
+                    self.slot.check_in()?;
                     let mut rows = Vec::new();
                     while rows.len() < ROW_STREAM_BATCH_ROWS {
                         match sorted.next_row(&sel.order_by)? {
@@ -1266,7 +1286,7 @@ impl Session {
             if !rows.is_empty() {
                 return Ok(rows);
             }
-            self.slot.check_interrupts()?;
+            self.slot.check_in()?;
         }
         Ok(Vec::new())
     }
@@ -3301,6 +3321,9 @@ impl Session {
             copy.stage = CopyOutStage::Done;
             self.on_error();
         }
+        if !matches!(result, Ok(Some(_))) {
+            self.slot.end_statement();
+        }
         result
     }
 
@@ -3319,7 +3342,7 @@ impl Session {
             for row in rows {
                 stats.add(row);
             }
-            self.slot.check_interrupts()?;
+            self.slot.check_in()?;
             match last {
                 Some(key) => after = Some(key),
                 None => break,
@@ -3362,7 +3385,7 @@ impl Session {
                 copy.encoder.row(row, &mut out)?;
             }
             copy.rows += rows.len() as u64;
-            self.slot.check_interrupts()?;
+            self.slot.check_in()?;
             if !more {
                 copy.encoder.finish(&mut out);
                 copy.stage = CopyOutStage::Done;

@@ -145,13 +145,6 @@ impl SessionSlot {
         if self.cancel.load(Ordering::Acquire) {
             return Err(Error::canceled());
         }
-        let release_at = self.core_release_at_us.load(Ordering::Relaxed);
-        if release_at != 0 && monotonic_us() >= release_at {
-            // Once per statement: it has run long enough that the connections sharing
-            // its runtime should not wait for it (server::workers).
-            self.core_release_at_us.store(0, Ordering::Relaxed);
-            crate::wal::release_core();
-        }
         if self
             .statement_deadline
             .lock()
@@ -163,6 +156,31 @@ impl SessionSlot {
             ));
         }
         Ok(())
+    }
+
+    /// The periodic check of a statement's long work (between batches of rows, where it
+    /// holds no lock another session may wait for): [`SessionSlot::check_interrupts`],
+    /// and once the statement has run `STATEMENT_CORE_RELEASE_US`, its runtime's core is
+    /// handed to another thread so that the connections sharing it are not held up
+    /// (`server::workers`); if that did not happen at once, it is tried again later.
+    pub fn check_in(&self) -> Result<()> {
+        self.check_interrupts()?;
+        let release_at = self.core_release_at_us.load(Ordering::Relaxed);
+        if release_at != 0 && monotonic_us() >= release_at {
+            self.core_release_at_us.store(0, Ordering::Relaxed);
+            if !crate::wal::release_core() {
+                self.core_release_at_us.store(
+                    monotonic_us() + crate::constants::STATEMENT_CORE_RELEASE_US,
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The statement is over (its result sent): nothing more hands a core on for it.
+    pub fn end_statement(&self) {
+        self.core_release_at_us.store(0, Ordering::Relaxed);
     }
 
     /// When the running statement's `statement_timeout` runs out, if it has one.

@@ -236,14 +236,16 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
 /// queued on the runtime has run, which proves the other thread holds the core. Off a
 /// runtime's worker (no runtime, a current-thread runtime, a thread whose core is already
 /// handed on), it changes nothing and costs at most that wait.
-pub fn release_core() {
+///
+/// Returns whether the core was seen taken (the probe ran).
+pub fn release_core() -> bool {
     use std::sync::atomic::AtomicBool;
     use tokio::runtime::{Handle, RuntimeFlavor};
     let Ok(handle) = Handle::try_current() else {
-        return;
+        return false;
     };
     if handle.runtime_flavor() != RuntimeFlavor::MultiThread {
-        return;
+        return false;
     }
     let ran = std::sync::Arc::new(AtomicBool::new(false));
     let probe = ran.clone();
@@ -254,7 +256,8 @@ pub fn release_core() {
         while !ran.load(Ordering::Acquire) && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_micros(20));
         }
-    });
+        ran.load(Ordering::Acquire)
+    })
 }
 
 #[cfg(test)]

@@ -65,6 +65,21 @@ def test_offset_and_limit_across_batches(db, s, offset, limit):
     ]
 
 
+def test_no_row_past_limit_is_computed(db, s):
+    """Rows past LIMIT are not read: their expressions never run (no division by zero
+    at the fifth row, a sequence advanced once per row returned)."""
+    c = db.connect()
+    assert rows(c, f"select k, 10 / (k - 5) from {s} limit 3") == [(1, -2), (2, -3), (3, -5)]
+    assert rows(c, f"select k from {s} where 10 / (k - 2000) <> 0 offset 3 limit 2") == [(1993,), (1994,)]
+    seq = db.table("q")
+    c.execute(f"create sequence {seq}")
+    assert rows(c, f"select nextval('{seq}') from {s} limit 2") == [(1,), (2,)]
+    assert rows(c, f"select nextval('{seq}')") == [(3,)]
+    c.execute(f"drop sequence {seq}")
+    big = 9223372036854775807
+    assert rows(c, f"select k from {s} order by k desc limit {big} offset {ROWS - 2}") == [(2,), (1,)]
+
+
 def test_the_transactions_own_writes(db, s):
     c = db.connect(autocommit=False)
     c.execute(f"insert into {s} select g, 'new' || g from generate_series({ROWS + 1}, {ROWS + 2000}) g")

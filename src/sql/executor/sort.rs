@@ -35,6 +35,12 @@ use crate::types::{DataType, Value};
 /// With a LIMIT, the rows collected before the surplus past it is dropped, at least.
 const TOP_ROWS_MIN_BATCH: usize = 1024;
 
+/// Rows written between two interrupt checks.
+const CHECK_EVERY_ROWS: u64 = 1024;
+
+/// The largest row a run may hold (a longer length read back is corruption).
+const MAX_SORTED_ROW_BYTES: usize = 1 << 30;
+
 /// Runs merged at once; more are merged in passes.
 const MERGE_FAN_IN: usize = 32;
 
@@ -70,6 +76,8 @@ pub enum Sorted {
 struct Run {
     file: File,
     rows: u64,
+    /// 0 for rows sorted in memory, one more for each merge they went through.
+    level: u32,
 }
 
 impl ExternalSort {
@@ -93,11 +101,12 @@ impl ExternalSort {
     }
 
     /// Add a row; past the memory limit, the rows so far are sorted and written out.
-    pub fn push(&mut self, order_by: &[OrderKey], row: SortRow) -> Result<()> {
+    /// `check` is called between rows written (cancel, `statement_timeout`).
+    pub fn push(&mut self, order_by: &[OrderKey], row: SortRow, check: &Check) -> Result<()> {
         self.bytes += row_bytes(&row);
         self.rows.push(row);
         if let Some(keep) = self.keep {
-            if self.rows.len() >= 2 * keep.max(TOP_ROWS_MIN_BATCH) {
+            if self.rows.len() >= keep.max(TOP_ROWS_MIN_BATCH).saturating_mul(2) {
                 // A stable sort then the first rows: what the whole sort would start with.
                 super::sort_by_keys(order_by, &mut self.rows)?;
                 self.rows.truncate(keep);
@@ -105,57 +114,87 @@ impl ExternalSort {
             }
         }
         if self.bytes > self.limit_bytes {
-            self.spill(order_by)?;
+            self.spill(order_by, check)?;
         }
         Ok(())
     }
 
-    fn spill(&mut self, order_by: &[OrderKey]) -> Result<()> {
+    /// Write the rows in memory out as a sorted run; then, while the last
+    /// [`MERGE_FAN_IN`] runs are of one level, merge them into one of the next level. So
+    /// each row is rewritten once per level (log base 32 of the runs), and at most 31
+    /// runs per level are open.
+    fn spill(&mut self, order_by: &[OrderKey], check: &Check) -> Result<()> {
         let mut rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
         super::sort_by_keys(order_by, &mut rows)?;
-        let run = write_run(&self.dir, &mut self.codec, rows.iter().map(Ok))?;
+        if let Some(keep) = self.keep {
+            rows.truncate(keep);
+        }
+        let run = write_run(&self.dir, &mut self.codec, rows.iter().map(Ok), 0, check)?;
         self.runs.push(run);
+        while self.runs.len() >= MERGE_FAN_IN {
+            let group_at = self.runs.len() - MERGE_FAN_IN;
+            let level = self.runs[group_at].level;
+            if self.runs[group_at..].iter().any(|r| r.level != level) {
+                break;
+            }
+            let group = self.runs.split_off(group_at);
+            let merged = self.merge_into_run(group, order_by, level + 1, check)?;
+            self.runs.push(merged);
+        }
         Ok(())
     }
 
+    /// Merge `runs` (consecutive, in arrival order) into one run, only the first `keep`
+    /// rows of them if there is a LIMIT.
+    fn merge_into_run(
+        &mut self,
+        runs: Vec<Run>,
+        order_by: &[OrderKey],
+        level: u32,
+        check: &Check,
+    ) -> Result<Run> {
+        let mut merge = Merge::new(runs, Arc::new(self.codec.clone()), order_by)?;
+        let mut left = self.keep.unwrap_or(usize::MAX);
+        let rows = std::iter::from_fn(|| {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            merge.next_row(order_by).transpose()
+        });
+        write_run(&self.dir, &mut self.codec, rows, level, check)
+    }
+
     /// All rows, sorted.
-    pub fn finish(mut self, order_by: &[OrderKey]) -> Result<Sorted> {
+    pub fn finish(mut self, order_by: &[OrderKey], check: &Check) -> Result<Sorted> {
         if self.runs.is_empty() {
             super::sort_by_keys(order_by, &mut self.rows)?;
             return Ok(Sorted::InMemory(self.rows.into_iter()));
         }
         if !self.rows.is_empty() {
-            self.spill(order_by)?;
+            self.spill(order_by, check)?;
         }
-        finish_runs(self.runs, Arc::new(self.codec), &self.dir, order_by)
+        // Left: fewer than MERGE_FAN_IN runs per level; merge the earliest first until
+        // one merge can read them all.
+        while self.runs.len() > MERGE_FAN_IN {
+            let rest = self.runs.split_off(MERGE_FAN_IN);
+            let group = std::mem::take(&mut self.runs);
+            let merged = self.merge_into_run(group, order_by, u32::MAX, check)?;
+            self.runs.push(merged);
+            self.runs.extend(rest);
+        }
+        let runs = std::mem::take(&mut self.runs);
+        Ok(Sorted::Merging(Merge::new(
+            runs,
+            Arc::new(self.codec),
+            order_by,
+        )?))
     }
 }
 
-/// Merge `runs` in passes of [`MERGE_FAN_IN`] until one merge can read them all. A
-/// merged run is written with a copy of the codec that only adds to its lists, so the
-/// runs written before stay readable with it.
-fn finish_runs(
-    mut runs: Vec<Run>,
-    mut codec: Arc<Codec>,
-    dir: &Path,
-    order_by: &[OrderKey],
-) -> Result<Sorted> {
-    while runs.len() > MERGE_FAN_IN {
-        let rest = runs.split_off(MERGE_FAN_IN);
-        let mut merge = Merge::new(runs, codec.clone(), order_by)?;
-        let mut writer_codec = Codec::clone(&codec);
-        let merged = write_run(
-            dir,
-            &mut writer_codec,
-            std::iter::from_fn(|| merge.next_row(order_by).transpose()),
-        )?;
-        codec = Arc::new(writer_codec);
-        runs = vec![merged];
-        runs.extend(rest);
-    }
-    Ok(Sorted::Merging(Merge::new(runs, codec, order_by)?))
-}
+/// What a sort calls between rows it writes: the statement's interrupt check.
+pub type Check<'a> = dyn Fn() -> Result<()> + 'a;
 
 impl Sorted {
     /// The next row's output values, None after the last.
@@ -219,7 +258,11 @@ impl Merge {
         reader.left -= 1;
         let mut len = [0u8; 4];
         reader.input.read_exact(&mut len).map_err(temp_file_error)?;
-        let mut bytes = vec![0u8; u32::from_le_bytes(len) as usize];
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_SORTED_ROW_BYTES {
+            return Err(corrupt());
+        }
+        let mut bytes = vec![0u8; len];
         reader
             .input
             .read_exact(&mut bytes)
@@ -298,6 +341,8 @@ fn write_run<'r>(
     dir: &Path,
     codec: &mut Codec,
     rows: impl Iterator<Item = Result<impl std::borrow::Borrow<SortRow> + 'r>>,
+    level: u32,
+    check: &Check,
 ) -> Result<Run> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     std::fs::create_dir_all(dir).map_err(temp_file_error)?;
@@ -331,11 +376,18 @@ fn write_run<'r>(
         out.write_all(&len.to_le_bytes()).map_err(temp_file_error)?;
         out.write_all(&bytes).map_err(temp_file_error)?;
         count += 1;
+        if count.is_multiple_of(CHECK_EVERY_ROWS) {
+            check()?;
+        }
     }
     let file = out
         .into_inner()
         .map_err(|e| temp_file_error(e.into_error()))?;
-    Ok(Run { file, rows: count })
+    Ok(Run {
+        file,
+        rows: count,
+        level,
+    })
 }
 
 fn temp_file_error(e: std::io::Error) -> Error {
@@ -699,14 +751,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("steadydb-sort-test-{}", std::process::id()));
         let mut sorter = ExternalSort::new(2_000, None, dir.clone());
         for row in rows.clone() {
-            sorter.push(&order_by, row).expect("push");
+            sorter.push(&order_by, row, &|| Ok(())).expect("push");
         }
+        // Merged level by level as they came: never more than a level's worth open.
         assert!(
-            sorter.runs.len() > MERGE_FAN_IN,
-            "too few runs: {}",
+            sorter.runs.len() < 2 * MERGE_FAN_IN,
+            "{} runs",
             sorter.runs.len()
         );
-        let mut sorted = sorter.finish(&order_by).expect("finish");
+        assert!(
+            sorter.runs.iter().any(|r| r.level >= 1),
+            "no run was merged"
+        );
+        let mut sorted = sorter.finish(&order_by, &|| Ok(())).expect("finish");
         assert!(matches!(sorted, Sorted::Merging(_)));
         let mut got = Vec::new();
         while let Some(row) = sorted.next_row(&order_by).expect("next") {
@@ -730,10 +787,10 @@ mod tests {
         for i in 0..10_000i64 {
             let row = (vec![Value::Int8((i * 7919) % 101)], vec![Value::Int8(i)]);
             all.push(row.clone());
-            sorter.push(&order_by, row).expect("push");
+            sorter.push(&order_by, row, &|| Ok(())).expect("push");
             assert!(sorter.rows.len() < 2 * TOP_ROWS_MIN_BATCH);
         }
-        let mut sorted = sorter.finish(&order_by).expect("finish");
+        let mut sorted = sorter.finish(&order_by, &|| Ok(())).expect("finish");
         let mut got = Vec::new();
         while let Some(row) = sorted.next_row(&order_by).expect("next") {
             got.push(row);
@@ -750,10 +807,14 @@ mod tests {
         let mut sorter = ExternalSort::new(1 << 20, None, dir);
         for i in [3i64, 1, 2] {
             sorter
-                .push(&order_by, (vec![Value::Int8(i)], vec![Value::Int8(i)]))
+                .push(
+                    &order_by,
+                    (vec![Value::Int8(i)], vec![Value::Int8(i)]),
+                    &|| Ok(()),
+                )
                 .expect("push");
         }
-        let mut sorted = sorter.finish(&order_by).expect("finish");
+        let mut sorted = sorter.finish(&order_by, &|| Ok(())).expect("finish");
         assert!(matches!(sorted, Sorted::InMemory(_)));
         let mut got = Vec::new();
         while let Some(row) = sorted.next_row(&order_by).expect("next") {
