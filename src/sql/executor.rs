@@ -892,7 +892,11 @@ impl Executor<'_> {
                 None => {}
             }
         }
-        for i in indexes {
+        for (n, i) in indexes.into_iter().enumerate() {
+            // A loop over held rows is long work of its own (rows times rows).
+            if n % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
+                check_cancel(self.slot)?;
+            }
             let inner = steps[at].rows[i].clone();
             match try_inner(&inner, steps, Some(i))? {
                 Some(false) => return Ok(false),

@@ -796,15 +796,13 @@ impl Session {
             // As PostgreSQL's log_min_error_statement = error: the error and its statement.
             tracing::info!(code = %e.code, "ERROR: {}; STATEMENT: {}", e.message, logged_text(&stmt.shape.text));
         }
-        // A statement waiting for a row lock is still running.
-        if !matches!(result, Ok(Outcome::WaitForLock)) {
-            self.report_activity(None);
-        }
-        // One whose rows are still to be read goes on until they are.
+        // A statement waiting for a row lock is still running, and so is one whose rows
+        // are still to be read (until they are: `end_streamed_statement`).
         if !matches!(
             result,
             Ok(Outcome::WaitForLock | Outcome::RowStream { .. } | Outcome::CopyOut(_))
         ) {
+            self.report_activity(None);
             self.slot.end_statement();
         }
         result
@@ -1080,22 +1078,28 @@ impl Session {
             return Ok(Some(first));
         }
         if stream.done {
-            self.slot.end_statement();
+            self.end_streamed_statement();
             return Ok(None);
         }
         match self.row_stream_batch(stream) {
             Ok(rows) if rows.is_empty() => {
-                self.slot.end_statement();
+                self.end_streamed_statement();
                 Ok(None)
             }
             Ok(rows) => Ok(Some(rows)),
             Err(e) => {
                 stream.done = true;
-                self.slot.end_statement();
+                self.end_streamed_statement();
                 self.on_error();
                 Err(e)
             }
         }
+    }
+
+    /// A statement whose rows were streamed has sent its last (or failed).
+    fn end_streamed_statement(&mut self) {
+        self.report_activity(None);
+        self.slot.end_statement();
     }
 
     /// Start streaming `plan`'s rows: read the first batch; if that was all of them, the
@@ -3322,7 +3326,7 @@ impl Session {
             self.on_error();
         }
         if !matches!(result, Ok(Some(_))) {
-            self.slot.end_statement();
+            self.end_streamed_statement();
         }
         result
     }

@@ -1,11 +1,13 @@
-//! Sorting past `work_mem`: an external merge sort for a SELECT's ORDER BY.
+//! Sorting past `work_mem`: an external merge sort for a SELECT's ORDER BY (and, with no
+//! keys, the spool of a long unsorted result).
 //!
 //! Rows (their sort keys and output values) collect in memory until their estimated size
-//! passes the session's `work_mem`; then they are sorted and written out as a run, a
-//! temporary file of the sorted rows. At the end, if nothing was written, the rows are
-//! sorted in memory as before; otherwise the last rows become a run too, and the runs are
-//! merged, at most [`MERGE_FAN_IN`] at a time (more runs are first merged into longer
-//! ones), the merged rows read one by one as the client takes them.
+//! passes the limit; then they are sorted and written out as a run, a temporary file of
+//! the sorted rows. Whenever [`MERGE_FAN_IN`] runs of one level have accumulated they are
+//! merged into one run of the next level. At the end, if nothing was written, the rows
+//! are sorted in memory as before; otherwise the last rows become a run too, and the runs
+//! are merged, the merged rows read one by one as the client takes them. With a LIMIT,
+//! only the first LIMIT + OFFSET rows are kept of what is in memory and of each run.
 //!
 //! # Invariants
 //!
@@ -17,7 +19,10 @@
 //!   (only its open descriptor names it), so neither an error nor a crash leaves it on disk.
 //! - **Bytes read back are checked**: a run is read by the same process that wrote it, but
 //!   a short or corrupt file is an error (XX001), never a panic.
-//! - **Bounded**: memory is `work_mem` plus one row and one read buffer per merged run.
+//! - **Bounded**: memory is the limit plus one row and one read buffer per merged run;
+//!   open files are fewer than [`MERGE_FAN_IN`] per level.
+//! - **Interruptible**: the statement's check runs every [`CHECK_EVERY_ROWS`] rows
+//!   written, so a cancel or `statement_timeout` stops a long spill or merge.
 
 use std::cmp::Ordering;
 use std::fs::File;
