@@ -21,7 +21,7 @@
 //!   each other while connections come and go.
 //! - **No connection waits behind a long statement of another.** Nothing steals work
 //!   between runtimes, so a statement that runs long hands its runtime's core to a fresh
-//!   thread ([`crate::wal::release_core`], called by the statement's interrupt checks
+//!   thread ([`crate::wal::release_core`], called by the statement's checks between rows,
 //!   once it has run [`crate::constants::STATEMENT_CORE_RELEASE_US`]) and finishes on its
 //!   own thread, as a wait does through [`crate::wal::blocking`]. Each runtime is a
 //!   multi-threaded one with one worker for exactly this: a current-thread runtime could

@@ -232,6 +232,16 @@ pub struct RowStream {
     done: bool,
 }
 
+/// The SELECT of a plan whose rows are streamed.
+fn streamed_select(plan: &Plan) -> Result<&super::plan::SelectPlan> {
+    match plan {
+        Plan::Select(sel) => Ok(sel),
+        _ => Err(Error::internal(
+            "a row stream of a statement that is not a SELECT",
+        )),
+    }
+}
+
 /// Where a streamed SELECT's rows come from.
 enum StreamSource {
     /// Its one table, read in batches by key under the statement's snapshot.
@@ -1110,11 +1120,7 @@ impl Session {
         fields: Vec<Field>,
         params: &[Value],
     ) -> Result<Outcome> {
-        let Plan::Select(sel) = plan.as_ref() else {
-            return Err(Error::internal(
-                "a row stream of a statement that is not a SELECT",
-            ));
-        };
+        let sel = streamed_select(plan)?;
         let snapshot = self.statement_snapshot();
         let (skip, left) =
             self.with_executor(snapshot, params, false, |exec| exec.offset_and_limit(sel))?;
@@ -1151,11 +1157,7 @@ impl Session {
         fields: Vec<Field>,
         params: &[Value],
     ) -> Result<Outcome> {
-        let Plan::Select(sel) = plan.as_ref() else {
-            return Err(Error::internal(
-                "a row stream of a statement that is not a SELECT",
-            ));
-        };
+        let sel = streamed_select(plan)?;
         let snapshot = self.statement_snapshot();
         // Rows without ORDER BY are only held, not sorted: they may take more memory
         // before they go to disk, where reading them back costs more than it saves.
@@ -1231,11 +1233,7 @@ impl Session {
     /// The stream's next rows (none only at its end), after OFFSET, within LIMIT.
     fn row_stream_batch(&mut self, stream: &mut RowStream) -> Result<Vec<Vec<Value>>> {
         let plan = stream.plan.clone();
-        let Plan::Select(sel) = plan.as_ref() else {
-            return Err(Error::internal(
-                "a row stream of a statement that is not a SELECT",
-            ));
-        };
+        let sel = streamed_select(&plan)?;
         while !stream.done {
             if stream.left == Some(0) {
                 stream.done = true;

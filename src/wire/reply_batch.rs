@@ -221,8 +221,8 @@ pub fn note_worker_parked(parked: bool) {
     }
 }
 
-/// Whether a worker thread of the runtime is parked, with nothing to run: then a core
-/// is idle, and a reply that waited for a batch would only wait. Batching pays where
+/// Whether a worker thread of one of the server's runtimes is parked, with nothing to
+/// run: then a core is idle, and a reply that waited for a batch would only wait. Batching pays where
 /// every worker is busy (the reply's task yields to the tasks queued behind it and the
 /// replies go out together); where cores are idle there is nothing to gather, and the
 /// yield would add a pass of the scheduler to the round trip.

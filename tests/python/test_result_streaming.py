@@ -162,22 +162,35 @@ def _peak_rss_kib(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
-@pytest.mark.steadydb_only  # measures the server process's memory
-def test_a_long_result_is_not_held_in_memory(db, server):
-    """80 MB of rows are read through a client while the server's peak memory grows by
-    under 20 MiB: they are sent as they are read (the whole result, built first, raised
-    it by 58 MiB)."""
+def _reset_peak_rss_kib(pid: int) -> int:
+    """Reset the process's peak resident memory to its current size, and return it."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return _peak_rss_kib(pid)
+
+
+def _wide_table(db, server, value_sql: str):
+    """A table of 20,000 rows (k, v) of about 4 kB each, v = `value_sql` over g = k,
+    written in small transactions (little freed memory for a later statement to reuse);
+    skips where the server's /proc entry cannot be read."""
     if server.proc is None or not Path(f"/proc/{server.proc.pid}/clear_refs").exists():
         pytest.skip("needs the server's /proc entry")
     t = db.table("wide")
     c = db.connect()
     c.execute(f"create table {t} (k int primary key, v text)")
-    for first in range(1, 20001, 1000):  # small transactions: little memory to reuse later
-        c.execute(f"insert into {t} select g, repeat('x', 4000) "
+    for first in range(1, 20001, 1000):
+        c.execute(f"insert into {t} select g, {value_sql} "
                   f"from generate_series({first}, {first + 999}) g")
+    return c, t
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory
+def test_a_long_result_is_not_held_in_memory(db, server):
+    """80 MB of rows are read through a client while the server's peak memory grows by
+    under 20 MiB: they are sent as they are read (the whole result, built first, raised
+    it by 58 MiB)."""
+    c, t = _wide_table(db, server, "repeat('x', 4000)")
     pid = server.proc.pid
-    Path(f"/proc/{pid}/clear_refs").write_text("5")  # reset the peak to the current size
-    before = _peak_rss_kib(pid)
+    before = _reset_peak_rss_kib(pid)
     n = 0
     with c.cursor() as cur:
         for row in cur.stream(f"select k, v from {t}"):
@@ -282,17 +295,9 @@ def test_a_sort_past_work_mem_goes_to_disk_not_memory(db, server):
     """80 MB of rows sorted with work_mem 4MB: the server's peak memory grows by under
     20 MiB (in memory the sort raised it by more than the rows' size), the rows come
     out in order, and no temporary file is left behind."""
-    if server.proc is None or not Path(f"/proc/{server.proc.pid}/clear_refs").exists():
-        pytest.skip("needs the server's /proc entry")
-    t = db.table("wide")
-    c = db.connect()
-    c.execute(f"create table {t} (k int primary key, v text)")
-    for first in range(1, 20001, 1000):
-        c.execute(f"insert into {t} select g, repeat('x', 4000) || g "
-                  f"from generate_series({first}, {first + 999}) g")
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
     pid = server.proc.pid
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
-    before = _peak_rss_kib(pid)
+    before = _reset_peak_rss_kib(pid)
     keys = []
     with c.cursor() as cur:
         for k, v in cur.stream(f"select k, v from {t} order by k % 100, k desc"):

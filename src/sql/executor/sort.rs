@@ -499,23 +499,11 @@ impl Codec {
                 put_bytes(name.as_bytes(), out)?;
             }
             Value::Array(element, items) => {
-                let at = match self
-                    .element_types
-                    .iter()
-                    .position(|t| std::ptr::eq(*t, *element))
-                {
-                    Some(at) => at,
-                    None => {
-                        self.element_types.push(element);
-                        self.element_types.len() - 1
-                    }
-                };
+                let at = index_in(&mut self.element_types, element, |a, b| {
+                    std::ptr::eq(*a, *b)
+                });
                 out.push(tag::ARRAY);
-                put_len(at, out)?;
-                put_len(items.len(), out)?;
-                for item in items.iter() {
-                    self.put(item, out, depth + 1)?;
-                }
+                self.put_items(at, items, out, depth)?;
             }
             Value::Uuid(u) => put_tagged(out, tag::UUID, &u.to_le_bytes()),
             Value::Interval(i) => {
@@ -529,24 +517,39 @@ impl Codec {
                 put_bytes(j.to_string().as_bytes(), out)?;
             }
             Value::Record(shape, fields) => {
-                let at = match self.shapes.iter().position(|s| {
-                    std::ptr::eq(s.as_ptr(), shape.as_ptr()) && s.len() == shape.len()
-                }) {
-                    Some(at) => at,
-                    None => {
-                        self.shapes.push(shape);
-                        self.shapes.len() - 1
-                    }
-                };
+                let at = index_in(&mut self.shapes, shape, |a, b| {
+                    std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
+                });
                 out.push(tag::RECORD);
-                put_len(at, out)?;
-                put_len(fields.len(), out)?;
-                for field in fields.iter() {
-                    self.put(field, out, depth + 1)?;
-                }
+                self.put_items(at, fields, out, depth)?;
             }
         }
         Ok(())
+    }
+
+    /// An array's or record's static (as its index in this codec) and its items.
+    fn put_items(
+        &mut self,
+        at: usize,
+        items: &[Value],
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<()> {
+        put_len(at, out)?;
+        put_len(items.len(), out)?;
+        for item in items {
+            self.put(item, out, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// The items [`Codec::put_items`] wrote (after the static's index).
+    fn get_items(&self, at: &mut &[u8], depth: usize) -> Result<Vec<Value>> {
+        let n = get_len(at)?;
+        if n > at.len() {
+            return Err(corrupt());
+        }
+        (0..n).map(|_| self.get(at, depth + 1)).collect()
     }
 
     fn get_values(&self, at: &mut &[u8]) -> Result<Vec<Value>> {
@@ -583,14 +586,7 @@ impl Codec {
             }
             tag::ARRAY => {
                 let element = *self.element_types.get(get_len(at)?).ok_or_else(corrupt)?;
-                let n = get_len(at)?;
-                if n > at.len() {
-                    return Err(corrupt());
-                }
-                let items = (0..n)
-                    .map(|_| self.get(at, depth + 1))
-                    .collect::<Result<Vec<_>>>()?;
-                Value::Array(element, items.into())
+                Value::Array(element, self.get_items(at, depth)?.into())
             }
             tag::UUID => Value::Uuid(u128::from_le_bytes(take(at)?)),
             tag::INTERVAL => Value::Interval(Interval {
@@ -601,17 +597,21 @@ impl Codec {
             tag::JSONB => Value::Jsonb(Arc::new(crate::types::jsonb::parse(&get_string(at)?)?)),
             tag::RECORD => {
                 let shape = *self.shapes.get(get_len(at)?).ok_or_else(corrupt)?;
-                let n = get_len(at)?;
-                if n > at.len() {
-                    return Err(corrupt());
-                }
-                let fields = (0..n)
-                    .map(|_| self.get(at, depth + 1))
-                    .collect::<Result<Vec<_>>>()?;
-                Value::Record(shape, fields.into())
+                Value::Record(shape, self.get_items(at, depth)?.into())
             }
             _ => return Err(corrupt()),
         })
+    }
+}
+
+/// The index of `item` in `list` (by `same`), added at the end if it is not there.
+fn index_in<T: Copy>(list: &mut Vec<T>, item: &T, same: impl Fn(&T, &T) -> bool) -> usize {
+    match list.iter().position(|x| same(x, item)) {
+        Some(at) => at,
+        None => {
+            list.push(*item);
+            list.len() - 1
+        }
     }
 }
 
