@@ -192,9 +192,10 @@ pub fn run(opts: ServerOptions) -> Result<()> {
         )
     })?;
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let layout = workers::Layout::from_environment();
     let workers = Arc::new(workers::Workers::start(
-        cores,
-        workers::Layout::from_environment(),
+        workers::runtime_count(cores),
+        layout,
     )?);
     // The listeners and signals run on this thread; connections on the workers.
     let acceptor = tokio::runtime::Builder::new_current_thread()

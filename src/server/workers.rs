@@ -64,6 +64,22 @@ impl Layout {
     }
 }
 
+/// How many worker threads to start on a machine with `cores` CPUs: one per core, unless
+/// `STEADYDB_WORKER_THREADS` in the environment names another count (for measuring
+/// layouts with more threads than cores; at most [`MAX_WORKER_THREADS`]).
+pub fn runtime_count(cores: usize) -> usize {
+    match std::env::var("STEADYDB_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        Some(n) if n > 0 => n.min(MAX_WORKER_THREADS),
+        _ => cores,
+    }
+}
+
+/// The most worker threads `STEADYDB_WORKER_THREADS` may ask for.
+pub const MAX_WORKER_THREADS: usize = 1024;
+
 impl Workers {
     /// Start the worker threads: `cores` of them, in `layout`.
     pub fn start(cores: usize, layout: Layout) -> Result<Workers> {
