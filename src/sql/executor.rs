@@ -2,9 +2,11 @@
 //! statement's snapshot with the transaction's own writes; writes lock rows first and
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
+mod grouping;
 mod sort;
 mod window;
 
+pub use grouping::SpillTo;
 pub use sort::Sorted;
 
 use std::cell::RefCell;
@@ -2028,30 +2030,56 @@ impl Executor<'_> {
     }
 
     /// The rows of a plan that [`sorts_externally`](SelectPlan::sorts_externally), sorted
-    /// in at most `work_mem_bytes` of memory, spilling to files in `temp_dir` past it;
-    /// only the first `keep` rows (LIMIT + OFFSET) if given, but OFFSET not applied.
+    /// in at most `to.sort_mem_bytes` of memory (its grouping or DISTINCT in at most
+    /// `to.hash_mem_bytes`), spilling to files in `to.temp_dir` past it; only the first
+    /// `keep` rows (LIMIT + OFFSET) if given, but OFFSET not applied.
     pub fn sort_externally(
         &self,
         plan: &SelectPlan,
-        work_mem_bytes: usize,
+        to: SpillTo,
         keep: Option<usize>,
-        temp_dir: std::path::PathBuf,
     ) -> Result<sort::Sorted> {
-        let mut sorter = sort::ExternalSort::new(work_mem_bytes, keep, temp_dir);
-        self.for_each_source_row(plan, |row| {
+        let check = || check_cancel(self.slot);
+        let mut sorter = sort::ExternalSort::new(to.sort_mem_bytes, keep, to.temp_dir.clone());
+        let mut distinct = plan.distinct.then(|| grouping::Distinct::new(to.clone()));
+        // Without ORDER BY, the first rows are the answer: read no more.
+        let enough = |sorter: &sort::ExternalSort| {
+            plan.order_by.is_empty() && keep.is_some_and(|k| sorter.rows() >= k)
+        };
+        let mut output = |row: &[Value]| -> Result<bool> {
             let projected = self.project(&plan.projection, row)?;
             let keys = plan
                 .order_by
                 .iter()
                 .map(|k| self.eval(&k.expr, row))
                 .collect::<Result<Vec<_>>>()?;
-            sorter.push(&plan.order_by, (keys, projected), &|| {
-                check_cancel(self.slot)
-            })?;
-            // Without ORDER BY, the first rows are the answer: read no more.
-            Ok(!(plan.order_by.is_empty() && keep.is_some_and(|k| sorter.rows() >= k)))
-        })?;
-        sorter.finish(&plan.order_by, &|| check_cancel(self.slot))
+            if let Some(d) = &mut distinct {
+                if !d.admit(&projected, &keys, &check)? {
+                    return Ok(true);
+                }
+            }
+            sorter.push(&plan.order_by, (keys, projected), &check)?;
+            Ok(!enough(&sorter))
+        };
+        match &plan.aggregation {
+            None => self.for_each_source_row(plan, &mut output)?,
+            Some(agg) => {
+                let mut groups = grouping::Groups::spilling(agg, to);
+                self.for_each_source_row(plan, |row| {
+                    self.group_row(&mut groups, row)?;
+                    Ok(true)
+                })?;
+                self.finish_groups(groups, &mut output)?;
+            }
+        }
+        if let Some(d) = distinct {
+            if !enough(&sorter) {
+                d.finish(&check, |keys, projected| {
+                    sorter.push(&plan.order_by, (keys, projected), &check)
+                })?;
+            }
+        }
+        sorter.finish(&plan.order_by, &check)
     }
 
     /// A SELECT's (OFFSET, LIMIT), as row counts.
@@ -2260,65 +2288,19 @@ impl Executor<'_> {
                 }
             },
             Some(agg) => {
-                let mut groups: FxHashMap<Vec<Value>, usize> = FxHashMap::default();
-                let mut states: Vec<(Vec<Value>, Vec<AggState>)> = Vec::new();
-                let mut feed = |row: &[Value]| -> Result<bool> {
-                    let key = agg
-                        .keys
-                        .iter()
-                        .map(|k| self.eval(k, row))
-                        .collect::<Result<Vec<_>>>()?;
-                    let idx = match groups.get(&key) {
-                        Some(&i) => i,
-                        None => {
-                            states
-                                .push((key.clone(), agg.aggs.iter().map(AggState::new).collect()));
-                            groups.insert(key, states.len() - 1);
-                            states.len() - 1
-                        }
-                    };
-                    for (state, call) in states[idx].1.iter_mut().zip(&agg.aggs) {
-                        let v = match &call.arg {
-                            Some(e) => Some(self.eval(e, row)?),
-                            None => None,
-                        };
-                        let d = match &call.delimiter {
-                            Some(d) => Some(self.eval(d, row)?),
-                            None => None,
-                        };
-                        let keys = || {
-                            call.order_by
-                                .iter()
-                                .map(|k| self.eval(&k.expr, row))
-                                .collect::<Result<Vec<_>>>()
-                        };
-                        state.input(keys, v, d)?;
-                    }
-                    Ok(true)
-                };
+                let mut groups = grouping::Groups::in_memory(agg);
                 match &plan.source {
                     None => {
                         if self.matches(&plan.filter, &[])? {
-                            feed(&[])?;
+                            self.group_row(&mut groups, &[])?;
                         }
                     }
-                    Some(_) => self.for_each_source_row(plan, feed)?,
+                    Some(_) => self.for_each_source_row(plan, |row| {
+                        self.group_row(&mut groups, row)?;
+                        Ok(true)
+                    })?,
                 }
-                if states.is_empty() && agg.keys.is_empty() {
-                    states.push((Vec::new(), agg.aggs.iter().map(AggState::new).collect()));
-                }
-                for (key, st) in states {
-                    let mut row = key;
-                    for s in st {
-                        row.push(s.finish()?);
-                    }
-                    if let Some(h) = &agg.having {
-                        if !truthy(&self.eval(h, &row)?) {
-                            continue;
-                        }
-                    }
-                    emit(&row, &mut out)?;
-                }
+                self.finish_groups(groups, &mut |row| emit(row, &mut out))?;
             }
         }
         sort_by_keys(&plan.order_by, &mut out)?;

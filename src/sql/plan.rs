@@ -255,10 +255,12 @@ impl SelectPlan {
             && !self.projection.iter().any(Expr::has_set_returning)
     }
 
-    /// Whether its rows are its FROM's rows (joined, filtered) projected, and sorted by
-    /// ORDER BY if it has one, nothing else: then past `work_mem` they can go to disk
-    /// (sorted runs, or in arrival order without ORDER BY) and be sent as they are read
-    /// back. Not a lookup of one row by its key, which needs no such care.
+    /// Whether its rows are its FROM's rows (joined, filtered), grouped and aggregated or
+    /// made DISTINCT if it says so, projected, and sorted by ORDER BY if it has one,
+    /// nothing else: then past `work_mem` they can go to disk (groups and distinct rows
+    /// too, `executor/grouping.rs`; sorted runs, or in arrival order without ORDER BY)
+    /// and be sent as they are read back. Not a lookup of one row by its key, which needs
+    /// no such care.
     pub fn sorts_externally(&self) -> bool {
         let one_row = self.joins.is_empty()
             && self.source.as_ref().is_some_and(|s| {
@@ -269,9 +271,7 @@ impl SelectPlan {
             });
         self.source.is_some()
             && !one_row
-            && self.aggregation.is_none()
             && self.row_lock.is_none()
-            && !self.distinct
             && self.distinct_on == 0
             && self.set_op.is_none()
             && self.windows.is_empty()

@@ -218,6 +218,10 @@ const ROW_STREAM_BATCH_ROWS: usize = 1024;
 /// it goes to disk (64 MB at the default 4 MB).
 const UNSORTED_RESULT_WORK_MEMS: usize = 16;
 
+/// A grouping's or DISTINCT's hash table is held in memory up to this many times
+/// `work_mem` before its new groups go to disk (PostgreSQL's `hash_mem_multiplier`).
+const HASH_MEM_WORK_MEMS: usize = 2;
+
 /// A SELECT's result being read and sent in batches: its one table read by key under
 /// the statement's snapshot, in the statement's transaction (open until the caller's
 /// Sync), so its rows are never all in memory.
@@ -1167,7 +1171,11 @@ impl Session {
                 .saturating_mul(UNSORTED_RESULT_WORK_MEMS),
             false => self.work_mem_bytes(),
         };
-        let temp_dir = self.temp_dir();
+        let to = super::executor::SpillTo {
+            hash_mem_bytes: self.work_mem_bytes().saturating_mul(HASH_MEM_WORK_MEMS),
+            sort_mem_bytes: memory_bytes,
+            temp_dir: self.temp_dir(),
+        };
         let (skip, left, sorted) = self.with_executor(snapshot, params, false, |exec| {
             let (skip, left) = exec.offset_and_limit(sel)?;
             if left == Some(0) {
@@ -1175,7 +1183,7 @@ impl Session {
                 return Ok::<_, Error>((skip, left, None));
             }
             let keep = left.map(|l| l.saturating_add(skip));
-            let sorted = exec.sort_externally(sel, memory_bytes, keep, temp_dir)?;
+            let sorted = exec.sort_externally(sel, to, keep)?;
             Ok((skip, left, Some(sorted)))
         })?;
         let Some(sorted) = sorted else {

@@ -307,3 +307,86 @@ def test_a_sort_past_work_mem_goes_to_disk_not_memory(db, server):
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 20, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
+
+
+# ------------------------------------------------------------ GROUP BY and DISTINCT past work_mem
+
+GROUPINGS = [
+    "select name, count(*), sum(amount), min(k), max(k) from {t} group by name order by name",
+    "select k % 5000, count(*), avg(amount) from {t} group by 1 order by 1",
+    "select g % 5, name, count(*) from {t} group by 1, name having count(*) > 4 order by 3 desc, 1, 2",
+    "select amount, g % 2, count(*) from {t} group by 1, 2 order by 1 nulls first, 2",
+    "select name, string_agg(k::text, ',' order by k), array_agg(distinct g order by g) "
+    "from {t} group by name order by name",
+    "select count(distinct name), count(*), sum(k) from {t}",
+    "select count(*) from {t} where k < 0",
+    "select u.label, count(*), sum(t.amount) from {t} t join {u} u on u.g = t.g "
+    "group by u.label order by 1",
+    "select k % 7000 as m, count(*) from {t} group by 1 order by m limit 5 offset 100",
+    "select distinct name from {t} order by name",
+    "select distinct g, amount from {t} order by 2 desc nulls last, 1",
+    "select distinct k % 3000 as m from {t} order by m offset 10 limit 20",
+    "select distinct count(*) from {t} group by name order by 1",
+]
+
+
+@pytest.mark.parametrize("sql", GROUPINGS)
+def test_grouping_past_work_mem_matches_the_in_memory_one(db, sortable, sql):
+    """With work_mem 64kB most groups (or distinct rows) go to disk and are aggregated
+    when read back: the same rows as all in memory, on each server."""
+    t, u = sortable
+    sql = sql.format(t=t, u=u)
+    c = db.connect()
+    c.execute("set work_mem = '64MB'")
+    in_memory = rows(c, sql)
+    c.execute("set work_mem = '64kB'")
+    assert rows(c, sql) == in_memory
+    c.execute("reset work_mem")
+
+
+UNORDERED_GROUPINGS = [
+    "select k % 3000, count(*) from {t} group by 1",
+    "select distinct k % 3000, g from {t}",
+    "select name, g, sum(amount) from {t} group by name, g having sum(amount) > 10",
+]
+
+
+@pytest.mark.parametrize("sql", UNORDERED_GROUPINGS)
+def test_grouping_past_work_mem_without_order_by(db, sortable, sql):
+    """Without ORDER BY the groups come in another order, but each comes once."""
+    t, u = sortable
+    sql = sql.format(t=t, u=u)
+    c = db.connect()
+    c.execute("set work_mem = '64MB'")
+    in_memory = rows(c, sql)
+    c.execute("set work_mem = '64kB'")
+    on_disk = rows(c, sql)
+    assert len(on_disk) == len(set(on_disk))
+    assert sorted(on_disk, key=repr) == sorted(in_memory, key=repr)
+    c.execute("reset work_mem")
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+@pytest.mark.parametrize("sql", [
+    "select v, count(*) from {t} group by v",
+    "select distinct v from {t}",
+])
+def test_a_grouping_past_work_mem_goes_to_disk_not_memory(db, server, sql):
+    """20,000 groups of 4 kB keys with work_mem 1MB (so 2 MB of groups in memory, and
+    16 MB of the unsorted result): the server's peak memory grows by under 30 MiB (held
+    in memory, the groups raised it by more than their 80 MB), every group comes once,
+    and no temporary file is left behind."""
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
+    c.execute("set work_mem = '1MB'")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    seen = set()
+    with c.cursor() as cur:
+        for row in cur.stream(sql.format(t=t)):
+            assert row[0].startswith("x" * 4000)
+            seen.add(int(row[0][4000:]))
+            assert row[1:] in [(), (1,)]
+    assert seen == set(range(1, 20001))
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []

@@ -209,6 +209,14 @@ impl Sorted {
             Sorted::Merging(merge) => Ok(merge.next_row(order_by)?.map(|(_, row)| row)),
         }
     }
+
+    /// The next row with its sort keys, None after the last.
+    pub fn next_sort_row(&mut self, order_by: &[OrderKey]) -> Result<Option<SortRow>> {
+        match self {
+            Sorted::InMemory(rows) => Ok(rows.next()),
+            Sorted::Merging(merge) => merge.next_row(order_by),
+        }
+    }
 }
 
 /// The rows of several runs, merged in order: a binary heap of the runs by their next
@@ -412,7 +420,7 @@ fn row_bytes((keys, values): &SortRow) -> usize {
         + keys.iter().chain(values).map(value_bytes).sum::<usize>()
 }
 
-fn value_bytes(v: &Value) -> usize {
+pub(super) fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
             Value::Text(s) => s.len(),
