@@ -258,7 +258,7 @@ def start_again(self) -> None:
             cmd += ["-c", f"{k}={v}"]
         self._spawn(cmd, self.user)
     else:
-        cmd = [str(self.binary), "server", "-D", str(self.datadir), "-p", str(self.port),
+        cmd = [str(self.binary), "server", "--auth", "trust", "-D", str(self.datadir), "-p", str(self.port),
                "-c", f"unix_socket_directories={self.sockdir}"]
         for k, v in self.settings.items():
             cmd += ["-c", f"{k}={v}"]

@@ -73,6 +73,9 @@ impl SqlState {
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
     pub const CONNECTION_EXCEPTION: SqlState = SqlState("08000");
     pub const INVALID_AUTHORIZATION: SqlState = SqlState("28000");
+    pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
+    pub const RESERVED_NAME: SqlState = SqlState("42939");
+    pub const CONFIG_FILE_ERROR: SqlState = SqlState("F0000");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const IO_ERROR: SqlState = SqlState("58030");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");

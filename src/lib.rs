@@ -2,6 +2,7 @@
 //!
 //! Layers, bottom up (see `docs/architecture.md` for the guided tour):
 
+pub mod auth;
 pub mod constants;
 pub mod disk;
 pub mod engine;

@@ -59,6 +59,15 @@ enum Command {
         /// Set a configuration parameter, as `-c name=value`; may be repeated.
         #[arg(short = 'c', value_name = "NAME=VALUE")]
         settings: Vec<String>,
+        /// What a new data directory's pg_hba.conf allows: scram-sha-256 (peer for local
+        /// connections, SCRAM passwords over TCP from this machine) or trust (everyone on
+        /// this machine, for tests).
+        #[arg(long = "auth", value_name = "METHOD", default_value = "scram-sha-256",
+              value_parser = ["scram-sha-256", "trust"])]
+        auth: String,
+        /// Read the superuser's first password from this file (else one is generated).
+        #[arg(long = "pwfile", value_name = "FILE")]
+        pwfile: Option<PathBuf>,
     },
     /// Promote the standby running in a data directory to a primary.
     Promote {
@@ -116,6 +125,8 @@ fn main() -> ExitCode {
             data_dir,
             port,
             settings,
+            auth,
+            pwfile,
         } => {
             let mut overrides = Vec::new();
             for s in settings {
@@ -131,6 +142,11 @@ fn main() -> ExitCode {
                 data_dir,
                 port,
                 overrides,
+                auth: match auth.as_str() {
+                    "trust" => steadydb::auth::DefaultAuth::Trust,
+                    _ => steadydb::auth::DefaultAuth::Safe,
+                },
+                password_file: pwfile,
             };
             match steadydb::server::run(opts) {
                 Ok(()) => ExitCode::SUCCESS,

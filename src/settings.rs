@@ -70,6 +70,7 @@ pub const SERVER_VERSION: &str = "15.0 (SteadyDB 0.1.0)";
 
 pub static DEFS: &[Def] = &[
     Def { name: "application_name", default: "", kind: Kind::Str, context: Context::User, description: "Sets the application name to be reported in statistics and logs." },
+    Def { name: "authentication_timeout", default: "1min", kind: Kind::Int { min: 1, max: 600, unit: Unit::S }, context: Context::Sighup, description: "Sets the maximum allowed time to complete client authentication." },
     Def { name: "autovacuum", default: "on", kind: Kind::Bool, context: Context::Sighup, description: "Starts the autovacuum subprocess (SteadyDB's measures tables for the planner: it has nothing to vacuum)." },
     Def { name: "autovacuum_analyze_scale_factor", default: "0.1", kind: Kind::Real { min: 0.0, max: 100.0 }, context: Context::Sighup, description: "Number of tuple inserts, updates, or deletes prior to analyze as a fraction of reltuples." },
     Def { name: "autovacuum_analyze_threshold", default: "50", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: NO }, context: Context::Sighup, description: "Minimum number of tuple inserts, updates, or deletes prior to analyze." },
@@ -108,6 +109,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "max_wal_senders", default: "10", kind: Kind::Int { min: 0, max: 1000, unit: NO }, context: Context::Postmaster, description: "Sets the maximum number of simultaneously running WAL sender processes." },
     Def { name: "max_identifier_length", default: "63", kind: Kind::Int { min: 63, max: 63, unit: NO }, context: Context::Internal, description: "Shows the maximum identifier length." },
     Def { name: "max_wal_size", default: "1GB", kind: Kind::Int { min: 2, max: i32::MAX as i64, unit: Unit::Kb }, context: Context::Sighup, description: "Sets the WAL size that triggers a checkpoint." },
+    Def { name: "password_encryption", default: "scram-sha-256", kind: Kind::Enum(&["md5", "scram-sha-256"]), context: Context::User, description: "Chooses the algorithm for encrypting passwords." },
     Def { name: "port", default: "5433", kind: Kind::Int { min: 1, max: 65535, unit: NO }, context: Context::Postmaster, description: "Sets the TCP port the server listens on." },
     Def { name: "primary_conninfo", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the connection string to be used to connect to the sending server." },
     Def { name: "primary_slot_name", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the name of the replication slot to use on the sending server." },
@@ -117,6 +119,10 @@ pub static DEFS: &[Def] = &[
     Def { name: "server_version", default: SERVER_VERSION, kind: Kind::Str, context: Context::Internal, description: "Shows the server version." },
     Def { name: "server_version_num", default: "150000", kind: Kind::Int { min: 150000, max: 150000, unit: NO }, context: Context::Internal, description: "Shows the server version as an integer." },
     Def { name: "shared_buffers", default: "128MB", kind: Kind::Int { min: 16, max: 1 << 30, unit: Unit::Kb }, context: Context::Postmaster, description: "Sets the number of shared memory buffers used by the server." },
+    Def { name: "ssl", default: "off", kind: Kind::Bool, context: Context::Sighup, description: "Enables SSL connections." },
+    Def { name: "ssl_ca_file", default: "", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL certificate authority file (client certificates are not supported yet)." },
+    Def { name: "ssl_cert_file", default: "server.crt", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL server certificate file." },
+    Def { name: "ssl_key_file", default: "server.key", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL server private key file." },
     Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },
     Def { name: "statement_timeout", default: "0", kind: Kind::Int { min: 0, max: i32::MAX as i64, unit: Unit::Ms }, context: Context::User, description: "Sets the maximum allowed duration of any statement." },
     Def { name: "synchronize_seqscans", default: "on", kind: Kind::Bool, context: Context::User, description: "Enable synchronized sequential scans (scans here always start at the first key)." },

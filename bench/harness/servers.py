@@ -334,7 +334,7 @@ class SteadyDBServer(Server):
 
     def start(self) -> None:
         self.port = free_port()
-        cmd = [str(self.binary), "server", "-D", str(self.datadir), "-p", str(self.port),
+        cmd = [str(self.binary), "server", "--auth", "trust", "-D", str(self.datadir), "-p", str(self.port),
                "-c", f"unix_socket_directories={self.sockdir}"]
         for k, v in self.settings.items():
             cmd += ["-c", f"{k}={v}"]

@@ -94,7 +94,7 @@ def main() -> None:
         ap.error("--data is required")
     shutil.rmtree(args.data, ignore_errors=True)
     port = free_port()
-    cmd = [args.binary, "server", "-D", args.data, "-p", str(port)]
+    cmd = [args.binary, "server", "--auth", "trust", "-D", args.data, "-p", str(port)]
     for setting in args.c:
         cmd += ["-c", setting]
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -43,6 +43,8 @@ pub struct Engine {
     syncrep: Mutex<Option<JoinHandle<()>>>,
     /// Reads the configuration file again (`pg_reload_conf()`, SIGHUP); set by the server.
     pub reload: OnceLock<ReloadHook>,
+    /// Who may connect (`pg_hba.conf`); unset (an engine without a server) trusts all.
+    pub auth: OnceLock<Arc<crate::auth::Authenticator>>,
     /// On a standby: its walreceiver, and the thread that runs it.
     pub receiver: Option<Arc<ReceiverStatus>>,
     receiver_thread: Mutex<Option<JoinHandle<()>>>,
@@ -77,6 +79,7 @@ impl Engine {
             flusher: Mutex::new(None),
             syncrep: Mutex::new(None),
             reload: OnceLock::new(),
+            auth: OnceLock::new(),
             receiver: None,
             receiver_thread: Mutex::new(None),
             promoting: Mutex::new(()),
@@ -160,6 +163,7 @@ impl Engine {
             flusher: Mutex::new(Some(flusher)),
             syncrep: Mutex::new(Some(syncrep)),
             reload: OnceLock::new(),
+            auth: OnceLock::new(),
         }))
     }
 

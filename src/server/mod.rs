@@ -27,6 +27,11 @@ pub struct ServerOptions {
     pub port: Option<u16>,
     /// `-c name=value` overrides, in order.
     pub overrides: Vec<(String, String)>,
+    /// What a new `pg_hba.conf` allows (`--auth`).
+    pub auth: crate::auth::DefaultAuth,
+    /// The bootstrap superuser's first password, from `--pwfile` (else one is generated
+    /// when `pg_hba.conf` is made with passwords required).
+    pub password_file: Option<PathBuf>,
 }
 
 /// Prepare the data directory and settings. Fails with a clear message on bad settings.
@@ -114,6 +119,110 @@ fn reload(settings: &Settings, conf: &Path, overrides: &[(String, String)]) {
     }
 }
 
+/// Load `pg_hba.conf`, making it first if the data directory has none (`--auth` says
+/// what it allows). When it requires passwords, the bootstrap superuser gets one if it
+/// has none: `--pwfile`'s, or a generated one printed once on standard output (never to
+/// the log or the data directory).
+fn prepare_authentication(
+    engine: &Arc<Engine>,
+    opts: &ServerOptions,
+) -> Result<crate::auth::Authenticator> {
+    use crate::auth::{default_hba, DefaultAuth, HBA_FILE};
+    use crate::storage::roles::BOOTSTRAP_ROLE_NAME;
+    let path = opts.data_dir.join(HBA_FILE);
+    if !path.exists() {
+        write_private_file(&path, default_hba(opts.auth).as_bytes())?;
+        tracing::info!("created {} ({:?} defaults)", path.display(), opts.auth);
+    }
+    let authenticator = crate::auth::Authenticator::load(&path)?;
+    authenticator.set_tls(load_tls(&engine.settings, &opts.data_dir)?);
+    let has_password = engine
+        .txn
+        .catalog
+        .role(BOOTSTRAP_ROLE_NAME)
+        .is_some_and(|r| r.password.is_some());
+    let wanted = opts.password_file.is_some() || opts.auth == DefaultAuth::Safe;
+    if !has_password && wanted && !engine.is_standby() {
+        let (password, generated) = match &opts.password_file {
+            Some(file) => {
+                let text = std::fs::read_to_string(file).map_err(|e| io_error(file, e))?;
+                let first = text.lines().next().unwrap_or_default().to_string();
+                if first.is_empty() {
+                    return Err(Error::new(
+                        crate::error::SqlState::INVALID_PARAMETER_VALUE,
+                        format!("password file \"{}\" is empty", file.display()),
+                    ));
+                }
+                (first, false)
+            }
+            None => (generate_password(), true),
+        };
+        set_bootstrap_password(engine, &password)?;
+        if generated {
+            println!(
+                "The password of superuser \"{BOOTSTRAP_ROLE_NAME}\" is {password} (shown only now; change it with \\password in psql)."
+            );
+        }
+    }
+    Ok(authenticator)
+}
+
+/// The TLS configuration `ssl`, `ssl_cert_file` and `ssl_key_file` ask for (None when
+/// `ssl` is off).
+fn load_tls(
+    settings: &Settings,
+    data_dir: &Path,
+) -> Result<Option<Arc<tokio_rustls::rustls::ServerConfig>>> {
+    if !settings.is("ssl", "on") {
+        return Ok(None);
+    }
+    let file = |name: &str| data_dir.join(settings.show(name).unwrap_or_default());
+    crate::auth::tls::server_config(&file("ssl_cert_file"), &file("ssl_key_file")).map(Some)
+}
+
+fn write_private_file(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    file.write_all(contents)
+        .and_then(|_| file.sync_all())
+        .map_err(|e| io_error(path, e))
+}
+
+/// 24 letters and digits from the OS's random source (about 143 bits).
+fn generate_password() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789";
+    let mut rng = rand::rngs::OsRng;
+    (0..24)
+        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// ALTER ROLE of the bootstrap superuser's password, as that superuser.
+fn set_bootstrap_password(engine: &Arc<Engine>, password: &str) -> Result<()> {
+    use crate::storage::roles::BOOTSTRAP_ROLE_NAME;
+    let mut session = crate::sql::Session::new(engine.clone());
+    session.set_user(BOOTSTRAP_ROLE_NAME);
+    let sql = format!(
+        "ALTER ROLE {BOOTSTRAP_ROLE_NAME} PASSWORD '{}'",
+        password.replace('\'', "''")
+    );
+    let result = session.prepare_simple(&sql).and_then(|stmts| {
+        for stmt in stmts {
+            session.execute(&stmt, &[])?;
+        }
+        Ok(())
+    });
+    session.close();
+    result
+}
+
 fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::new(
         crate::error::SqlState::IO_ERROR,
@@ -159,6 +268,8 @@ pub fn run(opts: ServerOptions) -> Result<()> {
     let _lock = lock_data_dir(&opts.data_dir)?;
     raise_descriptor_limit(settings.get_int("max_connections") as u64);
     let engine = Engine::open(settings.clone(), &opts.data_dir)?;
+    let authenticator = Arc::new(prepare_authentication(&engine, &opts)?);
+    let _ = engine.auth.set(authenticator.clone());
     {
         let weak = Arc::downgrade(&engine);
         std::thread::Builder::new()
@@ -172,9 +283,15 @@ pub fn run(opts: ServerOptions) -> Result<()> {
             opts.data_dir.join("steadydb.conf"),
             opts.overrides.clone(),
         );
-        let _ = engine
-            .reload
-            .set(Box::new(move || reload(&settings, &conf, &overrides)));
+        let data_dir = opts.data_dir.clone();
+        let _ = engine.reload.set(Box::new(move || {
+            reload(&settings, &conf, &overrides);
+            authenticator.reload();
+            match load_tls(&settings, &data_dir) {
+                Ok(tls) => authenticator.set_tls(tls),
+                Err(e) => tracing::warn!("{}; the SSL configuration was not reloaded", e.message),
+            }
+        }));
     }
     let host = settings
         .show("listen_addresses")

@@ -953,6 +953,16 @@ impl Executor<'_> {
         }
         if let Some(view) = scan.system {
             let catalog = &self.engine.txn.catalog;
+            if view == super::system::SystemView::Catalog(super::pg_catalog::PgCatalog::AuthId) {
+                // It holds the passwords' verifiers.
+                let user = self.slot.activity.lock().user.clone();
+                if !catalog.role(&user).is_some_and(|r| r.superuser) {
+                    return Err(Error::new(
+                        SqlState::INSUFFICIENT_PRIVILEGE,
+                        "permission denied for table pg_authid",
+                    ));
+                }
+            }
             let txn = &*self.txn;
             let sees = |t: &Table| {
                 !txn.dropped.contains(&t.id)

@@ -34,6 +34,7 @@ mod plan;
 mod planner;
 #[cfg(test)]
 mod range_tests;
+mod roles;
 pub mod session;
 mod statistics;
 mod system;

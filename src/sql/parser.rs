@@ -337,6 +337,30 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         Some("set") if words.tokens.get(1).map(String::as_str) == Some("constraints") => {
             return parse_set_constraints(&words)
         }
+        // sqlparser reads CREATE USER as Snowflake's; PostgreSQL's is CREATE ROLE with
+        // LOGIN unless NOLOGIN is given.
+        Some("create") if words.tokens.get(1).map(String::as_str) == Some("user") => {
+            let at = words.offsets[1];
+            let role = format!("{}ROLE{}", &sql[..at], &sql[at + "user".len()..]);
+            let mut stmt = parse_statement(&role)?;
+            if let Statement::Ast(ast) = &mut stmt {
+                if let ast::Statement::CreateRole(cr) = ast.as_mut() {
+                    cr.login.get_or_insert(true);
+                }
+            }
+            return Ok(stmt);
+        }
+        // sqlparser takes only an unsigned CONNECTION LIMIT; PostgreSQL's may be -1.
+        Some("create" | "alter")
+            if matches!(
+                words.tokens.get(1).map(String::as_str),
+                Some("role" | "user")
+            ) =>
+        {
+            if let Some(stmt) = parse_negative_connection_limit(sql)? {
+                return Ok(stmt);
+            }
+        }
         // PostgreSQL's ABORT is ROLLBACK by another name.
         Some("abort") => {
             let at = sql.to_ascii_lowercase().find("abort").unwrap_or(0);
@@ -354,6 +378,44 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         1 => Ok(Statement::Ast(Box::new(stmts.remove(0)))),
         _ => Err(Error::syntax("syntax error: expected one statement")),
     }
+}
+
+/// A role statement with `CONNECTION LIMIT -n`: parsed with `n`, then negated; None if
+/// it has none.
+fn parse_negative_connection_limit(sql: &str) -> Result<Option<Statement>> {
+    use std::sync::OnceLock;
+    static NEGATIVE: OnceLock<regex::Regex> = OnceLock::new();
+    let negative = NEGATIVE.get_or_init(|| {
+        regex::Regex::new(r"(?i)\bconnection\s+limit\s*-\s*([0-9]+)").expect("a valid pattern")
+    });
+    if !negative.is_match(sql) {
+        return Ok(None);
+    }
+    let unsigned = negative.replace(sql, "CONNECTION LIMIT $1");
+    let mut stmt = parse_statement(&unsigned)?;
+    let negate = |e: &mut ast::Expr| {
+        *e = ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr: Box::new(e.clone()),
+        }
+    };
+    if let Statement::Ast(ast) = &mut stmt {
+        match ast.as_mut() {
+            ast::Statement::CreateRole(cr) => cr.connection_limit.iter_mut().for_each(negate),
+            ast::Statement::AlterRole {
+                operation: ast::AlterRoleOperation::WithOptions { options },
+                ..
+            } => {
+                for option in options {
+                    if let ast::RoleOption::ConnectionLimit(e) = option {
+                        negate(e);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Some(stmt))
 }
 
 fn parse_set_constraints(words: &Words) -> Result<Statement> {
@@ -1359,5 +1421,140 @@ mod lift_tests {
             lift_literals(&format!("insert into t values {}", values(most))).unwrap();
         assert_eq!(vals.len(), most);
         assert!(lift_literals(&format!("insert into t values {}", values(most + 1))).is_none());
+    }
+}
+
+/// `text` with the string after each PASSWORD keyword (CREATE / ALTER ROLE) replaced by
+/// `'********'`, for the log and pg_stat_activity: a password never appears in either.
+pub fn mask_passwords(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .as_bytes()
+        .windows(8)
+        .any(|w| w.eq_ignore_ascii_case(b"password"))
+    {
+        return text.into();
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut after_password = false;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &text[start..i];
+            // E'...' is a string; any other word ends the keyword's reach.
+            if after_password && word.eq_ignore_ascii_case("e") && bytes.get(i) == Some(&b'\'') {
+                let end = quoted_end(bytes, i, true);
+                out.push_str("'********'");
+                i = end;
+                after_password = false;
+                continue;
+            }
+            after_password = word.eq_ignore_ascii_case("password");
+            out.push_str(word);
+        } else if c == b'\'' || c == b'$' && dollar_tag(bytes, i).is_some() {
+            let end = if c == b'\'' {
+                quoted_end(bytes, i, false)
+            } else {
+                let tag = dollar_tag(bytes, i).unwrap_or_default();
+                text[i + tag.len()..]
+                    .find(&tag)
+                    .map_or(bytes.len(), |at| i + tag.len() + at + tag.len())
+            };
+            if after_password {
+                out.push_str("'********'");
+            } else {
+                out.push_str(&text[i..end]);
+            }
+            after_password = false;
+            i = end;
+        } else if c == b'"' {
+            let end = text[i + 1..]
+                .find('"')
+                .map_or(bytes.len(), |at| i + 1 + at + 1);
+            out.push_str(&text[i..end]);
+            after_password = false;
+            i = end;
+        } else {
+            // Whitespace keeps the keyword's reach; anything else ends it.
+            if !c.is_ascii_whitespace() {
+                after_password = false;
+            }
+            let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&text[i..i + ch_len]);
+            i += ch_len;
+        }
+    }
+    out.into()
+}
+
+/// The end of the quoted string starting at `start` (its opening quote), past its closing
+/// quote; `escapes`: backslash escapes the next byte (E'...').
+fn quoted_end(bytes: &[u8], start: usize, escapes: bool) -> usize {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if escapes => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b'\'' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// The dollar-quote tag (`$$` or `$name$`) starting at `start`, if one does.
+fn dollar_tag(bytes: &[u8], start: usize) -> Option<String> {
+    let mut i = start + 1;
+    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        i += 1;
+    }
+    (bytes.get(i) == Some(&b'$')).then(|| String::from_utf8_lossy(&bytes[start..=i]).into_owned())
+}
+
+#[cfg(test)]
+mod mask_tests {
+    use super::mask_passwords;
+
+    #[test]
+    fn passwords_are_masked_and_nothing_else() {
+        for (given, masked) in [
+            (
+                "create role a login password 'sec''ret'",
+                "create role a login password '********'",
+            ),
+            (
+                "ALTER USER a WITH PASSWORD E'x\\'y' VALID UNTIL 'infinity'",
+                "ALTER USER a WITH PASSWORD '********' VALID UNTIL 'infinity'",
+            ),
+            (
+                "alter role a password $$p'w$$ login",
+                "alter role a password '********' login",
+            ),
+            (
+                "alter role a password $t$p$t$",
+                "alter role a password '********'",
+            ),
+            (
+                "select 'password', password from t where password = 'x'",
+                "select 'password', password from t where password = 'x'",
+            ),
+            (
+                "create role \"password\" password\n  'x'",
+                "create role \"password\" password\n  '********'",
+            ),
+            ("alter role a password null", "alter role a password null"),
+            ("select 1", "select 1"),
+            (
+                "alter role a password 'unterminated",
+                "alter role a password '********'",
+            ),
+        ] {
+            assert_eq!(mask_passwords(given), masked, "{given}");
+        }
     }
 }

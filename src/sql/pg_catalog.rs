@@ -57,7 +57,6 @@ pub const NAMESPACE_PUBLIC: u32 = 2200;
 pub const NAMESPACE_INFORMATION_SCHEMA: u32 = 13000;
 /// The bootstrap superuser, `postgres`: every object's owner.
 pub const BOOTSTRAP_ROLE: u32 = 10;
-const BOOTSTRAP_ROLE_NAME: &str = "postgres";
 /// The predefined role that owns schema `public`: whoever owns the database.
 pub const DATABASE_OWNER_ROLE: u32 = 6171;
 pub const DATABASE_OWNER_ROLE_NAME: &str = "pg_database_owner";
@@ -78,6 +77,8 @@ pub enum PgCatalog {
     AttrDef,
     Database,
     Roles,
+    AuthId,
+    User,
     Am,
     Settings,
     Description,
@@ -136,6 +137,8 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::AttrDef, "pg_attrdef", 2604, true),
     (PgCatalog::Database, "pg_database", 1262, true),
     (PgCatalog::Roles, "pg_roles", 12001, false),
+    (PgCatalog::AuthId, "pg_authid", 1260, true),
+    (PgCatalog::User, "pg_user", 12010, false),
     (PgCatalog::Am, "pg_am", 2601, true),
     (PgCatalog::Settings, "pg_settings", 12002, false),
     (PgCatalog::Description, "pg_description", 2609, true),
@@ -535,6 +538,31 @@ impl PgCatalog {
                 ("daticulocale", Text),
                 ("datcollversion", Text),
                 ("datacl", array(&Text)),
+            ],
+            PgCatalog::User => &[
+                ("usename", Name),
+                ("usesysid", Oid),
+                ("usecreatedb", Bool),
+                ("usesuper", Bool),
+                ("userepl", Bool),
+                ("usebypassrls", Bool),
+                ("passwd", Text),
+                ("valuntil", DataType::TimestampTz),
+                ("useconfig", array(&Text)),
+            ],
+            PgCatalog::AuthId => &[
+                ("oid", Oid),
+                ("rolname", Name),
+                ("rolsuper", Bool),
+                ("rolinherit", Bool),
+                ("rolcreaterole", Bool),
+                ("rolcreatedb", Bool),
+                ("rolcanlogin", Bool),
+                ("rolreplication", Bool),
+                ("rolbypassrls", Bool),
+                ("rolconnlimit", Int4),
+                ("rolpassword", Text),
+                ("rolvaliduntil", DataType::TimestampTz),
             ],
             PgCatalog::Roles => &[
                 ("rolname", Name),
@@ -1110,29 +1138,28 @@ impl PgCatalog {
                 Value::Null,
                 Value::Null,
             ]],
-            PgCatalog::Roles => [
-                (BOOTSTRAP_ROLE_NAME, BOOTSTRAP_ROLE, true),
-                (DATABASE_OWNER_ROLE_NAME, DATABASE_OWNER_ROLE, false),
-            ]
-            .iter()
-            .map(|(n, o, login)| {
-                let b = Value::Bool(*login);
-                vec![
-                    name(n),
-                    b.clone(),
-                    Value::Bool(true),
-                    b.clone(),
-                    b.clone(),
-                    b.clone(),
-                    b.clone(),
-                    Value::Int4(-1),
-                    Value::Text("********".into()),
-                    Value::Null,
-                    b,
-                    Value::Oid(*o),
-                ]
-            })
-            .collect(),
+            PgCatalog::Roles => role_rows(engine, false),
+            PgCatalog::AuthId => role_rows(engine, true),
+            PgCatalog::User => engine
+                .txn
+                .catalog
+                .roles()
+                .iter()
+                .filter(|r| r.login)
+                .map(|r| {
+                    vec![
+                        name(&r.name),
+                        Value::Oid(r.oid),
+                        Value::Bool(r.create_db),
+                        Value::Bool(r.superuser),
+                        Value::Bool(r.replication),
+                        Value::Bool(r.bypass_rls),
+                        Value::Text("********".into()),
+                        r.valid_until_us.map_or(Value::Null, Value::TimestampTz),
+                        Value::Null,
+                    ]
+                })
+                .collect(),
             PgCatalog::Am => vec![
                 vec![
                     Value::Oid(HEAP_AM),
@@ -1577,8 +1604,63 @@ pub fn table_oid(t: &Table) -> u32 {
 }
 
 /// The OID of the object numbered `id` (a table, or a sequence CREATE SEQUENCE made).
-fn id_oid(id: crate::storage::TableId) -> u32 {
+pub(crate) fn id_oid(id: crate::storage::TableId) -> u32 {
     FIRST_TABLE_OID.wrapping_add(id.0.wrapping_mul(OIDS_PER_TABLE))
+}
+
+/// pg_roles' rows (`authid`: pg_authid's, with the password's verifier and the columns
+/// in pg_authid's order): every role of the catalog, and the predefined
+/// `pg_database_owner`.
+fn role_rows(engine: &Engine, authid: bool) -> Vec<Vec<Value>> {
+    let mut roles: Vec<crate::storage::Role> = engine
+        .txn
+        .catalog
+        .roles()
+        .iter()
+        .map(|r| (**r).clone())
+        .collect();
+    let mut owner = crate::storage::Role::new(DATABASE_OWNER_ROLE_NAME, DATABASE_OWNER_ROLE);
+    owner.inherit = true;
+    roles.push(owner);
+    roles.sort_by_key(|r| r.oid);
+    roles
+        .into_iter()
+        .map(|r| {
+            let until = r.valid_until_us.map_or(Value::Null, Value::TimestampTz);
+            let b = Value::Bool;
+            if authid {
+                vec![
+                    Value::Oid(r.oid),
+                    name(&r.name),
+                    b(r.superuser),
+                    b(r.inherit),
+                    b(r.create_role),
+                    b(r.create_db),
+                    b(r.login),
+                    b(r.replication),
+                    b(r.bypass_rls),
+                    Value::Int4(r.connection_limit),
+                    r.password.map_or(Value::Null, Value::Text),
+                    until,
+                ]
+            } else {
+                vec![
+                    name(&r.name),
+                    b(r.superuser),
+                    b(r.inherit),
+                    b(r.create_role),
+                    b(r.create_db),
+                    b(r.login),
+                    b(r.replication),
+                    Value::Int4(r.connection_limit),
+                    Value::Text("********".into()),
+                    until,
+                    b(r.bypass_rls),
+                    Value::Oid(r.oid),
+                ]
+            }
+        })
+        .collect()
 }
 
 fn tables(engine: &Engine, visible: &CatalogView) -> Vec<(Arc<Table>, Arc<TableDef>)> {

@@ -594,6 +594,8 @@ pub enum Plan {
     CreateView {
         view: crate::storage::View,
     },
+    /// CREATE / ALTER / DROP ROLE (or USER).
+    Role(super::roles::RoleStatement),
     DropView {
         names: Vec<String>,
         if_exists: bool,

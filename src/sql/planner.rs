@@ -1196,6 +1196,16 @@ impl Planner<'_> {
             S::AlterTable(at) => self.plan_alter(at),
             S::CreateIndex(ci) => self.plan_create_index(ci),
             S::CreateView(cv) => self.plan_create_view(cv),
+            S::CreateRole(cr) => Ok(Plan::Role(super::roles::plan_create(cr)?)),
+            S::AlterRole { name, operation } => {
+                Ok(Plan::Role(super::roles::plan_alter(name, operation)?))
+            }
+            S::Drop {
+                object_type: ast::ObjectType::Role | ast::ObjectType::User,
+                if_exists,
+                names,
+                ..
+            } => Ok(Plan::Role(super::roles::plan_drop(names, *if_exists)?)),
             S::Drop {
                 object_type: ast::ObjectType::View,
                 if_exists,

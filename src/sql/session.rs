@@ -28,6 +28,7 @@ use crate::types::{self, DataType, Value};
 use crate::wal::Lsn;
 use crate::wal::{RecordKind, SyncLevel};
 
+mod roles;
 mod txn_control;
 
 use txn_control::Savepoint;
@@ -352,8 +353,9 @@ impl Drop for Session {
 /// (a huge statement must not flood the log once per error).
 fn logged_text(text: &str) -> std::borrow::Cow<'_, str> {
     const MAX_LOGGED_BYTES: usize = 1024;
+    let text = parser::mask_passwords(text);
     if text.len() <= MAX_LOGGED_BYTES {
-        return text.into();
+        return text;
     }
     let mut end = MAX_LOGGED_BYTES;
     while !text.is_char_boundary(end) {
@@ -400,6 +402,11 @@ impl Session {
         self.slot.activity.lock().user = user.to_string();
     }
 
+    /// The connection's TLS protocol, cipher suite and key bits, for pg_stat_ssl.
+    pub fn set_ssl(&mut self, version: String, cipher: String, bits: i32) {
+        self.slot.activity.lock().ssl = Some((version, cipher, bits));
+    }
+
     /// Where the client connects from, for pg_stat_activity (`None`: a Unix socket).
     pub fn set_client(&mut self, client: Option<std::net::SocketAddr>) {
         self.slot.activity.lock().client = client;
@@ -412,7 +419,7 @@ impl Session {
             Some(q) => {
                 a.state = "active";
                 a.query.clear();
-                a.query.push_str(q);
+                a.query.push_str(&parser::mask_passwords(q));
                 a.query_start_us = Some(now_us());
             }
             None => {
@@ -1414,6 +1421,7 @@ impl Session {
             &self.engine,
             self.txn.as_ref().map(|t| t.isolation),
             self.txn.as_ref().map(|t| t.read_only),
+            self.superuser_now(),
             name,
         )
     }
@@ -1962,6 +1970,7 @@ impl Session {
                 self.create_sequence(name, *options, *if_not_exists, owned_by.as_ref())?;
                 command("CREATE SEQUENCE")
             }
+            Plan::Role(stmt) => self.run_role_statement(stmt),
             Plan::CreateView { view } => {
                 self.refuse_in_block("CREATE VIEW", None)?;
                 let txn = self.engine.txn.clone();
@@ -3062,7 +3071,9 @@ impl Session {
         let isolation = self.txn.as_ref().map(|t| t.isolation);
         let read_only = self.txn.as_ref().map(|t| t.read_only);
         let overrides = &self.overrides;
-        let settings_fn = |n: &str| show_setting(overrides, &engine, isolation, read_only, n);
+        let superuser = self.superuser_now();
+        let settings_fn =
+            |n: &str| show_setting(overrides, &engine, isolation, read_only, superuser, n);
         let Some(txn) = self.txn.as_mut() else {
             return Err(Error::internal("statement without a transaction").into());
         };
@@ -3456,6 +3467,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::DropSequence { .. }
         | Plan::CreateView { .. }
         | Plan::DropView { .. }
+        | Plan::Role(_)
         | Plan::SequenceOwner { .. }
         | Plan::RestartSequence { .. }
         | Plan::AddIdentity { .. }
@@ -3661,8 +3673,12 @@ fn show_setting(
     engine: &Engine,
     isolation: Option<Isolation>,
     read_only: Option<bool>,
+    superuser: bool,
     name: &str,
 ) -> Option<String> {
+    if name.eq_ignore_ascii_case("is_superuser") {
+        return Some(if superuser { "on" } else { "off" }.to_string());
+    }
     if name.eq_ignore_ascii_case("transaction_read_only") {
         return Some(
             match read_only {
@@ -3719,6 +3735,7 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::CreateSequence { .. } => "CREATE SEQUENCE",
         Plan::CreateView { .. } => "CREATE VIEW",
         Plan::DropView { .. } => "DROP VIEW",
+        Plan::Role(stmt) => stmt.tag(),
         Plan::DropSequence { .. } => "DROP SEQUENCE",
         Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
         Plan::SetColumnDefault { .. }

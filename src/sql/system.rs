@@ -54,6 +54,8 @@ pub enum SystemView {
     InfoKeyColumnUsage,
     /// `information_schema.referential_constraints`.
     InfoReferentialConstraints,
+    /// `pg_stat_ssl`: which sessions are encrypted, and how.
+    Ssl,
     /// A catalog of `pg_catalog` (`pg_catalog.rs`).
     Catalog(super::pg_catalog::PgCatalog),
 }
@@ -65,6 +67,7 @@ impl SystemView {
             "steadydb_stat_commit_groups" => Some(SystemView::CommitGroups),
             "steadydb_stat_reply_batches" => Some(SystemView::ReplyBatches),
             "pg_stat_activity" => Some(SystemView::Activity),
+            "pg_stat_ssl" => Some(SystemView::Ssl),
             "pg_stat_checkpointer" => Some(SystemView::Checkpointer),
             "steadydb_stat_buffers" => Some(SystemView::Buffers),
             "steadydb_stat_stages" => Some(SystemView::Stages),
@@ -134,6 +137,16 @@ impl SystemView {
                 ("replies_per_batch_mean", DataType::Float8),
                 ("replies_per_batch_max", DataType::Int8),
                 ("finished_by_connection", DataType::Int8),
+            ],
+            SystemView::Ssl => &[
+                ("pid", DataType::Int4),
+                ("ssl", DataType::Bool),
+                ("version", DataType::Text),
+                ("cipher", DataType::Text),
+                ("bits", DataType::Int4),
+                ("client_dn", DataType::Text),
+                ("client_serial", DataType::Numeric(None)),
+                ("issuer_dn", DataType::Text),
             ],
             SystemView::Activity => &[
                 ("datname", DataType::Text),
@@ -244,6 +257,7 @@ impl SystemView {
             SystemView::CommitGroups => "steadydb_stat_commit_groups",
             SystemView::ReplyBatches => "steadydb_stat_reply_batches",
             SystemView::Activity => "pg_stat_activity",
+            SystemView::Ssl => "pg_stat_ssl",
             SystemView::Checkpointer => "pg_stat_checkpointer",
             SystemView::Buffers => "steadydb_stat_buffers",
             SystemView::Stages => "steadydb_stat_stages",
@@ -439,6 +453,29 @@ impl SystemView {
                         text(a.state),
                         text(&a.query),
                         text("client backend"),
+                    ]
+                    .into()
+                })
+                .collect(),
+            SystemView::Ssl => engine
+                .txn
+                .sessions()
+                .iter()
+                .map(|slot| {
+                    let ssl = slot.activity.lock().ssl.clone();
+                    let (on, version, cipher, bits) = match ssl {
+                        Some((v, c, b)) => (true, Value::Text(v), Value::Text(c), Value::Int4(b)),
+                        None => (false, Value::Null, Value::Null, Value::Null),
+                    };
+                    vec![
+                        Value::Int4(slot.pid),
+                        Value::Bool(on),
+                        version,
+                        cipher,
+                        bits,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
                     ]
                     .into()
                 })

@@ -18,6 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::page::PageId;
 use super::pool::{BufferPool, PageMap};
+use super::roles::{Role, BOOTSTRAP_ROLE_NAME};
 use super::{IndexDef, Table, TableId};
 use crate::disk::sim::SimDisk;
 use crate::disk::Disk;
@@ -701,6 +702,8 @@ impl View {
 pub struct Catalog {
     pool: Arc<BufferPool>,
     views: RwLock<FxHashMap<String, Arc<View>>>,
+    /// Every role, the bootstrap superuser always among them (`roles.rs`).
+    roles: RwLock<FxHashMap<String, Arc<Role>>>,
     tables: RwLock<FxHashMap<String, Arc<Table>>>,
     /// Dropped by a transaction that has not committed yet.
     dropping: RwLock<FxHashMap<TableId, Arc<Table>>>,
@@ -739,6 +742,11 @@ impl Catalog {
             unconfirmed: RwLock::default(),
             sequences: RwLock::default(),
             views: RwLock::default(),
+            roles: RwLock::new(
+                [(BOOTSTRAP_ROLE_NAME.to_string(), Arc::new(Role::bootstrap()))]
+                    .into_iter()
+                    .collect(),
+            ),
             next_table_id: AtomicU32::new(0),
             version: AtomicU64::new(0),
             ddl: parking_lot::Mutex::new(()),
@@ -930,6 +938,33 @@ impl Catalog {
         self.bump();
     }
 
+    pub fn role(&self, name: &str) -> Option<Arc<Role>> {
+        self.roles.read().get(name).cloned()
+    }
+
+    /// Every role, by name.
+    pub fn roles(&self) -> Vec<Arc<Role>> {
+        let mut roles: Vec<_> = self.roles.read().values().cloned().collect();
+        roles.sort_by(|a, b| a.name.cmp(&b.name));
+        roles
+    }
+
+    /// Create or replace a role (CREATE ROLE, ALTER ROLE, and their replay).
+    pub fn set_role(&self, role: Role) {
+        self.roles.write().insert(role.name.clone(), Arc::new(role));
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Drop a role; the bootstrap superuser stays.
+    pub fn drop_role(&self, name: &str) {
+        let mut roles = self.roles.write();
+        if roles.get(name).is_some_and(|r| !r.is_bootstrap()) {
+            roles.remove(name);
+        }
+        drop(roles);
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
     pub fn view(&self, name: &str) -> Option<Arc<View>> {
         self.views.read().get(name).cloned()
     }
@@ -1082,6 +1117,11 @@ impl Catalog {
         for v in views.values() {
             v.put(&mut w);
         }
+        let roles = self.roles.read();
+        w.varint(roles.len() as u64);
+        for role in roles.values() {
+            role.put(&mut w);
+        }
         w.buf
     }
 
@@ -1144,6 +1184,16 @@ impl Catalog {
                 .views
                 .write()
                 .insert(view.name.clone(), Arc::new(view));
+        }
+        // Images written before roles existed end here: the bootstrap role alone.
+        if !r.is_done() {
+            for _ in 0..r.varint()? {
+                let role = Role::get(&mut r)?;
+                catalog
+                    .roles
+                    .write()
+                    .insert(role.name.clone(), Arc::new(role));
+            }
         }
         if !r.is_done() {
             return Err(corrupt("trailing bytes".into()));

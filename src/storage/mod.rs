@@ -35,6 +35,7 @@ mod crash_tests;
 pub mod index;
 pub mod page;
 pub mod pool;
+pub mod roles;
 pub mod spill;
 pub mod stats;
 pub use pool::POOL_TABLE_SHARDS;
@@ -49,4 +50,5 @@ pub use catalog::{
     SequenceExhausted, SequenceOptions, TableDef, View,
 };
 pub use index::{Index, IndexDef};
+pub use roles::Role;
 pub use table::{Key, Row, Table, TableId, Version, VERSION_SHARDS};

@@ -114,6 +114,8 @@ pub struct Activity {
     pub backend_start_us: i64,
     pub query_start_us: Option<i64>,
     pub xact_start_us: Option<i64>,
+    /// The TLS protocol, cipher suite and its key bits, on an encrypted connection.
+    pub ssl: Option<(String, String, i32)>,
 }
 
 impl SessionSlot {

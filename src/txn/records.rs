@@ -345,6 +345,8 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
         | RecordKind::SetSequence
         | RecordKind::CreateView
         | RecordKind::DropView
+        | RecordKind::SetRole
+        | RecordKind::DropRole
         | RecordKind::DropTable
         | RecordKind::SequenceAdvance
         | RecordKind::WriteSetPiece => {}
@@ -448,6 +450,12 @@ pub fn replay(
         }
         RecordKind::DropView => {
             catalog.drop_view(&r.str()?);
+        }
+        RecordKind::SetRole => {
+            catalog.set_role(crate::storage::Role::get(&mut r)?);
+        }
+        RecordKind::DropRole => {
+            catalog.drop_role(&r.str()?);
         }
         RecordKind::SetSequence => {
             let name = r.str()?;

@@ -32,7 +32,7 @@ mod tests;
 
 pub use array::{array_of, array_oid, array_type_of_oid, static_element};
 pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
-pub use datetime::{date_to_timestamp, timestamp_to_date, USECS_PER_DAY};
+pub use datetime::{date_to_timestamp, parse_timestamp, timestamp_to_date, USECS_PER_DAY};
 pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
     encode_key_typed, encode_row,

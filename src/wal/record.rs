@@ -53,6 +53,10 @@ pub enum RecordKind {
     CreateView = 11,
     /// DROP VIEW: str name.
     DropView = 12,
+    /// CREATE ROLE or ALTER ROLE: the role's whole definition (`storage::Role::put`).
+    SetRole = 13,
+    /// DROP ROLE: str name.
+    DropRole = 14,
 }
 
 impl RecordKind {
@@ -70,6 +74,8 @@ impl RecordKind {
             10 => RecordKind::SetSequence,
             11 => RecordKind::CreateView,
             12 => RecordKind::DropView,
+            13 => RecordKind::SetRole,
+            14 => RecordKind::DropRole,
             _ => return None,
         })
     }

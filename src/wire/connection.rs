@@ -17,14 +17,19 @@ use super::extended::Portals;
 use super::frontend::{decode_message, Framed, FrontendMessage, Input};
 use super::reply_batch::{self, Sent};
 use super::startup::{self, Startup};
+use super::stream::Stream;
 use crate::engine::Engine;
 use crate::error::{Error, SqlState};
 use crate::sql::{Outcome, Prepared, RowStream, RowsTag, Session, TxnStatus};
 use crate::types::Value;
 
-/// How long a client may take to complete the startup phase (PostgreSQL's
-/// `authentication_timeout` default). Idle connections after startup have no timeout.
-pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a client may take to complete the startup phase and authentication: the
+/// `authentication_timeout` setting (a minute unless set). Idle connections after
+/// startup have no timeout.
+fn authentication_timeout(engine: &Engine) -> Duration {
+    let seconds = engine.settings.get_int("authentication_timeout");
+    Duration::from_secs(if seconds > 0 { seconds as u64 } else { 60 })
+}
 
 /// A byte stream a connection runs on: a TCP or Unix-domain socket, or an in-memory
 /// stream in tests.
@@ -107,7 +112,7 @@ pub enum Next {
 /// Write errors are sticky: once the socket fails, output is discarded and the next read
 /// reports [`Next::Eof`], so handlers never have to thread I/O errors through.
 pub struct Io<S> {
-    stream: S,
+    stream: Stream<S>,
     shared: Arc<Shared>,
     pub input: Input,
     pub output: Output,
@@ -128,7 +133,7 @@ impl<S> Drop for Io<S> {
 impl<S: Transport> Io<S> {
     pub fn new(stream: S, shared: Arc<Shared>) -> Io<S> {
         Io {
-            stream,
+            stream: Stream::Plain(stream),
             shared,
             input: Input::new(),
             output: Output::new(),
@@ -139,7 +144,35 @@ impl<S: Transport> Io<S> {
 
     #[cfg(test)]
     pub fn stream(&self) -> &S {
-        &self.stream
+        match &self.stream {
+            Stream::Plain(s) => s,
+            _ => panic!("not a plain stream"),
+        }
+    }
+
+    /// Whether the connection is encrypted.
+    pub fn is_tls(&self) -> bool {
+        matches!(self.stream, Stream::Tls(_))
+    }
+
+    pub fn tls_info(&self) -> Option<super::stream::TlsInfo> {
+        self.stream.tls_info()
+    }
+
+    /// Run the TLS handshake over the socket (after answering an SSLRequest with 'S');
+    /// from then on every byte is encrypted. On failure the connection is closed.
+    pub async fn start_tls(
+        &mut self,
+        config: Arc<tokio_rustls::rustls::ServerConfig>,
+    ) -> io::Result<()> {
+        let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Closed) else {
+            return Err(io::Error::other("TLS is already on"));
+        };
+        let tls = tokio_rustls::TlsAcceptor::from(config)
+            .accept(plain)
+            .await?;
+        self.stream = Stream::Tls(Box::new(tls));
+        Ok(())
     }
 
     pub fn shared(&self) -> &Arc<Shared> {
@@ -269,6 +302,41 @@ impl<S: Transport> Io<S> {
         }
     }
 
+    /// The OS user at the other end of a Unix-domain socket (for `peer`), if the
+    /// kernel tells it.
+    pub fn peer_os_user(&self) -> Option<String> {
+        let fd = self.stream.socket_fd()?;
+        // SAFETY: getsockopt writes at most `len` bytes into `cred`, a plain C struct.
+        let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        let got = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                &mut cred as *mut libc::ucred as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if got != 0 || len as usize != std::mem::size_of::<libc::ucred>() {
+            return None;
+        }
+        let mut buf = vec![0 as libc::c_char; 16 * 1024];
+        // SAFETY: getpwuid_r fills `pwd` with pointers into `buf`, which outlives their
+        // use below; `found` is null unless the entry was found.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = unsafe {
+            libc::getpwuid_r(cred.uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found)
+        };
+        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        // SAFETY: pw_name points at a NUL-terminated string inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        name.to_str().ok().map(str::to_string)
+    }
+
     /// Send a FATAL error and write everything out; the caller then closes.
     pub async fn fatal(&mut self, err: &Error) {
         tracing::warn!(code = %err.code, "closing connection: {}", err.message);
@@ -295,13 +363,41 @@ pub async fn run<S: Transport>(
     client: Option<std::net::SocketAddr>,
     protocol: &mut Option<Protocol>,
 ) {
-    let negotiated = tokio::time::timeout(
-        STARTUP_TIMEOUT,
-        startup::negotiate(io, &|db| engine.database_exists(db)),
+    let timeout = authentication_timeout(engine);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let negotiated = tokio::time::timeout_at(
+        deadline,
+        startup::negotiate(
+            io,
+            &|db| engine.database_exists(db),
+            engine.auth.get().and_then(|a| a.tls()),
+        ),
     )
     .await;
     let params = match negotiated {
-        Ok(Startup::Ready(params)) => params,
+        Ok(Startup::Ready(params)) => {
+            let origin = super::auth::Origin {
+                client,
+                ssl: io.is_tls(),
+            };
+            let authenticated = tokio::time::timeout_at(
+                deadline,
+                super::auth::authenticate(io, engine, &params, &origin),
+            )
+            .await;
+            match authenticated {
+                Ok(Ok(())) => params,
+                Ok(Err(super::auth::Refusal::Fatal(e))) => {
+                    io.fatal(&e).await;
+                    return;
+                }
+                Ok(Err(super::auth::Refusal::Gone)) => return,
+                Err(_) => {
+                    tracing::warn!("client did not complete authentication in time");
+                    return;
+                }
+            }
+        }
         Ok(Startup::Cancel { pid, secret }) => {
             let found = engine.cancel(pid, secret);
             tracing::debug!(pid, found, "cancel request");
@@ -326,6 +422,9 @@ pub async fn run<S: Transport>(
     });
     state.session.set_user(&params.user);
     state.session.set_client(client);
+    if let Some(tls) = io.tls_info() {
+        state.session.set_ssl(tls.version, tls.cipher, tls.bits);
+    }
     if !params.application_name.is_empty() {
         let _ = state
             .session
@@ -347,6 +446,12 @@ pub async fn run<S: Transport>(
         pid,
         secret,
         engine.is_standby(),
+        engine.auth.get().is_none()
+            || engine
+                .txn
+                .catalog
+                .role(&params.user)
+                .is_some_and(|r| r.superuser),
         &reported,
     );
     io.flush().await;

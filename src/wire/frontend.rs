@@ -114,7 +114,19 @@ fn insufficient_data() -> Error {
 pub fn is_known_type(tag: u8) -> bool {
     matches!(
         tag,
-        b'Q' | b'P' | b'B' | b'D' | b'E' | b'C' | b'S' | b'H' | b'X' | b'F' | b'd' | b'c' | b'f'
+        b'Q' | b'P'
+            | b'B'
+            | b'D'
+            | b'E'
+            | b'C'
+            | b'S'
+            | b'H'
+            | b'X'
+            | b'F'
+            | b'd'
+            | b'c'
+            | b'f'
+            | b'p'
     )
 }
 

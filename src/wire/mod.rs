@@ -78,6 +78,7 @@
 //!   are ignored.
 //! - The FunctionCall message is answered with ERROR 0A000.
 
+mod auth;
 mod backend;
 mod basebackup;
 mod connection;
@@ -86,6 +87,7 @@ mod extended;
 mod frontend;
 pub mod reply_batch;
 mod startup;
+mod stream;
 #[cfg(test)]
 mod test_support;
 mod walsender;

@@ -4,6 +4,7 @@
 use pgwire::messages::response::{GssEncResponse, SslResponse};
 use pgwire::messages::startup::{Authentication, NegotiateProtocolVersion};
 use pgwire::messages::PgWireBackendMessage;
+use std::sync::Arc;
 
 use super::backend::{Output, Severity};
 use super::connection::{Io, Transport};
@@ -60,6 +61,7 @@ fn fatal(io: &mut Io<impl Transport>, err: Error) -> Startup {
 pub async fn negotiate<S: Transport>(
     io: &mut Io<S>,
     database_exists: &(dyn Fn(&str) -> bool + Sync),
+    tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 ) -> Startup {
     let mut ssl_done = false;
     let mut gss_done = false;
@@ -90,9 +92,33 @@ pub async fn negotiate<S: Transport>(
         match packet {
             StartupPacket::SslRequest if !ssl_done => {
                 ssl_done = true;
+                let Some(config) = tls.clone() else {
+                    io.output
+                        .message(&PgWireBackendMessage::SslResponse(SslResponse::Refuse));
+                    io.flush().await;
+                    continue;
+                };
+                // Bytes sent after the request, before the handshake, would be taken as
+                // if they had come encrypted (CVE-2021-23222's class of attack).
+                if io.input.buffered() > 0 {
+                    return fatal(
+                        io,
+                        Error::new(
+                            SqlState::PROTOCOL_VIOLATION,
+                            "received unencrypted data after SSL request",
+                        )
+                        .with_detail(
+                            "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack.",
+                        ),
+                    );
+                }
                 io.output
-                    .message(&PgWireBackendMessage::SslResponse(SslResponse::Refuse));
+                    .message(&PgWireBackendMessage::SslResponse(SslResponse::Accept));
                 io.flush().await;
+                if let Err(e) = io.start_tls(config).await {
+                    tracing::info!("could not accept SSL connection: {e}");
+                    return Startup::Close;
+                }
             }
             StartupPacket::GssEncRequest if !gss_done => {
                 gss_done = true;
@@ -305,7 +331,7 @@ fn command_line_settings(options: &str) -> Result<Vec<(String, String)>, Error> 
     Ok(settings)
 }
 
-/// AuthenticationOk (trust), the ParameterStatus reports, BackendKeyData and ReadyForQuery.
+/// AuthenticationOk, the ParameterStatus reports, BackendKeyData and ReadyForQuery.
 /// `reported`: the session's values of the settings it reports whenever they change
 /// (`Session::reported_settings`); the client encoding is reported as the client named it.
 pub fn greeting(
@@ -314,6 +340,7 @@ pub fn greeting(
     pid: i32,
     secret: i32,
     hot_standby: bool,
+    superuser: bool,
     reported: &[(&'static str, String)],
 ) {
     let on_off = |b: bool| if b { "on" } else { "off" };
@@ -322,7 +349,7 @@ pub fn greeting(
         ("client_encoding", params.client_encoding),
         ("in_hot_standby", on_off(hot_standby)),
         ("integer_datetimes", "on"),
-        ("is_superuser", "on"),
+        ("is_superuser", on_off(superuser)),
         ("server_encoding", "UTF8"),
         ("server_version", SERVER_VERSION),
         ("session_authorization", &params.user),

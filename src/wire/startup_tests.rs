@@ -83,7 +83,7 @@ fn only_postgres(db: &str) -> bool {
 fn run(input: Vec<u8>) -> (Startup, Vec<u8>) {
     let mut io = io_with(input);
     let outcome = block_on(async {
-        let outcome = negotiate(&mut io, &only_postgres).await;
+        let outcome = negotiate(&mut io, &only_postgres, None).await;
         io.flush().await;
         outcome
     });
@@ -334,7 +334,7 @@ fn greeting_reports_parameters() {
         ("standard_conforming_strings", "on".to_string()),
         ("TimeZone", "UTC".to_string()),
     ];
-    greeting(&mut out, &params, 42, 7, false, &reported);
+    greeting(&mut out, &params, 42, 7, false, true, &reported);
     let mut w = Vec::new();
     block_on(out.flush_to(&mut w)).unwrap();
     let msgs = split(&w);

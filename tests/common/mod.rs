@@ -109,6 +109,7 @@ impl TestServer {
             let log2 = log.try_clone().expect("clone log handle");
             let mut child = Command::new(bin)
                 .arg("server")
+                .args(["--auth", "trust"])
                 .arg("-D")
                 .arg(&datadir)
                 .arg("-p")

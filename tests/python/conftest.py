@@ -148,7 +148,7 @@ def _start_server() -> Server:
         port = free_port()
         log = open(log_path, "ab")
         proc = subprocess.Popen(
-            [str(binary), "server", "-D", datadir, "-p", str(port), *extra],
+            [str(binary), "server", "--auth", "trust", "-D", datadir, "-p", str(port), *extra],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -110,7 +110,7 @@ class Node:
             try:
                 with open(self.log_path, "wb") as log:
                     return subprocess.Popen(
-                        [str(binary), "server", "-D", self.datadir, "-p", str(self.port), *args],
+                        [str(binary), "server", "--auth", "trust", "-D", self.datadir, "-p", str(self.port), *args],
                         stdin=subprocess.DEVNULL,
                         stdout=log,
                         stderr=log,

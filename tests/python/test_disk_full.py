@@ -48,7 +48,7 @@ def start(data: Path, log_path: Path) -> Server:
     port = free_port()
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [str(_resolve_bin()), "server", "-D", str(data), "-p", str(port)],
+            [str(_resolve_bin()), "server", "--auth", "trust", "-D", str(data), "-p", str(port)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
         )
     server = Server("127.0.0.1", port, "postgres", "postgres", False, proc, str(data),

@@ -104,7 +104,7 @@ def test_descriptor_exhaustion_refuses_with_53300(tmp_path):
     log_path = tmp_path / "server.log"
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [str(_resolve_bin()), "server", "-D", str(tmp_path / "data"), "-p", str(port),
+            [str(_resolve_bin()), "server", "--auth", "trust", "-D", str(tmp_path / "data"), "-p", str(port),
              "-c", "max_connections=20"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=limit_descriptors,
         )

@@ -80,7 +80,7 @@ def test_a_second_server_on_the_same_socket_is_refused(nodes, sockdir):
     # directory, hence the same socket file.
     with tempfile.TemporaryDirectory(prefix="sdbsecond-") as other:
         proc = subprocess.run(
-            [str(_resolve_bin()), "server", "-D", other, "-p", str(first.port),
+            [str(_resolve_bin()), "server", "--auth", "trust", "-D", other, "-p", str(first.port),
              "-c", f"unix_socket_directories={sockdir}", "-c", "listen_addresses=127.0.0.2"],
             capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
@@ -108,7 +108,7 @@ def test_an_empty_setting_means_no_socket(nodes, sockdir):
 def server_process(datadir: str, port: int, sockdir: str, log: str):
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [str(_resolve_bin()), "server", "-D", datadir, "-p", str(port),
+            [str(_resolve_bin()), "server", "--auth", "trust", "-D", datadir, "-p", str(port),
              "-c", f"unix_socket_directories={sockdir}"],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     try:

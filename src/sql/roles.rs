@@ -1,0 +1,220 @@
+//! Role statements, planned: CREATE ROLE / USER, ALTER ROLE / USER, DROP ROLE / USER.
+//!
+//! The planner turns sqlparser's statements into a [`RoleStatement`]: names, and the
+//! options given (each at most once, as PostgreSQL requires), with literals checked but
+//! nothing looked up. `session/roles.rs` runs them against the catalog's roles: the
+//! privilege checks, the password's verifier, the logged change.
+
+use sqlparser::ast;
+
+use crate::error::{Error, Result, SqlState};
+
+/// A role statement ready to run.
+#[derive(Debug, Clone)]
+pub enum RoleStatement {
+    Create { name: String, options: RoleOptions },
+    Alter { name: String, options: RoleOptions },
+    Drop { names: Vec<String>, if_exists: bool },
+}
+
+/// The options a statement gives; None: not given.
+#[derive(Debug, Clone, Default)]
+pub struct RoleOptions {
+    pub superuser: Option<bool>,
+    pub create_db: Option<bool>,
+    pub create_role: Option<bool>,
+    pub inherit: Option<bool>,
+    pub login: Option<bool>,
+    pub replication: Option<bool>,
+    pub bypass_rls: Option<bool>,
+    pub connection_limit: Option<i32>,
+    /// `PASSWORD 'text'` (Some(Some)) or `PASSWORD NULL` (Some(None)).
+    pub password: Option<Option<String>>,
+    /// `VALID UNTIL 'timestamp'`, as written.
+    pub valid_until: Option<String>,
+}
+
+fn string_literal(e: &ast::Expr, what: &str) -> Result<String> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::EscapedStringLiteral(s)
+            | ast::Value::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => {
+                Ok(s.clone())
+            }
+            _ => Err(Error::syntax(format!(
+                "syntax error: {what} must be a string constant"
+            ))),
+        },
+        _ => Err(Error::syntax(format!(
+            "syntax error: {what} must be a string constant"
+        ))),
+    }
+}
+
+fn integer_literal(e: &ast::Expr) -> Result<i64> {
+    let text = match e {
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => format!("-{}", integer_literal(expr)?),
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.clone(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    text.parse::<i64>()
+        .map_err(|_| Error::syntax("syntax error: CONNECTION LIMIT must be an integer"))
+}
+
+fn connection_limit(e: &ast::Expr) -> Result<i32> {
+    let n = integer_literal(e)?;
+    if !(-1..=i32::MAX as i64).contains(&n) {
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid connection limit: {n}"),
+        ));
+    }
+    Ok(n as i32)
+}
+
+fn password(p: &ast::Password) -> Result<Option<String>> {
+    match p {
+        ast::Password::Password(e) => string_literal(e, "a password").map(Some),
+        ast::Password::NullPassword => Ok(None),
+    }
+}
+
+fn role_name(name: &ast::ObjectName) -> Result<String> {
+    match name.0.as_slice() {
+        [part] => Ok(part
+            .as_ident()
+            .map(|i| i.value.clone())
+            .unwrap_or_else(|| part.to_string())),
+        _ => Err(Error::syntax(format!(
+            "syntax error at or near \"{}\"",
+            name
+        ))),
+    }
+}
+
+fn conflicting() -> Error {
+    Error::syntax("conflicting or redundant options")
+}
+
+/// Set `slot` once: a second value is PostgreSQL's 42601.
+fn once<T>(slot: &mut Option<T>, value: T) -> Result<()> {
+    if slot.is_some() {
+        return Err(conflicting());
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+/// CREATE ROLE (CREATE USER arrives as a CREATE ROLE with LOGIN unless it said
+/// NOLOGIN: `parser.rs`).
+pub fn plan_create(cr: &ast::CreateRole) -> Result<RoleStatement> {
+    if cr.if_not_exists {
+        return Err(Error::syntax("syntax error at or near \"IF\""));
+    }
+    if !cr.in_role.is_empty()
+        || !cr.in_group.is_empty()
+        || !cr.role.is_empty()
+        || !cr.user.is_empty()
+        || !cr.admin.is_empty()
+    {
+        return Err(Error::unsupported("role membership is not supported yet"));
+    }
+    let [name] = cr.names.as_slice() else {
+        return Err(Error::syntax("syntax error at or near \",\""));
+    };
+    let options = RoleOptions {
+        superuser: cr.superuser,
+        create_db: cr.create_db,
+        create_role: cr.create_role,
+        inherit: cr.inherit,
+        login: cr.login,
+        replication: cr.replication,
+        bypass_rls: cr.bypassrls,
+        connection_limit: cr
+            .connection_limit
+            .as_ref()
+            .map(connection_limit)
+            .transpose()?,
+        password: cr.password.as_ref().map(password).transpose()?,
+        valid_until: cr
+            .valid_until
+            .as_ref()
+            .map(|e| string_literal(e, "VALID UNTIL"))
+            .transpose()?,
+    };
+    Ok(RoleStatement::Create {
+        name: role_name(name)?,
+        options,
+    })
+}
+
+/// ALTER ROLE / ALTER USER.
+pub fn plan_alter(name: &ast::Ident, operation: &ast::AlterRoleOperation) -> Result<RoleStatement> {
+    let ast::AlterRoleOperation::WithOptions { options: given } = operation else {
+        return Err(Error::unsupported(format!(
+            "ALTER ROLE {} is not supported yet",
+            match operation {
+                ast::AlterRoleOperation::RenameRole { .. } => "RENAME",
+                ast::AlterRoleOperation::Set { .. } => "SET",
+                ast::AlterRoleOperation::Reset { .. } => "RESET",
+                _ => "with this clause",
+            }
+        )));
+    };
+    let mut options = RoleOptions::default();
+    for option in given {
+        match option {
+            ast::RoleOption::BypassRLS(b) => once(&mut options.bypass_rls, *b)?,
+            ast::RoleOption::ConnectionLimit(e) => {
+                once(&mut options.connection_limit, connection_limit(e)?)?
+            }
+            ast::RoleOption::CreateDB(b) => once(&mut options.create_db, *b)?,
+            ast::RoleOption::CreateRole(b) => once(&mut options.create_role, *b)?,
+            ast::RoleOption::Inherit(b) => once(&mut options.inherit, *b)?,
+            ast::RoleOption::Login(b) => once(&mut options.login, *b)?,
+            ast::RoleOption::Password(p) => once(&mut options.password, password(p)?)?,
+            ast::RoleOption::Replication(b) => once(&mut options.replication, *b)?,
+            ast::RoleOption::SuperUser(b) => once(&mut options.superuser, *b)?,
+            ast::RoleOption::ValidUntil(e) => {
+                once(&mut options.valid_until, string_literal(e, "VALID UNTIL")?)?
+            }
+        }
+    }
+    Ok(RoleStatement::Alter {
+        name: name.value.clone(),
+        options,
+    })
+}
+
+/// DROP ROLE / DROP USER.
+pub fn plan_drop(names: &[ast::ObjectName], if_exists: bool) -> Result<RoleStatement> {
+    Ok(RoleStatement::Drop {
+        names: names.iter().map(role_name).collect::<Result<_>>()?,
+        if_exists,
+    })
+}
+
+/// Whether `name` may name a new role: PostgreSQL reserves `pg_` names.
+pub fn check_new_role_name(name: &str) -> Result<()> {
+    if name.starts_with("pg_") {
+        return Err(Error::new(
+            SqlState::RESERVED_NAME,
+            format!("role name \"{name}\" is reserved"),
+        )
+        .with_detail("Role names starting with \"pg_\" are reserved."));
+    }
+    if name == "public" || name == "none" {
+        return Err(Error::new(
+            SqlState::RESERVED_NAME,
+            format!("role name \"{name}\" is reserved"),
+        ));
+    }
+    Ok(())
+}

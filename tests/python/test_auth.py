@@ -1,0 +1,589 @@
+"""Roles, passwords and pg_hba.conf: who gets in, and the SQLSTATE of who does not.
+
+The role statements run against PostgreSQL 15 too (STEADYDB_TEST_EXTERNAL); the
+authentication tests start servers of their own, each with the pg_hba.conf it needs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from conftest import Server, _resolve_bin, free_port
+
+SUPERUSER_PASSWORD = "Sup3r-secret-pw"
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def roles(db):
+    """Role names to use; each is dropped afterwards."""
+    made: list[str] = []
+
+    def make(prefix: str = "r") -> str:
+        made.append(_name(prefix))
+        return made[-1]
+
+    yield make
+    with db.connect() as c:
+        for name in made:
+            c.execute(f'drop role if exists "{name}"')
+
+
+def _state(conn, sql: str):
+    try:
+        conn.execute(sql)
+    except psycopg.Error as e:
+        return e.sqlstate, e.diag.message_primary
+    return None
+
+
+# ------------------------------------------------------------ role statements
+
+
+def test_create_alter_and_drop_roles(db, roles):
+    c = db.connect()
+    a, b = roles("alice"), roles("bob")
+    c.execute(f"create role {a} login createdb connection limit 3 password 'pw1' valid until '2100-01-01'")
+    c.execute(f"create user {b}")
+    got = c.execute(
+        "select rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, "
+        "rolreplication, rolconnlimit, rolpassword, rolvaliduntil::text, rolbypassrls "
+        f"from pg_roles where rolname in ('{a}', '{b}') order by rolname"
+    ).fetchall()
+    assert got == [
+        (a, False, True, False, True, True, False, 3, "********", "2100-01-01 00:00:00+00", False),
+        (b, False, True, False, False, True, False, -1, "********", None, False),
+    ]
+    c.execute(f"alter role {a} nologin connection limit -1 nocreatedb replication")
+    c.execute(f"alter user {b} with nologin")
+    got = c.execute(
+        "select rolname, rolcanlogin, rolcreatedb, rolreplication, rolconnlimit "
+        f"from pg_roles where rolname in ('{a}', '{b}') order by rolname"
+    ).fetchall()
+    assert got == [(a, False, False, True, -1), (b, False, False, False, -1)]
+    assert c.execute(
+        f"select usename, usecreatedb from pg_user where usename = '{a}'"
+    ).fetchall() == []
+    c.execute(f"drop role {a}, {b}")
+    assert c.execute(
+        f"select count(*) from pg_roles where rolname in ('{a}', '{b}')"
+    ).fetchone() == (0,)
+
+
+def test_passwords_are_stored_as_scram_verifiers(db, roles):
+    c = db.connect()
+    a, m = roles("alice"), roles("mdfive")
+    c.execute(f"create role {a} password 'clear text'")
+    (stored,) = c.execute(f"select rolpassword from pg_authid where rolname = '{a}'").fetchone()
+    assert stored.startswith("SCRAM-SHA-256$4096:") and "clear text" not in stored
+    c.execute("set password_encryption = 'md5'")
+    c.execute(f"create role {m} password 'pw'")
+    import hashlib
+    (stored,) = c.execute(f"select rolpassword from pg_authid where rolname = '{m}'").fetchone()
+    assert stored == "md5" + hashlib.md5(f"pw{m}".encode()).hexdigest()
+    c.execute("reset password_encryption")
+    # A verifier given is stored as given (what psql's \password sends).
+    verifier = "SCRAM-SHA-256$4096:c2FsdHNhbHRzYWx0c2FsdA==$" + "A" * 43 + "=:" + "B" * 43 + "="
+    c.execute(f"alter role {a} password '{verifier}'")
+    assert c.execute(f"select rolpassword from pg_authid where rolname = '{a}'").fetchone() == (verifier,)
+    c.execute(f"alter role {a} password null")
+    assert c.execute(f"select rolpassword from pg_authid where rolname = '{a}'").fetchone() == (None,)
+
+
+@pytest.mark.parametrize("sql, state, message", [
+    ("create role {a}", "42710", 'role "{a}" already exists'),
+    ("drop role {n}", "42704", 'role "{n}" does not exist'),
+    ("alter role {n} login", "42704", 'role "{n}" does not exist'),
+    ("create role pg_{n}", "42939", 'role name "pg_{n}" is reserved'),
+    ("create role {n} connection limit -2", "22023", "invalid connection limit: -2"),
+    ("alter role {a} login nologin", "42601", "conflicting or redundant options"),
+    ("drop role postgres", "55006", "current user cannot be dropped"),
+])
+def test_role_statement_errors(db, roles, sql, state, message):
+    c = db.connect()
+    a, n = roles("a"), roles("n")
+    c.execute(f"create role {a}")
+    assert _state(c, sql.format(a=a, n=n)) == (state, message.format(a=a, n=n))
+
+
+def test_drop_role_if_exists_notices(db, roles):
+    c = db.connect()
+    n = roles("n")
+    notices = []
+    c.add_notice_handler(lambda d: notices.append(d.message_primary))
+    c.execute(f"drop role if exists {n}")
+    assert notices == [f'role "{n}" does not exist, skipping']
+
+
+def test_pg_authid_is_for_superusers_only(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect() as c:
+        c.execute("create role plain login password 'pw'")
+    with srv.connect(user="plain", password="pw") as p:
+        assert _state(p, "select rolpassword from pg_authid") == (
+            "42501", "permission denied for table pg_authid")
+        assert p.execute("select rolname from pg_roles where rolname = 'plain'").fetchone() == ("plain",)
+        assert _state(p, "create role x") == ("42501", "permission denied to create role")
+        assert _state(p, "alter role plain createdb") == ("42501", "permission denied")
+        assert _state(p, "alter role postgres password 'x'") == (
+            "42501", "must be superuser to alter superuser roles or change superuser attribute")
+        p.execute("alter role plain password 'pw2'")
+    with srv.connect(user="plain", password="pw2") as p:
+        assert p.execute("select current_user").fetchone() == ("plain",)
+        assert p.execute("show is_superuser").fetchone() == ("off",)
+
+
+# ------------------------------------------------------------ authentication
+
+
+class AuthServer:
+    def __init__(self, tmp_path: Path, hba: str, settings: list[str]):
+        self.datadir = tmp_path / "data"
+        self.datadir.mkdir(parents=True)
+        (self.datadir / "pg_hba.conf").write_text(hba)
+        pwfile = tmp_path / "pwfile"
+        pwfile.write_text(SUPERUSER_PASSWORD + "\n")
+        self.port = free_port()
+        self.log_path = tmp_path / "server.log"
+        self.sockdir = tmp_path / "sock"
+        self.sockdir.mkdir()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [str(_resolve_bin()), "server", "-D", str(self.datadir), "-p", str(self.port),
+                 "--pwfile", str(pwfile), "-c", f"unix_socket_directories={self.sockdir}",
+                 *[a for s in settings for a in ("-c", s)]],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.proc.poll() is None, self.log()
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, self.log()
+                time.sleep(0.1)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def conninfo(self, user="postgres", password=SUPERUSER_PASSWORD, host="127.0.0.1", **kw) -> str:
+        parts = {"host": host, "port": self.port, "user": user, "dbname": "postgres",
+                 "connect_timeout": 10, "sslmode": "disable", **kw}
+        if password is not None:
+            parts["password"] = password
+        return " ".join(f"{k}='{v}'" for k, v in parts.items())
+
+    def connect(self, **kw) -> psycopg.Connection:
+        return psycopg.connect(self.conninfo(**kw), autocommit=True)
+
+    def refused(self, user="postgres", password=SUPERUSER_PASSWORD, host="127.0.0.1",
+                sslmode="disable", replication=None) -> tuple[str, str]:
+        """The SQLSTATE and message of a refused connection (asyncpg: libpq keeps a
+        connection failure's SQLSTATE from psycopg); psycopg is refused too."""
+        import asyncio
+
+        import asyncpg
+
+        with pytest.raises(psycopg.OperationalError):
+            extra = {"replication": replication} if replication else {}
+            self.connect(user=user, password=password, host=host, sslmode=sslmode, **extra).close()
+
+        async def attempt():
+            settings = {"replication": replication} if replication else {}
+            conn = await asyncpg.connect(host=host, port=self.port, user=user, password=password,
+                                         database="postgres", ssl=sslmode, timeout=30,
+                                         server_settings=settings)
+            await conn.close()
+
+        with pytest.raises(asyncpg.PostgresError) as e:
+            asyncio.run(attempt())
+        return e.value.sqlstate, str(e.value)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@pytest.fixture
+def auth_server(tmp_path, request):
+    if os.environ.get("STEADYDB_TEST_EXTERNAL"):
+        pytest.skip("starts SteadyDB servers of its own")
+    made: list[AuthServer] = []
+
+    def start(hba: str, settings: list[str] = ()) -> AuthServer:
+        made.append(AuthServer(tmp_path / f"s{len(made)}", hba, list(settings)))
+        return made[-1]
+
+    yield start
+    for s in made:
+        s.stop()
+
+
+def test_scram_logins(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect() as c:
+        assert c.execute("select current_user, session_user").fetchone() == ("postgres", "postgres")
+        c.execute("create role alice login password 'wonderland'")
+        c.execute("create role nologin_role password 'x'")
+    with srv.connect(user="alice", password="wonderland") as c:
+        assert c.execute("select current_user").fetchone() == ("alice",)
+    failed = 'password authentication failed for user "{}"'
+    for user, password in [("alice", "wrong"), ("nobody", "wonderland"), ("alice", "")]:
+        state, message = srv.refused(user=user, password=password)
+        assert state == "28P01" and failed.format(user) in message
+    state, message = srv.refused(user="nologin_role", password="x")
+    assert (state, 'role "nologin_role" is not permitted to log in' in message) == ("28000", True)
+
+
+def test_a_failed_password_is_slowed(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    times = []
+    for _ in range(3):
+        start = time.monotonic()
+        srv.refused(password="wrong")
+        times.append(time.monotonic() - start)
+    # 0.2 s, then 0.4 s, then 0.8 s at least (an upper bound would depend on the machine).
+    assert times[1] >= 0.4 and times[2] >= 0.8, times
+    with srv.connect() as c:
+        assert c.execute("select 1").fetchone() == (1,)
+
+
+def test_md5_method(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 md5\n")
+    with srv.connect() as c:
+        c.execute("create role scrammed login password 'one'")
+        c.execute("set password_encryption = 'md5'")
+        c.execute("create role hashed login password 'two'")
+    # A SCRAM verifier on an md5 line: SCRAM is used, as PostgreSQL does.
+    with srv.connect(user="scrammed", password="one") as c:
+        assert c.execute("select current_user").fetchone() == ("scrammed",)
+    with srv.connect(user="hashed", password="two") as c:
+        assert c.execute("select current_user").fetchone() == ("hashed",)
+    assert srv.refused(user="hashed", password="three")[0] == "28P01"
+
+
+def test_md5_verifier_cannot_do_scram(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect() as c:
+        c.execute("set password_encryption = 'md5'")
+        c.execute("create role hashed login password 'two'")
+    assert srv.refused(user="hashed", password="two")[0] == "28P01"
+    assert "does not have a valid SCRAM secret" in srv.log()
+
+
+def test_clear_text_password_only_on_encrypted_or_local_connections(auth_server):
+    srv = auth_server("local all all password\nhost all all 127.0.0.1/32 password\n")
+    state, message = srv.refused()
+    assert state == "28000" and "only allowed on encrypted connections" in message
+    with srv.connect(host=str(srv.sockdir)) as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    assert srv.refused(host=str(srv.sockdir), password="nope")[0] == "28P01"
+
+
+def test_reject_and_no_matching_line(auth_server):
+    srv = auth_server(
+        "host all postgres 127.0.0.1/32 scram-sha-256\n"
+        "host all blocked 127.0.0.1/32 reject\n"
+        "host all all 10.0.0.0/8 trust\n"
+    )
+    with srv.connect() as c:
+        c.execute("create role blocked login password 'b'")
+        c.execute("create role stray login password 's'")
+    state, message = srv.refused(user="blocked", password="b")
+    assert state == "28000"
+    assert ('pg_hba.conf rejects connection for host "127.0.0.1", user "blocked", '
+            'database "postgres", no encryption') in message
+    state, message = srv.refused(user="stray", password="s")
+    assert state == "28000"
+    assert ('no pg_hba.conf entry for host "127.0.0.1", user "stray", database "postgres", '
+            'no encryption') in message
+
+
+def test_trust_still_needs_a_role(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 trust\n")
+    state, message = srv.refused(user="ghost", password=None)
+    assert state == "28000" and 'role "ghost" does not exist' in message
+
+
+def test_peer_for_local_connections(auth_server):
+    import pwd
+    me = pwd.getpwuid(os.getuid()).pw_name
+    srv = auth_server(f"local all all peer\nhost all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect() as c:
+        c.execute(f'create role "{me}" login')
+        c.execute("create role someone_else login")
+    with srv.connect(user=me, password=None, host=str(srv.sockdir)) as c:
+        assert c.execute("select current_user").fetchone() == (me,)
+    state, message = srv.refused(user="someone_else", password=None, host=str(srv.sockdir))
+    assert state == "28000" and 'Peer authentication failed for user "someone_else"' in message
+
+
+def test_connection_limit_and_expiry(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect() as c:
+        c.execute("create role limited login password 'l' connection limit 1")
+        c.execute("create role expired login password 'e' valid until '2001-01-01'")
+    with srv.connect(user="limited", password="l"):
+        state, message = srv.refused(user="limited", password="l")
+        assert state == "53300" and 'too many connections for role "limited"' in message
+    with srv.connect(user="limited", password="l") as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    assert srv.refused(user="expired", password="e")[0] == "28P01"
+    assert "has an expired password" in srv.log()
+
+
+def test_replication_needs_the_attribute(auth_server):
+    srv = auth_server(
+        "host all all 127.0.0.1/32 scram-sha-256\n"
+        "host replication all 127.0.0.1/32 scram-sha-256\n"
+    )
+    with srv.connect() as c:
+        c.execute("create role plain login password 'p'")
+        c.execute("create role replicator login replication password 'r'")
+    state, message = srv.refused(user="plain", password="p", replication="true")
+    assert state == "42501" and "must be superuser or replication role" in message
+    with psycopg.connect(srv.conninfo(user="replicator", password="r", replication="true"),
+                         autocommit=True) as c:
+        c.pgconn.exec_(b"IDENTIFY_SYSTEM")
+
+
+def test_reload_applies_a_good_file_and_keeps_the_rules_for_a_bad_one(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    hba = srv.datadir / "pg_hba.conf"
+    hba.write_text("host all all 127.0.0.1/32 bogus-method\n")
+    with srv.connect() as c:
+        assert c.execute("select pg_reload_conf()").fetchone() == (True,)
+    time.sleep(0.5)
+    assert 'invalid authentication method "bogus-method"' in srv.log()
+    with srv.connect() as c:
+        c.execute("create role shut_out login password 'x'")
+    hba.write_text("host all shut_out 127.0.0.1/32 reject\nhost all all 127.0.0.1/32 scram-sha-256\n")
+    srv.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            srv.connect(user="shut_out", password="x").close()
+            refused = False
+        except psycopg.OperationalError as e:
+            refused = "pg_hba.conf rejects connection" in str(e)
+        if refused or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert srv.refused(user="shut_out", password="x")[0] == "28000"
+
+
+def test_authentication_timeout(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n", ["authentication_timeout=1s"])
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    body = b"user\0postgres\0database\0postgres\0\0"
+    s.sendall(struct.pack("!ii", 8 + len(body), 196608) + body)
+    start = time.monotonic()
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    assert data[:1] == b"R"  # asked for a password, then closed when none came
+    assert time.monotonic() - start >= 0.9
+
+
+def test_the_password_is_never_stored_or_logged_in_clear(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    secret = "Very-Unusual-Secret-" + uuid.uuid4().hex
+    with srv.connect() as c:
+        c.execute(f"create role witness login password '{secret}'")
+        c.execute(f"alter role witness password '{secret}x'")
+        # A failing statement is logged with its text: the password is masked there.
+        with pytest.raises(psycopg.Error):
+            c.execute(f"create role witness password '{secret}y'")
+        c.execute("checkpoint")
+    with srv.connect(user="witness", password=secret + "x") as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    srv.stop()
+    assert secret not in srv.log()
+    assert "'********'" in srv.log()
+    for path in srv.datadir.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert SUPERUSER_PASSWORD.encode() not in b"".join(
+        p.read_bytes() for p in srv.datadir.rglob("*") if p.is_file())
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="needs psql")
+def test_psql_with_pgpassword(auth_server):
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    args = ["psql", "-h", "127.0.0.1", "-p", str(srv.port), "-U", "postgres", "-d", "postgres",
+            "-XAtc", "select current_user"]
+    ok = subprocess.run(args, env={**env, "PGPASSWORD": SUPERUSER_PASSWORD},
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and ok.stdout.strip() == "postgres", ok.stderr
+    bad = subprocess.run(args, env={**env, "PGPASSWORD": "wrong"},
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0
+    assert 'password authentication failed for user "postgres"' in bad.stderr
+
+
+def test_a_new_data_directory_requires_passwords(tmp_path):
+    """Without --auth, pg_hba.conf asks TCP clients for SCRAM passwords and the superuser
+    gets a generated one, printed once on standard output and nowhere else."""
+    if os.environ.get("STEADYDB_TEST_EXTERNAL"):
+        pytest.skip("starts a SteadyDB server of its own")
+    datadir, port = tmp_path / "data", free_port()
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen([str(_resolve_bin()), "server", "-D", str(datadir), "-p", str(port),
+                                 "-c", f"unix_socket_directories={tmp_path}"],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    try:
+        deadline = time.monotonic() + 60
+        while "password of superuser" not in out_path.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, err_path.read_text()
+            time.sleep(0.1)
+        password = out_path.read_text().split(" is ")[1].split()[0]
+        assert "scram-sha-256" in (datadir / "pg_hba.conf").read_text()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                conn = psycopg.connect(host="127.0.0.1", port=port, user="postgres",
+                                       password=password, dbname="postgres", sslmode="disable")
+                break
+            except psycopg.OperationalError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        with conn:
+            assert conn.execute("select 1").fetchone() == (1,)
+        with pytest.raises(psycopg.OperationalError) as e:
+            psycopg.connect(host="127.0.0.1", port=port, user="postgres", password="x",
+                            dbname="postgres", sslmode="disable")
+        assert 'password authentication failed for user "postgres"' in str(e.value)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert password not in err_path.read_text()
+    for path in datadir.rglob("*"):
+        if path.is_file():
+            assert password.encode() not in path.read_bytes(), path
+
+
+# ------------------------------------------------------------ TLS
+
+
+def _make_certificates(where: Path) -> Path:
+    """A CA, and a server certificate it signed for localhost and 127.0.0.1 (openssl)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl")
+    where.mkdir(parents=True, exist_ok=True)
+
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=where, check=True, capture_output=True)
+
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run("req", "-x509", *curve, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+        "-subj", "/CN=SteadyDB test CA")
+    run("req", *curve, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    (where / "ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext")
+    return where
+
+
+@pytest.fixture
+def tls_server(auth_server, tmp_path):
+    certs = _make_certificates(tmp_path / "certs")
+
+    def start(hba: str):
+        return auth_server(hba, ["ssl=on", f"ssl_cert_file={certs / 'server.crt'}",
+                                 f"ssl_key_file={certs / 'server.key'}"])
+
+    start.certs = certs
+    return start
+
+
+def test_tls_require_and_verify_full(tls_server):
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect(sslmode="require") as c:
+        ssl, version, cipher, bits = c.execute(
+            "select ssl, version, cipher, bits from pg_stat_ssl where pid = pg_backend_pid()"
+        ).fetchone()
+        assert ssl and version in ("TLSv1.2", "TLSv1.3") and cipher and bits >= 128
+        assert c.pgconn.ssl_in_use
+    ca = str(tls_server.certs / "ca.crt")
+    for host in ("localhost", "127.0.0.1"):
+        with srv.connect(sslmode="verify-full", sslrootcert=ca, host=host) as c:
+            assert c.execute("select 1").fetchone() == (1,)
+    # A plain connection to a hostssl-only server is refused.
+    state, message = srv.refused(sslmode="disable")
+    assert state == "28000" and "no encryption" in message and "no pg_hba.conf entry" in message
+
+
+def test_tls_refuses_a_client_that_trusts_another_ca(tls_server, tmp_path):
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    other = _make_certificates(tmp_path / "other")
+    with pytest.raises(psycopg.OperationalError) as e:
+        srv.connect(sslmode="verify-full", sslrootcert=str(other / "ca.crt"), host="localhost")
+    assert "certificate verify failed" in str(e.value)
+    with srv.connect(sslmode="require") as c:
+        assert c.execute("select 1").fetchone() == (1,)
+
+
+def test_password_method_over_tls_and_hostnossl(tls_server):
+    srv = tls_server(
+        "hostnossl all plain_only 127.0.0.1/32 scram-sha-256\n"
+        "hostssl all all 127.0.0.1/32 password\n"
+    )
+    with srv.connect(sslmode="require") as c:
+        c.execute("create role plain_only login password 'p'")
+        assert c.execute("select ssl from pg_stat_ssl where pid = pg_backend_pid()").fetchone() == (True,)
+    with srv.connect(user="plain_only", password="p", sslmode="disable") as c:
+        assert c.execute("select ssl from pg_stat_ssl where pid = pg_backend_pid()").fetchone() == (False,)
+    assert srv.refused(sslmode="require", password="wrong")[0] == "28P01"
+
+
+def test_unencrypted_bytes_after_an_ssl_request_are_refused(tls_server):
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    body = b"user\0postgres\0database\0postgres\0\0"
+    startup = struct.pack("!ii", 8 + len(body), 196608) + body
+    s.sendall(struct.pack("!ii", 8, 80877103) + startup)
+    reply = s.recv(4096)
+    assert reply[:1] == b"E" and b"received unencrypted data after SSL request" in reply
+    s.close()
+    # A GSSAPI encryption request is declined, and the connection goes on in clear.
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    s.sendall(struct.pack("!ii", 8, 80877104))
+    assert s.recv(1) == b"N"
+    s.close()
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="needs psql")
+def test_psql_over_tls(tls_server):
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env.update(PGPASSWORD=SUPERUSER_PASSWORD, PGSSLMODE="verify-full",
+               PGSSLROOTCERT=str(tls_server.certs / "ca.crt"))
+    out = subprocess.run(
+        ["psql", "-h", "localhost", "-p", str(srv.port), "-U", "postgres", "-d", "postgres",
+         "-XAtc", "select ssl from pg_stat_ssl where pid = pg_backend_pid()"],
+        env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "t", out.stderr
