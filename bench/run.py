@@ -19,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -104,6 +105,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--transport", choices=["unix", "tcp"], default="unix",
                    help="how pgbench and psql reach both servers: the Unix-domain socket, as pgbench does by "
                         "default on one machine, or TCP to 127.0.0.1 (default: unix)")
+    p.add_argument("--tls", action="store_true",
+                   help="clients connect over TCP with sslmode=require to both servers, each with "
+                        "ssl = on and a certificate made for the run (openssl)")
     p.add_argument("--steadydb-bin", default=None,
                    help="SteadyDB binary (default: target/release/steadydb in the repository, "
                         "built with cargo build --release if missing)")
@@ -191,6 +195,11 @@ class Bench:
         self.pg_bin = Path(a.pg_bin_dir)
         self.nproc = len(os.sched_getaffinity(0))
         self.settings = system_settings(a)
+        self.tls_files = None
+        if a.tls:
+            a.transport = "tcp"
+            servers.CLIENT_SSLMODE = "require"
+            self.tls_files = make_certificate(Path(tempfile.mkdtemp(prefix="sbtls-")))
         self.max_tps_seen: dict[str, float] = {}
         self.problems: list[str] = []
         self.steadydb_copy: Path | None = None
@@ -219,6 +228,7 @@ class Bench:
         else:
             server = servers.SteadyDBServer(self.steadydb_copy, workdir, log_path, self.settings["steadydb"])
         server.transport = self.a.transport
+        server.tls_files = self.tls_files
         if server_cpus is not None:
             server.cpus, server.client_cpus = self.cpu_sets[server_cpus]
         return server
@@ -508,6 +518,16 @@ class Bench:
         if interrupted:
             return 130
         return 1 if self.problems else 0
+
+
+def make_certificate(where: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (the clients require TLS but
+    do not verify the certificate, as sslmode=require does)."""
+    cert, key = where / "server.crt", where / "server.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
+                    "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
+    return cert, key
 
 
 def main(argv: list[str]) -> int:

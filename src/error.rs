@@ -75,6 +75,7 @@ impl SqlState {
     pub const INVALID_AUTHORIZATION: SqlState = SqlState("28000");
     pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
     pub const RESERVED_NAME: SqlState = SqlState("42939");
+    pub const INVALID_GRANT_OPERATION: SqlState = SqlState("0LP01");
     pub const CONFIG_FILE_ERROR: SqlState = SqlState("F0000");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const IO_ERROR: SqlState = SqlState("58030");

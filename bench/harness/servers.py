@@ -35,11 +35,15 @@ def warn(msg: str) -> None:
     print(f"WARNING: {msg}", file=sys.stderr, flush=True)
 
 
+# What clients (pgbench, psql) ask for: "require" when the run measures TLS (--tls).
+CLIENT_SSLMODE = "disable"
+
+
 def clean_env() -> dict[str, str]:
     """The environment for clients and servers: no PG* variables from the caller's shell
     (PGOPTIONS, PGHOST, ... would change what is measured)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-    env["PGSSLMODE"] = "disable"
+    env["PGSSLMODE"] = CLIENT_SSLMODE
     env["LC_ALL"] = "C"
     return env
 
@@ -198,6 +202,9 @@ class Server:
         # clients connect through this server's Unix-domain socket (in `sockdir`), or to
         # 127.0.0.1 over TCP; set by the caller before start()
         self.transport = "unix"
+        # (certificate, key) PEM files when the run measures TLS: copied into the server's
+        # directory (owned by its user, mode 0600, as PostgreSQL requires) and turned on
+        self.tls_files: tuple[Path, Path] | None = None
         # CPUs the server and its clients (pgbench, psql) are pinned to; None: not pinned.
         # Set by the caller before start()
         self.cpus: list[int] | None = None
@@ -232,6 +239,20 @@ class Server:
                                          stderr=subprocess.STDOUT, start_new_session=True,
                                          env=clean_env(), cwd=str(self.workdir), **kwargs)
             REGISTRY.servers.append(self)
+
+    def tls_settings(self, owner: pwd.struct_passwd | None = None) -> list[str]:
+        """-c arguments that turn TLS on with this server's copy of the certificate."""
+        if self.tls_files is None:
+            return []
+        names = []
+        for src, name in zip(self.tls_files, ("server.crt", "server.key")):
+            dst = self.workdir / name
+            shutil.copyfile(src, dst)
+            dst.chmod(0o600)
+            if owner is not None:
+                os.chown(dst, owner.pw_uid, owner.pw_gid)
+            names.append(dst)
+        return ["-c", "ssl=on", "-c", f"ssl_cert_file={names[0]}", "-c", f"ssl_key_file={names[1]}"]
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -314,7 +335,8 @@ class PostgresServer(Server):
             raise RuntimeError(f"initdb failed (exit {r.returncode})\n" + self.log_tail())
         self.port = free_port()
         cmd = [str(self.bin_dir / "postgres"), "-D", str(self.datadir), "-p", str(self.port),
-               "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.sockdir}"]
+               "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.sockdir}",
+               *self.tls_settings(self.user)]
         for k, v in self.settings.items():
             cmd += ["-c", f"{k}={v}"]
         self._spawn(cmd, self.user)
@@ -335,7 +357,7 @@ class SteadyDBServer(Server):
     def start(self) -> None:
         self.port = free_port()
         cmd = [str(self.binary), "server", "--auth", "trust", "-D", str(self.datadir), "-p", str(self.port),
-               "-c", f"unix_socket_directories={self.sockdir}"]
+               "-c", f"unix_socket_directories={self.sockdir}", *self.tls_settings()]
         for k, v in self.settings.items():
             cmd += ["-c", f"{k}={v}"]
         self._spawn(cmd)

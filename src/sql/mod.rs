@@ -39,6 +39,7 @@ pub mod session;
 mod statistics;
 mod system;
 
+pub use pg_catalog::DATABASE_OID;
 pub use session::{
     CopyIn, CopyOut, Field, Outcome, Prepared, RowStream, RowsTag, Session, TxnStatus,
 };

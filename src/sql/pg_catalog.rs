@@ -1055,7 +1055,18 @@ impl PgCatalog {
                 ]
             })
             .collect(),
-            PgCatalog::Class => relations(engine, visible).iter().map(class_row).collect(),
+            PgCatalog::Class => relations(engine, visible)
+                .iter()
+                .map(|r| {
+                    let mut row = class_row(r);
+                    if let Some(acl) = engine.txn.catalog.acl(r.oid) {
+                        // relacl, before reloptions (the transaction ids come after).
+                        let at = row.len() - 2;
+                        row[at] = acl_value(engine, &acl);
+                    }
+                    row
+                })
+                .collect(),
             PgCatalog::Attribute => attributes(engine, visible),
             PgCatalog::Type => TYPES
                 .iter()
@@ -1136,7 +1147,11 @@ impl PgCatalog {
                 Value::Text("C".into()),
                 Value::Null,
                 Value::Null,
-                Value::Null,
+                engine
+                    .txn
+                    .catalog
+                    .acl(DATABASE_OID)
+                    .map_or(Value::Null, |acl| acl_value(engine, &acl)),
             ]],
             PgCatalog::Roles => role_rows(engine, false),
             PgCatalog::AuthId => role_rows(engine, true),
@@ -1380,6 +1395,15 @@ fn char_value(c: char) -> Value {
 }
 
 /// A sequence as the catalogs show it.
+/// The OID pg_class gives the sequence `name` (what its privileges are kept under).
+pub(crate) fn sequence_oid(engine: &Engine, name: &str) -> Option<u32> {
+    let everything = CatalogView::new(|_| true, |_| false);
+    sequence_entries(engine, &everything)
+        .into_iter()
+        .find(|s| s.name == name)
+        .map(|s| s.oid)
+}
+
 struct SequenceEntry {
     oid: u32,
     name: String,
@@ -1575,6 +1599,33 @@ fn namespace_acl(oid: u32) -> Option<[&'static str; 2]> {
         }
         _ => None,
     }
+}
+
+/// An object's privileges as PostgreSQL prints `aclitem[]`: `grantee=privileges/grantor`
+/// (an empty grantee is PUBLIC).
+pub(crate) fn acl_value(engine: &Engine, acl: &[crate::storage::acl::AclItem]) -> Value {
+    let roles = engine.txn.catalog.roles();
+    let role_name = |oid: u32| {
+        roles
+            .iter()
+            .find(|r| r.oid == oid)
+            .map_or_else(|| oid.to_string(), |r| r.name.clone())
+    };
+    let items: Vec<Value> = acl
+        .iter()
+        .map(|item| {
+            let grantee = match item.grantee {
+                crate::storage::acl::PUBLIC => String::new(),
+                oid => role_name(oid),
+            };
+            Value::Text(format!(
+                "{grantee}={}/{}",
+                crate::storage::acl::letters(item.privileges),
+                role_name(item.grantor)
+            ))
+        })
+        .collect();
+    Value::Array(&DataType::Text, items.into())
 }
 
 fn text_array(items: [&str; 2]) -> Value {

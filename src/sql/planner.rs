@@ -17,6 +17,7 @@ use super::plan::*;
 use super::session::Field;
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
+use crate::storage::acl;
 use crate::storage::{Column, Index, Table, TableDef};
 use crate::txn::{Increment, Isolation, Want};
 use crate::types::{ArithOp, DataType};
@@ -25,6 +26,8 @@ pub struct Planned {
     pub plan: Plan,
     pub param_types: Vec<DataType>,
     pub fields: Vec<Field>,
+    /// What the user must be allowed to do to run it (`Session::check_privileges`).
+    pub privileges: Vec<Required>,
 }
 
 /// Plan `stmt`. `hidden` names the tables the planning transaction must not see: those
@@ -43,6 +46,8 @@ pub fn plan(
         binder,
         fields: Vec::new(),
         lateral: None,
+        privileges: Vec::new(),
+        view_depth: 0,
     };
     let plan = p.plan(stmt)?;
     let mut param_types = p.binder.params;
@@ -55,6 +60,7 @@ pub fn plan(
         plan,
         param_types,
         fields: p.fields,
+        privileges: p.privileges,
     })
 }
 
@@ -74,6 +80,8 @@ pub(super) fn row_rules(
         binder,
         fields: Vec::new(),
         lateral: None,
+        privileges: Vec::new(),
+        view_depth: 0,
     };
     Ok(super::foreign_keys::RowRules {
         checks: p.checks(table, def)?,
@@ -101,6 +109,8 @@ pub(super) fn plan_subquery<'a>(
         binder,
         fields: Vec::new(),
         lateral: None,
+        privileges: Vec::new(),
+        view_depth: 0,
     };
     let planned = p.plan_query(q);
     parent.params = std::mem::take(&mut p.binder.params);
@@ -124,7 +134,16 @@ struct Planner<'a> {
     /// While a FROM item is bound: the columns of the items before it, which a function
     /// there may read.
     lateral: Option<Scope>,
+    /// The privileges the statement needs: (object OID, privilege bits, kind, name).
+    privileges: Vec<Required>,
+    /// Inside a view's query: its tables are read with its owner's privileges, not
+    /// checked against the user's.
+    view_depth: usize,
 }
+
+/// A privilege a statement needs on an object: (OID, `storage::acl` bits, "table",
+/// "view" or "sequence", its name).
+pub type Required = (u32, u32, &'static str, String);
 
 fn table_scope(table: &Table, def: &TableDef, alias: Option<&str>) -> Scope {
     let mut qualifiers = vec![def.name.clone()];
@@ -780,6 +799,18 @@ fn key_access_path(def: &TableDef, filter: &Expr) -> Access {
 }
 
 impl Planner<'_> {
+    /// The statement needs `bits` on the object `oid` (not inside a view's query).
+    fn require(&mut self, oid: u32, bits: u32, kind: &'static str, name: &str) {
+        if self.view_depth == 0 {
+            self.privileges.push((oid, bits, kind, name.to_string()));
+        }
+    }
+
+    fn require_on_table(&mut self, table: &Table, bits: u32) {
+        let oid = super::pg_catalog::table_oid(table);
+        self.require(oid, bits, "table", &table.def().name);
+    }
+
     fn table(&mut self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         self.table_named(&object_name(name)?)
     }
@@ -815,6 +846,7 @@ impl Planner<'_> {
             Statement::Copy(c) if c.to => self.plan_copy_to(c),
             Statement::Copy(c) => {
                 let table = self.table_named(&c.table)?;
+                self.require_on_table(&table, acl::INSERT);
                 let def = table.def();
                 let targets = self.target_columns(&def, c.columns.iter().cloned())?;
                 let defaults = self.defaults(&def)?;
@@ -943,6 +975,7 @@ impl Planner<'_> {
             }
             None => {
                 let table = self.table_named(&c.table)?;
+                self.require_on_table(&table, acl::SELECT);
                 let def = table.def();
                 let targets = self.target_columns(&def, c.columns.iter().cloned())?;
                 let names = targets
@@ -1086,6 +1119,9 @@ impl Planner<'_> {
                     .iter()
                     .map(|n| self.table(&n.name))
                     .collect::<Result<Vec<_>>>()?;
+                for table in &tables {
+                    self.require_on_table(table, acl::TRUNCATE);
+                }
                 Ok(Plan::Truncate {
                     tables,
                     cascade: matches!(t.cascade, Some(ast::CascadeOption::Cascade)),
@@ -1197,6 +1233,22 @@ impl Planner<'_> {
             S::CreateIndex(ci) => self.plan_create_index(ci),
             S::CreateView(cv) => self.plan_create_view(cv),
             S::CreateRole(cr) => Ok(Plan::Role(super::roles::plan_create(cr)?)),
+            S::Grant(g) => Ok(Plan::Role(super::roles::plan_grant(
+                false,
+                &g.privileges,
+                g.objects.as_ref(),
+                &g.grantees,
+                g.with_grant_option,
+                g.granted_by.is_some() || g.as_grantor.is_some(),
+            )?)),
+            S::Revoke(r) => Ok(Plan::Role(super::roles::plan_grant(
+                true,
+                &r.privileges,
+                r.objects.as_ref(),
+                &r.grantees,
+                false,
+                r.granted_by.is_some() || r.grant_option_for,
+            )?)),
             S::AlterRole { name, operation } => {
                 Ok(Plan::Role(super::roles::plan_alter(name, operation)?))
             }
@@ -2305,8 +2357,16 @@ impl Planner<'_> {
         if !self.binder.relations_read.contains(&view.name) {
             self.binder.relations_read.push(view.name.clone());
         }
+        self.require(
+            super::pg_catalog::id_oid(view.id),
+            acl::SELECT,
+            "view",
+            &view.name,
+        );
         self.binder.depth += 8;
+        self.view_depth += 1;
         let planned = self.plan_derived(&parsed);
+        self.view_depth -= 1;
         self.binder.depth -= 8;
         let (plan, names, types) = planned?;
         // Columns added to a table since: the view keeps those it was created with.
@@ -3753,12 +3813,19 @@ impl Planner<'_> {
                     if self.engine.txn.catalog.table(&n).is_none()
                         && self.engine.txn.catalog.sequence(&n).is_some()
                     {
+                        if let Some(oid) = super::pg_catalog::sequence_oid(self.engine, &n) {
+                            self.require(oid, acl::SELECT, "sequence", &n);
+                        }
                         return Ok(self.sequence_from(&n, alias.as_ref()));
                     }
                 }
                 let table = match system {
                     Some(view) => self.placeholder_table(view.def()),
-                    None => self.table(name)?,
+                    None => {
+                        let table = self.table(name)?;
+                        self.require_on_table(&table, acl::SELECT);
+                        table
+                    }
                 };
                 let def = table.def();
                 let qualifier = match alias {
@@ -4802,6 +4869,18 @@ impl Planner<'_> {
             }
         };
         let table = self.table(&name)?;
+        let mut wanted = acl::INSERT;
+        if ins.returning.is_some() {
+            wanted |= acl::SELECT;
+        }
+        if let Some(ast::OnInsert::OnConflict(ast::OnConflict {
+            action: ast::OnConflictAction::DoUpdate(_),
+            ..
+        })) = &ins.on
+        {
+            wanted |= acl::UPDATE | acl::SELECT;
+        }
+        self.require_on_table(&table, wanted);
         let def = table.def();
         let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
         let cols: Vec<String> = ins
@@ -5065,6 +5144,13 @@ impl Planner<'_> {
             return Err(Error::unsupported("UPDATE ... FROM is not supported yet"));
         }
         let (table, alias) = self.single_table(&u.table)?;
+        // SELECT too when it reads the table's values (PostgreSQL asks it per column).
+        let reads = u.selection.is_some()
+            || u.returning.is_some()
+            || u.assignments
+                .iter()
+                .any(|a| !matches!(a.value, ast::Expr::Value(_)));
+        self.require_on_table(&table, acl::UPDATE | if reads { acl::SELECT } else { 0 });
         let def = table.def();
         let scope = table_scope(&table, &def, alias.as_deref());
         let assignments = self.assignments(&u.assignments, &def, &scope)?;
@@ -5117,6 +5203,8 @@ impl Planner<'_> {
             ));
         };
         let (table, alias) = self.single_table(twj)?;
+        let reads = d.selection.is_some() || d.returning.is_some();
+        self.require_on_table(&table, acl::DELETE | if reads { acl::SELECT } else { 0 });
         let def = table.def();
         let scope = table_scope(&table, &def, alias.as_deref());
         let scan = self.target_scan(table.clone(), &scope, &d.selection)?;

@@ -12,9 +12,188 @@ use crate::error::{Error, Result, SqlState};
 /// A role statement ready to run.
 #[derive(Debug, Clone)]
 pub enum RoleStatement {
-    Create { name: String, options: RoleOptions },
-    Alter { name: String, options: RoleOptions },
-    Drop { names: Vec<String>, if_exists: bool },
+    Create {
+        name: String,
+        options: RoleOptions,
+    },
+    Alter {
+        name: String,
+        options: RoleOptions,
+    },
+    Drop {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    /// GRANT or REVOKE (`revoke`) of `privileges` (None: ALL) on `objects` to or from
+    /// `grantees` (None: PUBLIC).
+    Grant {
+        revoke: bool,
+        privileges: Option<Vec<Privilege>>,
+        objects: GrantObjects,
+        grantees: Vec<Option<String>>,
+    },
+}
+
+/// One privilege named in GRANT or REVOKE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privilege {
+    Select,
+    Insert,
+    Update,
+    Delete,
+    Truncate,
+    References,
+    Trigger,
+    Usage,
+    Connect,
+    Temporary,
+    Create,
+}
+
+impl Privilege {
+    pub fn bit(self) -> u32 {
+        use crate::storage::acl;
+        match self {
+            Privilege::Select => acl::SELECT,
+            Privilege::Insert => acl::INSERT,
+            Privilege::Update => acl::UPDATE,
+            Privilege::Delete => acl::DELETE,
+            Privilege::Truncate => acl::TRUNCATE,
+            Privilege::References => acl::REFERENCES,
+            Privilege::Trigger => acl::TRIGGER,
+            Privilege::Usage => acl::USAGE,
+            Privilege::Connect => acl::CONNECT,
+            Privilege::Temporary => acl::TEMPORARY,
+            Privilege::Create => acl::CREATE,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Privilege::Select => "SELECT",
+            Privilege::Insert => "INSERT",
+            Privilege::Update => "UPDATE",
+            Privilege::Delete => "DELETE",
+            Privilege::Truncate => "TRUNCATE",
+            Privilege::References => "REFERENCES",
+            Privilege::Trigger => "TRIGGER",
+            Privilege::Usage => "USAGE",
+            Privilege::Connect => "CONNECT",
+            Privilege::Temporary => "TEMPORARY",
+            Privilege::Create => "CREATE",
+        }
+    }
+}
+
+/// What GRANT or REVOKE acts on.
+#[derive(Debug, Clone)]
+pub enum GrantObjects {
+    /// `TABLE a, b` (or no keyword): tables, views or sequences by name.
+    Tables(Vec<String>),
+    Sequences(Vec<String>),
+    /// `ALL TABLES IN SCHEMA public` (tables and views).
+    AllTables,
+    AllSequences,
+    Database(Vec<String>),
+}
+
+/// GRANT / REVOKE.
+pub fn plan_grant(
+    revoke: bool,
+    privileges: &ast::Privileges,
+    objects: Option<&ast::GrantObjects>,
+    grantees: &[ast::Grantee],
+    with_grant_option: bool,
+    granted_by: bool,
+) -> Result<RoleStatement> {
+    if with_grant_option {
+        return Err(Error::unsupported("WITH GRANT OPTION is not supported yet"));
+    }
+    if granted_by {
+        return Err(Error::unsupported("GRANTED BY is not supported yet"));
+    }
+    let privileges = match privileges {
+        ast::Privileges::All { .. } => None,
+        ast::Privileges::Actions(actions) => {
+            Some(actions.iter().map(privilege).collect::<Result<Vec<_>>>()?)
+        }
+    };
+    let in_public = |schemas: &[ast::ObjectName]| -> Result<()> {
+        for s in schemas {
+            let name = role_name(s)?;
+            if name != "public" {
+                return Err(Error::new(
+                    SqlState::INVALID_SCHEMA_NAME,
+                    format!("schema \"{name}\" does not exist"),
+                ));
+            }
+        }
+        Ok(())
+    };
+    let names = |list: &[ast::ObjectName]| list.iter().map(role_name).collect::<Result<Vec<_>>>();
+    let objects = match objects {
+        Some(ast::GrantObjects::Tables(list)) | Some(ast::GrantObjects::Views(list)) => {
+            GrantObjects::Tables(names(list)?)
+        }
+        Some(ast::GrantObjects::Sequences(list)) => GrantObjects::Sequences(names(list)?),
+        Some(ast::GrantObjects::AllTablesInSchema { schemas }) => {
+            in_public(schemas)?;
+            GrantObjects::AllTables
+        }
+        Some(ast::GrantObjects::AllSequencesInSchema { schemas }) => {
+            in_public(schemas)?;
+            GrantObjects::AllSequences
+        }
+        Some(ast::GrantObjects::Databases(list)) => GrantObjects::Database(names(list)?),
+        None => return Err(Error::unsupported("GRANT of roles is not supported yet")),
+        Some(_) => {
+            return Err(Error::unsupported(
+                "GRANT and REVOKE on this kind of object are not supported yet",
+            ))
+        }
+    };
+    let grantees = grantees
+        .iter()
+        .map(|g| match (&g.grantee_type, &g.name) {
+            (ast::GranteesType::Public, _) => Ok(None),
+            (_, Some(ast::GranteeName::ObjectName(n))) => {
+                let name = role_name(n)?;
+                Ok((!name.eq_ignore_ascii_case("public")).then_some(name))
+            }
+            _ => Err(Error::unsupported("this kind of grantee is not supported")),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RoleStatement::Grant {
+        revoke,
+        privileges,
+        objects,
+        grantees,
+    })
+}
+
+fn privilege(action: &ast::Action) -> Result<Privilege> {
+    let no_columns = |columns: &Option<Vec<ast::Ident>>, p: Privilege| match columns {
+        Some(c) if !c.is_empty() => Err(Error::unsupported(
+            "column privileges are not supported yet",
+        )),
+        _ => Ok(p),
+    };
+    match action {
+        ast::Action::Select { columns } => no_columns(columns, Privilege::Select),
+        ast::Action::Insert { columns } => no_columns(columns, Privilege::Insert),
+        ast::Action::Update { columns } => no_columns(columns, Privilege::Update),
+        ast::Action::References { columns } => no_columns(columns, Privilege::References),
+        ast::Action::Delete => Ok(Privilege::Delete),
+        ast::Action::Truncate => Ok(Privilege::Truncate),
+        ast::Action::Trigger => Ok(Privilege::Trigger),
+        ast::Action::Usage => Ok(Privilege::Usage),
+        ast::Action::Connect => Ok(Privilege::Connect),
+        ast::Action::Temporary => Ok(Privilege::Temporary),
+        ast::Action::Create { .. } => Ok(Privilege::Create),
+        other => Err(Error::syntax(format!(
+            "unrecognized privilege type \"{other}\""
+        ))),
+    }
 }
 
 /// The options a statement gives; None: not given.

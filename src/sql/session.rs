@@ -63,6 +63,8 @@ struct CachedPlan {
     plan: Arc<Plan>,
     fields: Vec<Field>,
     param_types: Vec<DataType>,
+    /// What the user must be allowed, checked at each execution.
+    privileges: Arc<Vec<planner::Required>>,
 }
 
 /// A parsed statement shape and its plan, shared by every statement of that shape.
@@ -615,6 +617,7 @@ impl Session {
             plan: Arc::new(planned.plan),
             fields: planned.fields.clone(),
             param_types: planned.param_types.clone(),
+            privileges: Arc::new(planned.privileges),
         };
         Ok(Arc::new(Prepared {
             param_types: planned.param_types,
@@ -761,6 +764,7 @@ impl Session {
         let mut cached = shape.plan.lock();
         if let Some(c) = cached.as_ref() {
             if c.catalog_version == version {
+                self.check_privileges(&c.privileges)?;
                 return Ok((c.plan.clone(), c.fields.clone(), c.param_types.clone()));
             }
         }
@@ -777,12 +781,14 @@ impl Session {
                 "cached plan must not change result type",
             ));
         }
+        self.check_privileges(&planned.privileges)?;
         let plan = Arc::new(planned.plan);
         *cached = Some(CachedPlan {
             catalog_version: version,
             plan: plan.clone(),
             fields: planned.fields.clone(),
             param_types: planned.param_types.clone(),
+            privileges: Arc::new(planned.privileges),
         });
         Ok((plan, planned.fields, planned.param_types))
     }
@@ -1503,6 +1509,7 @@ impl Session {
                 }
             }
         }
+        self.refuse_unless_owner(plan)?;
         match plan {
             Plan::Update(u) if u.increments.is_some() => {
                 let t = self.txn();

@@ -704,6 +704,8 @@ pub struct Catalog {
     views: RwLock<FxHashMap<String, Arc<View>>>,
     /// Every role, the bootstrap superuser always among them (`roles.rs`).
     roles: RwLock<FxHashMap<String, Arc<Role>>>,
+    /// Granted privileges by object OID (`acl.rs`); an object without is at its default.
+    acls: RwLock<FxHashMap<u32, Arc<super::acl::Acl>>>,
     tables: RwLock<FxHashMap<String, Arc<Table>>>,
     /// Dropped by a transaction that has not committed yet.
     dropping: RwLock<FxHashMap<TableId, Arc<Table>>>,
@@ -747,6 +749,7 @@ impl Catalog {
                     .into_iter()
                     .collect(),
             ),
+            acls: RwLock::default(),
             next_table_id: AtomicU32::new(0),
             version: AtomicU64::new(0),
             ddl: parking_lot::Mutex::new(()),
@@ -779,6 +782,11 @@ impl Catalog {
         stages::read(Stage::Catalog, &self.tables)
             .get(name)
             .cloned()
+    }
+
+    /// Every sequence's name.
+    pub fn sequence_names(&self) -> Vec<String> {
+        self.sequences.read().keys().cloned().collect()
     }
 
     pub fn table_names(&self) -> Vec<String> {
@@ -965,6 +973,30 @@ impl Catalog {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// The privileges granted on the object `oid`; None: its default.
+    pub fn acl(&self, oid: u32) -> Option<Arc<super::acl::Acl>> {
+        self.acls.read().get(&oid).cloned()
+    }
+
+    /// Every object's granted privileges.
+    pub fn acls(&self) -> Vec<(u32, Arc<super::acl::Acl>)> {
+        self.acls
+            .read()
+            .iter()
+            .map(|(o, a)| (*o, a.clone()))
+            .collect()
+    }
+
+    /// Give objects their new lists (GRANT, REVOKE and their replay).
+    pub fn set_acls(&self, lists: Vec<(u32, super::acl::Acl)>) {
+        let mut acls = self.acls.write();
+        for (oid, acl) in lists {
+            acls.insert(oid, Arc::new(acl));
+        }
+        drop(acls);
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
     pub fn view(&self, name: &str) -> Option<Arc<View>> {
         self.views.read().get(name).cloned()
     }
@@ -1122,6 +1154,11 @@ impl Catalog {
         for role in roles.values() {
             role.put(&mut w);
         }
+        let acls = self.acls.read();
+        w.varint(acls.len() as u64);
+        for (oid, acl) in acls.iter() {
+            super::acl::put_acl(&mut w, *oid, acl);
+        }
         w.buf
     }
 
@@ -1193,6 +1230,13 @@ impl Catalog {
                     .roles
                     .write()
                     .insert(role.name.clone(), Arc::new(role));
+            }
+        }
+        // Images written before privileges existed end here.
+        if !r.is_done() {
+            for _ in 0..r.varint()? {
+                let (oid, acl) = super::acl::get_acl(&mut r)?;
+                catalog.acls.write().insert(oid, Arc::new(acl));
             }
         }
         if !r.is_done() {

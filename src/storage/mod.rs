@@ -26,6 +26,7 @@
 //! the catalog (`catalog`) and checkpoints (`checkpoint`).
 //! Their own invariants open each module.
 
+pub mod acl;
 pub mod btree;
 mod bulk;
 mod catalog;

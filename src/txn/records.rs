@@ -347,6 +347,7 @@ pub fn named_slots(kind: RecordKind, payload: &[u8], slots: &mut Vec<u64>) -> Re
         | RecordKind::DropView
         | RecordKind::SetRole
         | RecordKind::DropRole
+        | RecordKind::SetAcls
         | RecordKind::DropTable
         | RecordKind::SequenceAdvance
         | RecordKind::WriteSetPiece => {}
@@ -456,6 +457,13 @@ pub fn replay(
         }
         RecordKind::DropRole => {
             catalog.drop_role(&r.str()?);
+        }
+        RecordKind::SetAcls => {
+            let mut lists = Vec::new();
+            for _ in 0..r.varint()? {
+                lists.push(crate::storage::acl::get_acl(&mut r)?);
+            }
+            catalog.set_acls(lists);
         }
         RecordKind::SetSequence => {
             let name = r.str()?;

@@ -57,6 +57,9 @@ pub enum RecordKind {
     SetRole = 13,
     /// DROP ROLE: str name.
     DropRole = 14,
+    /// GRANT or REVOKE: varint count, then each object's OID and new list
+    /// (`storage::acl::put_acl`).
+    SetAcls = 15,
 }
 
 impl RecordKind {
@@ -76,6 +79,7 @@ impl RecordKind {
             12 => RecordKind::DropView,
             13 => RecordKind::SetRole,
             14 => RecordKind::DropRole,
+            15 => RecordKind::SetAcls,
             _ => return None,
         })
     }

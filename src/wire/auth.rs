@@ -189,6 +189,20 @@ pub async fn authenticate<S: Transport>(
             "must be superuser or replication role to start walsender",
         )));
     }
+    if !role.superuser && !params.replication {
+        let list = catalog.acl(crate::sql::DATABASE_OID);
+        if list.is_some_and(|list| {
+            !crate::storage::acl::allows(&list, role.oid, crate::storage::acl::CONNECT)
+        }) {
+            return Err(Refusal::Fatal(
+                Error::new(
+                    SqlState::INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied for database \"{}\"", params.database),
+                )
+                .with_detail("User does not have CONNECT privilege."),
+            ));
+        }
+    }
     if role.connection_limit >= 0 && !role.superuser {
         let open = engine
             .txn

@@ -147,6 +147,108 @@ def test_pg_authid_is_for_superusers_only(auth_server):
         assert p.execute("show is_superuser").fetchone() == ("off",)
 
 
+def test_only_superusers_change_the_schema(auth_server):
+    """Every relation belongs to a superuser, and PostgreSQL 15 lets no other role
+    create in schema public: DDL by another role is 42501 with PostgreSQL's messages."""
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect() as c:
+        c.execute("create role plain login password 'pw'")
+        c.execute("create table owned (k int primary key, v text)")
+        c.execute("create index owned_v on owned (v)")
+        c.execute("create sequence owned_seq")
+        c.execute("create view owned_view as select k from owned")
+    with srv.connect(user="plain", password="pw") as p:
+        for sql, message in [
+            ("create table mine (k int)", "permission denied for schema public"),
+            ("create sequence mine_seq", "permission denied for schema public"),
+            ("create view mine_view as select 1", "permission denied for schema public"),
+            ("drop table owned", "must be owner of table owned"),
+            ("alter table owned add column w int", "must be owner of table owned"),
+            ("create index on owned (k)", "must be owner of table owned"),
+            ("drop index owned_v", "must be owner of index owned_v"),
+            ("truncate owned", "permission denied for table owned"),
+            ("drop sequence owned_seq", "must be owner of sequence owned_seq"),
+            ("drop view owned_view", "must be owner of view owned_view"),
+            ("checkpoint", "must be superuser to do CHECKPOINT"),
+        ]:
+            assert _state(p, sql) == ("42501", message), sql
+    with srv.connect() as c:
+        assert c.execute("select count(*) from owned").fetchone() == (0,)
+        c.execute("drop view owned_view")
+        c.execute("drop table owned")
+
+
+def test_grant_and_revoke(auth_server):
+    """A role may read and write only what was granted to it or to PUBLIC; the messages
+    and the relacl/datacl texts are PostgreSQL's (checked against PostgreSQL 15)."""
+    srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
+    c = srv.connect()
+    c.execute("create role app login password 'a'")
+    c.execute("create table gt (k int primary key, v text)")
+    c.execute("insert into gt values (1, 'one')")
+    c.execute("create view gtv as select k from gt")
+    c.execute("create sequence gs")
+
+    def as_app(sql):
+        with srv.connect(user="app", password="a") as a:
+            return _state(a, sql)
+
+    denied = ("42501", "permission denied for table gt")
+    for sql in ["select * from gt", "insert into gt values (2, 'two')", "update gt set v = 'x'",
+                "delete from gt", "truncate gt", "copy gt to stdout",
+                "insert into gt values (3, 'x') on conflict do nothing"]:
+        assert as_app(sql) == denied, sql
+    assert as_app("select * from gtv") == ("42501", "permission denied for view gtv")
+    assert as_app("select * from gs") == ("42501", "permission denied for sequence gs")
+
+    c.execute("grant select on gt, gtv to app")
+    c.execute("grant usage on sequence gs to app")
+    assert as_app("select * from gt") is None
+    assert as_app("select * from gtv") is None
+    assert as_app("insert into gt values (2, 'two')") == denied
+    c.execute("grant insert, update on table gt to app")
+    assert as_app("insert into gt values (2, 'two')") is None
+    assert as_app("update gt set v = v || '!' where k = 2") is None
+    assert as_app("delete from gt where k = 2") == denied
+    assert c.execute("select relacl from pg_class where relname = 'gt'").fetchone() == (
+        ["postgres=arwdDxt/postgres", "app=arw/postgres"],)
+
+    state, message = _state(c, "drop role app")
+    assert (state, message) == ("2BP01", 'role "app" cannot be dropped because some objects depend on it')
+    with pytest.raises(psycopg.Error) as e:
+        c.execute("drop role app")
+    assert e.value.diag.message_detail == (
+        "privileges for table gt\nprivileges for view gtv\nprivileges for sequence gs")
+
+    c.execute("grant all on all tables in schema public to app")
+    assert as_app("delete from gt where k = 2") is None
+    c.execute("revoke all on gt from app")
+    assert as_app("select * from gt") == denied
+    c.execute("grant select on gt to public")
+    assert as_app("select count(*) from gt") is None
+
+    for sql, expected in [
+        ("grant usage on gt to app", ("0LP01", "invalid privilege type USAGE for table")),
+        ("grant select on nosuch to app", ("42P01", 'relation "nosuch" does not exist')),
+        ("grant select on gt to nobody", ("42704", 'role "nobody" does not exist')),
+        ("grant select on sequence gt to app", ("42809", '"gt" is not a sequence')),
+    ]:
+        assert _state(c, sql) == expected, sql
+
+    c.execute("revoke connect on database postgres from public")
+    assert c.execute("select datacl from pg_database").fetchone() == (["=T/postgres", "postgres=CTc/postgres"],)
+    state, message = srv.refused(user="app", password="a")
+    assert state == "42501" and 'permission denied for database "postgres"' in message
+    c.execute("grant connect on database postgres to app")
+    assert as_app("select 1") is None
+    c.execute("revoke all on all tables in schema public from app, public")
+    c.execute("revoke all on sequence gs from app")
+    c.execute("revoke connect on database postgres from app")
+    c.execute("grant connect on database postgres to public")
+    c.execute("drop role app")
+    c.close()
+
+
 # ------------------------------------------------------------ authentication
 
 

@@ -5,8 +5,10 @@
 use super::{Outcome, Session};
 use crate::auth::scram;
 use crate::error::{Error, Result, SqlState};
-use crate::sql::roles::{check_new_role_name, RoleOptions, RoleStatement};
-use crate::storage::Role;
+use crate::sql::pg_catalog;
+use crate::sql::plan::Plan;
+use crate::sql::roles::{check_new_role_name, GrantObjects, Privilege, RoleOptions, RoleStatement};
+use crate::storage::{acl, Role};
 use crate::txn::ddl;
 use crate::wal::RecordKind;
 
@@ -27,6 +29,8 @@ impl RoleStatement {
             RoleStatement::Create { .. } => "CREATE ROLE",
             RoleStatement::Alter { .. } => "ALTER ROLE",
             RoleStatement::Drop { .. } => "DROP ROLE",
+            RoleStatement::Grant { revoke: false, .. } => "GRANT",
+            RoleStatement::Grant { revoke: true, .. } => "REVOKE",
         }
     }
 }
@@ -47,6 +51,75 @@ impl Session {
         self.current_role().is_some_and(|r| r.superuser)
     }
 
+    /// Whether the session's role may do what a statement needs (`Planned::privileges`):
+    /// 42501 `permission denied for table t` if not. Superusers may do everything; an
+    /// object nobody granted anything on is its owner's (a superuser's) alone.
+    pub(super) fn check_privileges(
+        &self,
+        required: &[crate::sql::planner::Required],
+    ) -> Result<()> {
+        if required.is_empty() || self.superuser_now() {
+            return Ok(());
+        }
+        let role_oid = self.current_role().map_or(u32::MAX, |r| r.oid);
+        let catalog = &self.engine.txn.catalog;
+        for (oid, bits, kind, name) in required {
+            let allowed = catalog
+                .acl(*oid)
+                .is_some_and(|list| acl::allows(&list, role_oid, *bits));
+            if !allowed {
+                return Err(permission_denied(&format!(
+                    "permission denied for {kind} {name}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every table, index, sequence and view belongs to a superuser (PostgreSQL 15 lets
+    /// no other role create in schema `public`): a role that is not one may not create,
+    /// alter or drop them, nor force a checkpoint (42501, PostgreSQL's messages). What it
+    /// may read and write is granted ([`Session::check_privileges`]).
+    pub(super) fn refuse_unless_owner(&self, plan: &Plan) -> Result<()> {
+        if self.superuser_now() {
+            return Ok(());
+        }
+        let owner = |kind: &str, name: &str| {
+            Err(permission_denied(&format!(
+                "must be owner of {kind} {name}"
+            )))
+        };
+        let first = |names: &[String]| names.first().cloned().unwrap_or_default();
+        match plan {
+            Plan::CreateTable { .. } | Plan::CreateSequence { .. } | Plan::CreateView { .. } => {
+                Err(permission_denied("permission denied for schema public"))
+            }
+            Plan::DropTable { names, .. } => owner("table", &first(names)),
+            Plan::AddIdentity { table, .. }
+            | Plan::AddPrimaryKey { table, .. }
+            | Plan::CreateIndex { table, .. }
+            | Plan::AddColumn { table, .. }
+            | Plan::Rename { table, .. }
+            | Plan::AddForeignKey { table, .. }
+            | Plan::DropForeignKey { table, .. }
+            | Plan::DropColumn { table, .. }
+            | Plan::SetNotNull { table, .. }
+            | Plan::SetColumnType { table, .. }
+            | Plan::SetColumnDefault { table, .. } => owner("table", &table.def().name),
+            Plan::DropIndex { indexes, .. } => match indexes.first() {
+                Some((_, name)) => owner("index", name),
+                None => Ok(()),
+            },
+            Plan::DropSequence { names, .. } => owner("sequence", &first(names)),
+            Plan::SequenceOwner { name, .. } | Plan::RestartSequence { name, .. } => {
+                owner("sequence", name)
+            }
+            Plan::DropView { names, .. } => owner("view", &first(names)),
+            Plan::Checkpoint => Err(permission_denied("must be superuser to do CHECKPOINT")),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn run_role_statement(&mut self, stmt: &RoleStatement) -> Result<Outcome> {
         self.refuse_in_block(stmt.tag(), None)?;
         match stmt {
@@ -57,6 +130,12 @@ impl Session {
                     self.drop_role(name, *if_exists)?;
                 }
             }
+            RoleStatement::Grant {
+                revoke,
+                privileges,
+                objects,
+                grantees,
+            } => self.grant(*revoke, privileges.as_deref(), objects, grantees)?,
         }
         Ok(Outcome::Command {
             tag: stmt.tag().to_string(),
@@ -170,6 +249,14 @@ impl Session {
                 format!("cannot drop role {name} because it is required by the database system"),
             ));
         }
+        let granted = self.privileges_granted_to(role.oid);
+        if !granted.is_empty() {
+            return Err(Error::new(
+                SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!("role \"{name}\" cannot be dropped because some objects depend on it"),
+            )
+            .with_detail(granted.join("\n")));
+        }
         let txn = self.engine.txn.clone();
         let flight = {
             let _ddl = txn.catalog.ddl_lock();
@@ -258,6 +345,255 @@ impl Session {
         self.finish_catalog_change(flight);
         Ok(())
     }
+}
+
+impl Session {
+    /// What still names the role `oid` in a privilege list, as PostgreSQL's DETAIL
+    /// lines (`privileges for table t`); objects since dropped are not.
+    fn privileges_granted_to(&self, oid: u32) -> Vec<String> {
+        let everything = GrantObjects::AllTables;
+        let mut targets = self.grant_targets(&everything).unwrap_or_default();
+        targets.extend(
+            self.grant_targets(&GrantObjects::AllSequences)
+                .unwrap_or_default(),
+        );
+        targets.extend(
+            self.grant_targets(&GrantObjects::Database(vec!["postgres".into()]))
+                .unwrap_or_default(),
+        );
+        let catalog = &self.engine.txn.catalog;
+        // The database first, then the objects in the order they were made.
+        targets.sort_by_key(|t| (t.kind != "database", t.oid));
+        targets
+            .iter()
+            .filter(|t| {
+                catalog
+                    .acl(t.oid)
+                    .is_some_and(|list| list.iter().any(|i| i.grantee == oid))
+            })
+            .map(|t| format!("privileges for {} {}", t.kind, t.name))
+            .collect()
+    }
+}
+
+/// An object GRANT or REVOKE acts on: its OID, kind, name and every privilege it has.
+struct GrantTarget {
+    oid: u32,
+    kind: &'static str,
+    name: String,
+    all: u32,
+}
+
+impl Session {
+    /// The objects `objects` names, or the error PostgreSQL gives for a name that is not
+    /// one.
+    fn grant_targets(&self, objects: &GrantObjects) -> Result<Vec<GrantTarget>> {
+        let engine = &self.engine;
+        let catalog = &engine.txn.catalog;
+        let hidden = self.hidden_tables();
+        let relation = |name: &str| -> Result<GrantTarget> {
+            if let Some(t) = catalog.table(name).filter(|t| !hidden(t)) {
+                return Ok(GrantTarget {
+                    oid: pg_catalog::table_oid(&t),
+                    kind: "table",
+                    name: name.to_string(),
+                    all: acl::ALL_ON_TABLE,
+                });
+            }
+            if let Some(v) = catalog.view(name) {
+                return Ok(GrantTarget {
+                    oid: pg_catalog::id_oid(v.id),
+                    kind: "view",
+                    name: name.to_string(),
+                    all: acl::ALL_ON_TABLE,
+                });
+            }
+            match pg_catalog::sequence_oid(engine, name) {
+                Some(oid) => Ok(GrantTarget {
+                    oid,
+                    kind: "sequence",
+                    name: name.to_string(),
+                    all: acl::ALL_ON_SEQUENCE,
+                }),
+                None => Err(Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                )),
+            }
+        };
+        Ok(match objects {
+            GrantObjects::Tables(names) => {
+                names.iter().map(|n| relation(n)).collect::<Result<_>>()?
+            }
+            GrantObjects::Sequences(names) => {
+                let mut targets = Vec::new();
+                for name in names {
+                    let target = relation(name)?;
+                    if target.kind != "sequence" {
+                        return Err(Error::new(
+                            SqlState::WRONG_OBJECT_TYPE,
+                            format!("\"{name}\" is not a sequence"),
+                        ));
+                    }
+                    targets.push(target);
+                }
+                targets
+            }
+            GrantObjects::AllTables => {
+                let mut names: Vec<String> = catalog
+                    .table_names()
+                    .into_iter()
+                    .filter(|n| catalog.table(n).is_some_and(|t| !hidden(&t)))
+                    .collect();
+                names.extend(catalog.views().iter().map(|v| v.name.clone()));
+                names.sort();
+                names.iter().map(|n| relation(n)).collect::<Result<_>>()?
+            }
+            GrantObjects::AllSequences => {
+                let mut names: Vec<String> = catalog.sequence_names().into_iter().collect();
+                names.sort();
+                names
+                    .iter()
+                    .filter_map(|n| pg_catalog::sequence_oid(engine, n).map(|oid| (n, oid)))
+                    .map(|(n, oid)| GrantTarget {
+                        oid,
+                        kind: "sequence",
+                        name: n.clone(),
+                        all: acl::ALL_ON_SEQUENCE,
+                    })
+                    .collect()
+            }
+            GrantObjects::Database(names) => names
+                .iter()
+                .map(|n| {
+                    if n != "postgres" {
+                        return Err(Error::new(
+                            SqlState::INVALID_CATALOG_NAME,
+                            format!("database \"{n}\" does not exist"),
+                        ));
+                    }
+                    Ok(GrantTarget {
+                        oid: pg_catalog::DATABASE_OID,
+                        kind: "database",
+                        name: n.clone(),
+                        all: acl::ALL_ON_DATABASE,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// GRANT or REVOKE: every object's new list logged in one record and installed.
+    fn grant(
+        &mut self,
+        revoke: bool,
+        privileges: Option<&[Privilege]>,
+        objects: &GrantObjects,
+        grantees: &[Option<String>],
+    ) -> Result<()> {
+        let targets = self.grant_targets(objects)?;
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        if !self.superuser_now() {
+            if let Some(t) = targets.first() {
+                return Err(permission_denied(&format!(
+                    "permission denied for {} {}",
+                    t.kind, t.name
+                )));
+            }
+        }
+        let mut grantee_oids = Vec::new();
+        for grantee in grantees {
+            grantee_oids.push(match grantee {
+                None => acl::PUBLIC,
+                Some(name) => catalog.role(name).ok_or_else(|| no_such_role(name))?.oid,
+            });
+        }
+        let mut lists = Vec::new();
+        for target in &targets {
+            let bits = match privileges {
+                None => target.all,
+                Some(list) => {
+                    let mut bits = 0;
+                    for p in list {
+                        if p.bit() & target.all != 0 {
+                            bits |= p.bit();
+                        } else if target.kind == "sequence" {
+                            self.warn(Error::new(
+                                SqlState::SUCCESSFUL_COMPLETION,
+                                format!(
+                                    "sequence \"{}\" only supports USAGE, SELECT, and UPDATE privileges",
+                                    target.name
+                                ),
+                            ));
+                        } else {
+                            return Err(Error::new(
+                                SqlState::INVALID_GRANT_OPERATION,
+                                format!("invalid privilege type {} for {}", p.name(), target.kind),
+                            ));
+                        }
+                    }
+                    bits
+                }
+            };
+            let mut list: acl::Acl = match catalog.acl(target.oid) {
+                Some(list) => (*list).clone(),
+                None => default_acl(target),
+            };
+            for &grantee in &grantee_oids {
+                match list.iter_mut().find(|i| i.grantee == grantee) {
+                    Some(item) if revoke => item.privileges &= !bits,
+                    Some(item) => item.privileges |= bits,
+                    None if revoke => {}
+                    None => list.push(acl::AclItem {
+                        grantee,
+                        grantor: crate::storage::roles::BOOTSTRAP_ROLE_OID,
+                        privileges: bits,
+                    }),
+                }
+            }
+            list.retain(|i| i.privileges != 0);
+            lists.push((target.oid, list));
+        }
+        let txn = self.engine.txn.clone();
+        let flight = {
+            let _ddl = txn.catalog.ddl_lock();
+            let mut payload = crate::wal::Writer::default();
+            payload.varint(lists.len() as u64);
+            for (oid, list) in &lists {
+                acl::put_acl(&mut payload, *oid, list);
+            }
+            ddl::commit_catalog_change(
+                &txn,
+                RecordKind::SetAcls,
+                &payload.buf,
+                self.sync_level(),
+                |_| txn.catalog.set_acls(lists),
+            )?
+        };
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+}
+
+/// An object's list before any GRANT: its owner (the bootstrap superuser) may do
+/// everything; on the database, PUBLIC may also connect and create temporary tables.
+fn default_acl(target: &GrantTarget) -> acl::Acl {
+    let owner = crate::storage::roles::BOOTSTRAP_ROLE_OID;
+    let mut list = Vec::new();
+    if target.kind == "database" {
+        list.push(acl::AclItem {
+            grantee: acl::PUBLIC,
+            grantor: owner,
+            privileges: acl::TEMPORARY | acl::CONNECT,
+        });
+    }
+    list.push(acl::AclItem {
+        grantee: owner,
+        grantor: owner,
+        privileges: target.all,
+    });
+    list
 }
 
 impl RoleOptions {
