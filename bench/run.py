@@ -425,7 +425,7 @@ class Bench:
             "command": shlex.join([sys.executable] + sys.argv),
             "options": {"preset": a.preset, "workloads": a.workloads, "clients": a.clients, "duration": a.duration,
                         "scale": a.scale, "update_pk_rows": a.update_pk_rows, "shared_buffers": a.shared_buffers,
-                        "systems": a.systems, "transport": a.transport, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
+                        "systems": a.systems, "transport": a.transport, "tls": a.tls, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
                         "sampling_rate": a.sampling_rate, "extra_steadydb_conf": dict(a.extra_steadydb_conf),
                         "extra_postgres_conf": dict(a.extra_postgres_conf), "server_cpus": a.server_cpus,
                         "cpu_sets": {n: {"server": servers.cpu_list_text(srv), "clients": servers.cpu_list_text(cli)}

@@ -418,7 +418,8 @@ def markdown_report(results: dict) -> str:
                  + (f", CHECKPOINT at {','.join(f'{t:g}' for t in o['checkpoint_at'])} s" if o["checkpoint_at"] else ""))
     transport = o.get("transport", "tcp")
     parts.append("- clients connect through " + ("each server's Unix-domain socket" if transport == "unix"
-                                                 else "TCP to 127.0.0.1"))
+                                                 else "TCP to 127.0.0.1")
+                 + (", over TLS (sslmode=require; ssl = on in both servers)" if o.get("tls") else ""))
     for s in o["systems"]:
         extra = o.get(f"extra_{s}_conf") or {}
         if extra:

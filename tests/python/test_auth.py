@@ -689,3 +689,30 @@ def test_psql_over_tls(tls_server):
          "-XAtc", "select ssl from pg_stat_ssl where pid = pg_backend_pid()"],
         env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "t", out.stderr
+
+
+AUTH_CHECKS = ["auth_scram_tls", "auth_verify_full", "auth_wrong_password", "auth_plain_refused"]
+
+
+@pytest.mark.parametrize("client", ["pgx", "pgjdbc"])
+def test_drivers_authenticate_over_tls(tls_server, client):
+    """pgx and pgjdbc (the client matrix's programs, AUTH_CHECKS=1) against a server that
+    admits only hostssl lines with SCRAM: require and verify-full get in, a wrong
+    password gets 28P01 and a plain connection 28000."""
+    import test_client_matrix as matrix
+
+    tool = matrix.TOOLS[client]
+    if shutil.which(tool) is None:
+        raise AssertionError(f"{tool} is not installed: the driver checks need it")
+    cmd = matrix.build(client)
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env.update(PGHOST="127.0.0.1", PGPORT=str(srv.port), PGUSER="postgres", PGDATABASE="postgres",
+               PGPASSWORD=SUPERUSER_PASSWORD, AUTH_CHECKS="1",
+               AUTH_SSLROOTCERT=str(tls_server.certs / "ca.crt"))
+    out = matrix.run(cmd, matrix.CLIENTS, matrix.RUN_TIMEOUT, env)
+    import json
+    results = {r["check"]: r for r in map(json.loads, filter(lambda l: l.startswith("{"), out.splitlines()))}
+    assert list(results) == AUTH_CHECKS, out
+    failed = {c: r.get("detail") for c, r in results.items() if not r["ok"]}
+    assert not failed, failed

@@ -55,8 +55,9 @@ def build(client: str) -> list[str]:
             run(["mvn", "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory=target/lib"], d, BUILD_TIMEOUT)
         classes = d / "target" / "classes"
         classes.mkdir(parents=True, exist_ok=True)
+        sources = d / "src" / "main" / "java" / "steadydb"
         run(["javac", "-encoding", "UTF-8", "-cp", str(d / "target" / "lib" / "*"), "-d", str(classes),
-             str(d / "src" / "main" / "java" / "steadydb" / "Checks.java")], d, BUILD_TIMEOUT)
+             str(sources / "Checks.java"), str(sources / "AuthChecks.java")], d, BUILD_TIMEOUT)
         return ["java", "-cp", f"{classes}{os.pathsep}{d / 'target' / 'lib' / '*'}", "steadydb.Checks"]
     if client == "asyncpg":
         return [sys.executable, str(CLIENTS / "python" / "asyncpg_checks.py")]
@@ -88,6 +89,9 @@ CHECK_ORDER = [
     # then its ORM.
     "migrate", "introspection", "crud", "bulk_create", "unique_violation",
     "foreign_key_violation", "deferred_order", "savepoints", "cascade_delete",
+    # Authentication (test_auth.py's servers): SCRAM over TLS, verify-full, a wrong
+    # password (28P01), a plain connection to a hostssl-only server (28000).
+    "auth_scram_tls", "auth_verify_full", "auth_wrong_password", "auth_plain_refused",
 ]
 
 

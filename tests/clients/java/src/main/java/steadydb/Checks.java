@@ -40,6 +40,10 @@ public class Checks {
     }
 
     public static void main(String[] args) throws Exception {
+        if ("1".equals(System.getenv("AUTH_CHECKS"))) {
+            AuthChecks.run();
+            return;
+        }
         String prefix = System.getenv().getOrDefault("CLIENT_PREFIX", "cm_java");
         t = prefix + "_items";
         String url = "jdbc:postgresql://" + System.getenv("PGHOST") + ":" + System.getenv("PGPORT") + "/"
