@@ -447,6 +447,12 @@ impl<'a> Reader<'a> {
             )));
         }
         self.advance();
+        self.expect_equals(attr)?;
+        Ok(self.value())
+    }
+
+    /// The `=` after attribute `attr`, consumed.
+    fn expect_equals(&mut self, attr: u8) -> Result<(), ScramError> {
         if self.peek() != b'=' {
             return Err(ScramError::malformed(format!(
                 "Expected character \"=\" for attribute \"{}\".",
@@ -454,7 +460,7 @@ impl<'a> Reader<'a> {
             )));
         }
         self.advance();
-        Ok(self.value())
+        Ok(())
     }
 
     /// Any `attr=value` (PostgreSQL's `read_any_attr`): the attribute and the value.
@@ -472,13 +478,7 @@ impl<'a> Reader<'a> {
             )));
         }
         self.advance();
-        if self.peek() != b'=' {
-            return Err(ScramError::malformed(format!(
-                "Expected character \"=\" for attribute \"{}\".",
-                attr as char
-            )));
-        }
-        self.advance();
+        self.expect_equals(attr)?;
         Ok((attr, self.value()))
     }
 }

@@ -60,6 +60,21 @@ impl Origin {
             .map_or_else(|| "[local]".to_string(), |c| c.ip().to_string())
     }
 
+    /// The connection as PostgreSQL's refusals name it: `host "h", user "u", database
+    /// "d", no encryption` (no database for a replication connection).
+    fn describe(&self, params: &StartupParams) -> String {
+        let database = match params.replication {
+            true => String::new(),
+            false => format!(" database \"{}\",", params.database),
+        };
+        format!(
+            "host \"{}\", user \"{}\",{database} {}",
+            self.host(),
+            params.user,
+            self.encryption()
+        )
+    }
+
     fn encryption(&self) -> &'static str {
         if self.ssl {
             "SSL encryption"
@@ -110,14 +125,11 @@ pub async fn authenticate<S: Transport>(
         Rule::TrustAll => None,
         Rule::Line(line) => Some(line),
         Rule::NoMatch => {
-            let (user, host, enc) = (&params.user, origin.host(), origin.encryption());
+            let whom = origin.describe(params);
             return Err(invalid_authorization(if params.replication {
-                format!("no pg_hba.conf entry for replication connection from host \"{host}\", user \"{user}\", {enc}")
+                format!("no pg_hba.conf entry for replication connection from {whom}")
             } else {
-                format!(
-                    "no pg_hba.conf entry for host \"{host}\", user \"{user}\", database \"{}\", {enc}",
-                    params.database
-                )
+                format!("no pg_hba.conf entry for {whom}")
             }));
         }
     };
@@ -129,14 +141,11 @@ pub async fn authenticate<S: Transport>(
     match method {
         Method::Trust => {}
         Method::Reject => {
-            let (user, host, enc) = (&params.user, origin.host(), origin.encryption());
+            let whom = origin.describe(params);
             return Err(invalid_authorization(if params.replication {
-                format!("pg_hba.conf rejects replication connection for host \"{host}\", user \"{user}\", {enc}")
+                format!("pg_hba.conf rejects replication connection for {whom}")
             } else {
-                format!(
-                    "pg_hba.conf rejects connection for host \"{host}\", user \"{user}\", database \"{}\", {enc}",
-                    params.database
-                )
+                format!("pg_hba.conf rejects connection for {whom}")
             }));
         }
         Method::Peer => {

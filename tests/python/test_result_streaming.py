@@ -231,16 +231,21 @@ SORTS = [
 ]
 
 
-@pytest.mark.parametrize("sql", SORTS)
-def test_order_by_past_work_mem_matches_the_in_memory_sort(db, sortable, sql):
-    t, u = sortable
-    sql = sql.format(t=t, u=u)
+def _in_memory_and_on_disk(db, sql: str):
+    """`sql`'s rows with work_mem 64MB (all in memory) and 64kB (mostly on disk)."""
     c = db.connect()
     c.execute("set work_mem = '64MB'")
     in_memory = rows(c, sql)
     c.execute("set work_mem = '64kB'")
-    assert rows(c, sql) == in_memory
+    on_disk = rows(c, sql)
     c.execute("reset work_mem")
+    return in_memory, on_disk
+
+
+@pytest.mark.parametrize("sql", SORTS)
+def test_order_by_past_work_mem_matches_the_in_memory_sort(db, sortable, sql):
+    in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=sortable[0], u=sortable[1]))
+    assert on_disk == in_memory
 
 
 UNSORTED = [
@@ -334,14 +339,8 @@ GROUPINGS = [
 def test_grouping_past_work_mem_matches_the_in_memory_one(db, sortable, sql):
     """With work_mem 64kB most groups (or distinct rows) go to disk and are aggregated
     when read back: the same rows as all in memory, on each server."""
-    t, u = sortable
-    sql = sql.format(t=t, u=u)
-    c = db.connect()
-    c.execute("set work_mem = '64MB'")
-    in_memory = rows(c, sql)
-    c.execute("set work_mem = '64kB'")
-    assert rows(c, sql) == in_memory
-    c.execute("reset work_mem")
+    in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=sortable[0], u=sortable[1]))
+    assert on_disk == in_memory
 
 
 UNORDERED_GROUPINGS = [
@@ -354,16 +353,9 @@ UNORDERED_GROUPINGS = [
 @pytest.mark.parametrize("sql", UNORDERED_GROUPINGS)
 def test_grouping_past_work_mem_without_order_by(db, sortable, sql):
     """Without ORDER BY the groups come in another order, but each comes once."""
-    t, u = sortable
-    sql = sql.format(t=t, u=u)
-    c = db.connect()
-    c.execute("set work_mem = '64MB'")
-    in_memory = rows(c, sql)
-    c.execute("set work_mem = '64kB'")
-    on_disk = rows(c, sql)
+    in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=sortable[0], u=sortable[1]))
     assert len(on_disk) == len(set(on_disk))
     assert sorted(on_disk, key=repr) == sorted(in_memory, key=repr)
-    c.execute("reset work_mem")
 
 
 @pytest.mark.steadydb_only  # measures the server process's memory and data directory
