@@ -792,6 +792,98 @@ impl ScramServer {
     }
 }
 
+/// The client's side of one SCRAM-SHA-256 exchange, as libpq runs it without channel
+/// binding: what the walreceiver and `steadydb basebackup` use to prove a replication
+/// role's password to a primary. Failures are 28P01 (the server's answer was wrong or
+/// unverifiable) or 08P01 (a malformed message).
+pub struct ScramClient {
+    password: String,
+    nonce: String,
+    client_first_bare: String,
+    /// The signature the server must send back, once the proof is computed.
+    server_signature: Option<[u8; SCRAM_KEY_LEN]>,
+}
+
+fn client_error(message: &str) -> Error {
+    Error::new(
+        SqlState::PROTOCOL_VIOLATION,
+        format!("{MALFORMED}: {message}"),
+    )
+}
+
+impl ScramClient {
+    pub fn new(password: &str) -> ScramClient {
+        let raw: [u8; SCRAM_RAW_NONCE_LEN] = rand::random();
+        let nonce = BASE64.encode(raw);
+        ScramClient {
+            password: password.to_string(),
+            client_first_bare: format!("n=,r={nonce}"),
+            nonce,
+            server_signature: None,
+        }
+    }
+
+    /// The client-first-message (the SASLInitialResponse's data).
+    pub fn client_first(&self) -> Vec<u8> {
+        format!("n,,{}", self.client_first_bare).into_bytes()
+    }
+
+    /// The client-final-message for the server-first-message `server_first`.
+    pub fn client_final(&mut self, server_first: &[u8]) -> Result<Vec<u8>, Error> {
+        let text = std::str::from_utf8(server_first).map_err(|_| client_error("not UTF-8"))?;
+        let mut nonce = None;
+        let mut salt = None;
+        let mut iterations = None;
+        for part in text.split(',') {
+            match part.split_once('=') {
+                Some(("r", v)) => nonce = Some(v),
+                Some(("s", v)) => salt = pg_b64_decode(v.as_bytes()),
+                Some(("i", v)) => iterations = v.parse::<u32>().ok(),
+                _ => {}
+            }
+        }
+        let (Some(nonce), Some(salt), Some(iterations)) = (nonce, salt, iterations) else {
+            return Err(client_error("incomplete server-first-message"));
+        };
+        if !nonce.starts_with(&self.nonce) || nonce.len() <= self.nonce.len() || iterations == 0 {
+            return Err(client_error("invalid server nonce or iteration count"));
+        }
+        let salted = salted_password(&self.password, &salt, iterations);
+        let client_key = hmac(&salted, &[b"Client Key"]);
+        let stored_key = sha256(&client_key);
+        let without_proof = format!("c=biws,r={nonce}");
+        let auth_message = format!("{},{text},{without_proof}", self.client_first_bare);
+        let signature = hmac(&stored_key, &[auth_message.as_bytes()]);
+        let mut proof = client_key;
+        for (p, s) in proof.iter_mut().zip(signature.iter()) {
+            *p ^= s;
+        }
+        let server_key = hmac(&salted, &[b"Server Key"]);
+        self.server_signature = Some(hmac(&server_key, &[auth_message.as_bytes()]));
+        Ok(format!("{without_proof},p={}", BASE64.encode(proof)).into_bytes())
+    }
+
+    /// Check the server-final-message: the server proved it holds the verifier.
+    pub fn verify_server_final(&self, server_final: &[u8]) -> Result<(), Error> {
+        use subtle::ConstantTimeEq;
+        let expected = self
+            .server_signature
+            .ok_or_else(|| client_error("server-final-message before server-first"))?;
+        let given = server_final
+            .strip_prefix(b"v=")
+            .and_then(decode_key)
+            .ok_or_else(|| client_error("invalid server-final-message"))?;
+        if bool::from(given.ct_eq(&expected)) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                SqlState::INVALID_PASSWORD,
+                "invalid server signature in SCRAM exchange",
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1339,6 +1431,31 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (self.0 >> 56) as u8
         }
+    }
+
+    #[test]
+    fn the_client_and_the_server_agree() {
+        let verifier = Verifier::generate("s3cret");
+        for (password, ok) in [("s3cret", true), ("wrong", false)] {
+            let mut server = ScramServer::new(Some(verifier.clone()), "u", b"secret");
+            let mut client = ScramClient::new(password);
+            let first = server
+                .client_first(MECHANISM, &client.client_first())
+                .unwrap();
+            let last = client.client_final(&first).unwrap();
+            match server.client_final(&last) {
+                Ok(server_final) => {
+                    assert!(ok);
+                    client.verify_server_final(&server_final).unwrap();
+                    assert!(client.verify_server_final(b"v=AAAA").is_err());
+                }
+                Err(ScramError::Failed) => assert!(!ok),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(ScramClient::new("x")
+            .client_final(b"r=abc,s=QQ==,i=1")
+            .is_err());
     }
 
     #[test]

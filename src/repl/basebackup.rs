@@ -67,6 +67,8 @@ pub fn run(opts: &BackupOptions) -> Result<()> {
         port: opts.port,
         user: opts.user.clone(),
         application_name: "steadydb basebackup".into(),
+        // Never written into the new directory: the standby takes it from PGPASSWORD.
+        password: std::env::var("PGPASSWORD").ok(),
     };
     let mut client = Client::connect(&conninfo)?;
     if let Some(slot) = &opts.slot {

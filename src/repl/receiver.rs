@@ -42,6 +42,9 @@ pub struct Conninfo {
     pub port: u16,
     pub user: String,
     pub application_name: String,
+    /// `password=`, else the environment's `PGPASSWORD`, as libpq takes it: what the
+    /// primary's password methods (SCRAM, md5, password) are answered with.
+    pub password: Option<String>,
 }
 
 pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
@@ -50,6 +53,7 @@ pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
         port: 5432,
         user: "postgres".into(),
         application_name: "walreceiver".into(),
+        password: std::env::var("PGPASSWORD").ok(),
     };
     let bad = |why: String| {
         Error::new(
@@ -109,8 +113,8 @@ pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
             }
             "user" => c.user = value,
             "application_name" => c.application_name = value,
+            "password" => c.password = Some(value),
             "dbname"
-            | "password"
             | "sslmode"
             | "connect_timeout"
             | "options"
@@ -255,20 +259,95 @@ impl Client {
         }
         body.push(0);
         self.send(None, &body)?;
+        let mut scram: Option<crate::auth::scram::ScramClient> = None;
         loop {
             let (tag, body) = self.message(Duration::from_secs(30))?;
             match tag {
-                b'R' if body.get(..4) == Some(&[0, 0, 0, 0]) => {}
-                b'R' => {
-                    return Err(conn_error(
-                        "the primary asks for an authentication method the walreceiver does not support".into(),
-                    ))
-                }
+                b'R' => self.authenticate(c, &body, &mut scram)?,
                 b'E' => return Err(server_error(&body)),
                 b'Z' => return Ok(()),
                 _ => {}
             }
         }
+    }
+
+    /// Answer one Authentication request of the primary as libpq does: SCRAM-SHA-256,
+    /// md5 or a clear-text password (from `c.password`), or nothing for AuthenticationOk.
+    fn authenticate(
+        &mut self,
+        c: &Conninfo,
+        body: &[u8],
+        scram: &mut Option<crate::auth::scram::ScramClient>,
+    ) -> Result<()> {
+        use crate::auth::scram::{self, ScramClient};
+        let (code, data) = match body.split_first_chunk::<4>() {
+            Some((code, data)) => (i32::from_be_bytes(*code), data),
+            None => return Err(conn_error("invalid authentication request".into())),
+        };
+        let password = || {
+            c.password.clone().ok_or_else(|| {
+                Error::new(
+                    SqlState::INVALID_PASSWORD,
+                    "the primary asks for a password: give it in primary_conninfo or PGPASSWORD",
+                )
+            })
+        };
+        let mut reply = Vec::new();
+        match code {
+            0 => return Ok(()),
+            // AuthenticationCleartextPassword
+            3 => {
+                reply.extend_from_slice(password()?.as_bytes());
+                reply.push(0);
+            }
+            // AuthenticationMD5Password: md5(md5(password || user) || salt).
+            5 => {
+                let salt: [u8; 4] = data
+                    .get(..4)
+                    .and_then(|s| s.try_into().ok())
+                    .ok_or_else(|| conn_error("invalid MD5 authentication request".into()))?;
+                let stored = scram::md5_verifier(&password()?, &c.user);
+                reply.extend_from_slice(scram::md5_response(&stored, &salt).as_bytes());
+                reply.push(0);
+            }
+            // AuthenticationSASL: the mechanisms offered.
+            10 => {
+                let offered = data
+                    .split(|&b| b == 0)
+                    .any(|m| m == scram::MECHANISM.as_bytes());
+                if !offered {
+                    return Err(conn_error(
+                        "the primary offers no SASL mechanism the walreceiver supports".into(),
+                    ));
+                }
+                let client = ScramClient::new(&password()?);
+                let first = client.client_first();
+                reply.extend_from_slice(scram::MECHANISM.as_bytes());
+                reply.push(0);
+                reply.extend_from_slice(&(first.len() as i32).to_be_bytes());
+                reply.extend_from_slice(&first);
+                *scram = Some(client);
+            }
+            // AuthenticationSASLContinue: the server-first-message.
+            11 => {
+                let client = scram
+                    .as_mut()
+                    .ok_or_else(|| conn_error("SASLContinue before SASL".into()))?;
+                reply = client.client_final(data)?;
+            }
+            // AuthenticationSASLFinal: the server's signature.
+            12 => {
+                let client = scram
+                    .as_ref()
+                    .ok_or_else(|| conn_error("SASLFinal before SASL".into()))?;
+                return client.verify_server_final(data);
+            }
+            _ => return Err(conn_error(
+                "the primary asks for an authentication method the walreceiver does not support"
+                    .into(),
+            )),
+        }
+        self.send(Some(b'p'), &reply)
     }
 
     /// Poll for one message: `Nothing` when none arrived within one read's wait.
@@ -854,15 +933,18 @@ mod tests {
 
     #[test]
     fn conninfo_in_keyword_form() {
-        let c =
-            parse_conninfo("host=localhost port=5433 user=repl application_name='s 1'").unwrap();
+        let c = parse_conninfo(
+            "host=localhost port=5433 user=repl application_name='s 1' password='p w'",
+        )
+        .unwrap();
         assert_eq!(
             c,
             Conninfo {
                 host: "127.0.0.1".into(),
                 port: 5433,
                 user: "repl".into(),
-                application_name: "s 1".into()
+                application_name: "s 1".into(),
+                password: Some("p w".into()),
             }
         );
         assert!(parse_conninfo("port=x").is_err());

@@ -716,3 +716,65 @@ def test_drivers_authenticate_over_tls(tls_server, client):
     assert list(results) == AUTH_CHECKS, out
     failed = {c: r.get("detail") for c, r in results.items() if not r["ok"]}
     assert not failed, failed
+
+
+def test_a_standby_streams_from_a_primary_that_requires_scram(auth_server, tmp_path):
+    """steadydb basebackup and the standby's walreceiver prove a replication role's
+    password with SCRAM (PGPASSWORD); the password is not written into the standby's
+    directory; a wrong one is refused."""
+    srv = auth_server(
+        "host all all 127.0.0.1/32 scram-sha-256\n"
+        "host replication all 127.0.0.1/32 scram-sha-256\n"
+    )
+    with srv.connect() as c:
+        c.execute("create role replicator login replication password 'rep-pw-5150'")
+        c.execute("create table r (k int primary key)")
+        c.execute("insert into r values (1)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    backup = [str(_resolve_bin()), "basebackup", "-h", "127.0.0.1", "-p", str(srv.port),
+              "-U", "replicator", "-D"]
+    bad = subprocess.run(backup + [str(tmp_path / "refused")], env={**env, "PGPASSWORD": "wrong"},
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0
+    assert 'password authentication failed for user "replicator"' in bad.stderr
+    standby_dir = tmp_path / "standby"
+    good = subprocess.run(backup + [str(standby_dir)], env={**env, "PGPASSWORD": "rep-pw-5150"},
+                          capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stderr
+    for path in standby_dir.rglob("*"):
+        if path.is_file():
+            assert b"rep-pw-5150" not in path.read_bytes(), path
+    port, sockdir = free_port(), tmp_path / "standby-sock"
+    sockdir.mkdir()
+    log_path = tmp_path / "standby.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [str(_resolve_bin()), "server", "--auth", "trust", "-D", str(standby_dir), "-p", str(port),
+             "-c", f"unix_socket_directories={sockdir}"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**env, "PGPASSWORD": "rep-pw-5150"})
+    try:
+        conninfo = (f"host=127.0.0.1 port={port} user=postgres dbname=postgres sslmode=disable "
+                    f"password={SUPERUSER_PASSWORD} connect_timeout=10")
+
+        def standby_count():
+            try:
+                with psycopg.connect(conninfo, autocommit=True) as s:
+                    return s.execute("select count(*) from r").fetchone()[0]
+            except psycopg.Error:
+                return None
+
+        deadline = time.monotonic() + 60
+        while standby_count() != 1:
+            assert proc.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.2)
+        with srv.connect() as c:
+            c.execute("insert into r values (2)")
+        deadline = time.monotonic() + 60
+        while standby_count() != 2:
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    assert "rep-pw-5150" not in log_path.read_text()
