@@ -1,7 +1,8 @@
 //! Authentication: who may connect, and how they prove it.
 //!
 //! - `scram`: SCRAM-SHA-256 (RFC 5802, RFC 7677) as PostgreSQL speaks it: password
-//!   verifiers and the server's side of the exchange; the md5 method's hashes.
+//!   verifiers, the server's side of the exchange and the client's (for replication);
+//!   the md5 method's hashes.
 //! - `hba`: `pg_hba.conf`, PostgreSQL's host-based authentication file: its parser and
 //!   the first-match lookup of a connection's line.
 //! - `tls`: the server's certificate and key for TLS.

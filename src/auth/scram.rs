@@ -1,4 +1,5 @@
-//! SCRAM-SHA-256 password verifiers and the server's side of the SCRAM exchange, as
+//! SCRAM-SHA-256 password verifiers and both sides of the SCRAM exchange (the server's,
+//! and the client's that a standby and `steadydb basebackup` use, [`ScramClient`]), as
 //! PostgreSQL speaks them (RFC 5802 with SHA-256, RFC 7677; PostgreSQL's
 //! `src/backend/libpq/auth-scram.c` and `src/common/scram-common.c`), and the hashes of the
 //! older `md5` method.

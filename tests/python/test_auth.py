@@ -43,6 +43,12 @@ def roles(db):
             c.execute(f'drop role if exists "{name}"')
 
 
+def _env_without_pg() -> dict:
+    """This process's environment without its PG* variables (a client run by a test
+    gets only the connection settings the test gives it)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+
+
 def _state(conn, sql: str):
     try:
         conn.execute(sql)
@@ -534,7 +540,7 @@ def test_the_password_is_never_stored_or_logged_in_clear(auth_server):
 @pytest.mark.skipif(shutil.which("psql") is None, reason="needs psql")
 def test_psql_with_pgpassword(auth_server):
     srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env = _env_without_pg()
     args = ["psql", "-h", "127.0.0.1", "-p", str(srv.port), "-U", "postgres", "-d", "postgres",
             "-XAtc", "select current_user"]
     ok = subprocess.run(args, env={**env, "PGPASSWORD": SUPERUSER_PASSWORD},
@@ -681,7 +687,7 @@ def test_unencrypted_bytes_after_an_ssl_request_are_refused(tls_server):
 @pytest.mark.skipif(shutil.which("psql") is None, reason="needs psql")
 def test_psql_over_tls(tls_server):
     srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env = _env_without_pg()
     env.update(PGPASSWORD=SUPERUSER_PASSWORD, PGSSLMODE="verify-full",
                PGSSLROOTCERT=str(tls_server.certs / "ca.crt"))
     out = subprocess.run(
@@ -706,7 +712,7 @@ def test_drivers_authenticate_over_tls(tls_server, client):
         raise AssertionError(f"{tool} is not installed: the driver checks need it")
     cmd = matrix.build(client)
     srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env = _env_without_pg()
     env.update(PGHOST="127.0.0.1", PGPORT=str(srv.port), PGUSER="postgres", PGDATABASE="postgres",
                PGPASSWORD=SUPERUSER_PASSWORD, AUTH_CHECKS="1",
                AUTH_SSLROOTCERT=str(tls_server.certs / "ca.crt"))
@@ -730,7 +736,7 @@ def test_a_standby_streams_from_a_primary_that_requires_scram(auth_server, tmp_p
         c.execute("create role replicator login replication password 'rep-pw-5150'")
         c.execute("create table r (k int primary key)")
         c.execute("insert into r values (1)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env = _env_without_pg()
     backup = [str(_resolve_bin()), "basebackup", "-h", "127.0.0.1", "-p", str(srv.port),
               "-U", "replicator", "-D"]
     bad = subprocess.run(backup + [str(tmp_path / "refused")], env={**env, "PGPASSWORD": "wrong"},
