@@ -13,7 +13,10 @@
 //! Modules:
 //! - `frontend`: strict decoding of client messages and the read buffer;
 //! - `backend`: encoding of server messages and the write buffer;
-//! - `startup`: SSL/GSS refusal, CancelRequest, StartupMessage, the greeting;
+//! - `startup`: SSLRequest (TLS when `ssl = on`, else refused), GSSENC refusal,
+//!   CancelRequest, StartupMessage, the greeting;
+//! - `stream`: the socket, or TLS over it;
+//! - `auth`: the authentication exchange its `pg_hba.conf` line asks for;
 //! - `connection`: the message loop and the simple query protocol;
 //! - `extended`: Parse/Bind/Describe/Execute/Close and portals (the statements they name
 //!   are the session's: `sql::Session::parse_statement`);
