@@ -70,7 +70,7 @@ fn settings() -> Arc<Settings> {
     Arc::new(s)
 }
 
-fn open(disk: &SimDisk) -> Recovered {
+pub(super) fn open(disk: &SimDisk) -> Recovered {
     recover(
         &settings(),
         Arc::new(disk.clone()),
@@ -169,7 +169,7 @@ fn table_contents(txn: &TxnManager, name: &str) -> Option<(Model, bool)> {
 }
 
 /// Create table `name` (k int8, v text), with `k` as its primary key if `keyed`.
-fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
+pub(super) fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
     let def = TableDef {
         name: name.into(),
         columns: vec![

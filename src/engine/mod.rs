@@ -4,6 +4,8 @@
 //! flush at close.
 
 #[cfg(test)]
+mod commit_wait_tests;
+#[cfg(test)]
 mod crash_tests;
 
 use std::path::{Path, PathBuf};

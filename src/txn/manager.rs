@@ -215,6 +215,10 @@ impl SessionSlot {
     }
 }
 
+/// How often a commit's wait for visibility checks whether synchronous standbys were
+/// configured meanwhile ([`TxnManager::wait_for_standbys`]).
+const SYNC_REP_INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
 fn set_wait_event(slot: Option<&SessionSlot>, event: Option<(&'static str, &'static str)>) {
     if let Some(s) = slot {
         *s.wait_event.lock() = event;
@@ -291,7 +295,9 @@ pub struct CommitInFlight {
     durable_at: Option<Lsn>,
     /// The committer flushes it itself (the flusher was not woken for it).
     lead: bool,
-    /// It waits for synchronous standbys too (a remote level, with standbys configured).
+    /// It is at a remote level: its wait may come to include synchronous standbys, which
+    /// may be configured (a reload) at any moment until it is visible, so the wait is one
+    /// a cancel or `statement_timeout` can end ([`TxnManager::finish_commit_async`]).
     remote: bool,
 }
 
@@ -988,7 +994,7 @@ impl TxnManager {
             lsn: Some(lsn),
             lead,
             durable_at: durable(lsn),
-            remote: level >= SyncLevel::RemoteWrite && self.visibility.standbys_configured(),
+            remote: level >= SyncLevel::RemoteWrite,
         }
     }
 
@@ -1049,7 +1055,6 @@ impl TxnManager {
                 if let (Some(wal), Some(at)) = (wal, c.durable_at) {
                     wal.wait_flushed_async(at).await;
                 }
-                set_wait_event(slot, Some(("IPC", "SyncRep")));
                 warning = self.wait_for_standbys(lsn, slot).await;
             }
             Some(lsn) => self.visibility.wait_visible_async(lsn).await,
@@ -1066,14 +1071,24 @@ impl TxnManager {
     /// Wait until the commit at `lsn` is visible, which at a remote level means the
     /// synchronous standbys have it; a cancel request or the statement's
     /// `statement_timeout` ends the wait with a warning, as in PostgreSQL.
+    ///
+    /// With no synchronous standby configured the wait is for the local order only, and
+    /// an interrupt is held back, as PostgreSQL ignores one that comes while a commit is
+    /// not waiting for standbys. But standbys may be configured (a reload) before the
+    /// commit is visible, and then the held interrupt ends the wait: it is checked every
+    /// `SYNC_REP_INTERRUPT_POLL`, so no reload leaves a commit waiting beyond a cancel.
     async fn wait_for_standbys(&self, lsn: Lsn, slot: Option<&SessionSlot>) -> Option<Error> {
         let Some(slot) = slot else {
             self.visibility.wait_visible_async(lsn).await;
             return None;
         };
+        let mut interrupted = false;
         loop {
             let cancelled = slot.cancelled.notified();
-            if slot.cancel.swap(false, Ordering::AcqRel) {
+            interrupted |= slot.cancel.swap(false, Ordering::AcqRel);
+            let standbys = self.visibility.standbys_configured();
+            set_wait_event(Some(slot), standbys.then_some(("IPC", "SyncRep")));
+            if interrupted && standbys {
                 return Some(
                     Error::new(
                         SqlState::WARNING,
@@ -1084,8 +1099,11 @@ impl TxnManager {
                     ),
                 );
             }
-            let timed_out = async {
-                match slot.statement_deadline() {
+            // Held back: poll for standbys; otherwise the statement's deadline interrupts.
+            let deadline = slot.statement_deadline();
+            let wake = async {
+                match deadline {
+                    _ if interrupted => tokio::time::sleep(SYNC_REP_INTERRUPT_POLL).await,
                     Some(at) => tokio::time::sleep_until(at.into()).await,
                     None => std::future::pending().await,
                 }
@@ -1093,9 +1111,7 @@ impl TxnManager {
             tokio::select! {
                 _ = self.visibility.wait_visible_async(lsn) => return None,
                 _ = cancelled => {}
-                _ = timed_out => {
-                    slot.cancel.store(true, Ordering::Release);
-                }
+                _ = wake => interrupted = true,
             }
         }
     }
@@ -1177,7 +1193,7 @@ impl TxnManager {
             lsn: Some(lsn),
             durable_at: self.wal.as_ref().map(|_| lsn),
             lead: false,
-            remote: level >= SyncLevel::RemoteWrite && self.visibility.standbys_configured(),
+            remote: level >= SyncLevel::RemoteWrite,
         }
     }
 
