@@ -98,6 +98,8 @@ pub static DEFS: &[Def] = &[
     Def { name: "idle_in_transaction_session_timeout", default: "0", kind: Kind::Int { min: 0, max: 0, unit: Unit::Ms }, context: Context::User, description: "Sets the maximum allowed idle time between queries, when in a transaction (not enforced: 0 only)." },
     Def { name: "integer_datetimes", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether datetimes are integer based." },
     Def { name: "IntervalStyle", default: "postgres", kind: Kind::Enum(&["postgres"]), context: Context::User, description: "Sets the display format for interval values." },
+    Def { name: "role", default: "none", kind: Kind::Str, context: Context::User, description: "Sets the current role." },
+    Def { name: "session_authorization", default: "", kind: Kind::Str, context: Context::User, description: "Sets the session user name." },
     Def { name: "is_superuser", default: "on", kind: Kind::Bool, context: Context::Internal, description: "Shows whether the current user is a superuser." },
     Def { name: "lc_collate", default: "C", kind: Kind::Str, context: Context::Internal, description: "Shows the collation order locale." },
     Def { name: "lc_ctype", default: "C", kind: Kind::Str, context: Context::Internal, description: "Shows the character classification and case conversion locale." },

@@ -1104,8 +1104,11 @@ impl<'a> Binder<'a> {
                 let name = ident_name(id);
                 if id.quote_style.is_none() {
                     match name.as_str() {
-                        "current_user" | "session_user" | "user" | "current_role" => {
+                        "current_user" | "user" | "current_role" => {
                             return Ok((Expr::Func(Func::CurrentUser, vec![]), DataType::Text))
+                        }
+                        "session_user" => {
+                            return Ok((Expr::Func(Func::SessionUser, vec![]), DataType::Text))
                         }
                         "current_schema" if self.lookup(None, &name, scope).is_err() => {
                             return Ok((Expr::Func(Func::CurrentSchema, vec![]), DataType::Text))
@@ -2523,9 +2526,13 @@ impl<'a> Binder<'a> {
                 arity(0)?;
                 (Func::CurrentDatabase, DataType::Text, vec![])
             }
-            "current_user" | "session_user" | "user" | "current_role" => {
+            "current_user" | "user" | "current_role" => {
                 arity(0)?;
                 (Func::CurrentUser, DataType::Text, vec![])
+            }
+            "session_user" => {
+                arity(0)?;
+                (Func::SessionUser, DataType::Text, vec![])
             }
             "pg_backend_pid" => {
                 arity(0)?;

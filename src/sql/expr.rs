@@ -82,6 +82,7 @@ pub enum Func {
     Version,
     CurrentDatabase,
     CurrentUser,
+    SessionUser,
     BackendPid,
     CurrentSetting,
     /// `set_config(name, value, is_local)`: applied by the session when the statement
@@ -268,7 +269,10 @@ pub struct EvalContext<'a> {
     /// Transaction start time (what now() returns), microseconds since 2000-01-01 UTC.
     pub txn_start_us: i64,
     pub backend_pid: i32,
+    /// `current_user` (SET ROLE's role, else the session user).
     pub user: &'a str,
+    /// `session_user`.
+    pub session_user: &'a str,
     pub engine: &'a crate::engine::Engine,
     pub settings: &'a dyn Fn(&str) -> Option<String>,
     /// The end of any log record written while evaluating (sequence advances).
@@ -1160,6 +1164,7 @@ fn eval_func(
         )),
         Func::CurrentDatabase => Value::Text("postgres".into()),
         Func::CurrentUser => Value::Text(ctx.user.to_string()),
+        Func::SessionUser => Value::Text(ctx.session_user.to_string()),
         Func::BackendPid => Value::Int4(ctx.backend_pid),
         Func::ReloadConf => Value::Bool(ctx.engine.reload_config()),
         Func::CancelBackend => match &vals[0] {

@@ -6,7 +6,7 @@ use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlState};
 
 /// A parsed statement.
 #[derive(Debug)]
@@ -22,6 +22,8 @@ pub enum Statement {
     },
     Checkpoint,
     ShowAll,
+    /// GRANT / REVOKE of role membership (sqlparser has no WITH ADMIN OPTION).
+    Role(crate::sql::roles::RoleStatement),
     /// ALTER SEQUENCE name OWNED BY table.column | NONE, or RESTART [WITH n] (sqlparser
     /// has no ALTER SEQUENCE).
     AlterSequence {
@@ -361,6 +363,10 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
                 return Ok(stmt);
             }
         }
+        // A GRANT or REVOKE without ON grants roles.
+        Some("grant" | "revoke") if !words.tokens.iter().any(|t| t == "on") => {
+            return parse_role_membership(&words)
+        }
         // PostgreSQL's ABORT is ROLLBACK by another name.
         Some("abort") => {
             let at = sql.to_ascii_lowercase().find("abort").unwrap_or(0);
@@ -416,6 +422,87 @@ fn parse_negative_connection_limit(sql: &str) -> Result<Option<Statement>> {
         }
     }
     Ok(Some(stmt))
+}
+
+/// GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role], or
+/// REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role]
+/// [CASCADE | RESTRICT].
+fn parse_role_membership(words: &Words) -> Result<Statement> {
+    let mut t: Vec<&str> = words.tokens.iter().map(String::as_str).collect();
+    if t.last() == Some(&";") {
+        t.pop();
+    }
+    let revoke = t[0] == "revoke";
+    let mut at = 1;
+    let mut admin = false;
+    if revoke && t[at..].starts_with(&["admin", "option", "for"]) {
+        admin = true;
+        at += 3;
+    }
+    // A list of names up to `until` (a keyword) or the end.
+    let list = |at: &mut usize, until: &[&str]| -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        loop {
+            let Some(token) = t.get(*at) else {
+                return Err(Error::syntax("syntax error at end of input"));
+            };
+            if until.contains(token) || *token == "," {
+                return Err(syntax_near(token));
+            }
+            let name = match *token {
+                "current_user" | "current_role" | "session_user" => token.to_string(),
+                _ => ident(token).ok_or_else(|| syntax_near(token))?,
+            };
+            names.push(name);
+            *at += 1;
+            match t.get(*at) {
+                Some(&",") => *at += 1,
+                _ => return Ok(names),
+            }
+        }
+    };
+    let roles = list(&mut at, &["to", "from"])?;
+    let keyword = if revoke { "from" } else { "to" };
+    match t.get(at) {
+        Some(&w) if w == keyword => at += 1,
+        Some(w) => return Err(syntax_near(w)),
+        None => return Err(Error::syntax("syntax error at end of input")),
+    }
+    let members = list(&mut at, &["with", "granted", "cascade", "restrict"])?;
+    if !revoke && t[at..].starts_with(&["with", "admin", "option"]) {
+        admin = true;
+        at += 3;
+    }
+    if t[at..].starts_with(&["granted", "by"]) {
+        return Err(Error::unsupported("GRANTED BY is not supported yet"));
+    }
+    if revoke && matches!(t.get(at), Some(&"cascade" | &"restrict")) {
+        if t[at] == "cascade" {
+            return Err(Error::unsupported(
+                "REVOKE of a role with CASCADE is not supported yet",
+            ));
+        }
+        at += 1;
+    }
+    if let Some(w) = t.get(at) {
+        return Err(syntax_near(w));
+    }
+    for name in roles.iter().chain(&members) {
+        if name == "public" {
+            return Err(Error::new(
+                SqlState::UNDEFINED_OBJECT,
+                "role \"public\" does not exist",
+            ));
+        }
+    }
+    Ok(Statement::Role(
+        crate::sql::roles::RoleStatement::Membership {
+            revoke,
+            roles,
+            members,
+            admin,
+        },
+    ))
 }
 
 fn parse_set_constraints(words: &Words) -> Result<Statement> {

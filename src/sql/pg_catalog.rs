@@ -711,7 +711,6 @@ impl PgCatalog {
                 ("opckeytype", Oid),
             ],
             PgCatalog::AuthMembers => &[
-                ("oid", Oid),
                 ("roleid", Oid),
                 ("member", Oid),
                 ("grantor", Oid),
@@ -1155,6 +1154,27 @@ impl PgCatalog {
             ]],
             PgCatalog::Roles => role_rows(engine, false),
             PgCatalog::AuthId => role_rows(engine, true),
+            // In PostgreSQL's (member, roleid) index order.
+            PgCatalog::AuthMembers => {
+                let mut rows: Vec<_> = engine
+                    .txn
+                    .catalog
+                    .roles()
+                    .iter()
+                    .flat_map(|r| r.member_of.iter().map(|m| (r.oid, *m)).collect::<Vec<_>>())
+                    .collect();
+                rows.sort_by_key(|(member, m)| (*member, m.role));
+                rows.into_iter()
+                    .map(|(member, m)| {
+                        vec![
+                            Value::Oid(m.role),
+                            Value::Oid(member),
+                            Value::Oid(m.grantor),
+                            Value::Bool(m.admin),
+                        ]
+                    })
+                    .collect()
+            }
             PgCatalog::User => engine
                 .txn
                 .catalog
@@ -1287,15 +1307,14 @@ impl PgCatalog {
                 })
                 .collect(),
             // SteadyDB has no comments, inheritance, triggers, row security policies,
-            // extended statistics, publications or role memberships.
+            // extended statistics or publications.
             PgCatalog::Inherits
             | PgCatalog::Trigger
             | PgCatalog::Policy
             | PgCatalog::StatisticExt
             | PgCatalog::Publication
             | PgCatalog::PublicationNamespace
-            | PgCatalog::PublicationRel
-            | PgCatalog::AuthMembers => Vec::new(),
+            | PgCatalog::PublicationRel => Vec::new(),
             // Nor extensions, user-defined functions, operators, casts, aggregates or
             // types, text search, foreign data, default privileges, partitioning, rules,
             // subscriptions, large objects or security labels. (The built-in functions,

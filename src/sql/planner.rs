@@ -207,6 +207,17 @@ fn column_name(e: &ast::Expr) -> String {
         E::Nested(inner) => column_name(inner),
         E::Case { .. } => "case".into(),
         E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
+        E::Exists { .. } => "exists".into(),
+        E::Array(_) => "array".into(),
+        // A scalar subquery is named after its one column (ARRAY(...) is a function).
+        E::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(select) => match select.projection.first() {
+                Some(ast::SelectItem::UnnamedExpr(e)) => column_name(e),
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => ident_name(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
         _ => "?column?".into(),
     }
 }
@@ -860,6 +871,7 @@ impl Planner<'_> {
                     stmt: c.clone(),
                 })))
             }
+            Statement::Role(statement) => Ok(Plan::Role(statement.clone())),
             Statement::SetConstraints { names, deferred } => Ok(Plan::SetConstraints {
                 names: names.clone(),
                 deferred: *deferred,
@@ -1422,9 +1434,9 @@ impl Planner<'_> {
                 ast::Reset::ConfigurationParameter(n) => Ok(Plan::Reset {
                     name: Some(n.to_string()),
                 }),
-                ast::Reset::SessionAuthorization => Err(Error::unsupported(
-                    "RESET SESSION AUTHORIZATION is not supported",
-                )),
+                ast::Reset::SessionAuthorization => Ok(Plan::Reset {
+                    name: Some("session_authorization".into()),
+                }),
             },
             S::Analyze(_) | S::Vacuum(_) => {
                 Err(Error::internal("VACUUM and ANALYZE are parsed apart"))
@@ -1504,6 +1516,25 @@ impl Planner<'_> {
                 }
                 .into())
             }
+            ast::Set::SetRole {
+                context_modifier,
+                role_name,
+            } => Ok(Plan::Set {
+                name: "role".into(),
+                value: role_name
+                    .as_ref()
+                    .map(|r| r.value.clone())
+                    .filter(|r| !r.eq_ignore_ascii_case("none")),
+                local: matches!(context_modifier, Some(ast::ContextModifier::Local)),
+            }),
+            ast::Set::SetSessionAuthorization(param) => Ok(Plan::Set {
+                name: "session_authorization".into(),
+                value: match &param.kind {
+                    ast::SetSessionAuthorizationParamKind::Default => None,
+                    ast::SetSessionAuthorizationParamKind::User(user) => Some(user.value.clone()),
+                },
+                local: matches!(param.scope, ast::ContextModifier::Local),
+            }),
             ast::Set::SetNames { .. } => Ok(Plan::Set {
                 name: "client_encoding".into(),
                 value: Some("UTF8".into()),

@@ -15,6 +15,12 @@ pub enum RoleStatement {
     Create {
         name: String,
         options: RoleOptions,
+        /// IN ROLE / IN GROUP: roles the new role becomes a member of.
+        in_role: Vec<String>,
+        /// ROLE / USER: roles that become members of the new role.
+        members: Vec<String>,
+        /// ADMIN: members of the new role WITH ADMIN OPTION.
+        admins: Vec<String>,
     },
     Alter {
         name: String,
@@ -31,6 +37,14 @@ pub enum RoleStatement {
         privileges: Option<Vec<Privilege>>,
         objects: GrantObjects,
         grantees: Vec<Option<String>>,
+    },
+    /// GRANT roles TO members [WITH ADMIN OPTION], or REVOKE [ADMIN OPTION FOR] roles
+    /// FROM members (`admin`: the option alone).
+    Membership {
+        revoke: bool,
+        roles: Vec<String>,
+        members: Vec<String>,
+        admin: bool,
     },
 }
 
@@ -145,7 +159,8 @@ pub fn plan_grant(
             GrantObjects::AllSequences
         }
         Some(ast::GrantObjects::Databases(list)) => GrantObjects::Database(names(list)?),
-        None => return Err(Error::unsupported("GRANT of roles is not supported yet")),
+        // A GRANT without ON is a role's (`parser.rs` reads those itself).
+        None => return Err(Error::syntax("syntax error at or near \"TO\"")),
         Some(_) => {
             return Err(Error::unsupported(
                 "GRANT and REVOKE on this kind of object are not supported yet",
@@ -297,14 +312,12 @@ pub fn plan_create(cr: &ast::CreateRole) -> Result<RoleStatement> {
     if cr.if_not_exists {
         return Err(Error::syntax("syntax error at or near \"IF\""));
     }
-    if !cr.in_role.is_empty()
-        || !cr.in_group.is_empty()
-        || !cr.role.is_empty()
-        || !cr.user.is_empty()
-        || !cr.admin.is_empty()
-    {
-        return Err(Error::unsupported("role membership is not supported yet"));
-    }
+    let idents = |list: &[ast::Ident]| list.iter().map(|i| i.value.clone()).collect::<Vec<_>>();
+    let mut in_role = idents(&cr.in_role);
+    in_role.extend(idents(&cr.in_group));
+    let mut members = idents(&cr.role);
+    members.extend(idents(&cr.user));
+    let admins = idents(&cr.admin);
     let [name] = cr.names.as_slice() else {
         return Err(Error::syntax("syntax error at or near \",\""));
     };
@@ -331,6 +344,9 @@ pub fn plan_create(cr: &ast::CreateRole) -> Result<RoleStatement> {
     Ok(RoleStatement::Create {
         name: role_name(name)?,
         options,
+        in_role,
+        members,
+        admins,
     })
 }
 

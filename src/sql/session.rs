@@ -199,12 +199,14 @@ impl CopyOut {
 }
 
 /// The settings reported with ParameterStatus at the start and whenever they change.
-const REPORTED_SETTINGS: [&str; 7] = [
+const REPORTED_SETTINGS: [&str; 9] = [
     "application_name",
     "client_encoding",
     "DateStyle",
     "default_transaction_read_only",
     "IntervalStyle",
+    "is_superuser",
+    "session_authorization",
     "standard_conforming_strings",
     "TimeZone",
 ];
@@ -1422,6 +1424,9 @@ impl Session {
 
     /// A setting's value as this session sees it.
     pub fn show(&self, name: &str) -> Option<String> {
+        if name.eq_ignore_ascii_case("session_authorization") {
+            return Some(self.session_user().to_string());
+        }
         show_setting(
             &self.overrides,
             &self.engine,
@@ -1585,6 +1590,7 @@ impl Session {
                 if *local && !self.txn.as_ref().is_some_and(|t| t.explicit) {
                     return command("SET");
                 }
+                let value = self.check_identity_change(def.name, value, *local)?;
                 self.note_setting_change(def.name, *local);
                 match value {
                     Some(v) => self.overrides.insert(def.name, v),
@@ -1596,11 +1602,18 @@ impl Session {
             Plan::Reset { name } => {
                 match name {
                     None => {
-                        let names: Vec<&'static str> = self.overrides.keys().copied().collect();
+                        // RESET ALL leaves the session's identity (role, session
+                        // authorization) as it is, as PostgreSQL's does.
+                        let names: Vec<&'static str> = self
+                            .overrides
+                            .keys()
+                            .copied()
+                            .filter(|n| !matches!(*n, "role" | "session_authorization"))
+                            .collect();
                         for n in names {
                             self.note_setting_change(n, false);
+                            self.overrides.remove(n);
                         }
-                        self.overrides.clear();
                     }
                     Some(n) => {
                         let def = settings::def(n).ok_or_else(|| {
@@ -1610,6 +1623,7 @@ impl Session {
                             )
                         })?;
                         settings::check_session_set(def.name, def.default)?;
+                        self.check_identity_change(def.name, None, false)?;
                         self.note_setting_change(def.name, false);
                         self.overrides.remove(def.name);
                     }
@@ -3079,6 +3093,7 @@ impl Session {
         let read_only = self.txn.as_ref().map(|t| t.read_only);
         let overrides = &self.overrides;
         let superuser = self.superuser_now();
+        let (current_user, session_user) = roles::identity(overrides, &self.user);
         let settings_fn =
             |n: &str| show_setting(overrides, &engine, isolation, read_only, superuser, n);
         let Some(txn) = self.txn.as_mut() else {
@@ -3096,7 +3111,8 @@ impl Session {
                 params,
                 txn_start_us: txn.start_us,
                 backend_pid: self.slot.pid,
-                user: &self.user,
+                user: current_user,
+                session_user,
                 engine: &engine,
                 settings: &settings_fn,
                 logged_upto: std::cell::Cell::new(0),

@@ -80,12 +80,13 @@ pub fn letters(privileges: u32) -> String {
     out
 }
 
-/// Whether `acl` lets the role `role_oid` do all of `wanted`: its own items and PUBLIC's
+/// Whether `acl` lets a role whose privileges are those of `roles` (itself and the roles
+/// it inherits from, `Catalog::roles_of`) do all of `wanted`: their items and PUBLIC's
 /// together.
-pub fn allows(acl: &[AclItem], role_oid: u32, wanted: u32) -> bool {
+pub fn allows(acl: &[AclItem], roles: &[u32], wanted: u32) -> bool {
     let granted = acl
         .iter()
-        .filter(|i| i.grantee == role_oid || i.grantee == PUBLIC)
+        .filter(|i| i.grantee == PUBLIC || roles.contains(&i.grantee))
         .fold(0, |acc, i| acc | i.privileges);
     granted & wanted == wanted
 }
@@ -140,10 +141,10 @@ mod tests {
                 privileges: INSERT,
             },
         ];
-        assert!(allows(&acl, 20, SELECT | INSERT));
-        assert!(allows(&acl, 30, SELECT));
-        assert!(!allows(&acl, 30, INSERT));
-        assert!(!allows(&[], 30, SELECT));
+        assert!(allows(&acl, &[20], SELECT | INSERT));
+        assert!(allows(&acl, &[30], SELECT));
+        assert!(!allows(&acl, &[30], INSERT));
+        assert!(!allows(&[], &[30], SELECT));
     }
 
     #[test]

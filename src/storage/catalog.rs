@@ -963,14 +963,56 @@ impl Catalog {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Drop a role; the bootstrap superuser stays.
+    /// Drop a role, and every membership in it; the bootstrap superuser stays.
     pub fn drop_role(&self, name: &str) {
         let mut roles = self.roles.write();
-        if roles.get(name).is_some_and(|r| !r.is_bootstrap()) {
+        if let Some(dropped) = roles.get(name).filter(|r| !r.is_bootstrap()).cloned() {
             roles.remove(name);
+            for role in roles.values_mut() {
+                if role.member_of.iter().any(|m| m.role == dropped.oid) {
+                    Arc::make_mut(role)
+                        .member_of
+                        .retain(|m| m.role != dropped.oid);
+                }
+            }
         }
         drop(roles);
         self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The role whose OID is `oid`.
+    pub fn role_by_oid(&self, oid: u32) -> Option<Arc<Role>> {
+        self.roles.read().values().find(|r| r.oid == oid).cloned()
+    }
+
+    /// The roles `role` is a member of, directly or not, itself included (PostgreSQL's
+    /// `roles_is_member_of`). `inheriting`: only through roles with INHERIT, which is
+    /// whose privileges `role` has (`has_privs_of_role`); otherwise every membership, as
+    /// `+group` in pg_hba.conf and SET ROLE count them. Membership never forms a cycle,
+    /// and each role is visited once.
+    pub fn roles_of(&self, role: &Role, inheriting: bool) -> Vec<u32> {
+        let roles = self.roles.read();
+        let by_oid: FxHashMap<u32, &Arc<Role>> = roles.values().map(|r| (r.oid, r)).collect();
+        let mut found = vec![role.oid];
+        let mut i = 0;
+        while i < found.len() {
+            let current = if i == 0 {
+                Some(role)
+            } else {
+                by_oid.get(&found[i]).map(|r| r.as_ref())
+            };
+            i += 1;
+            let Some(current) = current else { continue };
+            if inheriting && !current.inherit {
+                continue;
+            }
+            for m in &current.member_of {
+                if !found.contains(&m.role) {
+                    found.push(m.role);
+                }
+            }
+        }
+        found
     }
 
     /// The privileges granted on the object `oid`; None: its default.

@@ -14,6 +14,11 @@
 //!   definition (`RecordKind::SetRole`), DROP its name (`RecordKind::DropRole`); replay
 //!   installs them as they come, so a standby and a recovered server know the same roles.
 //!   A checkpoint's catalog image holds every role.
+//! - **A membership names roles that exist.** A role's memberships (`member_of`, what
+//!   pg_auth_members shows) are part of its definition, logged with it; dropping a role
+//!   removes it from every other role's memberships, in the catalog as in replay, so no
+//!   membership outlives the role it names. Memberships never form a cycle (GRANT refuses
+//!   one).
 //! - **OIDs are unique across tables and roles**: a role's OID is made from a table id
 //!   the catalog allocates, as a table's is.
 
@@ -42,6 +47,21 @@ pub struct Role {
     pub password: Option<String>,
     /// When the password stops being valid: microseconds since 2000-01-01 UTC.
     pub valid_until_us: Option<i64>,
+    /// The roles this one is a direct member of (pg_auth_members rows whose `member` it
+    /// is), in the order granted.
+    pub member_of: Vec<Membership>,
+}
+
+/// One role granted to another: pg_auth_members' `roleid`, `grantor` and `admin_option`
+/// (the member is the role that holds it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Membership {
+    /// The role granted (its OID).
+    pub role: u32,
+    /// Who granted it (its OID).
+    pub grantor: u32,
+    /// WITH ADMIN OPTION: the member may grant the role to others.
+    pub admin: bool,
 }
 
 impl Role {
@@ -60,6 +80,7 @@ impl Role {
             connection_limit: -1,
             password: None,
             valid_until_us: None,
+            member_of: Vec::new(),
         }
     }
 
@@ -96,7 +117,9 @@ impl Role {
         .iter()
         .enumerate()
         .fold(0u8, |acc, (i, &on)| acc | (on as u8) << i);
-        w.u8(flags);
+        // Bit 7: memberships follow (records written before memberships have none).
+        let has_memberships = !self.member_of.is_empty();
+        w.u8(flags | (has_memberships as u8) << 7);
         w.u32(self.connection_limit as u32);
         w.opt_str(self.password.as_deref());
         match self.valid_until_us {
@@ -104,6 +127,14 @@ impl Role {
             Some(us) => {
                 w.u8(1);
                 w.u64(us as u64);
+            }
+        }
+        if has_memberships {
+            w.varint(self.member_of.len() as u64);
+            for m in &self.member_of {
+                w.u32(m.role);
+                w.u32(m.grantor);
+                w.u8(m.admin as u8);
             }
         }
     }
@@ -119,6 +150,16 @@ impl Role {
             0 => None,
             _ => Some(r.u64()? as i64),
         };
+        let mut member_of = Vec::new();
+        if flag(7) {
+            for _ in 0..r.varint()? {
+                member_of.push(Membership {
+                    role: r.u32()?,
+                    grantor: r.u32()?,
+                    admin: r.u8()? != 0,
+                });
+            }
+        }
         Ok(Role {
             name,
             oid,
@@ -132,6 +173,7 @@ impl Role {
             connection_limit,
             password,
             valid_until_us,
+            member_of,
         })
     }
 }
@@ -148,6 +190,18 @@ mod tests {
         role.connection_limit = 3;
         role.password = Some("SCRAM-SHA-256$4096:c2FsdA==$a2V5:a2V5".into());
         role.valid_until_us = Some(-5);
+        role.member_of = vec![
+            Membership {
+                role: 16_401,
+                grantor: 10,
+                admin: true,
+            },
+            Membership {
+                role: 16_402,
+                grantor: 16_401,
+                admin: false,
+            },
+        ];
         for r in [role, Role::bootstrap()] {
             let mut w = Writer::default();
             r.put(&mut w);

@@ -453,7 +453,13 @@ pub fn replay(
             catalog.drop_view(&r.str()?);
         }
         RecordKind::SetRole => {
-            catalog.set_role(crate::storage::Role::get(&mut r)?);
+            // One role or more (GRANT of roles changes several at once).
+            loop {
+                catalog.set_role(crate::storage::Role::get(&mut r)?);
+                if r.is_done() {
+                    break;
+                }
+            }
         }
         RecordKind::DropRole => {
             catalog.drop_role(&r.str()?);

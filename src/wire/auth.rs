@@ -120,7 +120,15 @@ pub async fn authenticate<S: Transport>(
         user: &params.user,
         replication: params.replication,
     };
-    let is_member = |member: &str, group: &str| member == group;
+    // `+group` and `samerole` count every membership, inherited or not, as PostgreSQL's
+    // `is_member` does; a superuser is not a member of every group here.
+    let is_member = |member: &str, group: &str| {
+        member == group
+            || match (catalog.role(member), catalog.role(group)) {
+                (Some(m), Some(g)) => catalog.roles_of(&m, false).contains(&g.oid),
+                _ => false,
+            }
+    };
     let line = match auth.rule_for(&conn, &is_member) {
         Rule::TrustAll => None,
         Rule::Line(line) => Some(line),
@@ -201,7 +209,8 @@ pub async fn authenticate<S: Transport>(
     if !role.superuser && !params.replication {
         let list = catalog.acl(crate::sql::DATABASE_OID);
         if list.is_some_and(|list| {
-            !crate::storage::acl::allows(&list, role.oid, crate::storage::acl::CONNECT)
+            let roles = catalog.roles_of(&role, true);
+            !crate::storage::acl::allows(&list, &roles, crate::storage::acl::CONNECT)
         }) {
             return Err(Refusal::Fatal(
                 Error::new(

@@ -356,7 +356,7 @@ pub fn greeting(
     ];
     let mut reports: Vec<(&str, &str)> = fixed.to_vec();
     for (name, value) in reported {
-        if *name != "client_encoding" {
+        if !fixed.iter().any(|(fixed, _)| fixed == name) {
             reports.push((name, value));
         }
     }

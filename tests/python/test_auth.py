@@ -135,6 +135,137 @@ def test_drop_role_if_exists_notices(db, roles):
     assert notices == [f'role "{n}" does not exist, skipping']
 
 
+def _members(c, names) -> list:
+    """(member, role, admin_option) of pg_auth_members among `names`."""
+    return c.execute(
+        "select m.rolname, r.rolname, a.admin_option from pg_auth_members a "
+        "join pg_roles m on m.oid = a.member join pg_roles r on r.oid = a.roleid "
+        "where m.rolname = any(%s) order by 1, 2", (list(names),)).fetchall()
+
+
+def test_role_membership(db, roles):
+    """GRANT and REVOKE of roles, CREATE ROLE's IN ROLE / ROLE / ADMIN, and PostgreSQL's
+    notices and errors for them (the same run against PostgreSQL 15)."""
+    c = db.connect()
+    notices = []
+    c.add_notice_handler(lambda d: notices.append((d.severity_nonlocalized, d.message_primary)))
+    staff, sales, alice, bob, boss = (roles(n) for n in ("staff", "sales", "alice", "bob", "boss"))
+    c.execute(f"create role {staff}")
+    c.execute(f"create role {sales} in role {staff}")
+    c.execute(f"create role {alice} login in role {sales}")
+    c.execute(f"create role {bob} login")
+    c.execute(f"create role {boss} role {bob} admin {alice}")
+    every = [staff, sales, alice, bob, boss]
+    assert _members(c, every) == sorted([
+        (sales, staff, False), (alice, sales, False), (bob, boss, False), (alice, boss, True)])
+    assert c.execute(f"grant {staff} to {bob}").statusmessage == "GRANT ROLE"
+    c.execute(f"grant {staff} to {bob}")
+    assert notices[-1] == ("NOTICE", f'role "{bob}" is already a member of role "{staff}"')
+    assert c.execute(f"revoke {sales} from {bob}").statusmessage == "REVOKE ROLE"
+    assert notices[-1] == ("WARNING", f'role "{bob}" is not a member of role "{sales}"')
+    c.execute(f"grant {staff} to {bob} with admin option")
+    c.execute(f"revoke admin option for {staff} from {bob}")
+    assert (bob, staff, False) in _members(c, [bob])
+    for sql, expected in [
+        (f"grant {staff} to {staff}", ("0LP01", f'role "{staff}" is a member of role "{staff}"')),
+        (f"grant {sales} to {staff}", ("0LP01", f'role "{sales}" is a member of role "{staff}"')),
+        (f"grant {staff} to nosuch_role", ("42704", 'role "nosuch_role" does not exist')),
+        (f"grant nosuch_role to {bob}", ("42704", 'role "nosuch_role" does not exist')),
+    ]:
+        assert _state(c, sql) == expected, sql
+    # A dropped role leaves no membership behind.
+    c.execute(f"drop role {sales}")
+    assert _members(c, every) == sorted([(bob, boss, False), (alice, boss, True), (bob, staff, False)])
+
+
+def test_privileges_come_through_inherited_roles_and_set_role(db, roles):
+    """A member has its groups' privileges (unless NOINHERIT); SET ROLE and SET SESSION
+    AUTHORIZATION change current_user, transactionally, as in PostgreSQL 15."""
+    c = db.connect()
+    t = roles("t")
+    group, alice, other = roles("grp"), roles("alice"), roles("other")
+    c.execute(f"create table {t} (k int primary key)")
+    try:
+        c.execute(f"insert into {t} values (1)")
+        c.execute(f"create role {group}")
+        c.execute(f"create role {alice} login in role {group}")
+        c.execute(f"create role {other} login")
+        c.execute(f"grant select on {t} to {group}")
+        c.execute(f"set session authorization {alice}")
+        assert c.execute("select current_user, session_user").fetchone() == (alice, alice)
+        assert c.execute("show is_superuser").fetchone() == ("off",)
+        assert c.execute(f"select count(*) from {t}").fetchone() == (1,)
+        denied = ("42501", f"permission denied for table {t}")
+        assert _state(c, f"insert into {t} values (2)") == denied
+        assert _state(c, f"set role {other}") == ("42501", f'permission denied to set role "{other}"')
+        assert _state(c, "set role nosuch_role") == ("22023", 'role "nosuch_role" does not exist')
+        c.execute(f"set role {group}")
+        assert c.execute("select current_user, session_user").fetchone() == (group, alice)
+        assert c.execute("show role").fetchone() == (group,)
+        c.execute("reset role")
+        c.execute("begin")
+        c.execute(f"set local role {group}")
+        assert c.execute("select current_user").fetchone() == (group,)
+        c.execute("commit")
+        c.execute("begin")
+        c.execute(f"set role {group}")
+        c.execute("rollback")
+        assert c.execute("select current_user, current_role").fetchone() == (alice, alice)
+        c.execute("reset session authorization")
+        assert c.execute("select current_user, session_user").fetchone() == ("postgres", "postgres")
+        # NOINHERIT: the group's privileges only after SET ROLE to it.
+        c.execute(f"alter role {alice} noinherit")
+        c.execute(f"set session authorization {alice}")
+        assert _state(c, f"select count(*) from {t}") == denied
+        c.execute(f"set role {group}")
+        assert c.execute(f"select count(*) from {t}").fetchone() == (1,)
+        c.execute("reset all")
+        assert c.execute("select current_user").fetchone() == (group,)
+        c.execute("set session authorization default")
+        assert c.execute("select current_user, session_user").fetchone() == ("postgres", "postgres")
+        assert c.execute("show role").fetchone() == ("none",)
+    finally:
+        c.execute("reset session authorization")
+        c.execute(f"drop table {t}")
+
+
+def test_hba_group_and_samerole_lines(auth_server):
+    """`+group` matches members of the group, directly or through another group;
+    `samerole` a member of the role named like the database."""
+    srv = auth_server(
+        "host all postgres 127.0.0.1/32 scram-sha-256\n"
+        "host all +staff 127.0.0.1/32 scram-sha-256\n"
+        "host samerole all 127.0.0.1/32 md5\n"
+        "host all all 127.0.0.1/32 reject\n"
+    )
+    with srv.connect() as c:
+        c.execute("create role staff")
+        c.execute("create role sales in role staff")
+        c.execute("create role alice login password 'a' in role sales")
+        c.execute("create role bob login password 'b'")
+    with srv.connect(user="alice", password="a") as a:
+        assert a.execute("select current_user").fetchone() == ("alice",)
+        # Only a client that authenticated as a superuser may change its session user.
+        assert _state(a, "set session authorization postgres") == (
+            "42501", 'permission denied to set session authorization "postgres"')
+        a.execute("set session authorization alice")
+    state, message = srv.refused(user="bob", password="b")
+    assert state == "28000" and 'pg_hba.conf rejects connection for host "127.0.0.1", user "bob"' in message
+    with srv.connect() as c:
+        c.execute("grant postgres to bob")
+    with srv.connect(user="bob", password="b") as b:
+        assert b.execute("select current_user").fetchone() == ("bob",)
+    with srv.connect() as c:
+        c.execute("revoke postgres from bob")
+        c.execute("grant staff to bob")
+    with srv.connect(user="bob", password="b") as b:
+        assert b.execute("select current_user").fetchone() == ("bob",)
+    with srv.connect() as c:
+        c.execute("drop role staff")
+    for user, password in (("alice", "a"), ("bob", "b")):
+        assert srv.refused(user=user, password=password)[0] == "28000"
+
+
 def test_pg_authid_is_for_superusers_only(auth_server):
     srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
     with srv.connect() as c:

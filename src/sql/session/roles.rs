@@ -8,7 +8,8 @@ use crate::error::{Error, Result, SqlState};
 use crate::sql::pg_catalog;
 use crate::sql::plan::Plan;
 use crate::sql::roles::{check_new_role_name, GrantObjects, Privilege, RoleOptions, RoleStatement};
-use crate::storage::{acl, Role};
+use crate::storage::roles::{Membership, BOOTSTRAP_ROLE_OID};
+use crate::storage::{acl, Catalog, Role};
 use crate::txn::ddl;
 use crate::wal::RecordKind;
 
@@ -31,6 +32,8 @@ impl RoleStatement {
             RoleStatement::Drop { .. } => "DROP ROLE",
             RoleStatement::Grant { revoke: false, .. } => "GRANT",
             RoleStatement::Grant { revoke: true, .. } => "REVOKE",
+            RoleStatement::Membership { revoke: false, .. } => "GRANT ROLE",
+            RoleStatement::Membership { revoke: true, .. } => "REVOKE ROLE",
         }
     }
 }
@@ -38,7 +41,84 @@ impl RoleStatement {
 impl Session {
     /// The role the session runs as, None if it was dropped meanwhile.
     pub(super) fn current_role(&self) -> Option<std::sync::Arc<Role>> {
-        self.engine.txn.catalog.role(&self.user)
+        self.engine.txn.catalog.role(self.current_user())
+    }
+
+    /// `session_user`: the role the client authenticated as, or the one SET SESSION
+    /// AUTHORIZATION chose.
+    pub(super) fn session_user(&self) -> &str {
+        identity(&self.overrides, &self.user).1
+    }
+
+    /// `current_user`: the role SET ROLE chose, else the session user. Privileges are
+    /// this role's.
+    pub(super) fn current_user(&self) -> &str {
+        identity(&self.overrides, &self.user).0
+    }
+
+    /// SET ROLE and SET SESSION AUTHORIZATION (`name` is `role` or
+    /// `session_authorization`; `value` None: back to the default), checked as
+    /// PostgreSQL checks them: the role exists (22023); SET ROLE to a role the session
+    /// user is a member of (or any, for a superuser); SET SESSION AUTHORIZATION only for a
+    /// client that authenticated as a superuser (42501). A new session authorization
+    /// also ends SET ROLE. Returns the value to keep (None for `none` / DEFAULT).
+    pub(super) fn check_identity_change(
+        &mut self,
+        name: &'static str,
+        value: Option<String>,
+        local: bool,
+    ) -> Result<Option<String>> {
+        if name != "role" && name != "session_authorization" {
+            return Ok(value);
+        }
+        let value = value.filter(|v| !(name == "role" && v.eq_ignore_ascii_case("none")));
+        let Some(target) = &value else {
+            if name == "session_authorization" {
+                self.end_set_role(local);
+            }
+            return Ok(None);
+        };
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        let Some(role) = catalog.role(target) else {
+            return Err(Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("role \"{target}\" does not exist"),
+            ));
+        };
+        // An engine without authentication (in-process tests) runs as a superuser.
+        let superuser = |name: &str| {
+            catalog
+                .role(name)
+                .map_or(engine.auth.get().is_none(), |r| r.superuser)
+        };
+        if name == "role" {
+            let session = catalog.role(self.session_user());
+            let member = session
+                .as_ref()
+                .is_some_and(|s| catalog.roles_of(s, false).contains(&role.oid));
+            if !member && !superuser(self.session_user()) {
+                return Err(permission_denied(&format!(
+                    "permission denied to set role \"{target}\""
+                )));
+            }
+        } else {
+            if *target != self.user && !superuser(&self.user) {
+                return Err(permission_denied(&format!(
+                    "permission denied to set session authorization \"{target}\""
+                )));
+            }
+            self.end_set_role(local);
+        }
+        Ok(value)
+    }
+
+    /// SET ROLE NONE, as a new session authorization implies.
+    fn end_set_role(&mut self, local: bool) {
+        if self.overrides.contains_key("role") {
+            self.note_setting_change("role", local);
+            self.overrides.remove("role");
+        }
     }
 
     /// Whether the session's role is a superuser now (`is_superuser`). A session of an
@@ -61,12 +141,13 @@ impl Session {
         if required.is_empty() || self.superuser_now() {
             return Ok(());
         }
-        let role_oid = self.current_role().map_or(u32::MAX, |r| r.oid);
+        let roles = self.privileges_of();
         let catalog = &self.engine.txn.catalog;
         for (oid, bits, kind, name) in required {
-            let allowed = catalog
-                .acl(*oid)
-                .is_some_and(|list| acl::allows(&list, role_oid, *bits));
+            let allowed = match catalog.acl(*oid) {
+                Some(list) => acl::allows(&list, &roles, *bits),
+                None => roles.contains(&BOOTSTRAP_ROLE_OID),
+            };
             if !allowed {
                 return Err(permission_denied(&format!(
                     "permission denied for {kind} {name}"
@@ -76,12 +157,24 @@ impl Session {
         Ok(())
     }
 
-    /// Every table, index, sequence and view belongs to a superuser (PostgreSQL 15 lets
-    /// no other role create in schema `public`): a role that is not one may not create,
-    /// alter or drop them, nor force a checkpoint (42501, PostgreSQL's messages). What it
-    /// may read and write is granted ([`Session::check_privileges`]).
+    /// The roles whose privileges the session's role has: itself and those it inherits
+    /// from (`Catalog::roles_of`); none if it was dropped.
+    fn privileges_of(&self) -> Vec<u32> {
+        self.current_role()
+            .map(|r| self.engine.txn.catalog.roles_of(&r, true))
+            .unwrap_or_default()
+    }
+
+    /// Every table, index, sequence and view belongs to the bootstrap superuser
+    /// (PostgreSQL 15 lets no other role create in schema `public`): a role that is not a
+    /// superuser and does not inherit its privileges may not create, alter or drop them,
+    /// nor force a checkpoint (42501, PostgreSQL's messages). What it may read and write
+    /// is granted ([`Session::check_privileges`]).
     pub(super) fn refuse_unless_owner(&self, plan: &Plan) -> Result<()> {
-        if self.superuser_now() {
+        if self.superuser_now()
+            || (!matches!(plan, Plan::Checkpoint)
+                && self.privileges_of().contains(&BOOTSTRAP_ROLE_OID))
+        {
             return Ok(());
         }
         let owner = |kind: &str, name: &str| {
@@ -123,7 +216,19 @@ impl Session {
     pub(super) fn run_role_statement(&mut self, stmt: &RoleStatement) -> Result<Outcome> {
         self.refuse_in_block(stmt.tag(), None)?;
         match stmt {
-            RoleStatement::Create { name, options } => self.create_role(name, options)?,
+            RoleStatement::Create {
+                name,
+                options,
+                in_role,
+                members,
+                admins,
+            } => self.create_role(name, options, in_role, members, admins)?,
+            RoleStatement::Membership {
+                revoke,
+                roles,
+                members,
+                admin,
+            } => self.grant_roles(*revoke, roles, members, *admin)?,
             RoleStatement::Alter { name, options } => self.alter_role(name, options)?,
             RoleStatement::Drop { names, if_exists } => {
                 for name in names {
@@ -142,7 +247,14 @@ impl Session {
         })
     }
 
-    fn create_role(&mut self, name: &str, options: &RoleOptions) -> Result<()> {
+    fn create_role(
+        &mut self,
+        name: &str,
+        options: &RoleOptions,
+        in_role: &[String],
+        members: &[String],
+        admins: &[String],
+    ) -> Result<()> {
         let me = self.current_role();
         let superuser = self.superuser_now();
         let create_role = me.as_ref().is_some_and(|r| r.create_role);
@@ -173,7 +285,160 @@ impl Session {
         let oid = crate::sql::pg_catalog::id_oid(catalog.allocate_table_id());
         let mut role = Role::new(name, oid);
         self.apply_role_options(&mut role, options)?;
-        self.log_role(role, true)
+        let grantor = self.grantor();
+        let name = name.to_string();
+        self.change_roles(|catalog| {
+            if catalog.role(&name).is_some() {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_OBJECT,
+                    format!("role \"{name}\" already exists"),
+                ));
+            }
+            for group in in_role {
+                let granted = catalog.role(group).ok_or_else(|| no_such_role(group))?;
+                grantor.may_grant(catalog, &granted)?;
+                add_membership(&mut role, granted.oid, grantor.oid, false);
+            }
+            let mut changed = vec![role];
+            let given = members.iter().map(|m| (m, false));
+            for (member, admin) in given.chain(admins.iter().map(|m| (m, true))) {
+                let mut m = catalog.role(member).ok_or_else(|| no_such_role(member))?;
+                if let Some(done) = changed.iter().find(|r| r.name == *member) {
+                    m = std::sync::Arc::new(done.clone());
+                }
+                let mut m = (*m).clone();
+                add_membership(&mut m, oid, grantor.oid, admin);
+                changed.retain(|r| r.name != m.name);
+                changed.push(m);
+            }
+            Ok(changed)
+        })
+        .map(drop)
+    }
+
+    /// Who grants roles in this statement: the session's role, and what lets it.
+    fn grantor(&self) -> Grantor {
+        let me = self.current_role();
+        Grantor {
+            oid: me.as_ref().map_or(BOOTSTRAP_ROLE_OID, |r| r.oid),
+            superuser: self.superuser_now(),
+            create_role: me.as_ref().is_some_and(|r| r.create_role),
+            me,
+        }
+    }
+
+    /// GRANT roles TO members / REVOKE roles FROM members: each member's new memberships,
+    /// logged together as one change. PostgreSQL's notices for what changes nothing.
+    fn grant_roles(
+        &mut self,
+        revoke: bool,
+        roles: &[String],
+        members: &[String],
+        admin: bool,
+    ) -> Result<()> {
+        let grantor = self.grantor();
+        let session_user = self.session_user().to_string();
+        let current = grantor.me.as_ref().map(|r| r.name.clone());
+        let resolve = |name: &String| -> String {
+            match name.as_str() {
+                "current_user" | "current_role" => current.clone().unwrap_or_default(),
+                "session_user" => session_user.clone(),
+                _ => name.clone(),
+            }
+        };
+        let roles: Vec<String> = roles.iter().map(resolve).collect();
+        let members: Vec<String> = members.iter().map(resolve).collect();
+        let mut notices = Vec::new();
+        self.change_roles(|catalog| {
+            let mut changed: Vec<Role> = Vec::new();
+            for role_name in &roles {
+                let granted = catalog
+                    .role(role_name)
+                    .ok_or_else(|| no_such_role(role_name))?;
+                grantor.may_grant(catalog, &granted)?;
+                for member_name in &members {
+                    let mut member = match changed.iter().position(|r| r.name == *member_name) {
+                        Some(i) => changed.remove(i),
+                        None => (*catalog
+                            .role(member_name)
+                            .ok_or_else(|| no_such_role(member_name))?)
+                        .clone(),
+                    };
+                    let held = member.member_of.iter().position(|m| m.role == granted.oid);
+                    match (revoke, held) {
+                        (false, Some(i)) if !admin || member.member_of[i].admin => {
+                            notices.push(format!(
+                                "role \"{member_name}\" is already a member of role \"{role_name}\""
+                            ));
+                        }
+                        (false, Some(i)) => member.member_of[i].admin = true,
+                        (false, None) => {
+                            if catalog.roles_of(&granted, false).contains(&member.oid) {
+                                return Err(Error::new(
+                                    SqlState::INVALID_GRANT_OPERATION,
+                                    format!(
+                                        "role \"{role_name}\" is a member of role \"{member_name}\""
+                                    ),
+                                ));
+                            }
+                            add_membership(&mut member, granted.oid, grantor.oid, admin);
+                        }
+                        (true, None) => notices.push(format!(
+                            "role \"{member_name}\" is not a member of role \"{role_name}\""
+                        )),
+                        (true, Some(i)) if admin => member.member_of[i].admin = false,
+                        (true, Some(i)) => {
+                            member.member_of.remove(i);
+                        }
+                    }
+                    changed.push(member);
+                }
+            }
+            Ok(changed)
+        })?;
+        for notice in notices {
+            // GRANT's is a NOTICE, REVOKE's a WARNING, as in PostgreSQL.
+            let code = if revoke {
+                SqlState::WARNING
+            } else {
+                SqlState::SUCCESSFUL_COMPLETION
+            };
+            self.warn(Error::new(code, notice));
+        }
+        Ok(())
+    }
+
+    /// Log new definitions of roles, computed by `change` under the catalog's DDL lock
+    /// from the roles as they are then (so no concurrent change is lost), in one
+    /// `SetRole` record, and install them. Nothing is logged when `change` fails or
+    /// changes nothing. Returns how many roles changed.
+    fn change_roles(
+        &mut self,
+        change: impl FnOnce(&crate::storage::Catalog) -> Result<Vec<Role>>,
+    ) -> Result<usize> {
+        let txn = self.engine.txn.clone();
+        let level = self.sync_level();
+        let flight = {
+            let _ddl = txn.catalog.ddl_lock();
+            let roles = change(&txn.catalog)?;
+            if roles.is_empty() {
+                return Ok(0);
+            }
+            let mut payload = crate::wal::Writer::default();
+            for role in &roles {
+                role.put(&mut payload);
+            }
+            let changed = roles.len();
+            let flight =
+                ddl::commit_catalog_change(&txn, RecordKind::SetRole, &payload.buf, level, |_| {
+                    for role in roles {
+                        txn.catalog.set_role(role);
+                    }
+                })?;
+            (flight, changed)
+        };
+        self.finish_catalog_change(flight.0);
+        Ok(flight.1)
     }
 
     fn alter_role(&mut self, name: &str, options: &RoleOptions) -> Result<()> {
@@ -200,7 +465,7 @@ impl Session {
             ));
         }
         // Without CREATEROLE a role may change only its own password.
-        let only_own_password = name == self.user
+        let only_own_password = name == self.current_user()
             && options.password.is_some()
             && RoleOptions {
                 password: None,
@@ -217,7 +482,15 @@ impl Session {
         }
         let mut role = (*old).clone();
         self.apply_role_options(&mut role, options)?;
-        self.log_role(role, false)
+        self.change_roles(|catalog| {
+            // Memberships as they are now: a GRANT meanwhile is kept.
+            let now = catalog
+                .role(&role.name)
+                .ok_or_else(|| no_such_role(&role.name))?;
+            role.member_of = now.member_of.clone();
+            Ok(vec![role])
+        })
+        .map(drop)
     }
 
     fn drop_role(&mut self, name: &str, if_exists: bool) -> Result<()> {
@@ -237,10 +510,16 @@ impl Session {
         if role.superuser && !superuser {
             return Err(permission_denied("must be superuser to drop superusers"));
         }
-        if name == self.user {
+        if name == self.current_user() {
             return Err(Error::new(
                 SqlState::OBJECT_IN_USE,
                 "current user cannot be dropped",
+            ));
+        }
+        if name == self.session_user() {
+            return Err(Error::new(
+                SqlState::OBJECT_IN_USE,
+                "session user cannot be dropped",
             ));
         }
         if role.is_bootstrap() {
@@ -313,36 +592,6 @@ impl Session {
                 });
             }
         }
-        Ok(())
-    }
-
-    /// Log `role`'s definition and install it, unless a concurrent statement created
-    /// (`new`) or dropped (not `new`) the name meanwhile.
-    fn log_role(&mut self, role: Role, new: bool) -> Result<()> {
-        let txn = self.engine.txn.clone();
-        let flight = {
-            let _ddl = txn.catalog.ddl_lock();
-            let exists = txn.catalog.role(&role.name).is_some();
-            if new && exists {
-                return Err(Error::new(
-                    SqlState::DUPLICATE_OBJECT,
-                    format!("role \"{}\" already exists", role.name),
-                ));
-            }
-            if !new && !exists {
-                return Err(no_such_role(&role.name));
-            }
-            let mut payload = crate::wal::Writer::default();
-            role.put(&mut payload);
-            ddl::commit_catalog_change(
-                &txn,
-                RecordKind::SetRole,
-                &payload.buf,
-                self.sync_level(),
-                |_| txn.catalog.set_role(role),
-            )?
-        };
-        self.finish_catalog_change(flight);
         Ok(())
     }
 }
@@ -609,4 +858,71 @@ impl RoleOptions {
             && self.password.is_none()
             && self.valid_until.is_none()
     }
+}
+
+/// Who grants or revokes roles, and what lets it (PostgreSQL's `AddRoleMems` checks).
+struct Grantor {
+    oid: u32,
+    superuser: bool,
+    create_role: bool,
+    me: Option<std::sync::Arc<Role>>,
+}
+
+impl Grantor {
+    /// Whether it may grant or revoke `granted`: a superuser role only by a superuser;
+    /// any other with CREATEROLE or the admin option on it (held directly, or by a role
+    /// it is a member of).
+    fn may_grant(&self, catalog: &Catalog, granted: &Role) -> Result<()> {
+        if granted.superuser {
+            if !self.superuser {
+                return Err(permission_denied("must be superuser to alter superusers"));
+            }
+            return Ok(());
+        }
+        if self.superuser || self.create_role || self.is_admin_of(catalog, granted.oid) {
+            return Ok(());
+        }
+        Err(permission_denied(&format!(
+            "must have admin option on role \"{}\"",
+            granted.name
+        )))
+    }
+
+    /// Whether some role it is a member of (itself included) holds `role` WITH ADMIN
+    /// OPTION. A role never has the admin option on itself.
+    fn is_admin_of(&self, catalog: &Catalog, role: u32) -> bool {
+        let Some(me) = &self.me else { return false };
+        if me.oid == role {
+            return false;
+        }
+        catalog.roles_of(me, false).iter().any(|&oid| {
+            catalog
+                .role_by_oid(oid)
+                .is_some_and(|r| r.member_of.iter().any(|m| m.role == role && m.admin))
+        })
+    }
+}
+
+/// Make `member` a member of `role`.
+fn add_membership(member: &mut Role, role: u32, grantor: u32, admin: bool) {
+    member.member_of.push(Membership {
+        role,
+        grantor,
+        admin,
+    });
+}
+
+/// (`current_user`, `session_user`) of a session that authenticated as `login`, from its
+/// settings `role` and `session_authorization`.
+pub(super) fn identity<'a>(
+    overrides: &'a rustc_hash::FxHashMap<&'static str, String>,
+    login: &'a str,
+) -> (&'a str, &'a str) {
+    let session = overrides
+        .get("session_authorization")
+        .map_or(login, String::as_str);
+    (
+        overrides.get("role").map_or(session, String::as_str),
+        session,
+    )
 }
