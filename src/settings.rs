@@ -122,7 +122,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "server_version_num", default: "150000", kind: Kind::Int { min: 150000, max: 150000, unit: NO }, context: Context::Internal, description: "Shows the server version as an integer." },
     Def { name: "shared_buffers", default: "128MB", kind: Kind::Int { min: 16, max: 1 << 30, unit: Unit::Kb }, context: Context::Postmaster, description: "Sets the number of shared memory buffers used by the server." },
     Def { name: "ssl", default: "off", kind: Kind::Bool, context: Context::Sighup, description: "Enables SSL connections." },
-    Def { name: "ssl_ca_file", default: "", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL certificate authority file (client certificates are not supported yet)." },
+    Def { name: "ssl_ca_file", default: "", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL certificate authority file." },
     Def { name: "ssl_cert_file", default: "server.crt", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL server certificate file." },
     Def { name: "ssl_key_file", default: "server.key", kind: Kind::Str, context: Context::Sighup, description: "Location of the SSL server private key file." },
     Def { name: "standard_conforming_strings", default: "on", kind: Kind::Enum(&["on"]), context: Context::User, description: "Causes '...' strings to treat backslashes literally." },

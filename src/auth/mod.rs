@@ -104,7 +104,7 @@ pub struct Authenticator {
     path: Option<PathBuf>,
     lines: RwLock<Arc<Vec<hba::HbaLine>>>,
     /// TLS, when `ssl = on`.
-    tls: RwLock<Option<Arc<tokio_rustls::rustls::ServerConfig>>>,
+    tls: RwLock<Option<tls::TlsConfig>>,
     /// A per-server secret from which SCRAM's mock salts for unknown roles are made.
     mock_secret: [u8; 32],
     failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
@@ -171,12 +171,21 @@ impl Authenticator {
     }
 
     /// Use `config` for TLS from now on (None: refuse SSLRequests).
-    pub fn set_tls(&self, config: Option<Arc<tokio_rustls::rustls::ServerConfig>>) {
+    pub fn set_tls(&self, config: Option<tls::TlsConfig>) {
         *self.tls.write() = config;
     }
 
     pub fn tls(&self) -> Option<Arc<tokio_rustls::rustls::ServerConfig>> {
-        self.tls.read().clone()
+        self.tls.read().as_ref().map(|t| t.server.clone())
+    }
+
+    /// Whether client certificates are verified (`ssl_ca_file`), so that `pg_hba.conf`
+    /// lines may ask for one.
+    pub fn checks_client_certificates(&self) -> bool {
+        self.tls
+            .read()
+            .as_ref()
+            .is_some_and(|t| t.checks_client_certificates)
     }
 
     pub fn mock_secret(&self) -> &[u8] {

@@ -6,6 +6,13 @@
 //! reload, where it is logged and the configuration in force stays, as PostgreSQL does.
 //! TLS 1.2 and 1.3 are offered (PostgreSQL's `ssl_min_protocol_version` default is
 //! TLSv1.2), with rustls's cipher suites.
+//!
+//! With `ssl_ca_file`, the server asks each client for a certificate, as PostgreSQL
+//! does: one it sends must be signed by a CA of that file (else the handshake fails);
+//! one it does not send is allowed here and refused later by a `pg_hba.conf` line that
+//! needs one (method `cert`, or `clientcert=verify-ca` / `verify-full`). The verified
+//! certificate's names ([`ClientCertificate`]) are what those lines compare with the
+//! user name, and what pg_stat_ssl shows.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,8 +27,21 @@ fn config_error(message: String) -> Error {
     Error::new(SqlState::CONFIG_FILE_ERROR, message)
 }
 
-/// The server configuration of a certificate chain and its key, each a PEM file.
-pub fn server_config(cert_file: &Path, key_file: &Path) -> Result<Arc<ServerConfig>> {
+/// The TLS configuration in force.
+#[derive(Clone)]
+pub struct TlsConfig {
+    pub server: Arc<ServerConfig>,
+    /// Whether client certificates are asked for and verified (`ssl_ca_file` is set).
+    pub checks_client_certificates: bool,
+}
+
+/// The server configuration of a certificate chain and its key, each a PEM file, and
+/// the CAs whose client certificates it accepts (`ca_file`, PEM; None: it asks for none).
+pub fn server_config(
+    cert_file: &Path,
+    key_file: &Path,
+    ca_file: Option<&Path>,
+) -> Result<TlsConfig> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_file)
         .and_then(|certs| certs.collect::<std::result::Result<_, _>>())
         .map_err(|e| {
@@ -43,17 +63,137 @@ pub fn server_config(cert_file: &Path, key_file: &Path) -> Result<Arc<ServerConf
         ))
     })?;
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let config = ServerConfig::builder_with_provider(provider)
+    let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| config_error(format!("could not set up TLS: {e}")))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| {
-            config_error(format!(
-                "private key file \"{}\" does not match server certificate file \"{}\": {e}",
-                key_file.display(),
-                cert_file.display()
-            ))
-        })?;
-    Ok(Arc::new(config))
+        .map_err(|e| config_error(format!("could not set up TLS: {e}")))?;
+    let builder = match ca_file {
+        None => builder.with_no_client_auth(),
+        Some(ca_file) => builder.with_client_cert_verifier(client_verifier(ca_file, provider)?),
+    };
+    let config = builder.with_single_cert(certs, key).map_err(|e| {
+        config_error(format!(
+            "private key file \"{}\" does not match server certificate file \"{}\": {e}",
+            key_file.display(),
+            cert_file.display()
+        ))
+    })?;
+    Ok(TlsConfig {
+        server: Arc::new(config),
+        checks_client_certificates: ca_file.is_some(),
+    })
+}
+
+/// A verifier of client certificates against the CAs of `ca_file`, which lets a client
+/// without one through (its `pg_hba.conf` line decides).
+fn client_verifier(
+    ca_file: &Path,
+    provider: Arc<tokio_rustls::rustls::crypto::CryptoProvider>,
+) -> Result<Arc<dyn tokio_rustls::rustls::server::danger::ClientCertVerifier>> {
+    let failed = |e: &dyn std::fmt::Display| {
+        config_error(format!(
+            "could not load root certificate file \"{}\": {e}",
+            ca_file.display()
+        ))
+    };
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca_file).map_err(|e| failed(&e))? {
+        roots
+            .add(cert.map_err(|e| failed(&e))?)
+            .map_err(|e| failed(&e))?;
+    }
+    if roots.is_empty() {
+        return Err(failed(&"no certificate in it"));
+    }
+    tokio_rustls::rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider,
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| failed(&e))
+}
+
+/// What a connection's verified client certificate says of its holder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCertificate {
+    /// The subject's common name (CN), if it has one as text.
+    pub common_name: Option<String>,
+    /// The subject's distinguished name as RFC 2253 writes it (`CN=alice,O=Example`),
+    /// which `clientname=DN` compares with the user name.
+    pub subject_rfc2253: String,
+    /// The subject and the issuer as pg_stat_ssl shows them (`/O=Example/CN=alice`).
+    pub subject: String,
+    pub issuer: String,
+    /// The serial number, in decimal.
+    pub serial: String,
+}
+
+impl ClientCertificate {
+    /// The names of a DER certificate the TLS handshake verified; None if it cannot be
+    /// read (it then counts as no certificate).
+    pub fn from_der(der: &[u8]) -> Option<ClientCertificate> {
+        let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+        let subject = cert.subject();
+        let common_name = subject
+            .iter_common_name()
+            .next()
+            .and_then(|cn| cn.as_str().ok())
+            .map(str::to_string);
+        Some(ClientCertificate {
+            common_name,
+            subject_rfc2253: names(subject)
+                .iter()
+                .rev()
+                .map(|(k, v)| format!("{k}={}", rfc2253_escape(v)))
+                .collect::<Vec<_>>()
+                .join(","),
+            subject: slashed(subject),
+            issuer: slashed(cert.issuer()),
+            serial: cert.tbs_certificate.serial.to_string(),
+        })
+    }
+}
+
+/// A name's attributes in order, each as (short name, text); values that are not text
+/// are shown in hex, as OpenSSL does (`#` and the DER bytes).
+fn names(name: &x509_parser::x509::X509Name<'_>) -> Vec<(String, String)> {
+    let registry = x509_parser::objects::oid_registry();
+    name.iter()
+        .flat_map(|rdn| rdn.iter())
+        .map(|attr| {
+            let key = x509_parser::objects::oid2abbrev(attr.attr_type(), registry)
+                .map(str::to_string)
+                .unwrap_or_else(|_| attr.attr_type().to_id_string());
+            let value = attr.as_str().map(str::to_string).unwrap_or_else(|_| {
+                let hex: String = attr.as_slice().iter().map(|b| format!("{b:02X}")).collect();
+                format!("#{hex}")
+            });
+            (key, value)
+        })
+        .collect()
+}
+
+/// `/K=v/K=v`, OpenSSL's one-line form that PostgreSQL's pg_stat_ssl uses.
+fn slashed(name: &x509_parser::x509::X509Name<'_>) -> String {
+    names(name)
+        .iter()
+        .map(|(k, v)| format!("/{k}={v}"))
+        .collect()
+}
+
+/// A value escaped as RFC 2253 requires (`,+"\<>;`, a leading `#` or space, a trailing
+/// space).
+fn rfc2253_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let last = value.chars().count().saturating_sub(1);
+    for (i, c) in value.chars().enumerate() {
+        let special = matches!(c, ',' | '+' | '"' | '\\' | '<' | '>' | ';')
+            || (i == 0 && (c == '#' || c == ' '))
+            || (i == last && c == ' ');
+        if special {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }

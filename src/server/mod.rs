@@ -167,17 +167,23 @@ fn prepare_authentication(
     Ok(authenticator)
 }
 
-/// The TLS configuration `ssl`, `ssl_cert_file` and `ssl_key_file` ask for (None when
-/// `ssl` is off).
-fn load_tls(
-    settings: &Settings,
-    data_dir: &Path,
-) -> Result<Option<Arc<tokio_rustls::rustls::ServerConfig>>> {
+/// The TLS configuration `ssl`, `ssl_cert_file`, `ssl_key_file` and `ssl_ca_file` ask
+/// for (None when `ssl` is off).
+fn load_tls(settings: &Settings, data_dir: &Path) -> Result<Option<crate::auth::tls::TlsConfig>> {
     if !settings.is("ssl", "on") {
         return Ok(None);
     }
     let file = |name: &str| data_dir.join(settings.show(name).unwrap_or_default());
-    crate::auth::tls::server_config(&file("ssl_cert_file"), &file("ssl_key_file")).map(Some)
+    let ca_file = settings
+        .show("ssl_ca_file")
+        .filter(|f| !f.is_empty())
+        .map(|f| data_dir.join(f));
+    crate::auth::tls::server_config(
+        &file("ssl_cert_file"),
+        &file("ssl_key_file"),
+        ca_file.as_deref(),
+    )
+    .map(Some)
 }
 
 fn write_private_file(path: &Path, contents: &[u8]) -> Result<()> {

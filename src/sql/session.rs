@@ -407,8 +407,8 @@ impl Session {
     }
 
     /// The connection's TLS protocol, cipher suite and key bits, for pg_stat_ssl.
-    pub fn set_ssl(&mut self, version: String, cipher: String, bits: i32) {
-        self.slot.activity.lock().ssl = Some((version, cipher, bits));
+    pub fn set_ssl(&mut self, ssl: crate::txn::SslStatus) {
+        self.slot.activity.lock().ssl = Some(ssl);
     }
 
     /// Where the client connects from, for pg_stat_activity (`None`: a Unix socket).

@@ -463,19 +463,28 @@ impl SystemView {
                 .iter()
                 .map(|slot| {
                     let ssl = slot.activity.lock().ssl.clone();
-                    let (on, version, cipher, bits) = match ssl {
-                        Some((v, c, b)) => (true, Value::Text(v), Value::Text(c), Value::Int4(b)),
-                        None => (false, Value::Null, Value::Null, Value::Null),
+                    let Some(ssl) = ssl else {
+                        let mut row = vec![Value::Int4(slot.pid), Value::Bool(false)];
+                        row.resize(8, Value::Null);
+                        return row.into();
                     };
+                    let cert = ssl.client_certificate.as_ref();
+                    let text = |f: fn(&crate::auth::tls::ClientCertificate) -> &String| {
+                        cert.map_or(Value::Null, |c| Value::Text(f(c).clone()))
+                    };
+                    // NULL for a serial past numeric's 28 digits here.
+                    let serial = cert
+                        .and_then(|c| crate::types::parse_numeric(&c.serial).ok())
+                        .map_or(Value::Null, Value::Numeric);
                     vec![
                         Value::Int4(slot.pid),
-                        Value::Bool(on),
-                        version,
-                        cipher,
-                        bits,
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
+                        Value::Bool(true),
+                        Value::Text(ssl.version),
+                        Value::Text(ssl.cipher),
+                        Value::Int4(ssl.bits),
+                        text(|c| &c.subject),
+                        serial,
+                        text(|c| &c.issuer),
                     ]
                     .into()
                 })

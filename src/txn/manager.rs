@@ -114,8 +114,18 @@ pub struct Activity {
     pub backend_start_us: i64,
     pub query_start_us: Option<i64>,
     pub xact_start_us: Option<i64>,
-    /// The TLS protocol, cipher suite and its key bits, on an encrypted connection.
-    pub ssl: Option<(String, String, i32)>,
+    /// How the connection is encrypted, if it is.
+    pub ssl: Option<SslStatus>,
+}
+
+/// A TLS connection's row in pg_stat_ssl.
+#[derive(Clone, Debug)]
+pub struct SslStatus {
+    pub version: String,
+    pub cipher: String,
+    pub bits: i32,
+    /// The client's verified certificate, if it sent one.
+    pub client_certificate: Option<crate::auth::tls::ClientCertificate>,
 }
 
 impl SessionSlot {

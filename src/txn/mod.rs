@@ -46,7 +46,7 @@ mod writeset;
 pub use locks::{LockTable, TxnId, Want, SHARDS as LOCK_TABLE_SHARDS};
 pub use manager::{
     fatal_after_logging, Activity, CommitInFlight, CommitRequest, Isolation, SessionSlot,
-    TxnManager,
+    SslStatus, TxnManager,
 };
 pub use ssi::Ssi;
 pub use transaction::{close_gate_for_rebuild, Committing, LockStep, Transaction, TxnMark};

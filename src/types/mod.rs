@@ -44,6 +44,7 @@ pub use io::{
 };
 pub use jsonb::Jsonb;
 pub use numeric::div as numeric_div;
+pub use numeric::parse_numeric;
 pub use ops::{arith, compare, compare_typed, negate, ArithOp};
 pub use record::record_shape;
 

@@ -47,6 +47,8 @@ impl From<Error> for Refusal {
 pub struct Origin {
     pub client: Option<SocketAddr>,
     pub ssl: bool,
+    /// The certificate the client sent over TLS, verified against `ssl_ca_file`.
+    pub client_certificate: Option<crate::auth::tls::ClientCertificate>,
 }
 
 impl Origin {
@@ -99,6 +101,93 @@ fn protocol_violation(message: impl Into<String>) -> Refusal {
     Refusal::Fatal(Error::new(SqlState::PROTOCOL_VIOLATION, message))
 }
 
+/// What a `pg_hba.conf` line's certificate check found.
+#[derive(Debug, PartialEq, Eq)]
+enum ClientCert {
+    /// The line asks for no certificate (no `clientcert`, a method other than cert), or
+    /// only for one the CAs signed (`verify-ca`), which the client sent.
+    NameNotChecked,
+    /// `verify-full` or method cert: the certificate's name is the user's.
+    NameMatches,
+    /// `verify-full` or method cert: the certificate names someone else.
+    NameDiffers,
+}
+
+/// PostgreSQL's checks of the client's certificate for a `pg_hba.conf` line: with
+/// `clientcert` (or method cert, which is `verify-full`), a certificate is needed (else
+/// 28000 before any method runs), and with `verify-full` its name (the CN, or the whole
+/// DN with `clientname=DN`) is compared with the user's; a mismatch is logged here and
+/// refused as the line's method fails ([`method_failed`]). A user map (`map=`) is not
+/// supported.
+fn check_client_certificate(
+    line: &hba::HbaLine,
+    auth: &crate::auth::Authenticator,
+    params: &StartupParams,
+    origin: &Origin,
+) -> Result<ClientCert, Refusal> {
+    let cert_method = line.method == Method::Cert;
+    let full = cert_method || line.option("clientcert") == Some("verify-full");
+    if !full && line.option("clientcert") != Some("verify-ca") {
+        return Ok(ClientCert::NameNotChecked);
+    }
+    if !auth.checks_client_certificates() {
+        return Err(Refusal::Fatal(Error::new(
+            SqlState::CONFIG_FILE_ERROR,
+            "client certificates can only be checked if a root certificate store is available",
+        )));
+    }
+    let Some(cert) = &origin.client_certificate else {
+        return Err(invalid_authorization(
+            "connection requires a valid client certificate".to_string(),
+        ));
+    };
+    if !full {
+        return Ok(ClientCert::NameNotChecked);
+    }
+    if line.option("map").is_some() {
+        return Err(Refusal::Fatal(Error::unsupported(
+            "user name maps (pg_ident.conf) are not supported yet",
+        )));
+    }
+    let by_dn = line.option("clientname") == Some("DN");
+    let name = match by_dn {
+        true => Some(cert.subject_rfc2253.as_str()),
+        false => cert.common_name.as_deref(),
+    };
+    if name == Some(params.user.as_str()) {
+        return Ok(ClientCert::NameMatches);
+    }
+    let what = if by_dn { "DN" } else { "CN" };
+    match cert_method {
+        true => tracing::info!(
+            "certificate authentication failed for user \"{}\": {what} \"{}\" is not the user name",
+            params.user,
+            name.unwrap_or("")
+        ),
+        false => tracing::info!(
+            "certificate validation (clientcert=verify-full) failed for user \"{}\": {what} mismatch ({what} \"{}\")",
+            params.user,
+            name.unwrap_or("")
+        ),
+    }
+    Ok(ClientCert::NameDiffers)
+}
+
+/// How PostgreSQL refuses a client whose method failed (`auth_failed`): each method's
+/// own message, 28P01 for the password methods, else 28000.
+fn method_failed(method: &Method, user: &str) -> Refusal {
+    let message = match method {
+        Method::ScramSha256 | Method::Md5 | Method::Password => {
+            return Refusal::Fatal(password_failed(user))
+        }
+        Method::Trust => format!("\"trust\" authentication failed for user \"{user}\""),
+        Method::Peer => format!("Peer authentication failed for user \"{user}\""),
+        Method::Cert => format!("certificate authentication failed for user \"{user}\""),
+        Method::Reject => format!("authentication failed for user \"{user}\""),
+    };
+    invalid_authorization(message)
+}
+
 /// Decide whether the client of `params` may connect, running its method's exchange.
 pub async fn authenticate<S: Transport>(
     io: &mut Io<S>,
@@ -146,6 +235,10 @@ pub async fn authenticate<S: Transport>(
         tracing::debug!(line = line.line_number, ?method, "pg_hba.conf line matched");
     }
     let password_method = matches!(method, Method::ScramSha256 | Method::Md5 | Method::Password);
+    let client_cert = match &line {
+        Some(line) => check_client_certificate(line, auth, params, origin)?,
+        None => ClientCert::NameNotChecked,
+    };
     match method {
         Method::Trust => {}
         Method::Reject => {
@@ -170,11 +263,9 @@ pub async fn authenticate<S: Transport>(
                 )));
             }
         }
-        Method::Cert => {
-            return Err(Refusal::Fatal(Error::unsupported(
-                "cert authentication is not supported yet",
-            )))
-        }
+        // The certificate's name, checked with the line's clientcert (cert implies
+        // verify-full), is the method.
+        Method::Cert => {}
         Method::ScramSha256 | Method::Md5 | Method::Password => {
             let proven = prove_password(io, auth, role.as_deref(), params, origin, &method).await?;
             if !proven {
@@ -184,6 +275,9 @@ pub async fn authenticate<S: Transport>(
             }
             auth.succeeded(origin.address());
         }
+    }
+    if client_cert == ClientCert::NameDiffers {
+        return Err(method_failed(&method, &params.user));
     }
     let Some(role) = role else {
         return Err(invalid_authorization(format!(

@@ -379,6 +379,7 @@ pub async fn run<S: Transport>(
             let origin = super::auth::Origin {
                 client,
                 ssl: io.is_tls(),
+                client_certificate: io.tls_info().and_then(|t| t.client_certificate),
             };
             let authenticated = tokio::time::timeout_at(
                 deadline,
@@ -423,7 +424,12 @@ pub async fn run<S: Transport>(
     state.session.set_user(&params.user);
     state.session.set_client(client);
     if let Some(tls) = io.tls_info() {
-        state.session.set_ssl(tls.version, tls.cipher, tls.bits);
+        state.session.set_ssl(crate::txn::SslStatus {
+            version: tls.version,
+            cipher: tls.cipher,
+            bits: tls.bits,
+            client_certificate: tls.client_certificate,
+        });
     }
     if !params.application_name.is_empty() {
         let _ = state

@@ -29,6 +29,8 @@ pub struct TlsInfo {
     pub version: String,
     pub cipher: String,
     pub bits: i32,
+    /// The client's certificate, which the handshake verified (`ssl_ca_file`).
+    pub client_certificate: Option<crate::auth::tls::ClientCertificate>,
 }
 
 impl<S: Transport> Stream<S> {
@@ -56,10 +58,15 @@ impl<S: Transport> Stream<S> {
         } else {
             128
         };
+        let client_certificate = conn
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(|der| crate::auth::tls::ClientCertificate::from_der(der));
         Some(TlsInfo {
             version,
             cipher,
             bits,
+            client_certificate,
         })
     }
 }

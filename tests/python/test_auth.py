@@ -747,13 +747,54 @@ def _make_certificates(where: Path) -> Path:
     return where
 
 
+def _make_client_certificate(certs: Path, cn: str) -> tuple[str, str]:
+    """A client certificate for `cn` signed by the CA in `certs`: (cert, key) paths."""
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=certs, check=True, capture_output=True)
+
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", f"{cn}.key", "-out", f"{cn}.csr", "-subj", f"/CN={cn}")
+    # X.509 v3 (with an extension): rustls verifies no v1 certificates.
+    (certs / "client-ext").write_text("extendedKeyUsage=clientAuth\n")
+    run("x509", "-req", "-in", f"{cn}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-set_serial", "4242", "-out", f"{cn}.crt", "-days", "2", "-extfile", "client-ext")
+    os.chmod(certs / f"{cn}.key", 0o600)
+    return str(certs / f"{cn}.crt"), str(certs / f"{cn}.key")
+
+
+def _refused_with_certificate(srv, user: str, cert: tuple[str, str] | None,
+                              password: str | None = None) -> tuple[str, str]:
+    """The SQLSTATE and message of a TLS connection refused after the handshake, the
+    client sending `cert` (asyncpg, which keeps a refusal's SQLSTATE)."""
+    import asyncio
+    import ssl
+
+    import asyncpg
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    if cert:
+        context.load_cert_chain(*cert)
+
+    async def attempt():
+        conn = await asyncpg.connect(host="127.0.0.1", port=srv.port, user=user,
+                                     password=password, database="postgres", ssl=context,
+                                     timeout=30)
+        await conn.close()
+
+    with pytest.raises(asyncpg.PostgresError) as e:
+        asyncio.run(attempt())
+    return e.value.sqlstate, str(e.value)
+
+
 @pytest.fixture
 def tls_server(auth_server, tmp_path):
     certs = _make_certificates(tmp_path / "certs")
 
-    def start(hba: str):
+    def start(hba: str, settings: list[str] = ()):
         return auth_server(hba, ["ssl=on", f"ssl_cert_file={certs / 'server.crt'}",
-                                 f"ssl_key_file={certs / 'server.key'}"])
+                                 f"ssl_key_file={certs / 'server.key'}", *settings])
 
     start.certs = certs
     return start
@@ -784,6 +825,62 @@ def test_tls_refuses_a_client_that_trusts_another_ca(tls_server, tmp_path):
     assert "certificate verify failed" in str(e.value)
     with srv.connect(sslmode="require") as c:
         assert c.execute("select 1").fetchone() == (1,)
+
+
+def test_client_certificates(tls_server, tmp_path):
+    """Method cert and clientcert=verify-ca / verify-full, with ssl_ca_file: who gets in
+    with which certificate, and PostgreSQL's refusals (28000)."""
+    certs = tls_server.certs
+    srv = tls_server(
+        "hostssl all postgres 127.0.0.1/32 scram-sha-256\n"
+        "hostssl all certuser 127.0.0.1/32 cert\n"
+        "hostssl all vca 127.0.0.1/32 scram-sha-256 clientcert=verify-ca\n"
+        "hostssl all vfull 127.0.0.1/32 scram-sha-256 clientcert=verify-full\n",
+        [f"ssl_ca_file={certs / 'ca.crt'}"])
+    with srv.connect(sslmode="require") as c:
+        for role in ("certuser", "vca", "vfull"):
+            c.execute(f"create role {role} login password 'pw'")
+    mine, someone = _make_client_certificate(certs, "certuser"), _make_client_certificate(certs, "someone")
+    vfull = _make_client_certificate(certs, "vfull")
+
+    def connect(user, cert, password=None):
+        return srv.connect(user=user, password=password, sslmode="require",
+                           sslcert=cert[0], sslkey=cert[1])
+
+    # cert: the certificate alone logs in, and pg_stat_ssl shows it.
+    with connect("certuser", mine) as c:
+        dn, issuer, serial = c.execute(
+            "select client_dn, issuer_dn, client_serial from pg_stat_ssl "
+            "where pid = pg_backend_pid()").fetchone()
+        assert (dn, issuer, serial) == ("/CN=certuser", "/CN=SteadyDB test CA", 4242)
+    assert _refused_with_certificate(srv, "certuser", None) == (
+        "28000", "connection requires a valid client certificate")
+    assert _refused_with_certificate(srv, "certuser", someone) == (
+        "28000", 'certificate authentication failed for user "certuser"')
+    # verify-ca: any certificate the CA signed, and the password.
+    with connect("vca", someone, "pw") as c:
+        assert c.execute("select current_user").fetchone() == ("vca",)
+    assert _refused_with_certificate(srv, "vca", None, "pw") == (
+        "28000", "connection requires a valid client certificate")
+    # verify-full: the certificate's CN must be the user; a mismatch fails as the
+    # method does (the reason goes to the log), as in PostgreSQL.
+    with connect("vfull", vfull, "pw") as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    assert _refused_with_certificate(srv, "vfull", someone, "pw") == (
+        "28P01", 'password authentication failed for user "vfull"')
+    assert 'clientcert=verify-full) failed for user "vfull": CN mismatch' in srv.log()
+    with pytest.raises(psycopg.OperationalError):
+        connect("vfull", vfull, "wrong").close()
+    # A certificate another CA signed fails the handshake itself.
+    other = _make_certificates(tmp_path / "other")
+    stranger = _make_client_certificate(other, "certuser")
+    with pytest.raises(psycopg.OperationalError):
+        connect("certuser", stranger).close()
+    # Without ssl_ca_file no line can ask for a certificate.
+    plain = tls_server("hostssl all all 127.0.0.1/32 cert\n")
+    state, message = _refused_with_certificate(plain, "postgres", None)
+    assert (state, message) == (
+        "F0000", "client certificates can only be checked if a root certificate store is available")
 
 
 def test_password_method_over_tls_and_hostnossl(tls_server):
