@@ -103,14 +103,14 @@ fn protocol_violation(message: impl Into<String>) -> Refusal {
 
 /// What a `pg_hba.conf` line's certificate check found.
 #[derive(Debug, PartialEq, Eq)]
-enum ClientCert {
+enum CertificateName {
     /// The line asks for no certificate (no `clientcert`, a method other than cert), or
     /// only for one the CAs signed (`verify-ca`), which the client sent.
-    NameNotChecked,
+    NotChecked,
     /// `verify-full` or method cert: the certificate's name is the user's.
-    NameMatches,
+    Matches,
     /// `verify-full` or method cert: the certificate names someone else.
-    NameDiffers,
+    Differs,
 }
 
 /// PostgreSQL's checks of the client's certificate for a `pg_hba.conf` line: with
@@ -124,11 +124,11 @@ fn check_client_certificate(
     auth: &crate::auth::Authenticator,
     params: &StartupParams,
     origin: &Origin,
-) -> Result<ClientCert, Refusal> {
+) -> Result<CertificateName, Refusal> {
     let cert_method = line.method == Method::Cert;
     let full = cert_method || line.option("clientcert") == Some("verify-full");
     if !full && line.option("clientcert") != Some("verify-ca") {
-        return Ok(ClientCert::NameNotChecked);
+        return Ok(CertificateName::NotChecked);
     }
     if !auth.checks_client_certificates() {
         return Err(Refusal::Fatal(Error::new(
@@ -142,7 +142,7 @@ fn check_client_certificate(
         ));
     };
     if !full {
-        return Ok(ClientCert::NameNotChecked);
+        return Ok(CertificateName::NotChecked);
     }
     if line.option("map").is_some() {
         return Err(Refusal::Fatal(Error::unsupported(
@@ -155,7 +155,7 @@ fn check_client_certificate(
         false => cert.common_name.as_deref(),
     };
     if name == Some(params.user.as_str()) {
-        return Ok(ClientCert::NameMatches);
+        return Ok(CertificateName::Matches);
     }
     let what = if by_dn { "DN" } else { "CN" };
     match cert_method {
@@ -170,7 +170,7 @@ fn check_client_certificate(
             name.unwrap_or("")
         ),
     }
-    Ok(ClientCert::NameDiffers)
+    Ok(CertificateName::Differs)
 }
 
 /// How PostgreSQL refuses a client whose method failed (`auth_failed`): each method's
@@ -237,7 +237,7 @@ pub async fn authenticate<S: Transport>(
     let password_method = matches!(method, Method::ScramSha256 | Method::Md5 | Method::Password);
     let client_cert = match &line {
         Some(line) => check_client_certificate(line, auth, params, origin)?,
-        None => ClientCert::NameNotChecked,
+        None => CertificateName::NotChecked,
     };
     match method {
         Method::Trust => {}
@@ -276,7 +276,7 @@ pub async fn authenticate<S: Transport>(
             auth.succeeded(origin.address());
         }
     }
-    if client_cert == ClientCert::NameDiffers {
+    if client_cert == CertificateName::Differs {
         return Err(method_failed(&method, &params.user));
     }
     let Some(role) = role else {
