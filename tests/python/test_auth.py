@@ -925,13 +925,16 @@ def test_psql_over_tls(tls_server):
     assert out.returncode == 0 and out.stdout.strip() == "t", out.stderr
 
 
-AUTH_CHECKS = ["auth_scram_tls", "auth_verify_full", "auth_wrong_password", "auth_plain_refused"]
+AUTH_CHECKS = ["auth_scram_tls", "auth_verify_full", "auth_wrong_password", "auth_plain_refused",
+               "auth_md5", "auth_password", "auth_cert", "auth_cert_missing",
+               "auth_group_verify_full", "auth_verify_full_mismatch", "auth_reject"]
 
 
 @pytest.mark.parametrize("client", ["pgx", "pgjdbc"])
 def test_drivers_authenticate_over_tls(tls_server, client):
     """pgx and pgjdbc (the client matrix's programs, AUTH_CHECKS=1) against a server that
-    admits only hostssl lines with SCRAM: require and verify-full get in, a wrong
+    admits only hostssl lines, through every method: SCRAM (require and verify-full), md5,
+    password, cert, a +group line with clientcert=verify-full, and reject; a wrong
     password gets 28P01 and a plain connection 28000."""
     import test_client_matrix as matrix
 
@@ -939,11 +942,29 @@ def test_drivers_authenticate_over_tls(tls_server, client):
     if shutil.which(tool) is None:
         raise AssertionError(f"{tool} is not installed: the driver checks need it")
     cmd = matrix.build(client)
-    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    certs = tls_server.certs
+    srv = tls_server(
+        "hostssl all md5user 127.0.0.1/32 md5\n"
+        "hostssl all pwuser 127.0.0.1/32 password\n"
+        "hostssl all certuser 127.0.0.1/32 cert\n"
+        "hostssl all +grp 127.0.0.1/32 scram-sha-256 clientcert=verify-full\n"
+        "hostssl all rejected 127.0.0.1/32 reject\n"
+        "hostssl all all 127.0.0.1/32 scram-sha-256\n",
+        [f"ssl_ca_file={certs / 'ca.crt'}"])
+    with srv.connect(sslmode="require") as c:
+        c.execute("create role grp")
+        for user in ("md5user", "pwuser", "certuser", "grpuser", "rejected"):
+            c.execute(f"create role {user} login password '{SUPERUSER_PASSWORD}'")
+        c.execute("grant grp to grpuser")
+    for user in ("certuser", "grpuser"):
+        _, key = _make_client_certificate(certs, user)
+        subprocess.run(["openssl", "pkcs8", "-topk8", "-inform", "PEM", "-outform", "DER",
+                        "-in", key, "-out", str(certs / f"{user}.pk8"), "-nocrypt"],
+                       check=True, capture_output=True)
     env = _env_without_pg()
     env.update(PGHOST="127.0.0.1", PGPORT=str(srv.port), PGUSER="postgres", PGDATABASE="postgres",
                PGPASSWORD=SUPERUSER_PASSWORD, AUTH_CHECKS="1",
-               AUTH_SSLROOTCERT=str(tls_server.certs / "ca.crt"))
+               AUTH_SSLROOTCERT=str(certs / "ca.crt"), AUTH_CERTDIR=str(certs))
     out = matrix.run(cmd, matrix.CLIENTS, matrix.RUN_TIMEOUT, env)
     import json
     results = {r["check"]: r for r in map(json.loads, filter(lambda l: l.startswith("{"), out.splitlines()))}
