@@ -199,6 +199,12 @@ pub struct Binder<'a> {
     /// The WITH queries in scope, outermost first.
     /// The tables and views the statement names (a view depends on them).
     pub relations_read: Vec<String>,
+    /// The privileges the statement needs, its subqueries' included (see
+    /// `planner::Required`).
+    pub privileges: Vec<super::planner::Required>,
+    /// Inside a view's query: its tables are read with its owner's privileges, not
+    /// checked against the user's.
+    pub view_depth: usize,
     pub ctes: Vec<Cte>,
     /// References to a recursive WITH query's working table bound so far.
     pub work_table_refs: usize,
@@ -720,6 +726,8 @@ impl<'a> Binder<'a> {
             windows: None,
             ctes: Vec::new(),
             relations_read: Vec::new(),
+            privileges: Vec::new(),
+            view_depth: 0,
             work_table_refs: 0,
         }
     }
@@ -2503,6 +2511,15 @@ impl<'a> Binder<'a> {
                 arity(1)?;
                 let a = self.bind_text(&args[0], scope)?;
                 (Func::Nextval, DataType::Int8, vec![a])
+            }
+            "currval" => {
+                arity(1)?;
+                let a = self.bind_text(&args[0], scope)?;
+                (Func::Currval, DataType::Int8, vec![a])
+            }
+            "lastval" => {
+                arity(0)?;
+                (Func::Lastval, DataType::Int8, vec![])
             }
             "setval" => {
                 if !(2..=3).contains(&args.len()) {

@@ -77,6 +77,8 @@ pub enum Func {
     ShiftLeft,
     ShiftRight,
     Nextval,
+    Currval,
+    Lastval,
     /// setval(sequence, value[, is_called]).
     Setval,
     Version,
@@ -273,6 +275,10 @@ pub struct EvalContext<'a> {
     pub user: &'a str,
     /// `session_user`.
     pub session_user: &'a str,
+    /// The roles whose privileges the current user has (`Catalog::roles_of`), for the
+    /// functions that check privileges as they run (nextval, setval, pg_reload_conf, ...);
+    /// None for a superuser, who has them all.
+    pub roles: Option<&'a [u32]>,
     pub engine: &'a crate::engine::Engine,
     pub settings: &'a dyn Fn(&str) -> Option<String>,
     /// The end of any log record written while evaluating (sequence advances).
@@ -280,6 +286,16 @@ pub struct EvalContext<'a> {
     /// Settings `set_config` changed in this statement, in order: (name, value, local).
     /// `current_setting` sees them at once; the session applies them when it ends.
     pub set_settings: std::cell::RefCell<Vec<(&'static str, String, bool)>>,
+    /// The session's sequence values, for currval and lastval.
+    pub sequences: &'a parking_lot::Mutex<SessionSequences>,
+}
+
+/// The last value nextval gave this session for each sequence (or setval set), and the
+/// sequence nextval was last called on: what currval and lastval return.
+#[derive(Debug, Default)]
+pub struct SessionSequences {
+    values: rustc_hash::FxHashMap<String, i64>,
+    last: Option<String>,
 }
 
 fn truth(v: &Value) -> Result<Option<bool>> {
@@ -641,6 +657,8 @@ impl Expr {
                         | Func::GenRandomUuid
                         | Func::ClockTimestamp
                         | Func::Nextval
+                        | Func::Currval
+                        | Func::Lastval
                         | Func::Setval
                         | Func::SetConfig
                 ) && args.iter().all(go)
@@ -1121,6 +1139,7 @@ fn eval_func(
                     format!("relation \"{name}\" does not exist"),
                 )
             })?;
+            check_sequence_privilege(ctx, &seq, crate::storage::acl::UPDATE)?;
             let (Some(v), called) = (vals[1].as_i64(), vals.get(2)) else {
                 return Ok(Value::Null);
             };
@@ -1130,6 +1149,9 @@ fn eval_func(
                 Some(_) => return Ok(Value::Null),
             };
             super::session::check_sequence_value(&seq, v, "setval")?;
+            if called {
+                ctx.sequences.lock().values.insert(seq.name.clone(), v);
+            }
             let next = if called {
                 v.checked_add(seq.increment()).unwrap_or(i64::MAX)
             } else {
@@ -1150,13 +1172,65 @@ fn eval_func(
                     format!("relation \"{name}\" does not exist"),
                 )
             })?;
+            check_sequence_privilege(
+                ctx,
+                &seq,
+                crate::storage::acl::USAGE | crate::storage::acl::UPDATE,
+            )?;
             {
                 let (v, logged) = ctx.engine.txn.nextval(&seq)?;
                 if let Some(l) = logged {
                     ctx.logged_upto.set(ctx.logged_upto.get().max(l.0));
                 }
+                let mut sequences = ctx.sequences.lock();
+                sequences.values.insert(seq.name.clone(), v);
+                sequences.last = Some(seq.name.clone());
                 Value::Int8(v)
             }
+        }
+        Func::Currval => {
+            let name = text_of(&vals[0]);
+            let name = name.trim_matches('"').trim_start_matches("public.");
+            let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
+                Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                )
+            })?;
+            check_sequence_privilege(
+                ctx,
+                &seq,
+                crate::storage::acl::SELECT | crate::storage::acl::USAGE,
+            )?;
+            match ctx.sequences.lock().values.get(&seq.name) {
+                Some(v) => Value::Int8(*v),
+                None => {
+                    return Err(Error::new(
+                        SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        format!(
+                            "currval of sequence \"{}\" is not yet defined in this session",
+                            seq.name
+                        ),
+                    ))
+                }
+            }
+        }
+        Func::Lastval => {
+            let not_yet = || {
+                Error::new(
+                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "lastval is not yet defined in this session",
+                )
+            };
+            let sequences = ctx.sequences.lock();
+            let name = sequences.last.clone().ok_or_else(not_yet)?;
+            let seq = ctx.engine.txn.catalog.sequence(&name).ok_or_else(not_yet)?;
+            check_sequence_privilege(
+                ctx,
+                &seq,
+                crate::storage::acl::SELECT | crate::storage::acl::USAGE,
+            )?;
+            Value::Int8(*sequences.values.get(&name).ok_or_else(not_yet)?)
         }
         Func::Version => Value::Text(format!(
             "PostgreSQL {} on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",
@@ -1166,18 +1240,27 @@ fn eval_func(
         Func::CurrentUser => Value::Text(ctx.user.to_string()),
         Func::SessionUser => Value::Text(ctx.session_user.to_string()),
         Func::BackendPid => Value::Int4(ctx.backend_pid),
-        Func::ReloadConf => Value::Bool(ctx.engine.reload_config()),
-        Func::CancelBackend => match &vals[0] {
-            Value::Null => Value::Null,
-            Value::Int2(pid) => Value::Bool(ctx.engine.txn.cancel_pid(i32::from(*pid))),
-            Value::Int4(pid) => Value::Bool(ctx.engine.txn.cancel_pid(*pid)),
-            Value::Int8(pid) => {
-                Value::Bool(i32::try_from(*pid).is_ok_and(|pid| ctx.engine.txn.cancel_pid(pid)))
-            }
-            other => return Err(Error::internal(format!("pg_cancel_backend of {other:?}"))),
-        },
+        Func::ReloadConf => {
+            superuser_function(ctx, "pg_reload_conf")?;
+            Value::Bool(ctx.engine.reload_config())
+        }
+        Func::CancelBackend => {
+            let pid = match &vals[0] {
+                Value::Null => return Ok(Value::Null),
+                Value::Int2(pid) => i32::from(*pid),
+                Value::Int4(pid) => *pid,
+                Value::Int8(pid) => match i32::try_from(*pid) {
+                    Ok(pid) => pid,
+                    Err(_) => return Ok(Value::Bool(false)),
+                },
+                other => return Err(Error::internal(format!("pg_cancel_backend of {other:?}"))),
+            };
+            may_signal(ctx, pid)?;
+            Value::Bool(ctx.engine.txn.cancel_pid(pid))
+        }
         Func::IsInRecovery => Value::Bool(ctx.engine.is_standby()),
         Func::Promote => {
+            superuser_function(ctx, "pg_promote")?;
             ctx.engine.promote()?;
             Value::Bool(true)
         }
@@ -1335,4 +1418,73 @@ pub(super) fn session_setting(ctx: &EvalContext, name: &str) -> Option<String> {
         .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
         .map(|(_, v, _)| v.clone());
     pending.or_else(|| (ctx.settings)(name))
+}
+
+fn permission_denied(message: String) -> Error {
+    Error::new(SqlState::INSUFFICIENT_PRIVILEGE, message)
+}
+
+/// A function PostgreSQL grants to superusers only (EXECUTE revoked from PUBLIC).
+fn superuser_function(ctx: &EvalContext, name: &str) -> Result<()> {
+    match ctx.roles {
+        None => Ok(()),
+        Some(_) => Err(permission_denied(format!(
+            "permission denied for function {name}"
+        ))),
+    }
+}
+
+/// nextval (USAGE or UPDATE) and setval (UPDATE) on a sequence, checked as they run
+/// (the sequence may be named by a value): 42501 without any of `wanted`.
+fn check_sequence_privilege(
+    ctx: &EvalContext,
+    seq: &crate::storage::Sequence,
+    wanted: u32,
+) -> Result<()> {
+    let Some(roles) = ctx.roles else {
+        return Ok(());
+    };
+    let catalog = &ctx.engine.txn.catalog;
+    let oid = match seq.created {
+        Some((id, _)) => Some(super::pg_catalog::id_oid(id)),
+        None => super::pg_catalog::sequence_oid(ctx.engine, &seq.name),
+    };
+    let allowed = match oid.and_then(|oid| catalog.acl(oid)) {
+        Some(list) => crate::storage::acl::allows_any(&list, roles, wanted),
+        None => roles.contains(&crate::storage::roles::BOOTSTRAP_ROLE_OID),
+    };
+    if allowed {
+        return Ok(());
+    }
+    Err(permission_denied(format!(
+        "permission denied for sequence {}",
+        seq.name
+    )))
+}
+
+/// pg_cancel_backend by a role that is not a superuser: only another session of a role
+/// whose privileges it has, and never a superuser's (PostgreSQL 15's messages).
+fn may_signal(ctx: &EvalContext, pid: i32) -> Result<()> {
+    let Some(roles) = ctx.roles else {
+        return Ok(());
+    };
+    let Some(slot) = ctx.engine.txn.sessions().into_iter().find(|s| s.pid == pid) else {
+        return Ok(());
+    };
+    let user = slot.activity.lock().user.clone();
+    let Some(target) = ctx.engine.txn.catalog.role(&user) else {
+        return Ok(());
+    };
+    if target.superuser {
+        return Err(permission_denied(
+            "must be a superuser to cancel superuser query".to_string(),
+        ));
+    }
+    if !roles.contains(&target.oid) {
+        return Err(permission_denied(
+            "must be a member of the role whose query is being canceled or member of pg_signal_backend"
+                .to_string(),
+        ));
+    }
+    Ok(())
 }

@@ -701,7 +701,9 @@ pub enum Plan {
     Checkpoint,
     Maintenance {
         tag: &'static str,
-        /// The tables whose statistics ANALYZE measures (none for a plain VACUUM).
-        analyze: Vec<Arc<crate::storage::Table>>,
+        /// The tables named, or every table.
+        tables: Vec<Arc<crate::storage::Table>>,
+        /// Whether their statistics are measured (ANALYZE, VACUUM ANALYZE).
+        analyze: bool,
     },
 }

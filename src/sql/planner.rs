@@ -46,8 +46,6 @@ pub fn plan(
         binder,
         fields: Vec::new(),
         lateral: None,
-        privileges: Vec::new(),
-        view_depth: 0,
     };
     let plan = p.plan(stmt)?;
     let mut param_types = p.binder.params;
@@ -60,7 +58,7 @@ pub fn plan(
         plan,
         param_types,
         fields: p.fields,
-        privileges: p.privileges,
+        privileges: p.binder.privileges,
     })
 }
 
@@ -80,8 +78,6 @@ pub(super) fn row_rules(
         binder,
         fields: Vec::new(),
         lateral: None,
-        privileges: Vec::new(),
-        view_depth: 0,
     };
     Ok(super::foreign_keys::RowRules {
         checks: p.checks(table, def)?,
@@ -103,20 +99,22 @@ pub(super) fn plan_subquery<'a>(
     binder.catalog = parent.catalog;
     binder.depth = parent.depth;
     binder.relations_read = std::mem::take(&mut parent.relations_read);
+    // What the subquery reads is the statement's to be allowed, as its parent's reads.
+    binder.privileges = std::mem::take(&mut parent.privileges);
+    binder.view_depth = parent.view_depth;
     let mut p = Planner {
         engine,
         hidden,
         binder,
         fields: Vec::new(),
         lateral: None,
-        privileges: Vec::new(),
-        view_depth: 0,
     };
     let planned = p.plan_query(q);
     parent.params = std::mem::take(&mut p.binder.params);
     parent.outers = std::mem::take(&mut p.binder.outers);
     parent.ctes = std::mem::take(&mut p.binder.ctes);
     parent.relations_read = std::mem::take(&mut p.binder.relations_read);
+    parent.privileges = std::mem::take(&mut p.binder.privileges);
     let (plan, _, types, _) = planned?;
     if plan.row_lock.is_some() {
         return Err(Error::unsupported(
@@ -134,11 +132,6 @@ struct Planner<'a> {
     /// While a FROM item is bound: the columns of the items before it, which a function
     /// there may read.
     lateral: Option<Scope>,
-    /// The privileges the statement needs: (object OID, privilege bits, kind, name).
-    privileges: Vec<Required>,
-    /// Inside a view's query: its tables are read with its owner's privileges, not
-    /// checked against the user's.
-    view_depth: usize,
 }
 
 /// A privilege a statement needs on an object: (OID, `storage::acl` bits, "table",
@@ -812,8 +805,10 @@ fn key_access_path(def: &TableDef, filter: &Expr) -> Access {
 impl Planner<'_> {
     /// The statement needs `bits` on the object `oid` (not inside a view's query).
     fn require(&mut self, oid: u32, bits: u32, kind: &'static str, name: &str) {
-        if self.view_depth == 0 {
-            self.privileges.push((oid, bits, kind, name.to_string()));
+        if self.binder.view_depth == 0 {
+            self.binder
+                .privileges
+                .push((oid, bits, kind, name.to_string()));
         }
     }
 
@@ -885,14 +880,15 @@ impl Planner<'_> {
                 for t in tables {
                     named.push(self.table_named(t)?);
                 }
-                if *analyze && named.is_empty() {
+                if named.is_empty() {
                     let hidden = self.hidden;
                     let view = super::system::CatalogView::new(|t| !hidden(t), |_| true);
                     named = super::information_schema::visible_tables(self.engine, &view);
                 }
                 Ok(Plan::Maintenance {
                     tag,
-                    analyze: if *analyze { named } else { Vec::new() },
+                    tables: named,
+                    analyze: *analyze,
                 })
             }
             Statement::Checkpoint => Ok(Plan::Checkpoint),
@@ -946,7 +942,8 @@ impl Planner<'_> {
             }
             Statement::Empty => Ok(Plan::Maintenance {
                 tag: "",
-                analyze: Vec::new(),
+                tables: Vec::new(),
+                analyze: false,
             }),
             Statement::ShowAll => {
                 self.fields = ["name", "setting", "description"]
@@ -1235,6 +1232,17 @@ impl Planner<'_> {
                     .iter()
                     .map(|t| self.table(&t.name))
                     .collect::<Result<Vec<_>>>()?;
+                // PostgreSQL's `LockTableAclCheck`: any one of the privileges.
+                let needed = match &lock.lock_mode {
+                    Some(M::AccessShare) => acl::SELECT,
+                    Some(M::RowExclusive) => {
+                        acl::ANY_OF | acl::INSERT | acl::UPDATE | acl::DELETE | acl::TRUNCATE
+                    }
+                    _ => acl::ANY_OF | acl::UPDATE | acl::DELETE | acl::TRUNCATE,
+                };
+                for table in &tables {
+                    self.require_on_table(table, needed);
+                }
                 Ok(Plan::LockTables {
                     tables,
                     exclusive,
@@ -2395,9 +2403,9 @@ impl Planner<'_> {
             &view.name,
         );
         self.binder.depth += 8;
-        self.view_depth += 1;
+        self.binder.view_depth += 1;
         let planned = self.plan_derived(&parsed);
-        self.view_depth -= 1;
+        self.binder.view_depth -= 1;
         self.binder.depth -= 8;
         let (plan, names, types) = planned?;
         // Columns added to a table since: the view keeps those it was created with.
@@ -2446,7 +2454,8 @@ impl Planner<'_> {
             if if_not_exists {
                 return Ok(Plan::Maintenance {
                     tag: "ALTER TABLE",
-                    analyze: Vec::new(),
+                    tables: Vec::new(),
+                    analyze: false,
                 });
             }
             return Err(Error::new(
@@ -2837,7 +2846,8 @@ impl Planner<'_> {
             }
             return Ok(Plan::Maintenance {
                 tag: "ALTER TABLE",
-                analyze: Vec::new(),
+                tables: Vec::new(),
+                analyze: false,
             });
         }
         let table = match self.table(&at.name) {
@@ -2845,7 +2855,8 @@ impl Planner<'_> {
             Err(_) if at.if_exists => {
                 return Ok(Plan::Maintenance {
                     tag: "ALTER TABLE",
-                    analyze: Vec::new(),
+                    tables: Vec::new(),
+                    analyze: false,
                 })
             }
             Err(e) => return Err(e),
@@ -2948,7 +2959,8 @@ impl Planner<'_> {
                     if *if_exists {
                         return Ok(Plan::Maintenance {
                             tag: "ALTER TABLE",
-                            analyze: Vec::new(),
+                            tables: Vec::new(),
+                            analyze: false,
                         });
                     }
                     return Err(Error::new(
@@ -3128,7 +3140,8 @@ impl Planner<'_> {
                     }
                     None if *if_exists => Ok(Plan::Maintenance {
                         tag: "ALTER TABLE",
-                        analyze: Vec::new(),
+                        tables: Vec::new(),
+                        analyze: false,
                     }),
                     None => Err(Error::new(
                         SqlState::UNDEFINED_OBJECT,
@@ -3493,6 +3506,11 @@ impl Planner<'_> {
                 return Err(Error::unsupported(format!(
                     "{what} is not allowed with DISTINCT clause"
                 )));
+            }
+            // Locking rows needs UPDATE as well as SELECT, as in PostgreSQL.
+            if let Some(t) = from.tables.first() {
+                let table = t.table.clone();
+                self.require_on_table(&table, acl::UPDATE);
             }
         }
         if distinct {

@@ -318,6 +318,8 @@ pub struct Session {
     user: String,
     txn: Option<TxnState>,
     overrides: FxHashMap<&'static str, String>,
+    /// What currval and lastval return.
+    sequences: parking_lot::Mutex<crate::sql::expr::SessionSequences>,
     /// The values of the reported settings the client was last told (ParameterStatus),
     /// and whether a setting may have changed since.
     reported: Vec<(&'static str, String)>,
@@ -381,6 +383,7 @@ impl Session {
             user: "postgres".into(),
             txn: None,
             overrides: FxHashMap::default(),
+            sequences: Default::default(),
             reported: Vec::new(),
             settings_changed: false,
             cache: FxHashMap::default(),
@@ -1683,15 +1686,33 @@ impl Session {
                 }
                 command("CHECKPOINT")
             }
-            Plan::Maintenance { tag, analyze } => {
+            Plan::Maintenance {
+                tag,
+                tables,
+                analyze,
+            } => {
                 if *tag == "VACUUM" && self.txn.as_ref().is_some_and(|t| t.explicit) {
                     return Err(Error::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
                         "VACUUM cannot run inside a transaction block",
                     ));
                 }
-                for table in analyze {
-                    self.analyze(table)?;
+                // Only the owner (a superuser, or a role with its privileges) may; others
+                // are told each table is skipped, as PostgreSQL does.
+                let owner = self.owns_every_table();
+                for table in tables {
+                    if !owner {
+                        self.warn(Error::new(
+                            SqlState::WARNING,
+                            format!(
+                                "skipping \"{}\" --- only table or database owner can {} it",
+                                table.def().name,
+                                tag.to_ascii_lowercase()
+                            ),
+                        ));
+                    } else if *analyze {
+                        self.analyze(table)?;
+                    }
                 }
                 command(tag)
             }
@@ -3094,6 +3115,7 @@ impl Session {
         let overrides = &self.overrides;
         let superuser = self.superuser_now();
         let (current_user, session_user) = roles::identity(overrides, &self.user);
+        let privileges = (!superuser).then(|| self.privileges_of());
         let settings_fn =
             |n: &str| show_setting(overrides, &engine, isolation, read_only, superuser, n);
         let Some(txn) = self.txn.as_mut() else {
@@ -3113,10 +3135,12 @@ impl Session {
                 backend_pid: self.slot.pid,
                 user: current_user,
                 session_user,
+                roles: privileges.as_deref(),
                 engine: &engine,
                 settings: &settings_fn,
                 logged_upto: std::cell::Cell::new(0),
                 set_settings: Default::default(),
+                sequences: &self.sequences,
             },
             txn,
             outer_values: Default::default(),

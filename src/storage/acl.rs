@@ -42,6 +42,10 @@ pub const ALL_ON_DATABASE: u32 = CREATE | TEMPORARY | CONNECT;
 /// The grantee OID that stands for PUBLIC (every role).
 pub const PUBLIC: u32 = 0;
 
+/// In a statement's needed privileges (`planner::Required`): any one of the other bits
+/// suffices (LOCK TABLE's check), not all of them.
+pub const ANY_OF: u32 = 1 << 31;
+
 /// PostgreSQL's letter for each privilege bit, in its `aclitem` order.
 const LETTERS: [(u32, char); 11] = [
     (INSERT, 'a'),
@@ -89,6 +93,13 @@ pub fn allows(acl: &[AclItem], roles: &[u32], wanted: u32) -> bool {
         .filter(|i| i.grantee == PUBLIC || roles.contains(&i.grantee))
         .fold(0, |acc, i| acc | i.privileges);
     granted & wanted == wanted
+}
+
+/// Whether `acl` lets such a role do at least one of `wanted`.
+pub fn allows_any(acl: &[AclItem], roles: &[u32], wanted: u32) -> bool {
+    acl.iter()
+        .filter(|i| i.grantee == PUBLIC || roles.contains(&i.grantee))
+        .any(|i| i.privileges & wanted != 0)
 }
 
 pub fn put_acl(w: &mut Writer, oid: u32, acl: &[AclItem]) {

@@ -145,6 +145,9 @@ impl Session {
         let catalog = &self.engine.txn.catalog;
         for (oid, bits, kind, name) in required {
             let allowed = match catalog.acl(*oid) {
+                Some(list) if bits & acl::ANY_OF != 0 => {
+                    acl::allows_any(&list, &roles, bits & !acl::ANY_OF)
+                }
                 Some(list) => acl::allows(&list, &roles, *bits),
                 None => roles.contains(&BOOTSTRAP_ROLE_OID),
             };
@@ -159,10 +162,16 @@ impl Session {
 
     /// The roles whose privileges the session's role has: itself and those it inherits
     /// from (`Catalog::roles_of`); none if it was dropped.
-    fn privileges_of(&self) -> Vec<u32> {
+    pub(super) fn privileges_of(&self) -> Vec<u32> {
         self.current_role()
             .map(|r| self.engine.txn.catalog.roles_of(&r, true))
             .unwrap_or_default()
+    }
+
+    /// Whether the session's role may act as the owner of every table, index, sequence
+    /// and view: a superuser, or a role with the bootstrap superuser's privileges.
+    pub(super) fn owns_every_table(&self) -> bool {
+        self.superuser_now() || self.privileges_of().contains(&BOOTSTRAP_ROLE_OID)
     }
 
     /// Every table, index, sequence and view belongs to the bootstrap superuser
@@ -171,10 +180,7 @@ impl Session {
     /// nor force a checkpoint (42501, PostgreSQL's messages). What it may read and write
     /// is granted ([`Session::check_privileges`]).
     pub(super) fn refuse_unless_owner(&self, plan: &Plan) -> Result<()> {
-        if self.superuser_now()
-            || (!matches!(plan, Plan::Checkpoint)
-                && self.privileges_of().contains(&BOOTSTRAP_ROLE_OID))
-        {
+        if self.superuser_now() || (!matches!(plan, Plan::Checkpoint) && self.owns_every_table()) {
             return Ok(());
         }
         let owner = |kind: &str, name: &str| {
@@ -208,7 +214,9 @@ impl Session {
                 owner("sequence", name)
             }
             Plan::DropView { names, .. } => owner("view", &first(names)),
-            Plan::Checkpoint => Err(permission_denied("must be superuser to do CHECKPOINT")),
+            Plan::Checkpoint => Err(permission_denied(
+                "must be superuser or have privileges of pg_checkpoint to do CHECKPOINT",
+            )),
             _ => Ok(()),
         }
     }
@@ -743,13 +751,32 @@ impl Session {
         let targets = self.grant_targets(objects)?;
         let engine = self.engine.clone();
         let catalog = &engine.txn.catalog;
-        if !self.superuser_now() {
-            if let Some(t) = targets.first() {
-                return Err(permission_denied(&format!(
-                    "permission denied for {} {}",
-                    t.kind, t.name
-                )));
+        if !self.owns_every_table() {
+            // Without a grant option (none is ever given here) nothing is granted: a
+            // role with some privilege on an object is warned, others refused, as in
+            // PostgreSQL.
+            let roles = self.privileges_of();
+            for t in &targets {
+                let held = catalog
+                    .acl(t.oid)
+                    .is_some_and(|list| acl::allows_any(&list, &roles, t.all));
+                if !held {
+                    return Err(permission_denied(&format!(
+                        "permission denied for {} {}",
+                        t.kind, t.name
+                    )));
+                }
             }
+            for t in &targets {
+                self.warn(Error::new(
+                    SqlState::WARNING,
+                    match revoke {
+                        false => format!("no privileges were granted for \"{}\"", t.name),
+                        true => format!("no privileges could be revoked for \"{}\"", t.name),
+                    },
+                ));
+            }
+            return Ok(());
         }
         let mut grantee_oids = Vec::new();
         for grantee in grantees {
