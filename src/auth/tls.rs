@@ -13,6 +13,12 @@
 //! needs one (method `cert`, or `clientcert=verify-ca` / `verify-full`). The verified
 //! certificate's names ([`ClientCertificate`]) are what those lines compare with the
 //! user name, and what pg_stat_ssl shows.
+//!
+//! webpki verifies X.509 v3 certificates only, but OpenSSL 3.0 makes v1 ones (no
+//! extensions), as PostgreSQL's documented `openssl x509 -req` does for client
+//! certificates: a v1 client certificate is accepted when a CA of `ssl_ca_file` signed it
+//! directly and it is within its validity period ([`ClientVerifier`]); a v1 certificate
+//! can be no CA, so there is no chain to follow.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -104,13 +110,164 @@ fn client_verifier(
     if roots.is_empty() {
         return Err(failed(&"no certificate in it"));
     }
-    tokio_rustls::rustls::server::WebPkiClientVerifier::builder_with_provider(
+    let mut v1_issuers = Vec::new();
+    for cert in CertificateDer::pem_file_iter(ca_file).map_err(|e| failed(&e))? {
+        v1_issuers.push(cert.map_err(|e| failed(&e))?.into_owned());
+    }
+    let webpki = tokio_rustls::rustls::server::WebPkiClientVerifier::builder_with_provider(
         Arc::new(roots),
-        provider,
+        provider.clone(),
     )
     .allow_unauthenticated()
     .build()
-    .map_err(|e| failed(&e))
+    .map_err(|e| failed(&e))?;
+    Ok(Arc::new(ClientVerifier {
+        webpki,
+        cas: v1_issuers,
+        algorithms: provider.signature_verification_algorithms,
+    }))
+}
+
+use tokio_rustls::rustls;
+
+/// webpki's client certificate verifier, and PostgreSQL's acceptance of X.509 v1 client
+/// certificates a CA signed directly (see the module's notes).
+#[derive(Debug)]
+struct ClientVerifier {
+    webpki: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    /// The CA certificates of `ssl_ca_file`, as DER.
+    cas: Vec<CertificateDer<'static>>,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+/// Whether `der` is an X.509 v1 certificate (which webpki does not verify).
+fn is_v1(der: &[u8]) -> bool {
+    x509_parser::parse_x509_certificate(der)
+        .is_ok_and(|(_, c)| c.version() == x509_parser::x509::X509Version::V1)
+}
+
+impl ClientVerifier {
+    /// A v1 certificate: signed by one of the CAs, and valid now.
+    fn verify_v1(
+        &self,
+        der: &[u8],
+        now: rustls_pki_types::UnixTime,
+    ) -> std::result::Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        let bad = |e: rustls::CertificateError| rustls::Error::InvalidCertificate(e);
+        let (_, cert) = x509_parser::parse_x509_certificate(der)
+            .map_err(|_| bad(rustls::CertificateError::BadEncoding))?;
+        let now = x509_parser::time::ASN1Time::from_timestamp(now.as_secs() as i64)
+            .map_err(|_| bad(rustls::CertificateError::BadEncoding))?;
+        if !cert.validity().is_valid_at(now) {
+            return Err(bad(rustls::CertificateError::Expired));
+        }
+        let signed_by_a_ca = self.cas.iter().any(|ca| {
+            x509_parser::parse_x509_certificate(ca).is_ok_and(|(_, ca)| {
+                ca.subject().as_raw() == cert.issuer().as_raw()
+                    && cert.verify_signature(Some(ca.public_key())).is_ok()
+            })
+        });
+        match signed_by_a_ca {
+            true => Ok(rustls::server::danger::ClientCertVerified::assertion()),
+            false => Err(bad(rustls::CertificateError::UnknownIssuer)),
+        }
+    }
+
+    /// The handshake's signature by a v1 certificate's key.
+    fn verify_v1_signature(
+        &self,
+        message: &[u8],
+        der: &[u8],
+        dss: &rustls::DigitallySignedStruct,
+        tls13: bool,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        let (_, cert) = x509_parser::parse_x509_certificate(der).map_err(|_| {
+            rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding)
+        })?;
+        let spki = rustls_pki_types::SubjectPublicKeyInfoDer::from(cert.public_key().raw);
+        if tls13 {
+            return rustls::crypto::verify_tls13_signature_with_raw_key(
+                message,
+                &spki,
+                dss,
+                &self.algorithms,
+            );
+        }
+        let key = webpki::RawPublicKeyEntity::try_from(&spki).map_err(|_| {
+            rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding)
+        })?;
+        let algorithms = self
+            .algorithms
+            .mapping
+            .iter()
+            .find(|(scheme, _)| *scheme == dss.scheme)
+            .map_or(&[][..], |(_, algorithms)| *algorithms);
+        match algorithms
+            .iter()
+            .any(|alg| key.verify_signature(*alg, message, dss.signature()).is_ok())
+        {
+            true => Ok(rustls::client::danger::HandshakeSignatureValid::assertion()),
+            false => Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::BadSignature,
+            )),
+        }
+    }
+}
+
+impl rustls::server::danger::ClientCertVerifier for ClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        self.webpki.offer_client_auth()
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        self.webpki.client_auth_mandatory()
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        self.webpki.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: rustls_pki_types::UnixTime,
+    ) -> std::result::Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        match is_v1(end_entity) {
+            true => self.verify_v1(end_entity, now),
+            false => self
+                .webpki
+                .verify_client_cert(end_entity, intermediates, now),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        match is_v1(cert) {
+            true => self.verify_v1_signature(message, cert, dss, false),
+            false => self.webpki.verify_tls12_signature(message, cert, dss),
+        }
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        match is_v1(cert) {
+            true => self.verify_v1_signature(message, cert, dss, true),
+            false => self.webpki.verify_tls13_signature(message, cert, dss),
+        }
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 /// What a connection's verified client certificate says of its holder.

@@ -838,17 +838,18 @@ def _make_certificates(where: Path) -> Path:
     return where
 
 
-def _make_client_certificate(certs: Path, cn: str) -> tuple[str, str]:
-    """A client certificate for `cn` signed by the CA in `certs`: (cert, key) paths."""
+def _make_client_certificate(certs: Path, cn: str, v1: bool = False) -> tuple[str, str]:
+    """A client certificate for `cn` signed by the CA in `certs`: (cert, key) paths. X.509
+    v3 (with an extension), or v1 as PostgreSQL's documentation makes one with OpenSSL 3."""
     def run(*args):
         subprocess.run(["openssl", *args], cwd=certs, check=True, capture_output=True)
 
     run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
         "-keyout", f"{cn}.key", "-out", f"{cn}.csr", "-subj", f"/CN={cn}")
-    # X.509 v3 (with an extension): rustls verifies no v1 certificates.
     (certs / "client-ext").write_text("extendedKeyUsage=clientAuth\n")
+    extensions = [] if v1 else ["-extfile", "client-ext"]
     run("x509", "-req", "-in", f"{cn}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-        "-set_serial", "4242", "-out", f"{cn}.crt", "-days", "2", "-extfile", "client-ext")
+        "-set_serial", "4242", "-out", f"{cn}.crt", "-days", "2", *extensions)
     os.chmod(certs / f"{cn}.key", 0o600)
     return str(certs / f"{cn}.crt"), str(certs / f"{cn}.key")
 
@@ -962,11 +963,23 @@ def test_client_certificates(tls_server, tmp_path):
     assert 'clientcert=verify-full) failed for user "vfull": CN mismatch' in srv.log()
     with pytest.raises(psycopg.OperationalError):
         connect("vfull", vfull, "wrong").close()
-    # A certificate another CA signed fails the handshake itself.
+    # A certificate another CA signed fails the handshake itself, v3 or v1.
     other = _make_certificates(tmp_path / "other")
-    stranger = _make_client_certificate(other, "certuser")
-    with pytest.raises(psycopg.OperationalError):
-        connect("certuser", stranger).close()
+    for v1 in (False, True):
+        stranger = _make_client_certificate(other, "certuser", v1=v1)
+        with pytest.raises(psycopg.OperationalError):
+            connect("certuser", stranger).close()
+    # An X.509 v1 certificate (OpenSSL 3's `x509 -req` without extensions) the CA signed.
+    old_style = _make_client_certificate(certs, "certuser", v1=True)
+    assert b"Version: 1 (0x0)" in subprocess.run(
+        ["openssl", "x509", "-in", old_style[0], "-noout", "-text"], capture_output=True).stdout
+    with connect("certuser", old_style) as c:
+        assert c.execute("select current_user").fetchone() == ("certuser",)
+    # Over TLS 1.2 too (the handshake's signature is checked apart for v1).
+    with srv.connect(user="certuser", password=None, sslmode="require", sslcert=old_style[0],
+                     sslkey=old_style[1], ssl_max_protocol_version="TLSv1.2") as c:
+        assert c.execute("select version from pg_stat_ssl where pid = pg_backend_pid()"
+                         ).fetchone() == ("TLSv1.2",)
     # Without ssl_ca_file no line can ask for a certificate.
     plain = tls_server("hostssl all all 127.0.0.1/32 cert\n")
     state, message = _refused_with_certificate(plain, "postgres", None)
