@@ -175,8 +175,8 @@ impl Authenticator {
         *self.tls.write() = config;
     }
 
-    pub fn tls(&self) -> Option<Arc<tokio_rustls::rustls::ServerConfig>> {
-        self.tls.read().as_ref().map(|t| t.server.clone())
+    pub fn tls(&self) -> Option<tls::TlsConfig> {
+        self.tls.read().clone()
     }
 
     /// Whether client certificates are verified (`ssl_ca_file`), so that `pg_hba.conf`

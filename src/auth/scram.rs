@@ -36,10 +36,14 @@
 //!
 //! Invariants:
 //!
-//! - No channel binding: the mechanism must be `SCRAM-SHA-256` (never `-PLUS`), and the
-//!   client's gs2 flag `n` (it does not support binding) or `y` (it does, but thinks the
-//!   server does not, which is true); `p` is refused. The final message's `c=` must then
-//!   be exactly `biws` (`n,,`) or `eSws` (`y,,`), matching the flag first sent.
+//! - Channel binding: over TLS the server offers `SCRAM-SHA-256-PLUS` (first) beside
+//!   `SCRAM-SHA-256`, with `tls-server-end-point` data (the hash of its certificate,
+//!   `auth::tls`). With PLUS the client's gs2 flag must be `p=tls-server-end-point`, and the
+//!   final message's `c=` the gs2 header followed by that data, so a proof made through a
+//!   man in the middle (whose certificate differs) fails. Without PLUS the flag is `n`
+//!   (the client does not bind), or `y` (it could, but thinks the server cannot), which
+//!   over TLS means someone removed PLUS from the offer and is refused, as PostgreSQL
+//!   does; `c=` is then the gs2 header alone (`biws` or `eSws`).
 //! - The user name in the client-first-message is ignored: the startup packet's user is
 //!   the one authenticated (PostgreSQL does the same). An authorization identity (`a=`)
 //!   and mandatory extensions (`m=`) are refused; optional extensions are skipped.
@@ -77,6 +81,8 @@ pub const SCRAM_ITERATIONS: u32 = 4096;
 pub const SCRAM_SALT_BYTES: usize = 16;
 /// The one SASL mechanism offered (in AuthenticationSASL).
 pub const MECHANISM: &str = "SCRAM-SHA-256";
+/// The mechanism with channel binding, offered over TLS.
+pub const MECHANISM_PLUS: &str = "SCRAM-SHA-256-PLUS";
 
 /// Length of SHA-256 output, and so of every SCRAM key, proof and signature.
 const SCRAM_KEY_LEN: usize = 32;
@@ -89,6 +95,7 @@ const MD5_PASSWD_LEN: usize = 35;
 const MALFORMED: &str = "malformed SCRAM message";
 /// The errmsg of a final message whose nonce is not the exchange's, likewise.
 const INVALID_RESPONSE: &str = "invalid SCRAM response";
+const NEGOTIATION: &str = "SCRAM channel binding negotiation error";
 /// Refused with 0A000, not 08P01, by PostgreSQL.
 const AUTHZID_UNSUPPORTED: &str = "client uses authorization identity, but it is not supported";
 const EXTENSION_UNSUPPORTED: &str = "client requires an unsupported SCRAM extension";
@@ -361,7 +368,7 @@ impl ScramError {
                 if text == AUTHZID_UNSUPPORTED || text == EXTENSION_UNSUPPORTED {
                     return Error::new(SqlState::FEATURE_NOT_SUPPORTED, text);
                 }
-                for message in [MALFORMED, INVALID_RESPONSE] {
+                for message in [MALFORMED, INVALID_RESPONSE, NEGOTIATION] {
                     if let Some(detail) = text
                         .strip_prefix(message)
                         .and_then(|rest| rest.strip_prefix(": "))
@@ -513,8 +520,14 @@ enum State {
     Finished,
 }
 
-/// The server's side of one SCRAM-SHA-256 exchange (no channel binding).
+/// The server's side of one SCRAM-SHA-256 exchange.
 pub struct ScramServer {
+    /// Over TLS: the `tls-server-end-point` data a PLUS exchange binds to.
+    channel_binding: Option<Vec<u8>>,
+    /// The client chose SCRAM-SHA-256-PLUS.
+    binding_in_use: bool,
+    /// The client-first-message's gs2 header (`n,,`, `y,,`, `p=tls-server-end-point,,`),
+    /// which the final message's `c=` repeats.
     state: State,
     iterations: u32,
     salt: Vec<u8>,
@@ -522,8 +535,7 @@ pub struct ScramServer {
     server_key: [u8; SCRAM_KEY_LEN],
     /// No usable verifier: the exchange runs on a mock one and must fail at the proof.
     doomed: bool,
-    /// The gs2 channel-binding flag of the client-first-message: `n` or `y`.
-    cbind_flag: u8,
+    gs2_header: Vec<u8>,
     client_nonce: Vec<u8>,
     /// The server's part of the nonce: base64 of random bytes.
     server_nonce: String,
@@ -571,18 +583,36 @@ impl ScramServer {
         let mut raw_nonce = [0u8; SCRAM_RAW_NONCE_LEN];
         rand::rngs::OsRng.fill_bytes(&mut raw_nonce);
         ScramServer {
+            channel_binding: None,
+            binding_in_use: false,
+            gs2_header: Vec::new(),
             state: State::Init,
             iterations,
             salt,
             stored_key,
             server_key,
             doomed,
-            cbind_flag: b'n',
             client_nonce: Vec::new(),
             server_nonce: BASE64.encode(raw_nonce),
             client_first_bare: Vec::new(),
             server_first: Vec::new(),
         }
+    }
+
+    /// Offer channel binding to `data` (a TLS connection's `tls-server-end-point`).
+    pub fn with_channel_binding(mut self, data: Option<Vec<u8>>) -> ScramServer {
+        self.channel_binding = data;
+        self
+    }
+
+    /// The mechanisms to offer, in PostgreSQL's order.
+    pub fn mechanisms(&self) -> Vec<String> {
+        let mut offered = Vec::new();
+        if self.channel_binding.is_some() {
+            offered.push(MECHANISM_PLUS.to_string());
+        }
+        offered.push(MECHANISM.to_string());
+        offered
     }
 
     /// Fixes the server's part of the nonce, for test vectors.
@@ -640,11 +670,15 @@ impl ScramServer {
 
     /// PostgreSQL's `scram_init` (the mechanism) and `read_client_first_message`.
     fn read_client_first(&mut self, mechanism: &str, message: &[u8]) -> Result<(), ScramError> {
-        if mechanism != MECHANISM {
-            return Err(ScramError::Protocol(
-                "client selected an invalid SASL authentication mechanism".to_string(),
-            ));
-        }
+        self.binding_in_use = match mechanism {
+            MECHANISM => false,
+            MECHANISM_PLUS if self.channel_binding.is_some() => true,
+            _ => {
+                return Err(ScramError::Protocol(
+                    "client selected an invalid SASL authentication mechanism".to_string(),
+                ))
+            }
+        };
         check_message(message)?;
         let mut r = Reader {
             bytes: message,
@@ -653,8 +687,21 @@ impl ScramServer {
 
         // gs2-cbind-flag.
         let flag = r.peek();
+        let without_binding_data = || {
+            ScramError::malformed(
+                "The client selected SCRAM-SHA-256-PLUS, but the SCRAM message does not include channel binding data.",
+            )
+        };
         match flag {
             b'n' | b'y' => {
+                if self.binding_in_use {
+                    return Err(without_binding_data());
+                }
+                if flag == b'y' && self.channel_binding.is_some() {
+                    return Err(ScramError::Protocol(format!(
+                        "{NEGOTIATION}: The client supports SCRAM channel binding but thinks the server does not.  However, this server does support channel binding."
+                    )));
+                }
                 r.advance();
                 if r.peek() != b',' {
                     return Err(ScramError::malformed(format!(
@@ -665,9 +712,18 @@ impl ScramServer {
                 r.advance();
             }
             b'p' => {
-                return Err(ScramError::malformed(
-                    "The client selected SCRAM-SHA-256 without channel binding, but the SCRAM message includes channel binding data.",
-                ));
+                if !self.binding_in_use {
+                    return Err(ScramError::malformed(
+                        "The client selected SCRAM-SHA-256 without channel binding, but the SCRAM message includes channel binding data.",
+                    ));
+                }
+                let kind = r.attr_value(b'p')?;
+                if kind != b"tls-server-end-point" {
+                    return Err(ScramError::Protocol(format!(
+                        "unsupported SCRAM channel-binding type \"{}\"",
+                        String::from_utf8_lossy(kind)
+                    )));
+                }
             }
             _ => {
                 return Err(ScramError::malformed(format!(
@@ -676,8 +732,6 @@ impl ScramServer {
                 )));
             }
         }
-        self.cbind_flag = flag;
-
         // No authzid.
         if r.peek() == b'a' {
             return Err(ScramError::Protocol(AUTHZID_UNSUPPORTED.to_string()));
@@ -689,6 +743,7 @@ impl ScramServer {
             )));
         }
         r.advance();
+        self.gs2_header = message[..r.pos].to_vec();
         self.client_first_bare = r.rest().to_vec();
 
         // No mandatory extensions.
@@ -721,12 +776,15 @@ impl ScramServer {
         };
 
         let binding = r.attr_value(b'c')?;
-        let expected: &[u8] = if self.cbind_flag == b'y' {
-            b"eSws"
-        } else {
-            b"biws"
-        };
-        if binding != expected {
+        let mut expected = self.gs2_header.clone();
+        if self.binding_in_use {
+            expected.extend_from_slice(self.channel_binding.as_deref().unwrap_or_default());
+            if pg_b64_decode(binding).as_deref() != Some(expected.as_slice()) {
+                return Err(ScramError::Protocol(
+                    "SCRAM channel binding check failed".to_string(),
+                ));
+            }
+        } else if binding != BASE64.encode(&expected).as_bytes() {
             return Err(ScramError::Protocol(
                 "unexpected SCRAM channel-binding attribute in client-final-message".to_string(),
             ));
@@ -901,7 +959,7 @@ mod tests {
         password: &str,
         client_first_bare: &[u8],
         server_first: &[u8],
-        gs2: &str,
+        gs2: impl AsRef<[u8]>,
     ) -> (Vec<u8>, Vec<u8>) {
         let text = std::str::from_utf8(server_first).expect("server-first is ASCII");
         let mut nonce = "";
@@ -920,7 +978,7 @@ mod tests {
         let client_key = hmac(&salted, &[b"Client Key"]);
         let stored_key = sha256(&client_key);
         let server_key = hmac(&salted, &[b"Server Key"]);
-        let without_proof = format!("c={},r={}", BASE64.encode(gs2), nonce);
+        let without_proof = format!("c={},r={}", BASE64.encode(gs2.as_ref()), nonce);
         let auth: [&[u8]; 5] = [
             client_first_bare,
             b",",
@@ -1142,6 +1200,73 @@ mod tests {
             .expect("client-first");
         let (final_message, expected) = client_final_for("correct horse", bare, &first, "y,,");
         assert_eq!(server.client_final(&final_message), Ok(expected));
+    }
+
+    #[test]
+    fn channel_binding() {
+        let verifier = Verifier::new("correct horse", b"0123456789abcdef", 4096);
+        let data = vec![7u8; 32];
+        let tls = || {
+            ScramServer::new(Some(verifier.clone()), "alice", SECRET)
+                .with_channel_binding(Some(data.clone()))
+        };
+        assert_eq!(tls().mechanisms(), [MECHANISM_PLUS, MECHANISM]);
+        let plain = ScramServer::new(Some(verifier.clone()), "alice", SECRET);
+        assert_eq!(plain.mechanisms(), [MECHANISM]);
+
+        // PLUS, bound to the right data: accepted.
+        let gs2 = b"p=tls-server-end-point,,";
+        let bare = b"n=alice,r=abc";
+        let first_message = [&gs2[..], bare].concat();
+        let mut server = tls();
+        let first = server
+            .client_first(MECHANISM_PLUS, &first_message)
+            .expect("client-first");
+        let (final_message, expected) =
+            client_final_for("correct horse", bare, &first, [&gs2[..], &data].concat());
+        assert_eq!(server.client_final(&final_message), Ok(expected));
+
+        // Bound to other data (a man in the middle's certificate): refused.
+        let mut server = tls();
+        let first = server
+            .client_first(MECHANISM_PLUS, &first_message)
+            .expect("client-first");
+        let (final_message, _) = client_final_for(
+            "correct horse",
+            bare,
+            &first,
+            [&gs2[..], &[8u8; 32]].concat(),
+        );
+        assert_eq!(
+            server.client_final(&final_message),
+            Err(ScramError::Protocol(
+                "SCRAM channel binding check failed".to_string()
+            ))
+        );
+
+        // Without binding over TLS: `n` is fine, `y` means PLUS was removed from the offer.
+        let mut server = tls();
+        let first = server
+            .client_first(MECHANISM, b"n,,n=alice,r=abc")
+            .expect("client-first");
+        let (final_message, expected) = client_final_for("correct horse", bare, &first, "n,,");
+        assert_eq!(server.client_final(&final_message), Ok(expected));
+        for (mechanism, message, error) in [
+            (MECHANISM, &b"y,,n=alice,r=abc"[..], "SCRAM channel binding negotiation error: The client supports SCRAM channel binding but thinks the server does not.  However, this server does support channel binding."),
+            (MECHANISM_PLUS, b"n,,n=alice,r=abc", "malformed SCRAM message: The client selected SCRAM-SHA-256-PLUS, but the SCRAM message does not include channel binding data."),
+            (MECHANISM, b"p=tls-server-end-point,,n=alice,r=abc", "malformed SCRAM message: The client selected SCRAM-SHA-256 without channel binding, but the SCRAM message includes channel binding data."),
+            (MECHANISM_PLUS, b"p=tls-unique,,n=alice,r=abc", "unsupported SCRAM channel-binding type \"tls-unique\""),
+        ] {
+            assert_eq!(
+                tls().client_first(mechanism, message),
+                Err(ScramError::Protocol(error.to_string())),
+                "{}",
+                String::from_utf8_lossy(message)
+            );
+        }
+        // PLUS is not offered without TLS.
+        let mut plain = ScramServer::new(Some(verifier), "alice", SECRET);
+        assert!(plain.client_first(MECHANISM_PLUS, &first_message).is_err());
     }
 
     #[test]

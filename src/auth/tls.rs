@@ -37,6 +37,9 @@ fn config_error(message: String) -> Error {
 #[derive(Clone)]
 pub struct TlsConfig {
     pub server: Arc<ServerConfig>,
+    /// SCRAM's `tls-server-end-point` channel binding data (RFC 5929): the hash of the
+    /// server's certificate.
+    pub end_point_hash: Vec<u8>,
     /// Whether client certificates are asked for and verified (`ssl_ca_file` is set).
     pub checks_client_certificates: bool,
 }
@@ -72,6 +75,7 @@ pub fn server_config(
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| config_error(format!("could not set up TLS: {e}")))?;
+    let end_point_hash = end_point_hash(&certs[0]);
     let builder = match ca_file {
         None => builder.with_no_client_auth(),
         Some(ca_file) => builder.with_client_cert_verifier(client_verifier(ca_file, provider)?),
@@ -85,8 +89,26 @@ pub fn server_config(
     })?;
     Ok(TlsConfig {
         server: Arc::new(config),
+        end_point_hash,
         checks_client_certificates: ca_file.is_some(),
     })
+}
+
+/// RFC 5929's `tls-server-end-point` data: the certificate hashed with its signature's
+/// hash function, SHA-256 in place of MD5 or SHA-1 (or when it cannot be read), as
+/// PostgreSQL's `be_tls_get_certificate_hash` does.
+fn end_point_hash(cert: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    let oid = x509_parser::parse_x509_certificate(cert)
+        .map(|(_, c)| c.signature_algorithm.algorithm.to_id_string())
+        .unwrap_or_default();
+    match oid.as_str() {
+        // sha384WithRSAEncryption, ecdsa-with-SHA384
+        "1.2.840.113549.1.1.12" | "1.2.840.10045.4.3.3" => sha2::Sha384::digest(cert).to_vec(),
+        // sha512WithRSAEncryption, ecdsa-with-SHA512
+        "1.2.840.113549.1.1.13" | "1.2.840.10045.4.3.4" => sha2::Sha512::digest(cert).to_vec(),
+        _ => sha2::Sha256::digest(cert).to_vec(),
+    }
 }
 
 /// A verifier of client certificates against the CAs of `ca_file`, which lets a client

@@ -421,18 +421,14 @@ async fn scram_exchange<S: Transport>(
     verifier: Option<Verifier>,
     user: &str,
 ) -> Result<bool, Refusal> {
-    let mut server = ScramServer::new(verifier, user, auth.mock_secret());
+    let mut server = ScramServer::new(verifier, user, auth.mock_secret())
+        .with_channel_binding(io.channel_binding().map(<[u8]>::to_vec));
     io.output
         .message(&PgWireBackendMessage::Authentication(Authentication::SASL(
-            vec![scram::MECHANISM.to_string()],
+            server.mechanisms(),
         )));
     let initial = read_password_message(io).await?;
     let (mechanism, data) = parse_sasl_initial_response(&initial)?;
-    if mechanism != scram::MECHANISM {
-        return Err(protocol_violation(
-            "client selected an invalid SASL authentication mechanism",
-        ));
-    }
     let server_first = match server.client_first(&mechanism, &data) {
         Ok(m) => m,
         Err(e) => return scram_refusal(e, user),

@@ -120,6 +120,8 @@ pub struct Io<S> {
     /// Whether this connection counts in [`reply_batch::busy_connections`]: it has read a
     /// request and not yet gone back to waiting for the next.
     busy: bool,
+    /// Over TLS: SCRAM's channel binding data (`TlsConfig::end_point_hash`).
+    channel_binding: Option<Vec<u8>>,
 }
 
 impl<S> Drop for Io<S> {
@@ -139,6 +141,7 @@ impl<S: Transport> Io<S> {
             output: Output::new(),
             broken: false,
             busy: false,
+            channel_binding: None,
         }
     }
 
@@ -164,6 +167,7 @@ impl<S: Transport> Io<S> {
     pub async fn start_tls(
         &mut self,
         config: Arc<tokio_rustls::rustls::ServerConfig>,
+        channel_binding: Vec<u8>,
     ) -> io::Result<()> {
         let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Closed) else {
             return Err(io::Error::other("TLS is already on"));
@@ -172,7 +176,13 @@ impl<S: Transport> Io<S> {
             .accept(plain)
             .await?;
         self.stream = Stream::Tls(Box::new(tls));
+        self.channel_binding = Some(channel_binding);
         Ok(())
+    }
+
+    /// SCRAM's `tls-server-end-point` data, over TLS.
+    pub fn channel_binding(&self) -> Option<&[u8]> {
+        self.channel_binding.as_deref()
     }
 
     pub fn shared(&self) -> &Arc<Shared> {

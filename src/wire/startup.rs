@@ -4,7 +4,6 @@
 use pgwire::messages::response::{GssEncResponse, SslResponse};
 use pgwire::messages::startup::{Authentication, NegotiateProtocolVersion};
 use pgwire::messages::PgWireBackendMessage;
-use std::sync::Arc;
 
 use super::backend::{Output, Severity};
 use super::connection::{Io, Transport};
@@ -61,7 +60,7 @@ fn fatal(io: &mut Io<impl Transport>, err: Error) -> Startup {
 pub async fn negotiate<S: Transport>(
     io: &mut Io<S>,
     database_exists: &(dyn Fn(&str) -> bool + Sync),
-    tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    tls: Option<crate::auth::tls::TlsConfig>,
 ) -> Startup {
     let mut ssl_done = false;
     let mut gss_done = false;
@@ -115,7 +114,7 @@ pub async fn negotiate<S: Transport>(
                 io.output
                     .message(&PgWireBackendMessage::SslResponse(SslResponse::Accept));
                 io.flush().await;
-                if let Err(e) = io.start_tls(config).await {
+                if let Err(e) = io.start_tls(config.server, config.end_point_hash).await {
                     tracing::info!("could not accept SSL connection: {e}");
                     return Startup::Close;
                 }

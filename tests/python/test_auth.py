@@ -909,6 +909,25 @@ def test_tls_require_and_verify_full(tls_server):
     assert state == "28000" and "no encryption" in message and "no pg_hba.conf entry" in message
 
 
+def test_scram_channel_binding_over_tls(tls_server):
+    """Over TLS the server offers SCRAM-SHA-256-PLUS: libpq's channel_binding=require
+    gets in (its proof is bound to the server's certificate); without TLS there is
+    nothing to bind to, and libpq refuses to go on."""
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n"
+                     "hostnossl all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect(sslmode="require", channel_binding="require") as c:
+        assert c.execute("select ssl from pg_stat_ssl where pid = pg_backend_pid()").fetchone() == (True,)
+    with srv.connect(sslmode="require", channel_binding="disable") as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    with srv.connect(sslmode="disable") as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    with pytest.raises(psycopg.OperationalError) as e:
+        srv.connect(sslmode="disable", channel_binding="require").close()
+    assert "channel binding" in str(e.value)
+    with pytest.raises(psycopg.OperationalError):
+        srv.connect(sslmode="require", channel_binding="require", password="wrong").close()
+
+
 def test_tls_refuses_a_client_that_trusts_another_ca(tls_server, tmp_path):
     srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
     other = _make_certificates(tmp_path / "other")
