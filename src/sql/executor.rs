@@ -970,7 +970,7 @@ impl Executor<'_> {
             };
             let visible =
                 super::system::CatalogView::new(sees, |t: &Table| txn.changed_definition_of(t.id));
-            for row in view.rows(self.engine, &visible, self.ctx.settings) {
+            for row in view.rows(self.engine, &visible, self.ctx.settings, self.ctx.roles) {
                 if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
                     break;
                 }

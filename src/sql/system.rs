@@ -275,11 +275,14 @@ impl SystemView {
     }
 
     /// The view's rows; `visible` is what the scanning transaction sees of the catalog.
+    /// `viewer`: the roles whose privileges the reader has (None: a superuser), which
+    /// decide what pg_stat_activity shows of other roles' sessions.
     pub fn rows(
         self,
         engine: &Engine,
         visible: &CatalogView,
         settings: &dyn Fn(&str) -> Option<String>,
+        viewer: Option<&[u32]>,
     ) -> Vec<Row> {
         let i = |v: u64| Value::Int8(v as i64);
         match self {
@@ -437,6 +440,27 @@ impl SystemView {
                     let wait = *slot.wait_event.lock();
                     let ts = |v: Option<i64>| v.map(Value::TimestampTz).unwrap_or(Value::Null);
                     let text = |s: &str| Value::Text(s.to_string());
+                    // Only a superuser, or a role with the session role's privileges, sees
+                    // what another session does (PostgreSQL's HAS_PGSTAT_PERMISSIONS).
+                    let permitted = viewer.is_none_or(|roles| {
+                        engine
+                            .txn
+                            .catalog
+                            .role(&a.user)
+                            .is_some_and(|r| roles.contains(&r.oid))
+                    });
+                    if !permitted {
+                        let mut row = vec![
+                            text("postgres"),
+                            Value::Int4(slot.pid),
+                            text(&a.user),
+                            text(&a.application_name),
+                        ];
+                        row.resize(13, Value::Null);
+                        row.push(text("<insufficient privilege>"));
+                        row.push(Value::Null);
+                        return row.into();
+                    }
                     vec![
                         text("postgres"),
                         Value::Int4(slot.pid),

@@ -275,6 +275,11 @@ def test_every_statement_kind_checks_privileges(db, roles):
             c.execute("begin")
             assert _state(c, f"lock table {t} in {mode} mode") == expected, mode
             c.execute("rollback")
+        # Other roles' sessions (this one's too: it authenticated as postgres) are hidden.
+        with db.connect() as other:
+            other_pid = other.execute("select pg_backend_pid()").fetchone()[0]
+            assert c.execute("select usename, state, query from pg_stat_activity where pid = %s",
+                             (other_pid,)).fetchone() == ("postgres", None, "<insufficient privilege>")
         # A privilege held without its grant option grants nothing, with a warning.
         c.execute(f"grant select on {t} to public")
         c.execute(f"vacuum {t}")
