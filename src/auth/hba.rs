@@ -162,7 +162,7 @@ pub struct HbaError {
 const NO_ENTRIES: &str = "configuration file contains no entries";
 
 impl HbaError {
-    fn new(line_number: usize, message: impl Into<String>) -> HbaError {
+    pub(super) fn new(line_number: usize, message: impl Into<String>) -> HbaError {
         HbaError {
             line_number,
             message: message.into(),
@@ -201,8 +201,8 @@ impl std::error::Error for HbaError {}
 
 /// One token of a field.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Token {
-    text: String,
+pub(super) struct Token {
+    pub(super) text: String,
     /// It began with a double quote: never a keyword.
     quoted: bool,
 }
@@ -215,11 +215,11 @@ impl Token {
 
 /// A record as tokenized: its fields, each a non-empty list of tokens, or the error that
 /// stopped its tokenizing (reported in line order with the parsing errors).
-struct TokenizedLine {
-    line_number: usize,
+pub(super) struct TokenizedLine {
+    pub(super) line_number: usize,
     raw: String,
-    fields: Vec<Vec<Token>>,
-    error: Option<String>,
+    pub(super) fields: Vec<Vec<Token>>,
+    pub(super) error: Option<String>,
 }
 
 /// PostgreSQL's `pg_isblank`.
@@ -323,7 +323,7 @@ impl Cursor<'_> {
 }
 
 /// The file as records (blank and comment lines dropped).
-fn tokenize(text: &str) -> Vec<TokenizedLine> {
+pub(super) fn tokenize(text: &str) -> Vec<TokenizedLine> {
     let physical: Vec<&str> = text.split('\n').collect();
     let mut records = Vec::new();
     let mut next = 0;

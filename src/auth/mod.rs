@@ -5,6 +5,7 @@
 //!   the md5 method's hashes.
 //! - `hba`: `pg_hba.conf`, PostgreSQL's host-based authentication file: its parser and
 //!   the first-match lookup of a connection's line.
+//! - `ident`: `pg_ident.conf`, the user name maps of peer and cert lines with `map=`.
 //! - `tls`: the server's certificate and key for TLS.
 //! - [`Authenticator`] (here): the server's rules and TLS configuration in force,
 //!   reloaded on SIGHUP and `pg_reload_conf()`, and the slowing of clients that keep
@@ -29,6 +30,7 @@
 //!   guessing is slow; the table of addresses is bounded ([`MAX_TRACKED_ADDRESSES`]).
 
 pub mod hba;
+pub mod ident;
 pub mod scram;
 pub mod tls;
 
@@ -103,6 +105,8 @@ pub struct Authenticator {
     /// None: no file (an engine without a data directory): everyone is trusted.
     path: Option<PathBuf>,
     lines: RwLock<Arc<Vec<hba::HbaLine>>>,
+    /// `pg_ident.conf`'s maps (none when it is missing).
+    ident: RwLock<Arc<Vec<ident::IdentLine>>>,
     /// TLS, when `ssl = on`.
     tls: RwLock<Option<tls::TlsConfig>>,
     /// A per-server secret from which SCRAM's mock salts for unknown roles are made.
@@ -131,19 +135,56 @@ impl Authenticator {
         Authenticator {
             path: None,
             lines: RwLock::new(Arc::new(Vec::new())),
+            ident: RwLock::new(Arc::new(Vec::new())),
             tls: RwLock::new(None),
             mock_secret: rand::random(),
             failures: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The rules of `path`; an unreadable or invalid file is an error.
+    /// The rules of `path`; an unreadable or invalid file is an error. The maps of
+    /// `pg_ident.conf` beside it: a bad one is logged, and no map matches.
     pub fn load(path: &Path) -> Result<Authenticator> {
-        Ok(Authenticator {
+        let authenticator = Authenticator {
             lines: RwLock::new(Arc::new(read_rules(path)?)),
             path: Some(path.to_path_buf()),
             ..Authenticator::trust_all()
-        })
+        };
+        authenticator.reload_maps();
+        Ok(authenticator)
+    }
+
+    /// Read `pg_ident.conf` again; a missing file is no maps, a bad one is logged and
+    /// the maps in force stay.
+    fn reload_maps(&self) {
+        let Some(path) = self
+            .path
+            .as_ref()
+            .map(|p| p.with_file_name(ident::IDENT_FILE))
+        else {
+            return;
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                tracing::warn!("could not open usermap file \"{}\": {e}", path.display());
+                return;
+            }
+        };
+        match ident::parse(&text) {
+            Ok(lines) => *self.ident.write() = Arc::new(lines),
+            Err(e) => tracing::warn!(
+                "{}; {} was not reloaded",
+                e.describe(&path.display().to_string()),
+                ident::IDENT_FILE
+            ),
+        }
+    }
+
+    /// Whether map `map` of `pg_ident.conf` lets `system_user` log in as `role`.
+    pub fn maps(&self, map: &str, system_user: &str, role: &str) -> bool {
+        ident::maps(&self.ident.read(), map, system_user, role)
     }
 
     /// Read the file again (SIGHUP, `pg_reload_conf()`); a bad file is logged and the
@@ -156,6 +197,7 @@ impl Authenticator {
             Ok(lines) => *self.lines.write() = Arc::new(lines),
             Err(e) => tracing::warn!("{}; {} was not reloaded", e.message, HBA_FILE),
         }
+        self.reload_maps();
     }
 
     /// What decides `conn`.

@@ -144,17 +144,17 @@ fn check_client_certificate(
     if !full {
         return Ok(CertificateName::NotChecked);
     }
-    if line.option("map").is_some() {
-        return Err(Refusal::Fatal(Error::unsupported(
-            "user name maps (pg_ident.conf) are not supported yet",
-        )));
-    }
     let by_dn = line.option("clientname") == Some("DN");
     let name = match by_dn {
         true => Some(cert.subject_rfc2253.as_str()),
         false => cert.common_name.as_deref(),
     };
-    if name == Some(params.user.as_str()) {
+    let matches = match (name, line.option("map")) {
+        (Some(name), Some(map)) => auth.maps(map, name, &params.user),
+        (name, None) => name == Some(params.user.as_str()),
+        (None, Some(_)) => false,
+    };
+    if matches {
         return Ok(CertificateName::Matches);
     }
     let what = if by_dn { "DN" } else { "CN" };
@@ -251,7 +251,13 @@ pub async fn authenticate<S: Transport>(
         }
         Method::Peer => {
             let os_user = io.peer_os_user();
-            if os_user.as_deref() != Some(params.user.as_str()) {
+            let map = line.as_ref().and_then(|l| l.option("map"));
+            let allowed = match (&os_user, map) {
+                (Some(os_user), Some(map)) => auth.maps(map, os_user, &params.user),
+                (os_user, None) => os_user.as_deref() == Some(params.user.as_str()),
+                (None, Some(_)) => false,
+            };
+            if !allowed {
                 tracing::info!(
                     "provided user name ({}) and authenticated user name ({}) do not match",
                     params.user,

@@ -672,6 +672,41 @@ def test_peer_for_local_connections(auth_server):
     assert state == "28000" and 'Peer authentication failed for user "someone_else"' in message
 
 
+def test_user_name_maps(auth_server):
+    """peer with map=: pg_ident.conf lets the OS user log in as the roles its map names
+    (an exact line, and a pattern with \\1); others are refused; a reload applies a new
+    file and keeps the maps in force past a bad one."""
+    import pwd
+    me = pwd.getpwuid(os.getuid()).pw_name
+    srv = auth_server("local all all peer map=office\nhost all all 127.0.0.1/32 scram-sha-256\n")
+    ident = srv.datadir / "pg_ident.conf"
+    ident.write_text(f"# MAPNAME SYSTEM-USERNAME PG-USERNAME\noffice {me} alice\n"
+                     f"office \"/^({me})$\" \\1_admin\nother {me} bob\n")
+    with srv.connect() as c:
+        for role in ("alice", "bob", f"{me}_admin"):
+            c.execute(f'create role "{role}" login')
+        assert c.execute("select pg_reload_conf()").fetchone() == (True,)
+    local = str(srv.sockdir)
+    for role in ("alice", f"{me}_admin"):
+        with srv.connect(user=role, password=None, host=local) as c:
+            assert c.execute("select current_user").fetchone() == (role,)
+    state, message = srv.refused(user="bob", password=None, host=local)
+    assert state == "28000" and 'Peer authentication failed for user "bob"' in message
+    # A bad file is logged; the maps in force stay.
+    ident.write_text("office onlytwo\n")
+    with srv.connect() as c:
+        c.execute("select pg_reload_conf()")
+    with srv.connect(user="alice", password=None, host=local) as c:
+        assert c.execute("select 1").fetchone() == (1,)
+    assert "missing entry at end of line" in srv.log()
+    ident.write_text(f"office {me} bob\n")
+    with srv.connect() as c:
+        c.execute("select pg_reload_conf()")
+    with srv.connect(user="bob", password=None, host=local) as c:
+        assert c.execute("select current_user").fetchone() == ("bob",)
+    assert srv.refused(user="alice", password=None, host=local)[0] == "28000"
+
+
 def test_connection_limit_and_expiry(auth_server):
     srv = auth_server("host all all 127.0.0.1/32 scram-sha-256\n")
     with srv.connect() as c:
@@ -1004,6 +1039,17 @@ def test_client_certificates(tls_server, tmp_path):
                      sslkey=old_style[1], ssl_max_protocol_version="TLSv1.2") as c:
         assert c.execute("select version from pg_stat_ssl where pid = pg_backend_pid()"
                          ).fetchone() == ("TLSv1.2",)
+    # A map lets a certificate's name be another role's (here, CN "someone" as vca).
+    (srv.datadir / "pg_ident.conf").write_text("certs someone vca\n")
+    (srv.datadir / "pg_hba.conf").write_text(
+        "hostssl all postgres 127.0.0.1/32 scram-sha-256\n"
+        "hostssl all all 127.0.0.1/32 cert map=certs\n")
+    with srv.connect(sslmode="require") as c:
+        c.execute("select pg_reload_conf()")
+    with connect("vca", someone) as c:
+        assert c.execute("select current_user").fetchone() == ("vca",)
+    assert _refused_with_certificate(srv, "vfull", someone) == (
+        "28000", 'certificate authentication failed for user "vfull"')
     # Without ssl_ca_file no line can ask for a certificate.
     plain = tls_server("hostssl all all 127.0.0.1/32 cert\n")
     state, message = _refused_with_certificate(plain, "postgres", None)
