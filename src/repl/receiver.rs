@@ -114,8 +114,19 @@ pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
             "user" => c.user = value,
             "application_name" => c.application_name = value,
             "password" => c.password = Some(value),
+            // The standby speaks to its primary without TLS: a mode that needs it is
+            // refused rather than ignored; `prefer` and `allow` accept a plain connection.
+            "sslmode" => match value.as_str() {
+                "disable" | "allow" | "prefer" => {}
+                "require" | "verify-ca" | "verify-full" => {
+                    return Err(Error::unsupported(format!(
+                        "sslmode={value} in primary_conninfo is not supported yet: a standby connects to its primary without TLS"
+                    )))
+                }
+                other => return Err(bad(format!("invalid sslmode value: \"{other}\""))),
+            },
+            "sslrootcert" | "sslcert" | "sslkey" => {}
             "dbname"
-            | "sslmode"
             | "connect_timeout"
             | "options"
             | "channel_binding"
@@ -948,6 +959,12 @@ mod tests {
             }
         );
         assert!(parse_conninfo("port=x").is_err());
+        assert!(parse_conninfo("host=p sslmode=prefer").is_ok());
+        for mode in ["require", "verify-ca", "verify-full"] {
+            let e = parse_conninfo(&format!("host=p sslmode={mode}")).expect_err(mode);
+            assert_eq!(e.code, SqlState::FEATURE_NOT_SUPPORTED, "{mode}");
+        }
+        assert!(parse_conninfo("sslmode=bogus").is_err());
         assert!(parse_conninfo("bogus=1").is_err());
     }
 }
