@@ -94,6 +94,7 @@ pub enum PgCatalog {
     Sequence,
     Depend,
     AuthMembers,
+    DbRoleSetting,
     OpClass,
     Extension,
     Proc,
@@ -159,6 +160,7 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Sequence, "pg_sequence", 2224, true),
     (PgCatalog::Depend, "pg_depend", 2608, true),
     (PgCatalog::AuthMembers, "pg_auth_members", 1261, true),
+    (PgCatalog::DbRoleSetting, "pg_db_role_setting", 2964, true),
     (PgCatalog::OpClass, "pg_opclass", 2616, true),
     (PgCatalog::Extension, "pg_extension", 3079, true),
     (PgCatalog::Proc, "pg_proc", 1255, true),
@@ -576,6 +578,7 @@ impl PgCatalog {
                 ("rolpassword", Text),
                 ("rolvaliduntil", DataType::TimestampTz),
                 ("rolbypassrls", Bool),
+                ("rolconfig", array(&Text)),
                 ("oid", Oid),
             ],
             PgCatalog::Am => &[
@@ -709,6 +712,11 @@ impl PgCatalog {
                 ("opcintype", Oid),
                 ("opcdefault", Bool),
                 ("opckeytype", Oid),
+            ],
+            PgCatalog::DbRoleSetting => &[
+                ("setdatabase", Oid),
+                ("setrole", Oid),
+                ("setconfig", array(&Text)),
             ],
             PgCatalog::AuthMembers => &[
                 ("roleid", Oid),
@@ -1154,6 +1162,15 @@ impl PgCatalog {
             ]],
             PgCatalog::Roles => role_rows(engine, false),
             PgCatalog::AuthId => role_rows(engine, true),
+            // ALTER ROLE ... SET (for every database: setdatabase 0).
+            PgCatalog::DbRoleSetting => engine
+                .txn
+                .catalog
+                .roles()
+                .iter()
+                .filter(|r| !r.settings.is_empty())
+                .map(|r| vec![Value::Oid(0), Value::Oid(r.oid), role_config(&r.settings)])
+                .collect(),
             // In PostgreSQL's (member, roleid) index order.
             PgCatalog::AuthMembers => {
                 let mut rows: Vec<_> = engine
@@ -1647,6 +1664,18 @@ pub(crate) fn acl_value(engine: &Engine, acl: &[crate::storage::acl::AclItem]) -
     Value::Array(&DataType::Text, items.into())
 }
 
+/// A role's settings as `rolconfig` and `setconfig` show them (`name=value`), or NULL.
+fn role_config(settings: &[(String, String)]) -> Value {
+    if settings.is_empty() {
+        return Value::Null;
+    }
+    let items: Vec<Value> = settings
+        .iter()
+        .map(|(n, v)| Value::Text(format!("{n}={v}")))
+        .collect();
+    Value::Array(&DataType::Text, items.into())
+}
+
 fn text_array(items: [&str; 2]) -> Value {
     Value::Array(
         &DataType::Text,
@@ -1726,6 +1755,7 @@ fn role_rows(engine: &Engine, authid: bool) -> Vec<Vec<Value>> {
                     Value::Text("********".into()),
                     until,
                     b(r.bypass_rls),
+                    role_config(&r.settings),
                     Value::Oid(r.oid),
                 ]
             }

@@ -1415,8 +1415,9 @@ impl Planner<'_> {
                     _ => name,
                 };
                 let def_name = crate::settings::def(&name).map(|d| d.name.to_string());
+                // The column is named as the setting is (`TimeZone`), as in PostgreSQL.
                 let shown = match def_name {
-                    Some(n) => n.to_lowercase(),
+                    Some(n) => n,
                     None if name.eq_ignore_ascii_case("transaction_isolation")
                         || name.eq_ignore_ascii_case("transaction_read_only") =>
                     {

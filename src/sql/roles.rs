@@ -38,6 +38,14 @@ pub enum RoleStatement {
         objects: GrantObjects,
         grantees: Vec<Option<String>>,
     },
+    /// ALTER ROLE name SET setting TO value (`value` None: RESET, or SET ... TO DEFAULT;
+    /// `setting` None: RESET ALL); `from_current`: SET ... FROM CURRENT.
+    AlterSettings {
+        name: String,
+        setting: Option<String>,
+        value: Option<String>,
+        from_current: bool,
+    },
     /// GRANT roles TO members [WITH ADMIN OPTION], or REVOKE [ADMIN OPTION FOR] roles
     /// FROM members (`admin`: the option alone).
     Membership {
@@ -352,6 +360,48 @@ pub fn plan_create(cr: &ast::CreateRole) -> Result<RoleStatement> {
 
 /// ALTER ROLE / ALTER USER.
 pub fn plan_alter(name: &ast::Ident, operation: &ast::AlterRoleOperation) -> Result<RoleStatement> {
+    let in_database = |db: &Option<ast::ObjectName>| match db {
+        Some(_) => Err(Error::unsupported(
+            "ALTER ROLE ... IN DATABASE is not supported yet",
+        )),
+        None => Ok(()),
+    };
+    match operation {
+        ast::AlterRoleOperation::Set {
+            config_name,
+            config_value,
+            in_database: db,
+        } => {
+            in_database(db)?;
+            let (value, from_current) = match config_value {
+                ast::SetConfigValue::Default => (None, false),
+                ast::SetConfigValue::FromCurrent => (None, true),
+                ast::SetConfigValue::Value(e) => (Some(setting_value(e)), false),
+            };
+            return Ok(RoleStatement::AlterSettings {
+                name: name.value.clone(),
+                setting: Some(config_name.to_string()),
+                value,
+                from_current,
+            });
+        }
+        ast::AlterRoleOperation::Reset {
+            config_name,
+            in_database: db,
+        } => {
+            in_database(db)?;
+            return Ok(RoleStatement::AlterSettings {
+                name: name.value.clone(),
+                setting: match config_name {
+                    ast::ResetConfig::ALL => None,
+                    ast::ResetConfig::ConfigName(n) => Some(n.to_string()),
+                },
+                value: None,
+                from_current: false,
+            });
+        }
+        _ => {}
+    }
     let ast::AlterRoleOperation::WithOptions { options: given } = operation else {
         return Err(Error::unsupported(format!(
             "ALTER ROLE {} is not supported yet",
@@ -386,6 +436,19 @@ pub fn plan_alter(name: &ast::Ident, operation: &ast::AlterRoleOperation) -> Res
         name: name.value.clone(),
         options,
     })
+}
+
+/// A setting's value as SET takes it: a string's text, a number's digits, a word.
+fn setting_value(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(n, _) => n.clone(),
+            other => other.to_string(),
+        },
+        ast::Expr::Identifier(i) => i.value.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// DROP ROLE / DROP USER.

@@ -50,6 +50,9 @@ pub struct Role {
     /// The roles this one is a direct member of (pg_auth_members rows whose `member` it
     /// is), in the order granted.
     pub member_of: Vec<Membership>,
+    /// ALTER ROLE ... SET: settings given to its sessions at login, (name, value) with
+    /// the setting's canonical name, in the order set.
+    pub settings: Vec<(String, String)>,
 }
 
 /// One role granted to another: pg_auth_members' `roleid`, `grantor` and `admin_option`
@@ -81,6 +84,7 @@ impl Role {
             password: None,
             valid_until_us: None,
             member_of: Vec::new(),
+            settings: Vec::new(),
         }
     }
 
@@ -117,9 +121,10 @@ impl Role {
         .iter()
         .enumerate()
         .fold(0u8, |acc, (i, &on)| acc | (on as u8) << i);
-        // Bit 7: memberships follow (records written before memberships have none).
-        let has_memberships = !self.member_of.is_empty();
-        w.u8(flags | (has_memberships as u8) << 7);
+        // Bit 7: memberships and settings follow (records written before they existed
+        // have none).
+        let extended = !self.member_of.is_empty() || !self.settings.is_empty();
+        w.u8(flags | (extended as u8) << 7);
         w.u32(self.connection_limit as u32);
         w.opt_str(self.password.as_deref());
         match self.valid_until_us {
@@ -129,12 +134,17 @@ impl Role {
                 w.u64(us as u64);
             }
         }
-        if has_memberships {
+        if extended {
             w.varint(self.member_of.len() as u64);
             for m in &self.member_of {
                 w.u32(m.role);
                 w.u32(m.grantor);
                 w.u8(m.admin as u8);
+            }
+            w.varint(self.settings.len() as u64);
+            for (name, value) in &self.settings {
+                w.str(name);
+                w.str(value);
             }
         }
     }
@@ -150,7 +160,7 @@ impl Role {
             0 => None,
             _ => Some(r.u64()? as i64),
         };
-        let mut member_of = Vec::new();
+        let (mut member_of, mut settings) = (Vec::new(), Vec::new());
         if flag(7) {
             for _ in 0..r.varint()? {
                 member_of.push(Membership {
@@ -158,6 +168,9 @@ impl Role {
                     grantor: r.u32()?,
                     admin: r.u8()? != 0,
                 });
+            }
+            for _ in 0..r.varint()? {
+                settings.push((r.str()?, r.str()?));
             }
         }
         Ok(Role {
@@ -174,6 +187,7 @@ impl Role {
             password,
             valid_until_us,
             member_of,
+            settings,
         })
     }
 }
@@ -202,6 +216,7 @@ mod tests {
                 admin: false,
             },
         ];
+        role.settings = vec![("statement_timeout".into(), "5s".into())];
         for r in [role, Role::bootstrap()] {
             let mut w = Writer::default();
             r.put(&mut w);

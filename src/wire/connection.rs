@@ -441,6 +441,7 @@ pub async fn run<S: Transport>(
             client_certificate: tls.client_certificate,
         });
     }
+    state.session.apply_role_settings(&params.user);
     if !params.application_name.is_empty() {
         let _ = state
             .session

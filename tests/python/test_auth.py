@@ -325,6 +325,45 @@ def test_currval_and_lastval(db, roles):
         c.execute(f"drop sequence {seq}")
 
 
+def test_alter_role_set_gives_sessions_their_settings(db, roles):
+    """ALTER ROLE ... SET / RESET: kept as given in rolconfig and pg_db_role_setting,
+    applied when the role's sessions start (before the client's own), checked as SET
+    checks them (the same run against PostgreSQL 15)."""
+    c = db.connect()
+    r = roles("rs")
+    c.execute(f"create role {r} login")
+    c.execute(f"alter role {r} set statement_timeout = '5s'")
+    c.execute(f"alter role {r} set work_mem = 2048")
+    c.execute(f"alter role {r} set statement_timeout to '7s'")
+    assert c.execute(f"select rolconfig from pg_roles where rolname = '{r}'").fetchone() == (
+        ["statement_timeout=7s", "work_mem=2048"],)
+    assert c.execute("select setdatabase, setconfig from pg_db_role_setting s join pg_roles r "
+                     f"on r.oid = s.setrole where rolname = '{r}'").fetchone() == (
+        0, ["statement_timeout=7s", "work_mem=2048"])
+    with db.connect(user=r) as s:
+        assert s.execute("show statement_timeout").fetchone() == ("7s",)
+        assert s.execute("show work_mem").fetchone() == ("2MB",)
+    with db.connect(user=r, options="-c work_mem=4MB") as s:
+        assert s.execute("show work_mem").fetchone() == ("4MB",)
+    for sql, expected in [
+        (f"alter role {r} set nosuch_setting = 1", ("42704", 'unrecognized configuration parameter "nosuch_setting"')),
+        (f"alter role {r} set shared_buffers = '1GB'",
+         ("55P02", 'parameter "shared_buffers" cannot be changed without restarting the server')),
+        (f"alter role {r} set work_mem = 'lots'", ("22023", 'invalid value for parameter "work_mem": "lots"')),
+        ("alter role nosuch_role set work_mem = 64", ("42704", 'role "nosuch_role" does not exist')),
+    ]:
+        assert _state(c, sql) == expected, sql
+    c.execute("set work_mem = '3MB'")
+    c.execute(f"alter role {r} set work_mem from current")
+    c.execute(f"alter role {r} reset statement_timeout")
+    assert c.execute(f"select rolconfig from pg_roles where rolname = '{r}'").fetchone() == (
+        ["work_mem=3MB"],)
+    c.execute(f"alter role {r} reset all")
+    assert c.execute(f"select rolconfig from pg_roles where rolname = '{r}'").fetchone() == (None,)
+    with db.connect(user=r) as s:
+        assert s.execute("show statement_timeout").fetchone() == ("0",)
+
+
 def test_hba_group_and_samerole_lines(auth_server):
     """`+group` matches members of the group, directly or through another group;
     `samerole` a member of the role named like the database."""

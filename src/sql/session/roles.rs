@@ -28,7 +28,7 @@ impl RoleStatement {
     pub fn tag(&self) -> &'static str {
         match self {
             RoleStatement::Create { .. } => "CREATE ROLE",
-            RoleStatement::Alter { .. } => "ALTER ROLE",
+            RoleStatement::Alter { .. } | RoleStatement::AlterSettings { .. } => "ALTER ROLE",
             RoleStatement::Drop { .. } => "DROP ROLE",
             RoleStatement::Grant { revoke: false, .. } => "GRANT",
             RoleStatement::Grant { revoke: true, .. } => "REVOKE",
@@ -238,6 +238,14 @@ impl Session {
                 admin,
             } => self.grant_roles(*revoke, roles, members, *admin)?,
             RoleStatement::Alter { name, options } => self.alter_role(name, options)?,
+            RoleStatement::AlterSettings {
+                name,
+                setting,
+                value,
+                from_current,
+            } => {
+                self.alter_role_settings(name, setting.as_deref(), value.clone(), *from_current)?
+            }
             RoleStatement::Drop { names, if_exists } => {
                 for name in names {
                     self.drop_role(name, *if_exists)?;
@@ -499,6 +507,90 @@ impl Session {
             Ok(vec![role])
         })
         .map(drop)
+    }
+
+    /// ALTER ROLE name SET / RESET: the settings its sessions start with. A superuser
+    /// role's only by a superuser; another's with CREATEROLE or by itself. The value is
+    /// checked as SET checks it, now.
+    fn alter_role_settings(
+        &mut self,
+        name: &str,
+        setting: Option<&str>,
+        value: Option<String>,
+        from_current: bool,
+    ) -> Result<()> {
+        let catalog = &self.engine.txn.catalog;
+        let Some(role) = catalog.role(name) else {
+            return Err(no_such_role(name));
+        };
+        let superuser = self.superuser_now();
+        if role.superuser && !superuser {
+            return Err(permission_denied("must be superuser to alter superusers"));
+        }
+        let create_role = self.current_role().is_some_and(|r| r.create_role);
+        if !role.superuser && !superuser && !create_role && name != self.current_user() {
+            return Err(permission_denied("permission denied"));
+        }
+        // (canonical name, new value or None to remove); None: every setting goes.
+        let change: Option<(&'static str, Option<String>)> = match setting {
+            None => None,
+            Some(setting) => {
+                let def = crate::settings::def(setting).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{setting}\""),
+                    )
+                })?;
+                if matches!(def.name, "role" | "session_authorization") {
+                    return Err(Error::unsupported(format!(
+                        "ALTER ROLE ... SET {} is not supported",
+                        def.name
+                    )));
+                }
+                let value = match (value, from_current) {
+                    (_, true) => self.show(def.name),
+                    (value, false) => value,
+                };
+                // Kept as given (as PostgreSQL keeps it), once SET would take it.
+                if let Some(v) = &value {
+                    crate::settings::check_session_set(def.name, v)?;
+                }
+                Some((def.name, value))
+            }
+        };
+        let name = name.to_string();
+        self.change_roles(|catalog| {
+            let mut role = (*catalog.role(&name).ok_or_else(|| no_such_role(&name))?).clone();
+            match &change {
+                None => role.settings.clear(),
+                Some((setting, value)) => {
+                    let at = role.settings.iter().position(|(n, _)| n == setting);
+                    match (at, value) {
+                        (Some(i), Some(v)) => role.settings[i].1 = v.clone(),
+                        (None, Some(v)) => role.settings.push((setting.to_string(), v.clone())),
+                        (Some(i), None) => {
+                            role.settings.remove(i);
+                        }
+                        (None, None) => {}
+                    }
+                }
+            }
+            Ok(vec![role])
+        })
+        .map(drop)
+    }
+
+    /// The settings a session of `user` starts with (ALTER ROLE ... SET), before the
+    /// client's own.
+    pub fn apply_role_settings(&mut self, user: &str) {
+        let Some(role) = self.engine.txn.catalog.role(user) else {
+            return;
+        };
+        for (name, value) in &role.settings {
+            if let Err(e) = self.apply_startup_setting(name, value) {
+                tracing::warn!("ignoring role setting {name}: {}", e.message);
+            }
+        }
     }
 
     fn drop_role(&mut self, name: &str, if_exists: bool) -> Result<()> {
