@@ -108,6 +108,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--tls", action="store_true",
                    help="clients connect over TCP with sslmode=require to both servers, each with "
                         "ssl = on and a certificate made for the run (openssl)")
+    p.add_argument("--role", default=None,
+                   help="pgbench connects as this role, made after loading with SELECT, INSERT, UPDATE "
+                        "and DELETE on every table and USAGE on every sequence (default: the "
+                        "superuser postgres): what privilege checks cost")
     p.add_argument("--steadydb-bin", default=None,
                    help="SteadyDB binary (default: target/release/steadydb in the repository, "
                         "built with cargo build --release if missing)")
@@ -269,6 +273,11 @@ class Bench:
             t0 = time.monotonic()
             rec["setup_steps"] = setup(w, server, self.pg_bin, a.scale, a.update_pk_rows, Path(rec["setup_log"]))
             with server.connect(timeout=3600) as c:
+                if a.role:
+                    for sql in (f'create role "{a.role}" login',
+                                f'grant select, insert, update, delete on all tables in schema public to "{a.role}"',
+                                f'grant usage on all sequences in schema public to "{a.role}"'):
+                        c.query(sql)
                 t1 = time.monotonic()
                 c.query("checkpoint")
                 rec["post_setup_checkpoint_seconds"] = round(time.monotonic() - t1, 3)
@@ -278,7 +287,7 @@ class Bench:
             res = run_pgbench(server, self.pg_bin, script=script, extra_args=extra, clients=clients,
                               threads=self.threads(clients), duration=a.duration,
                               sampling_rate=self.sampling_rate(wname), checkpoint_at=self.checkpoint_at,
-                              files_prefix=runs_dir / tag,
+                              files_prefix=runs_dir / tag, user=a.role or "postgres",
                               sample_stages=system == "steadydb" and self.stage_view_missing is None)
             rec.update(res)
             if res["pgbench_exit_code"] != 0:
@@ -425,7 +434,7 @@ class Bench:
             "command": shlex.join([sys.executable] + sys.argv),
             "options": {"preset": a.preset, "workloads": a.workloads, "clients": a.clients, "duration": a.duration,
                         "scale": a.scale, "update_pk_rows": a.update_pk_rows, "shared_buffers": a.shared_buffers,
-                        "systems": a.systems, "transport": a.transport, "tls": a.tls, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
+                        "systems": a.systems, "transport": a.transport, "tls": a.tls, "role": a.role, "threads_rule": threads_rule, "checkpoint_at": self.checkpoint_at,
                         "sampling_rate": a.sampling_rate, "extra_steadydb_conf": dict(a.extra_steadydb_conf),
                         "extra_postgres_conf": dict(a.extra_postgres_conf), "server_cpus": a.server_cpus,
                         "cpu_sets": {n: {"server": servers.cpu_list_text(srv), "clients": servers.cpu_list_text(cli)}

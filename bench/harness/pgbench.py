@@ -232,7 +232,8 @@ class CheckpointIssuer(threading.Thread):
 
 def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args: list[str],
                 clients: int, threads: int, duration: int, sampling_rate: float | None,
-                checkpoint_at: list[float], files_prefix: Path, sample_stages: bool = False) -> dict:
+                checkpoint_at: list[float], files_prefix: Path, sample_stages: bool = False,
+                user: str = "postgres") -> dict:
     """Run one measured pgbench against `server` and return everything measured. With
     `sample_stages`, also read `steadydb_stat_stages` once per second (`stages.py`): the raw
     samples come back as `stage_samples`, or `stage_view_missing` when the server has no such view."""
@@ -248,7 +249,7 @@ def run_pgbench(server: Server, pg_bin: Path, *, script: Path | None, extra_args
     cmd += extra_args
     if script is not None:
         cmd += ["-f", str(script)]
-    cmd += ["-h", server.client_host(), "-p", str(server.port), "-U", "postgres", "postgres"]
+    cmd += ["-h", server.client_host(), "-p", str(server.port), "-U", user, "postgres"]
     cmd = server.client_command(cmd)
 
     result: dict = {"pgbench_command": cmd, "sampling_rate": sampling_rate or 1.0}

@@ -419,7 +419,8 @@ def markdown_report(results: dict) -> str:
     transport = o.get("transport", "tcp")
     parts.append("- clients connect through " + ("each server's Unix-domain socket" if transport == "unix"
                                                  else "TCP to 127.0.0.1")
-                 + (", over TLS (sslmode=require; ssl = on in both servers)" if o.get("tls") else ""))
+                 + (", over TLS (sslmode=require; ssl = on in both servers)" if o.get("tls") else "")
+                 + (f", as role {o['role']} (not a superuser: privileges checked)" if o.get("role") else ""))
     for s in o["systems"]:
         extra = o.get(f"extra_{s}_conf") or {}
         if extra:
