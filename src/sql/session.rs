@@ -320,6 +320,9 @@ pub struct Session {
     overrides: FxHashMap<&'static str, String>,
     /// What currval and lastval return.
     sequences: parking_lot::Mutex<crate::sql::expr::SessionSequences>,
+    /// The roles whose privileges `current_user` has, as of a catalog version
+    /// (`Session::privileges_of`).
+    privileges_cache: parking_lot::Mutex<Option<(u64, String, Arc<[u32]>)>>,
     /// The values of the reported settings the client was last told (ParameterStatus),
     /// and whether a setting may have changed since.
     reported: Vec<(&'static str, String)>,
@@ -384,6 +387,7 @@ impl Session {
             txn: None,
             overrides: FxHashMap::default(),
             sequences: Default::default(),
+            privileges_cache: Default::default(),
             reported: Vec::new(),
             settings_changed: false,
             cache: FxHashMap::default(),

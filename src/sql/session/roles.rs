@@ -162,10 +162,24 @@ impl Session {
 
     /// The roles whose privileges the session's role has: itself and those it inherits
     /// from (`Catalog::roles_of`); none if it was dropped.
-    pub(super) fn privileges_of(&self) -> Vec<u32> {
-        self.current_role()
+    /// Kept while neither the catalog (`Catalog::version`) nor `current_user` changes,
+    /// so a statement does not walk the roles again.
+    pub(super) fn privileges_of(&self) -> std::sync::Arc<[u32]> {
+        let version = self.engine.txn.catalog.version();
+        let user = self.current_user();
+        let mut cache = self.privileges_cache.lock();
+        if let Some((v, u, roles)) = cache.as_ref() {
+            if *v == version && u == user {
+                return roles.clone();
+            }
+        }
+        let roles: std::sync::Arc<[u32]> = self
+            .current_role()
             .map(|r| self.engine.txn.catalog.roles_of(&r, true))
             .unwrap_or_default()
+            .into();
+        *cache = Some((version, user.to_string(), roles.clone()));
+        roles
     }
 
     /// Whether the session's role may act as the owner of every table, index, sequence
