@@ -322,7 +322,7 @@ pub struct Session {
     sequences: parking_lot::Mutex<crate::sql::expr::SessionSequences>,
     /// The roles whose privileges `current_user` has, as of a catalog version
     /// (`Session::privileges_of`).
-    privileges_cache: parking_lot::Mutex<Option<(u64, String, Arc<[u32]>)>>,
+    privileges_cache: parking_lot::Mutex<Option<roles::PrivilegesOf>>,
     /// The values of the reported settings the client was last told (ParameterStatus),
     /// and whether a setting may have changed since.
     reported: Vec<(&'static str, String)>,

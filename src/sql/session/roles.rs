@@ -1045,6 +1045,9 @@ fn add_membership(member: &mut Role, role: u32, grantor: u32, admin: bool) {
     });
 }
 
+/// The roles whose privileges `current_user` had: (catalog version, current_user, roles).
+pub(super) type PrivilegesOf = (u64, String, std::sync::Arc<[u32]>);
+
 /// (`current_user`, `session_user`) of a session that authenticated as `login`, from its
 /// settings `role` and `session_authorization`.
 pub(super) fn identity<'a>(
