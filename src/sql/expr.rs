@@ -1131,15 +1131,7 @@ fn eval_func(
             }
         },
         Func::Setval => {
-            let name = text_of(&vals[0]);
-            let name = name.trim_matches('"').trim_start_matches("public.");
-            let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
-                Error::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!("relation \"{name}\" does not exist"),
-                )
-            })?;
-            check_sequence_privilege(ctx, &seq, crate::storage::acl::UPDATE)?;
+            let seq = sequence_named(ctx, &vals[0], crate::storage::acl::UPDATE)?;
             let (Some(v), called) = (vals[1].as_i64(), vals.get(2)) else {
                 return Ok(Value::Null);
             };
@@ -1164,17 +1156,9 @@ fn eval_func(
             Value::Int8(v)
         }
         Func::Nextval => {
-            let name = text_of(&vals[0]);
-            let name = name.trim_matches('"').trim_start_matches("public.");
-            let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
-                Error::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!("relation \"{name}\" does not exist"),
-                )
-            })?;
-            check_sequence_privilege(
+            let seq = sequence_named(
                 ctx,
-                &seq,
+                &vals[0],
                 crate::storage::acl::USAGE | crate::storage::acl::UPDATE,
             )?;
             {
@@ -1189,17 +1173,9 @@ fn eval_func(
             }
         }
         Func::Currval => {
-            let name = text_of(&vals[0]);
-            let name = name.trim_matches('"').trim_start_matches("public.");
-            let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
-                Error::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!("relation \"{name}\" does not exist"),
-                )
-            })?;
-            check_sequence_privilege(
+            let seq = sequence_named(
                 ctx,
-                &seq,
+                &vals[0],
                 crate::storage::acl::SELECT | crate::storage::acl::USAGE,
             )?;
             match ctx.sequences.lock().values.get(&seq.name) {
@@ -1432,6 +1408,25 @@ fn superuser_function(ctx: &EvalContext, name: &str) -> Result<()> {
             "permission denied for function {name}"
         ))),
     }
+}
+
+/// The sequence a function names (`'name'`, `'"name"'` or `'public.name'`), once the
+/// current user is found to hold one of `wanted` on it.
+fn sequence_named(
+    ctx: &EvalContext,
+    name: &Value,
+    wanted: u32,
+) -> Result<std::sync::Arc<crate::storage::Sequence>> {
+    let name = text_of(name);
+    let name = name.trim_matches('"').trim_start_matches("public.");
+    let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
+        Error::new(
+            SqlState::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
+        )
+    })?;
+    check_sequence_privilege(ctx, &seq, wanted)?;
+    Ok(seq)
 }
 
 /// nextval (USAGE or UPDATE) and setval (UPDATE) on a sequence, checked as they run

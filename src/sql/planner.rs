@@ -1483,15 +1483,7 @@ impl Planner<'_> {
                     }
                     vals => Some(
                         vals.iter()
-                            .map(|v| match v {
-                                ast::Expr::Value(v) => match &v.value {
-                                    ast::Value::SingleQuotedString(s) => s.clone(),
-                                    ast::Value::Number(n, _) => n.clone(),
-                                    other => other.to_string(),
-                                },
-                                ast::Expr::Identifier(i) => i.value.clone(),
-                                other => other.to_string(),
-                            })
+                            .map(super::roles::setting_value)
                             .collect::<Vec<_>>()
                             .join(", "),
                     ),

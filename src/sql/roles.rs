@@ -439,7 +439,7 @@ pub fn plan_alter(name: &ast::Ident, operation: &ast::AlterRoleOperation) -> Res
 }
 
 /// A setting's value as SET takes it: a string's text, a number's digits, a word.
-fn setting_value(e: &ast::Expr) -> String {
+pub(super) fn setting_value(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) => s.clone(),
