@@ -6,7 +6,8 @@
 //! - `hba`: `pg_hba.conf`, PostgreSQL's host-based authentication file: its parser and
 //!   the first-match lookup of a connection's line.
 //! - `ident`: `pg_ident.conf`, the user name maps of peer and cert lines with `map=`.
-//! - `tls`: the server's certificate and key for TLS.
+//! - `tls`: the server's certificate and key for TLS, the verification of client
+//!   certificates (`ssl_ca_file`), and SCRAM's channel binding data.
 //! - [`Authenticator`] (here): the server's rules and TLS configuration in force,
 //!   reloaded on SIGHUP and `pg_reload_conf()`, and the slowing of clients that keep
 //!   failing.

@@ -2,9 +2,13 @@
 //!
 //! The connection's `pg_hba.conf` line (`auth::Authenticator`) names the method; this
 //! runs it with the client: nothing (trust), a refusal (reject), the peer's OS user
-//! (peer), a SCRAM-SHA-256 exchange, an md5 challenge (or SCRAM, when the role's
-//! password is a SCRAM verifier, as PostgreSQL does), or a clear-text password (only on
-//! an encrypted or local connection). Then the role itself must exist, may log in, may
+//! (peer), the client certificate's name (cert), a SCRAM-SHA-256 exchange (bound to the
+//! server's certificate over TLS when the client chooses SCRAM-SHA-256-PLUS), an md5
+//! challenge (or SCRAM, when the role's password is a SCRAM verifier, as PostgreSQL
+//! does), or a clear-text password (only on an encrypted or local connection). A line's
+//! `clientcert` needs a verified certificate before the method runs, and with
+//! `verify-full` its name after; peer and cert compare names through `pg_ident.conf`
+//! when the line has `map=`. Then the role itself must exist, may log in, may
 //! replicate if it asks to, and must be under its connection limit.
 //!
 //! Every password failure is answered after a delay that grows with the address's
