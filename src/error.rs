@@ -102,6 +102,7 @@ impl SqlState {
     pub const UNDEFINED_FILE: SqlState = SqlState("58P01");
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
     pub const CONNECTION_FAILURE: SqlState = SqlState("08006");
+    pub const SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION: SqlState = SqlState("08001");
     pub const INVALID_ROW_COUNT: SqlState = SqlState("2201W");
     pub const DUPLICATE_ALIAS: SqlState = SqlState("42712");
 }

@@ -102,6 +102,11 @@ enum Command {
         /// The standby's application_name, the name synchronous_standby_names lists.
         #[arg(long = "application-name", default_value = "walreceiver")]
         application_name: String,
+        /// More connection settings, in libpq's keyword=value form (sslmode=verify-full
+        /// sslrootcert=ca.crt ...); they override the options above and go into the
+        /// standby's primary_conninfo (a password never does).
+        #[arg(short = 'd', long = "dbname")]
+        conninfo: Option<String>,
     },
 }
 
@@ -178,6 +183,7 @@ fn main() -> ExitCode {
             data_dir,
             slot,
             application_name,
+            conninfo,
         } => {
             let opts = steadydb::repl::basebackup::BackupOptions {
                 host,
@@ -186,6 +192,7 @@ fn main() -> ExitCode {
                 data_dir,
                 slot,
                 application_name,
+                conninfo,
             };
             match steadydb::repl::basebackup::run(&opts) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -851,14 +851,28 @@ impl ScramServer {
     }
 }
 
-/// The client's side of one SCRAM-SHA-256 exchange, as libpq runs it without channel
-/// binding: what the walreceiver and `steadydb basebackup` use to prove a replication
-/// role's password to a primary. Failures are 28P01 (the server's answer was wrong or
-/// unverifiable) or 08P01 (a malformed message).
+/// What a SCRAM client binds its exchange to: its gs2 header's flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientBinding {
+    /// `n`: the client cannot bind (no TLS, or binding is disabled).
+    None,
+    /// `y`: the client could bind but the server offered no PLUS mechanism; a server
+    /// that did offer it refuses this (someone removed it from the offer).
+    Unused,
+    /// `p=tls-server-end-point`: SCRAM-SHA-256-PLUS, bound to this hash of the server's
+    /// certificate.
+    EndPoint(Vec<u8>),
+}
+
+/// The client's side of one SCRAM-SHA-256 exchange, as libpq runs it: what the
+/// walreceiver and `steadydb basebackup` use to prove a replication role's password to a
+/// primary, with or without channel binding. Failures are 28P01 (the server's answer was
+/// wrong or unverifiable) or 08P01 (a malformed message).
 pub struct ScramClient {
     password: String,
     nonce: String,
     client_first_bare: String,
+    binding: ClientBinding,
     /// The signature the server must send back, once the proof is computed.
     server_signature: Option<[u8; SCRAM_KEY_LEN]>,
 }
@@ -871,20 +885,37 @@ fn client_error(message: &str) -> Error {
 }
 
 impl ScramClient {
-    pub fn new(password: &str) -> ScramClient {
+    pub fn new(password: &str, binding: ClientBinding) -> ScramClient {
         let raw: [u8; SCRAM_RAW_NONCE_LEN] = rand::random();
         let nonce = BASE64.encode(raw);
         ScramClient {
             password: password.to_string(),
             client_first_bare: format!("n=,r={nonce}"),
             nonce,
+            binding,
             server_signature: None,
+        }
+    }
+
+    /// The mechanism this exchange runs: PLUS when it binds to the channel.
+    pub fn mechanism(&self) -> &'static str {
+        match self.binding {
+            ClientBinding::EndPoint(_) => MECHANISM_PLUS,
+            _ => MECHANISM,
+        }
+    }
+
+    fn gs2_header(&self) -> &'static str {
+        match self.binding {
+            ClientBinding::None => "n,,",
+            ClientBinding::Unused => "y,,",
+            ClientBinding::EndPoint(_) => "p=tls-server-end-point,,",
         }
     }
 
     /// The client-first-message (the SASLInitialResponse's data).
     pub fn client_first(&self) -> Vec<u8> {
-        format!("n,,{}", self.client_first_bare).into_bytes()
+        format!("{}{}", self.gs2_header(), self.client_first_bare).into_bytes()
     }
 
     /// The client-final-message for the server-first-message `server_first`.
@@ -910,7 +941,12 @@ impl ScramClient {
         let salted = salted_password(&self.password, &salt, iterations);
         let client_key = hmac(&salted, &[b"Client Key"]);
         let stored_key = sha256(&client_key);
-        let without_proof = format!("c=biws,r={nonce}");
+        // c= is the gs2 header, and with PLUS the channel's binding data after it.
+        let mut binding = self.gs2_header().as_bytes().to_vec();
+        if let ClientBinding::EndPoint(data) = &self.binding {
+            binding.extend_from_slice(data);
+        }
+        let without_proof = format!("c={},r={nonce}", BASE64.encode(binding));
         let auth_message = format!("{},{text},{without_proof}", self.client_first_bare);
         let signature = hmac(&stored_key, &[auth_message.as_bytes()]);
         let mut proof = client_key;
@@ -1564,7 +1600,7 @@ mod tests {
         let verifier = Verifier::generate("s3cret");
         for (password, ok) in [("s3cret", true), ("wrong", false)] {
             let mut server = ScramServer::new(Some(verifier.clone()), "u", b"secret");
-            let mut client = ScramClient::new(password);
+            let mut client = ScramClient::new(password, ClientBinding::None);
             let first = server
                 .client_first(MECHANISM, &client.client_first())
                 .unwrap();
@@ -1579,9 +1615,38 @@ mod tests {
                 Err(e) => panic!("{e}"),
             }
         }
-        assert!(ScramClient::new("x")
+        assert!(ScramClient::new("x", ClientBinding::None)
             .client_final(b"r=abc,s=QQ==,i=1")
             .is_err());
+    }
+
+    /// The client's channel binding against the server's: bound to the same certificate
+    /// hash it passes, to another it fails; `y` is refused by a server that offered PLUS
+    /// and accepted by one that did not.
+    #[test]
+    fn the_client_binds_to_the_channel_as_the_server_expects() {
+        let verifier = Verifier::generate("pw");
+        let hash = vec![7u8; 32];
+        let run = |offered: Option<Vec<u8>>, binding: ClientBinding| {
+            let mut server =
+                ScramServer::new(Some(verifier.clone()), "u", SECRET).with_channel_binding(offered);
+            let mut client = ScramClient::new("pw", binding);
+            let first = server
+                .client_first(client.mechanism(), &client.client_first())
+                .map_err(|e| e.to_string())?;
+            let last = client.client_final(&first).map_err(|e| e.message)?;
+            let server_final = server.client_final(&last).map_err(|e| e.to_string())?;
+            client
+                .verify_server_final(&server_final)
+                .map_err(|e| e.message)
+        };
+        run(Some(hash.clone()), ClientBinding::EndPoint(hash.clone())).unwrap();
+        let e = run(Some(hash.clone()), ClientBinding::EndPoint(vec![8u8; 32])).unwrap_err();
+        assert!(e.contains("channel binding check failed"), "{e}");
+        assert!(run(Some(hash.clone()), ClientBinding::Unused).is_err());
+        run(None, ClientBinding::Unused).unwrap();
+        run(Some(hash), ClientBinding::None).unwrap();
+        run(None, ClientBinding::None).unwrap();
     }
 
     #[test]

@@ -97,7 +97,7 @@ pub fn server_config(
 /// RFC 5929's `tls-server-end-point` data: the certificate hashed with its signature's
 /// hash function, SHA-256 in place of MD5 or SHA-1 (or when it cannot be read), as
 /// PostgreSQL's `be_tls_get_certificate_hash` does.
-fn end_point_hash(cert: &[u8]) -> Vec<u8> {
+pub(crate) fn end_point_hash(cert: &[u8]) -> Vec<u8> {
     use sha2::Digest;
     let oid = x509_parser::parse_x509_certificate(cert)
         .map(|(_, c)| c.signature_algorithm.algorithm.to_id_string())

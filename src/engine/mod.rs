@@ -365,7 +365,7 @@ fn start_receiver(
         );
         return Ok((None, None));
     }
-    let conninfo = crate::repl::receiver::parse_conninfo(&conninfo)?;
+    let conninfo = crate::repl::conninfo::parse_conninfo(&conninfo)?;
     let slot = settings.show("primary_slot_name").filter(|s| !s.is_empty());
     let status = Arc::new(ReceiverStatus::new(conninfo, slot, repl.timeline()));
     let receiver = Receiver {

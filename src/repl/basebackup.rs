@@ -9,7 +9,8 @@
 use std::io::Write;
 use std::path::{Component, Path};
 
-use super::receiver::{parse_conninfo, Client, Conninfo};
+use super::client::{data_row_text, server_error, Client};
+use super::conninfo::Conninfo;
 use crate::error::{Error, Result, SqlState};
 
 /// What `steadydb basebackup` was asked for.
@@ -20,6 +21,18 @@ pub struct BackupOptions {
     pub data_dir: std::path::PathBuf,
     pub slot: Option<String>,
     pub application_name: String,
+    /// More connection settings in libpq's `keyword=value` form (`sslmode`,
+    /// `sslrootcert`, ...): they override the options above, and the standby keeps them.
+    pub conninfo: Option<String>,
+}
+
+impl BackupOptions {
+    /// The standby's `primary_conninfo`: the options, then the connection string's.
+    fn standby_conninfo(&self) -> Result<Conninfo> {
+        let mut c = Conninfo::new(&self.host, self.port, &self.user, &self.application_name);
+        c.apply(self.conninfo.as_deref().unwrap_or(""))?;
+        Ok(c)
+    }
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
@@ -62,13 +75,10 @@ pub fn run(opts: &BackupOptions) -> Result<()> {
         let d = dir.join(sub);
         std::fs::create_dir_all(&d).map_err(|e| io_error("create directory", &d, e))?;
     }
+    let standby = opts.standby_conninfo()?;
     let conninfo = Conninfo {
-        host: opts.host.clone(),
-        port: opts.port,
-        user: opts.user.clone(),
         application_name: "steadydb basebackup".into(),
-        // Never written into the new directory: the standby takes it from PGPASSWORD.
-        password: std::env::var("PGPASSWORD").ok(),
+        ..standby.clone()
     };
     let mut client = Client::connect(&conninfo)?;
     if let Some(slot) = &opts.slot {
@@ -93,7 +103,7 @@ pub fn run(opts: &BackupOptions) -> Result<()> {
         let (tag, body) = client.message(wait)?;
         match tag {
             b'D' => {
-                let row = super::receiver::data_row_text(&body);
+                let row = data_row_text(&body);
                 eprintln!(
                     "steadydb basebackup: checkpoint redo at {}, log copied to {}, timeline {}",
                     row.first().cloned().flatten().unwrap_or_default(),
@@ -138,7 +148,7 @@ pub fn run(opts: &BackupOptions) -> Result<()> {
                 }
                 _ => return Err(protocol("unknown copy frame")),
             },
-            b'E' => return Err(super::receiver::server_error(&body)),
+            b'E' => return Err(server_error(&body)),
             b'Z' => break,
             _ => {}
         }
@@ -148,9 +158,13 @@ pub fn run(opts: &BackupOptions) -> Result<()> {
     }
     // The standby's own settings.
     let conf = dir.join("steadydb.conf");
+    // The password is never written into the new directory: the standby takes it from
+    // PGPASSWORD.
     let mut extra = format!(
-        "\n# Added by steadydb basebackup: this directory is a standby of {}:{}.\nprimary_conninfo = 'host={} port={} user={} application_name={}'\n",
-        opts.host, opts.port, opts.host, opts.port, opts.user, opts.application_name
+        "\n# Added by steadydb basebackup: this directory is a standby of {}:{}.\nprimary_conninfo = '{}'\n",
+        standby.host,
+        standby.port,
+        standby.to_string().replace('\'', "''")
     );
     if let Some(slot) = &opts.slot {
         extra.push_str(&format!("primary_slot_name = '{slot}'\n"));
@@ -172,11 +186,6 @@ pub fn run(opts: &BackupOptions) -> Result<()> {
             .and_then(|f| f.sync_all())
             .map_err(|e| io_error("fsync", &d, e))?;
     }
-    // A conninfo that the standby will parse back.
-    parse_conninfo(&format!(
-        "host={} port={} user={} application_name={}",
-        opts.host, opts.port, opts.user, opts.application_name
-    ))?;
     eprintln!(
         "steadydb basebackup: {files} files written to \"{}\"; start it with: steadydb server -D {} -p PORT",
         dir.display(),

@@ -22,6 +22,8 @@
 //!   ([`quorum::decide`]), O(standbys).
 
 pub mod basebackup;
+mod client;
+pub mod conninfo;
 pub mod identity;
 pub mod location;
 pub mod machine;
@@ -31,6 +33,7 @@ pub mod quorum;
 pub mod read;
 pub mod receiver;
 pub mod slots;
+mod transport;
 
 #[cfg(test)]
 mod sim_tests;

@@ -14,132 +14,23 @@
 //! every second while the primary is away; the standby keeps serving reads at its applied
 //! position meanwhile.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use super::client::{server_error, Client, Polled};
+use super::conninfo::Conninfo;
 use super::location::{Layout, WalLocation, SEGMENT_HEADER_BYTES};
+use super::transport::{conn_error, Sender};
 use crate::error::{Error, Result, SqlState};
 use crate::settings::Settings;
 use crate::txn::TxnManager;
 use crate::wal::{Lsn, Wal};
 
-/// The largest message accepted from the primary (XLogData carries at most 128 KiB).
-const MAX_MESSAGE_BYTES: usize = 64 << 20;
-/// How long one read waits before the loop looks at its timers and the stop flag.
-const READ_POLL: Duration = Duration::from_millis(100);
 /// Between connection attempts.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
-
-/// `primary_conninfo`, in libpq's `keyword=value` form.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Conninfo {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    pub application_name: String,
-    /// `password=`, else the environment's `PGPASSWORD`, as libpq takes it: what the
-    /// primary's password methods (SCRAM, md5, password) are answered with.
-    pub password: Option<String>,
-}
-
-pub fn parse_conninfo(s: &str) -> Result<Conninfo> {
-    let mut c = Conninfo {
-        host: "127.0.0.1".into(),
-        port: 5432,
-        user: "postgres".into(),
-        application_name: "walreceiver".into(),
-        password: std::env::var("PGPASSWORD").ok(),
-    };
-    let bad = |why: String| {
-        Error::new(
-            SqlState::INVALID_PARAMETER_VALUE,
-            format!("invalid primary_conninfo: {why}"),
-        )
-    };
-    let mut chars = s.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek().is_none() {
-            break;
-        }
-        let key: String = chars
-            .by_ref()
-            .take_while(|&c| c != '=')
-            .collect::<String>()
-            .trim()
-            .to_string();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let mut value = String::new();
-        if chars.peek() == Some(&'\'') {
-            chars.next();
-            loop {
-                match chars.next() {
-                    Some('\\') => value.extend(chars.next()),
-                    Some('\'') => break,
-                    Some(c) => value.push(c),
-                    None => return Err(bad("unterminated quoted string".into())),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c.is_whitespace() {
-                    break;
-                }
-                value.push(c);
-                chars.next();
-            }
-        }
-        match key.as_str() {
-            "host" | "hostaddr" => {
-                c.host = if value == "localhost" {
-                    "127.0.0.1".into()
-                } else {
-                    value
-                }
-            }
-            "port" => {
-                c.port = value
-                    .parse()
-                    .map_err(|_| bad(format!("invalid port \"{value}\"")))?
-            }
-            "user" => c.user = value,
-            "application_name" => c.application_name = value,
-            "password" => c.password = Some(value),
-            // The standby speaks to its primary without TLS: a mode that needs it is
-            // refused rather than ignored; `prefer` and `allow` accept a plain connection.
-            "sslmode" => match value.as_str() {
-                "disable" | "allow" | "prefer" => {}
-                "require" | "verify-ca" | "verify-full" => {
-                    return Err(Error::unsupported(format!(
-                        "sslmode={value} in primary_conninfo is not supported yet: a standby connects to its primary without TLS"
-                    )))
-                }
-                other => return Err(bad(format!("invalid sslmode value: \"{other}\""))),
-            },
-            "sslrootcert" | "sslcert" | "sslkey" => {}
-            "dbname"
-            | "connect_timeout"
-            | "options"
-            | "channel_binding"
-            | "keepalives"
-            | "target_session_attrs"
-            | "gssencmode"
-            | "passfile" => {}
-            "" => return Err(bad("missing keyword".into())),
-            other => return Err(bad(format!("invalid connection option \"{other}\""))),
-        }
-    }
-    Ok(c)
-}
 
 /// What a standby shows of its walreceiver (`pg_stat_wal_receiver`,
 /// `pg_last_wal_receive_lsn()`, `pg_last_wal_replay_lsn()`).
@@ -196,316 +87,6 @@ impl ReceiverStatus {
     }
 }
 
-/// A client connection speaking the replication protocol, with its own input buffer so
-/// that a read that times out never loses part of a message.
-pub(crate) struct Client {
-    pub(crate) stream: TcpStream,
-    input: Vec<u8>,
-    start: usize,
-}
-
-pub(crate) enum Polled {
-    Message(u8, Vec<u8>),
-    Nothing,
-}
-
-fn conn_error(what: String) -> Error {
-    Error::new(SqlState::CONNECTION_FAILURE, what)
-}
-
-impl Client {
-    pub(crate) fn connect(c: &Conninfo) -> Result<Client> {
-        let addr = format!("{}:{}", c.host, c.port);
-        let addrs = std::net::ToSocketAddrs::to_socket_addrs(&addr).map_err(|e| {
-            conn_error(format!("could not translate host name \"{}\": {e}", c.host))
-        })?;
-        let mut last = None;
-        for a in addrs {
-            match TcpStream::connect_timeout(&a, Duration::from_secs(10)) {
-                Ok(stream) => {
-                    let _ = stream.set_nodelay(true);
-                    stream
-                        .set_read_timeout(Some(READ_POLL))
-                        .map_err(|e| conn_error(e.to_string()))?;
-                    let mut client = Client {
-                        stream,
-                        input: Vec::with_capacity(256 * 1024),
-                        start: 0,
-                    };
-                    client.startup(c)?;
-                    return Ok(client);
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(conn_error(format!(
-            "could not connect to the primary server at {addr}: {}",
-            last.map_or("no address".to_string(), |e| e.to_string())
-        )))
-    }
-
-    pub(crate) fn send(&mut self, tag: Option<u8>, body: &[u8]) -> Result<()> {
-        let mut msg = Vec::with_capacity(body.len() + 5);
-        msg.extend(tag);
-        msg.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-        msg.extend_from_slice(body);
-        self.stream
-            .write_all(&msg)
-            .map_err(|e| conn_error(format!("could not send data to WAL stream: {e}")))
-    }
-
-    fn startup(&mut self, c: &Conninfo) -> Result<()> {
-        let mut body = Vec::new();
-        body.extend_from_slice(&196608i32.to_be_bytes());
-        for (k, v) in [
-            ("user", c.user.as_str()),
-            ("database", "replication"),
-            ("replication", "true"),
-            ("application_name", c.application_name.as_str()),
-        ] {
-            body.extend_from_slice(k.as_bytes());
-            body.push(0);
-            body.extend_from_slice(v.as_bytes());
-            body.push(0);
-        }
-        body.push(0);
-        self.send(None, &body)?;
-        let mut scram: Option<crate::auth::scram::ScramClient> = None;
-        loop {
-            let (tag, body) = self.message(Duration::from_secs(30))?;
-            match tag {
-                b'R' => self.authenticate(c, &body, &mut scram)?,
-                b'E' => return Err(server_error(&body)),
-                b'Z' => return Ok(()),
-                _ => {}
-            }
-        }
-    }
-
-    /// Answer one Authentication request of the primary as libpq does: SCRAM-SHA-256,
-    /// md5 or a clear-text password (from `c.password`), or nothing for AuthenticationOk.
-    fn authenticate(
-        &mut self,
-        c: &Conninfo,
-        body: &[u8],
-        scram: &mut Option<crate::auth::scram::ScramClient>,
-    ) -> Result<()> {
-        use crate::auth::scram::{self, ScramClient};
-        let (code, data) = match body.split_first_chunk::<4>() {
-            Some((code, data)) => (i32::from_be_bytes(*code), data),
-            None => return Err(conn_error("invalid authentication request".into())),
-        };
-        let password = || {
-            c.password.clone().ok_or_else(|| {
-                Error::new(
-                    SqlState::INVALID_PASSWORD,
-                    "the primary asks for a password: give it in primary_conninfo or PGPASSWORD",
-                )
-            })
-        };
-        let mut reply = Vec::new();
-        match code {
-            0 => return Ok(()),
-            // AuthenticationCleartextPassword
-            3 => {
-                reply.extend_from_slice(password()?.as_bytes());
-                reply.push(0);
-            }
-            // AuthenticationMD5Password: md5(md5(password || user) || salt).
-            5 => {
-                let salt: [u8; 4] = data
-                    .get(..4)
-                    .and_then(|s| s.try_into().ok())
-                    .ok_or_else(|| conn_error("invalid MD5 authentication request".into()))?;
-                let stored = scram::md5_verifier(&password()?, &c.user);
-                reply.extend_from_slice(scram::md5_response(&stored, &salt).as_bytes());
-                reply.push(0);
-            }
-            // AuthenticationSASL: the mechanisms offered.
-            10 => {
-                let offered = data
-                    .split(|&b| b == 0)
-                    .any(|m| m == scram::MECHANISM.as_bytes());
-                if !offered {
-                    return Err(conn_error(
-                        "the primary offers no SASL mechanism the walreceiver supports".into(),
-                    ));
-                }
-                let client = ScramClient::new(&password()?);
-                let first = client.client_first();
-                reply.extend_from_slice(scram::MECHANISM.as_bytes());
-                reply.push(0);
-                reply.extend_from_slice(&(first.len() as i32).to_be_bytes());
-                reply.extend_from_slice(&first);
-                *scram = Some(client);
-            }
-            // AuthenticationSASLContinue: the server-first-message.
-            11 => {
-                let client = scram
-                    .as_mut()
-                    .ok_or_else(|| conn_error("SASLContinue before SASL".into()))?;
-                reply = client.client_final(data)?;
-            }
-            // AuthenticationSASLFinal: the server's signature.
-            12 => {
-                let client = scram
-                    .as_ref()
-                    .ok_or_else(|| conn_error("SASLFinal before SASL".into()))?;
-                return client.verify_server_final(data);
-            }
-            _ => return Err(conn_error(
-                "the primary asks for an authentication method the walreceiver does not support"
-                    .into(),
-            )),
-        }
-        self.send(Some(b'p'), &reply)
-    }
-
-    /// Poll for one message: `Nothing` when none arrived within one read's wait.
-    pub(crate) fn poll(&mut self) -> Result<Polled> {
-        if let Some(m) = self.take() {
-            return Ok(Polled::Message(m.0, m.1));
-        }
-        if self.start > 0 && self.start == self.input.len() {
-            self.input.clear();
-            self.start = 0;
-        } else if self.start > 128 * 1024 {
-            self.input.drain(..self.start);
-            self.start = 0;
-        }
-        let old = self.input.len();
-        self.input.resize(old + 128 * 1024, 0);
-        let got = self.stream.read(&mut self.input[old..]);
-        match got {
-            Ok(0) => {
-                self.input.truncate(old);
-                Err(conn_error("the primary closed the connection".into()))
-            }
-            Ok(n) => {
-                self.input.truncate(old + n);
-                Ok(match self.take() {
-                    Some((t, b)) => Polled::Message(t, b),
-                    None => Polled::Nothing,
-                })
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                self.input.truncate(old);
-                Ok(Polled::Nothing)
-            }
-            Err(e) => {
-                self.input.truncate(old);
-                Err(conn_error(format!(
-                    "could not receive data from WAL stream: {e}"
-                )))
-            }
-        }
-    }
-
-    fn take(&mut self) -> Option<(u8, Vec<u8>)> {
-        let buf = &self.input[self.start..];
-        if buf.len() < 5 {
-            return None;
-        }
-        let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
-        if buf.len() < 1 + len {
-            return None;
-        }
-        let tag = buf[0];
-        let body = buf[5..1 + len].to_vec();
-        self.start += 1 + len;
-        Some((tag, body))
-    }
-
-    /// The next message within `wait`.
-    pub(crate) fn message(&mut self, wait: Duration) -> Result<(u8, Vec<u8>)> {
-        let until = Instant::now() + wait;
-        loop {
-            if let Some(buf) = self.input.get(self.start..self.start + 5) {
-                let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]);
-                if len < 4 || len as usize > MAX_MESSAGE_BYTES {
-                    return Err(conn_error(format!(
-                        "invalid message length {len} from the primary"
-                    )));
-                }
-            }
-            match self.poll()? {
-                Polled::Message(t, b) => return Ok((t, b)),
-                Polled::Nothing if Instant::now() >= until => {
-                    return Err(conn_error("timed out waiting for the primary".into()))
-                }
-                Polled::Nothing => {}
-            }
-        }
-    }
-
-    /// A simple query's rows, as text.
-    pub(crate) fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        let mut body = sql.as_bytes().to_vec();
-        body.push(0);
-        self.send(Some(b'Q'), &body)?;
-        let mut rows = Vec::new();
-        let mut error = None;
-        loop {
-            let (tag, body) = self.message(Duration::from_secs(30))?;
-            match tag {
-                b'D' => rows.push(data_row_text(&body)),
-                b'E' => error = Some(server_error(&body)),
-                b'Z' => break,
-                _ => {}
-            }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(rows),
-        }
-    }
-}
-
-pub(crate) fn data_row_text(body: &[u8]) -> Vec<Option<String>> {
-    let mut out = Vec::new();
-    let n = body
-        .get(..2)
-        .map_or(0, |b| i16::from_be_bytes([b[0], b[1]]).max(0) as usize);
-    let mut at = 2;
-    for _ in 0..n {
-        let Some(len) = body.get(at..at + 4) else {
-            break;
-        };
-        let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
-        at += 4;
-        if len < 0 {
-            out.push(None);
-            continue;
-        }
-        let end = (at + len as usize).min(body.len());
-        out.push(Some(String::from_utf8_lossy(&body[at..end]).into_owned()));
-        at = end;
-    }
-    out
-}
-
-/// An ErrorResponse from the primary, as an error here.
-pub(crate) fn server_error(body: &[u8]) -> Error {
-    let mut code = String::new();
-    let mut message = String::from("error from the primary");
-    for field in body.split(|&b| b == 0) {
-        match field.first() {
-            Some(b'C') => code = String::from_utf8_lossy(&field[1..]).into_owned(),
-            Some(b'M') => message = String::from_utf8_lossy(&field[1..]).into_owned(),
-            _ => {}
-        }
-    }
-    Error::new(
-        SqlState::CONNECTION_FAILURE,
-        format!("the primary server reported an error: {message} (SQLSTATE {code})"),
-    )
-}
-
 /// What the receiver works with.
 pub struct Receiver {
     pub status: Arc<ReceiverStatus>,
@@ -517,8 +98,8 @@ pub struct Receiver {
     pub layout: Layout,
 }
 
-/// Where the replayer sends its reports: the current connection's socket, if any.
-type ReportTo = Arc<Mutex<Option<TcpStream>>>;
+/// Where the replayer sends its reports: the current connection, if any.
+type ReportTo = Arc<Mutex<Option<Sender>>>;
 
 /// A standby status update: written, flushed and applied locations, as of now.
 fn status_message(s: &ReceiverStatus, reply_requested: bool) -> Vec<u8> {
@@ -543,7 +124,7 @@ fn send_report(to: &ReportTo, s: &ReceiverStatus) -> Result<()> {
 fn send_status(to: &ReportTo, s: &ReceiverStatus, reply_requested: bool) -> Result<()> {
     let msg = status_message(s, reply_requested);
     match to.lock().as_mut() {
-        Some(stream) => stream
+        Some(sender) => sender
             .write_all(&msg)
             .map_err(|e| conn_error(format!("could not send data to WAL stream: {e}"))),
         None => Ok(()),
@@ -653,11 +234,7 @@ impl Receiver {
         }
         tracing::info!("started streaming WAL from primary at {start_loc} on timeline {timeline}");
         self.status.set_status("streaming");
-        let writer = client
-            .stream
-            .try_clone()
-            .map_err(|e| conn_error(format!("could not share the connection: {e}")))?;
-        *report_to.lock() = Some(writer);
+        *report_to.lock() = Some(client.sender()?);
         self.status
             .receive_start
             .store(start_loc.0, Ordering::Release);
@@ -700,7 +277,7 @@ impl Receiver {
                             }
                             _ => {}
                         }
-                        if client.input.len() - client.start < 5 {
+                        if client.buffered() < 5 {
                             break;
                         }
                     }
@@ -936,35 +513,4 @@ fn be_u64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[..8]);
     u64::from_be_bytes(a)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn conninfo_in_keyword_form() {
-        let c = parse_conninfo(
-            "host=localhost port=5433 user=repl application_name='s 1' password='p w'",
-        )
-        .unwrap();
-        assert_eq!(
-            c,
-            Conninfo {
-                host: "127.0.0.1".into(),
-                port: 5433,
-                user: "repl".into(),
-                application_name: "s 1".into(),
-                password: Some("p w".into()),
-            }
-        );
-        assert!(parse_conninfo("port=x").is_err());
-        assert!(parse_conninfo("host=p sslmode=prefer").is_ok());
-        for mode in ["require", "verify-ca", "verify-full"] {
-            let e = parse_conninfo(&format!("host=p sslmode={mode}")).expect_err(mode);
-            assert_eq!(e.code, SqlState::FEATURE_NOT_SUPPORTED, "{mode}");
-        }
-        assert!(parse_conninfo("sslmode=bogus").is_err());
-        assert!(parse_conninfo("bogus=1").is_err());
-    }
 }

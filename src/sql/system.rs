@@ -596,10 +596,7 @@ fn wal_receiver_rows(engine: &Engine) -> Vec<Row> {
         r.slot.as_deref().map_or(Value::Null, text),
         text(&c.host),
         Value::Int4(i32::from(c.port)),
-        text(&format!(
-            "host={} port={} user={} application_name={}",
-            c.host, c.port, c.user, c.application_name
-        )),
+        text(&c.to_string()),
     ]
     .into()]
 }

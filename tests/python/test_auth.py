@@ -1186,6 +1186,50 @@ def test_drivers_authenticate_over_tls(tls_server, client):
     assert not failed, failed
 
 
+class _Standby:
+    """A standby server started from a base backup's directory, with PGPASSWORD set."""
+
+    def __init__(self, directory: Path, tmp_path: Path, password: str):
+        self.port, sockdir = free_port(), tmp_path / "standby-sock"
+        sockdir.mkdir()
+        self.log_path = tmp_path / "standby.log"
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [str(_resolve_bin()), "server", "--auth", "trust", "-D", str(directory),
+                 "-p", str(self.port), "-c", f"unix_socket_directories={sockdir}"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env={**_env_without_pg(), "PGPASSWORD": password})
+
+    def query(self, sql: str):
+        try:
+            with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres "
+                                 f"sslmode=disable password={SUPERUSER_PASSWORD} connect_timeout=10",
+                                 autocommit=True) as s:
+                return s.execute(sql).fetchone()[0]
+        except psycopg.Error:
+            return None
+
+    def wait_for(self, sql: str, expected):
+        deadline = time.monotonic() + 60
+        while self.query(sql) != expected:
+            assert self.proc.poll() is None, self.log_path.read_text()
+            assert time.monotonic() < deadline, self.log_path.read_text()
+            time.sleep(0.2)
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(60)
+        return self.log_path.read_text()
+
+
+def _basebackup(srv, user: str, password: str, directory: Path, *extra: str):
+    return subprocess.run(
+        [str(_resolve_bin()), "basebackup", "-h", "127.0.0.1", "-p", str(srv.port),
+         "-U", user, "-D", str(directory), *extra],
+        env={**_env_without_pg(), "PGPASSWORD": password},
+        capture_output=True, text=True, timeout=300)
+
+
 def test_a_standby_streams_from_a_primary_that_requires_scram(auth_server, tmp_path):
     """steadydb basebackup and the standby's walreceiver prove a replication role's
     password with SCRAM (PGPASSWORD); the password is not written into the standby's
@@ -1198,51 +1242,83 @@ def test_a_standby_streams_from_a_primary_that_requires_scram(auth_server, tmp_p
         c.execute("create role replicator login replication password 'rep-pw-5150'")
         c.execute("create table r (k int primary key)")
         c.execute("insert into r values (1)")
-    env = _env_without_pg()
-    backup = [str(_resolve_bin()), "basebackup", "-h", "127.0.0.1", "-p", str(srv.port),
-              "-U", "replicator", "-D"]
-    bad = subprocess.run(backup + [str(tmp_path / "refused")], env={**env, "PGPASSWORD": "wrong"},
-                         capture_output=True, text=True, timeout=120)
+    bad = _basebackup(srv, "replicator", "wrong", tmp_path / "refused")
     assert bad.returncode != 0
     assert 'password authentication failed for user "replicator"' in bad.stderr
     standby_dir = tmp_path / "standby"
-    good = subprocess.run(backup + [str(standby_dir)], env={**env, "PGPASSWORD": "rep-pw-5150"},
-                          capture_output=True, text=True, timeout=300)
+    good = _basebackup(srv, "replicator", "rep-pw-5150", standby_dir)
     assert good.returncode == 0, good.stderr
     for path in standby_dir.rglob("*"):
         if path.is_file():
             assert b"rep-pw-5150" not in path.read_bytes(), path
-    port, sockdir = free_port(), tmp_path / "standby-sock"
-    sockdir.mkdir()
-    log_path = tmp_path / "standby.log"
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            [str(_resolve_bin()), "server", "--auth", "trust", "-D", str(standby_dir), "-p", str(port),
-             "-c", f"unix_socket_directories={sockdir}"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**env, "PGPASSWORD": "rep-pw-5150"})
+    standby = _Standby(standby_dir, tmp_path, "rep-pw-5150")
     try:
-        conninfo = (f"host=127.0.0.1 port={port} user=postgres dbname=postgres sslmode=disable "
-                    f"password={SUPERUSER_PASSWORD} connect_timeout=10")
-
-        def standby_count():
-            try:
-                with psycopg.connect(conninfo, autocommit=True) as s:
-                    return s.execute("select count(*) from r").fetchone()[0]
-            except psycopg.Error:
-                return None
-
-        deadline = time.monotonic() + 60
-        while standby_count() != 1:
-            assert proc.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.2)
+        standby.wait_for("select count(*) from r", 1)
         with srv.connect() as c:
             c.execute("insert into r values (2)")
-        deadline = time.monotonic() + 60
-        while standby_count() != 2:
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.2)
+        standby.wait_for("select count(*) from r", 2)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
-    assert "rep-pw-5150" not in log_path.read_text()
+        log = standby.stop()
+    assert "rep-pw-5150" not in log
+
+
+def test_a_standby_streams_over_tls(tls_server, tmp_path):
+    """A primary that takes replication only over TLS: basebackup and the walreceiver
+    verify its certificate (verify-full) and bind SCRAM to it; the walsender's session is
+    encrypted; a plain connection, or one that trusts another CA, is refused."""
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n"
+                     "hostssl replication replicator 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect(sslmode="require") as c:
+        c.execute("create role replicator login replication password 'tls-rep-77'")
+        c.execute("create table r (k int primary key)")
+        c.execute("insert into r values (1)")
+    ca = tls_server.certs / "ca.crt"
+    plain = _basebackup(srv, "replicator", "tls-rep-77", tmp_path / "plain", "-d", "sslmode=disable")
+    assert plain.returncode != 0
+    assert "no pg_hba.conf entry for replication connection" in plain.stderr, plain.stderr
+    other = _make_certificates(tmp_path / "other-ca")
+    untrusted = _basebackup(srv, "replicator", "tls-rep-77", tmp_path / "untrusted", "-d",
+                            f"host=localhost sslmode=verify-full sslrootcert={other / 'ca.crt'}")
+    assert untrusted.returncode != 0
+    assert "certificate" in untrusted.stderr.lower(), untrusted.stderr
+    standby_dir = tmp_path / "standby"
+    good = _basebackup(srv, "replicator", "tls-rep-77", standby_dir, "-d",
+                       f"host=localhost sslmode=verify-full sslrootcert={ca} channel_binding=require")
+    assert good.returncode == 0, good.stderr
+    conf = (standby_dir / "steadydb.conf").read_text()
+    assert "sslmode=verify-full" in conf and "channel_binding=require" in conf, conf
+    standby = _Standby(standby_dir, tmp_path, "tls-rep-77")
+    try:
+        standby.wait_for("select count(*) from r", 1)
+        with srv.connect(sslmode="require") as c:
+            c.execute("insert into r values (2)")
+            deadline = time.monotonic() + 60
+            while True:
+                row = c.execute(
+                    "select s.ssl, s.version from pg_stat_replication r "
+                    "join pg_stat_ssl s on s.pid = r.pid").fetchone()
+                if row is not None:
+                    break
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            assert row[0] is True and row[1] in ("TLSv1.2", "TLSv1.3"), row
+        standby.wait_for("select count(*) from r", 2)
+        assert "sslmode=verify-full" in standby.query("select conninfo from pg_stat_wal_receiver")
+        # remote_apply is released by the replayer's report, sent on the same TLS session
+        # as the receiver's: the commit returns once the standby shows the row.
+        with open(srv.datadir / "steadydb.conf", "a") as conf_file:
+            conf_file.write("synchronous_standby_names = '*'\n")
+        with srv.connect(sslmode="require") as c:
+            c.execute("select pg_reload_conf()")
+            deadline = time.monotonic() + 30
+            while c.execute("select count(*) from pg_stat_replication "
+                            "where sync_state = 'sync'").fetchone() != (1,):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            c.execute("set synchronous_commit = remote_apply")
+            for k in range(3, 13):
+                c.execute("insert into r values (%s)", (k,))
+                assert standby.query("select max(k) from r") == k
+    finally:
+        log = standby.stop()
+    assert "tls-rep-77" not in log
