@@ -3,6 +3,7 @@
 //! re-check the latest committed version, as PostgreSQL's READ COMMITTED does.
 
 mod grouping;
+mod hash_join;
 mod sort;
 mod window;
 
@@ -86,6 +87,8 @@ pub struct Executor<'a> {
     pub fk_rules: RefCell<FxHashMap<TableId, Rc<RowRules>>>,
     /// The working table of each recursive WITH query being computed, by id.
     pub work_tables: RefCell<FxHashMap<usize, SharedRows>>,
+    /// Where a hash join's table goes past its memory limit.
+    pub spill: SpillTo,
 }
 
 /// Rows computed once and read by several scans of one statement.
@@ -137,8 +140,8 @@ fn check_cancel(slot: &SessionSlot) -> Result<()> {
     slot.check_in()
 }
 
-/// The most rows a join reads of a table it does not look rows up in (it holds them all
-/// while the join runs).
+/// The most rows a nested-loop join reads of its table (it holds them all while the
+/// join runs; a hash join's go to disk past its memory limit).
 const JOIN_INNER_MAX_ROWS: usize = 10_000_000;
 
 /// The most rows a set-returning function in a select list returns for one input row
@@ -158,6 +161,8 @@ struct PreparedJoin {
     hashed: Option<FxHashMap<Vec<Value>, Vec<usize>>>,
     /// RIGHT and FULL joins: which rows matched some row so far.
     matched: Option<Vec<bool>>,
+    /// A hash join past its memory limit: `rows` are one batch's, the others on disk.
+    batches: Option<hash_join::Batches>,
 }
 
 fn truthy(v: &Value) -> bool {
@@ -614,35 +619,74 @@ impl Executor<'_> {
             go = self.join_row(&plan.joins, &mut steps, 0, row.to_vec(), &mut top)?;
             Ok(go)
         })?;
-        // RIGHT and FULL joins: the table's rows nothing matched, null-extended, go on
-        // through the later joins; earlier steps first, since later ones may match them.
+        // Then, step by step (a step's rows may go on to later steps' batches): RIGHT and
+        // FULL joins' rows that nothing matched, and a spilled hash join's later batches.
         for i in 0..steps.len() {
             if !go {
                 break;
             }
-            if !steps[i].ready && matches!(plan.joins[i].kind, JoinKind::Right | JoinKind::Full) {
-                steps[i] = self.prepare_join(&plan.joins[i])?;
+            let join = &plan.joins[i];
+            let keep_unmatched = matches!(join.kind, JoinKind::Right | JoinKind::Full);
+            if !steps[i].ready && keep_unmatched {
+                steps[i] = self.prepare_join(join)?;
             }
-            let unmatched: Vec<Vec<Value>> = match &steps[i].matched {
-                Some(matched) => steps[i]
-                    .rows
-                    .iter()
-                    .zip(matched)
-                    .filter(|(_, m)| !**m)
-                    .map(|(r, _)| r.clone())
-                    .collect(),
-                None => continue,
-            };
-            for inner in unmatched {
-                let mut row = vec![Value::Null; plan.joins[i].outer_width];
-                row.extend(inner);
-                go = self.join_row(&plan.joins, &mut steps, i + 1, row, &mut top)?;
-                if !go {
+            go = self.emit_unmatched(&plan.joins, &mut steps, i, &mut top)?;
+            while go {
+                let Some(batches) = steps[i].batches.as_mut() else {
                     break;
+                };
+                let Some((_, inner, outer)) = batches.next_batch(keep_unmatched)? else {
+                    break;
+                };
+                self.load_batch(join, &mut steps[i], inner)?;
+                if let Some(mut outer) = outer {
+                    let mut n = 0usize;
+                    while let Some((_, row)) = outer.next_row()? {
+                        n += 1;
+                        if n.is_multiple_of(CANCEL_CHECK_ROWS) {
+                            check_cancel(self.slot)?;
+                        }
+                        go = self.join_row(&plan.joins, &mut steps, i, row, &mut top)?;
+                        if !go {
+                            break;
+                        }
+                    }
+                }
+                if go {
+                    go = self.emit_unmatched(&plan.joins, &mut steps, i, &mut top)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// A RIGHT or FULL join step's held rows that nothing matched, null-extended, through
+    /// the later steps. Returns false once `visit` asked to stop.
+    fn emit_unmatched(
+        &self,
+        joins: &[JoinStep],
+        steps: &mut [PreparedJoin],
+        at: usize,
+        visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
+        let unmatched: Vec<Vec<Value>> = match &steps[at].matched {
+            Some(matched) => steps[at]
+                .rows
+                .iter()
+                .zip(matched)
+                .filter(|(_, m)| !**m)
+                .map(|(r, _)| r.clone())
+                .collect(),
+            None => return Ok(true),
+        };
+        for inner in unmatched {
+            let mut row = vec![Value::Null; joins[at].outer_width];
+            row.extend(inner);
+            if !self.join_row(joins, steps, at + 1, row, visit)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// The rows of UNION, INTERSECT or EXCEPT, with SQL's multiset rules for ALL: a row
@@ -777,37 +821,129 @@ impl Executor<'_> {
             ready: true,
             ..PreparedJoin::default()
         };
-        if matches!(step.strategy, JoinStrategy::Lookup) {
-            return Ok(prepared);
+        match &step.strategy {
+            JoinStrategy::Lookup => return Ok(prepared),
+            JoinStrategy::Hash { inner_keys, .. } => {
+                self.prepare_hash_join(step, inner_keys, &mut prepared)?
+            }
+            JoinStrategy::NestedLoop => {
+                self.for_each_row(&step.scan, |_, row| {
+                    if prepared.rows.len() >= JOIN_INNER_MAX_ROWS {
+                        return Err(Error::new(
+                            SqlState::PROGRAM_LIMIT_EXCEEDED,
+                            format!(
+                                "a join reads more than {JOIN_INNER_MAX_ROWS} rows of table \"{}\"",
+                                step.scan.def.name
+                            ),
+                        ));
+                    }
+                    prepared.rows.push(row.to_vec());
+                    Ok(true)
+                })?;
+            }
         }
-        let mut rows = Vec::new();
+        if matches!(step.kind, JoinKind::Right | JoinKind::Full) {
+            prepared.matched = Some(vec![false; prepared.rows.len()]);
+        }
+        Ok(prepared)
+    }
+
+    /// A hash join's table: in memory while it fits in `hash_mem_bytes`, else split into
+    /// batches, the first in memory and the others on disk (`executor/hash_join.rs`).
+    /// Spilled rows carry their key (none: a NULL in it), computed once.
+    fn prepare_hash_join(
+        &self,
+        step: &JoinStep,
+        inner_keys: &[Expr],
+        prepared: &mut PreparedJoin,
+    ) -> Result<()> {
+        let limit = self.spill.hash_mem_bytes;
+        let dir = &self.spill.temp_dir;
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        let mut hashed: FxHashMap<Vec<Value>, Vec<usize>> = FxHashMap::default();
+        let (mut held, mut total) = (0usize, 0usize);
+        let mut overflow: Option<sort::Spool> = None;
         self.for_each_row(&step.scan, |_, row| {
-            if rows.len() >= JOIN_INNER_MAX_ROWS {
-                return Err(Error::new(
-                    SqlState::PROGRAM_LIMIT_EXCEEDED,
-                    format!(
-                        "a join reads more than {JOIN_INNER_MAX_ROWS} rows of table \"{}\"",
-                        step.scan.def.name
-                    ),
-                ));
+            let key = self.hash_key(inner_keys, row)?;
+            let bytes = hash_join::held_bytes(row, key.as_deref());
+            total = total.saturating_add(bytes);
+            if let Some(spool) = &mut overflow {
+                spool.push(&(key.unwrap_or_default(), row.to_vec()))?;
+                return Ok(true);
+            }
+            if let Some(key) = key {
+                hashed.entry(key).or_default().push(rows.len());
             }
             rows.push(row.to_vec());
+            held += bytes;
+            if held > limit {
+                let mut spool = sort::Spool::new(dir)?;
+                for row in rows.drain(..) {
+                    let key = self.hash_key(inner_keys, &row)?;
+                    spool.push(&(key.unwrap_or_default(), row))?;
+                }
+                hashed.clear();
+                overflow = Some(spool);
+            }
             Ok(true)
         })?;
-        if let JoinStrategy::Hash { inner_keys, .. } = &step.strategy {
-            let mut hashed: FxHashMap<Vec<Value>, Vec<usize>> = FxHashMap::default();
-            for (i, row) in rows.iter().enumerate() {
-                if let Some(key) = self.hash_key(inner_keys, row)? {
-                    hashed.entry(key).or_default().push(i);
+        if let Some(spool) = overflow {
+            let mut batches = hash_join::Batches::new(hash_join::batch_count(total, limit));
+            let keep_unmatched = matches!(step.kind, JoinKind::Right | JoinKind::Full);
+            let mut spilled = spool.read_back()?;
+            let mut n = 0usize;
+            while let Some((key, row)) = spilled.next_row()? {
+                n += 1;
+                if n.is_multiple_of(CANCEL_CHECK_ROWS) {
+                    check_cancel(self.slot)?;
+                }
+                if key.is_empty() {
+                    // A NULL key matches nothing: kept only to be emitted unmatched.
+                    if keep_unmatched {
+                        rows.push(row);
+                    }
+                    continue;
+                }
+                match hash_join::batch_of(&key, batches.count()) {
+                    0 => {
+                        hashed.entry(key).or_default().push(rows.len());
+                        rows.push(row);
+                    }
+                    b => batches.put_inner(b, (key, row), dir)?,
                 }
             }
-            prepared.hashed = Some(hashed);
+            prepared.batches = Some(batches);
         }
+        prepared.hashed = Some(hashed);
+        prepared.rows = rows;
+        Ok(())
+    }
+
+    /// A spilled hash join's next batch: its inner rows (with their keys) replace the
+    /// last batch's.
+    fn load_batch(
+        &self,
+        step: &JoinStep,
+        prepared: &mut PreparedJoin,
+        inner: Option<sort::SpoolReader>,
+    ) -> Result<()> {
+        let mut rows = Vec::new();
+        let mut hashed: FxHashMap<Vec<Value>, Vec<usize>> = FxHashMap::default();
+        if let Some(mut inner) = inner {
+            while let Some((key, row)) = inner.next_row()? {
+                if rows.len() % CANCEL_CHECK_ROWS == CANCEL_CHECK_ROWS - 1 {
+                    check_cancel(self.slot)?;
+                }
+                hashed.entry(key).or_default().push(rows.len());
+                rows.push(row);
+            }
+        }
+        prepared.hashed = Some(hashed);
         if matches!(step.kind, JoinKind::Right | JoinKind::Full) {
             prepared.matched = Some(vec![false; rows.len()]);
         }
         prepared.rows = rows;
-        Ok(prepared)
+        Ok(())
     }
 
     /// A hash join's key for a row: None if a key is NULL (it matches nothing).
@@ -855,9 +991,16 @@ impl Executor<'_> {
                 })?;
             }
             JoinStrategy::Hash { outer_keys, .. } => {
-                if let (Some(key), Some(hashed)) =
-                    (self.hash_key(outer_keys, &row)?, &steps[at].hashed)
-                {
+                let key = self.hash_key(outer_keys, &row)?;
+                if let (Some(key), Some(batches)) = (&key, steps[at].batches.as_mut()) {
+                    let batch = hash_join::batch_of(key, batches.count());
+                    if batch != batches.current {
+                        // Its matches are in a later batch: joined when that is loaded.
+                        batches.defer_outer(batch, row, &self.spill.temp_dir)?;
+                        return Ok(true);
+                    }
+                }
+                if let (Some(key), Some(hashed)) = (key, &steps[at].hashed) {
                     if let Some(found) = hashed.get(&key) {
                         indexes.extend(found);
                     }

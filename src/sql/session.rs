@@ -3122,6 +3122,11 @@ impl Session {
         let privileges = (!superuser).then(|| self.privileges_of());
         let settings_fn =
             |n: &str| show_setting(overrides, &engine, isolation, read_only, superuser, n);
+        let spill = super::executor::SpillTo {
+            hash_mem_bytes: self.work_mem_bytes().saturating_mul(HASH_MEM_WORK_MEMS),
+            sort_mem_bytes: self.work_mem_bytes(),
+            temp_dir: self.temp_dir(),
+        };
         let Some(txn) = self.txn.as_mut() else {
             return Err(Error::internal("statement without a transaction").into());
         };
@@ -3158,6 +3163,7 @@ impl Session {
             fk_incoming: Default::default(),
             fk_rules: Default::default(),
             work_tables: Default::default(),
+            spill,
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());

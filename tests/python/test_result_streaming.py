@@ -382,3 +382,72 @@ def test_a_grouping_past_work_mem_goes_to_disk_not_memory(db, server, sql):
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
+
+
+# ------------------------------------------------------------ hash joins past work_mem
+
+
+@pytest.fixture
+def joinable(db, sortable):
+    """`sortable`'s table and a second of 20,000 rows whose k2 matches some of its keys
+    (and is NULL in every 17th row), to be joined on non-key columns."""
+    h = db.table("hj")
+    with db.connect() as c:
+        c.execute(f"create table {h} (id int primary key, g int, k2 int, tag text)")
+        c.execute(f"insert into {h} select i, i % 41, "
+                  f"case when i % 17 = 0 then null else (i * 3) % 24001 end, 'n' || (i % 1000) "
+                  f"from generate_series(1, 20000) i")
+    return sortable[0], h
+
+
+HASH_JOINS = [
+    "select a.k, b.id from {t} a join {h} b on b.k2 = a.k",
+    "select a.k, b.id from {t} a left join {h} b on b.k2 = a.k",
+    "select a.k, b.id from {t} a right join {h} b on b.k2 = a.k",
+    "select a.k, b.id from {t} a full join {h} b on b.k2 = a.k",
+    "select a.k, b.id from {t} a left join {h} b on b.k2 = a.k and b.g < 10",
+    "select a.k, b.id, c.k from {t} a join {h} b on b.k2 = a.k "
+    "join {t} c on c.name = b.tag and c.g = 3",
+    "select a.k, b.id, c.id from {t} a full join {h} b on b.k2 = a.k "
+    "left join {h} c on c.tag = a.name and c.g = 7",
+    "select count(*), sum(a.k), sum(b.id) from {t} a join {h} b on b.g = a.g where a.k < 200",
+    "select a.name, count(b.id) from {t} a left join {h} b on b.tag = a.name "
+    "and b.g = a.g group by a.name",
+]
+
+
+@pytest.mark.parametrize("sql", HASH_JOINS)
+def test_hash_joins_past_work_mem_match_the_in_memory_ones(db, joinable, sql):
+    """With work_mem 64kB a hash join's table goes to disk in batches and each batch is
+    joined in turn (on SteadyDB; PostgreSQL batches too): the same rows, each as often,
+    as with the table in memory, NULL keys matching nothing, and RIGHT and FULL joins'
+    unmatched rows once each."""
+    in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=joinable[0], h=joinable[1]))
+    assert in_memory
+    assert sorted(on_disk, key=repr) == sorted(in_memory, key=repr)
+
+
+def test_a_spilled_hash_join_stops_at_its_limit(db, joinable):
+    t, h = joinable
+    c = db.connect()
+    c.execute("set work_mem = '64kB'")
+    for kind in ("left", "full"):
+        got = rows(c, f"select a.k, b.id from {t} a {kind} join {h} b on b.k2 = a.k limit 1000")
+        assert len(got) == 1000 and len(set(got)) == 1000
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+def test_a_hash_join_past_work_mem_goes_to_disk_not_memory(db, server):
+    """A table of 80 MB joined with itself on its 4 kB text column with work_mem 4MB:
+    the server's peak memory grows by under 40 MiB (held in memory, the table and its
+    keys raised it by 139 MiB), every row finds its one match, and no temporary file is
+    left behind."""
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    got = rows(c, f"select count(*), sum(a.k - b.k), count(distinct a.k) "
+                  f"from {t} a full join {t} b on b.v = a.v")
+    assert got == [(20000, 0, 20000)]
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 40, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []

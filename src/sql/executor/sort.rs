@@ -52,6 +52,9 @@ const MERGE_FAN_IN: usize = 32;
 /// The read buffer of each run being merged.
 const RUN_READ_BUFFER_BYTES: usize = 32 * 1024;
 
+/// The write buffer of each spool (a hash join may have many batches open).
+const SPOOL_WRITE_BUFFER_BYTES: usize = 16 * 1024;
+
 /// Nesting of arrays and records a spilled value may have.
 const MAX_VALUE_DEPTH: usize = 64;
 
@@ -235,15 +238,97 @@ struct RunReader {
     left: u64,
 }
 
+impl RunReader {
+    fn new(mut file: File, rows: u64) -> Result<RunReader> {
+        file.rewind().map_err(temp_file_error)?;
+        Ok(RunReader {
+            input: BufReader::with_capacity(RUN_READ_BUFFER_BYTES, file),
+            left: rows,
+        })
+    }
+
+    /// The next row written, None after the last.
+    fn next(&mut self, codec: &Codec) -> Result<Option<SortRow>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        let mut len = [0u8; 4];
+        self.input.read_exact(&mut len).map_err(temp_file_error)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_SORTED_ROW_BYTES {
+            return Err(corrupt());
+        }
+        let mut bytes = vec![0u8; len];
+        self.input.read_exact(&mut bytes).map_err(temp_file_error)?;
+        let mut at = bytes.as_slice();
+        let keys = codec.get_values(&mut at)?;
+        let row = codec.get_values(&mut at)?;
+        if !at.is_empty() {
+            return Err(corrupt());
+        }
+        Ok(Some((keys, row)))
+    }
+}
+
+/// Rows appended to a temporary file and read back in the order written (a hash join's
+/// batch, `hash_join`): bounded in memory by its write buffer.
+pub struct Spool {
+    out: BufWriter<File>,
+    codec: Codec,
+    rows: u64,
+    scratch: Vec<u8>,
+}
+
+/// A spool's rows, read back.
+pub struct SpoolReader {
+    reader: RunReader,
+    codec: Codec,
+}
+
+impl Spool {
+    pub fn new(dir: &Path) -> Result<Spool> {
+        Ok(Spool {
+            out: BufWriter::with_capacity(SPOOL_WRITE_BUFFER_BYTES, temp_file(dir)?),
+            codec: Codec::default(),
+            rows: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    pub fn push(&mut self, row: &SortRow) -> Result<()> {
+        write_row(&mut self.out, &mut self.codec, row, &mut self.scratch)?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    pub fn read_back(self) -> Result<SpoolReader> {
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|e| temp_file_error(e.into_error()))?;
+        Ok(SpoolReader {
+            reader: RunReader::new(file, self.rows)?,
+            codec: self.codec,
+        })
+    }
+}
+
+impl SpoolReader {
+    pub fn next_row(&mut self) -> Result<Option<SortRow>> {
+        self.reader.next(&self.codec)
+    }
+}
+
 impl Merge {
     fn new(runs: Vec<Run>, codec: Arc<Codec>, order_by: &[OrderKey]) -> Result<Merge> {
         let mut readers = Vec::with_capacity(runs.len());
-        for mut run in runs {
-            run.file.rewind().map_err(temp_file_error)?;
-            readers.push(RunReader {
-                input: BufReader::with_capacity(RUN_READ_BUFFER_BYTES, run.file),
-                left: run.rows,
-            });
+        for run in runs {
+            readers.push(RunReader::new(run.file, run.rows)?);
         }
         let mut merge = Merge {
             heads: Vec::with_capacity(readers.len()),
@@ -264,29 +349,7 @@ impl Merge {
     }
 
     fn read(&mut self, i: usize) -> Result<Option<SortRow>> {
-        let reader = &mut self.readers[i];
-        if reader.left == 0 {
-            return Ok(None);
-        }
-        reader.left -= 1;
-        let mut len = [0u8; 4];
-        reader.input.read_exact(&mut len).map_err(temp_file_error)?;
-        let len = u32::from_le_bytes(len) as usize;
-        if len > MAX_SORTED_ROW_BYTES {
-            return Err(corrupt());
-        }
-        let mut bytes = vec![0u8; len];
-        reader
-            .input
-            .read_exact(&mut bytes)
-            .map_err(temp_file_error)?;
-        let mut at = bytes.as_slice();
-        let keys = self.codec.get_values(&mut at)?;
-        let row = self.codec.get_values(&mut at)?;
-        if !at.is_empty() {
-            return Err(corrupt());
-        }
-        Ok(Some((keys, row)))
+        self.readers[i].next(&self.codec)
     }
 
     /// Whether run `a`'s next row goes before run `b`'s.
@@ -357,37 +420,12 @@ fn write_run<'r>(
     level: u32,
     check: &Check,
 ) -> Result<Run> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    std::fs::create_dir_all(dir).map_err(temp_file_error)?;
-    let path = dir.join(format!(
-        "sort.{}.{}",
-        std::process::id(),
-        NEXT.fetch_add(1, AtomicOrdering::Relaxed)
-    ));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(temp_file_error)?;
-    std::fs::remove_file(&path).map_err(temp_file_error)?;
-    let mut out = BufWriter::with_capacity(64 * 1024, file);
+    let mut out = BufWriter::with_capacity(64 * 1024, temp_file(dir)?);
     let mut bytes = Vec::new();
     let mut count = 0u64;
     for row in rows {
         let row = row?;
-        let (keys, values) = row.borrow();
-        bytes.clear();
-        codec.put_values(keys, &mut bytes)?;
-        codec.put_values(values, &mut bytes)?;
-        let len = u32::try_from(bytes.len()).map_err(|_| {
-            Error::new(
-                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                "a sorted row is too large",
-            )
-        })?;
-        out.write_all(&len.to_le_bytes()).map_err(temp_file_error)?;
-        out.write_all(&bytes).map_err(temp_file_error)?;
+        write_row(&mut out, codec, row.borrow(), &mut bytes)?;
         count += 1;
         if count.is_multiple_of(CHECK_EVERY_ROWS) {
             check()?;
@@ -403,10 +441,50 @@ fn write_run<'r>(
     })
 }
 
+/// A new temporary file in `dir`, unlinked at once: only its descriptor names it.
+fn temp_file(dir: &Path) -> Result<File> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    std::fs::create_dir_all(dir).map_err(temp_file_error)?;
+    let path = dir.join(format!(
+        "sort.{}.{}",
+        std::process::id(),
+        NEXT.fetch_add(1, AtomicOrdering::Relaxed)
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(temp_file_error)?;
+    std::fs::remove_file(&path).map_err(temp_file_error)?;
+    Ok(file)
+}
+
+/// One row: its encoded length, then its keys and values (`scratch` is reused).
+fn write_row(
+    out: &mut BufWriter<File>,
+    codec: &mut Codec,
+    (keys, values): &SortRow,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    scratch.clear();
+    codec.put_values(keys, scratch)?;
+    codec.put_values(values, scratch)?;
+    let len = u32::try_from(scratch.len()).map_err(|_| {
+        Error::new(
+            SqlState::PROGRAM_LIMIT_EXCEEDED,
+            "a sorted row is too large",
+        )
+    })?;
+    out.write_all(&len.to_le_bytes()).map_err(temp_file_error)?;
+    out.write_all(scratch).map_err(temp_file_error)?;
+    Ok(())
+}
+
 fn temp_file_error(e: std::io::Error) -> Error {
     Error::new(
         SqlState::IO_ERROR,
-        format!("could not use a temporary file for sorting: {e}"),
+        format!("could not use a temporary file: {e}"),
     )
 }
 
