@@ -635,11 +635,11 @@ impl Executor<'_> {
                 let Some(batches) = steps[i].batches.as_mut() else {
                     break;
                 };
-                let Some((_, inner, outer)) = batches.next_batch(keep_unmatched)? else {
+                let Some(batch) = batches.next_batch(keep_unmatched)? else {
                     break;
                 };
-                self.load_batch(join, &mut steps[i], inner)?;
-                if let Some(mut outer) = outer {
+                self.load_batch(join, &mut steps[i], batch.inner)?;
+                if let Some(mut outer) = batch.outer {
                     let mut n = 0usize;
                     while let Some((_, row)) = outer.next_row()? {
                         n += 1;

@@ -59,6 +59,13 @@ pub(super) struct Batches {
     outer: Vec<Option<Spool>>,
 }
 
+/// One batch's rows, read back: its inner rows (with their keys) and its outer rows;
+/// either may be none.
+pub(super) struct Batch {
+    pub inner: Option<SpoolReader>,
+    pub outer: Option<SpoolReader>,
+}
+
 /// The batch of a key among `count` (a power of two). SipHash with fixed keys: not the
 /// hash table's hasher, so a batch's keys still spread over its table.
 pub(super) fn batch_of(key: &[Value], count: usize) -> usize {
@@ -116,13 +123,10 @@ impl Batches {
         spool_at(&mut self.outer[batch], dir)?.push(&(Vec::new(), row))
     }
 
-    /// The next batch with rows to join: its number, its inner rows and its outer rows
-    /// (either may be empty); with `keep_unmatched_inner` false (no RIGHT or FULL join),
-    /// a batch without outer rows is skipped.
-    pub fn next_batch(
-        &mut self,
-        keep_unmatched_inner: bool,
-    ) -> Result<Option<(usize, Option<SpoolReader>, Option<SpoolReader>)>> {
+    /// The next batch with rows to join (`current` becomes its number); with
+    /// `keep_unmatched_inner` false (no RIGHT or FULL join), a batch without outer rows is
+    /// skipped.
+    pub fn next_batch(&mut self, keep_unmatched_inner: bool) -> Result<Option<Batch>> {
         while self.current + 1 < self.count {
             self.current += 1;
             let b = self.current;
@@ -133,7 +137,7 @@ impl Batches {
             if has_outer || (keep_unmatched_inner && has_inner) {
                 let inner = inner.map(Spool::read_back).transpose()?;
                 let outer = outer.map(Spool::read_back).transpose()?;
-                return Ok(Some((b, inner, outer)));
+                return Ok(Some(Batch { inner, outer }));
             }
         }
         Ok(None)
@@ -188,8 +192,8 @@ mod tests {
         batches.defer_outer(2, vec![Value::Int4(20)], &dir).unwrap();
         batches.defer_outer(3, vec![Value::Int4(30)], &dir).unwrap();
         // An inner join skips batch 1 (no outer rows).
-        let (b, inner, outer) = batches.next_batch(false).unwrap().unwrap();
-        assert_eq!(b, 2);
+        let Batch { inner, outer } = batches.next_batch(false).unwrap().unwrap();
+        assert_eq!(batches.current, 2);
         let mut inner = inner.unwrap();
         assert_eq!(inner.next_row().unwrap().unwrap().1, vec![Value::Int4(2)]);
         assert!(inner.next_row().unwrap().is_none());
@@ -197,8 +201,8 @@ mod tests {
             outer.unwrap().next_row().unwrap().unwrap().1,
             vec![Value::Int4(20)]
         );
-        let (b, inner, outer) = batches.next_batch(false).unwrap().unwrap();
-        assert_eq!((b, inner.is_none()), (3, true));
+        let Batch { inner, outer } = batches.next_batch(false).unwrap().unwrap();
+        assert_eq!((batches.current, inner.is_none()), (3, true));
         assert!(outer.is_some());
         assert!(batches.next_batch(false).unwrap().is_none());
         let _ = std::fs::remove_dir_all(&dir);
