@@ -183,6 +183,33 @@ pub(super) fn not_present(
     .with_constraint(fk.name.clone())
 }
 
+/// Whether a row holding `values` in a foreign key's columns is let through without a
+/// referenced row: all of them NULL, or, MATCH SIMPLE, any of them. None: MATCH FULL
+/// and some but not all are NULL, which no row may hold.
+fn passes_without_reference(fk: &ForeignKeyDef, values: &[Value]) -> Option<bool> {
+    let nulls = values.iter().filter(|v| v.is_null()).count();
+    match (nulls, fk.match_full) {
+        (0, _) => Some(false),
+        (n, _) if n == values.len() => Some(true),
+        (_, false) => Some(true),
+        (_, true) => None,
+    }
+}
+
+/// 23503 for a MATCH FULL foreign key's columns holding NULL and non-NULL values.
+fn mixed_nulls(child: &TableDef, fk: &ForeignKeyDef) -> Error {
+    Error::new(
+        SqlState::FOREIGN_KEY_VIOLATION,
+        format!(
+            "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+            child.name, fk.name
+        ),
+    )
+    .with_detail("MATCH FULL does not allow mixing of null and nonnull key values.")
+    .with_table(child.name.clone())
+    .with_constraint(fk.name.clone())
+}
+
 /// 23503 for a referenced row that rows still reference.
 fn still_referenced(
     child: &TableDef,
@@ -271,7 +298,10 @@ impl Executor<'_> {
         old: Option<&[Value]>,
     ) {
         for fk in &def.foreign_keys {
-            if fk.columns.iter().any(|&c| row[c].is_null()) {
+            let all_null = fk.columns.iter().all(|&c| row[c].is_null());
+            let any_null = fk.columns.iter().any(|&c| row[c].is_null());
+            // A MATCH FULL key with some NULLs is checked (and refused) too.
+            if all_null || (any_null && !fk.match_full) {
                 continue;
             }
             if let Some(old) = old {
@@ -416,8 +446,10 @@ impl Executor<'_> {
                     Some(Some(row)) => fk.columns.iter().map(|&c| row[c].clone()).collect(),
                     Some(None) | None => return Ok(()),
                 };
-                if values.iter().any(Value::is_null) {
-                    return Ok(());
+                match passes_without_reference(fk, &values) {
+                    Some(true) => return Ok(()),
+                    Some(false) => {}
+                    None => return Err(mixed_nulls(&def, fk).into()),
                 }
                 let Some(parent) = self.engine.txn.catalog.table_by_id(fk.referenced) else {
                     return Err(
@@ -817,7 +849,12 @@ impl Executor<'_> {
             let (rows, last) = self.newest_rows(table, after.as_deref(), SETTLE_PENDING_AT)?;
             for row in rows {
                 let values: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
-                if values.iter().any(Value::is_null) || found_values.contains(&values) {
+                match passes_without_reference(fk, &values) {
+                    Some(true) => continue,
+                    Some(false) => {}
+                    None => return Err(mixed_nulls(&def, fk).into()),
+                }
+                if found_values.contains(&values) {
                     continue;
                 }
                 let parent_def = parent.def();

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use super::system::CatalogView;
 use crate::engine::Engine;
-use crate::storage::{FkAction, ForeignKeyDef, Row, Table, TableDef};
+use crate::storage::{CheckDef, FkAction, ForeignKeyDef, Row, Table, TableDef};
 use crate::types::{oid, DataType, Value};
 
 /// The first OID of user objects, as in PostgreSQL.
@@ -1114,7 +1114,7 @@ impl PgCatalog {
                             def.checks
                                 .iter()
                                 .enumerate()
-                                .map(move |(k, c)| check_row(t, k, &c.name)),
+                                .map(move |(k, c)| check_row(t, k, c)),
                         )
                         .chain(
                             def.foreign_keys
@@ -1895,18 +1895,18 @@ fn index_row(t: &Table, def: &TableDef, index: &IndexInfo) -> Vec<Value> {
 }
 
 /// A `pg_constraint` row for CHECK constraint `k` of a table.
-fn check_row(t: &Table, k: usize, constraint: &str) -> Vec<Value> {
+fn check_row(t: &Table, k: usize, check: &CheckDef) -> Vec<Value> {
     let f = Value::Bool(false);
     let tr = Value::Bool(true);
     let blank = || char_value(' ');
     vec![
         Value::Oid(table_oid(t) + FIRST_CHECK + k as u32),
-        name(constraint),
+        name(&check.name),
         Value::Oid(NAMESPACE_PUBLIC),
         char_value('c'),
         f.clone(),
         f.clone(),
-        tr.clone(),
+        Value::Bool(check.validated),
         Value::Oid(table_oid(t)),
         Value::Oid(0),
         Value::Oid(0),
@@ -1952,7 +1952,7 @@ fn foreign_key_row(engine: &Engine, t: &Table, k: usize, fk: &ForeignKeyDef) -> 
         char_value('f'),
         Value::Bool(fk.deferrable),
         Value::Bool(fk.initially_deferred),
-        tr.clone(),
+        Value::Bool(fk.validated),
         Value::Oid(table_oid(t)),
         Value::Oid(0),
         Value::Oid(index_oid),
@@ -1960,7 +1960,7 @@ fn foreign_key_row(engine: &Engine, t: &Table, k: usize, fk: &ForeignKeyDef) -> 
         Value::Oid(table_oid(&parent)),
         char_value(fk.on_update.code()),
         char_value(fk.on_delete.code()),
-        char_value('s'),
+        char_value(if fk.match_full { 'f' } else { 's' }),
         tr.clone(),
         Value::Int4(0),
         tr,
@@ -1986,6 +1986,9 @@ pub fn foreign_key_definition(
         quote_ident(&parent_def.name),
         column_list(&parent_def, &fk.referenced_columns)
     );
+    if fk.match_full {
+        text.push_str(" MATCH FULL");
+    }
     if fk.on_update != FkAction::NoAction {
         text.push_str(&format!(" ON UPDATE {}", fk.on_update.sql()));
     }
@@ -1997,6 +2000,9 @@ pub fn foreign_key_definition(
     }
     if fk.initially_deferred {
         text.push_str(" INITIALLY DEFERRED");
+    }
+    if !fk.validated {
+        text.push_str(" NOT VALID");
     }
     Some(text)
 }
@@ -2630,10 +2636,11 @@ pub fn constraint_definition(
         let first = table_oid(&t) + FIRST_CHECK;
         if (first..first + def.checks.len() as u32).contains(&constraint_oid) {
             let check = &def.checks[(constraint_oid - first) as usize];
+            let not_valid = if check.validated { "" } else { " NOT VALID" };
             return Some(if pretty {
-                format!("CHECK ({})", check.expr)
+                format!("CHECK ({}){not_valid}", check.expr)
             } else {
-                format!("CHECK (({}))", check.expr)
+                format!("CHECK (({})){not_valid}", check.expr)
             });
         }
         let first = table_oid(&t) + FIRST_FOREIGN_KEY;

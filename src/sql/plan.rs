@@ -629,6 +629,25 @@ pub enum Plan {
         table: Arc<Table>,
         name: String,
     },
+    /// ALTER TABLE ... ADD [CONSTRAINT name] CHECK (e) [NOT VALID]: `check`, with `expr`
+    /// bound over the table's rows (to validate them unless NOT VALID).
+    AddCheck {
+        table: Arc<Table>,
+        check: crate::storage::CheckDef,
+        expr: Expr,
+    },
+    /// ALTER TABLE ... DROP CONSTRAINT of a CHECK constraint.
+    DropCheck {
+        table: Arc<Table>,
+        name: String,
+    },
+    /// ALTER TABLE ... VALIDATE CONSTRAINT of a foreign key or (with its bound
+    /// expression) a CHECK constraint added NOT VALID.
+    ValidateConstraint {
+        table: Arc<Table>,
+        name: String,
+        check: Option<Expr>,
+    },
     /// SET CONSTRAINTS { ALL | names } { DEFERRED | IMMEDIATE }: `names` None for ALL.
     SetConstraints {
         names: Option<Vec<String>>,
@@ -705,5 +724,7 @@ pub enum Plan {
         tables: Vec<Arc<crate::storage::Table>>,
         /// Whether their statistics are measured (ANALYZE, VACUUM ANALYZE).
         analyze: bool,
+        /// What an IF [NOT] EXISTS that skips the statement says (a NOTICE).
+        notice: Option<String>,
     },
 }

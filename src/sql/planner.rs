@@ -889,6 +889,7 @@ impl Planner<'_> {
                     tag,
                     tables: named,
                     analyze: *analyze,
+                    notice: None,
                 })
             }
             Statement::Checkpoint => Ok(Plan::Checkpoint),
@@ -944,6 +945,7 @@ impl Planner<'_> {
                 tag: "",
                 tables: Vec::new(),
                 analyze: false,
+                notice: None,
             }),
             Statement::ShowAll => {
                 self.fields = ["name", "setting", "description"]
@@ -1787,42 +1789,8 @@ impl Planner<'_> {
         let placeholder = self.placeholder_table(def.clone());
         let scope = table_scope(&placeholder, &def, None);
         for (named, expr) in checks {
-            self.bind_check(&expr, &scope)?;
-            let check_name = match named {
-                Some(n) => n,
-                None => {
-                    let mut read = Vec::new();
-                    referenced_columns(&expr, &def, &mut read);
-                    let base = match read.as_slice() {
-                        [c] => format!("{}_{c}_check", def.name),
-                        _ => format!("{}_check", def.name),
-                    };
-                    let taken = |n: &str| def.checks.iter().any(|c| c.name == n);
-                    if taken(&base) {
-                        (1..)
-                            .map(|k| format!("{base}{k}"))
-                            .find(|n| !taken(n))
-                            .unwrap_or(base)
-                    } else {
-                        base
-                    }
-                }
-            };
-            if def.checks.iter().any(|c| c.name == check_name) {
-                return Err(Error::new(
-                    SqlState::DUPLICATE_OBJECT,
-                    format!("check constraint \"{check_name}\" already exists"),
-                ));
-            }
-            // Stored without the parentheses around it (pg_dump writes `CHECK ((e))`).
-            let mut bare = &expr;
-            while let ast::Expr::Nested(inner) = bare {
-                bare = inner;
-            }
-            def.checks.push(crate::storage::CheckDef {
-                name: check_name,
-                expr: bare.to_string(),
-            });
+            let (check, _) = self.new_check(&def, &scope, named, &expr)?;
+            def.checks.push(check);
         }
         for fk in &foreign_keys {
             let resolved = self.foreign_key(&def, fk, true)?;
@@ -1832,6 +1800,56 @@ impl Planner<'_> {
             def,
             if_not_exists: ct.if_not_exists,
         })
+    }
+
+    /// A new CHECK constraint of the table `def` describes, bound over `scope` (its
+    /// rows): its definition and its expression. An unnamed one is named for the one
+    /// column it reads (`t_c_check`), else `t_check`, numbered past names taken.
+    fn new_check(
+        &mut self,
+        def: &TableDef,
+        scope: &Scope,
+        named: Option<String>,
+        expr: &ast::Expr,
+    ) -> Result<(crate::storage::CheckDef, Expr)> {
+        let bound = self.bind_check(expr, scope)?;
+        let taken = |n: &str| def.checks.iter().any(|c| c.name == n);
+        let check_name = match named {
+            Some(n) => n,
+            None => {
+                let mut read = Vec::new();
+                referenced_columns(expr, def, &mut read);
+                let base = match read.as_slice() {
+                    [c] => format!("{}_{c}_check", def.name),
+                    _ => format!("{}_check", def.name),
+                };
+                if taken(&base) {
+                    (1..)
+                        .map(|k| format!("{base}{k}"))
+                        .find(|n| !taken(n))
+                        .unwrap_or(base)
+                } else {
+                    base
+                }
+            }
+        };
+        if taken(&check_name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_OBJECT,
+                format!("check constraint \"{check_name}\" already exists"),
+            ));
+        }
+        // Stored without the parentheses around it (pg_dump writes `CHECK ((e))`).
+        let mut bare = expr;
+        while let ast::Expr::Nested(inner) = bare {
+            bare = inner;
+        }
+        let check = crate::storage::CheckDef {
+            name: check_name,
+            expr: bare.to_string(),
+            validated: true,
+        };
+        Ok((check, bound))
     }
 
     /// ALTER TABLE ... DROP COLUMN: the column stays in the rows, dropped (see
@@ -1916,14 +1934,13 @@ impl Planner<'_> {
         creating: bool,
     ) -> Result<crate::storage::ForeignKeyDef> {
         use crate::storage::{FkAction, ForeignKeyDef, TableId};
-        if fk
-            .match_kind
-            .is_some_and(|m| !matches!(m, ast::ConstraintReferenceMatchKind::Simple))
-        {
-            return Err(Error::unsupported(
-                "MATCH FULL and MATCH PARTIAL foreign keys are not supported yet",
-            ));
-        }
+        let match_full = match fk.match_kind {
+            None | Some(ast::ConstraintReferenceMatchKind::Simple) => false,
+            Some(ast::ConstraintReferenceMatchKind::Full) => true,
+            Some(ast::ConstraintReferenceMatchKind::Partial) => {
+                return Err(Error::unsupported("MATCH PARTIAL not yet implemented"))
+            }
+        };
         let characteristics = fk.characteristics.unwrap_or_default();
         if characteristics.enforced == Some(false) {
             return Err(Error::unsupported(
@@ -2097,6 +2114,8 @@ impl Planner<'_> {
             on_update,
             deferrable,
             initially_deferred,
+            match_full,
+            validated: true,
         })
     }
 
@@ -2449,6 +2468,10 @@ impl Planner<'_> {
                     tag: "ALTER TABLE",
                     tables: Vec::new(),
                     analyze: false,
+                    notice: Some(format!(
+                        "column \"{name}\" of relation \"{}\" already exists, skipping",
+                        def.name
+                    )),
                 });
             }
             return Err(Error::new(
@@ -2841,6 +2864,7 @@ impl Planner<'_> {
                 tag: "ALTER TABLE",
                 tables: Vec::new(),
                 analyze: false,
+                notice: None,
             });
         }
         let table = match self.table(&at.name) {
@@ -2850,6 +2874,10 @@ impl Planner<'_> {
                     tag: "ALTER TABLE",
                     tables: Vec::new(),
                     analyze: false,
+                    notice: Some(format!(
+                        "relation \"{}\" does not exist, skipping",
+                        object_name(&at.name)?
+                    )),
                 })
             }
             Err(e) => return Err(e),
@@ -2916,10 +2944,88 @@ impl Planner<'_> {
                 })
             }
             [ast::AlterTableOperation::AddConstraint {
-                constraint: ast::TableConstraint::ForeignKey(fk),
-                not_valid: false,
+                constraint: ast::TableConstraint::Check(c),
+                not_valid,
             }] => {
-                let fk = self.foreign_key(&def, fk, false)?;
+                if def.checks.len() >= super::pg_catalog::MAX_CHECKS as usize {
+                    return Err(Error::new(
+                        SqlState::PROGRAM_LIMIT_EXCEEDED,
+                        format!(
+                            "a table can have at most {} check constraints",
+                            super::pg_catalog::MAX_CHECKS
+                        ),
+                    ));
+                }
+                if c.enforced == Some(false) {
+                    return Err(Error::unsupported(
+                        "NOT ENFORCED constraints are not supported yet",
+                    ));
+                }
+                let named = c.name.as_ref().map(ident_name);
+                if let Some(n) = named.as_deref().filter(|n| def.has_constraint(n)) {
+                    return Err(Error::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!(
+                            "constraint \"{n}\" for relation \"{}\" already exists",
+                            def.name
+                        ),
+                    ));
+                }
+                let scope = table_scope(&table, &def, None);
+                let (mut check, expr) = self.new_check(&def, &scope, named, &c.expr)?;
+                check.validated = !*not_valid;
+                Ok(Plan::AddCheck { table, check, expr })
+            }
+            [ast::AlterTableOperation::ValidateConstraint { name }] => {
+                let cname = ident_name(name);
+                if def.foreign_keys.iter().any(|f| f.name == cname) {
+                    return Ok(Plan::ValidateConstraint {
+                        table,
+                        name: cname,
+                        check: None,
+                    });
+                }
+                if let Some(c) = def.checks.iter().find(|c| c.name == cname) {
+                    let ast = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+                        .try_with_sql(&c.expr)
+                        .and_then(|mut p| p.parse_expr())
+                        .map_err(|e| {
+                            Error::internal(format!("bad stored check {}: {e}", c.expr))
+                        })?;
+                    let scope = table_scope(&table, &def, None);
+                    let check = Some(self.bind_check(&ast, &scope)?);
+                    return Ok(Plan::ValidateConstraint {
+                        table,
+                        name: cname,
+                        check,
+                    });
+                }
+                let is_key = def.indexes.iter().any(|i| i.constraint && i.name == cname)
+                    || (def.pkey_name.as_deref() == Some(cname.as_str())
+                        && !def.primary_key.is_empty());
+                Err(match is_key {
+                    true => Error::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!(
+                            "constraint \"{cname}\" of relation \"{}\" is not a foreign key or check constraint",
+                            def.name
+                        ),
+                    ),
+                    false => Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!(
+                            "constraint \"{cname}\" of relation \"{}\" does not exist",
+                            def.name
+                        ),
+                    ),
+                })
+            }
+            [ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::ForeignKey(fk),
+                not_valid,
+            }] => {
+                let mut fk = self.foreign_key(&def, fk, false)?;
+                fk.validated = !*not_valid;
                 let parent = if fk.referenced == table.id {
                     table.clone()
                 } else {
@@ -2954,6 +3060,10 @@ impl Planner<'_> {
                             tag: "ALTER TABLE",
                             tables: Vec::new(),
                             analyze: false,
+                            notice: Some(format!(
+                                "column \"{cname}\" of relation \"{}\" does not exist, skipping",
+                                def.name
+                            )),
                         });
                     }
                     return Err(Error::new(
@@ -3118,6 +3228,9 @@ impl Planner<'_> {
                 if def.foreign_keys.iter().any(|f| f.name == cname) {
                     return Ok(Plan::DropForeignKey { table, name: cname });
                 }
+                if def.checks.iter().any(|c| c.name == cname) {
+                    return Ok(Plan::DropCheck { table, name: cname });
+                }
                 match def.indexes.iter().find(|i| i.name == cname && i.constraint) {
                     Some(_) => Ok(Plan::DropIndex {
                         indexes: vec![(table, cname)],
@@ -3135,6 +3248,10 @@ impl Planner<'_> {
                         tag: "ALTER TABLE",
                         tables: Vec::new(),
                         analyze: false,
+                        notice: Some(format!(
+                            "constraint \"{cname}\" of relation \"{}\" does not exist, skipping",
+                            def.name
+                        )),
                     }),
                     None => Err(Error::new(
                         SqlState::UNDEFINED_OBJECT,
@@ -3146,7 +3263,7 @@ impl Planner<'_> {
                 }
             }
             _ => Err(Error::unsupported(
-                "ALTER TABLE supports only ADD PRIMARY KEY, ADD UNIQUE and DROP CONSTRAINT yet",
+                "this form of ALTER TABLE is not supported yet",
             )),
         }
     }

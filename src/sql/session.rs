@@ -1694,7 +1694,11 @@ impl Session {
                 tag,
                 tables,
                 analyze,
+                notice,
             } => {
+                if let Some(notice) = notice {
+                    self.warn(Error::new(SqlState::SUCCESSFUL_COMPLETION, notice.clone()));
+                }
                 if *tag == "VACUUM" && self.txn.as_ref().is_some_and(|t| t.explicit) {
                     return Err(Error::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
@@ -1762,6 +1766,23 @@ impl Session {
                     new_def.foreign_keys.retain(|f| f.name != name);
                     Ok(new_def)
                 })?;
+                command("ALTER TABLE")
+            }
+            Plan::AddCheck { table, check, expr } => {
+                self.add_check(table, check, expr)?;
+                command("ALTER TABLE")
+            }
+            Plan::DropCheck { table, name } => {
+                let name = name.clone();
+                self.alter_table_definition(table, "ALTER TABLE", |current| {
+                    let mut new_def = current.clone();
+                    new_def.checks.retain(|c| c.name != name);
+                    Ok(new_def)
+                })?;
+                command("ALTER TABLE")
+            }
+            Plan::ValidateConstraint { table, name, check } => {
+                self.validate_constraint(table, name, check.as_ref())?;
                 command("ALTER TABLE")
             }
             Plan::DropTable {
@@ -2297,6 +2318,10 @@ impl Session {
                 Err(Stop::WaitForLock) => Err(Error::internal("a validation stopped at a lock")),
             }
         };
+        let validate = |session: &mut Self| match fk.validated {
+            true => validate(session),
+            false => Ok(()),
+        };
         let added = self.alter_table_definition_checked(
             table,
             "ALTER TABLE ... ADD FOREIGN KEY",
@@ -2318,6 +2343,135 @@ impl Session {
         );
         drop(parent_closed);
         added
+    }
+
+    /// ALTER TABLE ... ADD CHECK: unless NOT VALID, every row must pass it (checked with
+    /// the table's writers kept out), as in PostgreSQL.
+    fn add_check(
+        &mut self,
+        table: &Arc<Table>,
+        check: &crate::storage::CheckDef,
+        expr: &Expr,
+    ) -> Result<()> {
+        let validate = |session: &mut Self| match check.validated {
+            true => session.rows_pass_check(table, &check.name, expr),
+            false => Ok(()),
+        };
+        self.alter_table_definition_checked(table, "ALTER TABLE", validate, |current| {
+            if current.has_constraint(&check.name) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_OBJECT,
+                    format!(
+                        "constraint \"{}\" for relation \"{}\" already exists",
+                        check.name, current.name
+                    ),
+                ));
+            }
+            let mut new_def = current.clone();
+            new_def.checks.push(check.clone());
+            Ok(new_def)
+        })
+    }
+
+    /// ALTER TABLE ... VALIDATE CONSTRAINT: the rows there must pass a constraint added
+    /// NOT VALID; then it is valid. One already valid is left as it is.
+    fn validate_constraint(
+        &mut self,
+        table: &Arc<Table>,
+        name: &str,
+        check: Option<&Expr>,
+    ) -> Result<()> {
+        let def = table.def();
+        let fk = def.foreign_keys.iter().find(|f| f.name == name).cloned();
+        let validated = match (&fk, check) {
+            (Some(fk), _) => fk.validated,
+            (None, _) => def.checks.iter().any(|c| c.name == name && c.validated),
+        };
+        if validated {
+            return Ok(());
+        }
+        let parent = match &fk {
+            Some(fk) if fk.referenced != table.id => Some(
+                self.engine
+                    .txn
+                    .catalog
+                    .table_by_id(fk.referenced)
+                    .ok_or_else(|| Error::internal("a referenced table went away"))?,
+            ),
+            _ => None,
+        };
+        let parent_closed = match &parent {
+            Some(p) => self.keep_referenced_writers_out(p)?,
+            None => None,
+        };
+        let validate = |session: &mut Self| match (&fk, check) {
+            (Some(fk), _) => {
+                let snapshot = session.statement_snapshot();
+                let validated = session.with_executor(snapshot, &[], false, |exec| {
+                    exec.validate_foreign_key(table, fk)
+                });
+                match validated {
+                    Ok(()) => Ok(()),
+                    Err(Stop::Error(e)) => Err(e),
+                    Err(Stop::WaitForLock) => {
+                        Err(Error::internal("a validation stopped at a lock"))
+                    }
+                }
+            }
+            (None, Some(expr)) => session.rows_pass_check(table, name, expr),
+            (None, None) => Err(Error::internal("a CHECK constraint without its expression")),
+        };
+        let result =
+            self.alter_table_definition_checked(table, "ALTER TABLE", validate, |current| {
+                let mut new_def = current.clone();
+                for f in new_def.foreign_keys.iter_mut().filter(|f| f.name == name) {
+                    f.validated = true;
+                }
+                for c in new_def.checks.iter_mut().filter(|c| c.name == name) {
+                    c.validated = true;
+                }
+                Ok(new_def)
+            });
+        drop(parent_closed);
+        result
+    }
+
+    /// 23514 unless every row of `table` (its newest committed versions, or this
+    /// transaction's own) passes the CHECK constraint `name` (`expr`).
+    fn rows_pass_check(&mut self, table: &Arc<Table>, name: &str, expr: &Expr) -> Result<()> {
+        let snapshot = self.statement_snapshot();
+        let failed = self.with_executor(snapshot, &[], false, |exec| {
+            let mut after: Option<crate::storage::Key> = None;
+            loop {
+                let (rows, last) = exec.newest_rows(table, after.as_deref(), 4096)?;
+                for row in &rows {
+                    if exec.eval(expr, row)? == Value::Bool(false) {
+                        return Ok(true);
+                    }
+                }
+                match last {
+                    Some(k) => after = Some(k),
+                    None => return Ok(false),
+                }
+            }
+        });
+        let failed = match failed {
+            Ok(failed) => failed,
+            Err(Stop::Error(e)) => return Err(e),
+            Err(Stop::WaitForLock) => {
+                return Err(Error::internal("a validation stopped at a lock"))
+            }
+        };
+        if failed {
+            let table_name = table.def().name.clone();
+            return Err(Error::new(
+                SqlState::CHECK_VIOLATION,
+                format!("check constraint \"{name}\" of relation \"{table_name}\" is violated by some row"),
+            )
+            .with_table(table_name)
+            .with_constraint(name.to_string()));
+        }
+        Ok(())
     }
 
     /// Whether a row of `table` (its newest committed versions, or this transaction's
@@ -3536,6 +3690,9 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::Rename { .. }
         | Plan::AddForeignKey { .. }
         | Plan::DropForeignKey { .. }
+        | Plan::AddCheck { .. }
+        | Plan::DropCheck { .. }
+        | Plan::ValidateConstraint { .. }
         | Plan::AddPrimaryKey { .. } => Some(None),
         Plan::Explain { inner, analyze, .. } => match analyze {
             true => touched_tables(inner, learning),
@@ -3802,7 +3959,10 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         | Plan::AddColumn { .. }
         | Plan::Rename { .. }
         | Plan::AddForeignKey { .. }
-        | Plan::DropForeignKey { .. } => "ALTER TABLE",
+        | Plan::DropForeignKey { .. }
+        | Plan::AddCheck { .. }
+        | Plan::DropCheck { .. }
+        | Plan::ValidateConstraint { .. } => "ALTER TABLE",
         Plan::DropIndex {
             constraint: true, ..
         } => "ALTER TABLE",

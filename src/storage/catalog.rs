@@ -186,12 +186,18 @@ pub fn put_def(w: &mut Writer, id: TableId, def: &TableDef) {
         w.u32(fk.referenced.0);
         w.u8(fk.on_delete as u8);
         w.u8(fk.on_update as u8);
-        w.u8(fk.deferrable as u8 | (fk.initially_deferred as u8) << 1);
+        w.u8(fk.deferrable as u8
+            | (fk.initially_deferred as u8) << 1
+            | (!fk.validated as u8) << 2
+            | (fk.match_full as u8) << 3);
     }
     for index in &def.indexes {
         for i in 0..index.columns.len() {
             w.opt_str(index.opclass(i));
         }
+    }
+    for check in &def.checks {
+        w.u8(!check.validated as u8);
     }
 }
 
@@ -262,6 +268,7 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
         checks.push(CheckDef {
             name: r.str()?,
             expr: r.str()?,
+            validated: true,
         });
     }
     let nfks = r.varint()?;
@@ -293,12 +300,17 @@ pub fn get_def(r: &mut Reader) -> Result<(TableId, TableDef)> {
             on_update,
             deferrable: flags & 1 != 0,
             initially_deferred: flags & 2 != 0,
+            validated: flags & 4 == 0,
+            match_full: flags & 8 != 0,
         });
     }
     for index in &mut indexes {
         index.opclasses = (0..index.columns.len())
             .map(|_| r.opt_str())
             .collect::<Result<_>>()?;
+    }
+    for check in &mut checks {
+        check.validated = r.u8()? & 1 == 0;
     }
     Ok((
         id,
@@ -353,9 +365,10 @@ pub struct TableDef {
     pub foreign_keys: Vec<ForeignKeyDef>,
 }
 
-/// A FOREIGN KEY constraint (MATCH SIMPLE): every row whose `columns` are all non-null
-/// has a row of the `referenced` table whose `referenced_columns` (its primary key or a
-/// unique constraint's columns) hold the same values.
+/// A FOREIGN KEY constraint: every row whose `columns` are all non-null has a row of
+/// the `referenced` table whose `referenced_columns` (its primary key or a unique
+/// constraint's columns) hold the same values. MATCH SIMPLE lets a row with any NULL
+/// among them through; MATCH FULL only one where all are NULL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ForeignKeyDef {
     pub name: String,
@@ -367,6 +380,10 @@ pub struct ForeignKeyDef {
     pub on_update: FkAction,
     pub deferrable: bool,
     pub initially_deferred: bool,
+    pub match_full: bool,
+    /// False when added NOT VALID and not validated since: new rows are checked, the
+    /// rows there then may not hold.
+    pub validated: bool,
 }
 
 /// What a change of a referenced row does to the rows that reference it.
@@ -420,9 +437,20 @@ impl FkAction {
 pub struct CheckDef {
     pub name: String,
     pub expr: String,
+    /// False when added NOT VALID and not validated since (see [`ForeignKeyDef`]).
+    pub validated: bool,
 }
 
 impl TableDef {
+    /// Whether it has a constraint named `name`: its primary key, a UNIQUE, CHECK or
+    /// FOREIGN KEY constraint.
+    pub fn has_constraint(&self, name: &str) -> bool {
+        self.pkey_name.as_deref() == Some(name) && !self.primary_key.is_empty()
+            || self.indexes.iter().any(|i| i.constraint && i.name == name)
+            || self.checks.iter().any(|c| c.name == name)
+            || self.foreign_keys.iter().any(|f| f.name == name)
+    }
+
     /// A definition of nullable columns without a key or defaults: what a system view or
     /// a subquery in FROM looks like to the planner.
     pub fn of_columns<'a>(name: &str, columns: impl Iterator<Item = (&'a str, DataType)>) -> Self {
@@ -1364,10 +1392,18 @@ mod tests {
                 number: 0,
                 opclasses: vec![Some("text_pattern_ops".into()), None],
             }],
-            checks: vec![CheckDef {
-                name: "t_name_check".into(),
-                expr: "length(name) > 1".into(),
-            }],
+            checks: vec![
+                CheckDef {
+                    name: "t_name_check".into(),
+                    expr: "length(name) > 1".into(),
+                    validated: true,
+                },
+                CheckDef {
+                    name: "t_later".into(),
+                    expr: "p > 0".into(),
+                    validated: false,
+                },
+            ],
             foreign_keys: vec![
                 ForeignKeyDef {
                     name: "t_p_fkey".into(),
@@ -1378,6 +1414,8 @@ mod tests {
                     on_update: FkAction::SetNull,
                     deferrable: true,
                     initially_deferred: true,
+                    match_full: true,
+                    validated: false,
                 },
                 ForeignKeyDef {
                     name: "t_self".into(),
@@ -1388,6 +1426,8 @@ mod tests {
                     on_update: FkAction::Restrict,
                     deferrable: false,
                     initially_deferred: false,
+                    match_full: false,
+                    validated: true,
                 },
             ],
         }

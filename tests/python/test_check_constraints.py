@@ -94,3 +94,73 @@ def test_psql_describes_checks(db, conn):
         f'    "{t}_name_check" CHECK (length(name) > 1)\n'
         f'    "{t}_qty_check" CHECK (qty > 0)\n\n'
     ), out
+
+
+ALTER_STEPS = [
+    ('create table cka (id int primary key, a int, b int)', 'CREATE TABLE'),
+    ('insert into cka values (1, 1, 1), (2, null, 5), (3, 9, 9)', 'INSERT 0 3'),
+    ('alter table cka add constraint cka_b check (b < 9)',
+     ('23514', 'check constraint "cka_b" of relation "cka" is violated by some row', None, 'cka_b')),
+    ('alter table cka add constraint cka_b check (b < 9) not valid', 'ALTER TABLE'),
+    ('alter table cka add constraint cka_b check (b < 100)',
+     ('42710', 'constraint "cka_b" for relation "cka" already exists')),
+    ('alter table cka add constraint cka_pkey check (b < 100)',
+     ('42710', 'constraint "cka_pkey" for relation "cka" already exists')),
+    # A constraint NOT VALID still checks new rows.
+    ('insert into cka values (4, 1, 10)',
+     ('23514', 'new row for relation "cka" violates check constraint "cka_b"', 'Failing row contains (4, 1, 10).', 'cka_b')),
+    ("select convalidated, pg_get_constraintdef(oid) from pg_constraint where conname = 'cka_b'",
+     [(False, 'CHECK ((b < 9)) NOT VALID')]),
+    ('alter table cka validate constraint cka_b',
+     ('23514', 'check constraint "cka_b" of relation "cka" is violated by some row', None, 'cka_b')),
+    ('alter table cka validate constraint cka_pkey',
+     ('42809', 'constraint "cka_pkey" of relation "cka" is not a foreign key or check constraint')),
+    ('alter table cka validate constraint nosuch',
+     ('42704', 'constraint "nosuch" of relation "cka" does not exist')),
+    ('update cka set b = 1 where id = 3', 'UPDATE 1'),
+    ('alter table cka validate constraint cka_b', 'ALTER TABLE'),
+    ('alter table cka validate constraint cka_b', 'ALTER TABLE'),
+    ("select convalidated from pg_constraint where conname = 'cka_b'", [(True,)]),
+    # Unnamed: named for the one column read, numbered past a name taken.
+    ('alter table cka add check (b > 0)', 'ALTER TABLE'),
+    ('alter table cka add check (b > 0)', 'ALTER TABLE'),
+    ('alter table cka add check (a > 0 or b > 0)', 'ALTER TABLE'),
+    ("select conname from pg_constraint where conrelid = 'cka'::regclass and contype = 'c' order by 1",
+     [('cka_b',), ('cka_b_check',), ('cka_b_check1',), ('cka_check',)]),
+    ('alter table cka add check (b + 1)',
+     ('42804', 'argument of CHECK must be type boolean, not type integer')),
+    ('alter table cka drop constraint cka_b_check1', 'ALTER TABLE'),
+    ('alter table cka drop constraint cka_b_check1',
+     ('42704', 'constraint "cka_b_check1" of relation "cka" does not exist')),
+    ('alter table cka drop constraint if exists cka_b_check1', 'ALTER TABLE'),
+    ('alter table cka drop constraint cka_b', 'ALTER TABLE'),
+    ('insert into cka values (5, 1, 50)', 'INSERT 0 1'),
+    ("select conname from pg_constraint where conrelid = 'cka'::regclass and contype = 'c' order by 1",
+     [('cka_b_check',), ('cka_check',)]),
+]
+
+
+def test_alter_table_adds_validates_and_drops_checks(server):
+    """ALTER TABLE ... ADD CHECK checks the rows there (unless NOT VALID, which only new
+    rows must pass until VALIDATE CONSTRAINT), names an unnamed one as PostgreSQL does,
+    and DROP CONSTRAINT removes one, with PostgreSQL's errors and notices."""
+    with server.connect() as c:
+        c.execute("drop table if exists cka")
+        notices = []
+        c.add_notice_handler(lambda d: notices.append(d.message_primary))
+        try:
+            run_steps(c, ALTER_STEPS)
+            assert notices == ['constraint "cka_b_check1" of relation "cka" does not exist, skipping']
+        finally:
+            c.execute("drop table if exists cka")
+
+
+def test_psql_shows_a_check_not_valid(db, conn):
+    t = db.table("ckn")
+    conn.execute(f"create table {t} (id int primary key, qty int)")
+    conn.execute(f"alter table {t} add constraint {t}_qty check (qty > 0) not valid")
+    out = db.psql(command=f"\\d {t}").stdout
+    assert out.endswith(
+        "Check constraints:\n"
+        f'    "{t}_qty" CHECK (qty > 0) NOT VALID\n\n'
+    ), out

@@ -660,3 +660,103 @@ def test_drop_table_cascade_drops_the_foreign_keys_referencing_it(server):
         c.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary)))
         run_steps(c, DROP_CASCADE)
     assert ("NOTICE", "drop cascades to 3 other objects") in notices, notices
+
+
+MATCH_FULL_STEPS = [
+    ('create table mfp (a int, b int, primary key (a, b))', 'CREATE TABLE'),
+    ('insert into mfp values (1, 1)', 'INSERT 0 1'),
+    ('create table mfc (id int primary key, a int, b int, '
+     'constraint mfc_fk foreign key (a, b) references mfp match full)', 'CREATE TABLE'),
+    ('insert into mfc values (1, 1, 1), (2, null, null)', 'INSERT 0 2'),
+    ('insert into mfc values (3, 1, null)',
+     ('23503', 'insert or update on table "mfc" violates foreign key constraint "mfc_fk"',
+      'MATCH FULL does not allow mixing of null and nonnull key values.', 'mfc_fk')),
+    ('update mfc set b = null where id = 1',
+     ('23503', 'insert or update on table "mfc" violates foreign key constraint "mfc_fk"',
+      'MATCH FULL does not allow mixing of null and nonnull key values.', 'mfc_fk')),
+    ('insert into mfc values (4, 2, 2)',
+     ('23503', 'insert or update on table "mfc" violates foreign key constraint "mfc_fk"',
+      'Key (a, b)=(2, 2) is not present in table "mfp".', 'mfc_fk')),
+    ("select confmatchtype, pg_get_constraintdef(oid) from pg_constraint where conname = 'mfc_fk'",
+     [('f', 'FOREIGN KEY (a, b) REFERENCES mfp(a, b) MATCH FULL')]),
+    # MATCH SIMPLE lets a row with some NULLs through; ADD ... MATCH FULL then refuses it.
+    ('create table mfs (id int primary key, a int, b int)', 'CREATE TABLE'),
+    ('insert into mfs values (1, 1, null)', 'INSERT 0 1'),
+    ('alter table mfs add constraint mfs_fk foreign key (a, b) references mfp match full',
+     ('23503', 'insert or update on table "mfs" violates foreign key constraint "mfs_fk"',
+      'MATCH FULL does not allow mixing of null and nonnull key values.', 'mfs_fk')),
+    ('alter table mfs add constraint mfs_fk foreign key (a, b) references mfp', 'ALTER TABLE'),
+    ('create table mfx (a int, b int, foreign key (a, b) references mfp match partial)',
+     ('0A000', 'MATCH PARTIAL not yet implemented')),
+]
+
+
+def test_match_full(server):
+    """MATCH FULL: a row's key columns are all NULL or none is, and a full key must be
+    referenced; shown by the catalogs."""
+    run_steps_clean(server, MATCH_FULL_STEPS, ["drop table if exists mfc, mfs, mfx, mfp"])
+
+
+NOT_VALID_STEPS = [
+    ('create table nvp (id int primary key)', 'CREATE TABLE'),
+    ('create table nvc (id int primary key, pid int)', 'CREATE TABLE'),
+    ('insert into nvp values (1)', 'INSERT 0 1'),
+    ('insert into nvc values (1, 1), (2, 7)', 'INSERT 0 2'),
+    ('alter table nvc add constraint nvc_fk foreign key (pid) references nvp',
+     ('23503', 'insert or update on table "nvc" violates foreign key constraint "nvc_fk"',
+      'Key (pid)=(7) is not present in table "nvp".', 'nvc_fk')),
+    ('alter table nvc add constraint nvc_fk foreign key (pid) references nvp not valid', 'ALTER TABLE'),
+    # New rows are checked; the row there is not, until VALIDATE CONSTRAINT.
+    ('insert into nvc values (3, 8)',
+     ('23503', 'insert or update on table "nvc" violates foreign key constraint "nvc_fk"',
+      'Key (pid)=(8) is not present in table "nvp".', 'nvc_fk')),
+    ("select convalidated, pg_get_constraintdef(oid) from pg_constraint where conname = 'nvc_fk'",
+     [(False, 'FOREIGN KEY (pid) REFERENCES nvp(id) NOT VALID')]),
+    ('alter table nvc validate constraint nvc_fk',
+     ('23503', 'insert or update on table "nvc" violates foreign key constraint "nvc_fk"',
+      'Key (pid)=(7) is not present in table "nvp".', 'nvc_fk')),
+    ('insert into nvp values (7)', 'INSERT 0 1'),
+    ('alter table nvc validate constraint nvc_fk', 'ALTER TABLE'),
+    ("select convalidated, pg_get_constraintdef(oid) from pg_constraint where conname = 'nvc_fk'",
+     [(True, 'FOREIGN KEY (pid) REFERENCES nvp(id)')]),
+    ('delete from nvp where id = 7',
+     ('23503', 'update or delete on table "nvp" violates foreign key constraint "nvc_fk" on table "nvc"',
+      'Key (id)=(7) is still referenced from table "nvc".', 'nvc_fk')),
+]
+
+
+def test_foreign_key_not_valid_and_validate(server):
+    run_steps_clean(server, NOT_VALID_STEPS, ["drop table if exists nvc, nvp"])
+
+
+def test_constraints_not_valid_survive_a_crash(nodes):  # noqa: F811
+    """Whether a constraint is validated, and MATCH FULL, are part of the logged
+    definition: replayed after a crash, and kept by a checkpoint."""
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table sp (a int, b int, primary key (a, b))")
+        c.execute("create table sc (id int primary key, a int, b int, q int)")
+        c.execute("insert into sc values (1, 5, 5, -1)")
+        c.execute("alter table sc add constraint sc_fk foreign key (a, b) references sp match full not valid")
+        c.execute("alter table sc add constraint sc_q check (q > 0) not valid")
+    shown = ("select conname, convalidated, confmatchtype from pg_constraint "
+             "where conrelid = 'sc'::regclass and contype in ('c', 'f') order by 1")
+    for checkpoint in (False, True):
+        if checkpoint:
+            with node.connect() as c:
+                c.execute("checkpoint")
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute(shown).fetchall() == [("sc_fk", False, "f"), ("sc_q", False, " ")]
+            with pytest.raises(psycopg.errors.CheckViolation):
+                c.execute("insert into sc values (2, null, null, 0)")
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                c.execute("insert into sc values (2, 1, null, 1)")
+    with node.connect() as c:
+        c.execute("update sc set q = 1")
+        c.execute("alter table sc validate constraint sc_q")
+    node.kill()
+    node.start()
+    with node.connect() as c:
+        assert c.execute(shown).fetchall() == [("sc_fk", False, "f"), ("sc_q", True, " ")]

@@ -215,6 +215,9 @@ impl Session {
             | Plan::Rename { table, .. }
             | Plan::AddForeignKey { table, .. }
             | Plan::DropForeignKey { table, .. }
+            | Plan::AddCheck { table, .. }
+            | Plan::DropCheck { table, .. }
+            | Plan::ValidateConstraint { table, .. }
             | Plan::DropColumn { table, .. }
             | Plan::SetNotNull { table, .. }
             | Plan::SetColumnType { table, .. }
