@@ -599,6 +599,8 @@ pub enum Plan {
     DropView {
         names: Vec<String>,
         if_exists: bool,
+        /// CASCADE: the views that read them go too.
+        cascade: bool,
     },
     /// ALTER TABLE ... ADD COLUMN: the column, and its default's value for the rows
     /// already there (an expression of no row, evaluated when the statement runs).

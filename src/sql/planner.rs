@@ -1284,10 +1284,12 @@ impl Planner<'_> {
                 object_type: ast::ObjectType::View,
                 if_exists,
                 names,
+                cascade,
                 ..
             } => Ok(Plan::DropView {
                 names: names.iter().map(object_name).collect::<Result<_>>()?,
                 if_exists: *if_exists,
+                cascade: *cascade,
             }),
             S::CreateSequence {
                 temporary,

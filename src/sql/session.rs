@@ -1790,97 +1790,7 @@ impl Session {
                 if_exists,
                 cascade,
             } => {
-                let engine = self.engine.clone();
-                let catalog = &engine.txn.catalog;
-                let mut tables: Vec<Arc<Table>> = Vec::new();
-                for n in names {
-                    let found = {
-                        let hidden = self.hidden_tables();
-                        catalog.table(n).filter(|t| !hidden(t))
-                    };
-                    match found {
-                        Some(t) => {
-                            if !tables.iter().any(|x| x.id == t.id) {
-                                tables.push(t);
-                            }
-                        }
-                        None if *if_exists => self.skipping("table", n),
-                        None => {
-                            return Err(Error::new(
-                                SqlState::UNDEFINED_TABLE,
-                                format!("table \"{n}\" does not exist"),
-                            ))
-                        }
-                    }
-                }
-                let ids: Vec<TableId> = tables.iter().map(|t| t.id).collect();
-                let mut cascaded: Vec<(Arc<Table>, String, String)> = Vec::new();
-                for table in &tables {
-                    if *cascade && !catalog.dependent_views(&table.def().name).is_empty() {
-                        return Err(Error::unsupported(
-                            "DROP TABLE ... CASCADE of a table a view reads is not supported yet",
-                        ));
-                    }
-                    refuse_dependents(catalog, "table", &table.def().name)?;
-                    let name = table.def().name.clone();
-                    let referencing = foreign_keys::referenced_from(catalog, table.id, &ids);
-                    if *cascade {
-                        for (child, fk) in referencing {
-                            if let Some(t) = catalog.table(&child) {
-                                cascaded.push((t, fk, child));
-                            }
-                        }
-                        continue;
-                    }
-                    if !referencing.is_empty() {
-                        let detail: Vec<String> = referencing
-                            .iter()
-                            .map(|(child, fk)| {
-                                format!("constraint {fk} on table {child} depends on table {name}")
-                            })
-                            .collect();
-                        return Err(Error::new(
-                            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-                            format!("cannot drop table {name} because other objects depend on it"),
-                        )
-                        .with_detail(detail.join("\n"))
-                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                    }
-                }
-                // CASCADE: the foreign keys that reference them go too.
-                match cascaded.as_slice() {
-                    [] => {}
-                    [(_, fk, child)] => self.warn(Error::new(
-                        SqlState::SUCCESSFUL_COMPLETION,
-                        format!("drop cascades to constraint {fk} on table {child}"),
-                    )),
-                    many => self.warn(
-                        Error::new(
-                            SqlState::SUCCESSFUL_COMPLETION,
-                            format!("drop cascades to {} other objects", many.len()),
-                        )
-                        .with_detail(
-                            many.iter()
-                                .map(|(_, fk, child)| {
-                                    format!("drop cascades to constraint {fk} on table {child}")
-                                })
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                        ),
-                    ),
-                }
-                for table in &tables {
-                    self.txn().drop_table(table)?;
-                }
-                // After the drops: the changes belong to the same transaction.
-                for (child, fk, _) in &cascaded {
-                    let fk = fk.clone();
-                    self.alter_table_definition(child, "ALTER TABLE", |current| {
-                        let mut new_def = current.clone();
-                        new_def.foreign_keys.retain(|f| f.name != fk);
-                        Ok(new_def)
-                    })?;
-                }
+                self.drop_tables(names, *if_exists, *cascade)?;
                 command("DROP TABLE")
             }
             Plan::Explain {
@@ -2071,33 +1981,12 @@ impl Session {
                 self.finish_catalog_change(flight);
                 command("CREATE VIEW")
             }
-            Plan::DropView { names, if_exists } => {
-                self.refuse_in_block("DROP VIEW", None)?;
-                let txn = self.engine.txn.clone();
-                for name in names {
-                    let flight = {
-                        let _ddl = txn.catalog.ddl_lock();
-                        if txn.catalog.view(name).is_none() {
-                            if *if_exists {
-                                self.skipping("view", name);
-                                continue;
-                            }
-                            return Err(Error::new(
-                                SqlState::UNDEFINED_TABLE,
-                                format!("view \"{name}\" does not exist"),
-                            ));
-                        }
-                        refuse_dependents(&txn.catalog, "view", name)?;
-                        ddl::commit_catalog_change(
-                            &txn,
-                            RecordKind::DropView,
-                            &records::encode_sequence_name(name),
-                            self.sync_level(),
-                            |_| txn.catalog.drop_view(name),
-                        )?
-                    };
-                    self.finish_catalog_change(flight);
-                }
+            Plan::DropView {
+                names,
+                if_exists,
+                cascade,
+            } => {
+                self.drop_views(names, *if_exists, *cascade)?;
                 command("DROP VIEW")
             }
             Plan::DropSequence { names, if_exists } => {
@@ -2343,6 +2232,190 @@ impl Session {
         );
         drop(parent_closed);
         added
+    }
+
+    /// DROP TABLE. With CASCADE, the foreign keys that reference the tables go too, and
+    /// the views that read them (directly or through other views): those are dropped
+    /// first, each logged on its own as DROP VIEW is, so such a statement is refused in
+    /// a transaction block.
+    fn drop_tables(&mut self, names: &[String], if_exists: bool, cascade: bool) -> Result<()> {
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        let mut tables: Vec<Arc<Table>> = Vec::new();
+        for n in names {
+            let found = {
+                let hidden = self.hidden_tables();
+                catalog.table(n).filter(|t| !hidden(t))
+            };
+            match found {
+                Some(t) => {
+                    if !tables.iter().any(|x| x.id == t.id) {
+                        tables.push(t);
+                    }
+                }
+                None if if_exists => self.skipping("table", n),
+                None => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("table \"{n}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        let ids: Vec<TableId> = tables.iter().map(|t| t.id).collect();
+        let mut cascaded: Vec<(Arc<Table>, String, String)> = Vec::new();
+        let mut views: Vec<String> = Vec::new();
+        let mut notices: Vec<String> = Vec::new();
+        for table in &tables {
+            let name = table.def().name.clone();
+            let referencing = foreign_keys::referenced_from(catalog, table.id, &ids);
+            let readers = catalog.dependent_views_deep(&name);
+            if !cascade {
+                // As PostgreSQL lists them: the constraints, then the views as found.
+                let mut detail: Vec<String> = referencing
+                    .iter()
+                    .map(|(child, fk)| {
+                        format!("constraint {fk} on table {child} depends on table {name}")
+                    })
+                    .collect();
+                detail.extend(dependency_lines(catalog, &readers));
+                if detail.is_empty() {
+                    continue;
+                }
+                return Err(Error::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!("cannot drop table {name} because other objects depend on it"),
+                )
+                .with_detail(detail.join("\n"))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            for (child, fk) in referencing {
+                if let Some(t) = catalog.table(&child) {
+                    notices.push(format!("drop cascades to constraint {fk} on table {child}"));
+                    cascaded.push((t, fk, child));
+                }
+            }
+            for (view, _) in &readers.found {
+                if !views.contains(view) {
+                    notices.push(format!("drop cascades to view {view}"));
+                }
+            }
+            for view in readers.drop_order {
+                if !views.contains(&view) {
+                    views.push(view);
+                }
+            }
+        }
+        if !views.is_empty() {
+            self.refuse_in_block("DROP TABLE ... CASCADE of a table a view reads", None)?;
+        }
+        self.cascade_notice(notices);
+        for view in &views {
+            self.drop_view(view)?;
+        }
+        for table in &tables {
+            self.txn().drop_table(table)?;
+        }
+        // After the drops: the changes belong to the same transaction.
+        for (child, fk, _) in &cascaded {
+            let fk = fk.clone();
+            self.alter_table_definition(child, "ALTER TABLE", |current| {
+                let mut new_def = current.clone();
+                new_def.foreign_keys.retain(|f| f.name != fk);
+                Ok(new_def)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// DROP VIEW: each view is a catalog change logged on its own. With CASCADE, the
+    /// views that read it (directly or through others) go first.
+    fn drop_views(&mut self, names: &[String], if_exists: bool, cascade: bool) -> Result<()> {
+        self.refuse_in_block("DROP VIEW", None)?;
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        let mut dropping: Vec<String> = Vec::new();
+        let mut notices = Vec::new();
+        for name in names {
+            if catalog.view(name).is_none() {
+                if if_exists {
+                    self.skipping("view", name);
+                    continue;
+                }
+                return Err(Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("view \"{name}\" does not exist"),
+                ));
+            }
+            let mut readers = catalog.dependent_views_deep(name);
+            if !cascade {
+                // Views the statement drops too are no obstacle (dropped first).
+                readers.found.retain(|(v, _)| !names.contains(v));
+            }
+            if !cascade && !readers.found.is_empty() {
+                return Err(Error::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!("cannot drop view {name} because other objects depend on it"),
+                )
+                .with_detail(dependency_lines(catalog, &readers).join("\n"))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            for (view, _) in &readers.found {
+                if !dropping.contains(view) && !names.contains(view) {
+                    notices.push(format!("drop cascades to view {view}"));
+                }
+            }
+            for view in readers.drop_order {
+                if !dropping.contains(&view) {
+                    dropping.push(view);
+                }
+            }
+            if !dropping.contains(name) {
+                dropping.push(name.clone());
+            }
+        }
+        self.cascade_notice(notices);
+        for view in &dropping {
+            self.drop_view(view)?;
+        }
+        Ok(())
+    }
+
+    /// Log and apply the drop of one view (none reads it any more).
+    fn drop_view(&mut self, name: &str) -> Result<()> {
+        let txn = self.engine.txn.clone();
+        let flight = {
+            let _ddl = txn.catalog.ddl_lock();
+            if txn.catalog.view(name).is_none() {
+                return Ok(());
+            }
+            refuse_dependents(&txn.catalog, "view", name)?;
+            ddl::commit_catalog_change(
+                &txn,
+                RecordKind::DropView,
+                &records::encode_sequence_name(name),
+                self.sync_level(),
+                |_| txn.catalog.drop_view(name),
+            )?
+        };
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// PostgreSQL's NOTICE of what a DROP ... CASCADE also drops: the one object, or a
+    /// count and each in the DETAIL.
+    fn cascade_notice(&mut self, notices: Vec<String>) {
+        match notices.as_slice() {
+            [] => {}
+            [one] => self.warn(Error::new(SqlState::SUCCESSFUL_COMPLETION, one.clone())),
+            many => self.warn(
+                Error::new(
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    format!("drop cascades to {} other objects", many.len()),
+                )
+                .with_detail(many.join("\n")),
+            ),
+        }
     }
 
     /// ALTER TABLE ... ADD CHECK: unless NOT VALID, every row must pass it (checked with
@@ -3813,6 +3886,26 @@ pub fn refuse_dependents(catalog: &crate::storage::Catalog, kind: &str, name: &s
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
     }
     Ok(())
+}
+
+/// PostgreSQL's DETAIL lines of the views that read an object: `view v depends on
+/// table t` (or `on view w`), as found.
+fn dependency_lines(
+    catalog: &crate::storage::Catalog,
+    readers: &crate::storage::DependentViews,
+) -> Vec<String> {
+    readers
+        .found
+        .iter()
+        .map(|(view, reads)| {
+            let kind = if catalog.view(reads).is_some() {
+                "view"
+            } else {
+                "table"
+            };
+            format!("view {view} depends on {kind} {reads}")
+        })
+        .collect()
 }
 
 /// Whether `table` holds a committed row (its newest versions).

@@ -441,6 +441,19 @@ pub struct CheckDef {
     pub validated: bool,
 }
 
+/// The deepest chain of views reading views that a DROP ... CASCADE follows.
+pub const MAX_VIEW_NESTING: usize = 64;
+
+/// The views that read a table or view, directly or not ([`Catalog::dependent_views_deep`]).
+#[derive(Default)]
+pub struct DependentViews {
+    /// As found (each view's readers after it, siblings by name): (view, the table or
+    /// view it reads that led to it). What PostgreSQL's messages list.
+    pub found: Vec<(String, String)>,
+    /// Each view after the views that read it: the order they can be dropped in.
+    pub drop_order: Vec<String>,
+}
+
 impl TableDef {
     /// Whether it has a constraint named `name`: its primary key, a UNIQUE, CHECK or
     /// FOREIGN KEY constraint.
@@ -1086,6 +1099,28 @@ impl Catalog {
             .collect();
         out.sort();
         out
+    }
+
+    /// The views that read `name`, directly or through other views. Views nest at most
+    /// [`MAX_VIEW_NESTING`] deep here (a view cannot read itself, so there is no cycle).
+    pub fn dependent_views_deep(&self, name: &str) -> DependentViews {
+        let mut found = DependentViews::default();
+        self.collect_dependent_views(name, &mut found, 0);
+        found
+    }
+
+    fn collect_dependent_views(&self, name: &str, found: &mut DependentViews, depth: usize) {
+        if depth >= MAX_VIEW_NESTING {
+            return;
+        }
+        for view in self.dependent_views(name) {
+            if found.found.iter().any(|(v, _)| *v == view) {
+                continue;
+            }
+            found.found.push((view.clone(), name.to_string()));
+            self.collect_dependent_views(&view, found, depth + 1);
+            found.drop_order.push(view);
+        }
     }
 
     /// CREATE VIEW (or its replay).

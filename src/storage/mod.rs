@@ -47,7 +47,7 @@ pub mod write_gate;
 
 pub use bulk::BulkLoad;
 pub use catalog::{
-    get_def, put_def, Catalog, CheckDef, Column, FkAction, ForeignKeyDef, Sequence,
+    get_def, put_def, Catalog, CheckDef, Column, DependentViews, FkAction, ForeignKeyDef, Sequence,
     SequenceExhausted, SequenceOptions, TableDef, View,
 };
 pub use index::{Index, IndexDef};

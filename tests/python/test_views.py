@@ -112,3 +112,51 @@ def test_views_survive_a_crash(nodes):  # noqa: F811
             with pytest.raises(psycopg.errors.DependentObjectsStillExist):
                 c.execute("drop table base")
             c.execute("checkpoint")
+
+
+CASCADE_STEPS = [
+    ('create table ct1 (id int primary key, a int)', 'CREATE TABLE'),
+    ('create table ct2 (id int primary key, b int)', 'CREATE TABLE'),
+    ('create table ctc (id int primary key, r int references ct1)', 'CREATE TABLE'),
+    ('create view cv1 as select * from ct1', 'CREATE VIEW'),
+    ('create view cv2 as select * from cv1', 'CREATE VIEW'),
+    ('create view cv3 as select cv1.id, ct2.b from cv1 join ct2 on ct2.id = cv1.id', 'CREATE VIEW'),
+    ('drop view cv1',
+     ('2BP01', 'cannot drop view cv1 because other objects depend on it',
+      'view cv2 depends on view cv1\nview cv3 depends on view cv1')),
+    ('drop view cv1 cascade', 'DROP VIEW'),
+    ("select relname from pg_class where relkind = 'v' and relname like 'cv%' order by 1", []),
+    ('create view cv1 as select * from ct1', 'CREATE VIEW'),
+    ('create view cv2 as select * from cv1', 'CREATE VIEW'),
+    ('drop table ct1',
+     ('2BP01', 'cannot drop table ct1 because other objects depend on it',
+      'constraint ctc_r_fkey on table ctc depends on table ct1\n'
+      'view cv1 depends on table ct1\nview cv2 depends on view cv1')),
+    ('drop table ct1 cascade', 'DROP TABLE'),
+    ("select relname from pg_class where relname in ('ct1', 'cv1', 'cv2')", []),
+    ("select count(*) from pg_constraint where conrelid = 'ctc'::regclass and contype = 'f'", [(0,)]),
+]
+
+
+def test_drop_cascade_drops_the_views_that_read_it(server):
+    """DROP VIEW / DROP TABLE ... CASCADE drop the views that read the object, directly or
+    through other views (and a table's referencing foreign keys), with PostgreSQL's
+    notices; without CASCADE, 2BP01 lists every dependent object."""
+    cleanup = ["drop view if exists cv3, cv2, cv1", "drop table if exists ctc, ct2, ct1"]
+    with server.connect() as c:
+        for sql in cleanup:
+            c.execute(sql)
+        notices = []
+        c.add_notice_handler(lambda d: notices.append((d.message_primary, d.message_detail)))
+        try:
+            run_steps(c, CASCADE_STEPS)
+            assert notices == [
+                ("drop cascades to 2 other objects",
+                 "drop cascades to view cv2\ndrop cascades to view cv3"),
+                ("drop cascades to 3 other objects",
+                 "drop cascades to constraint ctc_r_fkey on table ctc\n"
+                 "drop cascades to view cv1\ndrop cascades to view cv2"),
+            ]
+        finally:
+            for sql in cleanup:
+                c.execute(sql)
