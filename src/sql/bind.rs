@@ -708,6 +708,16 @@ pub fn numeric_literal(s: &str) -> Result<(Value, DataType)> {
     }
 }
 
+/// The name under which a `*` expansion refers to column `i` of its FROM when no name
+/// tells it from another (two `?column?` of a subquery): no SQL identifier holds a NUL.
+pub fn positional_column_name(i: usize) -> String {
+    format!("\u{0}{i}")
+}
+
+fn positional_column(name: &str) -> Option<usize> {
+    name.strip_prefix('\u{0}')?.parse().ok()
+}
+
 impl<'a> Binder<'a> {
     pub fn new(param_types: Vec<DataType>) -> Binder<'a> {
         Binder {
@@ -1013,6 +1023,9 @@ impl<'a> Binder<'a> {
     }
 
     fn lookup(&self, qualifier: Option<&str>, name: &str, scope: &Scope) -> Result<Typed> {
+        if let Some(i) = positional_column(name).filter(|&i| i < scope.columns.len()) {
+            return Ok((Expr::Column(i), scope.columns[i].data_type));
+        }
         let mut found = None;
         for (i, c) in scope.columns.iter().enumerate() {
             let reachable = match qualifier {

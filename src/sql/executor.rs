@@ -4,6 +4,7 @@
 
 mod grouping;
 mod hash_join;
+mod set_ops;
 mod sort;
 mod window;
 
@@ -584,12 +585,7 @@ impl Executor<'_> {
         mut visit: impl FnMut(&[Value]) -> Result<bool>,
     ) -> Result<()> {
         if let Some(op) = &plan.set_op {
-            for row in self.set_operation(op)? {
-                if !visit(&row)? {
-                    break;
-                }
-            }
-            return Ok(());
+            return self.for_each_set_row(op, &mut visit);
         }
         let Some(scan) = &plan.source else {
             return Ok(());
@@ -692,61 +688,104 @@ impl Executor<'_> {
     /// The rows of UNION, INTERSECT or EXCEPT, with SQL's multiset rules for ALL: a row
     /// that is m times on the left and n on the right is there m + n times (UNION ALL),
     /// min(m, n) times (INTERSECT ALL) or max(m - n, 0) times (EXCEPT ALL); without ALL,
-    /// at most once. NULLs are equal here.
-    fn set_operation(&self, op: &SetOpPlan) -> Result<Vec<Vec<Value>>> {
-        if let SetOp::RecursiveUnion(id) = op.op {
-            return self.recursive_union(op, id);
-        }
-        let left = self.set_side(&op.left, &op.left_casts)?;
-        let right = self.set_side(&op.right, &op.right_casts)?;
-        let mut out = Vec::new();
-        match op.op {
-            SetOp::Union => {
-                if op.all {
-                    out = left;
-                    out.extend(right);
-                } else {
-                    let mut seen = FxHashSet::default();
-                    for row in left.into_iter().chain(right) {
-                        if seen.insert(row.clone()) {
-                            out.push(row);
-                        }
+    /// at most once. NULLs are equal here. Past `hash_mem_bytes` the sides are sorted
+    /// on disk (`executor/set_ops.rs`); UNION ALL holds nothing.
+    fn for_each_set_row(
+        &self,
+        op: &SetOpPlan,
+        visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<()> {
+        let kind = match op.op {
+            SetOp::RecursiveUnion(id) => {
+                for row in self.recursive_union(op, id)? {
+                    if !visit(&row)? {
+                        break;
                     }
                 }
+                return Ok(());
             }
-            SetOp::RecursiveUnion(_) => return Err(Error::internal("recursive union")),
-            SetOp::Intersect | SetOp::Except => {
-                let mut counts: FxHashMap<Vec<Value>, usize> = FxHashMap::default();
-                for row in right {
-                    *counts.entry(row).or_default() += 1;
+            SetOp::Union if op.all => {
+                if self.for_each_side_row(&op.left, &op.left_casts, |row| visit(&row))? {
+                    self.for_each_side_row(&op.right, &op.right_casts, |row| visit(&row))?;
                 }
-                let mut emitted = FxHashSet::default();
-                for row in left {
-                    let n = counts.get_mut(&row);
-                    let keep = match (op.op, n) {
-                        (SetOp::Intersect, Some(n)) if *n > 0 => {
-                            if op.all {
-                                *n -= 1;
-                            }
-                            true
-                        }
-                        (SetOp::Intersect, _) => false,
-                        (_, Some(n)) if *n > 0 => {
-                            if op.all {
-                                *n -= 1;
-                            }
-                            false
-                        }
-                        (_, Some(_)) => op.all,
-                        (_, None) => true,
-                    };
-                    if keep && (op.all || emitted.insert(row.clone())) {
-                        out.push(row);
+                return Ok(());
+            }
+            SetOp::Union => set_ops::SetKind::Union,
+            SetOp::Intersect => set_ops::SetKind::Intersect,
+            SetOp::Except => set_ops::SetKind::Except,
+        };
+        let check = || check_cancel(self.slot);
+        let mut rows = set_ops::SetRows::new(&self.spill);
+        self.for_each_side_row(&op.left, &op.left_casts, |row| {
+            rows.push(set_ops::Side::Left, row, &check)?;
+            Ok(true)
+        })?;
+        self.for_each_side_row(&op.right, &op.right_casts, |row| {
+            rows.push(set_ops::Side::Right, row, &check)?;
+            Ok(true)
+        })?;
+        match rows.finish(&check)? {
+            set_ops::Collected::InMemory { left, right } => {
+                for row in combine_in_memory(kind, op.all, left, right) {
+                    if !visit(&row)? {
+                        break;
                     }
                 }
+                Ok(())
+            }
+            set_ops::Collected::Sorted { rows, order } => {
+                set_ops::merge(kind, op.all, rows, &order, visit)
             }
         }
-        Ok(out)
+    }
+
+    /// Each row of one side of a set operation, cast where the result's type differs;
+    /// returns false once `visit` asked to stop. A side that can be read as a stream
+    /// (`sorts_externally`) is, through the external sort, so its rows need not fit in
+    /// memory either.
+    fn for_each_side_row(
+        &self,
+        plan: &SelectPlan,
+        casts: &[Option<DataType>],
+        mut visit: impl FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<bool> {
+        let cast = |mut row: Vec<Value>| -> Result<Vec<Value>> {
+            for (v, cast) in row.iter_mut().zip(casts) {
+                if let Some(t) = cast {
+                    *v = types::cast(std::mem::replace(v, Value::Null), t)?;
+                }
+            }
+            Ok(row)
+        };
+        if !plan.sorts_externally() {
+            for row in self.select(plan)? {
+                if !visit(cast(row)?)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        let (skip, left) = self.offset_and_limit(plan)?;
+        if left == Some(0) {
+            return Ok(true);
+        }
+        let keep = left.map(|l| l.saturating_add(skip));
+        let mut sorted = self.sort_externally(plan, self.spill.clone(), keep)?;
+        let (mut seen, mut taken) = (0usize, 0usize);
+        while let Some(row) = sorted.next_row(&plan.order_by)? {
+            seen += 1;
+            if seen <= skip {
+                continue;
+            }
+            if left.is_some_and(|l| taken >= l) {
+                break;
+            }
+            taken += 1;
+            if !visit(cast(row)?)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// One side of a set operation: its rows, cast where the result's type differs.
@@ -2529,6 +2568,56 @@ fn as_ref_bound(b: &Bound<Key>) -> Bound<&[u8]> {
         Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
         Bound::Unbounded => Bound::Unbounded,
     }
+}
+
+/// UNION, INTERSECT or EXCEPT (not UNION ALL) of rows held in memory: hash tables, the
+/// rows in the order the left side (then the right) first has them.
+fn combine_in_memory(
+    kind: set_ops::SetKind,
+    all: bool,
+    left: Vec<Vec<Value>>,
+    right: Vec<Vec<Value>>,
+) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    if kind == set_ops::SetKind::Union {
+        let mut seen = FxHashSet::default();
+        for row in left.into_iter().chain(right) {
+            if seen.insert(row.clone()) {
+                out.push(row);
+            }
+        }
+        return out;
+    }
+    let intersect = kind == set_ops::SetKind::Intersect;
+    let mut counts: FxHashMap<Vec<Value>, usize> = FxHashMap::default();
+    for row in right {
+        *counts.entry(row).or_default() += 1;
+    }
+    let mut emitted = FxHashSet::default();
+    for row in left {
+        let n = counts.get_mut(&row);
+        let keep = match (intersect, n) {
+            (true, Some(n)) if *n > 0 => {
+                if all {
+                    *n -= 1;
+                }
+                true
+            }
+            (true, _) => false,
+            (false, Some(n)) if *n > 0 => {
+                if all {
+                    *n -= 1;
+                }
+                false
+            }
+            (false, Some(_)) => all,
+            (false, None) => true,
+        };
+        if keep && (all || emitted.insert(row.clone())) {
+            out.push(row);
+        }
+    }
+    out
 }
 
 /// Running state of one aggregate in one group.

@@ -255,9 +255,9 @@ impl SelectPlan {
             && !self.projection.iter().any(Expr::has_set_returning)
     }
 
-    /// Whether its rows are its FROM's rows (joined, filtered), grouped and aggregated or
-    /// made DISTINCT if it says so, projected, and sorted by ORDER BY if it has one,
-    /// nothing else: then past `work_mem` they can go to disk (groups and distinct rows
+    /// Whether its rows are its FROM's rows (joined, filtered) or a set operation's,
+    /// grouped and aggregated or made DISTINCT if it says so, projected, and sorted by
+    /// ORDER BY if it has one, nothing else: then past `work_mem` they can go to disk (groups and distinct rows
     /// too, `executor/grouping.rs`; sorted runs, or in arrival order without ORDER BY)
     /// and be sent as they are read back. Not a lookup of one row by its key, which needs
     /// no such care.
@@ -269,11 +269,17 @@ impl SelectPlan {
                     && s.function.is_none()
                     && s.system.is_none()
             });
-        self.source.is_some()
+        // A set operation's rows come from it (`executor/set_ops.rs`), except a
+        // recursive WITH query's, which are computed whole.
+        let set_op_streams = self
+            .set_op
+            .as_ref()
+            .is_none_or(|op| !matches!(op.op, SetOp::RecursiveUnion(_)));
+        (self.source.is_some() || self.set_op.is_some())
             && !one_row
             && self.row_lock.is_none()
             && self.distinct_on == 0
-            && self.set_op.is_none()
+            && set_op_streams
             && self.windows.is_empty()
             && !self.projection.iter().any(Expr::has_set_returning)
             && !self.order_by.iter().any(|k| k.expr.has_set_returning())

@@ -312,6 +312,18 @@ impl FromPlan {
             .filter(|x| x.name == c.name && !x.hidden)
             .count()
             == 1;
+        let unique_in_qualifier = c.qualifiers.first().is_none_or(|q| {
+            self.scope
+                .columns
+                .iter()
+                .filter(|x| x.name == c.name && x.qualifiers.first() == Some(q))
+                .count()
+                == 1
+        });
+        if !unique && !unique_in_qualifier {
+            // No name tells it apart (a subquery's two `?column?`).
+            return ast::Expr::Identifier(ast::Ident::new(super::bind::positional_column_name(i)));
+        }
         match c.qualifiers.first() {
             Some(q) if !unique || c.hidden => {
                 ast::Expr::CompoundIdentifier(vec![ast::Ident::with_quote('"', q.clone()), name])
@@ -552,6 +564,51 @@ fn hash_compatible(a: DataType, b: DataType) -> bool {
         _ => None,
     };
     family(a).is_some() && family(a) == family(b)
+}
+
+/// Which output columns of a set operation's side are literals of no type yet (a bare
+/// NULL or string literal in a SELECT list, or in every row of VALUES): those take the
+/// other side's type. Empty when that cannot be told (`*`, a nested operation).
+fn unknown_columns(side: &ast::SetExpr, params: &[DataType]) -> Vec<bool> {
+    // A string literal of a simple query is a parameter of no type by now
+    // (`parser::lift_literals`), as is a client's untyped parameter.
+    let literal = |e: &ast::Expr| {
+        let mut e = e;
+        while let ast::Expr::Nested(inner) = e {
+            e = inner;
+        }
+        match e {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Null | ast::Value::SingleQuotedString(_) => true,
+                ast::Value::Placeholder(p) => p
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| {
+                        n >= 1 && params.get(n - 1).is_none_or(|t| *t == DataType::Unknown)
+                    }),
+                _ => false,
+            },
+            _ => false,
+        }
+    };
+    match side {
+        ast::SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .map(|item| match item {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => literal(e),
+                _ => false,
+            })
+            .collect(),
+        ast::SetExpr::Values(values) => {
+            let width = values.rows.first().map_or(0, |r| r.len());
+            (0..width)
+                .map(|i| values.rows.iter().all(|r| r.get(i).is_some_and(&literal)))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The type of a set operation's column from its sides' types, as PostgreSQL resolves
@@ -3803,6 +3860,11 @@ impl Planner<'_> {
                 )))
             }
         };
+        let params = self.binder.params.clone();
+        let (left_unknown, right_unknown) = (
+            unknown_columns(left, &params),
+            unknown_columns(right, &params),
+        );
         let (left, names, left_types) = self.plan_set_side(q, left)?;
         let (right, _, right_types) = self.plan_set_side(q, right)?;
         if left_types.len() != right_types.len() {
@@ -3813,8 +3875,19 @@ impl Planner<'_> {
         let mut types = Vec::new();
         let mut left_casts = Vec::new();
         let mut right_casts = Vec::new();
-        for (&l, &r) in left_types.iter().zip(&right_types) {
-            let t = set_result_type(l, r).ok_or_else(|| {
+        // A column that is only a NULL or string literal on one side takes the other
+        // side's type, as PostgreSQL's unknown-typed literals do.
+        for (i, (&l, &r)) in left_types.iter().zip(&right_types).enumerate() {
+            let (l_unknown, r_unknown) = (
+                left_unknown.get(i).copied().unwrap_or(false),
+                right_unknown.get(i).copied().unwrap_or(false),
+            );
+            let resolved = match (l_unknown, r_unknown) {
+                (true, false) => Some(r),
+                (false, true) => Some(l),
+                _ => set_result_type(l, r),
+            };
+            let t = resolved.ok_or_else(|| {
                 Error::new(
                     SqlState::DATATYPE_MISMATCH,
                     format!(

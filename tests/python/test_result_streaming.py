@@ -451,3 +451,53 @@ def test_a_hash_join_past_work_mem_goes_to_disk_not_memory(db, server):
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 40, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
+
+
+# ------------------------------------------------------------ set operations past work_mem
+
+SET_OPERATIONS = [
+    "select name, g from {t} union select tag, g from {h}",
+    "select name, g from {t} union all select tag, g from {h}",
+    "select g, amount from {t} intersect select g % 37, (id % 101) / 4.0 from {h}",
+    "select g, amount from {t} intersect all select g % 37, (id % 101) / 4.0 from {h}",
+    "select g, amount from {t} except select g % 37, (id % 101) / 4.0 from {h} where id < 15000",
+    "select g, amount from {t} except all select g % 37, (id % 101) / 4.0 from {h} where id < 15000",
+    "select k % 500, name from {t} union select id % 700, tag from {h} order by 1, 2 limit 50 offset 20",
+    "select count(*) from (select name, amount from {t} union select tag, null from {h}) s",
+    "select k from {t} where k < 3000 except (select id from {h} where id % 3 = 0 limit 500)",
+]
+
+
+@pytest.mark.parametrize("sql", SET_OPERATIONS)
+def test_set_operations_past_work_mem_match_the_in_memory_ones(db, joinable, sql):
+    """With work_mem 64kB both sides of UNION, INTERSECT and EXCEPT go to an external sort
+    and are combined one group of equal rows at a time (NULLs equal): the same rows, each
+    as often, as combined in memory."""
+    in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=joinable[0], h=joinable[1]))
+    assert in_memory
+    if "order by" in sql:
+        assert on_disk == in_memory
+    else:
+        assert sorted(on_disk, key=repr) == sorted(in_memory, key=repr)
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+def test_a_union_past_work_mem_goes_to_disk_not_memory(db, server):
+    """A UNION of an 80 MB table with itself with work_mem 1MB (so 2 MB of rows held, and
+    16 MB of the unsorted result): the server's peak memory grows by under 30 MiB (held
+    in memory, both sides raised it by 214 MiB), every row comes once, and
+    no temporary file is left behind."""
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
+    c.execute("set work_mem = '1MB'")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    seen = set()
+    with c.cursor() as cur:
+        for k, v in cur.stream(f"select k, v from {t} union select k, v from {t}"):
+            assert v == "x" * 4000 + str(k)
+            seen.add(k)
+            n = len(seen)
+    assert n == 20000
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []

@@ -60,11 +60,28 @@ QUERIES = [
      [(2,)]),
     ('select s, total from (select s, sum(id) as total from su group by s) g where total > 2 order by s',
      [('b', 5), (None, 4)]),
+    # A NULL or string literal on one side takes the other side's type.
+    ('select 1.5 union select null order by 1',
+     [(Decimal('1.5'),), (None,)]),
+    ("select '7' union select 1 order by 1",
+     [(1,), (7,)]),
+    ("select id, 'x' from su where id = 1 union select null, s from sv where k = 3 order by 1",
+     [(1, 'x'), (None, 'c')]),
+    ("select * from (values (1, 'x'), (null, null)) v(a, b) union select 2, 'y' order by 1",
+     [(1, 'x'), (2, 'y'), (None, None)]),
+    # Columns of one name in a subquery: `*` takes each in turn.
+    ("select * from (select 'a', 1.5 union select 'b', null) s order by 1",
+     [('a', Decimal('1.5')), ('b', None)]),
+    ('select s.* from (select 1, 2) s',
+     [(1, 2)]),
 ]
 
 ERRORS = [
     ('select id, s from su union select k from sv', '42601', 'each UNION query must have the same number of columns'),
     ('select id from su union select s from sv', '42804', 'UNION types integer and character varying cannot be matched'),
+    ("select 'a' union select 1", '22P02', 'invalid input syntax for type integer: "a"'),
+    ("select 'x'::text union select 1", '42804', 'UNION types text and integer cannot be matched'),
+    ('select a from (select 1 as a, 2 as a) s', '42702', 'column reference "a" is ambiguous'),
     ('select id from su union select k from sv order by id + 1', '0A000', 'invalid UNION/INTERSECT/EXCEPT ORDER BY clause'),
     ('select id from su union select k from sv order by nosuch', '42703', 'column "nosuch" does not exist'),
 ('select * from (select 1)', '42601', 'subquery in FROM must have an alias'),
