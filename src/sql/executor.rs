@@ -149,9 +149,6 @@ const JOIN_INNER_MAX_ROWS: usize = 10_000_000;
 /// (they are held while the row's output is made).
 const SET_RETURNING_MAX_ROWS: usize = 10_000_000;
 
-/// The most rows a query with window functions holds (it holds them all).
-const WINDOW_MAX_ROWS: usize = 10_000_000;
-
 /// A join step's table, read before the join runs (nothing for a lookup join).
 #[derive(Default)]
 struct PreparedJoin {
@@ -2254,6 +2251,7 @@ impl Executor<'_> {
             Ok(!enough(&sorter))
         };
         match &plan.aggregation {
+            None if !plan.windows.is_empty() => self.for_each_windowed_row(plan, &mut output)?,
             None => self.for_each_source_row(plan, &mut output)?,
             Some(agg) => {
                 let mut groups = grouping::Groups::spilling(agg, to);
@@ -2439,33 +2437,7 @@ impl Executor<'_> {
         };
         match &plan.aggregation {
             None if !plan.windows.is_empty() => {
-                let mut rows: Vec<Vec<Value>> = Vec::new();
-                match (&plan.source, &plan.set_op) {
-                    (None, None) => {
-                        if self.matches(&plan.filter, &[])? {
-                            rows.push(Vec::new());
-                        }
-                    }
-                    _ => self.for_each_source_row(plan, |row| {
-                        if rows.len() >= WINDOW_MAX_ROWS {
-                            return Err(Error::new(
-                                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                                format!("window functions over more than {WINDOW_MAX_ROWS} rows are not supported yet"),
-                            ));
-                        }
-                        rows.push(row.to_vec());
-                        Ok(true)
-                    })?,
-                }
-                let columns = plan
-                    .windows
-                    .iter()
-                    .map(|w| self.window_values(w, &rows))
-                    .collect::<Result<Vec<_>>>()?;
-                for (i, mut row) in rows.into_iter().enumerate() {
-                    row.extend(columns.iter().map(|c| c[i].clone()));
-                    emit(&row, &mut out)?;
-                }
+                self.for_each_windowed_row(plan, &mut |row| emit(row, &mut out))?;
             }
             None => match (&plan.source, &plan.set_op) {
                 (None, None) => {

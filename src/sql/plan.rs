@@ -280,7 +280,7 @@ impl SelectPlan {
             && self.row_lock.is_none()
             && self.distinct_on == 0
             && set_op_streams
-            && self.windows.is_empty()
+            && (self.windows.is_empty() || self.aggregation.is_none())
             && !self.projection.iter().any(Expr::has_set_returning)
             && !self.order_by.iter().any(|k| k.expr.has_set_returning())
     }

@@ -501,3 +501,57 @@ def test_a_union_past_work_mem_goes_to_disk_not_memory(db, server):
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
+
+
+# ------------------------------------------------------------ windows past work_mem
+
+WINDOWS = [
+    "select k, g, row_number() over (partition by g order by k), sum(amount) over (partition by g) "
+    "from {t} order by k",
+    "select k, rank() over (partition by g order by name), lag(k) over (partition by g order by k), "
+    "first_value(name) over (partition by g order by amount nulls first, k) from {t} order by k",
+    "select k, row_number() over (partition by g order by k), count(*) over (partition by name) "
+    "from {t} order by k",
+    "select g, k, sum(k) over (partition by g order by k rows between 2 preceding and current row) "
+    "from {t} where name like 'n1%'",
+    "select k, dense_rank() over (partition by g % 5, amount is null order by amount) from {t} "
+    "order by 2 desc, 1 limit 25",
+    "select t.k, u.label, count(*) over (partition by u.label) from {t} t join {u} u on u.g = t.g "
+    "where t.k % 3 = 0",
+]
+
+
+@pytest.mark.parametrize("sql", WINDOWS)
+def test_windows_past_work_mem_match_the_in_memory_ones(db, sortable, sql):
+    """With work_mem 64kB the rows of windows that share a PARTITION BY go to an external
+    sort by partition and are computed one partition at a time: the same values as with
+    every row held (windows of different partitions still hold them)."""
+    in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=sortable[0], u=sortable[1]))
+    assert in_memory
+    if "order by k" in sql.split("from")[-1] or "limit" in sql:
+        assert on_disk == in_memory
+    else:
+        assert sorted(on_disk, key=repr) == sorted(in_memory, key=repr)
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+def test_windows_past_work_mem_go_to_disk_not_memory(db, server):
+    """Windows over an 80 MB table in 100 partitions with work_mem 1MB: the server's peak
+    memory grows by under 30 MiB (one partition is held, not the table), the values are
+    right, and no temporary file is left behind."""
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
+    c.execute("set work_mem = '1MB'")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    got = {}
+    with c.cursor() as cur:
+        for k, n, longest in cur.stream(
+                f"select k, row_number() over (partition by k % 100 order by k desc), "
+                f"max(length(v)) over (partition by k % 100) from {t}"):
+            got[k] = (n, longest)
+    assert len(got) == 20000
+    assert all(got[k] == ((20000 - k) // 100 + 1, 4000 + len(str(20000 - (20000 - k) % 100)))
+               for k in (1, 100, 19999)), [got[k] for k in (1, 100, 19999)]
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []

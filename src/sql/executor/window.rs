@@ -2,12 +2,138 @@
 //! per partition, per row, what the function gives over its peers, its partition or
 //! its frame. An aggregate whose frame starts at the partition's start is accumulated
 //! as the frame's end moves forward; other frames are aggregated afresh per row.
+//!
+//! The rows are held while their estimated size is under `hash_mem_bytes` (twice
+//! `work_mem`). Past it, when every window of the query has the same PARTITION BY, they
+//! go with their partition's keys to an external sort ([`super::sort`]), which keeps the
+//! rows of a partition in their order of arrival, and are read back one partition at a
+//! time: memory then holds one partition, and a partition's values are what they would
+//! be with every row held (each is computed over its partition alone). The rows come out
+//! by partition (SQL leaves their order unspecified without ORDER BY). Windows of
+//! different partitions, or of none, still hold every row (at most
+//! [`WINDOW_MAX_ROWS`]).
 
+use super::sort::{value_bytes, ExternalSort};
 use super::{check_cancel, sort_by_keys, AggState, Executor, CANCEL_CHECK_ROWS};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::bind::{Frame, FrameBound, FrameUnits, WindowCall, WindowFunc};
-use crate::sql::plan::OrderKey;
+use crate::sql::plan::{OrderKey, SelectPlan};
 use crate::types::Value;
+
+/// The most rows a query with window functions holds (when they cannot go to disk).
+pub(super) const WINDOW_MAX_ROWS: usize = 10_000_000;
+
+/// The PARTITION BY all of `windows` share, if they share one (as bound), and it is
+/// not empty.
+fn shared_partition(windows: &[WindowCall]) -> Option<&[crate::sql::expr::Expr]> {
+    let first = windows.first()?;
+    let shape = |w: &WindowCall| format!("{:?}", w.partition_by);
+    let same = windows.iter().all(|w| shape(w) == shape(first));
+    (same && !first.partition_by.is_empty()).then_some(first.partition_by.as_slice())
+}
+
+impl Executor<'_> {
+    /// The rows of a SELECT with window functions: its FROM's rows (joined, filtered),
+    /// each followed by its windows' values, to `visit` (false from it stops).
+    pub(super) fn for_each_windowed_row(
+        &self,
+        plan: &SelectPlan,
+        visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<()> {
+        let partition = shared_partition(&plan.windows);
+        let check = || check_cancel(self.slot);
+        let limit = self.spill.hash_mem_bytes;
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        let mut bytes = 0usize;
+        let mut sorter: Option<(ExternalSort, Vec<OrderKey>)> = None;
+        let mut take = |row: &[Value]| -> Result<bool> {
+            if let (Some((sorter, order)), Some(partition)) = (&mut sorter, partition) {
+                let keys = partition
+                    .iter()
+                    .map(|p| self.eval(p, row))
+                    .collect::<Result<Vec<_>>>()?;
+                sorter.push(order, (keys, row.to_vec()), &check)?;
+                return Ok(true);
+            }
+            if rows.len() >= WINDOW_MAX_ROWS {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!("window functions over more than {WINDOW_MAX_ROWS} rows are not supported yet"),
+                ));
+            }
+            bytes += row.iter().map(value_bytes).sum::<usize>();
+            rows.push(row.to_vec());
+            if let Some(partition) = partition.filter(|_| bytes > limit) {
+                let order: Vec<OrderKey> = partition
+                    .iter()
+                    .map(|p| OrderKey {
+                        expr: p.clone(),
+                        desc: false,
+                        nulls_first: false,
+                    })
+                    .collect();
+                let mut spill =
+                    ExternalSort::new(self.spill.sort_mem_bytes, None, self.spill.temp_dir.clone());
+                for row in rows.drain(..) {
+                    let keys = partition
+                        .iter()
+                        .map(|p| self.eval(p, &row))
+                        .collect::<Result<Vec<_>>>()?;
+                    spill.push(&order, (keys, row), &check)?;
+                }
+                sorter = Some((spill, order));
+            }
+            Ok(true)
+        };
+        match (&plan.source, &plan.set_op) {
+            (None, None) => {
+                if self.matches(&plan.filter, &[])? {
+                    take(&[])?;
+                }
+            }
+            _ => self.for_each_source_row(plan, &mut take)?,
+        }
+        let Some((spill, order)) = sorter else {
+            return self.visit_windowed(plan, rows, visit).map(|_| ());
+        };
+        // One partition (a run of equal keys) at a time.
+        let mut sorted = spill.finish(&order, &check)?;
+        let mut part: Vec<Vec<Value>> = Vec::new();
+        let mut part_keys: Option<Vec<Value>> = None;
+        while let Some((keys, row)) = sorted.next_sort_row(&order)? {
+            if part_keys.as_ref().is_some_and(|k| *k != keys) {
+                if !self.visit_windowed(plan, std::mem::take(&mut part), visit)? {
+                    return Ok(());
+                }
+            }
+            part_keys = Some(keys);
+            part.push(row);
+        }
+        self.visit_windowed(plan, part, visit).map(|_| ())
+    }
+
+    /// `rows`, each with its windows' values over `rows`, to `visit`; false once it
+    /// asked to stop.
+    fn visit_windowed(
+        &self,
+        plan: &SelectPlan,
+        rows: Vec<Vec<Value>>,
+        visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
+        let columns = plan
+            .windows
+            .iter()
+            .map(|w| self.window_values(w, &rows))
+            .collect::<Result<Vec<_>>>()?;
+        for (i, mut row) in rows.into_iter().enumerate() {
+            row.extend(columns.iter().map(|c| c[i].clone()));
+            if !visit(&row)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
 
 /// A partition's peer groups (rows equal in the window's ORDER BY): each one's
 /// positions, and each position's group.
