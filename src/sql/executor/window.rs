@@ -101,10 +101,10 @@ impl Executor<'_> {
         let mut part: Vec<Vec<Value>> = Vec::new();
         let mut part_keys: Option<Vec<Value>> = None;
         while let Some((keys, row)) = sorted.next_sort_row(&order)? {
-            if part_keys.as_ref().is_some_and(|k| *k != keys) {
-                if !self.visit_windowed(plan, std::mem::take(&mut part), visit)? {
-                    return Ok(());
-                }
+            if part_keys.as_ref().is_some_and(|k| *k != keys)
+                && !self.visit_windowed(plan, std::mem::take(&mut part), visit)?
+            {
+                return Ok(());
             }
             part_keys = Some(keys);
             part.push(row);
