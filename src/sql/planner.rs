@@ -11,7 +11,7 @@ use super::bind::{
     contains_aggregate, data_type, function_name, ident_name, object_name, Binder, Grouping, Scope,
     ScopeColumn,
 };
-use super::expr::{CmpOp, Expr};
+use super::expr::{CmpOp, Expr, Func};
 use super::parser::Statement;
 use super::plan::*;
 use super::session::Field;
@@ -419,6 +419,9 @@ fn plan_joins(
         let mut inner_only = Vec::new();
         let mut on = Vec::new();
         let mut pairs: Vec<(Expr, usize)> = Vec::new();
+        // Equalities of an expression of the rows so far and one of this table: what a
+        // hash table can find matches by.
+        let mut hash_pairs: Vec<(Expr, Expr)> = Vec::new();
         for c in conds {
             if pushable
                 && !c.is_row_independent()
@@ -429,15 +432,18 @@ fn plan_joins(
             }
             if let Expr::Cmp(CmpOp::Eq, a, b) = &c {
                 for (outer, inner) in [(a, b), (b, a)] {
-                    if let Expr::Column(k) = inner.as_ref() {
-                        if (start..end).contains(k)
-                            && !outer.is_row_independent()
-                            && outer.reads_only(&|col| col < start)
-                        {
-                            pairs.push(((**outer).clone(), *k));
-                            break;
-                        }
+                    let outer_side =
+                        !outer.is_row_independent() && outer.reads_only(&|col| col < start);
+                    let inner_side = !inner.is_row_independent()
+                        && inner.reads_only(&|col| (start..end).contains(&col));
+                    if !(outer_side && inner_side) {
+                        continue;
                     }
+                    if let Expr::Column(k) = inner.as_ref() {
+                        pairs.push(((**outer).clone(), *k));
+                    }
+                    hash_pairs.push(((**outer).clone(), (**inner).clone()));
+                    break;
                 }
             }
             on.push(c);
@@ -510,22 +516,23 @@ fn plan_joins(
             };
             JoinStrategy::Lookup
         } else {
-            let hashable: Vec<&(Expr, usize)> = pairs
+            // Only keys whose types are known to hash alike (both sides of `=` were
+            // coerced to one type when bound; this checks what the values will be).
+            let hashable: Vec<&(Expr, Expr)> = hash_pairs
                 .iter()
-                .filter(|(outer, k)| match outer {
-                    Expr::Column(o) => hash_compatible(types[*o], types[*k]),
-                    _ => false,
-                })
+                .filter(
+                    |(outer, inner)| match (key_type(outer, &types), key_type(inner, &types)) {
+                        (Some(a), Some(b)) => hash_compatible(a, b),
+                        _ => false,
+                    },
+                )
                 .collect();
             if hashable.is_empty() {
                 JoinStrategy::NestedLoop
             } else {
                 JoinStrategy::Hash {
                     outer_keys: hashable.iter().map(|(o, _)| o.clone()).collect(),
-                    inner_keys: hashable
-                        .iter()
-                        .map(|(_, k)| Expr::Column(k - start))
-                        .collect(),
+                    inner_keys: hashable.iter().map(|(_, i)| local(i)).collect(),
                 }
             }
         };
@@ -546,6 +553,17 @@ fn plan_joins(
         });
     }
     Ok((first_scan, joins, and_all(rest)))
+}
+
+/// The type of a join key's values, where it is plain from the expression: a column's,
+/// a cast's, or lower/upper's text; None otherwise (the join then does not hash on it).
+fn key_type(e: &Expr, types: &[DataType]) -> Option<DataType> {
+    match e {
+        Expr::Column(c) => types.get(*c).copied(),
+        Expr::Cast(_, t) => Some(*t),
+        Expr::Func(Func::Lower | Func::Upper, args) if args.len() == 1 => Some(DataType::Text),
+        _ => None,
+    }
 }
 
 /// Whether equal values of columns of types `a` and `b` are equal as hash keys (once
