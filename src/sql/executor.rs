@@ -2452,7 +2452,9 @@ impl Executor<'_> {
                 }
             },
             Some(agg) => {
-                let mut groups = grouping::Groups::in_memory(agg);
+                // A subquery's or a set operation side's groups go to disk past their
+                // limit too (its output rows are held, as every subquery's are).
+                let mut groups = grouping::Groups::spilling(agg, self.spill.clone());
                 match &plan.source {
                     None => {
                         if self.matches(&plan.filter, &[])? {

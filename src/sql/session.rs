@@ -812,18 +812,7 @@ impl Session {
         }
         if !std::mem::take(&mut self.resuming) {
             // A new statement, not one running again after a lock wait.
-            self.slot.cancel.store(false, Ordering::Release);
-            // Read only when set: a disabled timeout costs no formatting per statement.
-            let ms = |name| match self.setting_is(name, "0") {
-                true => 0,
-                false => self
-                    .show(name)
-                    .as_deref()
-                    .and_then(settings::millis)
-                    .unwrap_or(0),
-            };
-            self.slot
-                .start_statement(ms("statement_timeout"), ms("lock_timeout"));
+            self.start_statement_clock();
         }
         self.report_activity(Some(&stmt.shape.text));
         let result = self.execute_inner(stmt, params);
@@ -1136,6 +1125,37 @@ impl Session {
     fn end_streamed_statement(&mut self) {
         self.report_activity(None);
         self.slot.end_statement();
+    }
+
+    /// A streamed SELECT's portal was suspended (Execute with a row limit): it is not
+    /// running until its next Execute (the session is idle in its transaction meanwhile,
+    /// and no `statement_timeout` counts).
+    pub fn suspend_streamed_statement(&mut self) {
+        self.end_streamed_statement();
+    }
+
+    /// A suspended streamed SELECT runs again (its next Execute): cancel and timeouts
+    /// count from now, as for any statement.
+    pub fn resume_streamed_statement(&mut self, stmt: &Prepared) {
+        self.start_statement_clock();
+        self.report_activity(Some(&stmt.shape.text));
+    }
+
+    /// A statement starts: no cancel pending, its `statement_timeout` and `lock_timeout`
+    /// counted from now.
+    fn start_statement_clock(&mut self) {
+        self.slot.cancel.store(false, Ordering::Release);
+        // Read only when set: a disabled timeout costs no formatting per statement.
+        let ms = |name| match self.setting_is(name, "0") {
+            true => 0,
+            false => self
+                .show(name)
+                .as_deref()
+                .and_then(settings::millis)
+                .unwrap_or(0),
+        };
+        self.slot
+            .start_statement(ms("statement_timeout"), ms("lock_timeout"));
     }
 
     /// Start streaming `plan`'s rows: read the first batch; if that was all of them, the

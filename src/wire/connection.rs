@@ -504,6 +504,26 @@ impl Protocol {
                 _ => return Flow::Continue,
             }
         }
+        // Another statement is about to run: a portal read as it is fetched is read whole
+        // first, so it never sees what that statement does.
+        let settled = match &msg {
+            FrontendMessage::Query { .. } | FrontendMessage::FunctionCall => {
+                self.settle_streaming_portals(None)
+            }
+            FrontendMessage::Execute { portal, .. } => {
+                self.settle_streaming_portals(Some(portal.as_str()))
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = settled {
+            io.output.error(&e, Severity::Error);
+            if matches!(msg, FrontendMessage::Query { .. }) {
+                self.sync_and_ready(io).await;
+            } else {
+                self.skip_until_sync = true;
+            }
+            return Flow::Continue;
+        }
         match msg {
             FrontendMessage::Query { sql } => self.simple_query(io, &sql).await,
             FrontendMessage::Parse {

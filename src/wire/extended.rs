@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use super::connection::{send_rows, Flow, Io, Protocol, Transport};
 use super::frontend::{utf8_text, Target};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::{Outcome, Prepared, RowsTag};
+use crate::sql::{Outcome, Prepared, RowStream, RowsTag};
 use crate::types::{decode_binary, decode_text, DataType, Value};
 
 /// `55000 object_not_in_prerequisite_state`, for a portal whose command already ran.
@@ -70,6 +70,13 @@ impl Portals {
         self.unnamed = None;
         self.named.clear();
     }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut Portal)> {
+        self.unnamed
+            .iter_mut()
+            .map(|p| ("", p))
+            .chain(self.named.iter_mut().map(|(n, p)| (n.as_str(), p)))
+    }
 }
 
 enum PortalState {
@@ -79,6 +86,14 @@ enum PortalState {
     Rows {
         rows: std::vec::IntoIter<Vec<Value>>,
         tag: RowsTag,
+    },
+    /// A SELECT fetched in parts whose rows are read as they are fetched: the rows of
+    /// its last batch not yet sent, and the rest to read. Only while no other statement
+    /// runs in the session: one that does first reads it whole (`Rows`), so it never sees
+    /// what a later statement of its transaction wrote.
+    Streaming {
+        stream: RowStream,
+        pending: std::vec::IntoIter<Vec<Value>>,
     },
     /// An empty query: every Execute answers EmptyQueryResponse.
     Empty,
@@ -305,17 +320,13 @@ impl Protocol {
                     };
                     return Ok(Flow::Continue);
                 }
-                Outcome::RowStream { mut stream, .. } => {
-                    // Fetched in parts, with other statements of the transaction possibly
-                    // in between: read whole now, under the statement's own view.
-                    let mut rows = Vec::new();
-                    while let Some(batch) = self.session.row_stream_next(&mut stream)? {
-                        rows.extend(batch);
-                    }
-                    portal.state = PortalState::Rows {
-                        rows: rows.into_iter(),
-                        tag: RowsTag::Select,
+                Outcome::RowStream { stream, .. } => {
+                    // Fetched in parts: read as they are fetched (see `Streaming`).
+                    portal.state = PortalState::Streaming {
+                        stream,
+                        pending: Vec::new().into_iter(),
                     };
+                    return self.fetch_streaming(io, portal, max_rows).await;
                 }
                 Outcome::Command { tag } => {
                     io.output.command_complete(&tag);
@@ -345,6 +356,11 @@ impl Protocol {
                 }
                 Ok(Flow::Continue)
             }
+            PortalState::Streaming { .. } => {
+                // Suspended since its last Execute: a statement again from now.
+                self.session.resume_streamed_statement(&portal.statement);
+                self.fetch_streaming(io, portal, max_rows).await
+            }
             PortalState::Empty => {
                 io.output.empty_query();
                 Ok(Flow::Continue)
@@ -354,6 +370,83 @@ impl Protocol {
                 format!("portal \"{name}\" cannot be run"),
             )),
         }
+    }
+
+    /// Send up to `max_rows` rows of a streaming portal (all, for 0), reading batches as
+    /// needed; then PortalSuspended (the statement stops running until the next Execute)
+    /// or, at its end, CommandComplete.
+    async fn fetch_streaming<S: Transport>(
+        &mut self,
+        io: &mut Io<S>,
+        portal: &mut Portal,
+        max_rows: i32,
+    ) -> Result<Flow> {
+        let max = usize::try_from(max_rows).ok().filter(|&m| m > 0);
+        let PortalState::Streaming { stream, pending } = &mut portal.state else {
+            return Err(Error::internal("not a streaming portal"));
+        };
+        let mut sent = 0usize;
+        let finished = loop {
+            let room = max.map_or(usize::MAX, |m| m - sent);
+            if room == 0 {
+                break false;
+            }
+            if pending.len() == 0 {
+                match self.session.row_stream_next(stream) {
+                    Ok(Some(batch)) => *pending = batch.into_iter(),
+                    Ok(None) => break true,
+                    Err(e) => {
+                        portal.state = PortalState::Done;
+                        return Err(e);
+                    }
+                }
+                continue;
+            }
+            let take = room.min(pending.len());
+            sent += send_rows(io, pending.by_ref().take(take), &portal.formats).await?;
+        };
+        if finished {
+            io.output.command_complete(&RowsTag::Select.complete(sent));
+            portal.state = PortalState::Rows {
+                rows: Vec::new().into_iter(),
+                tag: RowsTag::Select,
+            };
+        } else {
+            io.output.portal_suspended();
+            self.session.suspend_streamed_statement();
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Before another statement runs: read every suspended streaming portal (but
+    /// `except`) whole, under its own statement's view, as PostgreSQL's portals see only
+    /// what was there when they started.
+    pub fn settle_streaming_portals(&mut self, except: Option<&str>) -> Result<()> {
+        for (name, portal) in self.portals.iter_mut() {
+            if except == Some(name) {
+                continue;
+            }
+            let PortalState::Streaming { stream, pending } = &mut portal.state else {
+                continue;
+            };
+            self.session.resume_streamed_statement(&portal.statement);
+            let mut rows: Vec<Vec<Value>> = pending.by_ref().collect();
+            loop {
+                match self.session.row_stream_next(stream) {
+                    Ok(Some(batch)) => rows.extend(batch),
+                    Ok(None) => break,
+                    Err(e) => {
+                        portal.state = PortalState::Done;
+                        return Err(e);
+                    }
+                }
+            }
+            portal.state = PortalState::Rows {
+                rows: rows.into_iter(),
+                tag: RowsTag::Select,
+            };
+        }
+        Ok(())
     }
 
     /// Close a statement or portal; closing one that does not exist is not an error.

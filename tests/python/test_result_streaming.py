@@ -7,6 +7,7 @@ parts; and the server does not hold the whole result in memory."""
 from __future__ import annotations
 
 import struct
+import time
 from pathlib import Path
 
 import psycopg
@@ -184,6 +185,50 @@ def _wide_table(db, server, value_sql: str):
 
 
 @pytest.mark.steadydb_only  # measures the server process's memory
+def test_a_portal_fetched_in_parts_is_read_as_it_is_fetched(db, server):
+    """80 MB of rows fetched 500 at a time (Execute with a row limit, in a transaction, as
+    pgjdbc's fetchSize and asyncpg's cursors do): the server's peak memory grows by under
+    20 MiB (read whole at the first Execute, it grew by the result), between fetches the
+    session is idle in its transaction, and a statement_timeout shorter than the client's
+    pauses does not end the portal (each Execute is a statement of its own)."""
+    c, t = _wide_table(db, server, "repeat('x', 4000)")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    with pgraw.RawConn(server.host, server.port) as conn:
+        conn.startup(user=server.user, database=server.dbname)
+        assert pgraw.errors(conn.simple_query("set statement_timeout = '300ms'")) == []
+        assert pgraw.errors(conn.simple_query("begin")) == []
+        conn.send(
+            pgraw.message(b"P", pgraw.cstr("") + pgraw.cstr(f"select k, v from {t}") + struct.pack("!H", 0))
+            + pgraw.message(b"B", pgraw.cstr("") + pgraw.cstr("") + struct.pack("!HHH", 0, 0, 0))
+            + _extended(conn, "", 500)
+            + pgraw.message(b"S")
+        )
+        keys: list[int] = []
+        states = set()
+        while True:
+            msgs = conn.read_until_ready()
+            assert pgraw.errors(msgs) == []
+            rows = pgraw.data_rows(msgs)
+            assert all(len(r[1]) == 4000 for r in rows)
+            keys.extend(int(r[0]) for r in rows)
+            if any(m[0] == b"C" for m in msgs):
+                break
+            assert any(m[0] == b"s" for m in msgs), "no PortalSuspended"
+            if len(keys) in (500, 10000):
+                states.add(c.execute(
+                    "select state from pg_stat_activity where query like 'select k, v from%' "
+                    "and pid <> pg_backend_pid()").fetchone()[0])
+                time.sleep(0.5)
+            conn.send(_extended(conn, "", 500) + pgraw.message(b"S"))
+        assert keys == list(range(1, 20001))
+        assert states == {"idle in transaction"}
+        assert pgraw.errors(conn.simple_query("commit")) == []
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 20, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory
 def test_a_long_result_is_not_held_in_memory(db, server):
     """80 MB of rows are read through a client while the server's peak memory grows by
     under 20 MiB: they are sent as they are read (the whole result, built first, raised
@@ -332,6 +377,10 @@ GROUPINGS = [
     "select distinct g, amount from {t} order by 2 desc nulls last, 1",
     "select distinct k % 3000 as m from {t} order by m offset 10 limit 20",
     "select distinct count(*) from {t} group by name order by 1",
+    "select count(*), sum(n), max(m) from (select name, k % 3000 as m, count(*) as n from {t} "
+    "group by 1, 2) s",
+    "select g, count(*) from (select k % 5000 as m, g, sum(amount) from {t} group by 1, 2) s "
+    "group by g order by g",
 ]
 
 
@@ -552,6 +601,23 @@ def test_windows_past_work_mem_go_to_disk_not_memory(db, server):
     assert len(got) == 20000
     assert all(got[k] == ((20000 - k) // 100 + 1, 4000 + len(str(20000 - (20000 - k) % 100)))
                for k in (1, 100, 19999)), [got[k] for k in (1, 100, 19999)]
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+def test_a_subquerys_grouping_past_work_mem_goes_to_disk_not_memory(db, server):
+    """20,000 groups of 4 kB keys grouped in a subquery (whose small output rows are
+    held) with work_mem 1MB: the server's peak memory grows by under 30 MiB, and every
+    group is counted once."""
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
+    c.execute("set work_mem = '1MB'")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    got = rows(c, f"select count(*), sum(n), sum(l) from "
+                  f"(select length(v) as l, count(*) as n from {t} group by v) s")
+    assert got == [(20000, 20000, sum(4000 + len(str(k)) for k in range(1, 20001)))]
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
