@@ -834,6 +834,11 @@ impl Session {
     }
 
     fn execute_inner(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Outcome> {
+        // In a failed block only COMMIT and ROLLBACK run; anything else is refused before
+        // it is planned (a name it cannot find is not what the client should hear).
+        if self.txn.as_ref().is_some_and(|t| t.failed) && !ends_a_failed_block(&stmt.shape.stmt) {
+            return Err(Error::in_failed_transaction());
+        }
         let conflict = match &self.txn {
             Some(t) if !t.failed => t.txn.check_recovery_conflicts(),
             _ => Ok(()),
@@ -4089,4 +4094,16 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         },
         _ => return None,
     })
+}
+
+/// Whether a statement may run in a failed transaction block: COMMIT (END), ROLLBACK
+/// (ABORT) and ROLLBACK TO SAVEPOINT, as in PostgreSQL.
+fn ends_a_failed_block(stmt: &parser::Statement) -> bool {
+    matches!(
+        stmt,
+        parser::Statement::Ast(s) if matches!(
+            s.as_ref(),
+            sqlparser::ast::Statement::Commit { .. } | sqlparser::ast::Statement::Rollback { .. }
+        )
+    )
 }

@@ -1339,3 +1339,20 @@ def test_serializable_reads_of_disjoint_keys_commit(db, two):
     quick(a, "commit")
     quick(b, "commit")
     assert q(a, f"select id, v from {t} order by id") == [(1, 1), (2, 1)]
+
+
+def test_a_failed_block_refuses_statements_before_planning_them(db, conn):
+    """In a failed block every statement but COMMIT and ROLLBACK gets 25P02, even one
+    naming a table the block renamed or one that does not exist (not 42P01)."""
+    t = db.table("fb")
+    conn.execute(f"create table {t} (id int primary key)")
+    conn.execute("begin")
+    conn.execute(f"alter table {t} rename to {t}_renamed")
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        conn.execute("select 1 / 0")
+    for sql in (f"select * from {t}_renamed", f"select * from {t}", "select * from nosuch_fb",
+                "show work_mem"):
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+            conn.execute(sql)
+    conn.execute("rollback")
+    assert conn.execute(f"select count(*) from {t}").fetchone() == (0,)
