@@ -481,6 +481,46 @@ pub const REFERENTIAL_CONSTRAINTS_COLUMNS: &[(&str, DataType)] = &[
     ("delete_rule", DataType::Text),
 ];
 
+pub const VIEWS_COLUMNS: &[(&str, DataType)] = &[
+    ("table_catalog", DataType::Text),
+    ("table_schema", DataType::Text),
+    ("table_name", DataType::Text),
+    ("view_definition", DataType::Text),
+    ("check_option", DataType::Text),
+    ("is_updatable", DataType::Text),
+    ("is_insertable_into", DataType::Text),
+    ("is_trigger_updatable", DataType::Text),
+    ("is_trigger_deletable", DataType::Text),
+    ("is_trigger_insertable_into", DataType::Text),
+];
+
+/// `information_schema.views`: each view and its query. Writes through views are
+/// refused here, so none is updatable or insertable (PostgreSQL's simple views are).
+pub fn views(engine: &Engine) -> Vec<Row> {
+    let mut views = engine.txn.catalog.views();
+    views.sort_by(|a, b| a.name.cmp(&b.name));
+    views
+        .iter()
+        .map(|v| {
+            let definition =
+                super::pg_catalog::view_definition(engine, super::pg_catalog::id_oid(v.id), false);
+            vec![
+                text(CATALOG),
+                text(TABLE_SCHEMA),
+                text(&v.name),
+                definition.map_or(Value::Null, Value::Text),
+                text("NONE"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+            ]
+            .into()
+        })
+        .collect()
+}
+
 /// `information_schema.referential_constraints`: each foreign key, with the key it
 /// references and its actions.
 pub fn referential_constraints(engine: &Engine, visible: &CatalogView) -> Vec<Row> {

@@ -125,6 +125,10 @@ pub enum PgCatalog {
     Range,
     Enum,
     Stats,
+    Tables,
+    Indexes,
+    Views,
+    Sequences,
 }
 
 /// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
@@ -206,6 +210,10 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Range, "pg_range", 3541, true),
     (PgCatalog::Enum, "pg_enum", 3501, true),
     (PgCatalog::Stats, "pg_stats", 12004, false),
+    (PgCatalog::Tables, "pg_tables", 12033, false),
+    (PgCatalog::Indexes, "pg_indexes", 12043, false),
+    (PgCatalog::Views, "pg_views", 12028, false),
+    (PgCatalog::Sequences, "pg_sequences", 12048, false),
 ];
 
 /// The default btree operator classes of the types there are: (OID, name, type).
@@ -1013,6 +1021,42 @@ impl PgCatalog {
                 ("enumlabel", Name),
             ],
             // The sampled values are shown as text (PostgreSQL's column is `anyarray`).
+            PgCatalog::Tables => &[
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("tableowner", Name),
+                ("tablespace", Name),
+                ("hasindexes", Bool),
+                ("hasrules", Bool),
+                ("hastriggers", Bool),
+                ("rowsecurity", Bool),
+            ],
+            PgCatalog::Indexes => &[
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("indexname", Name),
+                ("tablespace", Name),
+                ("indexdef", Text),
+            ],
+            PgCatalog::Views => &[
+                ("schemaname", Name),
+                ("viewname", Name),
+                ("viewowner", Name),
+                ("definition", Text),
+            ],
+            PgCatalog::Sequences => &[
+                ("schemaname", Name),
+                ("sequencename", Name),
+                ("sequenceowner", Name),
+                ("data_type", DataType::RegType),
+                ("start_value", Int8),
+                ("min_value", Int8),
+                ("max_value", Int8),
+                ("increment_by", Int8),
+                ("cycle", Bool),
+                ("cache_size", Int8),
+                ("last_value", Int8),
+            ],
             PgCatalog::Stats => &[
                 ("schemaname", Name),
                 ("tablename", Name),
@@ -1282,6 +1326,67 @@ impl PgCatalog {
                 })
                 .collect(),
             PgCatalog::Depend => dependencies(engine, visible),
+            PgCatalog::Tables => table_view_rows(engine, visible),
+            PgCatalog::Indexes => tables(engine, visible)
+                .iter()
+                .flat_map(|(t, def)| {
+                    table_indexes(t, def).into_iter().map(move |index| {
+                        vec![
+                            name("public"),
+                            name(&def.name),
+                            name(&index.name),
+                            Value::Null,
+                            index_definition(engine, index.oid, 0).map_or(Value::Null, Value::Text),
+                        ]
+                    })
+                })
+                .collect(),
+            PgCatalog::Views => {
+                let owner = owner_name(engine);
+                let mut views = engine.txn.catalog.views();
+                views.sort_by(|a, b| a.name.cmp(&b.name));
+                views
+                    .iter()
+                    .map(|v| {
+                        vec![
+                            name("public"),
+                            name(&v.name),
+                            name(&owner),
+                            view_definition(engine, id_oid(v.id), false)
+                                .map_or(Value::Null, Value::Text),
+                        ]
+                    })
+                    .collect()
+            }
+            PgCatalog::Sequences => {
+                let owner = owner_name(engine);
+                sequence_entries(engine, visible)
+                    .into_iter()
+                    .map(|e| {
+                        let o = e.options;
+                        let last = engine
+                            .txn
+                            .catalog
+                            .sequence(&e.name)
+                            .map(|s| s.last_value())
+                            .filter(|(_, called)| *called)
+                            .map_or(Value::Null, |(v, _)| Value::Int8(v));
+                        vec![
+                            name("public"),
+                            name(&e.name),
+                            name(&owner),
+                            Value::Reg(o.data_type.oid(), o.data_type.name().into()),
+                            Value::Int8(o.start),
+                            Value::Int8(o.min),
+                            Value::Int8(o.max),
+                            Value::Int8(o.increment),
+                            Value::Bool(o.cycle),
+                            Value::Int8(o.cache),
+                            last,
+                        ]
+                    })
+                    .collect()
+            }
             // The schemas' privileges are initdb's ('i').
             PgCatalog::InitPrivs => [
                 NAMESPACE_PG_CATALOG,
@@ -1499,6 +1604,51 @@ fn sequence_entries(engine: &Engine, visible: &CatalogView) -> Vec<SequenceEntry
         }
     }
     out
+}
+
+/// The name of the role that owns every table, view and sequence (the bootstrap
+/// superuser).
+fn owner_name(engine: &Engine) -> String {
+    engine
+        .txn
+        .catalog
+        .role_by_oid(BOOTSTRAP_ROLE)
+        .map_or_else(|| "postgres".to_string(), |r| r.name.clone())
+}
+
+/// `pg_tables`: the tables of schema public, then the system catalogs that PostgreSQL
+/// keeps as tables (schema pg_catalog). `hastriggers` is PostgreSQL's: a table with a
+/// foreign key, or one a foreign key references, has its constraint triggers.
+fn table_view_rows(engine: &Engine, visible: &CatalogView) -> Vec<Vec<Value>> {
+    let owner = owner_name(engine);
+    let catalog = &engine.txn.catalog;
+    let row = |schema: &str, table: &str, indexes: bool, triggers: bool| -> Vec<Value> {
+        vec![
+            name(schema),
+            name(table),
+            name(&owner),
+            Value::Null,
+            Value::Bool(indexes),
+            Value::Bool(false),
+            Value::Bool(triggers),
+            Value::Bool(false),
+        ]
+    };
+    let mut rows: Vec<Vec<Value>> = tables(engine, visible)
+        .iter()
+        .map(|(t, def)| {
+            let indexes = !def.primary_key.is_empty() || !def.indexes.is_empty();
+            let triggers = !def.foreign_keys.is_empty() || !catalog.referencing(t.id).is_empty();
+            row("public", &def.name, indexes, triggers)
+        })
+        .collect();
+    rows.extend(
+        CATALOGS
+            .iter()
+            .filter(|(_, _, _, table)| *table)
+            .map(|(_, n, _, _)| row("pg_catalog", n, true, false)),
+    );
+    rows
 }
 
 /// `pg_depend`: an owned sequence on its column (`a`), a primary key index on its

@@ -54,6 +54,8 @@ pub enum SystemView {
     InfoKeyColumnUsage,
     /// `information_schema.referential_constraints`.
     InfoReferentialConstraints,
+    /// `information_schema.views`.
+    InfoViews,
     /// `pg_stat_ssl`: which sessions are encrypted, and how.
     Ssl,
     /// A catalog of `pg_catalog` (`pg_catalog.rs`).
@@ -86,6 +88,7 @@ impl SystemView {
             "table_constraints" => Some(SystemView::InfoTableConstraints),
             "key_column_usage" => Some(SystemView::InfoKeyColumnUsage),
             "referential_constraints" => Some(SystemView::InfoReferentialConstraints),
+            "views" => Some(SystemView::InfoViews),
             _ => None,
         }
     }
@@ -109,6 +112,7 @@ impl SystemView {
             SystemView::InfoReferentialConstraints => {
                 super::information_schema::REFERENTIAL_CONSTRAINTS_COLUMNS
             }
+            SystemView::InfoViews => super::information_schema::VIEWS_COLUMNS,
             SystemView::StatWal => &[
                 ("wal_records", DataType::Int8),
                 ("wal_fpi", DataType::Int8),
@@ -269,6 +273,7 @@ impl SystemView {
             SystemView::InfoTableConstraints => "table_constraints",
             SystemView::InfoKeyColumnUsage => "key_column_usage",
             SystemView::InfoReferentialConstraints => "referential_constraints",
+            SystemView::InfoViews => "views",
             SystemView::Catalog(_) => "",
         };
         TableDef::of_columns(name, cols.iter().copied())
@@ -298,6 +303,7 @@ impl SystemView {
             SystemView::InfoReferentialConstraints => {
                 super::information_schema::referential_constraints(engine, visible)
             }
+            SystemView::InfoViews => super::information_schema::views(engine),
             SystemView::StatWal => {
                 let Some(wal) = &engine.txn.wal else {
                     return vec![vec![
