@@ -599,6 +599,9 @@ pub enum Plan {
     },
     CreateView {
         view: crate::storage::View,
+        /// CREATE OR REPLACE VIEW of a view that exists: its new query (the columns it had
+        /// come first, unchanged).
+        replace: bool,
     },
     /// CREATE / ALTER / DROP ROLE (or USER).
     Role(super::roles::RoleStatement),

@@ -584,6 +584,47 @@ fn hash_compatible(a: DataType, b: DataType) -> bool {
     family(a).is_some() && family(a) == family(b)
 }
 
+/// CREATE OR REPLACE VIEW's rules, PostgreSQL's: the new query keeps every column the
+/// view had, in order, with its name and type (it may add columns after them), and does
+/// not read the view itself.
+fn replaceable(
+    old: &crate::storage::View,
+    columns: &[(String, DataType)],
+    depends_on: &[String],
+) -> Result<()> {
+    let invalid = |message: String| Error::new(SqlState::INVALID_TABLE_DEFINITION, message);
+    if depends_on.contains(&old.name) {
+        return Err(Error::new(
+            SqlState("42P17"),
+            format!(
+                "infinite recursion detected in rules for relation \"{}\"",
+                old.name
+            ),
+        ));
+    }
+    if columns.len() < old.columns.len() {
+        return Err(invalid("cannot drop columns from view".into()));
+    }
+    for ((old_name, old_type), (new_name, new_type)) in old.columns.iter().zip(columns) {
+        if old_name != new_name {
+            return Err(invalid(format!(
+                "cannot change name of view column \"{old_name}\" to \"{new_name}\""
+            ))
+            .with_hint(
+                "Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead.",
+            ));
+        }
+        if old_type != new_type {
+            return Err(invalid(format!(
+                "cannot change data type of view column \"{old_name}\" from {} to {}",
+                type_name_only(*old_type),
+                type_name_only(*new_type)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Which output columns of a set operation's side are literals of no type yet (a bare
 /// NULL or string literal in a SELECT list, or in every row of VALUES): those take the
 /// other side's type. Empty when that cannot be told (`*`, a nested operation).
@@ -2396,10 +2437,8 @@ impl Planner<'_> {
     }
 
     fn plan_create_view(&mut self, cv: &ast::CreateView) -> Result<Plan> {
-        if cv.or_replace || cv.or_alter {
-            return Err(Error::unsupported(
-                "CREATE OR REPLACE VIEW is not supported yet",
-            ));
+        if cv.or_alter {
+            return Err(Error::unsupported("CREATE OR ALTER VIEW is not supported"));
         }
         if cv.materialized {
             return Err(Error::unsupported(
@@ -2410,11 +2449,24 @@ impl Planner<'_> {
             return Err(Error::unsupported("temporary views are not supported yet"));
         }
         let name = object_name(&cv.name)?;
-        if self.engine.txn.catalog.relation_exists(&name) {
+        let existing = self.engine.txn.catalog.view(&name);
+        if existing.is_some() && !cv.or_replace {
             return Err(Error::new(
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{name}\" already exists"),
             ));
+        }
+        if existing.is_none() && self.engine.txn.catalog.relation_exists(&name) {
+            return Err(match cv.or_replace {
+                true => Error::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a view"),
+                ),
+                false => Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{name}\" already exists"),
+                ),
+            });
         }
         let read_before = std::mem::take(&mut self.binder.relations_read);
         let planned = self.plan_derived(&cv.query);
@@ -2439,7 +2491,7 @@ impl Planner<'_> {
                 ));
             }
         }
-        let columns = names
+        let columns: Vec<(String, DataType)> = names
             .into_iter()
             .zip(types)
             .map(|(n, t)| {
@@ -2453,14 +2505,20 @@ impl Planner<'_> {
                 )
             })
             .collect();
+        if let Some(old) = &existing {
+            replaceable(old, &columns, &depends_on)?;
+        }
         Ok(Plan::CreateView {
             view: crate::storage::View {
-                id: crate::storage::TableId(0),
+                id: existing
+                    .as_ref()
+                    .map_or(crate::storage::TableId(0), |v| v.id),
                 name,
                 query: cv.query.to_string(),
                 columns,
                 depends_on,
             },
+            replace: existing.is_some(),
         })
     }
 

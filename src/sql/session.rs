@@ -1973,19 +1973,27 @@ impl Session {
                 command("CREATE SEQUENCE")
             }
             Plan::Role(stmt) => self.run_role_statement(stmt),
-            Plan::CreateView { view } => {
+            Plan::CreateView { view, replace } => {
                 self.refuse_in_block("CREATE VIEW", None)?;
                 let txn = self.engine.txn.clone();
                 let flight = {
                     let _ddl = txn.catalog.ddl_lock();
-                    if txn.catalog.relation_exists(&view.name) {
+                    // Replaced: the same view (its OID) still, else a new one.
+                    let same = txn
+                        .catalog
+                        .view(&view.name)
+                        .is_some_and(|v| v.id == view.id);
+                    if (*replace && !same) || (!*replace && txn.catalog.relation_exists(&view.name))
+                    {
                         return Err(Error::new(
                             SqlState::DUPLICATE_TABLE,
                             format!("relation \"{}\" already exists", view.name),
                         ));
                     }
                     let mut view = view.clone();
-                    view.id = txn.catalog.allocate_table_id();
+                    if !*replace {
+                        view.id = txn.catalog.allocate_table_id();
+                    }
                     let mut payload = crate::wal::Writer::default();
                     view.put(&mut payload);
                     let mut created = Ok(());
@@ -1994,7 +2002,7 @@ impl Session {
                         RecordKind::CreateView,
                         &payload.buf,
                         self.sync_level(),
-                        |_| created = txn.catalog.create_view(view),
+                        |_| created = txn.catalog.create_or_replace_view(view),
                     )?;
                     if let Err(e) = created {
                         crate::error::stop_server(&format!(

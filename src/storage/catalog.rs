@@ -1140,6 +1140,17 @@ impl Catalog {
         Ok(())
     }
 
+    /// CREATE OR REPLACE VIEW (or the replay of any CREATE VIEW): a view of that name is
+    /// replaced by this one (its id kept by the statement), else it is created.
+    pub fn create_or_replace_view(&self, view: View) -> Result<()> {
+        if self.view(&view.name).is_none() {
+            return self.create_view(view);
+        }
+        self.views.write().insert(view.name.clone(), Arc::new(view));
+        self.bump();
+        Ok(())
+    }
+
     /// DROP VIEW (or its replay).
     pub fn drop_view(&self, name: &str) {
         self.views.write().remove(name);

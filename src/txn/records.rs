@@ -444,10 +444,9 @@ pub fn replay(
             catalog.drop_sequence(&r.str()?);
         }
         RecordKind::CreateView => {
-            let view = crate::storage::View::get(&mut r)?;
-            if catalog.view(&view.name).is_none() {
-                catalog.create_view(view)?;
-            }
+            // A CREATE OR REPLACE VIEW's record replaces the view; any other brings what
+            // a catalog image may already hold.
+            catalog.create_or_replace_view(crate::storage::View::get(&mut r)?)?;
         }
         RecordKind::DropView => {
             catalog.drop_view(&r.str()?);

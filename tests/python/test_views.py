@@ -160,3 +160,61 @@ def test_drop_cascade_drops_the_views_that_read_it(server):
         finally:
             for sql in cleanup:
                 c.execute(sql)
+
+
+REPLACE_STEPS = [
+    ('create table crt (id int primary key, a int, b text)', 'CREATE TABLE'),
+    ("insert into crt values (1, 10, 'x'), (2, 20, 'y')", 'INSERT 0 2'),
+    ('create or replace view crv as select id, a from crt', 'CREATE VIEW'),
+    ('create view crv2 as select * from crv where a > 10', 'CREATE VIEW'),
+    ("select oid from pg_class where relname = 'crv'", 'OID'),
+    ('create or replace view crv as select id, a * 2 as a, b from crt', 'CREATE VIEW'),
+    ('select * from crv order by id', [(1, 20, 'x'), (2, 40, 'y')]),
+    ('select * from crv2 order by id', [(1, 20), (2, 40)]),
+    ('create or replace view crv as select id, b, a from crt',
+     ('42P16', 'cannot change name of view column "a" to "b"')),
+    ('create or replace view crv as select id, a::bigint as a, b from crt',
+     ('42P16', 'cannot change data type of view column "a" from integer to bigint')),
+    ('create or replace view crv as select id from crt',
+     ('42P16', 'cannot drop columns from view')),
+    ('create or replace view crt as select 1',
+     ('42809', '"crt" is not a view')),
+    ("select attname from pg_attribute where attrelid = 'crv'::regclass order by attnum",
+     [('id',), ('a',), ('b',)]),
+]
+
+
+def test_create_or_replace_view(server):
+    """CREATE OR REPLACE VIEW replaces a view's query when the columns it had stay, in
+    order, by name and type (it may add columns); the view keeps its OID, and the views
+    that read it see the new query; otherwise PostgreSQL's 42P16."""
+    with server.connect() as c:
+        c.execute("drop view if exists crv2, crv")
+        c.execute("drop table if exists crt")
+        try:
+            oid = None
+            for sql, want in REPLACE_STEPS:
+                if want == 'OID':
+                    oid = c.execute(sql).fetchone()[0]
+                    continue
+                run_steps(c, [(sql, want)])
+            assert c.execute("select oid from pg_class where relname = 'crv'").fetchone() == (oid,)
+        finally:
+            c.execute("drop view if exists crv2, crv")
+            c.execute("drop table if exists crt")
+
+
+def test_a_replaced_view_survives_a_crash(nodes):  # noqa: F811
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table rb (id int primary key, g int)")
+        c.execute("insert into rb select i, i % 3 from generate_series(1, 30) i")
+        c.execute("create view rv as select g from rb where g = 0")
+        c.execute("checkpoint")
+        c.execute("create or replace view rv as select g, id from rb where g = 1")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select count(*), min(g), max(g), sum(id) from rv").fetchone() == (10, 1, 1, 145)
+            c.execute("checkpoint")
