@@ -398,7 +398,7 @@ def test_unsupported_features_0a000(db, conn):
     for sql in [
         f"select * from {a}, lateral (select {a}.v) l",
         f"create index {a}_v on {a} ((v + 1))",
-        f"create or replace view {a}_view as select * from {a}",
+        f"create materialized view {a}_view as select * from {a}",
     ]:
         with pytest.raises(psycopg.Error) as ei:
             conn.execute(sql)
