@@ -51,21 +51,13 @@ pub fn server_config(
     key_file: &Path,
     ca_file: Option<&Path>,
 ) -> Result<TlsConfig> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_file)
-        .and_then(|certs| certs.collect::<std::result::Result<_, _>>())
-        .map_err(|e| {
-            config_error(format!(
-                "could not load server certificate file \"{}\": {e}",
-                cert_file.display()
-            ))
-        })?;
-    if certs.is_empty() {
-        return Err(config_error(format!(
-            "could not load server certificate file \"{}\": no certificate in it",
+    let certs = pem_certificates(cert_file).map_err(|e| {
+        config_error(format!(
+            "could not load server certificate file \"{}\": {e}",
             cert_file.display()
-        )));
-    }
-    let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
+        ))
+    })?;
+    let key = pem_private_key(key_file).map_err(|e| {
         config_error(format!(
             "could not load private key file \"{}\": {e}",
             key_file.display()
@@ -92,6 +84,36 @@ pub fn server_config(
         end_point_hash,
         checks_client_certificates: ca_file.is_some(),
     })
+}
+
+/// The certificates of a PEM file, in order; an error (its reason) when it cannot be
+/// read or holds none.
+pub(crate) fn pem_certificates(
+    path: &Path,
+) -> std::result::Result<Vec<CertificateDer<'static>>, String> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<std::result::Result<_, _>>())
+        .map_err(|e| e.to_string())?;
+    match certs.is_empty() {
+        true => Err("no certificate in it".into()),
+        false => Ok(certs),
+    }
+}
+
+/// The private key of a PEM file; an error (its reason) when there is none.
+pub(crate) fn pem_private_key(path: &Path) -> std::result::Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| e.to_string())
+}
+
+/// The CA certificates of a PEM file, as trust anchors.
+pub(crate) fn pem_root_store(
+    path: &Path,
+) -> std::result::Result<tokio_rustls::rustls::RootCertStore, String> {
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    for cert in pem_certificates(path)? {
+        roots.add(cert).map_err(|e| e.to_string())?;
+    }
+    Ok(roots)
 }
 
 /// RFC 5929's `tls-server-end-point` data: the certificate hashed with its signature's
@@ -123,19 +145,8 @@ fn client_verifier(
             ca_file.display()
         ))
     };
-    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(ca_file).map_err(|e| failed(&e))? {
-        roots
-            .add(cert.map_err(|e| failed(&e))?)
-            .map_err(|e| failed(&e))?;
-    }
-    if roots.is_empty() {
-        return Err(failed(&"no certificate in it"));
-    }
-    let mut v1_issuers = Vec::new();
-    for cert in CertificateDer::pem_file_iter(ca_file).map_err(|e| failed(&e))? {
-        v1_issuers.push(cert.map_err(|e| failed(&e))?.into_owned());
-    }
+    let roots = pem_root_store(ca_file).map_err(|e| failed(&e))?;
+    let v1_issuers = pem_certificates(ca_file).map_err(|e| failed(&e))?;
     let webpki = tokio_rustls::rustls::server::WebPkiClientVerifier::builder_with_provider(
         Arc::new(roots),
         provider.clone(),

@@ -1,5 +1,6 @@
 //! The standby's side: the walreceiver. It connects to the primary named by
-//! `primary_conninfo` over the replication protocol, streams the log from where its own
+//! `primary_conninfo` (`conninfo`) over the replication protocol (`client`), over TLS as
+//! its `sslmode` asks (`transport`), streams the log from where its own
 //! log ends, writes it at the same positions, makes it durable, and replays each complete
 //! record through the same code crash recovery uses. After each batch it reports three
 //! positions to the primary: written (before the sync), flushed (after it) and applied

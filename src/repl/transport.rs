@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use tokio_rustls::rustls::{self, ClientConfig, ClientConnection};
 
@@ -385,43 +384,31 @@ fn client_config(c: &Conninfo) -> Result<Arc<ClientConfig>> {
 }
 
 fn load_roots(path: &Path) -> Result<rustls::RootCertStore> {
-    let failed = |e: &dyn std::fmt::Display| {
+    crate::auth::tls::pem_root_store(path).map_err(|e| {
         conn_error(format!(
             "could not read root certificate file \"{}\": {e}",
             path.display()
         ))
-    };
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(path).map_err(|e| failed(&e))? {
-        roots
-            .add(cert.map_err(|e| failed(&e))?)
-            .map_err(|e| failed(&e))?;
-    }
-    if roots.is_empty() {
-        return Err(failed(&"no certificate in it"));
-    }
-    Ok(roots)
+    })
 }
 
 fn load_client_certificate(
     cert_file: &Path,
     key_file: &Path,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_file)
-        .and_then(|certs| certs.collect::<std::result::Result<_, _>>())
-        .map_err(|e| {
-            conn_error(format!(
-                "could not read certificate file \"{}\": {e}",
-                cert_file.display()
-            ))
-        })?;
+    let certs = crate::auth::tls::pem_certificates(cert_file).map_err(|e| {
+        conn_error(format!(
+            "could not read certificate file \"{}\": {e}",
+            cert_file.display()
+        ))
+    })?;
     if !key_file.exists() {
         return Err(conn_error(format!(
             "certificate present, but not private key file \"{}\"",
             key_file.display()
         )));
     }
-    let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
+    let key = crate::auth::tls::pem_private_key(key_file).map_err(|e| {
         conn_error(format!(
             "could not load private key file \"{}\": {e}",
             key_file.display()

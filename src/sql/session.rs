@@ -1784,26 +1784,12 @@ impl Session {
                 self.add_foreign_key(table, parent, fk)?;
                 command("ALTER TABLE")
             }
-            Plan::DropForeignKey { table, name } => {
-                let name = name.clone();
-                self.alter_table_definition(table, "ALTER TABLE", |current| {
-                    let mut new_def = current.clone();
-                    new_def.foreign_keys.retain(|f| f.name != name);
-                    Ok(new_def)
-                })?;
+            Plan::DropForeignKey { table, name } | Plan::DropCheck { table, name } => {
+                self.drop_constraint(table, name)?;
                 command("ALTER TABLE")
             }
             Plan::AddCheck { table, check, expr } => {
                 self.add_check(table, check, expr)?;
-                command("ALTER TABLE")
-            }
-            Plan::DropCheck { table, name } => {
-                let name = name.clone();
-                self.alter_table_definition(table, "ALTER TABLE", |current| {
-                    let mut new_def = current.clone();
-                    new_def.checks.retain(|c| c.name != name);
-                    Ok(new_def)
-                })?;
                 command("ALTER TABLE")
             }
             Plan::ValidateConstraint { table, name, check } => {
@@ -2449,6 +2435,16 @@ impl Session {
                 .with_detail(many.join("\n")),
             ),
         }
+    }
+
+    /// ALTER TABLE ... DROP CONSTRAINT of a foreign key or a CHECK constraint.
+    fn drop_constraint(&mut self, table: &Arc<Table>, name: &str) -> Result<()> {
+        self.alter_table_definition(table, "ALTER TABLE", |current| {
+            let mut new_def = current.clone();
+            new_def.foreign_keys.retain(|f| f.name != name);
+            new_def.checks.retain(|c| c.name != name);
+            Ok(new_def)
+        })
     }
 
     /// ALTER TABLE ... ADD CHECK: unless NOT VALID, every row must pass it (checked with
