@@ -2235,14 +2235,8 @@ impl Session {
             "ALTER TABLE ... ADD FOREIGN KEY",
             validate,
             |current| {
-                if current.foreign_keys.iter().any(|f| f.name == fk.name) {
-                    return Err(Error::new(
-                        SqlState::DUPLICATE_OBJECT,
-                        format!(
-                            "constraint \"{}\" for relation \"{}\" already exists",
-                            fk.name, current.name
-                        ),
-                    ));
+                if current.has_constraint(&fk.name) {
+                    return Err(duplicate_constraint(&fk.name, &current.name));
                 }
                 let mut new_def = current.clone();
                 new_def.foreign_keys.push(fk.clone());
@@ -2461,13 +2455,7 @@ impl Session {
         };
         self.alter_table_definition_checked(table, "ALTER TABLE", validate, |current| {
             if current.has_constraint(&check.name) {
-                return Err(Error::new(
-                    SqlState::DUPLICATE_OBJECT,
-                    format!(
-                        "constraint \"{}\" for relation \"{}\" already exists",
-                        check.name, current.name
-                    ),
-                ));
+                return Err(duplicate_constraint(&check.name, &current.name));
             }
             let mut new_def = current.clone();
             new_def.checks.push(check.clone());
@@ -3915,6 +3903,14 @@ pub fn refuse_dependents(catalog: &crate::storage::Catalog, kind: &str, name: &s
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
     }
     Ok(())
+}
+
+/// 42710 for a constraint name the table already has (for any kind of constraint).
+fn duplicate_constraint(name: &str, table: &str) -> Error {
+    Error::new(
+        SqlState::DUPLICATE_OBJECT,
+        format!("constraint \"{name}\" for relation \"{table}\" already exists"),
+    )
 }
 
 /// PostgreSQL's DETAIL lines of the views that read an object: `view v depends on
