@@ -2215,19 +2215,8 @@ impl Session {
         } else {
             self.keep_referenced_writers_out(parent)?
         };
-        let validate = |session: &mut Self| {
-            let snapshot = session.statement_snapshot();
-            let validated = session.with_executor(snapshot, &[], false, |exec| {
-                exec.validate_foreign_key(table, fk)
-            });
-            match validated {
-                Ok(()) => Ok(()),
-                Err(Stop::Error(e)) => Err(e),
-                Err(Stop::WaitForLock) => Err(Error::internal("a validation stopped at a lock")),
-            }
-        };
         let validate = |session: &mut Self| match fk.validated {
-            true => validate(session),
+            true => session.rows_reference(table, fk),
             false => Ok(()),
         };
         let added = self.alter_table_definition_checked(
@@ -2495,19 +2484,7 @@ impl Session {
             None => None,
         };
         let validate = |session: &mut Self| match (&fk, check) {
-            (Some(fk), _) => {
-                let snapshot = session.statement_snapshot();
-                let validated = session.with_executor(snapshot, &[], false, |exec| {
-                    exec.validate_foreign_key(table, fk)
-                });
-                match validated {
-                    Ok(()) => Ok(()),
-                    Err(Stop::Error(e)) => Err(e),
-                    Err(Stop::WaitForLock) => {
-                        Err(Error::internal("a validation stopped at a lock"))
-                    }
-                }
-            }
+            (Some(fk), _) => session.rows_reference(table, fk),
             (None, Some(expr)) => session.rows_pass_check(table, name, expr),
             (None, None) => Err(Error::internal("a CHECK constraint without its expression")),
         };
@@ -2524,6 +2501,24 @@ impl Session {
             });
         drop(parent_closed);
         result
+    }
+
+    /// 23503 unless every row of `table` (its newest committed versions, or this
+    /// transaction's own) finds the row its foreign key `fk` references.
+    fn rows_reference(
+        &mut self,
+        table: &Arc<Table>,
+        fk: &crate::storage::ForeignKeyDef,
+    ) -> Result<()> {
+        let snapshot = self.statement_snapshot();
+        let validated = self.with_executor(snapshot, &[], false, |exec| {
+            exec.validate_foreign_key(table, fk)
+        });
+        match validated {
+            Ok(()) => Ok(()),
+            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::WaitForLock) => Err(Error::internal("a validation stopped at a lock")),
+        }
     }
 
     /// 23514 unless every row of `table` (its newest committed versions, or this
