@@ -215,7 +215,7 @@ fn scan_names(scan: &ScanPlan, lone: bool) -> Vec<String> {
             if lone {
                 c.name.clone()
             } else {
-                format!("{}.{}", scan.def.name, c.name)
+                format!("{}.{}", scan.qualifier, c.name)
             }
         })
         .collect()
@@ -236,7 +236,12 @@ fn row_names(sel: &SelectPlan) -> Vec<String> {
 
 fn scan_node(scan: &ScanPlan) -> Node {
     let names = scan_names(scan, true);
-    let table = &scan.def.name;
+    // `on t`, or `on t x` when the query calls it x (as PostgreSQL shows an alias).
+    let table = &if scan.qualifier == scan.def.name {
+        scan.def.name.clone()
+    } else {
+        format!("{} {}", scan.def.name, scan.qualifier)
+    };
     let mut node = if let Some(derived) = &scan.derived {
         let title = if derived.materialize {
             format!("CTE Scan on {table}")
@@ -248,14 +253,20 @@ fn scan_node(scan: &ScanPlan) -> Node {
         Node::new(match function.kind {
             TableFunctionKind::Values { .. } => "Values Scan on \"*VALUES*\"".to_string(),
             TableFunctionKind::WorkTable(_) => format!("WorkTable Scan on {table}"),
-            _ => format!("Function Scan on {table}"),
+            kind => match function_name(&kind) {
+                Some(f) if f != scan.qualifier => {
+                    format!("Function Scan on {f} {}", scan.qualifier)
+                }
+                Some(f) => format!("Function Scan on {f}"),
+                None => format!("Function Scan on {table}"),
+            },
         })
     } else {
         let pkey = scan
             .def
             .pkey_name
             .clone()
-            .unwrap_or_else(|| format!("{table}_pkey"));
+            .unwrap_or_else(|| format!("{}_pkey", scan.def.name));
         let key_names: Vec<String> = scan
             .def
             .primary_key
@@ -399,6 +410,26 @@ fn join_node(outer: Node, step: &JoinStep, names: &[String]) -> Node {
         }
         JoinStrategy::Lookup => {
             // The key comes from the outer row: shown over the joined row's names.
+            if let Access::Index { index, prefix, .. } = &step.scan.access {
+                let inner_names = scan_names(&step.scan, true);
+                let conds: Vec<String> = index
+                    .def
+                    .columns
+                    .iter()
+                    .zip(prefix)
+                    .map(|(&c, v)| {
+                        format!(
+                            "({} = {})",
+                            inner_names.get(c).cloned().unwrap_or_default(),
+                            expr_text(v, names)
+                        )
+                    })
+                    .collect();
+                inner.details.retain(|d| !d.starts_with("Index Cond"));
+                inner
+                    .details
+                    .insert(0, format!("Index Cond: {}", and_text(conds)));
+            }
             if let Access::Point(values) = &step.scan.access {
                 let inner_names = scan_names(&step.scan, false);
                 let conds: Vec<String> = step
@@ -421,10 +452,13 @@ fn join_node(outer: Node, step: &JoinStep, names: &[String]) -> Node {
                     .insert(0, format!("Index Cond: {}", and_text(conds)));
             }
             let node = Node::new(format!("Nested Loop{kind}"));
+            let keyed = match &step.scan.access {
+                Access::Point(_) => true,
+                Access::Index { prefix, .. } => !prefix.is_empty(),
+                _ => false,
+            };
             let node = match &step.on {
-                Some(on) if !matches!(step.scan.access, Access::Point(_)) => {
-                    node.detail(format!("Join Filter: {}", expr_text(on, names)))
-                }
+                Some(on) if !keyed => node.detail(format!("Join Filter: {}", expr_text(on, names))),
                 _ => node,
             };
             node.child(outer).child(inner)
@@ -438,6 +472,19 @@ fn join_node(outer: Node, step: &JoinStep, names: &[String]) -> Node {
             node.child(outer).child(inner)
         }
     }
+}
+
+/// The name of a function in FROM, as EXPLAIN names its scan.
+fn function_name(kind: &TableFunctionKind) -> Option<&'static str> {
+    Some(match kind {
+        TableFunctionKind::GenerateSeries => "generate_series",
+        TableFunctionKind::Unnest => "unnest",
+        TableFunctionKind::GenerateSubscripts => "generate_subscripts",
+        TableFunctionKind::PartitionAncestors => "pg_partition_ancestors",
+        TableFunctionKind::ExpandArray(_) => "_pg_expandarray",
+        TableFunctionKind::OptionsToTable => "pg_options_to_table",
+        _ => return None,
+    })
 }
 
 /// An expression without its outer parentheses (as a sort or group key is shown).

@@ -367,6 +367,10 @@ pub fn parse_statement(sql: &str) -> Result<Statement> {
         Some("grant" | "revoke") if !words.tokens.iter().any(|t| t == "on") => {
             return parse_role_membership(&words)
         }
+        Some("alter") if words.tokens.get(1).map(String::as_str) == Some("system") => {
+            return Err(Error::unsupported("ALTER SYSTEM is not supported")
+                .with_hint("Set the parameter in steadydb.conf in the data directory, then run SELECT pg_reload_conf()."))
+        }
         // PostgreSQL's ABORT is ROLLBACK by another name.
         Some("abort") => {
             let at = sql.to_ascii_lowercase().find("abort").unwrap_or(0);

@@ -42,6 +42,8 @@ pub struct ScanPlan {
     pub def: Arc<TableDef>,
     pub access: Access,
     pub filter: Option<Expr>,
+    /// The name the query gives the scanned relation (its alias, else its name).
+    pub qualifier: String,
 }
 
 /// A set-returning function: in FROM, over row-independent arguments; or at the top of
@@ -199,6 +201,7 @@ impl SelectPlan {
                 def: table.def(),
                 access: Access::Full,
                 filter: None,
+                qualifier: table.def().name.clone(),
             }),
             projection: columns.into_iter().map(Expr::Column).collect(),
             ..SelectPlan::empty()

@@ -409,6 +409,7 @@ fn plan_joins(
         function: first.function,
         def: first.def,
         filter: first_filter,
+        qualifier: first.qualifier,
     };
     let mut joins = Vec::new();
     for ((step, conds), table) in steps.into_iter().zip(step_conds).zip(tables) {
@@ -546,6 +547,7 @@ fn plan_joins(
                 def: table.def,
                 access,
                 filter: inner_filter,
+                qualifier: table.qualifier,
             },
             on: and_all(on),
             strategy,
@@ -3443,7 +3445,7 @@ impl Planner<'_> {
         let source_table = from
             .tables
             .first()
-            .map(|t| (t.table.clone(), t.def.clone()));
+            .map(|t| (t.table.clone(), t.def.clone(), t.qualifier.clone()));
         // WHERE
         self.binder.no_aggregates = Some("WHERE");
         let filter = match &select.selection {
@@ -3993,14 +3995,14 @@ impl Planner<'_> {
 
     /// The scan of a single-table FROM, which carries the WHERE clause.
     fn single_source(
-        source_table: Option<(Arc<Table>, Arc<TableDef>)>,
+        source_table: Option<(Arc<Table>, Arc<TableDef>, String)>,
         system: Option<super::system::SystemView>,
         derived: Option<Arc<SelectPlan>>,
         function: Option<Arc<TableFunction>>,
         filter: Option<Expr>,
     ) -> (Option<ScanPlan>, Option<Expr>) {
         match source_table {
-            Some((table, def)) => {
+            Some((table, def, qualifier)) => {
                 let access = access_path(&def, &table.indexes(), filter.as_ref());
                 (
                     Some(ScanPlan {
@@ -4011,6 +4013,7 @@ impl Planner<'_> {
                         def,
                         access,
                         filter,
+                        qualifier,
                     }),
                     None,
                 )
@@ -5443,6 +5446,7 @@ impl Planner<'_> {
             system: None,
             derived: None,
             function: None,
+            qualifier: def.name.clone(),
             def,
             access,
             filter,

@@ -255,8 +255,13 @@ def test_explain_draws_steadydbs_own_plans(conn):
 
     try:
         assert plan("select a.aid, b.name from xa a join xb b on a.bid = b.bid where a.v = 1") == [
-            "Nested Loop", "  ->  Seq Scan on xa", "        Filter: (v = 1)",
-            "  ->  Index Scan using xb_pkey on xb", "        Index Cond: (xb.bid = xa.bid)"]
+            "Nested Loop", "  ->  Seq Scan on xa a", "        Filter: (v = 1)",
+            "  ->  Index Scan using xb_pkey on xb b", "        Index Cond: (b.bid = a.bid)"]
+        # A lookup through a secondary index shows its key from the outer row.
+        assert plan("select * from xb b join xa a on a.bid = b.bid where b.name = 'x'") == [
+            "Nested Loop", "  ->  Seq Scan on xb b", "        Filter: (name = 'x'::text)",
+            "  ->  Index Scan using xa_bid on xa a", "        Index Cond: (bid = b.bid)"]
+        assert plan("select * from generate_series(1, 3) g") == ["Function Scan on generate_series g"]
         assert plan("select * from xa where bid = 3 and v < 2") == [
             "Index Scan using xa_bid on xa", "  Index Cond: (bid = 3)", "  Filter: (v < 2)"]
         assert plan("select * from xa where aid in (select bid from xb)") == [
