@@ -164,7 +164,7 @@ pub struct OuterScope {
 /// The catalog a statement is planned against, and the tables hidden from it.
 pub type CatalogView<'a> = (
     &'a crate::engine::Engine,
-    &'a dyn Fn(&crate::storage::Table) -> bool,
+    &'a dyn Fn(crate::storage::TableId) -> bool,
 );
 
 pub struct Binder<'a> {

@@ -26,10 +26,17 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
     let oid = |i: usize| vals.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
     Ok(Some(match f {
         Func::UserById => Value::Text(role_name(oid(0))),
-        Func::TableIsVisible => Value::Bool(
-            pg_catalog::relation_by_oid(engine, oid(0))
-                .is_some_and(|r| matches!(r.namespace, NAMESPACE_PUBLIC | NAMESPACE_PG_CATALOG)),
-        ),
+        Func::TableIsVisible => {
+            // What the transaction sees: its own uncommitted relations too.
+            let catalog = &engine.txn.catalog;
+            let visible =
+                super::system::CatalogView::new(|id| !ctx.pending.hides(catalog, id), |_| true);
+            Value::Bool(
+                pg_catalog::relation_seen_by_oid(engine, &visible, oid(0)).is_some_and(|r| {
+                    matches!(r.namespace, NAMESPACE_PUBLIC | NAMESPACE_PG_CATALOG)
+                }),
+            )
+        }
         Func::TypeIsVisible => Value::Bool(pg_catalog::type_by_oid(oid(0)).is_some()),
         Func::CollationIsVisible => Value::Bool(pg_catalog::collation_exists(oid(0))),
         Func::FormatType => {

@@ -1143,9 +1143,9 @@ impl Executor<'_> {
                 }
             }
             let txn = &*self.txn;
-            let sees = |t: &Table| {
-                !txn.dropped.contains(&t.id)
-                    && (!catalog.is_unconfirmed(t.id) || txn.created.contains(&t.id))
+            let sees = |id| {
+                !txn.dropped.contains(&id)
+                    && (!catalog.is_unconfirmed(id) || txn.created.contains(&id))
             };
             let visible =
                 super::system::CatalogView::new(sees, |t: &Table| txn.changed_definition_of(t.id));

@@ -288,6 +288,33 @@ pub struct EvalContext<'a> {
     pub set_settings: std::cell::RefCell<Vec<(&'static str, String, bool)>>,
     /// The session's sequence values, for currval and lastval.
     pub sequences: &'a parking_lot::Mutex<SessionSequences>,
+    /// The sequences the transaction created or dropped and has not committed.
+    pub pending: PendingRelations,
+}
+
+/// The relations a transaction created and dropped and has not committed: it does not
+/// see those it dropped, nor those another transaction created and has not committed.
+#[derive(Default)]
+pub struct PendingRelations {
+    pub created: Vec<crate::storage::TableId>,
+    pub dropped: Vec<crate::storage::TableId>,
+}
+
+impl PendingRelations {
+    pub fn hides(&self, catalog: &crate::storage::Catalog, id: crate::storage::TableId) -> bool {
+        self.dropped.contains(&id) || (catalog.is_unconfirmed(id) && !self.created.contains(&id))
+    }
+
+    /// The sequence named `name`, if the transaction sees it.
+    pub fn sequence(
+        &self,
+        catalog: &crate::storage::Catalog,
+        name: &str,
+    ) -> Option<std::sync::Arc<crate::storage::Sequence>> {
+        catalog
+            .sequence(name)
+            .filter(|s| !s.created.is_some_and(|(id, _)| self.hides(catalog, id)))
+    }
 }
 
 /// The last value nextval gave this session for each sequence (or setval set), and the
@@ -1200,7 +1227,10 @@ fn eval_func(
             };
             let sequences = ctx.sequences.lock();
             let name = sequences.last.clone().ok_or_else(not_yet)?;
-            let seq = ctx.engine.txn.catalog.sequence(&name).ok_or_else(not_yet)?;
+            let seq = ctx
+                .pending
+                .sequence(&ctx.engine.txn.catalog, &name)
+                .ok_or_else(not_yet)?;
             check_sequence_privilege(
                 ctx,
                 &seq,
@@ -1419,12 +1449,15 @@ fn sequence_named(
 ) -> Result<std::sync::Arc<crate::storage::Sequence>> {
     let name = text_of(name);
     let name = name.trim_matches('"').trim_start_matches("public.");
-    let seq = ctx.engine.txn.catalog.sequence(name).ok_or_else(|| {
-        Error::new(
-            SqlState::UNDEFINED_TABLE,
-            format!("relation \"{name}\" does not exist"),
-        )
-    })?;
+    let seq = ctx
+        .pending
+        .sequence(&ctx.engine.txn.catalog, name)
+        .ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })?;
     check_sequence_privilege(ctx, &seq, wanted)?;
     Ok(seq)
 }

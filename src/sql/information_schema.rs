@@ -114,10 +114,7 @@ pub fn tables(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
         .collect();
     // Views here are read-only (PostgreSQL's simple views take writes).
     rows.extend(
-        engine
-            .txn
-            .catalog
-            .views()
+        super::pg_catalog::visible_views(engine, visible)
             .iter()
             .map(|v| row(&v.name, "VIEW", "NO")),
     );
@@ -496,8 +493,8 @@ pub const VIEWS_COLUMNS: &[(&str, DataType)] = &[
 
 /// `information_schema.views`: each view and its query. Writes through views are
 /// refused here, so none is updatable or insertable (PostgreSQL's simple views are).
-pub fn views(engine: &Engine) -> Vec<Row> {
-    let mut views = engine.txn.catalog.views();
+pub fn views(engine: &Engine, visible: &CatalogView) -> Vec<Row> {
+    let mut views = super::pg_catalog::visible_views(engine, visible);
     views.sort_by(|a, b| a.name.cmp(&b.name));
     views
         .iter()

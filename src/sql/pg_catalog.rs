@@ -1343,7 +1343,7 @@ impl PgCatalog {
                 .collect(),
             PgCatalog::Views => {
                 let owner = owner_name(engine);
-                let mut views = engine.txn.catalog.views();
+                let mut views = visible_views(engine, visible);
                 views.sort_by(|a, b| a.name.cmp(&b.name));
                 views
                     .iter()
@@ -1412,10 +1412,7 @@ impl PgCatalog {
                 Value::Text("standard public schema".into()),
             ]],
             // A view's query is its ON SELECT rule, "_RETURN", as in PostgreSQL.
-            PgCatalog::Rewrite => engine
-                .txn
-                .catalog
-                .views()
+            PgCatalog::Rewrite => visible_views(engine, visible)
                 .iter()
                 .map(|v| {
                     vec![
@@ -1593,7 +1590,7 @@ fn sequence_entries(engine: &Engine, visible: &CatalogView) -> Vec<SequenceEntry
     let owned: Vec<String> = out.iter().map(|e| e.name.clone()).collect();
     for seq in catalog.created_sequences() {
         if let Some((id, options)) = seq.created {
-            if !owned.contains(&seq.name) {
+            if !owned.contains(&seq.name) && visible.sees_id(id) {
                 out.push(SequenceEntry {
                     oid: id_oid(id),
                     name: seq.name.clone(),
@@ -1722,7 +1719,7 @@ fn dependencies(engine: &Engine, visible: &CatalogView) -> Vec<Vec<Value>> {
     }
     // A view's rule belongs to it and depends on what it reads.
     let relations = relations(engine, visible);
-    for view in engine.txn.catalog.views() {
+    for view in visible_views(engine, visible) {
         let rule = id_oid(view.id) + VIEW_RULE;
         rows.push(row(PG_REWRITE, rule, PG_CLASS, id_oid(view.id), 0, 'i'));
         for read in &view.depends_on {
@@ -2243,7 +2240,7 @@ pub fn relations(engine: &Engine, visible: &CatalogView) -> Vec<Relation> {
             });
         }
     }
-    for view in engine.txn.catalog.views() {
+    for view in visible_views(engine, visible) {
         out.push(Relation {
             oid: id_oid(view.id),
             name: view.name.clone(),
@@ -2278,7 +2275,12 @@ pub fn relations(engine: &Engine, visible: &CatalogView) -> Vec<Relation> {
 
 /// The relation of an OID.
 pub fn relation_by_oid(engine: &Engine, oid: u32) -> Option<Relation> {
-    relations(engine, &CatalogView::confirmed(engine))
+    relation_seen_by_oid(engine, &CatalogView::confirmed(engine), oid)
+}
+
+/// The relation with this OID, if `visible` sees it.
+pub fn relation_seen_by_oid(engine: &Engine, visible: &CatalogView, oid: u32) -> Option<Relation> {
+    relations(engine, visible)
         .into_iter()
         .find(|r| r.oid == oid)
 }
@@ -2539,9 +2541,16 @@ fn qualified_query(engine: &Engine, query: &str) -> Option<String> {
     Some(q.to_string())
 }
 
+/// The views `visible` sees.
+pub fn visible_views(engine: &Engine, visible: &CatalogView) -> Vec<Arc<crate::storage::View>> {
+    let mut views = engine.txn.catalog.views();
+    views.retain(|v| visible.sees_id(v.id));
+    views
+}
+
 fn attributes(engine: &Engine, visible: &CatalogView) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
-    for view in engine.txn.catalog.views() {
+    for view in visible_views(engine, visible) {
         for (i, (n, t)) in view.columns.iter().enumerate() {
             rows.push(attribute_row(id_oid(view.id), n, i + 1, *t, false, false));
         }

@@ -18,7 +18,7 @@ use super::session::Field;
 use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::storage::acl;
-use crate::storage::{Column, Index, Table, TableDef};
+use crate::storage::{Column, Index, Table, TableDef, TableId};
 use crate::txn::{Increment, Isolation, Want};
 use crate::types::{ArithOp, DataType};
 
@@ -36,7 +36,7 @@ pub fn plan(
     engine: &Engine,
     stmt: &Statement,
     param_types: Vec<DataType>,
-    hidden: &dyn Fn(&Table) -> bool,
+    hidden: &dyn Fn(TableId) -> bool,
 ) -> Result<Planned> {
     let mut binder = Binder::new(param_types);
     binder.catalog = Some((engine, hidden));
@@ -69,7 +69,7 @@ pub(super) fn row_rules(
     table: &Arc<Table>,
     def: &TableDef,
 ) -> Result<super::foreign_keys::RowRules> {
-    let hidden = |_: &Table| false;
+    let hidden = |_: TableId| false;
     let mut binder = Binder::new(Vec::new());
     binder.catalog = Some((engine, &hidden));
     let mut p = Planner {
@@ -89,7 +89,7 @@ pub(super) fn row_rules(
 /// its outer scopes). The subquery shares the statement's parameters.
 pub(super) fn plan_subquery<'a>(
     engine: &'a Engine,
-    hidden: &'a dyn Fn(&Table) -> bool,
+    hidden: &'a dyn Fn(TableId) -> bool,
     parent: &mut Binder<'a>,
     q: &ast::Query,
 ) -> Result<(SelectPlan, Vec<DataType>)> {
@@ -126,7 +126,7 @@ pub(super) fn plan_subquery<'a>(
 
 struct Planner<'a> {
     engine: &'a Engine,
-    hidden: &'a dyn Fn(&Table) -> bool,
+    hidden: &'a dyn Fn(TableId) -> bool,
     binder: Binder<'a>,
     fields: Vec<Field>,
     /// While a FROM item is bound: the columns of the items before it, which a function
@@ -921,6 +921,25 @@ fn key_access_path(def: &TableDef, filter: &Expr) -> Access {
 }
 
 impl Planner<'_> {
+    /// The view named `name`, if the planning transaction sees it.
+    fn visible_view(&self, name: &str) -> Option<Arc<crate::storage::View>> {
+        self.engine
+            .txn
+            .catalog
+            .views_named(name)
+            .into_iter()
+            .find(|v| !(self.hidden)(v.id))
+    }
+
+    /// The sequence named `name`, if the planning transaction sees it.
+    fn visible_sequence(&self, name: &str) -> Option<Arc<crate::storage::Sequence>> {
+        self.engine
+            .txn
+            .catalog
+            .sequence(name)
+            .filter(|s| !s.created.is_some_and(|(id, _)| (self.hidden)(id)))
+    }
+
     /// The statement needs `bits` on the object `oid` (not inside a view's query).
     fn require(&mut self, oid: u32, bits: u32, kind: &'static str, name: &str) {
         if self.binder.view_depth == 0 {
@@ -946,7 +965,7 @@ impl Planner<'_> {
             .txn
             .catalog
             .table(name)
-            .filter(|t| !(self.hidden)(t));
+            .filter(|t| !(self.hidden)(t.id));
         match found {
             Some(t) => {
                 if !self.binder.relations_read.iter().any(|r| r == name) {
@@ -954,9 +973,9 @@ impl Planner<'_> {
                 }
                 Ok(t)
             }
-            None if self.engine.txn.catalog.view(name).is_some() => Err(Error::unsupported(
-                format!("\"{name}\" is a view: only SELECT reads views yet"),
-            )),
+            None if self.visible_view(name).is_some() => Err(Error::unsupported(format!(
+                "\"{name}\" is a view: only SELECT reads views yet"
+            ))),
             None => Err(Error::new(
                 SqlState::UNDEFINED_TABLE,
                 format!("relation \"{name}\" does not exist"),
@@ -1000,7 +1019,7 @@ impl Planner<'_> {
                 }
                 if named.is_empty() {
                     let hidden = self.hidden;
-                    let view = super::system::CatalogView::new(|t| !hidden(t), |_| true);
+                    let view = super::system::CatalogView::new(|id| !hidden(id), |_| true);
                     named = super::information_schema::visible_tables(self.engine, &view);
                 }
                 Ok(Plan::Maintenance {
@@ -1999,7 +2018,7 @@ impl Planner<'_> {
             .engine
             .txn
             .catalog
-            .dependent_views(&def.name)
+            .dependent_views(&def.name, self.hidden)
             .is_empty()
         {
             return Err(Error::unsupported(
@@ -2092,7 +2111,7 @@ impl Planner<'_> {
         let (referenced, parent_def) = if own {
             (TableId::SELF_REFERENCE, Arc::new(def.clone()))
         } else {
-            if self.engine.txn.catalog.view(&parent_name).is_some() {
+            if self.visible_view(&parent_name).is_some() {
                 return Err(Error::new(
                     SqlState::WRONG_OBJECT_TYPE,
                     format!("referenced relation \"{parent_name}\" is not a table"),
@@ -2451,14 +2470,22 @@ impl Planner<'_> {
             return Err(Error::unsupported("temporary views are not supported yet"));
         }
         let name = object_name(&cv.name)?;
-        let existing = self.engine.txn.catalog.view(&name);
+        let existing = self.visible_view(&name);
         if existing.is_some() && !cv.or_replace {
             return Err(Error::new(
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{name}\" already exists"),
             ));
         }
-        if existing.is_none() && self.engine.txn.catalog.relation_exists(&name) {
+        // (Not counting the views this transaction dropped, nor, until the statement
+        // runs, those others created and have not committed.)
+        if existing.is_none()
+            && self
+                .engine
+                .txn
+                .catalog
+                .relation_exists_seen(&name, self.hidden)
+        {
             return Err(match cv.or_replace {
                 true => Error::new(
                     SqlState::WRONG_OBJECT_TYPE,
@@ -2785,7 +2812,7 @@ impl Planner<'_> {
         if let Some(v) = catalog
             .views()
             .iter()
-            .find(|v| v.depends_on.contains(&def.name))
+            .find(|v| v.depends_on.contains(&def.name) && !(self.hidden)(v.id))
         {
             return Err(
                 Error::unsupported("cannot alter type of a column used by a view or rule")
@@ -2956,7 +2983,7 @@ impl Planner<'_> {
         name: &str,
         action: &super::parser::SequenceAction,
     ) -> Result<Plan> {
-        if self.engine.txn.catalog.sequence(name).is_none() {
+        if self.visible_sequence(name).is_none() {
             return Err(Error::new(
                 SqlState::UNDEFINED_TABLE,
                 format!("relation \"{name}\" does not exist"),
@@ -2992,9 +3019,8 @@ impl Planner<'_> {
                 ));
             }
             let name = object_name(&at.name)?;
-            let catalog = &self.engine.txn.catalog;
             // (ALTER TABLE names a sequence or a view too, as PostgreSQL allows.)
-            if catalog.sequence(&name).is_none() && catalog.view(&name).is_none() {
+            if self.visible_sequence(&name).is_none() && self.visible_view(&name).is_none() {
                 self.table(&at.name)?;
             }
             return Ok(Plan::Maintenance {
@@ -3219,7 +3245,7 @@ impl Planner<'_> {
                     .engine
                     .txn
                     .catalog
-                    .dependent_views(&def.name)
+                    .dependent_views(&def.name, self.hidden)
                     .is_empty() =>
             {
                 Err(Error::unsupported(
@@ -4109,7 +4135,7 @@ impl Planner<'_> {
                 ..
             } => {
                 let view = match system_view(name) {
-                    None => self.engine.txn.catalog.view(&object_name(name)?),
+                    None => self.visible_view(&object_name(name)?),
                     Some(_) => None,
                 };
                 if let Some(view) = view {
@@ -4124,7 +4150,7 @@ impl Planner<'_> {
                 if system.is_none() {
                     let n = object_name(name)?;
                     if self.engine.txn.catalog.table(&n).is_none()
-                        && self.engine.txn.catalog.sequence(&n).is_some()
+                        && self.visible_sequence(&n).is_some()
                     {
                         if let Some(oid) = super::pg_catalog::sequence_oid(self.engine, &n) {
                             self.require(oid, acl::SELECT, "sequence", &n);

@@ -1405,15 +1405,14 @@ impl Session {
 
     /// What this session's transaction must not see of the catalog: tables another
     /// transaction created and has not committed, and tables it dropped itself.
-    fn hidden_tables(&self) -> impl Fn(&Table) -> bool + '_ {
+    fn hidden_tables(&self) -> impl Fn(TableId) -> bool + '_ {
         let catalog = &self.engine.txn.catalog;
         let (created, dropped) = match &self.txn {
             Some(t) => (&t.created[..], &t.dropped[..]),
             None => (&[][..], &[][..]),
         };
-        move |table: &Table| {
-            dropped.contains(&table.id)
-                || (catalog.is_unconfirmed(table.id) && !created.contains(&table.id))
+        move |id: TableId| {
+            dropped.contains(&id) || (catalog.is_unconfirmed(id) && !created.contains(&id))
         }
     }
 
@@ -1960,44 +1959,7 @@ impl Session {
             }
             Plan::Role(stmt) => self.run_role_statement(stmt),
             Plan::CreateView { view, replace } => {
-                self.refuse_in_block("CREATE VIEW", None)?;
-                let txn = self.engine.txn.clone();
-                let flight = {
-                    let _ddl = txn.catalog.ddl_lock();
-                    // Replaced: the same view (its OID) still, else a new one.
-                    let same = txn
-                        .catalog
-                        .view(&view.name)
-                        .is_some_and(|v| v.id == view.id);
-                    if (*replace && !same) || (!*replace && txn.catalog.relation_exists(&view.name))
-                    {
-                        return Err(Error::new(
-                            SqlState::DUPLICATE_TABLE,
-                            format!("relation \"{}\" already exists", view.name),
-                        ));
-                    }
-                    let mut view = view.clone();
-                    if !*replace {
-                        view.id = txn.catalog.allocate_table_id();
-                    }
-                    let mut payload = crate::wal::Writer::default();
-                    view.put(&mut payload);
-                    let mut created = Ok(());
-                    let flight = ddl::commit_catalog_change(
-                        &txn,
-                        RecordKind::CreateView,
-                        &payload.buf,
-                        self.sync_level(),
-                        |_| created = txn.catalog.create_or_replace_view(view),
-                    )?;
-                    if let Err(e) = created {
-                        crate::error::stop_server(&format!(
-                            "could not create a view after logging it: {e}"
-                        ));
-                    }
-                    flight
-                };
-                self.finish_catalog_change(flight);
+                self.create_view(view, *replace)?;
                 command("CREATE VIEW")
             }
             Plan::DropView {
@@ -2015,7 +1977,6 @@ impl Session {
                 command("DROP SEQUENCE")
             }
             Plan::SequenceOwner { name, owned_by } => {
-                self.refuse_in_block("ALTER SEQUENCE", None)?;
                 self.set_sequence_owner(name, owned_by.as_ref())?;
                 command("ALTER SEQUENCE")
             }
@@ -2237,9 +2198,8 @@ impl Session {
     }
 
     /// DROP TABLE. With CASCADE, the foreign keys that reference the tables go too, and
-    /// the views that read them (directly or through other views): those are dropped
-    /// first, each logged on its own as DROP VIEW is, so such a statement is refused in
-    /// a transaction block.
+    /// the views that read them (directly or through other views), with the tables when
+    /// the transaction commits.
     fn drop_tables(&mut self, names: &[String], if_exists: bool, cascade: bool) -> Result<()> {
         let engine = self.engine.clone();
         let catalog = &engine.txn.catalog;
@@ -2247,7 +2207,7 @@ impl Session {
         for n in names {
             let found = {
                 let hidden = self.hidden_tables();
-                catalog.table(n).filter(|t| !hidden(t))
+                catalog.table(n).filter(|t| !hidden(t.id))
             };
             match found {
                 Some(t) => {
@@ -2271,7 +2231,7 @@ impl Session {
         for table in &tables {
             let name = table.def().name.clone();
             let referencing = foreign_keys::referenced_from(catalog, table.id, &ids);
-            let readers = catalog.dependent_views_deep(&name);
+            let readers = catalog.dependent_views_deep(&name, &self.hidden_tables());
             if !cascade {
                 // As PostgreSQL lists them: the constraints, then the views as found.
                 let mut detail: Vec<String> = referencing
@@ -2308,9 +2268,6 @@ impl Session {
                 }
             }
         }
-        if !views.is_empty() {
-            self.refuse_in_block("DROP TABLE ... CASCADE of a table a view reads", None)?;
-        }
         self.cascade_notice(notices);
         for view in &views {
             self.drop_view(view)?;
@@ -2330,16 +2287,81 @@ impl Session {
         Ok(())
     }
 
-    /// DROP VIEW: each view is a catalog change logged on its own. With CASCADE, the
-    /// views that read it (directly or through others) go first.
+    /// CREATE [OR REPLACE] VIEW. A new view is created by the transaction: seen by others
+    /// once it commits, gone if it rolls back. Replacing one the transaction created
+    /// logs the new definition in its place; replacing a committed one is a change
+    /// logged on its own, so refused inside a transaction block.
+    fn create_view(&mut self, view: &crate::storage::View, replace: bool) -> Result<()> {
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        let _ddl = catalog.ddl_lock();
+        // Replaced: the same view (its OID) still, else a new one.
+        let existing = self.visible_view(&view.name);
+        let same = existing.as_ref().is_some_and(|v| v.id == view.id);
+        let dropped = self.txn.as_ref().map_or(&[][..], |t| &t.dropped[..]);
+        let taken = catalog.relation_exists_seen(&view.name, &|id| dropped.contains(&id));
+        if (replace && !same) || (!replace && taken) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", view.name),
+            ));
+        }
+        if !same {
+            let mut view = view.clone();
+            view.id = catalog.allocate_table_id();
+            return self.txn().create_view(view);
+        }
+        let own = self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.created.contains(&view.id));
+        if !own {
+            self.refuse_in_block("CREATE OR REPLACE VIEW of an existing view", None)?;
+        }
+        let mut payload = crate::wal::Writer::default();
+        view.put(&mut payload);
+        let flight = ddl::commit_catalog_change(
+            &engine.txn,
+            RecordKind::CreateView,
+            &payload.buf,
+            self.sync_level(),
+            |_| catalog.create_view(view.clone()),
+        )?;
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// The view named `name`, if this transaction sees it.
+    fn visible_view(&self, name: &str) -> Option<Arc<crate::storage::View>> {
+        let hidden = self.hidden_tables();
+        self.engine
+            .txn
+            .catalog
+            .views_named(name)
+            .into_iter()
+            .find(|v| !hidden(v.id))
+    }
+
+    /// The sequence named `name`, if this transaction sees it.
+    fn visible_sequence(&self, name: &str) -> Option<Arc<crate::storage::Sequence>> {
+        let hidden = self.hidden_tables();
+        self.engine
+            .txn
+            .catalog
+            .sequence(name)
+            .filter(|s| !s.created.is_some_and(|(id, _)| hidden(id)))
+    }
+
+    /// DROP VIEW: each view goes when the transaction commits (this transaction no
+    /// longer sees it). With CASCADE, the views that read it (directly or through
+    /// others) go first.
     fn drop_views(&mut self, names: &[String], if_exists: bool, cascade: bool) -> Result<()> {
-        self.refuse_in_block("DROP VIEW", None)?;
         let engine = self.engine.clone();
         let catalog = &engine.txn.catalog;
         let mut dropping: Vec<String> = Vec::new();
         let mut notices = Vec::new();
         for name in names {
-            if catalog.view(name).is_none() {
+            if self.visible_view(name).is_none() {
                 if if_exists {
                     self.skipping("view", name);
                     continue;
@@ -2349,7 +2371,7 @@ impl Session {
                     format!("view \"{name}\" does not exist"),
                 ));
             }
-            let mut readers = catalog.dependent_views_deep(name);
+            let mut readers = catalog.dependent_views_deep(name, &self.hidden_tables());
             if !cascade {
                 // Views the statement drops too are no obstacle (dropped first).
                 readers.found.retain(|(v, _)| !names.contains(v));
@@ -2383,24 +2405,16 @@ impl Session {
         Ok(())
     }
 
-    /// Log and apply the drop of one view (none reads it any more).
+    /// Drop one view (none reads it any more) when the transaction commits.
     fn drop_view(&mut self, name: &str) -> Result<()> {
-        let txn = self.engine.txn.clone();
-        let flight = {
-            let _ddl = txn.catalog.ddl_lock();
-            if txn.catalog.view(name).is_none() {
-                return Ok(());
-            }
-            refuse_dependents(&txn.catalog, "view", name)?;
-            ddl::commit_catalog_change(
-                &txn,
-                RecordKind::DropView,
-                &records::encode_sequence_name(name),
-                self.sync_level(),
-                |_| txn.catalog.drop_view(name),
-            )?
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        let _ddl = catalog.ddl_lock();
+        let Some(view) = self.visible_view(name) else {
+            return Ok(());
         };
-        self.finish_catalog_change(flight);
+        refuse_dependents(catalog, &self.hidden_tables(), "view", name)?;
+        self.txn().drop_relation(view.id);
         Ok(())
     }
 
@@ -2876,6 +2890,7 @@ impl Session {
         })
     }
 
+    /// CREATE SEQUENCE: created by the transaction, seen by others once it commits.
     fn create_sequence(
         &mut self,
         name: &str,
@@ -2883,13 +2898,13 @@ impl Session {
         if_not_exists: bool,
         owned_by: Option<&(Arc<Table>, usize)>,
     ) -> Result<()> {
-        self.refuse_in_block("CREATE SEQUENCE", None)?;
-        let txn = self.engine.txn.clone();
-        let catalog = &txn.catalog;
-        let flight = {
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        {
             let _ddl = catalog.ddl_lock();
             if catalog.relation_exists(name) {
                 if if_not_exists {
+                    self.skipping_existing("relation", name);
                     return Ok(());
                 }
                 return Err(Error::new(
@@ -2897,24 +2912,8 @@ impl Session {
                     format!("relation \"{name}\" already exists"),
                 ));
             }
-            let id = catalog.allocate_table_id();
-            let payload = records::encode_create_sequence(name, id, &options);
-            let mut created = Ok(());
-            let flight = ddl::commit_catalog_change(
-                &txn,
-                RecordKind::CreateSequence,
-                &payload,
-                self.sync_level(),
-                |_| created = catalog.create_sequence(name, id, options),
-            )?;
-            if let Err(e) = created {
-                crate::error::stop_server(&format!(
-                    "could not create a sequence after logging it: {e}"
-                ));
-            }
-            flight
-        };
-        self.finish_catalog_change(flight);
+            self.txn().create_sequence(name, options)?;
+        }
         if let Some(owner) = owned_by {
             self.set_sequence_owner(name, Some(owner))?;
         }
@@ -2961,8 +2960,7 @@ impl Session {
 
     /// DROP SEQUENCE of one sequence.
     fn drop_sequence(&mut self, name: &str, if_exists: bool) -> Result<()> {
-        self.refuse_in_block("DROP SEQUENCE", None)?;
-        if self.engine.txn.catalog.sequence(name).is_none() {
+        let Some(sequence) = self.visible_sequence(name) else {
             if if_exists {
                 self.skipping("sequence", name);
                 return Ok(());
@@ -2971,13 +2969,18 @@ impl Session {
                 SqlState::UNDEFINED_TABLE,
                 format!("sequence \"{name}\" does not exist"),
             ));
-        }
+        };
         let catalog = &self.engine.txn.catalog;
-        for table in catalog
-            .table_names()
-            .iter()
-            .filter_map(|n| catalog.table(n))
-        {
+        let tables: Vec<Arc<Table>> = {
+            let hidden = self.hidden_tables();
+            catalog
+                .table_names()
+                .iter()
+                .filter_map(|n| catalog.table(n))
+                .filter(|t| !hidden(t.id))
+                .collect()
+        };
+        for table in tables {
             let def = table.def();
             let user = def.columns.iter().find(|c| {
                 c.default
@@ -2997,6 +3000,13 @@ impl Session {
             }
         }
         self.set_sequence_owner(name, None)?;
+        if let Some((id, _)) = sequence.created {
+            // Gone when the transaction commits.
+            self.txn().drop_relation(id);
+            return Ok(());
+        }
+        // A serial column's whose default no longer uses it: logged on its own.
+        self.refuse_in_block("DROP SEQUENCE", None)?;
         let txn = self.engine.txn.clone();
         let flight = ddl::commit_catalog_change(
             &txn,
@@ -3389,6 +3399,10 @@ impl Session {
                 logged_upto: std::cell::Cell::new(0),
                 set_settings: Default::default(),
                 sequences: &self.sequences,
+                pending: super::expr::PendingRelations {
+                    created: txn.created.clone(),
+                    dropped: txn.dropped.clone(),
+                },
             },
             txn,
             outer_values: Default::default(),
@@ -3885,10 +3899,15 @@ fn build_new_index(
     Ok((def, entries, newest, new_def))
 }
 
-/// The error for a duplicate key found while adding a primary key.
-/// 2BP01 if a view reads the table or view `name` (`kind`).
-pub fn refuse_dependents(catalog: &crate::storage::Catalog, kind: &str, name: &str) -> Result<()> {
-    let views = catalog.dependent_views(name);
+/// 2BP01 if a view reads the table or view `name` (`kind`); `gone`: the views the
+/// asking transaction dropped.
+pub fn refuse_dependents(
+    catalog: &crate::storage::Catalog,
+    gone: &dyn Fn(TableId) -> bool,
+    kind: &str,
+    name: &str,
+) -> Result<()> {
+    let views = catalog.dependent_views(name, gone);
     if let Some(first) = views.first() {
         return Err(Error::new(
             SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
@@ -3970,6 +3989,7 @@ pub fn next_index_number(def: &TableDef) -> u32 {
     def.indexes.iter().map(|i| i.number + 1).max().unwrap_or(0)
 }
 
+/// The error for a duplicate key found while adding a primary key.
 fn duplicate_key(def: &TableDef, new_def: &TableDef, columns: &[usize], row: &[Value]) -> Error {
     let names: Vec<&str> = columns
         .iter()

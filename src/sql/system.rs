@@ -303,7 +303,7 @@ impl SystemView {
             SystemView::InfoReferentialConstraints => {
                 super::information_schema::referential_constraints(engine, visible)
             }
-            SystemView::InfoViews => super::information_schema::views(engine),
+            SystemView::InfoViews => super::information_schema::views(engine, visible),
             SystemView::StatWal => {
                 let Some(wal) = &engine.txn.wal else {
                     return vec![vec![
@@ -642,14 +642,14 @@ fn slot_rows(engine: &Engine) -> Vec<Row> {
 /// definition of each (the committed one while another transaction's change to it is
 /// pending, as PostgreSQL's catalogs show another session's uncommitted DDL).
 pub struct CatalogView<'a> {
-    sees: Box<dyn Fn(&Table) -> bool + 'a>,
+    sees: Box<dyn Fn(crate::storage::TableId) -> bool + 'a>,
     /// Whether a pending change of the table's definition is this transaction's.
     own_change: Box<dyn Fn(&Table) -> bool + 'a>,
 }
 
 impl<'a> CatalogView<'a> {
     pub fn new(
-        sees: impl Fn(&Table) -> bool + 'a,
+        sees: impl Fn(crate::storage::TableId) -> bool + 'a,
         own_change: impl Fn(&Table) -> bool + 'a,
     ) -> CatalogView<'a> {
         CatalogView {
@@ -663,13 +663,19 @@ impl<'a> CatalogView<'a> {
     /// at hand).
     pub fn confirmed(engine: &'a crate::engine::Engine) -> CatalogView<'a> {
         CatalogView::new(
-            move |t: &Table| !engine.txn.catalog.is_unconfirmed(t.id),
+            move |id| !engine.txn.catalog.is_unconfirmed(id),
             |_: &Table| true,
         )
     }
 
     pub fn sees(&self, t: &Table) -> bool {
-        (self.sees)(t)
+        (self.sees)(t.id)
+    }
+
+    /// Whether the relation with this id is seen (a sequence's or view's; a table's
+    /// through [`CatalogView::sees`]).
+    pub fn sees_id(&self, id: crate::storage::TableId) -> bool {
+        (self.sees)(id)
     }
 
     /// The definition of `t` this transaction sees.

@@ -742,7 +742,9 @@ impl View {
 
 pub struct Catalog {
     pool: Arc<BufferPool>,
-    views: RwLock<FxHashMap<String, Arc<View>>>,
+    /// By id: a view a transaction dropped and one it created in its place share a name
+    /// until it ends (each transaction sees one of them).
+    views: RwLock<FxHashMap<TableId, Arc<View>>>,
     /// Every role, the bootstrap superuser always among them (`roles.rs`).
     roles: RwLock<FxHashMap<String, Arc<Role>>>,
     /// Granted privileges by object OID (`acl.rs`); an object without is at its default.
@@ -915,10 +917,23 @@ impl Catalog {
     /// checkpoint barrier). A table is still named in the catalog until then when its
     /// drop ran in a transaction (see `WriteGate`); recovery moves it to the tables being
     /// dropped first ([`Catalog::drop_table`]).
+    ///
+    /// An id that is a sequence's or a view's (they share the id space) drops it.
     pub fn finish_drops(&self, ids: &[TableId]) -> Vec<Arc<Table>> {
         if ids.is_empty() {
             return Vec::new();
         }
+        let is_table = |id: &TableId| {
+            stages::read(Stage::Catalog, &self.tables)
+                .values()
+                .any(|t| t.id == *id)
+                || self.dropping.read().contains_key(id)
+        };
+        let (ids, others): (Vec<TableId>, Vec<TableId>) = ids.iter().partition(|id| is_table(id));
+        for id in others {
+            self.drop_sequence_or_view(id);
+        }
+        let ids = &ids[..];
         let mut tables = stages::write(Stage::Catalog, &self.tables);
         let mut dropping = self.dropping.write();
         let mut unconfirmed = self.unconfirmed.write();
@@ -1081,20 +1096,34 @@ impl Catalog {
     }
 
     pub fn view(&self, name: &str) -> Option<Arc<View>> {
-        self.views.read().get(name).cloned()
+        let named = self.views_named(name);
+        let confirmed = named.iter().find(|v| !self.is_unconfirmed(v.id)).cloned();
+        confirmed.or_else(|| named.into_iter().next())
+    }
+
+    /// Every view named `name`: one, or, while a transaction that dropped it and created
+    /// another in its place is open, two (the caller picks the one its transaction sees).
+    pub fn views_named(&self, name: &str) -> Vec<Arc<View>> {
+        self.views
+            .read()
+            .values()
+            .filter(|v| v.name == name)
+            .cloned()
+            .collect()
     }
 
     pub fn views(&self) -> Vec<Arc<View>> {
         self.views.read().values().cloned().collect()
     }
 
-    /// The views that read `name` (a table or view).
-    pub fn dependent_views(&self, name: &str) -> Vec<String> {
+    /// The views that read `name` (a table or view), but those `gone` says the asking
+    /// transaction does not see (it dropped them and has not committed yet).
+    pub fn dependent_views(&self, name: &str, gone: &dyn Fn(TableId) -> bool) -> Vec<String> {
         let mut out: Vec<String> = self
             .views
             .read()
             .values()
-            .filter(|v| v.depends_on.iter().any(|d| d == name))
+            .filter(|v| v.depends_on.iter().any(|d| d == name) && !gone(v.id))
             .map(|v| v.name.clone())
             .collect();
         out.sort();
@@ -1103,57 +1132,86 @@ impl Catalog {
 
     /// The views that read `name`, directly or through other views. Views nest at most
     /// [`MAX_VIEW_NESTING`] deep here (a view cannot read itself, so there is no cycle).
-    pub fn dependent_views_deep(&self, name: &str) -> DependentViews {
+    pub fn dependent_views_deep(
+        &self,
+        name: &str,
+        gone: &dyn Fn(TableId) -> bool,
+    ) -> DependentViews {
         let mut found = DependentViews::default();
-        self.collect_dependent_views(name, &mut found, 0);
+        self.collect_dependent_views(name, gone, &mut found, 0);
         found
     }
 
-    fn collect_dependent_views(&self, name: &str, found: &mut DependentViews, depth: usize) {
+    fn collect_dependent_views(
+        &self,
+        name: &str,
+        gone: &dyn Fn(TableId) -> bool,
+        found: &mut DependentViews,
+        depth: usize,
+    ) {
         if depth >= MAX_VIEW_NESTING {
             return;
         }
-        for view in self.dependent_views(name) {
+        for view in self.dependent_views(name, gone) {
             if found.found.iter().any(|(v, _)| *v == view) {
                 continue;
             }
             found.found.push((view.clone(), name.to_string()));
-            self.collect_dependent_views(&view, found, depth + 1);
+            self.collect_dependent_views(&view, gone, found, depth + 1);
             found.drop_order.push(view);
         }
     }
 
-    /// CREATE VIEW (or its replay).
-    pub fn create_view(&self, view: View) -> Result<()> {
+    /// CREATE [OR REPLACE] VIEW, or its replay: the view with this id is created, or
+    /// replaced (CREATE OR REPLACE VIEW keeps the id). The caller has checked the name.
+    pub fn create_view(&self, view: View) {
         self.next_table_id
             .fetch_max(view.id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
-        let mut views = self.views.write();
-        if views.contains_key(&view.name) {
-            return Err(Error::new(
-                SqlState::DUPLICATE_TABLE,
-                format!("relation \"{}\" already exists", view.name),
-            ));
-        }
-        views.insert(view.name.clone(), Arc::new(view));
-        drop(views);
+        self.views.write().insert(view.id, Arc::new(view));
         self.bump();
-        Ok(())
     }
 
-    /// CREATE OR REPLACE VIEW (or the replay of any CREATE VIEW): a view of that name is
-    /// replaced by this one (its id kept by the statement), else it is created.
-    pub fn create_or_replace_view(&self, view: View) -> Result<()> {
-        if self.view(&view.name).is_none() {
-            return self.create_view(view);
-        }
-        self.views.write().insert(view.name.clone(), Arc::new(view));
-        self.bump();
-        Ok(())
+    /// The view with this id.
+    pub fn view_by_id(&self, id: TableId) -> Option<Arc<View>> {
+        self.views.read().get(&id).cloned()
     }
 
-    /// DROP VIEW (or its replay).
+    /// The sequence CREATE SEQUENCE made with this id.
+    pub fn sequence_by_id(&self, id: TableId) -> Option<Arc<Sequence>> {
+        self.sequences
+            .read()
+            .values()
+            .find(|s| s.created.is_some_and(|(i, _)| i == id))
+            .cloned()
+    }
+
+    /// A sequence or view whose creation is logged but not committed yet: hidden from
+    /// other transactions until a commit names it ([`Catalog::confirm`]); dropped at the
+    /// end of recovery if none does. (A table is marked so when it is created.)
+    pub fn mark_unconfirmed(&self, id: TableId) {
+        self.unconfirmed.write().insert(id);
+    }
+
+    /// Drop the sequence or view with this id (its drop committed, or its creation was
+    /// rolled back): false if there is none.
+    fn drop_sequence_or_view(&self, id: TableId) -> bool {
+        self.unconfirmed.write().remove(&id);
+        if self.views.write().remove(&id).is_some() {
+            self.bump();
+            return true;
+        }
+        if let Some(seq) = self.sequence_by_id(id) {
+            return self.drop_sequence(&seq.name);
+        }
+        false
+    }
+
+    /// The replay of a DropView record (logged before drops went into Commit records):
+    /// the committed view of that name goes.
     pub fn drop_view(&self, name: &str) {
-        self.views.write().remove(name);
+        if let Some(view) = self.view(name) {
+            self.views.write().remove(&view.id);
+        }
         self.bump();
     }
 
@@ -1165,10 +1223,31 @@ impl Catalog {
             .cloned()
     }
 
-    /// Whether a table, index, primary key index or sequence is named `name` (they
+    /// Whether a table, index, primary key index, sequence or view is named `name` (they
     /// share one namespace).
     pub fn relation_exists(&self, name: &str) -> bool {
-        if self.sequences.read().contains_key(name) || self.views.read().contains_key(name) {
+        self.relation_exists_seen(name, &|_| false)
+    }
+
+    /// [`Catalog::relation_exists`], but not counting the views and CREATE SEQUENCE's
+    /// sequences that `dropped` names (the asking transaction dropped them and has not
+    /// committed): a transaction that dropped a view may create another of that name.
+    pub fn relation_exists_seen(&self, name: &str, dropped: &dyn Fn(TableId) -> bool) -> bool {
+        let sequence = self
+            .sequences
+            .read()
+            .get(name)
+            .is_some_and(|s| match s.created {
+                Some((id, _)) => !dropped(id),
+                None => true,
+            });
+        if sequence
+            || self
+                .views
+                .read()
+                .values()
+                .any(|v| v.name == name && !dropped(v.id))
+        {
             return true;
         }
         stages::read(Stage::Catalog, &self.tables)
@@ -1275,6 +1354,18 @@ impl Catalog {
         for (oid, acl) in acls.iter() {
             super::acl::put_acl(&mut w, *oid, acl);
         }
+        // The sequences and views whose creation has not committed (tables carry the
+        // mark themselves).
+        let pending: Vec<TableId> = unconfirmed
+            .iter()
+            .copied()
+            .filter(|id| !tables.values().any(|t| t.id == *id))
+            .filter(|id| !dropping.contains_key(id))
+            .collect();
+        w.varint(pending.len() as u64);
+        for id in pending {
+            w.u32(id.0);
+        }
         w.buf
     }
 
@@ -1333,10 +1424,7 @@ impl Catalog {
         }
         for _ in 0..r.varint()? {
             let view = View::get(&mut r)?;
-            catalog
-                .views
-                .write()
-                .insert(view.name.clone(), Arc::new(view));
+            catalog.views.write().insert(view.id, Arc::new(view));
         }
         // Images written before roles existed end here: the bootstrap role alone.
         if !r.is_done() {
@@ -1353,6 +1441,12 @@ impl Catalog {
             for _ in 0..r.varint()? {
                 let (oid, acl) = super::acl::get_acl(&mut r)?;
                 catalog.acls.write().insert(oid, Arc::new(acl));
+            }
+        }
+        // And those written before sequences and views were created in transactions.
+        if !r.is_done() {
+            for _ in 0..r.varint()? {
+                catalog.unconfirmed.write().insert(TableId(r.u32()?));
             }
         }
         if !r.is_done() {

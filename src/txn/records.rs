@@ -79,11 +79,22 @@ pub fn encode_drop_table(id: TableId) -> Vec<u8> {
     w.buf
 }
 
+/// A CreateSequence record. The trailing byte 1 marks a creation that its transaction's
+/// commit confirms (`created`); records without it were confirmed when logged.
 pub fn encode_create_sequence(name: &str, id: TableId, options: &SequenceOptions) -> Vec<u8> {
     let mut w = Writer::default();
     w.str(name);
     w.u32(id.0);
     options.put(&mut w);
+    w.u8(1);
+    w.buf
+}
+
+/// A CreateView record, confirmed by its transaction's commit as a CreateSequence is.
+pub fn encode_create_view(view: &crate::storage::View) -> Vec<u8> {
+    let mut w = Writer::default();
+    view.put(&mut w);
+    w.u8(1);
     w.buf
 }
 
@@ -436,8 +447,20 @@ pub fn replay(
             let name = r.str()?;
             let id = TableId(r.u32()?);
             let options = SequenceOptions::get(&mut r)?;
+            let pending = !r.is_done() && r.u8()? == 1;
+            // One whose creation never committed was lost in a crash (as for a table).
+            if let Some(lost) = catalog.sequence(&name) {
+                if let Some((lost_id, _)) = lost.created.filter(|&(i, _)| i != id) {
+                    if catalog.unconfirmed().contains(&lost_id) {
+                        drop_by_id(catalog, lost_id)?;
+                    }
+                }
+            }
             if catalog.sequence(&name).is_none() {
                 catalog.create_sequence(&name, id, options)?;
+                if pending {
+                    catalog.mark_unconfirmed(id);
+                }
             }
         }
         RecordKind::DropSequence => {
@@ -446,7 +469,14 @@ pub fn replay(
         RecordKind::CreateView => {
             // A CREATE OR REPLACE VIEW's record replaces the view; any other brings what
             // a catalog image may already hold.
-            catalog.create_or_replace_view(crate::storage::View::get(&mut r)?)?;
+            let view = crate::storage::View::get(&mut r)?;
+            let id = view.id;
+            let pending = !r.is_done() && r.u8()? == 1;
+            let known = catalog.view_by_id(id).is_some();
+            catalog.create_view(view);
+            if pending && !known {
+                catalog.mark_unconfirmed(id);
+            }
         }
         RecordKind::DropView => {
             catalog.drop_view(&r.str()?);

@@ -558,6 +558,68 @@ impl Transaction {
         Ok(true)
     }
 
+    /// CREATE SEQUENCE, as CREATE TABLE: logged now, seen by others only once this
+    /// transaction commits, dropped again if it rolls back. The caller has checked the
+    /// name under the catalog's DDL lock, which it holds.
+    pub fn create_sequence(
+        &mut self,
+        name: &str,
+        options: crate::storage::SequenceOptions,
+    ) -> Result<()> {
+        let catalog = &self.manager.catalog;
+        let id = catalog.allocate_table_id();
+        let payload = records::encode_create_sequence(name, id, &options);
+        self.log_creation(RecordKind::CreateSequence, &payload, id, |catalog| {
+            catalog.create_sequence(name, id, options)
+        })
+    }
+
+    /// CREATE VIEW of a new view (`view.id` its fresh id), as CREATE SEQUENCE. The caller
+    /// has checked the name under the catalog's DDL lock, which it holds.
+    pub fn create_view(&mut self, view: crate::storage::View) -> Result<()> {
+        let id = view.id;
+        let payload = records::encode_create_view(&view);
+        self.log_creation(RecordKind::CreateView, &payload, id, |catalog| {
+            catalog.create_view(view);
+            Ok(())
+        })
+    }
+
+    /// Log the creation of sequence or view `id` (`payload` marks it unconfirmed) and
+    /// make it with `create`; its commit confirms it.
+    fn log_creation(
+        &mut self,
+        kind: RecordKind,
+        payload: &[u8],
+        id: TableId,
+        create: impl FnOnce(&crate::storage::Catalog) -> Result<()>,
+    ) -> Result<()> {
+        let catalog = &self.manager.catalog;
+        let reservation = self.manager.reserve_log(payload.len())?;
+        // Local durability is enough here, as for CREATE TABLE.
+        let created = self
+            .manager
+            .commit_ddl(kind, payload, reservation, SyncLevel::Local, |_| {
+                catalog.mark_unconfirmed(id);
+                if let Err(e) = create(catalog) {
+                    fatal_after_logging("create a sequence or view", &e);
+                }
+            });
+        self.manager.finish_commit(created, None);
+        self.created.push(id);
+        Ok(())
+    }
+
+    /// DROP SEQUENCE or DROP VIEW of the one with id `id`: this transaction no longer
+    /// sees it; others do until it commits, when it goes (a rollback keeps it).
+    pub fn drop_relation(&mut self, id: TableId) {
+        if !self.dropped.contains(&id) {
+            self.dropped.push(id);
+        }
+        // This transaction's plans no longer see it.
+        self.manager.catalog.table_altered();
+    }
+
     /// DROP TABLE: others wait for the table until this transaction ends; the drop is
     /// logged with its commit, and the table leaves the catalog then.
     pub fn drop_table(&mut self, table: &Arc<Table>) -> Result<()> {
@@ -575,7 +637,25 @@ impl Transaction {
             let Some(id) = self.created.pop() else {
                 break;
             };
-            if let Some(table) = catalog.table_by_id(id) {
+            let table = catalog.table_by_id(id);
+            let other = table.is_none()
+                && (catalog.view_by_id(id).is_some() || catalog.sequence_by_id(id).is_some());
+            if other {
+                // A sequence or view: its DropTable record names its id (the id space is
+                // shared), and replay drops whichever it is.
+                let _ddl = catalog.ddl_lock();
+                let dropped = self.manager.commit_ddl(
+                    RecordKind::DropTable,
+                    &records::encode_drop_table(id),
+                    LogReservation::none(),
+                    SyncLevel::Local,
+                    |_| {
+                        catalog.finish_drops(&[id]);
+                    },
+                );
+                self.manager.finish_commit(dropped, None);
+            }
+            if let Some(table) = table {
                 let name = table.def().name.clone();
                 let _ddl = catalog.ddl_lock();
                 // In the log's headroom: a rollback does not fail for lack of space.

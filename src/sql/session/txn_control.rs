@@ -340,6 +340,14 @@ impl Session {
         ));
     }
 
+    /// PostgreSQL's NOTICE for CREATE ... IF NOT EXISTS of a name that is taken.
+    pub(super) fn skipping_existing(&mut self, kind: &str, name: &str) {
+        self.warn(Error::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            format!("{kind} \"{name}\" already exists, skipping"),
+        ));
+    }
+
     /// The warnings the last statement raised, to send before its result.
     pub fn take_notices(&mut self) -> Vec<Error> {
         std::mem::take(&mut self.notices)

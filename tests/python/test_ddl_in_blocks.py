@@ -1,0 +1,204 @@
+"""CREATE SEQUENCE, CREATE VIEW, DROP SEQUENCE and DROP VIEW inside a transaction block,
+as migration tools and SQLAlchemy's create_all run them: they commit or roll back with
+the block, others see nothing of them until it commits, and what an open block made is
+gone after a crash. The expectations were taken from PostgreSQL 15 and hold there too."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from crash_util import nodes  # noqa: F401  (fixture)
+
+CLEANUP = [
+    "drop view if exists bv, bv2",
+    "drop table if exists bt, bt2",
+    "drop sequence if exists bs, bs2",
+]
+
+
+@pytest.fixture
+def two(server):
+    """Two autocommit connections: the one that runs the block, and another."""
+    with server.connect() as a, server.connect() as b:
+        for sql in CLEANUP:
+            a.execute(sql)
+        try:
+            yield a, b
+        finally:
+            if a.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                a.execute("rollback")
+            for sql in CLEANUP:
+                a.execute(sql)
+
+
+def seen(c: psycopg.Connection, name: str) -> bool:
+    """Whether `name` is in pg_class for this connection, as psql's \\d finds it."""
+    return c.execute(
+        "select count(*) from pg_class where relname = %s and pg_table_is_visible(oid)", (name,)
+    ).fetchone() == (1,)
+
+
+def fails(c: psycopg.Connection, sql: str, error: type) -> None:
+    """`sql` fails with `error`; inside a block, under a savepoint that keeps the block."""
+    in_block = c.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+    if in_block:
+        c.execute("savepoint check_fails")
+    with pytest.raises(error):
+        c.execute(sql)
+    if in_block:
+        c.execute("rollback to savepoint check_fails")
+
+
+def test_created_in_a_block(two):
+    a, b = two
+    a.execute("begin")
+    a.execute("create sequence bs start 10")
+    assert a.execute("select nextval('bs')").fetchone() == (10,)
+    a.execute("create table bt (id int default nextval('bs') primary key, x int)")
+    a.execute("insert into bt (x) values (1), (2)")
+    a.execute("create view bv as select id, x from bt")
+    assert a.execute("select * from bv order by id").fetchall() == [(11, 1), (12, 2)]
+    assert seen(a, "bs") and seen(a, "bv")
+    # Others see none of it until the block commits.
+    assert not seen(b, "bs") and not seen(b, "bv")
+    with pytest.raises(psycopg.errors.UndefinedTable):
+        b.execute("select nextval('bs')")
+    with pytest.raises(psycopg.errors.UndefinedTable):
+        b.execute("select * from bv")
+    a.execute("commit")
+    assert b.execute("select * from bv order by id").fetchall() == [(11, 1), (12, 2)]
+    assert b.execute("select nextval('bs')").fetchone() == (13,)
+    assert seen(b, "bs") and seen(b, "bv")
+
+
+def test_rolled_back_in_a_block(two):
+    a, b = two
+    a.execute("begin")
+    a.execute("create sequence bs")
+    a.execute("create view bv as select 1 as one")
+    a.execute("savepoint s")
+    a.execute("create sequence bs2")
+    a.execute("create view bv2 as select * from bv")
+    a.execute("rollback to savepoint s")
+    fails(a, "select * from bv2", psycopg.errors.UndefinedTable)
+    fails(a, "select nextval('bs2')", psycopg.errors.UndefinedTable)
+    assert a.execute("select * from bv").fetchall() == [(1,)]
+    a.execute("rollback")
+    for c in (a, b):
+        for name in ("bs", "bs2", "bv", "bv2"):
+            assert not seen(c, name), name
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute("select nextval('bs')")
+    # The names are free again.
+    a.execute("create sequence bs")
+    a.execute("create view bv as select 2 as two")
+    assert b.execute("select * from bv").fetchall() == [(2,)]
+
+
+def test_dropped_in_a_block(two):
+    a, b = two
+    a.execute("create table bt (id int primary key, x int)")
+    a.execute("insert into bt values (1, 10)")
+    a.execute("create sequence bs")
+    a.execute("create view bv as select id from bt")
+    a.execute("begin")
+    a.execute("drop view bv")
+    a.execute("drop sequence bs")
+    fails(a, "select * from bv", psycopg.errors.UndefinedTable)
+    fails(a, "select nextval('bs')", psycopg.errors.UndefinedTable)
+    assert not seen(a, "bv") and seen(b, "bv")
+    a.execute("rollback")
+    assert a.execute("select * from bv").fetchall() == [(1,)]
+    assert a.execute("select nextval('bs')").fetchone() == (1,)
+    # A migration's way to change a view's columns: drop it and create it again.
+    a.execute("begin")
+    a.execute("drop view bv")
+    a.execute("create view bv as select id, x, x * 2 as y from bt")
+    assert a.execute("select * from bv").fetchall() == [(1, 10, 20)]
+    assert seen(b, "bv")
+    a.execute("drop sequence bs")
+    a.execute("commit")
+    assert b.execute("select * from bv").fetchall() == [(1, 10, 20)]
+    assert not seen(b, "bs")
+    # DROP TABLE ... CASCADE drops the views that read it with the block.
+    a.execute("begin")
+    a.execute("drop table bt cascade")
+    assert seen(b, "bv") and not seen(a, "bv")
+    a.execute("commit")
+    assert not seen(b, "bv") and not seen(b, "bt")
+
+
+def test_a_dropped_sequence_a_dropped_table_used(two):
+    """A sequence that a table's default uses may go once the block dropped the table."""
+    a, _ = two
+    a.execute("create sequence bs")
+    a.execute("create table bt (id int default nextval('bs'))")
+    a.execute("begin")
+    fails(a, "drop sequence bs", psycopg.errors.DependentObjectsStillExist)
+    a.execute("rollback")
+    a.execute("begin")
+    a.execute("drop table bt")
+    a.execute("drop sequence bs")
+    a.execute("commit")
+    assert not seen(a, "bs")
+
+
+def test_if_not_exists_notices(two):
+    a, _ = two
+    notices = []
+    a.add_notice_handler(lambda d: notices.append(d.message_primary))
+    a.execute("create sequence bs")
+    a.execute("create sequence if not exists bs")
+    assert notices == ['relation "bs" already exists, skipping']
+
+
+@pytest.mark.steadydb_only
+def test_alter_system_is_not_supported(server):
+    with server.connect() as c:
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as ei:
+            c.execute("alter system set work_mem = '8MB'")
+        assert ei.value.diag.message_primary == "ALTER SYSTEM is not supported"
+
+
+def test_an_open_blocks_creations_are_gone_after_a_crash(nodes):  # noqa: F811
+    """What a committed block created or dropped survives a crash; what an open one
+    created, across a checkpoint, does not; a rolled-back creation stays undone."""
+    node = nodes().start()
+    with node.connect(autocommit=False) as c:
+        c.execute("create table kt (id int primary key)")
+        c.execute("insert into kt values (1), (2)")
+        c.execute("create sequence kept_seq start 100")
+        c.execute("select nextval('kept_seq')")
+        c.execute("create view kept_view as select count(*) as n from kt")
+        c.execute("create view dropped_view as select 1 as one")
+        c.execute("create view rolled_view as select 1 as one")
+        c.commit()
+    with node.connect(autocommit=False) as c:
+        c.execute("drop view dropped_view")
+        c.commit()
+    with node.connect(autocommit=False) as c:
+        c.execute("drop view rolled_view")
+        c.execute("create sequence undone_seq")
+        c.execute("create view undone_view as select 1 as one")
+        c.rollback()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("create sequence open_seq")
+    open_block.execute("create view open_view as select * from kt")
+    open_block.execute("drop view kept_view")
+    with node.connect() as c:
+        c.execute("checkpoint")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            names = [r[0] for r in c.execute(
+                "select relname from pg_class where relkind in ('S', 'v')"
+                " and relnamespace = 'public'::regnamespace order by 1").fetchall()]
+            assert names == ["kept_seq", "kept_view", "rolled_view"]
+            assert c.execute("select * from kept_view").fetchall() == [(2,)]
+            assert c.execute("select nextval('kept_seq')").fetchone()[0] > 100
+            # The names are free.
+            c.execute("create view open_view as select 2 as two")
+            c.execute("drop view open_view")
+            c.execute("checkpoint")
