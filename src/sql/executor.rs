@@ -20,6 +20,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::bind::{AggCall, AggFunc, WindowCall, WindowFunc};
+use super::explain::{self, Stage};
 use super::expr::{EvalContext, Expr, Subqueries, Subquery, SubqueryTest};
 use super::foreign_keys::{ConstraintModes, Incoming, PendingCheck, RowRules};
 use super::plan::*;
@@ -90,6 +91,8 @@ pub struct Executor<'a> {
     pub work_tables: RefCell<FxHashMap<usize, SharedRows>>,
     /// Where a hash join's table goes past its memory limit.
     pub spill: SpillTo,
+    /// Under EXPLAIN ANALYZE: what each plan node did.
+    pub actuals: Option<RefCell<super::explain::Actuals>>,
 }
 
 /// Rows computed once and read by several scans of one statement.
@@ -594,9 +597,18 @@ impl Executor<'_> {
         // rows early reads no more tables.
         let mut steps: Vec<PreparedJoin> =
             plan.joins.iter().map(|_| PreparedJoin::default()).collect();
+        for step in &plan.joins {
+            self.note_loop(explain::node_id(step));
+        }
+        let last_step = plan.joins.last().map(explain::node_id);
         let mut top = |row: &[Value]| -> Result<bool> {
             if !self.matches(&plan.filter, row)? {
                 return Ok(true);
+            }
+            // The last join's rows are those past the query's filter, as EXPLAIN shows
+            // the filter on that join.
+            if let Some(node) = last_step {
+                self.note_rows(node, Stage::Output, 1);
             }
             match &plan.join_layout {
                 Some(layout) => {
@@ -1013,6 +1025,10 @@ impl Executor<'_> {
         let Some(step) = joins.get(at) else {
             return visit(&row);
         };
+        if at > 0 {
+            // A row of the join before.
+            self.note_rows(explain::node_id(&joins[at - 1]), Stage::Output, 1);
+        }
         let width = step.scan.def.columns.len();
         if !steps[at].ready {
             steps[at] = self.prepare_join(step)?;
@@ -1100,6 +1116,12 @@ impl Executor<'_> {
         outer: &[Value],
         mut visit: impl FnMut(&[u8], &Row) -> Result<bool>,
     ) -> Result<()> {
+        let node = explain::node_id(scan);
+        self.note_loop(node);
+        let mut visit = |key: &[u8], row: &Row| {
+            self.note_rows(node, Stage::Output, 1);
+            visit(key, row)
+        };
         if let Some(derived) = &scan.derived {
             // A WITH query's rows are shared (and copied out); a subquery's are its own.
             let rows: Box<dyn Iterator<Item = Vec<Value>>> = if derived.materialize {
@@ -2397,6 +2419,9 @@ impl Executor<'_> {
 
     /// The rows of `plan`, or its first `most` rows: enough for a subquery's test.
     fn select_at_most(&self, plan: &SelectPlan, most: Option<usize>) -> Result<Vec<Vec<Value>>> {
+        let node = explain::node_id(plan);
+        self.note_loop(node);
+        let mut emitted = 0u64;
         let limit = match (self.count_of(&plan.limit)?, most) {
             (Some(l), Some(m)) => Some(l.min(m)),
             (l, m) => l.or(m),
@@ -2410,6 +2435,7 @@ impl Executor<'_> {
         let mut seen: FxHashSet<Vec<Value>> = FxHashSet::default();
         let calls = set_returning_calls(&plan.projection);
         let mut emit = |row: &[Value], out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<bool> {
+            emitted += 1;
             let rows = if calls.is_empty() {
                 vec![(self.project(&plan.projection, row)?, Vec::new())]
             } else {
@@ -2469,6 +2495,8 @@ impl Executor<'_> {
                 self.finish_groups(groups, &mut |row| emit(row, &mut out))?;
             }
         }
+        self.note_rows(node, Stage::Emitted, emitted);
+        self.note_rows(node, Stage::Distinct, out.len() as u64);
         sort_by_keys(&plan.order_by, &mut out)?;
         if plan.distinct_on > 0 {
             // The first row of each run of equal DISTINCT ON values (NULLs equal).
@@ -2483,11 +2511,28 @@ impl Executor<'_> {
                 })
             });
         }
+        self.note_rows(node, Stage::Unique, out.len() as u64);
         let rows = out.into_iter().map(|(_, r)| r).skip(offset);
-        Ok(match limit {
+        let rows: Vec<Vec<Value>> = match limit {
             Some(l) => rows.take(l).collect(),
             None => rows.collect(),
-        })
+        };
+        self.note_rows(node, Stage::Output, rows.len() as u64);
+        Ok(rows)
+    }
+
+    /// Under EXPLAIN ANALYZE: plan node `node` starts a run.
+    fn note_loop(&self, node: usize) {
+        if let Some(actuals) = &self.actuals {
+            actuals.borrow_mut().loop_started(node);
+        }
+    }
+
+    /// Under EXPLAIN ANALYZE: plan node `node` produced `rows` rows at `stage`.
+    fn note_rows(&self, node: usize, stage: Stage, rows: u64) {
+        if let Some(actuals) = &self.actuals {
+            actuals.borrow_mut().add_rows(node, stage, rows);
+        }
     }
 }
 

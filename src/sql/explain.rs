@@ -2,6 +2,12 @@
 //! `COSTS OFF` (SteadyDB's planner chooses by rules, not by costs, so it has none to
 //! show): one node per line, its details below it, its inputs as `->` branches.
 //!
+//! EXPLAIN ANALYZE runs the statement with an [`Actuals`] in the executor, which counts
+//! per node the times it ran and the rows it produced; each node is drawn with them as
+//! PostgreSQL draws them with `TIMING OFF` (`actual rows=N loops=L`, N per loop), or
+//! `never executed`. A node is known by its address in the plan (and, for a query's
+//! steps above its rows, which step).
+//!
 //! The nodes are SteadyDB's own steps under PostgreSQL's names: a primary key lookup or
 //! range is an `Index Scan` of the table's `_pkey`, a secondary index an `Index Scan`
 //! of it, a join by key lookup a `Nested Loop` over an `Index Scan`, a hash join a
@@ -13,10 +19,78 @@ use super::plan::{
     Access, JoinKind, JoinStep, JoinStrategy, Plan, ScanPlan, SelectPlan, SetOp, TableFunctionKind,
 };
 use crate::types::Value;
+use rustc_hash::FxHashMap;
+
+/// What EXPLAIN ANALYZE measured: per plan node, the times it ran and the rows it
+/// produced.
+#[derive(Default)]
+pub struct Actuals {
+    counts: FxHashMap<(usize, Stage), Actual>,
+}
+
+/// How many times a node ran, and the rows it produced in all.
+#[derive(Clone, Copy, Default)]
+pub struct Actual {
+    pub loops: u64,
+    pub rows: u64,
+}
+
+/// Which of a query's steps a count is of: a scan's or join's rows (`Output`, also a
+/// query's returned rows), or those of the steps between its rows and its result.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Stage {
+    Output,
+    /// The rows grouping (or the window functions, or the input itself) gave.
+    Emitted,
+    /// Those left after DISTINCT.
+    Distinct,
+    /// Those left after DISTINCT ON.
+    Unique,
+}
+
+/// A plan node's identity in [`Actuals`]: its address (the plan is not moved while it
+/// runs and is drawn).
+pub fn node_id<T>(node: &T) -> usize {
+    node as *const T as usize
+}
+
+impl Actuals {
+    /// The node started a run (a scan, once per outer row of a lookup join).
+    pub fn loop_started(&mut self, node: usize) {
+        self.counts.entry((node, Stage::Output)).or_default().loops += 1;
+    }
+
+    pub fn add_rows(&mut self, node: usize, stage: Stage, rows: u64) {
+        self.counts.entry((node, stage)).or_default().rows += rows;
+    }
+
+    /// A node's counts; a query's steps above its rows ran as often as it did.
+    fn get(&self, node: usize, stage: Stage) -> Option<Actual> {
+        let loops = self.counts.get(&(node, Stage::Output))?.loops;
+        let rows = self.counts.get(&(node, stage)).map_or(0, |a| a.rows);
+        Some(Actual { loops, rows })
+    }
+}
+
+/// The counts EXPLAIN ANALYZE measured, when it did.
+type Measured<'a> = Option<&'a Actuals>;
+
+/// A node's counts as drawn after its title.
+fn actual_text(actual: Option<Actual>) -> String {
+    match actual {
+        Some(a) if a.loops > 0 => {
+            let per_loop = (a.rows as f64 / a.loops as f64).round() as u64;
+            format!(" (actual rows={per_loop} loops={})", a.loops)
+        }
+        _ => " (never executed)".into(),
+    }
+}
 
 /// A plan node as drawn: its title, its detail lines, its inputs.
 struct Node {
     title: String,
+    /// With ANALYZE, what was measured of it (None: not measured, as a wrapper node).
+    actual: Option<Option<Actual>>,
     details: Vec<String>,
     children: Vec<Node>,
     /// A label drawn in place of an arrow (`SubPlan 1`), its one input below it.
@@ -27,10 +101,19 @@ impl Node {
     fn new(title: impl Into<String>) -> Node {
         Node {
             title: title.into(),
+            actual: None,
             details: Vec::new(),
             children: Vec::new(),
             label: false,
         }
+    }
+
+    /// With ANALYZE, the counts of plan node `node` at `stage`.
+    fn measured(mut self, m: Measured, node: usize, stage: Stage) -> Node {
+        if let Some(actuals) = m {
+            self.actual = Some(actuals.get(node, stage));
+        }
+        self
     }
 
     fn detail(mut self, d: impl Into<String>) -> Node {
@@ -54,13 +137,17 @@ impl Node {
             }
             return;
         }
+        let title = match self.actual {
+            Some(actual) => format!("{}{}", self.title, actual_text(actual)),
+            None => self.title.clone(),
+        };
         let inner = match arrow {
             None => {
-                out.push(self.title.clone());
+                out.push(title);
                 2
             }
             Some(a) => {
-                out.push(format!("{}->  {}", " ".repeat(a), self.title));
+                out.push(format!("{}->  {title}", " ".repeat(a)));
                 a + 6
             }
         };
@@ -73,30 +160,28 @@ impl Node {
     }
 }
 
-/// The lines of EXPLAIN's output for `plan`; `actual_rows`: with ANALYZE, the rows
-/// the statement returned (shown on the top node) and the milliseconds it took.
-pub fn explain(plan: &Plan, actual: Option<(usize, f64)>, summary: bool) -> Vec<String> {
-    let mut root = match plan {
-        Plan::Select(sel) => select_node(sel),
+/// The lines of EXPLAIN's output for `plan`; `actual`: with ANALYZE, what was measured
+/// of each node and the milliseconds the statement took.
+pub fn explain(plan: &Plan, actual: Option<(&Actuals, f64)>, summary: bool) -> Vec<String> {
+    let m = actual.map(|(actuals, _)| actuals);
+    let root = match plan {
+        Plan::Select(sel) => select_node(sel, m),
         Plan::Insert(ins) => {
             let source = match &ins.source {
                 super::plan::InsertSource::Values(rows) if rows.len() == 1 => Node::new("Result"),
                 super::plan::InsertSource::Values(_) => Node::new("Values Scan on \"*VALUES*\""),
-                super::plan::InsertSource::Select(sel) => select_node(sel),
+                super::plan::InsertSource::Select(sel) => select_node(sel, m),
             };
             Node::new(format!("Insert on {}", ins.def.name)).child(source)
         }
         Plan::Update(upd) => {
-            Node::new(format!("Update on {}", upd.scan.def.name)).child(scan_node(&upd.scan))
+            Node::new(format!("Update on {}", upd.scan.def.name)).child(scan_node(&upd.scan, m))
         }
         Plan::Delete(del) => {
-            Node::new(format!("Delete on {}", del.scan.def.name)).child(scan_node(&del.scan))
+            Node::new(format!("Delete on {}", del.scan.def.name)).child(scan_node(&del.scan, m))
         }
         _ => Node::new("Utility Statement"),
     };
-    if let Some((rows, _)) = actual {
-        root.title = format!("{} (actual rows={rows} loops=1)", root.title);
-    }
     let mut out = Vec::new();
     root.draw(None, &mut out);
     if let (Some((_, ms)), true) = (actual, summary) {
@@ -105,19 +190,20 @@ pub fn explain(plan: &Plan, actual: Option<(usize, f64)>, summary: bool) -> Vec<
     out
 }
 
-fn select_node(sel: &SelectPlan) -> Node {
+fn select_node(sel: &SelectPlan, m: Measured) -> Node {
+    let id = node_id(sel);
     let mut node = match (&sel.set_op, &sel.source) {
-        (Some(op), _) => set_op_node(op),
+        (Some(op), _) => set_op_node(op, m).measured(m, id, Stage::Emitted),
         (None, Some(source)) => {
-            let mut node = scan_node(source);
+            let mut node = scan_node(source, m);
             let mut names = scan_names(source, sel.joins.is_empty());
             for step in &sel.joins {
                 names.extend(scan_names(&step.scan, false));
-                node = join_node(node, step, &names);
+                node = join_node(node, step, &names, m);
             }
             node
         }
-        (None, None) => Node::new("Result"),
+        (None, None) => Node::new("Result").measured(m, id, Stage::Emitted),
     };
     let names = row_names(sel);
     if let (Some(f), false) = (&sel.filter, sel.source.is_none()) {
@@ -127,7 +213,9 @@ fn select_node(sel: &SelectPlan) -> Node {
     }
     if let Some(agg) = &sel.aggregation {
         node = if agg.keys.is_empty() {
-            Node::new("Aggregate").child(node)
+            Node::new("Aggregate")
+                .measured(m, id, Stage::Emitted)
+                .child(node)
         } else {
             let keys: Vec<String> = agg
                 .keys
@@ -135,16 +223,36 @@ fn select_node(sel: &SelectPlan) -> Node {
                 .map(|k| bare(&expr_text(k, &names)))
                 .collect();
             Node::new("HashAggregate")
+                .measured(m, id, Stage::Emitted)
                 .detail(format!("Group Key: {}", keys.join(", ")))
                 .child(node)
         };
     }
     if !sel.windows.is_empty() {
-        node = Node::new("WindowAgg").child(node);
+        node = Node::new("WindowAgg")
+            .measured(m, id, Stage::Emitted)
+            .child(node);
     }
     if sel.distinct {
-        node = Node::new("HashAggregate").child(node);
+        let row_names = match &sel.aggregation {
+            Some(agg) => grouped_names(agg, &names),
+            None => names.clone(),
+        };
+        let keys: Vec<String> = sel
+            .projection
+            .iter()
+            .map(|e| bare(&expr_text(e, &row_names)))
+            .collect();
+        node = Node::new("HashAggregate")
+            .measured(m, id, Stage::Distinct)
+            .detail(format!("Group Key: {}", keys.join(", ")))
+            .child(node);
     }
+    let sorted = if sel.distinct {
+        Stage::Distinct
+    } else {
+        Stage::Emitted
+    };
     if !sel.order_by.is_empty() {
         let keys: Vec<String> = sel
             .order_by
@@ -154,6 +262,8 @@ fn select_node(sel: &SelectPlan) -> Node {
                     (Expr::Column(i), None) if sel.set_op.is_none() => {
                         names.get(*i).cloned().unwrap_or_else(|| "?".into())
                     }
+                    // Over a grouped row: its group keys, then its aggregates.
+                    (e, Some(agg)) => bare(&expr_text(e, &grouped_names(agg, &names))),
                     (e, _) => bare(&expr_text(e, &names)),
                 };
                 if k.desc {
@@ -164,29 +274,36 @@ fn select_node(sel: &SelectPlan) -> Node {
             })
             .collect();
         node = Node::new("Sort")
+            .measured(m, id, sorted)
             .detail(format!("Sort Key: {}", keys.join(", ")))
             .child(node);
     }
     if sel.distinct_on > 0 {
-        node = Node::new("Unique").child(node);
+        node = Node::new("Unique")
+            .measured(m, id, Stage::Unique)
+            .child(node);
     }
     if sel.limit.is_some() || sel.offset.is_some() {
-        node = Node::new("Limit").child(node);
+        node = Node::new("Limit")
+            .measured(m, id, Stage::Output)
+            .child(node);
     }
     if sel.row_lock.is_some() {
-        node = Node::new("LockRows").child(node);
+        node = Node::new("LockRows")
+            .measured(m, id, Stage::Output)
+            .child(node);
     }
     for (i, sub) in sel.subqueries.iter().enumerate() {
-        let mut label = Node::new(format!("SubPlan {}", i + 1)).child(select_node(sub));
+        let mut label = Node::new(format!("SubPlan {}", i + 1)).child(select_node(sub, m));
         label.label = true;
         node = node.child(label);
     }
     node
 }
 
-fn set_op_node(op: &super::plan::SetOpPlan) -> Node {
-    let left = select_node(&op.left);
-    let right = select_node(&op.right);
+fn set_op_node(op: &super::plan::SetOpPlan, m: Measured) -> Node {
+    let left = select_node(&op.left, m);
+    let right = select_node(&op.right, m);
     match op.op {
         SetOp::RecursiveUnion(_) => Node::new("Recursive Union").child(left).child(right),
         SetOp::Union if op.all => Node::new("Append").child(left).child(right),
@@ -234,7 +351,11 @@ fn row_names(sel: &SelectPlan) -> Vec<String> {
     names
 }
 
-fn scan_node(scan: &ScanPlan) -> Node {
+fn scan_node(scan: &ScanPlan, m: Measured) -> Node {
+    scan_node_unmeasured(scan, m).measured(m, node_id(scan), Stage::Output)
+}
+
+fn scan_node_unmeasured(scan: &ScanPlan, m: Measured) -> Node {
     let names = scan_names(scan, true);
     // `on t`, or `on t x` when the query calls it x (as PostgreSQL shows an alias).
     let table = &if scan.qualifier == scan.def.name {
@@ -248,7 +369,7 @@ fn scan_node(scan: &ScanPlan) -> Node {
         } else {
             format!("Subquery Scan on {table}")
         };
-        Node::new(title).child(select_node(derived))
+        Node::new(title).child(select_node(derived, m))
     } else if let Some(function) = &scan.function {
         Node::new(match function.kind {
             TableFunctionKind::Values { .. } => "Values Scan on \"*VALUES*\"".to_string(),
@@ -384,14 +505,18 @@ fn and_text(conds: Vec<String>) -> String {
     }
 }
 
-fn join_node(outer: Node, step: &JoinStep, names: &[String]) -> Node {
+fn join_node(outer: Node, step: &JoinStep, names: &[String], m: Measured) -> Node {
+    join_node_unmeasured(outer, step, names, m).measured(m, node_id(step), Stage::Output)
+}
+
+fn join_node_unmeasured(outer: Node, step: &JoinStep, names: &[String], m: Measured) -> Node {
     let kind = match step.kind {
         JoinKind::Inner => "",
         JoinKind::Left => " Left",
         JoinKind::Right => " Right",
         JoinKind::Full => " Full",
     };
-    let mut inner = scan_node(&step.scan);
+    let mut inner = scan_node(&step.scan, m);
     match &step.strategy {
         JoinStrategy::Hash {
             outer_keys,
@@ -406,7 +531,10 @@ fn join_node(outer: Node, step: &JoinStep, names: &[String]) -> Node {
             Node::new(format!("Hash{kind} Join"))
                 .detail(format!("Hash Cond: {}", and_text(conds)))
                 .child(outer)
-                .child(Node::new("Hash").child(inner))
+                .child({
+                    let hash = Node::new("Hash").measured(m, node_id(&step.scan), Stage::Output);
+                    hash.child(inner)
+                })
         }
         JoinStrategy::Lookup => {
             // The key comes from the outer row: shown over the joined row's names.
@@ -472,6 +600,19 @@ fn join_node(outer: Node, step: &JoinStep, names: &[String]) -> Node {
             node.child(outer).child(inner)
         }
     }
+}
+
+/// The names of a grouped row's columns: its group keys, then its aggregates.
+fn grouped_names(agg: &super::plan::Aggregation, names: &[String]) -> Vec<String> {
+    let keys = agg.keys.iter().map(|k| bare(&expr_text(k, names)));
+    let calls = agg.aggs.iter().map(|call| {
+        let func = format!("{:?}", call.func).to_lowercase();
+        match &call.arg {
+            None => format!("{func}(*)"),
+            Some(arg) => format!("{func}({})", bare(&expr_text(arg, names))),
+        }
+    });
+    keys.chain(calls).collect()
 }
 
 /// The name of a function in FROM, as EXPLAIN names its scan.

@@ -1812,12 +1812,16 @@ impl Session {
                     (true, Plan::Select(sel)) => {
                         let snapshot = self.statement_snapshot();
                         let started = std::time::Instant::now();
-                        let rows =
-                            self.with_executor(snapshot, params, false, |exec| exec.select(sel))?;
-                        Some((rows.len(), started.elapsed().as_secs_f64() * 1000.0))
+                        let actuals = self.with_executor(snapshot, params, false, |exec| {
+                            exec.actuals = Some(Default::default());
+                            exec.select(sel)?;
+                            Ok(exec.actuals.take().unwrap_or_default().into_inner())
+                        })?;
+                        Some((actuals, started.elapsed().as_secs_f64() * 1000.0))
                     }
                     _ => None,
                 };
+                let actual = actual.as_ref().map(|(a, ms)| (a, *ms));
                 let rows = super::explain::explain(inner, actual, *summary)
                     .into_iter()
                     .map(|line| vec![Value::Text(line)])
@@ -3417,6 +3421,7 @@ impl Session {
             fk_rules: Default::default(),
             work_tables: Default::default(),
             spill,
+            actuals: None,
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());

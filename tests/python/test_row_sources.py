@@ -282,3 +282,48 @@ def test_explain_draws_steadydbs_own_plans(conn):
     finally:
         conn.execute("drop table if exists xa")
         conn.execute("drop table if exists xb")
+
+
+@pytest.mark.steadydb_only
+def test_explain_analyze_counts_each_node(conn):
+    """EXPLAIN ANALYZE draws each node with the rows it produced per run and its runs,
+    as PostgreSQL does with TIMING OFF: a lookup join's inner scan runs once per outer
+    row; a node that never ran says so."""
+    conn.execute("drop table if exists ya")
+    conn.execute("drop table if exists yb")
+    conn.execute("create table ya (id int primary key, n int)")
+    conn.execute("create table yb (id int primary key, aid int, w int)")
+    conn.execute("insert into ya select g, g % 10 from generate_series(1, 1000) g")
+    conn.execute("insert into yb select g, g % 1000 + 1, g % 7 from generate_series(1, 3000) g")
+
+    def plan(sql):
+        return [r[0] for r in conn.execute(
+            "explain (analyze, timing off, summary off) " + sql).fetchall()]
+
+    try:
+        assert plan("select * from yb join ya on ya.id = yb.aid where yb.w = 2") == [
+            "Nested Loop (actual rows=429 loops=1)",
+            "  ->  Seq Scan on yb (actual rows=429 loops=1)",
+            "        Filter: (w = 2)",
+            "  ->  Index Scan using ya_pkey on ya (actual rows=1 loops=429)",
+            "        Index Cond: (ya.id = yb.aid)"]
+        assert plan("select n, count(*) from ya group by n order by n limit 3") == [
+            "Limit (actual rows=3 loops=1)",
+            "  ->  Sort (actual rows=10 loops=1)",
+            "        Sort Key: n",
+            "        ->  HashAggregate (actual rows=10 loops=1)",
+            "              Group Key: n",
+            "              ->  Seq Scan on ya (actual rows=1000 loops=1)"]
+        assert plan("select * from ya where n = 3 and id < 0") == [
+            "Index Scan using ya_pkey on ya (actual rows=0 loops=1)",
+            "  Index Cond: (id < 0)", "  Filter: (n = 3)"]
+        # The join stops before its inner side: that scan never ran.
+        assert plan("select * from ya join yb on yb.id = ya.n where ya.id < 0") == [
+            "Nested Loop (actual rows=0 loops=1)",
+            "  ->  Index Scan using ya_pkey on ya (actual rows=0 loops=1)",
+            "        Index Cond: (id < 0)",
+            "  ->  Index Scan using yb_pkey on yb (never executed)",
+            "        Index Cond: (yb.id = ya.n)"]
+    finally:
+        conn.execute("drop table if exists ya")
+        conn.execute("drop table if exists yb")
