@@ -567,14 +567,17 @@ WINDOWS = [
     "order by 2 desc, 1 limit 25",
     "select t.k, u.label, count(*) over (partition by u.label) from {t} t join {u} u on u.g = t.g "
     "where t.k % 3 = 0",
+    "select k, sum(k) over (partition by name order by k), rank() over (partition by g order by k), "
+    "count(*) over (partition by g % 3), lead(k) over (partition by name order by k) from {t} "
+    "order by k",
 ]
 
 
 @pytest.mark.parametrize("sql", WINDOWS)
 def test_windows_past_work_mem_match_the_in_memory_ones(db, sortable, sql):
-    """With work_mem 64kB the rows of windows that share a PARTITION BY go to an external
-    sort by partition and are computed one partition at a time: the same values as with
-    every row held (windows of different partitions still hold them)."""
+    """With work_mem 64kB the rows go to an external sort by each PARTITION BY in turn
+    and each group of windows is computed one partition at a time: the same values as
+    with every row held."""
     in_memory, on_disk = _in_memory_and_on_disk(db, sql.format(t=sortable[0], u=sortable[1]))
     assert in_memory
     if "order by k" in sql.split("from")[-1] or "limit" in sql:
@@ -601,6 +604,29 @@ def test_windows_past_work_mem_go_to_disk_not_memory(db, server):
     assert len(got) == 20000
     assert all(got[k] == ((20000 - k) // 100 + 1, 4000 + len(str(20000 - (20000 - k) % 100)))
                for k in (1, 100, 19999)), [got[k] for k in (1, 100, 19999)]
+    grown_mib = (_peak_rss_kib(pid) - before) / 1024
+    assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
+
+
+@pytest.mark.steadydb_only  # measures the server process's memory and data directory
+def test_windows_of_different_partitions_go_to_disk_not_memory(db, server):
+    """Windows of two PARTITION BYs over an 80 MB table with work_mem 1MB: the rows are
+    sorted on disk by one, then by the other; the server's peak memory grows by under
+    30 MiB and the values are right."""
+    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
+    c.execute("set work_mem = '1MB'")
+    pid = server.proc.pid
+    before = _reset_peak_rss_kib(pid)
+    got = {}
+    with c.cursor() as cur:
+        for k, n, m in cur.stream(
+                f"select k, row_number() over (partition by k % 100 order by k), "
+                f"count(*) over (partition by k % 7) from {t}"):
+            got[k] = (n, m)
+    assert len(got) == 20000
+    assert all(got[k] == ((k - 1) // 100 + 1, len(range(k % 7 or 7, 20001, 7)))
+               for k in (1, 100, 7, 19999)), [got[k] for k in (1, 100, 7, 19999)]
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []

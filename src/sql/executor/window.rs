@@ -4,32 +4,68 @@
 //! as the frame's end moves forward; other frames are aggregated afresh per row.
 //!
 //! The rows are held while their estimated size is under `hash_mem_bytes` (twice
-//! `work_mem`). Past it, when every window of the query has the same PARTITION BY, they
-//! go with their partition's keys to an external sort ([`super::sort`]), which keeps the
-//! rows of a partition in their order of arrival, and are read back one partition at a
-//! time: memory then holds one partition, and a partition's values are what they would
-//! be with every row held (each is computed over its partition alone). The rows come out
-//! by partition (SQL leaves their order unspecified without ORDER BY). Windows of
-//! different partitions, or of none, still hold every row (at most
-//! [`WINDOW_MAX_ROWS`]).
+//! `work_mem`). Past it, when every window of the query has a PARTITION BY, the windows
+//! are taken a group at a time, a group being the windows of one PARTITION BY (in the
+//! order each first appears). The rows, with a place kept for every window's value, go
+//! with the group's partition keys to an external sort ([`super::sort`]), which keeps
+//! the rows of a partition in their order of arrival, and are read back one partition at
+//! a time: the group's values are computed over that partition alone, which is what
+//! they would be with every row held, and put in their places; then the rows go on to
+//! the next group's sort, and after the last to the query. Memory then holds one
+//! partition. The rows come out by the last group's partition (SQL leaves their order
+//! unspecified without ORDER BY). A window without PARTITION BY is over every row, so a
+//! query with one holds them all (at most [`WINDOW_MAX_ROWS`]).
 
 use super::sort::{value_bytes, ExternalSort};
 use super::{check_cancel, sort_by_keys, AggState, Executor, CANCEL_CHECK_ROWS};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::bind::{Frame, FrameBound, FrameUnits, WindowCall, WindowFunc};
+use crate::sql::expr::Expr;
 use crate::sql::plan::{OrderKey, SelectPlan};
 use crate::types::Value;
 
 /// The most rows a query with window functions holds (when they cannot go to disk).
 pub(super) const WINDOW_MAX_ROWS: usize = 10_000_000;
 
-/// The PARTITION BY all of `windows` share, if they share one (as bound), and it is
-/// not empty.
-fn shared_partition(windows: &[WindowCall]) -> Option<&[crate::sql::expr::Expr]> {
-    let first = windows.first()?;
-    let shape = |w: &WindowCall| format!("{:?}", w.partition_by);
-    let same = windows.iter().all(|w| shape(w) == shape(first));
-    (same && !first.partition_by.is_empty()).then_some(first.partition_by.as_slice())
+/// The windows of one PARTITION BY: it, and their positions in the query's list.
+struct WindowGroup<'p> {
+    partition: &'p [Expr],
+    windows: Vec<usize>,
+    /// The partition keys as sort keys (ascending, NULLs last: any order groups them).
+    order: Vec<OrderKey>,
+}
+
+/// `windows` grouped by PARTITION BY (as bound), in the order each first appears; None
+/// when one has none (it is over every row).
+fn partition_groups(windows: &[WindowCall]) -> Option<Vec<WindowGroup<'_>>> {
+    let mut groups: Vec<WindowGroup> = Vec::new();
+    for (i, w) in windows.iter().enumerate() {
+        if w.partition_by.is_empty() {
+            return None;
+        }
+        // (Compared by their bound form's text, as equal expressions print alike.)
+        let shape = format!("{:?}", w.partition_by);
+        match groups
+            .iter_mut()
+            .find(|g| format!("{:?}", g.partition) == shape)
+        {
+            Some(g) => g.windows.push(i),
+            None => groups.push(WindowGroup {
+                partition: &w.partition_by,
+                windows: vec![i],
+                order: w
+                    .partition_by
+                    .iter()
+                    .map(|p| OrderKey {
+                        expr: p.clone(),
+                        desc: false,
+                        nulls_first: false,
+                    })
+                    .collect(),
+            }),
+        }
+    }
+    Some(groups)
 }
 
 impl Executor<'_> {
@@ -40,19 +76,19 @@ impl Executor<'_> {
         plan: &SelectPlan,
         visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
     ) -> Result<()> {
-        let partition = shared_partition(&plan.windows);
+        let groups = partition_groups(&plan.windows);
         let check = || check_cancel(self.slot);
         let limit = self.spill.hash_mem_bytes;
         let mut rows: Vec<Vec<Value>> = Vec::new();
         let mut bytes = 0usize;
-        let mut sorter: Option<(ExternalSort, Vec<OrderKey>)> = None;
+        // Past the limit: the first group's sort, which takes each row with a place
+        // (NULL until computed) for every window's value.
+        let mut sorter: Option<ExternalSort> = None;
         let mut take = |row: &[Value]| -> Result<bool> {
-            if let (Some((sorter, order)), Some(partition)) = (&mut sorter, partition) {
-                let keys = partition
-                    .iter()
-                    .map(|p| self.eval(p, row))
-                    .collect::<Result<Vec<_>>>()?;
-                sorter.push(order, (keys, row.to_vec()), &check)?;
+            if let (Some(sorter), Some(groups)) = (&mut sorter, &groups) {
+                let mut row = row.to_vec();
+                row.resize(row.len() + plan.windows.len(), Value::Null);
+                self.push_to_group(&groups[0], sorter, row, &check)?;
                 return Ok(true);
             }
             if rows.len() >= WINDOW_MAX_ROWS {
@@ -63,25 +99,13 @@ impl Executor<'_> {
             }
             bytes += row.iter().map(value_bytes).sum::<usize>();
             rows.push(row.to_vec());
-            if let Some(partition) = partition.filter(|_| bytes > limit) {
-                let order: Vec<OrderKey> = partition
-                    .iter()
-                    .map(|p| OrderKey {
-                        expr: p.clone(),
-                        desc: false,
-                        nulls_first: false,
-                    })
-                    .collect();
-                let mut spill =
-                    ExternalSort::new(self.spill.sort_mem_bytes, None, self.spill.temp_dir.clone());
-                for row in rows.drain(..) {
-                    let keys = partition
-                        .iter()
-                        .map(|p| self.eval(p, &row))
-                        .collect::<Result<Vec<_>>>()?;
-                    spill.push(&order, (keys, row), &check)?;
+            if let Some(groups) = groups.as_ref().filter(|_| bytes > limit) {
+                let mut spill = self.window_sort();
+                for mut row in rows.drain(..) {
+                    row.resize(row.len() + plan.windows.len(), Value::Null);
+                    self.push_to_group(&groups[0], &mut spill, row, &check)?;
                 }
-                sorter = Some((spill, order));
+                sorter = Some(spill);
             }
             Ok(true)
         };
@@ -93,23 +117,91 @@ impl Executor<'_> {
             }
             _ => self.for_each_source_row(plan, &mut take)?,
         }
-        let Some((spill, order)) = sorter else {
+        let (Some(mut spill), Some(groups)) = (sorter, groups) else {
             return self.visit_windowed(plan, rows, visit).map(|_| ());
         };
-        // One partition (a run of equal keys) at a time.
-        let mut sorted = spill.finish(&order, &check)?;
-        let mut part: Vec<Vec<Value>> = Vec::new();
-        let mut part_keys: Option<Vec<Value>> = None;
-        while let Some((keys, row)) = sorted.next_sort_row(&order)? {
-            if part_keys.as_ref().is_some_and(|k| *k != keys)
-                && !self.visit_windowed(plan, std::mem::take(&mut part), visit)?
-            {
+        for (g, group) in groups.iter().enumerate() {
+            let next = groups.get(g + 1);
+            let mut next_spill = next.map(|_| self.window_sort());
+            let mut to_next = |part: Vec<Vec<Value>>| -> Result<bool> {
+                for row in part {
+                    match (next, &mut next_spill) {
+                        (Some(next), Some(next_spill)) => {
+                            self.push_to_group(next, next_spill, row, &check)?
+                        }
+                        _ => {
+                            if !visit(&row)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                }
+                Ok(true)
+            };
+            // One partition (a run of equal keys) at a time.
+            let mut sorted = spill.finish(&group.order, &check)?;
+            let mut part: Vec<Vec<Value>> = Vec::new();
+            let mut part_keys: Option<Vec<Value>> = None;
+            while let Some((keys, row)) = sorted.next_sort_row(&group.order)? {
+                if part_keys.as_ref().is_some_and(|k| *k != keys) {
+                    let done = self.group_values(plan, group, std::mem::take(&mut part))?;
+                    if !to_next(done)? {
+                        return Ok(());
+                    }
+                }
+                part_keys = Some(keys);
+                part.push(row);
+            }
+            let done = self.group_values(plan, group, part)?;
+            if !to_next(done)? {
                 return Ok(());
             }
-            part_keys = Some(keys);
-            part.push(row);
+            match next_spill {
+                Some(s) => spill = s,
+                None => break,
+            }
         }
-        self.visit_windowed(plan, part, visit).map(|_| ())
+        Ok(())
+    }
+
+    /// An external sort for a group's rows, within `work_mem`.
+    fn window_sort(&self) -> ExternalSort {
+        ExternalSort::new(self.spill.sort_mem_bytes, None, self.spill.temp_dir.clone())
+    }
+
+    /// Send `row` (with its places for the windows' values) to `sorter`, under `group`'s
+    /// partition keys.
+    fn push_to_group(
+        &self,
+        group: &WindowGroup,
+        sorter: &mut ExternalSort,
+        row: Vec<Value>,
+        check: &dyn Fn() -> Result<()>,
+    ) -> Result<()> {
+        let keys = group
+            .partition
+            .iter()
+            .map(|p| self.eval(p, &row))
+            .collect::<Result<Vec<_>>>()?;
+        sorter.push(&group.order, (keys, row), check)
+    }
+
+    /// One partition's rows (each with its places for the windows' values after the
+    /// query's columns) with `group`'s windows' values put in their places.
+    fn group_values(
+        &self,
+        plan: &SelectPlan,
+        group: &WindowGroup,
+        mut part: Vec<Vec<Value>>,
+    ) -> Result<Vec<Vec<Value>>> {
+        let width = part.first().map_or(0, |r| r.len() - plan.windows.len());
+        for &w in &group.windows {
+            let values = self.window_values(&plan.windows[w], &part)?;
+            for (row, v) in part.iter_mut().zip(values) {
+                row[width + w] = v;
+            }
+        }
+        Ok(part)
     }
 
     /// `rows`, each with its windows' values over `rows`, to `visit`; false once it
