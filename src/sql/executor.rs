@@ -2006,6 +2006,45 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// A new unique index on `table`, which this transaction created and wrote: the
+    /// rows it wrote must hold distinct values (else the second row of a duplicated value
+    /// is returned), and each value is claimed, so that its later rows are checked
+    /// against them as against rows written after the index.
+    pub fn claim_own_unique_values(
+        &mut self,
+        table: &Arc<Table>,
+        index: &crate::storage::IndexDef,
+    ) -> Result<Option<Vec<Value>>> {
+        let def = table.def();
+        let scan = ScanPlan {
+            table: table.clone(),
+            system: None,
+            derived: None,
+            function: None,
+            qualifier: def.name.clone(),
+            def,
+            access: Access::Full,
+            filter: None,
+        };
+        let mut claims: FxHashMap<Vec<u8>, Key> = FxHashMap::default();
+        let mut duplicate = None;
+        self.for_each_row(&scan, |key, row| {
+            if index.has_null(row) {
+                return Ok(true);
+            }
+            let value_lock = value_lock(index, &index.key_of(row));
+            if claims.insert(value_lock, key.to_vec()).is_some() {
+                duplicate = Some(row.to_vec());
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        if duplicate.is_none() {
+            self.txn.unique_claims.extend(claims);
+        }
+        Ok(duplicate)
+    }
+
     /// Lock a key a new row will take and fail with 23505 if a live row holds it.
     fn claim_key(
         &mut self,

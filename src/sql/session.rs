@@ -3075,6 +3075,10 @@ impl Session {
             }
         }
         let (def, entries, newest, new_def) = build_new_index(table, def)?;
+        if let Err(e) = self.claim_own_unique_values(table, &def) {
+            let _ = entries.destroy();
+            return Err(e);
+        }
         if let Some(closed) = &closed {
             closed.assert_closed();
         }
@@ -3098,6 +3102,32 @@ impl Session {
         drop(closed);
         self.finish_catalog_change(flight);
         Ok(())
+    }
+
+    /// A unique index on a table this transaction created: the rows it wrote there (not
+    /// in the table until it commits) must hold distinct values, and are claimed for its
+    /// later rows' checks (`Executor::claim_own_unique_values`).
+    fn claim_own_unique_values(&mut self, table: &Arc<Table>, def: &IndexDef) -> Result<()> {
+        let own_rows = self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.created.contains(&table.id) && t.writes.table(table.id).is_some());
+        if !def.unique || !own_rows {
+            return Ok(());
+        }
+        let snapshot = self.statement_snapshot();
+        let duplicate = self.with_executor(snapshot, &[], false, |exec| {
+            exec.claim_own_unique_values(table, def)
+        })?;
+        match duplicate {
+            None => Ok(()),
+            Some(row) => {
+                let table_def = table.def();
+                let mut named = (*table_def).clone();
+                named.pkey_name = Some(def.name.clone());
+                Err(duplicate_key(&table_def, &named, &def.columns, &row))
+            }
+        }
     }
 
     /// CREATE INDEX (or ADD UNIQUE) inside a transaction block: the table's gate stays

@@ -202,3 +202,34 @@ def test_an_open_blocks_creations_are_gone_after_a_crash(nodes):  # noqa: F811
             c.execute("create view open_view as select 2 as two")
             c.execute("drop view open_view")
             c.execute("checkpoint")
+
+
+def test_a_unique_index_on_a_table_the_block_created_and_wrote(two):
+    """The block's rows are checked when the index is made (PostgreSQL's 23505 'could
+    not create unique index'), and its later rows are checked against them."""
+    a, _ = two
+
+    def block(*statements):
+        a.execute("begin")
+        try:
+            a.execute("create table bt (id int, v int)")
+            for sql in statements:
+                a.execute(sql)
+        finally:
+            a.execute("rollback")
+
+    with pytest.raises(psycopg.errors.UniqueViolation) as ei:
+        block("insert into bt values (1, 1), (1, 2)", "create unique index bt_id on bt (id)")
+    assert (ei.value.diag.message_primary, ei.value.diag.message_detail) == (
+        'could not create unique index "bt_id"', "Key (id)=(1) is duplicated.")
+    with pytest.raises(psycopg.errors.UniqueViolation) as ei:
+        block("insert into bt values (1, 1), (2, 2), (null, 3), (null, 4)",
+              "alter table bt add constraint bt_id unique (id)",
+              "insert into bt values (2, 5)")
+    assert ei.value.diag.message_detail == "Key (id)=(2) already exists."
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        block("insert into bt values (1, 1), (2, 2)", "create unique index bt_id on bt (id)",
+              "insert into bt values (3, 5)", "update bt set id = 1 where id = 3")
+    # A value freed by the block may be taken again.
+    block("insert into bt values (1, 1), (2, 2)", "create unique index bt_id on bt (id)",
+          "delete from bt where id = 2", "insert into bt values (2, 5)")
