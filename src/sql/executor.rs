@@ -8,6 +8,8 @@ mod set_ops;
 mod sort;
 mod window;
 
+pub use sort::Spool;
+
 pub use grouping::SpillTo;
 pub use sort::Sorted;
 
@@ -2043,6 +2045,63 @@ impl Executor<'_> {
             self.txn.unique_claims.extend(claims);
         }
         Ok(duplicate)
+    }
+
+    /// ALTER TABLE ... ADD PRIMARY KEY on `table`, which this transaction created: the
+    /// rows it wrote there (not in the table until it commits) go to a temporary file,
+    /// each checked to take a key of `columns` (`Ok(Err(_))` when one cannot).
+    pub fn spool_own_rows(
+        &mut self,
+        table: &Arc<Table>,
+        columns: &[usize],
+    ) -> Result<std::result::Result<Spool, crate::txn::ddl::KeyConflict>> {
+        use crate::txn::ddl::KeyConflict;
+        let def = table.def();
+        let scan = ScanPlan {
+            table: table.clone(),
+            system: None,
+            derived: None,
+            function: None,
+            qualifier: def.name.clone(),
+            def,
+            access: Access::Full,
+            filter: None,
+        };
+        let mut spool = Spool::new(&self.spill.temp_dir)?;
+        let mut keys: FxHashSet<Key> = FxHashSet::default();
+        let mut conflict = None;
+        self.for_each_row(&scan, |_, row| {
+            if let Some(column) = columns.iter().copied().find(|&c| row[c].is_null()) {
+                conflict = Some(KeyConflict::Null { column });
+                return Ok(false);
+            }
+            let key = crate::txn::records::primary_key_of(columns, row);
+            if key.len() > MAX_KEY_BYTES {
+                conflict = Some(KeyConflict::TooLong { bytes: key.len() });
+                return Ok(false);
+            }
+            if !keys.insert(key) {
+                conflict = Some(KeyConflict::Duplicate { row: row.to_vec() });
+                return Ok(false);
+            }
+            spool.push(&(Vec::new(), row.to_vec()))?;
+            Ok(true)
+        })?;
+        Ok(match conflict {
+            Some(c) => Err(c),
+            None => Ok(spool),
+        })
+    }
+
+    /// Insert the rows of `spool` into `table` (again, under its new primary key).
+    pub fn insert_spooled(&mut self, table: &Arc<Table>, spool: Spool) -> Step<()> {
+        let def = table.def();
+        let mut touched = FxHashSet::default();
+        let mut rows = spool.read_back()?;
+        while let Some((_, row)) = rows.next_row()? {
+            self.insert_row(table, &def, &[], row, &OnConflict::Error, &mut touched)?;
+        }
+        self.finish_foreign_key_checks()
     }
 
     /// Lock a key a new row will take and fail with 23505 if a live row holds it.

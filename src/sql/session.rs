@@ -3257,7 +3257,13 @@ impl Session {
         columns: &[usize],
     ) -> Result<()> {
         // The new key is logged and durable when the statement ends, whatever the rest of
-        // its transaction does; so it must be a transaction of its own.
+        // its transaction does; so it must be a transaction of its own, unless the table
+        // is the transaction's own (a rollback drops it, key and all: pg_dump's output
+        // restored in one transaction adds keys to the tables it created and filled).
+        let created = self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.created.contains(&table.id));
         let in_block = self.txn.as_ref().is_some_and(|t| {
             t.explicit
                 || !t.writes.is_empty()
@@ -3265,13 +3271,15 @@ impl Session {
                 || !t.created.is_empty()
                 || !t.dropped.is_empty()
         });
-        if in_block || self.simple_query_statements > 1 {
+        if !created && (in_block || self.simple_query_statements > 1) {
             return Err(Error::unsupported(
                 "ALTER TABLE ... ADD PRIMARY KEY inside a transaction block is not supported yet",
             )
-            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
+            .with_hint(
+                "Run it as a statement of its own, outside BEGIN ... COMMIT, or in the block that creates the table.",
+            ));
         }
-        let closed = close_gate_for_rebuild(&self.slot, table)?;
+        let closed = self.keep_writers_out(table, "ALTER TABLE ... ADD PRIMARY KEY")?;
         // Checked with the gate closed: a concurrent ALTER may have added one meanwhile.
         let def = table.def();
         if !def.primary_key.is_empty() {
@@ -3289,34 +3297,33 @@ impl Session {
         for &c in columns {
             new_def.columns[c].not_null = true;
         }
+        // The rows the transaction wrote to a table it created (not in the table until it
+        // commits) are put aside, checked for the key, and go in again once it is there.
+        let mut spooled = None;
+        if created && self.txn().writes.table(table.id).is_some() {
+            let snapshot = self.statement_snapshot();
+            let own = self.with_executor(snapshot, &[], false, |exec| {
+                exec.spool_own_rows(table, columns)
+            })?;
+            match own {
+                Ok(spool) => spooled = Some(spool),
+                Err(conflict) => return Err(key_conflict(&def, &new_def, columns, conflict)),
+            }
+        }
         // No writer is inside the gate, so every version in the table is committed and
         // installed; reading at the last assigned LSN sees the newest of each.
-        let txn = &self.engine.txn;
-        let load = match ddl::load_under_key(txn, table, columns, txn.last_assigned_lsn())? {
+        let txn = self.engine.txn.clone();
+        let load = match ddl::load_under_key(&txn, table, columns, txn.last_assigned_lsn())? {
             Ok(load) => load,
-            Err(KeyConflict::Null { column }) => {
-                return Err(Error::new(
-                    SqlState::NOT_NULL_VIOLATION,
-                    format!(
-                        "column \"{}\" of relation \"{}\" contains null values",
-                        def.columns[column].name, def.name
-                    ),
-                )
-                .with_table(def.name.clone())
-                .with_column(def.columns[column].name.clone()))
-            }
-            Err(KeyConflict::Duplicate { row }) => {
-                return Err(duplicate_key(&def, &new_def, columns, &row))
-            }
-            Err(KeyConflict::TooLong { bytes }) => {
-                return Err(executor::key_too_long(
-                    bytes,
-                    new_def.pkey_name.as_deref().unwrap_or(""),
-                ))
-            }
+            Err(conflict) => return Err(key_conflict(&def, &new_def, columns, conflict)),
         };
-        closed.assert_closed();
-        let flight = ddl::commit_primary_key(txn, table, new_def, load, self.sync_level())?;
+        if let Some(closed) = &closed {
+            closed.assert_closed();
+        }
+        if spooled.is_some() {
+            self.txn().writes.truncate(table);
+        }
+        let flight = ddl::commit_primary_key(&txn, table, new_def, load, self.sync_level())?;
         // Writers waiting at the gate now plan against the new definition.
         drop(closed);
         // Acknowledged like a commit: once durable at the session's level.
@@ -3325,6 +3332,19 @@ impl Session {
             self.in_flight = Some(committing);
         } else {
             committing.finish();
+        }
+        if let Some(spool) = spooled {
+            let snapshot = self.statement_snapshot();
+            let inserted = self.with_executor(snapshot, &[], false, |exec| {
+                exec.insert_spooled(table, spool)
+            });
+            match inserted {
+                Ok(()) => {}
+                Err(Stop::Error(e)) => return Err(e),
+                Err(Stop::WaitForLock) => {
+                    return Err(Error::internal("a lock wait on a table nobody else sees"))
+                }
+            }
         }
         Ok(())
     }
@@ -4022,6 +4042,30 @@ pub fn check_sequence_value(seq: &crate::storage::Sequence, v: i64, what: &str) 
 /// table has for its indexes).
 pub fn next_index_number(def: &TableDef) -> u32 {
     def.indexes.iter().map(|i| i.number + 1).max().unwrap_or(0)
+}
+
+/// The error for rows that cannot take a new primary key (`new_def`'s, of `columns`).
+fn key_conflict(
+    def: &TableDef,
+    new_def: &TableDef,
+    columns: &[usize],
+    conflict: KeyConflict,
+) -> Error {
+    match conflict {
+        KeyConflict::Null { column } => Error::new(
+            SqlState::NOT_NULL_VIOLATION,
+            format!(
+                "column \"{}\" of relation \"{}\" contains null values",
+                def.columns[column].name, def.name
+            ),
+        )
+        .with_table(def.name.clone())
+        .with_column(def.columns[column].name.clone()),
+        KeyConflict::Duplicate { row } => duplicate_key(def, new_def, columns, &row),
+        KeyConflict::TooLong { bytes } => {
+            executor::key_too_long(bytes, new_def.pkey_name.as_deref().unwrap_or(""))
+        }
+    }
 }
 
 /// The error for a duplicate key found while adding a primary key.

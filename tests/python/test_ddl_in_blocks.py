@@ -233,3 +233,61 @@ def test_a_unique_index_on_a_table_the_block_created_and_wrote(two):
     # A value freed by the block may be taken again.
     block("insert into bt values (1, 1), (2, 2)", "create unique index bt_id on bt (id)",
           "delete from bt where id = 2", "insert into bt values (2, 5)")
+
+
+def test_a_primary_key_on_a_table_the_block_created_and_filled(two):
+    """As pg_dump's output restored in one transaction: CREATE TABLE, its rows, then
+    ADD PRIMARY KEY: the rows are checked for the key and keep their values; the key
+    holds for the block's later rows and after it commits."""
+    a, b = two
+    a.execute("begin")
+    a.execute("create table bt (id int not null, name text)")
+    a.execute("insert into bt select g, 'n' || g from generate_series(1, 500) g")
+    a.execute("alter table bt add constraint bt_pkey primary key (id)")
+    assert a.execute("select count(*), sum(id) from bt").fetchone() == (500, 125250)
+    assert a.execute("select name from bt where id = 77").fetchone() == ("n77",)
+    fails(a, "insert into bt values (5, 'again')", psycopg.errors.UniqueViolation)
+    a.execute("insert into bt values (501, 'n501')")
+    a.execute("commit")
+    assert b.execute("select count(*), max(id) from bt").fetchone() == (501, 501)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        b.execute("insert into bt values (1, 'x')")
+    assert b.execute(
+        "select conname, contype from pg_constraint where conrelid = 'bt'::regclass"
+    ).fetchall() == [("bt_pkey", "p")]
+    # Rows that cannot take the key: the block fails, as in PostgreSQL.
+    for rows, error in [("(1, 'a'), (1, 'b')", psycopg.errors.UniqueViolation),
+                        ("(1, 'a'), (null, 'b')", psycopg.errors.NotNullViolation)]:
+        a.execute("begin")
+        a.execute("create table bt2 (id int, name text)")
+        a.execute(f"insert into bt2 values {rows}")
+        with pytest.raises(error):
+            a.execute("alter table bt2 add primary key (id)")
+        a.execute("rollback")
+
+
+def test_a_key_added_in_a_block_survives_a_crash(nodes):  # noqa: F811
+    node = nodes().start()
+    with node.connect(autocommit=False) as c:
+        c.execute("create table pk_rows (id int, v text)")
+        c.execute("insert into pk_rows select g, repeat('v', g % 50) from generate_series(1, 3000) g")
+        c.execute("alter table pk_rows add primary key (id)")
+        c.execute("create index pk_rows_v on pk_rows (v)")
+        c.commit()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("create table pk_open (id int)")
+    open_block.execute("insert into pk_open values (1)")
+    open_block.execute("alter table pk_open add primary key (id)")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select count(*), sum(id), sum(length(v)) from pk_rows").fetchone() == (
+                3000, 4501500, sum(g % 50 for g in range(1, 3001)))
+            assert c.execute("select v from pk_rows where id = 49").fetchone() == ("v" * 49,)
+            assert c.execute("select count(*) from pk_rows where v = 'vv'").fetchone() == (60,)
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                c.execute("insert into pk_rows values (3000, 'x')")
+            with pytest.raises(psycopg.errors.UndefinedTable):
+                c.execute("select * from pk_open")
+            c.execute("checkpoint")

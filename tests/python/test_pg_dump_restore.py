@@ -189,9 +189,9 @@ def pg_dump(server, *args: str) -> str:
     return res.stdout
 
 
-def psql_file(server, path: Path) -> None:
+def psql_file(server, path: Path, *args: str) -> None:
     cmd = [find_pg_tool("psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", server.host,
-           "-p", str(server.port), "-U", server.user, "-d", server.dbname, "-f", str(path)]
+           "-p", str(server.port), "-U", server.user, "-d", server.dbname, *args, "-f", str(path)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=server.client_env())
     assert res.returncode == 0, res.stderr
 
@@ -243,11 +243,14 @@ def round_trip_state(server) -> list:
         return [c.execute(q).fetchall() for q in ROUND_TRIP_QUERIES]
 
 
-def test_pg_dump_of_steadydb_restores_into_steadydb(server, db, tmp_path):
+@pytest.mark.parametrize("psql_args", [(), ("--single-transaction",)], ids=["", "single-transaction"])
+def test_pg_dump_of_steadydb_restores_into_steadydb(server, db, tmp_path, psql_args):
     """A database dumped from SteadyDB with pg_dump (tables with serial and identity
     keys, a unique and a CHECK constraint, a foreign key, an index, a view named to sort
     before the tables it reads, a sequence past its start) restores with psql into it
-    again: the same rows, view, sequence positions and psql description."""
+    again: the same rows, view, sequence positions and psql description; also in one
+    transaction (`psql -1`), where the keys and constraints are added to tables the
+    transaction created and filled."""
     with server.connect() as c:
         c.execute("drop view if exists rt_a_view")
         c.execute("drop table if exists rt_c, rt_b")
@@ -262,7 +265,7 @@ def test_pg_dump_of_steadydb_restores_into_steadydb(server, db, tmp_path):
         c.execute("drop view rt_a_view")
         c.execute("drop table rt_c, rt_b")
         c.execute("drop sequence rt_seq")
-    psql_file(server, dump)
+    psql_file(server, dump, *psql_args)
     try:
         assert round_trip_state(server) == before
         assert [db.psql(command=f"\\d {t}").stdout for t in ("rt_b", "rt_c", "rt_a_view")] == described
