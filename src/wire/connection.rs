@@ -39,6 +39,22 @@ pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
     fn socket_fd(&self) -> Option<RawFd> {
         None
     }
+
+    /// The bytes that carry `reply` on the socket, for [`reply_batch`]: the reply itself,
+    /// or over TLS the records the session encrypts it into now. The caller puts them on
+    /// the socket whole, before anything else is written ([`Transport::write_sealed`]).
+    fn seal(&mut self, reply: Bytes) -> io::Result<Bytes> {
+        Ok(reply)
+    }
+
+    /// Write bytes [`Transport::seal`] made (what a batched send left of them) straight
+    /// to the socket.
+    fn write_sealed(
+        &mut self,
+        bytes: &[u8],
+    ) -> impl std::future::Future<Output = io::Result<()>> + Send {
+        async move { self.write_all(bytes).await }
+    }
 }
 
 impl Transport for tokio::net::TcpStream {
@@ -228,7 +244,14 @@ impl<S: Transport> Io<S> {
             }
             _ => return self.flush().await,
         };
-        let reply = self.output.take();
+        let reply = match self.stream.seal(self.output.take()) {
+            Ok(sealed) => sealed,
+            Err(e) => {
+                tracing::debug!(error = %e, "could not encrypt a reply");
+                self.broken = true;
+                return;
+            }
+        };
         let written = match reply_batch::send(fd, reply.clone()).await {
             Sent::Bytes(n) => n.min(reply.len()),
             Sent::NotSent => 0,
@@ -240,7 +263,7 @@ impl<S: Transport> Io<S> {
         };
         if written < reply.len() {
             reply_batch::note_finished_by_connection();
-            if let Err(e) = self.stream.write_all(&reply[written..]).await {
+            if let Err(e) = self.stream.write_sealed(&reply[written..]).await {
                 tracing::debug!(error = %e, "write to client failed");
                 self.broken = true;
             }

@@ -1,17 +1,21 @@
 //! A connection's byte stream: the socket as accepted, or TLS over it once the client's
 //! SSLRequest was accepted.
 //!
-//! Only a plain socket offers its descriptor for replies written by `reply_batch`
-//! (which writes to descriptors directly): bytes written past TLS would not be
-//! encrypted. A TLS stream is flushed after every write ([`super::backend::Output`]
-//! does), so no reply waits in rustls's buffer.
+//! Replies written by `reply_batch` go to the socket's descriptor directly. Over TLS the
+//! session first encrypts the reply into its records ([`Transport::seal`]), which are
+//! what goes out; the descriptor is offered only while the session has nothing of its
+//! own waiting to be written, so records leave in the order the session made them. A TLS
+//! stream is flushed after every write ([`super::backend::Output`] does), so that is
+//! the case at the end of every round trip.
 
 use std::io;
 use std::os::fd::RawFd;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use bytes::Bytes;
+use std::io::Write;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio_rustls::server::TlsStream;
 
 use super::connection::Transport;
@@ -75,10 +79,53 @@ impl<S: Transport> Transport for Stream<S> {
     fn socket_fd(&self) -> Option<RawFd> {
         match self {
             Stream::Plain(s) => s.socket_fd(),
-            _ => None,
+            Stream::Tls(tls) => {
+                let (socket, session) = tls.get_ref();
+                match session.wants_write() {
+                    true => None,
+                    false => socket.socket_fd(),
+                }
+            }
+            Stream::Closed => None,
+        }
+    }
+
+    fn seal(&mut self, reply: Bytes) -> io::Result<Bytes> {
+        let Stream::Tls(tls) = self else {
+            return Ok(reply);
+        };
+        let (_, session) = tls.get_mut();
+        let mut records = Vec::with_capacity(reply.len() + TLS_RECORD_OVERHEAD_BYTES);
+        let mut rest: &[u8] = &reply;
+        // The session takes what its buffer limit allows each time; drained, it takes more.
+        while !rest.is_empty() {
+            let taken = session.writer().write(rest)?;
+            while session.wants_write() {
+                session.write_tls(&mut records)?;
+            }
+            if taken == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the TLS session took none of a reply",
+                ));
+            }
+            rest = &rest[taken..];
+        }
+        Ok(Bytes::from(records))
+    }
+
+    async fn write_sealed(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(bytes).await,
+            Stream::Tls(tls) => tls.get_mut().0.write_all(bytes).await,
+            Stream::Closed => Err(closed()),
         }
     }
 }
+
+/// Room for a TLS record's header and tag per reply: records are encrypted into a buffer
+/// this much larger than the reply (it grows if that is not enough).
+const TLS_RECORD_OVERHEAD_BYTES: usize = 64;
 
 fn closed() -> io::Error {
     io::Error::new(io::ErrorKind::NotConnected, "the connection is closed")

@@ -988,6 +988,39 @@ def test_tls_require_and_verify_full(tls_server):
     assert state == "28000" and "no encryption" in message and "no pg_hba.conf entry" in message
 
 
+def test_tls_replies_go_out_in_batches(tls_server):
+    """32 pgbench clients over TLS: the replies that end their round trips are encrypted
+    by each connection's session and leave together with other connections' (where
+    io_uring works); every transaction is acknowledged and stored, with no error."""
+    from conftest import find_pg_tool
+    from pgbench_util import parse_report
+
+    srv = tls_server("hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    with srv.connect(sslmode="require") as c:
+        c.execute("create table tls_batch (id serial primary key, client int, n int)")
+        before = c.execute("select state, batches, replies from steadydb_stat_reply_batches").fetchone()
+    script = srv.datadir.parent / "tls_batch.sql"
+    script.write_text("insert into tls_batch (client, n) values (:client_id, 1);\n")
+    env = {**_env_without_pg(), "PGSSLMODE": "require", "PGPASSWORD": SUPERUSER_PASSWORD}
+    res = subprocess.run(
+        [find_pg_tool("pgbench"), "-h", "127.0.0.1", "-p", str(srv.port), "-U", "postgres", "-n",
+         "-M", "prepared", "-c", "32", "-j", "2", "-t", "150", "-f", str(script), "postgres"],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0 and not res.stderr.strip(), res.stdout + res.stderr
+    processed, failed, _ = parse_report(res.stdout)
+    assert (processed, failed) == (32 * 150, 0), res.stdout
+    with srv.connect(sslmode="require") as c:
+        assert c.execute("select count(*), count(distinct client) from tls_batch").fetchone() == (
+            32 * 150, 32)
+        state, batches, replies = c.execute(
+            "select state, batches, replies from steadydb_stat_reply_batches").fetchone()
+    assert state in ("on", "unavailable")
+    if state == "on":
+        # Every connection here is TLS: batches went out, some with several replies.
+        assert batches > before[1], (before, batches, replies)
+        assert replies - before[2] > batches - before[1], (before, batches, replies)
+
+
 def test_scram_channel_binding_over_tls(tls_server):
     """Over TLS the server offers SCRAM-SHA-256-PLUS: libpq's channel_binding=require
     gets in (its proof is bound to the server's certificate); without TLS there is

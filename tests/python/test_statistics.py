@@ -99,10 +99,10 @@ def test_join_order_follows_the_statistics(server):
             # with every row of the big one.
             assert plan(c, q) == [
                 "Hash Join",
-                "  Hash Cond: (st_big.id = st_small.big_id)",
-                "  ->  Seq Scan on st_big",
+                "  Hash Cond: (b.id = s.big_id)",
+                "  ->  Seq Scan on st_big b",
                 "  ->  Hash",
-                "        ->  Seq Scan on st_small",
+                "        ->  Seq Scan on st_small s",
                 "              Filter: (tag = 'x'::text)",
             ]
             c.execute("prepare q as " + q)
@@ -110,10 +110,10 @@ def test_join_order_follows_the_statistics(server):
             # Measured: the ten small rows first, each looking its big row up by key.
             want = [
                 "Nested Loop",
-                "  ->  Seq Scan on st_small",
+                "  ->  Seq Scan on st_small s",
                 "        Filter: (tag = 'x'::text)",
-                "  ->  Index Scan using st_big_pkey on st_big",
-                "        Index Cond: (st_big.id = st_small.big_id)",
+                "  ->  Index Scan using st_big_pkey on st_big b",
+                "        Index Cond: (b.id = s.big_id)",
             ]
             assert plan(c, q) == want
             # A statement prepared before ANALYZE is planned again (same rows).
