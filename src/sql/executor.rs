@@ -465,7 +465,7 @@ impl Executor<'_> {
                     let Some(row) = scan.table.get(key, self.snapshot)? else {
                         continue;
                     };
-                    if self.matches(&scan.filter, &row)? && !visit(key, &row)? {
+                    if self.scan_filter(scan, &row)? && !visit(key, &row)? {
                         return Ok(());
                     }
                 }
@@ -479,7 +479,7 @@ impl Executor<'_> {
             let mut mine = own.own_rows((Bound::Unbounded, Bound::Unbounded));
             while let Some((key, row)) = mine.next_below(None)? {
                 if let Some(row) = row {
-                    if self.matches(&scan.filter, &row)? && !visit(&key, &row)? {
+                    if self.scan_filter(scan, &row)? && !visit(&key, &row)? {
                         return Ok(());
                     }
                 }
@@ -1134,7 +1134,7 @@ impl Executor<'_> {
             };
             for row in rows {
                 let row: Row = row.into();
-                if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
+                if self.scan_filter(scan, &row)? && !visit(&[], &row)? {
                     break;
                 }
             }
@@ -1148,7 +1148,7 @@ impl Executor<'_> {
                     row.push(Value::Int8(n));
                 }
                 let row: Row = row.into();
-                if !self.matches(&scan.filter, &row)? {
+                if !self.scan_filter(scan, &row)? {
                     return Ok(true);
                 }
                 visit(&[], &row)
@@ -1174,7 +1174,7 @@ impl Executor<'_> {
             let visible =
                 super::system::CatalogView::new(sees, |t: &Table| txn.changed_definition_of(t.id));
             for row in view.rows(self.engine, &visible, self.ctx.settings, self.ctx.roles) {
-                if self.matches(&scan.filter, &row)? && !visit(&[], &row)? {
+                if self.scan_filter(scan, &row)? && !visit(&[], &row)? {
                     break;
                 }
             }
@@ -1213,7 +1213,7 @@ impl Executor<'_> {
                     },
                 };
                 if let Some(row) = row {
-                    if self.matches(&scan.filter, &row)? {
+                    if self.scan_filter(scan, &row)? {
                         visit(a, &row)?;
                     }
                 }
@@ -1225,28 +1225,30 @@ impl Executor<'_> {
         let mut result = Ok(());
         let mut n = 0usize;
         match own {
-            None => scan.table.scan(range, self.snapshot, false, |k, row| {
-                n += 1;
-                if n.is_multiple_of(CANCEL_CHECK_ROWS) {
-                    if let Err(e) = check_cancel(self.slot) {
-                        result = Err(e);
-                        return false;
+            None => {
+                scan.table.scan(range, self.snapshot, false, |k, row| {
+                    n += 1;
+                    if n.is_multiple_of(CANCEL_CHECK_ROWS) {
+                        if let Err(e) = check_cancel(self.slot) {
+                            result = Err(e);
+                            return false;
+                        }
                     }
-                }
-                match self.matches(&scan.filter, row).and_then(|m| {
-                    if m {
-                        visit(k, row)
-                    } else {
-                        Ok(true)
+                    match self.scan_filter(scan, row).and_then(|m| {
+                        if m {
+                            visit(k, row)
+                        } else {
+                            Ok(true)
+                        }
+                    }) {
+                        Ok(go) => go,
+                        Err(e) => {
+                            result = Err(e);
+                            false
+                        }
                     }
-                }) {
-                    Ok(go) => go,
-                    Err(e) => {
-                        result = Err(e);
-                        false
-                    }
-                }
-            })?,
+                })?
+            }
             Some(own) => {
                 // Merged as the committed rows stream past (nothing is collected): our own
                 // writes below each committed key go first, and one at its key replaces it.
@@ -1259,7 +1261,7 @@ impl Executor<'_> {
                     } else {
                         Ok(true)
                     }
-                    .and_then(|_| self.matches(&scan.filter, row))
+                    .and_then(|_| self.scan_filter(scan, row))
                     .and_then(|m| if m { visit(k, row) } else { Ok(true) });
                     match go {
                         Ok(true) => true,
@@ -2617,6 +2619,16 @@ impl Executor<'_> {
         };
         self.note_rows(node, Stage::Output, rows.len() as u64);
         Ok(rows)
+    }
+
+    /// Whether `row` passes `scan`'s filter; under EXPLAIN ANALYZE, one that does not
+    /// is counted as removed by it.
+    fn scan_filter(&self, scan: &ScanPlan, row: &[Value]) -> Result<bool> {
+        let passes = self.matches(&scan.filter, row)?;
+        if !passes {
+            self.note_rows(explain::node_id(scan), Stage::Removed, 1);
+        }
+        Ok(passes)
     }
 
     /// Under EXPLAIN ANALYZE: plan node `node` starts a run.

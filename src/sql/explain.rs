@@ -3,9 +3,9 @@
 //! show): one node per line, its details below it, its inputs as `->` branches.
 //!
 //! EXPLAIN ANALYZE runs the statement with an [`Actuals`] in the executor, which counts
-//! per node the times it ran and the rows it produced; each node is drawn with them as
-//! PostgreSQL draws them with `TIMING OFF` (`actual rows=N loops=L`, N per loop), or
-//! `never executed`. A node is known by its address in the plan (and, for a query's
+//! per node the times it ran and the rows it produced (and a scan's rows its filter
+//! removed); each node is drawn with them as PostgreSQL draws them with `TIMING OFF`
+//! (`actual rows=N loops=L`, N per loop), or `never executed`. A node is known by its address in the plan (and, for a query's
 //! steps above its rows, which step).
 //!
 //! The nodes are SteadyDB's own steps under PostgreSQL's names: a primary key lookup or
@@ -46,6 +46,8 @@ pub enum Stage {
     Distinct,
     /// Those left after DISTINCT ON.
     Unique,
+    /// A scan's rows its filter removed.
+    Removed,
 }
 
 /// A plan node's identity in [`Actuals`]: its address (the plan is not moved while it
@@ -58,6 +60,12 @@ impl Actuals {
     /// The node started a run (a scan, once per outer row of a lookup join).
     pub fn loop_started(&mut self, node: usize) {
         self.counts.entry((node, Stage::Output)).or_default().loops += 1;
+    }
+
+    /// An INSERT, UPDATE or DELETE (`node`) ran once, returning `rows` (RETURNING's).
+    pub fn add_statement(&mut self, node: usize, rows: u64) {
+        self.loop_started(node);
+        self.add_rows(node, Stage::Output, rows);
     }
 
     pub fn add_rows(&mut self, node: usize, stage: Stage, rows: u64) {
@@ -168,18 +176,31 @@ pub fn explain(plan: &Plan, actual: Option<(&Actuals, f64)>, summary: bool) -> V
         Plan::Select(sel) => select_node(sel, m),
         Plan::Insert(ins) => {
             let source = match &ins.source {
-                super::plan::InsertSource::Values(rows) if rows.len() == 1 => Node::new("Result"),
+                super::plan::InsertSource::Values(rows) if rows.len() == 1 => {
+                    let mut result = Node::new("Result");
+                    if let Some(actuals) = m {
+                        // It makes its one row each time the statement runs.
+                        result.actual =
+                            Some(actuals.get(node_id(plan), Stage::Output).map(|a| Actual {
+                                loops: a.loops,
+                                rows: a.loops,
+                            }));
+                    }
+                    result
+                }
                 super::plan::InsertSource::Values(_) => Node::new("Values Scan on \"*VALUES*\""),
                 super::plan::InsertSource::Select(sel) => select_node(sel, m),
             };
-            Node::new(format!("Insert on {}", ins.def.name)).child(source)
+            Node::new(format!("Insert on {}", ins.def.name))
+                .measured(m, node_id(plan), Stage::Output)
+                .child(source)
         }
-        Plan::Update(upd) => {
-            Node::new(format!("Update on {}", upd.scan.def.name)).child(scan_node(&upd.scan, m))
-        }
-        Plan::Delete(del) => {
-            Node::new(format!("Delete on {}", del.scan.def.name)).child(scan_node(&del.scan, m))
-        }
+        Plan::Update(upd) => Node::new(format!("Update on {}", upd.scan.def.name))
+            .measured(m, node_id(plan), Stage::Output)
+            .child(scan_node(&upd.scan, m)),
+        Plan::Delete(del) => Node::new(format!("Delete on {}", del.scan.def.name))
+            .measured(m, node_id(plan), Stage::Output)
+            .child(scan_node(&del.scan, m)),
         _ => Node::new("Utility Statement"),
     };
     let mut out = Vec::new();
@@ -461,6 +482,13 @@ fn scan_node_unmeasured(scan: &ScanPlan, m: Measured) -> Node {
             .collect();
         if !rest.is_empty() {
             node = node.detail(format!("Filter: {}", and_text(rest)));
+            if let Some(a) = m.and_then(|a| a.get(node_id(scan), Stage::Removed)) {
+                // (As PostgreSQL's text format, not when none was.)
+                if a.loops > 0 && a.rows > 0 {
+                    let per_loop = (a.rows as f64 / a.loops as f64).round() as u64;
+                    node = node.detail(format!("Rows Removed by Filter: {per_loop}"));
+                }
+            }
         }
     }
     node

@@ -1324,14 +1324,8 @@ impl Planner<'_> {
                     }
                 }
                 let inner = self.plan_ast(statement)?;
-                match (&inner, analyze) {
-                    (Plan::Select(_), _)
-                    | (Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_), false) => {}
-                    (Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_), true) => {
-                        return Err(Error::unsupported(
-                            "EXPLAIN ANALYZE of INSERT, UPDATE or DELETE is not supported yet",
-                        ))
-                    }
+                match &inner {
+                    Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => {}
                     _ => {
                         return Err(Error::syntax(
                             "EXPLAIN takes a SELECT, INSERT, UPDATE or DELETE",

@@ -349,6 +349,8 @@ pub struct Session {
     /// The last statement stopped at a row lock: its next execution is the same
     /// statement running again (see [`Outcome::WaitForLock`]).
     resuming: bool,
+    /// Under EXPLAIN ANALYZE of INSERT, UPDATE or DELETE: what its executors measured.
+    explain_actuals: Option<super::explain::Actuals>,
 }
 
 impl Drop for Session {
@@ -400,6 +402,7 @@ impl Session {
             simple_query_statements: 0,
             notices: Vec::new(),
             resuming: false,
+            explain_actuals: None,
         }
     }
 
@@ -1817,6 +1820,23 @@ impl Session {
                             exec.select(sel)?;
                             Ok(exec.actuals.take().unwrap_or_default().into_inner())
                         })?;
+                        Some((actuals, started.elapsed().as_secs_f64() * 1000.0))
+                    }
+                    // The statement runs, its changes made as without EXPLAIN.
+                    (true, Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)) => {
+                        let started = std::time::Instant::now();
+                        self.explain_actuals = Some(Default::default());
+                        // (Any fields: so that RETURNING's rows come back to be counted.)
+                        let ran = self.run_dml(inner, fields.clone(), params);
+                        let mut actuals = self.explain_actuals.take().unwrap_or_default();
+                        // The statement's own node: the rows it returned (none without
+                        // RETURNING, as PostgreSQL counts them).
+                        let returned = match ran? {
+                            Outcome::WaitForLock => return Ok(Outcome::WaitForLock),
+                            Outcome::Rows { rows, .. } => rows.len() as u64,
+                            _ => 0,
+                        };
+                        actuals.add_statement(super::explain::node_id(inner.as_ref()), returned);
                         Some((actuals, started.elapsed().as_secs_f64() * 1000.0))
                     }
                     _ => None,
@@ -3471,14 +3491,18 @@ impl Session {
             fk_rules: Default::default(),
             work_tables: Default::default(),
             spill,
-            actuals: None,
+            actuals: self.explain_actuals.take().map(std::cell::RefCell::new),
         };
         let result = f(&mut exec);
         exec.txn.logged_upto = exec.txn.logged_upto.max(exec.ctx.logged_upto.get());
         let set = exec.ctx.set_settings.take();
         let deferred = std::mem::take(&mut exec.fk_deferred);
         debug_assert!(result.is_err() || exec.fk_pending.is_empty());
+        let measured = exec.actuals.take();
         drop(exec);
+        if let Some(measured) = measured {
+            self.explain_actuals = Some(measured.into_inner());
+        }
         if result.is_ok() {
             self.apply_set_config(set);
             if let Some(t) = self.txn.as_mut() {

@@ -277,8 +277,6 @@ def test_explain_draws_steadydbs_own_plans(conn):
             "Execution Time: "), analyzed
         with pytest.raises(psycopg.errors.FeatureNotSupported):
             conn.execute("explain (format json) select 1")
-        with pytest.raises(psycopg.errors.FeatureNotSupported):
-            conn.execute("explain analyze delete from xa")
     finally:
         conn.execute("drop table if exists xa")
         conn.execute("drop table if exists xb")
@@ -305,6 +303,7 @@ def test_explain_analyze_counts_each_node(conn):
             "Nested Loop (actual rows=429 loops=1)",
             "  ->  Seq Scan on yb (actual rows=429 loops=1)",
             "        Filter: (w = 2)",
+            "        Rows Removed by Filter: 2571",
             "  ->  Index Scan using ya_pkey on ya (actual rows=1 loops=429)",
             "        Index Cond: (ya.id = yb.aid)"]
         assert plan("select n, count(*) from ya group by n order by n limit 3") == [
@@ -327,3 +326,35 @@ def test_explain_analyze_counts_each_node(conn):
     finally:
         conn.execute("drop table if exists ya")
         conn.execute("drop table if exists yb")
+
+
+def test_explain_analyze_runs_dml(conn):
+    """EXPLAIN ANALYZE of INSERT, UPDATE and DELETE runs the statement (its changes stay,
+    unless its block rolls back) and draws what each node did, as PostgreSQL does."""
+    conn.execute("drop table if exists ea")
+    conn.execute("create table ea (id int primary key, n int)")
+    conn.execute("insert into ea select g, g % 10 from generate_series(1, 100) g")
+
+    def plan(sql):
+        return [r[0] for r in conn.execute(
+            "explain (analyze, timing off, summary off, costs off) " + sql).fetchall()]
+
+    try:
+        assert plan("delete from ea where n = 3") == [
+            "Delete on ea (actual rows=0 loops=1)",
+            "  ->  Seq Scan on ea (actual rows=10 loops=1)",
+            "        Filter: (n = 3)",
+            "        Rows Removed by Filter: 90"]
+        assert plan("insert into ea values (1000, 1)") == [
+            "Insert on ea (actual rows=0 loops=1)",
+            "  ->  Result (actual rows=1 loops=1)"]
+        assert plan("update ea set n = 0 where id = 1000 returning *") == [
+            "Update on ea (actual rows=1 loops=1)",
+            "  ->  Index Scan using ea_pkey on ea (actual rows=1 loops=1)",
+            "        Index Cond: (id = 1000)"]
+        conn.execute("begin")
+        assert plan("delete from ea")[0] == "Delete on ea (actual rows=0 loops=1)"
+        conn.execute("rollback")
+        assert conn.execute("select count(*), sum(n) from ea").fetchone() == (91, 420)
+    finally:
+        conn.execute("drop table if exists ea")
