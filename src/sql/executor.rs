@@ -2019,17 +2019,7 @@ impl Executor<'_> {
         table: &Arc<Table>,
         index: &crate::storage::IndexDef,
     ) -> Result<Option<Vec<Value>>> {
-        let def = table.def();
-        let scan = ScanPlan {
-            table: table.clone(),
-            system: None,
-            derived: None,
-            function: None,
-            qualifier: def.name.clone(),
-            def,
-            access: Access::Full,
-            filter: None,
-        };
+        let scan = ScanPlan::full(table);
         let mut claims: FxHashMap<Vec<u8>, Key> = FxHashMap::default();
         let mut duplicate = None;
         self.for_each_row(&scan, |key, row| {
@@ -2058,17 +2048,7 @@ impl Executor<'_> {
         columns: &[usize],
     ) -> Result<std::result::Result<Spool, crate::txn::ddl::KeyConflict>> {
         use crate::txn::ddl::KeyConflict;
-        let def = table.def();
-        let scan = ScanPlan {
-            table: table.clone(),
-            system: None,
-            derived: None,
-            function: None,
-            qualifier: def.name.clone(),
-            def,
-            access: Access::Full,
-            filter: None,
-        };
+        let scan = ScanPlan::full(table);
         let mut spool = Spool::new(&self.spill.temp_dir)?;
         let mut keys: FxHashSet<Key> = FxHashSet::default();
         let mut conflict = None;

@@ -566,46 +566,17 @@ fn join_node_unmeasured(outer: Node, step: &JoinStep, names: &[String], m: Measu
         }
         JoinStrategy::Lookup => {
             // The key comes from the outer row: shown over the joined row's names.
-            if let Access::Index { index, prefix, .. } = &step.scan.access {
-                let inner_names = scan_names(&step.scan, true);
-                let conds: Vec<String> = index
-                    .def
-                    .columns
-                    .iter()
-                    .zip(prefix)
-                    .map(|(&c, v)| {
-                        format!(
-                            "({} = {})",
-                            inner_names.get(c).cloned().unwrap_or_default(),
-                            expr_text(v, names)
-                        )
-                    })
-                    .collect();
-                inner.details.retain(|d| !d.starts_with("Index Cond"));
-                inner
-                    .details
-                    .insert(0, format!("Index Cond: {}", and_text(conds)));
-            }
-            if let Access::Point(values) = &step.scan.access {
-                let inner_names = scan_names(&step.scan, false);
-                let conds: Vec<String> = step
-                    .scan
-                    .def
-                    .primary_key
-                    .iter()
-                    .zip(values)
-                    .map(|(&k, v)| {
-                        format!(
-                            "({} = {})",
-                            inner_names.get(k).cloned().unwrap_or_default(),
-                            expr_text(v, names)
-                        )
-                    })
-                    .collect();
-                inner.details.retain(|d| !d.starts_with("Index Cond"));
-                inner
-                    .details
-                    .insert(0, format!("Index Cond: {}", and_text(conds)));
+            match &step.scan.access {
+                Access::Index { index, prefix, .. } => {
+                    let inner_names = scan_names(&step.scan, true);
+                    lookup_cond(&mut inner, &index.def.columns, prefix, &inner_names, names);
+                }
+                Access::Point(values) => {
+                    let inner_names = scan_names(&step.scan, false);
+                    let key = &step.scan.def.primary_key;
+                    lookup_cond(&mut inner, key, values, &inner_names, names);
+                }
+                _ => {}
             }
             let node = Node::new(format!("Nested Loop{kind}"));
             let keyed = match &step.scan.access {
@@ -628,6 +599,32 @@ fn join_node_unmeasured(outer: Node, step: &JoinStep, names: &[String], m: Measu
             node.child(outer).child(inner)
         }
     }
+}
+
+/// A lookup join's inner scan shows its key (`columns`, named by `inner_names`) equal to
+/// `values` from the outer row (named by `names`).
+fn lookup_cond(
+    inner: &mut Node,
+    columns: &[usize],
+    values: &[Expr],
+    inner_names: &[String],
+    names: &[String],
+) {
+    let conds: Vec<String> = columns
+        .iter()
+        .zip(values)
+        .map(|(&c, v)| {
+            format!(
+                "({} = {})",
+                inner_names.get(c).cloned().unwrap_or_default(),
+                expr_text(v, names)
+            )
+        })
+        .collect();
+    inner.details.retain(|d| !d.starts_with("Index Cond"));
+    inner
+        .details
+        .insert(0, format!("Index Cond: {}", and_text(conds)));
 }
 
 /// The names of a grouped row's columns: its group keys, then its aggregates.

@@ -189,20 +189,28 @@ pub struct SelectPlan {
     pub materialize: bool,
 }
 
+impl ScanPlan {
+    /// Every row of `table`, in key order.
+    pub fn full(table: &Arc<Table>) -> ScanPlan {
+        let def = table.def();
+        ScanPlan {
+            table: table.clone(),
+            system: None,
+            derived: None,
+            function: None,
+            qualifier: def.name.clone(),
+            def,
+            access: Access::Full,
+            filter: None,
+        }
+    }
+}
+
 impl SelectPlan {
     /// A full scan of `table` in key order, projected to `columns` (COPY TO, ANALYZE).
     pub fn whole_table(table: &Arc<Table>, columns: Vec<usize>) -> SelectPlan {
         SelectPlan {
-            source: Some(ScanPlan {
-                table: table.clone(),
-                system: None,
-                derived: None,
-                function: None,
-                def: table.def(),
-                access: Access::Full,
-                filter: None,
-                qualifier: table.def().name.clone(),
-            }),
+            source: Some(ScanPlan::full(table)),
             projection: columns.into_iter().map(Expr::Column).collect(),
             ..SelectPlan::empty()
         }

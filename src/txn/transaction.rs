@@ -637,39 +637,32 @@ impl Transaction {
             let Some(id) = self.created.pop() else {
                 break;
             };
-            let table = catalog.table_by_id(id);
-            let other = table.is_none()
-                && (catalog.view_by_id(id).is_some() || catalog.sequence_by_id(id).is_some());
-            if other {
-                // A sequence or view: its DropTable record names its id (the id space is
-                // shared), and replay drops whichever it is.
-                let _ddl = catalog.ddl_lock();
-                let dropped = self.manager.commit_ddl(
-                    RecordKind::DropTable,
-                    &records::encode_drop_table(id),
-                    LogReservation::none(),
-                    SyncLevel::Local,
-                    |_| {
+            // A table is dropped by name; a sequence or view by id (the id space is
+            // shared: its DropTable record names its id, and replay drops whichever it is).
+            let table_name = catalog.table_by_id(id).map(|t| t.def().name.clone());
+            let exists = table_name.is_some()
+                || catalog.view_by_id(id).is_some()
+                || catalog.sequence_by_id(id).is_some();
+            if !exists {
+                continue;
+            }
+            let _ddl = catalog.ddl_lock();
+            // In the log's headroom: a rollback does not fail for lack of space.
+            let dropped = self.manager.commit_ddl(
+                RecordKind::DropTable,
+                &records::encode_drop_table(id),
+                LogReservation::none(),
+                SyncLevel::Local,
+                |_| match &table_name {
+                    Some(name) => {
+                        catalog.drop_table(name);
+                    }
+                    None => {
                         catalog.finish_drops(&[id]);
-                    },
-                );
-                self.manager.finish_commit(dropped, None);
-            }
-            if let Some(table) = table {
-                let name = table.def().name.clone();
-                let _ddl = catalog.ddl_lock();
-                // In the log's headroom: a rollback does not fail for lack of space.
-                let dropped = self.manager.commit_ddl(
-                    RecordKind::DropTable,
-                    &records::encode_drop_table(id),
-                    LogReservation::none(),
-                    SyncLevel::Local,
-                    |_| {
-                        catalog.drop_table(&name);
-                    },
-                );
-                self.manager.finish_commit(dropped, None);
-            }
+                    }
+                },
+            );
+            self.manager.finish_commit(dropped, None);
         }
     }
 

@@ -586,47 +586,36 @@ def test_windows_past_work_mem_match_the_in_memory_ones(db, sortable, sql):
         assert sorted(on_disk, key=repr) == sorted(in_memory, key=repr)
 
 
+WIDE_WINDOWS = {
+    # One PARTITION BY: sorted on disk by it, one partition held at a time.
+    "one": ("select k, row_number() over (partition by k % 100 order by k desc), "
+            "max(length(v)) over (partition by k % 100) from {t}",
+            lambda k: ((20000 - k) // 100 + 1, 4000 + len(str(20000 - (20000 - k) % 100)))),
+    # Two: sorted on disk by one, then by the other.
+    "two": ("select k, row_number() over (partition by k % 100 order by k), "
+            "count(*) over (partition by k % 7) from {t}",
+            lambda k: ((k - 1) // 100 + 1, len(range(k % 7 or 7, 20001, 7)))),
+}
+
+
 @pytest.mark.steadydb_only  # measures the server process's memory and data directory
-def test_windows_past_work_mem_go_to_disk_not_memory(db, server):
-    """Windows over an 80 MB table in 100 partitions with work_mem 1MB: the server's peak
-    memory grows by under 30 MiB (one partition is held, not the table), the values are
-    right, and no temporary file is left behind."""
+@pytest.mark.parametrize("partitions", list(WIDE_WINDOWS))
+def test_windows_past_work_mem_go_to_disk_not_memory(db, server, partitions):
+    """Windows over an 80 MB table in 100 (and 7) partitions with work_mem 1MB: the
+    server's peak memory grows by under 30 MiB (one partition is held, not the table),
+    the values are right, and no temporary file is left behind."""
+    sql, want = WIDE_WINDOWS[partitions]
     c, t = _wide_table(db, server, "repeat('x', 4000) || g")
     c.execute("set work_mem = '1MB'")
     pid = server.proc.pid
     before = _reset_peak_rss_kib(pid)
     got = {}
     with c.cursor() as cur:
-        for k, n, longest in cur.stream(
-                f"select k, row_number() over (partition by k % 100 order by k desc), "
-                f"max(length(v)) over (partition by k % 100) from {t}"):
-            got[k] = (n, longest)
+        for k, a, b in cur.stream(sql.format(t=t)):
+            got[k] = (a, b)
     assert len(got) == 20000
-    assert all(got[k] == ((20000 - k) // 100 + 1, 4000 + len(str(20000 - (20000 - k) % 100)))
-               for k in (1, 100, 19999)), [got[k] for k in (1, 100, 19999)]
-    grown_mib = (_peak_rss_kib(pid) - before) / 1024
-    assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
-    assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []
-
-
-@pytest.mark.steadydb_only  # measures the server process's memory and data directory
-def test_windows_of_different_partitions_go_to_disk_not_memory(db, server):
-    """Windows of two PARTITION BYs over an 80 MB table with work_mem 1MB: the rows are
-    sorted on disk by one, then by the other; the server's peak memory grows by under
-    30 MiB and the values are right."""
-    c, t = _wide_table(db, server, "repeat('x', 4000) || g")
-    c.execute("set work_mem = '1MB'")
-    pid = server.proc.pid
-    before = _reset_peak_rss_kib(pid)
-    got = {}
-    with c.cursor() as cur:
-        for k, n, m in cur.stream(
-                f"select k, row_number() over (partition by k % 100 order by k), "
-                f"count(*) over (partition by k % 7) from {t}"):
-            got[k] = (n, m)
-    assert len(got) == 20000
-    assert all(got[k] == ((k - 1) // 100 + 1, len(range(k % 7 or 7, 20001, 7)))
-               for k in (1, 100, 7, 19999)), [got[k] for k in (1, 100, 7, 19999)]
+    sample = (1, 7, 100, 19999)
+    assert all(got[k] == want(k) for k in sample), [(got[k], want(k)) for k in sample]
     grown_mib = (_peak_rss_kib(pid) - before) / 1024
     assert grown_mib < 30, f"the server's peak memory grew by {grown_mib:.0f} MiB"
     assert list((Path(server.datadir) / "pgsql_tmp").iterdir()) == []

@@ -35,6 +35,15 @@ struct WindowGroup<'p> {
     order: Vec<OrderKey>,
 }
 
+/// Sort keys of `exprs`, ascending with NULLs last (any order groups a partition's rows).
+fn ascending(exprs: &[Expr]) -> impl Iterator<Item = OrderKey> + '_ {
+    exprs.iter().map(|p| OrderKey {
+        expr: p.clone(),
+        desc: false,
+        nulls_first: false,
+    })
+}
+
 /// `windows` grouped by PARTITION BY (as bound), in the order each first appears; None
 /// when one has none (it is over every row).
 fn partition_groups(windows: &[WindowCall]) -> Option<Vec<WindowGroup<'_>>> {
@@ -53,15 +62,7 @@ fn partition_groups(windows: &[WindowCall]) -> Option<Vec<WindowGroup<'_>>> {
             None => groups.push(WindowGroup {
                 partition: &w.partition_by,
                 windows: vec![i],
-                order: w
-                    .partition_by
-                    .iter()
-                    .map(|p| OrderKey {
-                        expr: p.clone(),
-                        desc: false,
-                        nulls_first: false,
-                    })
-                    .collect(),
+                order: ascending(&w.partition_by).collect(),
             }),
         }
     }
@@ -432,14 +433,7 @@ impl Executor<'_> {
             keyed.push((key, i));
         }
         let np = w.partition_by.len();
-        let order: Vec<OrderKey> = w
-            .partition_by
-            .iter()
-            .map(|p| OrderKey {
-                expr: p.clone(),
-                desc: false,
-                nulls_first: false,
-            })
+        let order: Vec<OrderKey> = ascending(&w.partition_by)
             .chain(w.order_by.iter().cloned())
             .collect();
         sort_by_keys(&order, &mut keyed)?;
