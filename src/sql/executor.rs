@@ -1167,10 +1167,7 @@ impl Executor<'_> {
                 }
             }
             let txn = &*self.txn;
-            let sees = |id| {
-                !txn.dropped.contains(&id)
-                    && (!catalog.is_unconfirmed(id) || txn.created.contains(&id))
-            };
+            let sees = |id| !catalog.hides(id, &txn.created, &txn.dropped);
             let visible =
                 super::system::CatalogView::new(sees, |t: &Table| txn.changed_definition_of(t.id));
             for row in view.rows(self.engine, &visible, self.ctx.settings, self.ctx.roles) {

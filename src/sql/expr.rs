@@ -302,7 +302,7 @@ pub struct PendingRelations {
 
 impl PendingRelations {
     pub fn hides(&self, catalog: &crate::storage::Catalog, id: crate::storage::TableId) -> bool {
-        self.dropped.contains(&id) || (catalog.is_unconfirmed(id) && !self.created.contains(&id))
+        catalog.hides(id, &self.created, &self.dropped)
     }
 
     /// The sequence named `name`, if the transaction sees it.
@@ -311,9 +311,7 @@ impl PendingRelations {
         catalog: &crate::storage::Catalog,
         name: &str,
     ) -> Option<std::sync::Arc<crate::storage::Sequence>> {
-        catalog
-            .sequence(name)
-            .filter(|s| !s.created.is_some_and(|(id, _)| self.hides(catalog, id)))
+        catalog.sequence_seen(name, &|id| self.hides(catalog, id))
     }
 }
 

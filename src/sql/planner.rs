@@ -923,21 +923,12 @@ fn key_access_path(def: &TableDef, filter: &Expr) -> Access {
 impl Planner<'_> {
     /// The view named `name`, if the planning transaction sees it.
     fn visible_view(&self, name: &str) -> Option<Arc<crate::storage::View>> {
-        self.engine
-            .txn
-            .catalog
-            .views_named(name)
-            .into_iter()
-            .find(|v| !(self.hidden)(v.id))
+        self.engine.txn.catalog.view_seen(name, self.hidden)
     }
 
     /// The sequence named `name`, if the planning transaction sees it.
     fn visible_sequence(&self, name: &str) -> Option<Arc<crate::storage::Sequence>> {
-        self.engine
-            .txn
-            .catalog
-            .sequence(name)
-            .filter(|s| !s.created.is_some_and(|(id, _)| (self.hidden)(id)))
+        self.engine.txn.catalog.sequence_seen(name, self.hidden)
     }
 
     /// The statement needs `bits` on the object `oid` (not inside a view's query).

@@ -1414,9 +1414,7 @@ impl Session {
             Some(t) => (&t.created[..], &t.dropped[..]),
             None => (&[][..], &[][..]),
         };
-        move |id: TableId| {
-            dropped.contains(&id) || (catalog.is_unconfirmed(id) && !created.contains(&id))
-        }
+        move |id: TableId| catalog.hides(id, created, dropped)
     }
 
     /// Undo the settings changed in a transaction (or since a savepoint) that rolled back.
@@ -2357,23 +2355,18 @@ impl Session {
 
     /// The view named `name`, if this transaction sees it.
     fn visible_view(&self, name: &str) -> Option<Arc<crate::storage::View>> {
-        let hidden = self.hidden_tables();
         self.engine
             .txn
             .catalog
-            .views_named(name)
-            .into_iter()
-            .find(|v| !hidden(v.id))
+            .view_seen(name, &self.hidden_tables())
     }
 
     /// The sequence named `name`, if this transaction sees it.
     fn visible_sequence(&self, name: &str) -> Option<Arc<crate::storage::Sequence>> {
-        let hidden = self.hidden_tables();
         self.engine
             .txn
             .catalog
-            .sequence(name)
-            .filter(|s| !s.created.is_some_and(|(id, _)| hidden(id)))
+            .sequence_seen(name, &self.hidden_tables())
     }
 
     /// DROP VIEW: each view goes when the transaction commits (this transaction no

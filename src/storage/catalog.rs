@@ -1,11 +1,12 @@
-//! The catalog: table definitions and sequences, by name, and the buffer pool their
-//! trees live in.
+//! The catalog: table definitions and sequences by name, views by id, and the buffer
+//! pool their trees live in.
 //!
 //! Invariants:
 //! - A dropped table stays known (in `dropping`) until its drop commits, so a checkpoint
 //!   taken meanwhile still holds it, and a rollback can put it back. Its pages are freed
 //!   only once the drop is committed.
-//! - A table whose creating transaction has not committed is `unconfirmed`; a checkpoint
+//! - A table, sequence or view whose creating transaction has not committed is
+//!   `unconfirmed`, and hidden from other transactions ([`Catalog::hides`]); a checkpoint
 //!   records that, so recovery drops it if the commit never comes.
 //! - The catalog image ([`Catalog::image`]) is taken under the checkpoint barrier, when no
 //!   commit or catalog change is between its log append and its install.
@@ -963,6 +964,29 @@ impl Catalog {
     /// Whether the table's creation has not committed yet.
     pub fn is_unconfirmed(&self, id: TableId) -> bool {
         self.unconfirmed.read().contains(&id)
+    }
+
+    /// Whether a transaction that created `created` and dropped `dropped` (neither
+    /// committed yet) does not see relation `id`: one it dropped, or one another
+    /// transaction created and has not committed.
+    pub fn hides(&self, id: TableId, created: &[TableId], dropped: &[TableId]) -> bool {
+        dropped.contains(&id) || (self.is_unconfirmed(id) && !created.contains(&id))
+    }
+
+    /// The view named `name` that a transaction sees (`hidden`: those it does not).
+    pub fn view_seen(&self, name: &str, hidden: &dyn Fn(TableId) -> bool) -> Option<Arc<View>> {
+        self.views_named(name).into_iter().find(|v| !hidden(v.id))
+    }
+
+    /// The sequence named `name`, if a transaction sees it (`hidden`: the relations it
+    /// does not; a serial column's sequence goes with its table).
+    pub fn sequence_seen(
+        &self,
+        name: &str,
+        hidden: &dyn Fn(TableId) -> bool,
+    ) -> Option<Arc<Sequence>> {
+        self.sequence(name)
+            .filter(|s| !s.created.is_some_and(|(id, _)| hidden(id)))
     }
 
     /// Remove a table and the sequences it owns; returns them so a rollback can restore them.
