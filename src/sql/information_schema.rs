@@ -78,12 +78,7 @@ pub const COLUMNS_COLUMNS: &[(&str, DataType)] = &[
 /// The tables the scanning transaction sees, by name.
 pub(super) fn visible_tables(engine: &Engine, visible: &CatalogView) -> Vec<std::sync::Arc<Table>> {
     let catalog = &engine.txn.catalog;
-    catalog
-        .table_names()
-        .into_iter()
-        .filter_map(|name| catalog.table(&name))
-        .filter(|t| visible.sees(t))
-        .collect()
+    catalog.tables_seen(&|id| !visible.sees_id(id))
 }
 
 fn text(s: &str) -> Value {

@@ -951,12 +951,7 @@ impl Planner<'_> {
 
     /// The table called `name` that the planning transaction sees, or 42P01.
     fn table_named(&mut self, name: &str) -> Result<Arc<Table>> {
-        let found = self
-            .engine
-            .txn
-            .catalog
-            .table(name)
-            .filter(|t| !(self.hidden)(t.id));
+        let found = self.engine.txn.catalog.table_seen(name, self.hidden);
         match found {
             Some(t) => {
                 if !self.binder.relations_read.iter().any(|r| r == name) {
@@ -1872,7 +1867,7 @@ impl Planner<'_> {
                     &taken,
                 ),
             };
-            if taken.contains(&index_name) || self.engine.txn.catalog.relation_exists(&index_name) {
+            if taken.contains(&index_name) || self.relation_taken(&index_name) {
                 return Err(Error::new(
                     SqlState::DUPLICATE_TABLE,
                     format!("relation \"{index_name}\" already exists"),
@@ -2327,6 +2322,13 @@ impl Planner<'_> {
         })
     }
 
+    /// Whether a relation (or index) named `name` exists, not counting those the
+    /// planning transaction dropped (it may give their names to new ones).
+    fn relation_taken(&self, name: &str) -> bool {
+        let catalog = &self.engine.txn.catalog;
+        catalog.relation_exists_seen(name, &|id| (self.hidden)(id) && !catalog.is_unconfirmed(id))
+    }
+
     /// `base_suffix`, or with a number after it, whichever no relation has yet (as
     /// PostgreSQL chooses the names of indexes and constraints).
     fn free_relation_name(&self, base: &str, suffix: &str) -> String {
@@ -2335,8 +2337,7 @@ impl Planner<'_> {
 
     /// [`Self::free_relation_name`], also avoiding the names `also` (the statement's own).
     fn free_relation_name_beside(&self, base: &str, suffix: &str, also: &[String]) -> String {
-        let catalog = &self.engine.txn.catalog;
-        let taken = |n: &str| catalog.relation_exists(n) || also.iter().any(|a| a == n);
+        let taken = |n: &str| self.relation_taken(n) || also.iter().any(|a| a == n);
         let mut base = base.to_string();
         // Names are cut to NAMEDATALEN - 1 bytes, keeping the suffix.
         while base.len() + suffix.len() + 1 > 63 {

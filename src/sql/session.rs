@@ -2229,7 +2229,7 @@ impl Session {
         for n in names {
             let found = {
                 let hidden = self.hidden_tables();
-                catalog.table(n).filter(|t| !hidden(t.id))
+                catalog.table_seen(n, &hidden)
             };
             match found {
                 Some(t) => {
@@ -2919,7 +2919,8 @@ impl Session {
         let catalog = &engine.txn.catalog;
         {
             let _ddl = catalog.ddl_lock();
-            if catalog.relation_exists(name) {
+            let dropped: Vec<TableId> = self.txn.as_ref().map_or(Vec::new(), |t| t.dropped.clone());
+            if catalog.relation_exists_seen(name, &|id| dropped.contains(&id)) {
                 if if_not_exists {
                     self.skipping_existing("relation", name);
                     return Ok(());
@@ -2988,15 +2989,7 @@ impl Session {
             ));
         };
         let catalog = &self.engine.txn.catalog;
-        let tables: Vec<Arc<Table>> = {
-            let hidden = self.hidden_tables();
-            catalog
-                .table_names()
-                .iter()
-                .filter_map(|n| catalog.table(n))
-                .filter(|t| !hidden(t.id))
-                .collect()
-        };
+        let tables: Vec<Arc<Table>> = { catalog.tables_seen(&self.hidden_tables()) };
         for table in tables {
             let def = table.def();
             let user = def.columns.iter().find(|c| {

@@ -668,12 +668,7 @@ impl<'a> CatalogView<'a> {
         )
     }
 
-    pub fn sees(&self, t: &Table) -> bool {
-        (self.sees)(t.id)
-    }
-
-    /// Whether the relation with this id is seen (a sequence's or view's; a table's
-    /// through [`CatalogView::sees`]).
+    /// Whether the relation with this id is seen.
     pub fn sees_id(&self, id: crate::storage::TableId) -> bool {
         (self.sees)(id)
     }

@@ -750,9 +750,16 @@ pub struct Catalog {
     roles: RwLock<FxHashMap<String, Arc<Role>>>,
     /// Granted privileges by object OID (`acl.rs`); an object without is at its default.
     acls: RwLock<FxHashMap<u32, Arc<super::acl::Acl>>>,
+    /// By name: each name's holder. A table a transaction dropped and then gave its name
+    /// to a new one (neither committed yet) waits in `dropping`, seen by the others.
     tables: RwLock<FxHashMap<String, Arc<Table>>>,
-    /// Dropped by a transaction that has not committed yet.
+    /// Dropped by a transaction that has not committed yet (and out of `tables`: its name
+    /// was given to a new table, or its drop is being finished).
     dropping: RwLock<FxHashMap<TableId, Arc<Table>>>,
+    /// Sequences whose name a transaction gave to a new relation after dropping them (or
+    /// the table that owns them, whose id is beside them); its commit drops them, its
+    /// rollback gives the name back. Others see them until then.
+    replaced_sequences: RwLock<Vec<(Option<TableId>, Arc<Sequence>)>>,
     /// Created by a transaction that has not committed yet.
     unconfirmed: RwLock<FxHashSet<TableId>>,
     sequences: RwLock<FxHashMap<String, Arc<Sequence>>>,
@@ -785,6 +792,7 @@ impl Catalog {
             pool,
             tables: RwLock::default(),
             dropping: RwLock::default(),
+            replaced_sequences: RwLock::default(),
             unconfirmed: RwLock::default(),
             sequences: RwLock::default(),
             views: RwLock::default(),
@@ -822,10 +830,41 @@ impl Catalog {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// The holder of the name `name` (see [`Catalog::table_seen`] for what a transaction
+    /// sees).
     pub fn table(&self, name: &str) -> Option<Arc<Table>> {
         stages::read(Stage::Catalog, &self.tables)
             .get(name)
             .cloned()
+    }
+
+    /// The table named `name` that a transaction sees (`hidden`: the relations it does
+    /// not): the name's holder, or else the newest table of that name that a transaction
+    /// dropped and replaced and has not committed (which the others see until it does).
+    pub fn table_seen(&self, name: &str, hidden: &dyn Fn(TableId) -> bool) -> Option<Arc<Table>> {
+        if let Some(t) = self.table(name).filter(|t| !hidden(t.id)) {
+            return Some(t);
+        }
+        self.dropping
+            .read()
+            .values()
+            .filter(|t| t.def().name == name && !hidden(t.id))
+            .max_by_key(|t| t.id.0)
+            .cloned()
+    }
+
+    /// Every table a transaction sees (`hidden`: those it does not), by name.
+    pub fn tables_seen(&self, hidden: &dyn Fn(TableId) -> bool) -> Vec<Arc<Table>> {
+        let mut seen: Vec<Arc<Table>> = stages::read(Stage::Catalog, &self.tables)
+            .values()
+            .chain(self.dropping.read().values())
+            .filter(|t| !hidden(t.id))
+            .cloned()
+            .collect();
+        seen.sort_by(|a, b| a.def().name.cmp(&b.def().name).then(b.id.0.cmp(&a.id.0)));
+        // One per name (the replaced table a transaction still sees is the newest).
+        seen.dedup_by(|later, first| later.def().name == first.def().name);
+        seen
     }
 
     /// Every sequence's name.
@@ -905,6 +944,74 @@ impl Catalog {
         Ok(table)
     }
 
+    /// CREATE TABLE of a name whose holder the creating transaction dropped (neither
+    /// committed yet), or its replay: the holder moves to the tables being dropped, with
+    /// the sequences it owns (those not created since), and the new table takes the name.
+    /// Without a holder, [`Catalog::create_table_with_id`].
+    pub fn create_table_replacing(&self, id: TableId, def: TableDef) -> Result<Arc<Table>> {
+        let holder = stages::write(Stage::Catalog, &self.tables).remove(&def.name);
+        if let Some(old) = holder {
+            let unconfirmed = self.unconfirmed.read();
+            let mut sequences = self.sequences.write();
+            let mut replaced = self.replaced_sequences.write();
+            for name in &old.def().owned_sequences {
+                let created_since = |s: &Sequence| {
+                    s.created
+                        .is_some_and(|(seq_id, _)| unconfirmed.contains(&seq_id))
+                };
+                if sequences.get(name).is_some_and(|s| !created_since(s)) {
+                    if let Some(seq) = sequences.remove(name) {
+                        replaced.push((Some(old.id), seq));
+                    }
+                }
+            }
+            drop((unconfirmed, sequences, replaced));
+            self.dropping.write().insert(old.id, old);
+        }
+        self.create_table_with_id(id, def)
+    }
+
+    /// CREATE SEQUENCE of a name whose holder the creating transaction dropped (or the
+    /// table that owns it), or its replay: the holder waits aside, with the id of the
+    /// table that owns it, and the new sequence takes the name. Without a holder,
+    /// [`Catalog::create_sequence`].
+    pub fn create_sequence_replacing(
+        &self,
+        name: &str,
+        id: TableId,
+        options: SequenceOptions,
+    ) -> Result<()> {
+        let holder = self.sequences.write().remove(name);
+        if let Some(old) = holder {
+            let owner = stages::read(Stage::Catalog, &self.tables)
+                .values()
+                .find(|t| t.def().owned_sequences.iter().any(|s| s == name))
+                .map(|t| t.id);
+            self.replaced_sequences.write().push((owner, old));
+        }
+        self.create_sequence(name, id, options)
+    }
+
+    /// A sequence that waits aside for `name`, if a transaction sees it (`hidden`: the
+    /// relations it does not).
+    fn replaced_sequence_seen(
+        &self,
+        name: &str,
+        hidden: &dyn Fn(TableId) -> bool,
+    ) -> Option<Arc<Sequence>> {
+        self.replaced_sequences
+            .read()
+            .iter()
+            .rev()
+            .filter(|(_, s)| s.name == name)
+            .find(|(owner, s)| match (owner, s.created) {
+                (Some(table), _) => !hidden(*table),
+                (None, Some((id, _))) => !hidden(id),
+                (None, None) => true,
+            })
+            .map(|(_, s)| s.clone())
+    }
+
     /// The transaction that created these tables committed.
     pub fn confirm(&self, ids: &[TableId]) {
         let mut unconfirmed = self.unconfirmed.write();
@@ -939,6 +1046,7 @@ impl Catalog {
         let mut dropping = self.dropping.write();
         let mut unconfirmed = self.unconfirmed.write();
         let mut sequences = self.sequences.write();
+        let mut replaced_sequences = self.replaced_sequences.write();
         let dropped = ids
             .iter()
             .filter_map(|id| {
@@ -948,12 +1056,32 @@ impl Catalog {
                     .find(|(_, t)| t.id == *id)
                     .map(|(n, _)| n.clone());
                 let table = match named {
-                    Some(name) => tables.remove(&name),
-                    None => dropping.remove(id),
-                }?;
-                for s in &table.def().owned_sequences {
-                    sequences.remove(s);
-                }
+                    Some(name) => {
+                        let table = tables.remove(&name)?;
+                        for s in &table.def().owned_sequences {
+                            // A name its transaction gave to a new sequence: the
+                            // table's waits aside.
+                            let aside = replaced_sequences
+                                .iter()
+                                .position(|(owner, seq)| *owner == Some(*id) && seq.name == *s);
+                            match aside {
+                                Some(at) => {
+                                    replaced_sequences.remove(at);
+                                }
+                                None => {
+                                    sequences.remove(s);
+                                }
+                            }
+                        }
+                        table
+                    }
+                    // Its sequences left the names with it (or with its drop).
+                    None => {
+                        let table = dropping.remove(id)?;
+                        replaced_sequences.retain(|(owner, _)| *owner != Some(*id));
+                        table
+                    }
+                };
                 Some(table)
             })
             .collect();
@@ -987,13 +1115,19 @@ impl Catalog {
     ) -> Option<Arc<Sequence>> {
         self.sequence(name)
             .filter(|s| !s.created.is_some_and(|(id, _)| hidden(id)))
+            .or_else(|| self.replaced_sequence_seen(name, hidden))
     }
 
     /// Remove a table and the sequences it owns; returns them so a rollback can restore them.
     /// The table stays known as being dropped until [`Catalog::finish_drops`].
+    ///
+    /// A table its transaction dropped and replaced by this one (its creation rolled back)
+    /// takes the name back, with its sequences.
     pub fn drop_table(&self, name: &str) -> Option<(Arc<Table>, Vec<Arc<Sequence>>)> {
-        let table = stages::write(Stage::Catalog, &self.tables).remove(name)?;
-        self.dropping.write().insert(table.id, table.clone());
+        let mut tables = stages::write(Stage::Catalog, &self.tables);
+        let table = tables.remove(name)?;
+        let mut dropping = self.dropping.write();
+        dropping.insert(table.id, table.clone());
         let mut seqs = self.sequences.write();
         let owned = table
             .def()
@@ -1001,6 +1135,22 @@ impl Catalog {
             .iter()
             .filter_map(|s| seqs.remove(s))
             .collect();
+        let replaced = dropping
+            .values()
+            .filter(|t| t.def().name == name && t.id != table.id)
+            .max_by_key(|t| t.id.0)
+            .map(|t| t.id);
+        if let Some(old) = replaced.and_then(|id| dropping.remove(&id)) {
+            let mut waiting = self.replaced_sequences.write();
+            waiting.retain(|(owner, seq)| match owner {
+                Some(t) if *t == old.id => {
+                    seqs.insert(seq.name.clone(), seq.clone());
+                    false
+                }
+                _ => true,
+            });
+            tables.insert(name.to_string(), old);
+        }
         self.bump();
         Some((table, owned))
     }
@@ -1224,10 +1374,31 @@ impl Catalog {
             self.bump();
             return true;
         }
-        if let Some(seq) = self.sequence_by_id(id) {
-            return self.drop_sequence(&seq.name);
+        let created = |s: &Sequence| s.created.is_some_and(|(i, _)| i == id);
+        {
+            let mut waiting = self.replaced_sequences.write();
+            if let Some(at) = waiting.iter().position(|(_, s)| created(s)) {
+                waiting.remove(at);
+                self.bump();
+                return true;
+            }
         }
-        false
+        let Some(seq) = self.sequence_by_id(id) else {
+            return false;
+        };
+        self.drop_sequence(&seq.name);
+        // One its transaction dropped and replaced by this one (whose creation rolled
+        // back) takes the name back.
+        // (Not one that waits with a table that waits aside itself.)
+        let dropping = self.dropping.read();
+        let mut waiting = self.replaced_sequences.write();
+        if let Some(at) = waiting.iter().rposition(|(owner, s)| {
+            s.name == seq.name && !owner.is_some_and(|t| dropping.contains_key(&t))
+        }) {
+            let (_, old) = waiting.remove(at);
+            self.sequences.write().insert(old.name.clone(), old);
+        }
+        true
     }
 
     /// The replay of a DropView record (logged before drops went into Commit records):
@@ -1253,18 +1424,21 @@ impl Catalog {
         self.relation_exists_seen(name, &|_| false)
     }
 
-    /// [`Catalog::relation_exists`], but not counting the views and CREATE SEQUENCE's
-    /// sequences that `dropped` names (the asking transaction dropped them and has not
-    /// committed): a transaction that dropped a view may create another of that name.
+    /// [`Catalog::relation_exists`], but not counting the tables (with their indexes),
+    /// views and CREATE SEQUENCE's sequences that `dropped` names (the asking transaction
+    /// dropped them and has not committed): a transaction that dropped a relation may
+    /// create another of that name.
     pub fn relation_exists_seen(&self, name: &str, dropped: &dyn Fn(TableId) -> bool) -> bool {
+        let owner_dropped = || {
+            stages::read(Stage::Catalog, &self.tables)
+                .values()
+                .any(|t| dropped(t.id) && t.def().owned_sequences.iter().any(|s| s == name))
+        };
         let sequence = self
             .sequences
             .read()
             .get(name)
-            .is_some_and(|s| match s.created {
-                Some((id, _)) => !dropped(id),
-                None => true,
-            });
+            .is_some_and(|s| !s.created.is_some_and(|(id, _)| dropped(id)) && !owner_dropped());
         if sequence
             || self
                 .views
@@ -1276,6 +1450,7 @@ impl Catalog {
         }
         stages::read(Stage::Catalog, &self.tables)
             .values()
+            .filter(|t| !dropped(t.id))
             .any(|t| {
                 let def = t.def();
                 def.name == name
@@ -1288,11 +1463,14 @@ impl Catalog {
         self.sequences.read().get(name).cloned()
     }
 
-    /// Every sequence CREATE SEQUENCE made (owned by a table or not).
+    /// Every sequence CREATE SEQUENCE made (owned by a table or not), those waiting aside
+    /// for a name given to a new relation too.
     pub fn created_sequences(&self) -> Vec<Arc<Sequence>> {
+        let replaced = self.replaced_sequences.read();
         self.sequences
             .read()
             .values()
+            .chain(replaced.iter().map(|(_, s)| s))
             .filter(|s| s.created.is_some())
             .cloned()
             .collect()
@@ -1352,16 +1530,7 @@ impl Catalog {
         let sequences = self.sequences.read();
         w.varint(sequences.len() as u64);
         for s in sequences.values() {
-            w.str(&s.name);
-            w.u64(s.logged.load(Ordering::Acquire) as u64);
-            match s.created {
-                None => w.u8(0),
-                Some((id, options)) => {
-                    w.u8(1);
-                    w.u32(id.0);
-                    options.put(&mut w);
-                }
-            }
+            put_sequence(&mut w, s);
         }
         let views = self.views.read();
         w.varint(views.len() as u64);
@@ -1389,6 +1558,13 @@ impl Catalog {
         w.varint(pending.len() as u64);
         for id in pending {
             w.u32(id.0);
+        }
+        // The sequences waiting aside for a name given to a new relation.
+        let replaced = self.replaced_sequences.read();
+        w.varint(replaced.len() as u64);
+        for (owner, s) in replaced.iter() {
+            w.u32(owner.map_or(0, |t| t.0));
+            put_sequence(&mut w, s);
         }
         w.buf
     }
@@ -1434,17 +1610,8 @@ impl Catalog {
         }
         let nsequences = r.varint()?;
         for _ in 0..nsequences {
-            let name = r.str()?;
-            let logged = r.u64()? as i64;
-            let created = match r.u8()? {
-                0 => None,
-                _ => Some((TableId(r.u32()?), SequenceOptions::get(&mut r)?)),
-            };
-            let seq = Arc::new(Sequence::new(&name, created));
-            if logged >= created.map_or(1, |(_, o)| o.start) {
-                seq.advance_past(logged);
-            }
-            catalog.sequences.write().insert(name, seq);
+            let seq = get_sequence(&mut r)?;
+            catalog.sequences.write().insert(seq.name.clone(), seq);
         }
         for _ in 0..r.varint()? {
             let view = View::get(&mut r)?;
@@ -1473,6 +1640,15 @@ impl Catalog {
                 catalog.unconfirmed.write().insert(TableId(r.u32()?));
             }
         }
+        // And those written before a transaction could give a dropped name to a new
+        // relation.
+        if !r.is_done() {
+            for _ in 0..r.varint()? {
+                let owner = Some(TableId(r.u32()?)).filter(|t| t.0 != 0);
+                let seq = get_sequence(&mut r)?;
+                catalog.replaced_sequences.write().push((owner, seq));
+            }
+        }
         if !r.is_done() {
             return Err(corrupt("trailing bytes".into()));
         }
@@ -1493,6 +1669,16 @@ impl Catalog {
             let mut tables = stages::write(Stage::Catalog, &self.tables);
             match tables.entry(name) {
                 std::collections::hash_map::Entry::Vacant(slot) => {
+                    let mut sequences = self.sequences.write();
+                    self.replaced_sequences
+                        .write()
+                        .retain(|(owner, seq)| match owner {
+                            Some(t) if *t == table.id => {
+                                sequences.insert(seq.name.clone(), seq.clone());
+                                false
+                            }
+                            _ => true,
+                        });
                     slot.insert(table);
                 }
                 std::collections::hash_map::Entry::Occupied(taken) => {
@@ -1510,6 +1696,35 @@ impl Catalog {
         }
         self.bump();
     }
+}
+
+/// A sequence as a checkpoint's image stores it: its name, the value it is logged up
+/// to, and CREATE SEQUENCE's id and options.
+fn put_sequence(w: &mut Writer, s: &Sequence) {
+    w.str(&s.name);
+    w.u64(s.logged.load(Ordering::Acquire) as u64);
+    match s.created {
+        None => w.u8(0),
+        Some((id, options)) => {
+            w.u8(1);
+            w.u32(id.0);
+            options.put(w);
+        }
+    }
+}
+
+fn get_sequence(r: &mut Reader) -> Result<Arc<Sequence>> {
+    let name = r.str()?;
+    let logged = r.u64()? as i64;
+    let created = match r.u8()? {
+        0 => None,
+        _ => Some((TableId(r.u32()?), SequenceOptions::get(r)?)),
+    };
+    let seq = Arc::new(Sequence::new(&name, created));
+    if logged >= created.map_or(1, |(_, o)| o.start) {
+        seq.advance_past(logged);
+    }
+    Ok(seq)
 }
 
 #[cfg(test)]

@@ -412,7 +412,8 @@ pub fn replay(
                         drop_by_id(catalog, lost.id)?;
                     }
                 }
-                catalog.create_table_with_id(id, def)?;
+                // A holder left is one the creating transaction dropped.
+                catalog.create_table_replacing(id, def)?;
             }
         }
         RecordKind::DropTable => {
@@ -456,8 +457,14 @@ pub fn replay(
                     }
                 }
             }
-            if catalog.sequence(&name).is_none() {
-                catalog.create_sequence(&name, id, options)?;
+            // A holder left is one the creating transaction dropped (a record from
+            // before sequences were created in transactions: none is left).
+            let holder = catalog.sequence(&name);
+            if holder
+                .as_ref()
+                .is_none_or(|s| s.created.is_some_and(|(i, _)| i != id))
+            {
+                catalog.create_sequence_replacing(&name, id, options)?;
                 if pending {
                     catalog.mark_unconfirmed(id);
                 }

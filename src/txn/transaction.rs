@@ -506,11 +506,14 @@ impl Transaction {
     /// CREATE TABLE: logged and durable before anyone can see the table, so no commit
     /// that writes to it can precede its creation in the log; invisible to others until
     /// this transaction commits, and dropped again if it rolls back. Returns false (and
-    /// creates nothing) when the name is taken and `if_not_exists`.
+    /// creates nothing) when the name is taken and `if_not_exists`. A table this
+    /// transaction dropped gives up its name to the new one (the others see it until the
+    /// transaction commits).
     pub fn create_table(&mut self, def: &TableDef, if_not_exists: bool) -> Result<bool> {
         let catalog = &self.manager.catalog;
         let _ddl = catalog.ddl_lock();
-        if catalog.table(&def.name).is_some() {
+        let holder = catalog.table(&def.name);
+        if holder.is_some_and(|t| !self.dropped.contains(&t.id)) {
             if if_not_exists {
                 return Ok(false);
             }
@@ -547,7 +550,7 @@ impl Transaction {
             reservation,
             SyncLevel::Local,
             |_| {
-                if let Err(e) = catalog.create_table_with_id(id, def.clone()) {
+                if let Err(e) = catalog.create_table_replacing(id, def.clone()) {
                     fatal_after_logging("create a table", &e);
                 }
             },
@@ -560,7 +563,8 @@ impl Transaction {
 
     /// CREATE SEQUENCE, as CREATE TABLE: logged now, seen by others only once this
     /// transaction commits, dropped again if it rolls back. The caller has checked the
-    /// name under the catalog's DDL lock, which it holds.
+    /// name under the catalog's DDL lock, which it holds: free, or a sequence this
+    /// transaction dropped, which gives it up as a table does.
     pub fn create_sequence(
         &mut self,
         name: &str,
@@ -570,7 +574,7 @@ impl Transaction {
         let id = catalog.allocate_table_id();
         let payload = records::encode_create_sequence(name, id, &options);
         self.log_creation(RecordKind::CreateSequence, &payload, id, |catalog| {
-            catalog.create_sequence(name, id, options)
+            catalog.create_sequence_replacing(name, id, options)
         })
     }
 
@@ -647,22 +651,34 @@ impl Transaction {
                 continue;
             }
             let _ddl = catalog.ddl_lock();
+            let mut gone = Vec::new();
             // In the log's headroom: a rollback does not fail for lack of space.
             let dropped = self.manager.commit_ddl(
                 RecordKind::DropTable,
                 &records::encode_drop_table(id),
                 LogReservation::none(),
                 SyncLevel::Local,
-                |_| match &table_name {
-                    Some(name) => {
+                |_| {
+                    let named = table_name
+                        .as_deref()
+                        .filter(|name| catalog.table(name).is_some_and(|holder| holder.id == id));
+                    if let Some(name) = named {
                         catalog.drop_table(name);
                     }
-                    None => {
-                        catalog.finish_drops(&[id]);
-                    }
+                    // Gone for good, as its replay drops it: its foreign keys no longer
+                    // reference anything.
+                    gone = catalog.finish_drops(&[id]);
                 },
             );
             self.manager.finish_commit(dropped, None);
+            for table in gone {
+                if let Err(e) = table.destroy() {
+                    tracing::warn!(
+                        "could not free the pages of table {} whose creation rolled back: {e}",
+                        table.id.0
+                    );
+                }
+            }
         }
     }
 

@@ -5,6 +5,8 @@ gone after a crash. The expectations were taken from PostgreSQL 15 and hold ther
 
 from __future__ import annotations
 
+import threading
+
 import psycopg
 import pytest
 
@@ -290,4 +292,103 @@ def test_a_key_added_in_a_block_survives_a_crash(nodes):  # noqa: F811
                 c.execute("insert into pk_rows values (3000, 'x')")
             with pytest.raises(psycopg.errors.UndefinedTable):
                 c.execute("select * from pk_open")
+            c.execute("checkpoint")
+
+
+def test_a_block_drops_a_table_and_creates_one_of_its_name(two):
+    """As a migration's `DROP TABLE IF EXISTS t; CREATE TABLE t ...` or `pg_dump --clean`
+    restored in one transaction: the new table takes the name (and its key's and
+    indexes' names) at once for the block; the others see the old one until the block
+    commits, and wait for it as for any dropped table; a rollback brings it back."""
+    a, b = two
+    a.execute("create table bt (id serial primary key, v text unique)")
+    a.execute("insert into bt (v) values ('old1'), ('old2')")
+    a.execute("begin")
+    a.execute("drop table bt")
+    a.execute("create table bt (id serial primary key, w int, v text unique)")
+    a.execute("insert into bt (w, v) values (7, 'new')")
+    assert a.execute("select id, w, v from bt").fetchall() == [(1, 7, "new")]
+    names = "select relname from pg_class where relname like 'bt%%' order by 1"
+    assert [r[0] for r in a.execute(names).fetchall()] == ["bt", "bt_id_seq", "bt_pkey", "bt_v_key"]
+    columns = ("select column_name from information_schema.columns"
+               " where table_name = 'bt' order by ordinal_position")
+    assert [r[0] for r in b.execute(columns).fetchall()] == ["id", "v"]
+    a.execute("rollback")
+    assert b.execute("select id, v from bt order by id").fetchall() == [(1, "old1"), (2, "old2")]
+    b.execute("insert into bt (v) values ('old3')")
+    assert b.execute("select max(id) from bt").fetchone() == (3,)
+    # Committed, with a reader waiting at the old table: it reads the new one.
+    a.execute("begin")
+    a.execute("drop table bt")
+    a.execute("create table bt (k int primary key)")
+    a.execute("insert into bt values (42)")
+    read: list = []
+    reader = threading.Thread(target=lambda: read.append(b.execute("select * from bt").fetchall()))
+    reader.start()
+    reader.join(0.5)
+    assert reader.is_alive()
+    a.execute("commit")
+    reader.join(30)
+    assert read == [[(42,)]]
+    # Dropped and created twice over, then a sequence in place of its dropped one.
+    a.execute("begin")
+    a.execute("drop table bt")
+    a.execute("create table bt (x int)")
+    a.execute("drop table bt")
+    a.execute("create table bt (y int)")
+    a.execute("insert into bt values (5)")
+    a.execute("create sequence bs start 3")
+    a.execute("commit")
+    assert b.execute("select * from bt").fetchall() == [(5,)]
+    a.execute("begin")
+    a.execute("drop sequence bs")
+    a.execute("create sequence bs start 100")
+    assert a.execute("select nextval('bs')").fetchone() == (100,)
+    a.execute("rollback")
+    assert b.execute("select nextval('bs')").fetchone() == (3,)
+    a.execute("begin")
+    a.execute("drop sequence bs")
+    a.execute("create sequence bs start 100")
+    a.execute("commit")
+    assert b.execute("select nextval('bs')").fetchone() == (100,)
+    # Only the block that dropped the table may take its name.
+    with pytest.raises(psycopg.errors.DuplicateTable):
+        a.execute("create table bt (z int)")
+
+
+def test_a_replaced_table_survives_a_crash_as_its_block_ended(nodes):  # noqa: F811
+    """A committed replacement stays; an open block's, across a checkpoint, is undone:
+    the old table, its rows and its sequences are back."""
+    node = nodes().start()
+    with node.connect(autocommit=False) as c:
+        c.execute("create table kept (id serial primary key, v text)")
+        c.execute("insert into kept (v) select 'k' || g from generate_series(1, 100) g")
+        c.execute("create table swapped (id int primary key)")
+        c.execute("insert into swapped values (1)")
+        c.execute("create sequence kept_seq start 10")
+        c.execute("select nextval('kept_seq')")
+        c.commit()
+    with node.connect(autocommit=False) as c:
+        c.execute("drop table swapped")
+        c.execute("create table swapped (name text primary key)")
+        c.execute("insert into swapped values ('two')")
+        c.commit()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("drop table kept")
+    open_block.execute("create table kept (id serial primary key, other int)")
+    open_block.execute("insert into kept (other) values (1)")
+    open_block.execute("drop sequence kept_seq")
+    open_block.execute("create sequence kept_seq start 500")
+    with node.connect() as c:
+        c.execute("checkpoint")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select count(*), min(v) from kept").fetchone() == (100, "k1")
+            c.execute("insert into kept (v) values ('k101')")
+            assert c.execute("select max(id) from kept").fetchone()[0] > 100
+            assert c.execute("select nextval('kept_seq')").fetchone()[0] < 500
+            assert c.execute("select * from swapped").fetchall() == [("two",)]
+            c.execute("delete from kept where v = 'k101'")
             c.execute("checkpoint")

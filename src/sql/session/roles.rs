@@ -758,7 +758,7 @@ impl Session {
         let catalog = &engine.txn.catalog;
         let hidden = self.hidden_tables();
         let relation = |name: &str| -> Result<GrantTarget> {
-            if let Some(t) = catalog.table(name).filter(|t| !hidden(t.id)) {
+            if let Some(t) = catalog.table_seen(name, &hidden) {
                 return Ok(GrantTarget {
                     oid: pg_catalog::table_oid(&t),
                     kind: "table",
@@ -807,9 +807,9 @@ impl Session {
             }
             GrantObjects::AllTables => {
                 let mut names: Vec<String> = catalog
-                    .table_names()
-                    .into_iter()
-                    .filter(|n| catalog.table(n).is_some_and(|t| !hidden(t.id)))
+                    .tables_seen(&hidden)
+                    .iter()
+                    .map(|t| t.def().name.clone())
                     .collect();
                 names.extend(catalog.views().iter().map(|v| v.name.clone()));
                 names.sort();
