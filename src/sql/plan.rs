@@ -581,6 +581,11 @@ pub enum Plan {
         name: Option<String>,
         columns: Vec<usize>,
     },
+    /// ALTER TABLE ... DROP CONSTRAINT of the table's primary key (`name`).
+    DropPrimaryKey {
+        table: Arc<Table>,
+        name: String,
+    },
     /// CREATE [UNIQUE] INDEX; `def.name` is the name given or chosen.
     CreateIndex {
         table: Arc<Table>,

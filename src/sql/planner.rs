@@ -3389,9 +3389,7 @@ impl Planner<'_> {
                     None if def.pkey_name.as_deref() == Some(cname.as_str())
                         && !def.primary_key.is_empty() =>
                     {
-                        Err(Error::unsupported(
-                            "dropping a primary key is not supported yet",
-                        ))
+                        Ok(Plan::DropPrimaryKey { table, name: cname })
                     }
                     None if *if_exists => Ok(Plan::Maintenance {
                         tag: "ALTER TABLE",

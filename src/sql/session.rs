@@ -1958,6 +1958,10 @@ impl Session {
                 self.add_primary_key(table, name.clone(), columns)?;
                 command("ALTER TABLE")
             }
+            Plan::DropPrimaryKey { table, name } => {
+                self.drop_primary_key(table, name)?;
+                command("ALTER TABLE")
+            }
             Plan::CreateIndex {
                 table,
                 def,
@@ -3355,6 +3359,89 @@ impl Session {
         Ok(())
     }
 
+    /// ALTER TABLE ... DROP CONSTRAINT of the primary key: as ADD PRIMARY KEY, the rows
+    /// are loaded into a private tree, under hidden row ids in the order of the key, and
+    /// the table takes it at commit (a transaction of its own). The key's columns stay
+    /// NOT NULL, as in PostgreSQL.
+    fn drop_primary_key(&mut self, table: &Arc<Table>, name: &str) -> Result<()> {
+        let in_block = self.txn.as_ref().is_some_and(|t| {
+            t.explicit
+                || !t.writes.is_empty()
+                || t.writes.passed_gate(table.id)
+                || !t.created.is_empty()
+                || !t.dropped.is_empty()
+        });
+        if in_block || self.simple_query_statements > 1 {
+            return Err(Error::unsupported(
+                "ALTER TABLE ... DROP CONSTRAINT of a primary key inside a transaction block is not supported yet",
+            )
+            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
+        }
+        let closed = self.keep_writers_out(table, "ALTER TABLE ... DROP CONSTRAINT")?;
+        // Checked with the gate closed: a concurrent ALTER may have changed the key.
+        let def = table.def();
+        if def.primary_key.is_empty() || def.pkey_name.as_deref() != Some(name) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!(
+                    "constraint \"{name}\" of relation \"{}\" does not exist",
+                    def.name
+                ),
+            ));
+        }
+        let mut key = def.primary_key.clone();
+        key.sort_unstable();
+        let dependents: Vec<String> = self
+            .engine
+            .txn
+            .catalog
+            .referencing(table.id)
+            .iter()
+            .filter(|(_, fk)| {
+                let mut referenced = fk.referenced_columns.clone();
+                referenced.sort_unstable();
+                referenced == key
+            })
+            .map(|(child, fk)| {
+                format!(
+                    "constraint {} on table {} depends on index {name}",
+                    fk.name,
+                    child.def().name
+                )
+            })
+            .collect();
+        if !dependents.is_empty() {
+            return Err(Error::new(
+                SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!(
+                    "cannot drop constraint {name} on table {} because other objects depend on it",
+                    def.name
+                ),
+            )
+            .with_detail(dependents.join("\n"))
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        }
+        let mut new_def: TableDef = (*def).clone();
+        new_def.primary_key.clear();
+        new_def.pkey_name = None;
+        // No writer is inside the gate: every version is committed and installed.
+        let txn = self.engine.txn.clone();
+        let (load, rows) = ddl::load_under_row_ids(&txn, table, txn.last_assigned_lsn())?;
+        if let Some(closed) = &closed {
+            closed.assert_closed();
+        }
+        let flight = ddl::commit_primary_key(&txn, table, new_def, load, self.sync_level())?;
+        table.continue_row_ids_after(rows);
+        drop(closed);
+        let committing = Committing::ddl(self.engine.txn.clone(), self.slot.clone(), flight);
+        if self.defer_commits {
+            self.in_flight = Some(committing);
+        } else {
+            committing.finish();
+        }
+        Ok(())
+    }
+
     fn run_dml(&mut self, plan: &Plan, fields: Vec<Field>, params: &[Value]) -> Result<Outcome> {
         let snapshot = self.statement_snapshot();
         let with_rows = |tag: String, rows: Vec<Vec<Value>>, fields: Vec<Field>| {
@@ -3857,7 +3944,8 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::AddCheck { .. }
         | Plan::DropCheck { .. }
         | Plan::ValidateConstraint { .. }
-        | Plan::AddPrimaryKey { .. } => Some(None),
+        | Plan::AddPrimaryKey { .. }
+        | Plan::DropPrimaryKey { .. } => Some(None),
         Plan::Explain { inner, analyze, .. } => match analyze {
             true => touched_tables(inner, learning),
             false => None,
@@ -4165,7 +4253,7 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::LockTables {
             exclusive: true, ..
         } => "LOCK TABLE",
-        Plan::AddPrimaryKey { .. } => "ALTER TABLE",
+        Plan::AddPrimaryKey { .. } | Plan::DropPrimaryKey { .. } => "ALTER TABLE",
         Plan::CreateIndex { def, .. } if def.constraint => "ALTER TABLE",
         Plan::CreateIndex { .. } => "CREATE INDEX",
         Plan::CreateSequence { .. } => "CREATE SEQUENCE",

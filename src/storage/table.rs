@@ -584,6 +584,12 @@ impl Table {
         self.next_row_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Hidden row ids up to `last` are taken (the table's primary key was dropped and its
+    /// rows numbered).
+    pub fn continue_row_ids_after(&self, last: u64) {
+        self.next_row_id.fetch_max(last + 1, Ordering::Relaxed);
+    }
+
     /// The next hidden row id that would be handed out.
     pub fn peek_next_row_id(&self) -> u64 {
         self.next_row_id.load(Ordering::Relaxed)

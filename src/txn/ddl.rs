@@ -15,9 +15,9 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::{fatal_after_logging, records, CommitInFlight, TxnManager};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::storage::page::MAX_KEY_BYTES;
-use crate::storage::{BulkLoad, IndexDef, Table, TableDef};
+use crate::storage::{BulkLoad, IndexDef, Key, Table, TableDef};
 use crate::types::{self, Value};
 use crate::wal::{Lsn, RecordKind, SyncLevel};
 
@@ -75,6 +75,32 @@ pub fn load_under_key(
     })
 }
 
+/// Load the rows of `table` visible at `newest` into a private tree under hidden row ids
+/// 1, 2, ... in the order of its key (DROP of its primary key); replay numbers them so
+/// too ([`row_id_key`]). Returns the load and the number of rows.
+pub fn load_under_row_ids(txn: &TxnManager, table: &Table, newest: Lsn) -> Result<(BulkLoad, u64)> {
+    let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
+    let mut rows = 0u64;
+    table.scan_images(
+        (Bound::Unbounded, Bound::Unbounded),
+        newest,
+        false,
+        |_, image| {
+            rows += 1;
+            if !load.insert(&row_id_key(rows), image)? {
+                return Err(Error::internal("a hidden row id given twice"));
+            }
+            Ok(true)
+        },
+    )?;
+    Ok((load, rows))
+}
+
+/// The key of the row with hidden row id `id` (a table without a primary key).
+pub fn row_id_key(id: u64) -> Key {
+    id.to_be_bytes().to_vec()
+}
+
 /// Write and sync `load`'s pages, log the SetPrimaryKey record that names them, and give
 /// `table` the loaded tree and `new_def`. Returns once the record is durable. An error
 /// here is from writing the pages or finding room in the log, before anything was
@@ -86,10 +112,6 @@ pub fn commit_primary_key(
     mut load: BulkLoad,
     level: SyncLevel,
 ) -> Result<CommitInFlight> {
-    assert!(
-        !new_def.primary_key.is_empty(),
-        "a SetPrimaryKey record carries a key"
-    );
     load.flush()?;
     txn.sync_bulk_pages("ALTER TABLE");
     let (root, pages) = load.record()?;

@@ -424,14 +424,26 @@ pub fn replay(
             let table = catalog
                 .table_by_id(id)
                 .ok_or_else(|| corrupt(format!("no table {}", id.0)))?;
-            if r.is_done() {
+            if r.is_done() && def.primary_key.is_empty() {
+                // Its key dropped: hidden row ids in the order of the old key, as the
+                // primary numbered them (`ddl::load_under_row_ids`).
+                let last = std::cell::Cell::new(0u64);
+                table.rekey(lsn, &|_| {
+                    last.set(last.get() + 1);
+                    super::ddl::row_id_key(last.get())
+                })?;
+            } else if r.is_done() {
                 table.rekey(lsn, &|row| primary_key_of(&def.primary_key, row))?;
             } else {
                 let (root, pages) = get_pages(&mut r)?;
                 catalog.pool().claim(&pages, lsn)?;
                 table.replace(lsn, BTree::open(root))?;
             }
+            let keyless = def.primary_key.is_empty();
             table.set_def(def);
+            if keyless {
+                table.restore_next_row_id()?;
+            }
             catalog.table_altered();
         }
         RecordKind::SetIndexes => {

@@ -104,6 +104,52 @@ def test_added_and_renamed_columns_survive_a_crash(nodes):  # noqa: F811
             c.execute("checkpoint")
 
 
+
+def test_a_dropped_primary_key(server):
+    """As `pg_dump --clean` output drops keys before it drops tables: the rows stay, the
+    key's values may repeat, its columns stay NOT NULL, the indexes still find the rows;
+    a foreign key that needs it keeps it (2BP01)."""
+    with server.connect() as c:
+        c.execute("drop table if exists dk_child, dk")
+        c.execute("create table dk (id int primary key, v text)")
+        c.execute("create index dk_v on dk (v)")
+        c.execute("insert into dk select g, 'v' || (g % 10) from generate_series(1, 500) g")
+        c.execute("create table dk_child (pid int references dk)")
+        with pytest.raises(psycopg.errors.DependentObjectsStillExist) as ei:
+            c.execute("alter table dk drop constraint dk_pkey")
+        assert ei.value.diag.message_detail == "constraint dk_child_pid_fkey on table dk_child depends on index dk_pkey"
+        c.execute("drop table dk_child")
+        c.execute("alter table dk drop constraint dk_pkey")
+        assert c.execute("select count(*) from pg_constraint where conrelid = 'dk'::regclass").fetchone() == (0,)
+        c.execute("insert into dk values (1, 'again')")
+        with pytest.raises(psycopg.errors.NotNullViolation):
+            c.execute("insert into dk values (null, 'x')")
+        assert c.execute("select count(*), count(distinct id), sum(id) from dk").fetchone() == (501, 500, 125251)
+        assert c.execute("select count(*) from dk where v = 'v3'").fetchone() == (50,)
+        c.execute("update dk set v = 'changed' where id = 1")
+        assert c.execute("select count(*) from dk where v = 'changed'").fetchone() == (2,)
+        c.execute("drop table dk")
+
+
+@pytest.mark.steadydb_only
+def test_a_dropped_primary_key_survives_a_crash(nodes):  # noqa: F811
+    node = nodes().start()
+    with node.connect() as c:
+        c.execute("create table dkc (id int primary key, v text)")
+        c.execute("insert into dkc select g, 'v' || g from generate_series(1, 300) g")
+        c.execute("alter table dkc drop constraint dkc_pkey")
+        c.execute("insert into dkc values (1, 'again')")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select count(*), count(distinct id), sum(id) from dkc").fetchone() == (301, 300, 45151)
+            c.execute("insert into dkc values (2, 'more')")
+            c.execute("delete from dkc where v = 'more'")
+            assert c.execute("select count(*) from dkc").fetchone() == (301,)
+            c.execute("checkpoint")
+
+
 ALTER_TYPE = [
     ('DROP VIEW IF EXISTS actv',
      'DROP VIEW'),

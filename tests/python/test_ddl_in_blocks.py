@@ -392,3 +392,12 @@ def test_a_replaced_table_survives_a_crash_as_its_block_ended(nodes):  # noqa: F
             assert c.execute("select * from swapped").fetchall() == [("two",)]
             c.execute("delete from kept where v = 'k101'")
             c.execute("checkpoint")
+
+
+def test_a_rolled_back_referencing_table_references_nothing(two):
+    a, _ = two
+    a.execute("create table bt (id int primary key)")
+    a.execute("begin")
+    a.execute("create table bt2 (pid int references bt)")
+    a.execute("rollback")
+    a.execute("drop table bt")

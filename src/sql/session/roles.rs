@@ -210,6 +210,7 @@ impl Session {
             Plan::DropTable { names, .. } => owner("table", &first(names)),
             Plan::AddIdentity { table, .. }
             | Plan::AddPrimaryKey { table, .. }
+            | Plan::DropPrimaryKey { table, .. }
             | Plan::CreateIndex { table, .. }
             | Plan::AddColumn { table, .. }
             | Plan::Rename { table, .. }
