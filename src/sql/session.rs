@@ -2680,9 +2680,10 @@ impl Session {
             || self.simple_query_statements > 1
     }
 
-    /// Refuse a catalog change that is logged on its own inside a transaction block (one
-    /// that has begun, written, created or dropped, or passed `table`'s write gate).
-    fn refuse_in_block(&self, what: &str, table: Option<&Table>) -> Result<()> {
+    /// Whether the session is inside a transaction block (one that has begun, written,
+    /// created or dropped, or passed `table`'s write gate), or runs a statement beside
+    /// others in one query string.
+    fn in_block(&self, table: Option<&Table>) -> bool {
         let in_block = self.txn.as_ref().is_some_and(|t| {
             t.explicit
                 || !t.writes.is_empty()
@@ -2690,7 +2691,48 @@ impl Session {
                 || !t.created.is_empty()
                 || !t.dropped.is_empty()
         });
-        if in_block || self.simple_query_statements > 1 {
+        in_block || self.simple_query_statements > 1
+    }
+
+    /// A serial column's sequence `name` becomes one as CREATE SEQUENCE makes, with the
+    /// options PostgreSQL gives a serial column's of its type, where it stands; logged
+    /// and applied at once.
+    fn give_sequence_id(&mut self, name: &str) -> Result<Arc<crate::storage::Sequence>> {
+        let engine = self.engine.clone();
+        let catalog = &engine.txn.catalog;
+        let column_type = self
+            .sequence_owners(name)
+            .iter()
+            .find_map(|t| {
+                // (As committed: the block may have dropped the column's default.)
+                let def = t.committed_def();
+                def.columns
+                    .iter()
+                    .find(|c| c.default.as_deref() == Some(format!("nextval('{name}')").as_str()))
+                    .map(|c| c.data_type)
+            })
+            .unwrap_or(DataType::Int8);
+        let options = crate::storage::SequenceOptions::defaults(column_type);
+        let id = catalog.allocate_table_id();
+        let flight = ddl::commit_catalog_change(
+            &engine.txn,
+            RecordKind::CreateSequence,
+            &records::encode_give_sequence_id(name, id, &options),
+            self.sync_level(),
+            |_| {
+                catalog.give_sequence_id(name, id, options);
+            },
+        )?;
+        self.finish_catalog_change(flight);
+        catalog
+            .sequence(name)
+            .ok_or_else(|| Error::internal("a sequence given an id is gone"))
+    }
+
+    /// Refuse a catalog change that is logged on its own inside a transaction block (one
+    /// that has begun, written, created or dropped, or passed `table`'s write gate).
+    fn refuse_in_block(&self, what: &str, table: Option<&Table>) -> Result<()> {
+        if self.in_block(table) {
             return Err(Error::unsupported(format!(
                 "{what} inside a transaction block is not supported yet"
             ))
@@ -3013,6 +3055,13 @@ impl Session {
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
         }
+        let in_block = self.in_block(None);
+        let sequence = match sequence.created {
+            // A serial column's sequence gets an id first (at once: nothing else about it
+            // changes), so the block drops it as it drops CREATE SEQUENCE's.
+            None if in_block => self.give_sequence_id(name)?,
+            _ => sequence,
+        };
         self.set_sequence_owner(name, None)?;
         if let Some((id, _)) = sequence.created {
             // Gone when the transaction commits.
@@ -3363,21 +3412,40 @@ impl Session {
     /// are loaded into a private tree, under hidden row ids in the order of the key, and
     /// the table takes it at commit (a transaction of its own). The key's columns stay
     /// NOT NULL, as in PostgreSQL.
+    ///
+    /// Inside a transaction block the table's gate stays closed to the end of the block,
+    /// and the rows replace the table's at commit as a TRUNCATE and a COPY of the same
+    /// block would (`WriteSet::replace_rows`), the definition with them; as after such a
+    /// COPY, the block may read the table but not write it.
     fn drop_primary_key(&mut self, table: &Arc<Table>, name: &str) -> Result<()> {
-        let in_block = self.txn.as_ref().is_some_and(|t| {
-            t.explicit
-                || !t.writes.is_empty()
-                || t.writes.passed_gate(table.id)
-                || !t.created.is_empty()
-                || !t.dropped.is_empty()
-        });
-        if in_block || self.simple_query_statements > 1 {
-            return Err(Error::unsupported(
-                "ALTER TABLE ... DROP CONSTRAINT of a primary key inside a transaction block is not supported yet",
-            )
-            .with_hint("Run it as a statement of its own, outside BEGIN ... COMMIT."));
+        let what = "ALTER TABLE ... DROP CONSTRAINT of a primary key";
+        let created = self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.created.contains(&table.id));
+        let written = self
+            .txn
+            .as_ref()
+            .and_then(|t| t.writes.table(table.id))
+            .is_some_and(|w| w.truncated || w.bulk.is_some() || !w.has_no_rows());
+        if written {
+            return Err(Error::unsupported(format!(
+                "{what} of a table written in the same transaction is not supported yet"
+            )));
         }
-        let closed = self.keep_writers_out(table, "ALTER TABLE ... DROP CONSTRAINT")?;
+        let in_block = !created && self.changes_in_block(table);
+        if in_block && self.txn().writes.has_marks() {
+            return Err(Error::unsupported(format!(
+                "{what} after a SAVEPOINT is not supported yet"
+            )));
+        }
+        let closed = match in_block {
+            true => {
+                self.txn().close_gate(table)?;
+                None
+            }
+            false => self.keep_writers_out(table, what)?,
+        };
         // Checked with the gate closed: a concurrent ALTER may have changed the key.
         let def = table.def();
         if def.primary_key.is_empty() || def.pkey_name.as_deref() != Some(name) {
@@ -3427,6 +3495,14 @@ impl Session {
         // No writer is inside the gate: every version is committed and installed.
         let txn = self.engine.txn.clone();
         let (load, rows) = ddl::load_under_row_ids(&txn, table, txn.last_assigned_lsn())?;
+        if in_block {
+            // The block's later rows (after its commit) take ids past the loaded ones.
+            table.continue_row_ids_after(rows);
+            let t = self.txn();
+            t.writes.replace_rows(table, load);
+            t.change_definition(table, new_def);
+            return Ok(());
+        }
         if let Some(closed) = &closed {
             closed.assert_closed();
         }

@@ -1495,6 +1495,28 @@ impl Catalog {
         Ok(())
     }
 
+    /// A serial column's sequence `name` becomes one as CREATE SEQUENCE makes, with id
+    /// `id` and `options`, where it stands (so a transaction block can drop it as it
+    /// drops those), or the replay of that. False if there is no such sequence.
+    pub fn give_sequence_id(&self, name: &str, id: TableId, options: SequenceOptions) -> bool {
+        self.next_table_id
+            .fetch_max(id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
+        let mut sequences = self.sequences.write();
+        let Some(old) = sequences.get(name).filter(|s| s.created.is_none()).cloned() else {
+            return false;
+        };
+        let seq = Sequence::new(name, Some((id, options)));
+        seq.next
+            .store(old.next.load(Ordering::Relaxed), Ordering::Relaxed);
+        seq.logged
+            .store(old.logged.load(Ordering::Acquire), Ordering::Release);
+        *seq.spent.lock() = *old.spent.lock() || old.peek_next() > options.max;
+        sequences.insert(name.to_string(), Arc::new(seq));
+        drop(sequences);
+        self.bump();
+        true
+    }
+
     /// DROP SEQUENCE (or its replay): false if there was none.
     pub fn drop_sequence(&self, name: &str) -> bool {
         let dropped = self.sequences.write().remove(name).is_some();

@@ -90,6 +90,17 @@ pub fn encode_create_sequence(name: &str, id: TableId, options: &SequenceOptions
     w.buf
 }
 
+/// A CreateSequence record that gives a serial column's sequence an id and options
+/// (`Catalog::give_sequence_id`), confirmed when logged.
+pub fn encode_give_sequence_id(name: &str, id: TableId, options: &SequenceOptions) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.str(name);
+    w.u32(id.0);
+    options.put(&mut w);
+    w.u8(0);
+    w.buf
+}
+
 /// A CreateView record, confirmed by its transaction's commit as a CreateSequence is.
 pub fn encode_create_view(view: &crate::storage::View) -> Vec<u8> {
     let mut w = Writer::default();
@@ -470,9 +481,12 @@ pub fn replay(
                 }
             }
             // A holder left is one the creating transaction dropped (a record from
-            // before sequences were created in transactions: none is left).
+            // before sequences were created in transactions: none is left), or a
+            // serial column's that this record gives an id.
             let holder = catalog.sequence(&name);
-            if holder
+            if !pending && holder.as_ref().is_some_and(|s| s.created.is_none()) {
+                catalog.give_sequence_id(&name, id, options);
+            } else if holder
                 .as_ref()
                 .is_none_or(|s| s.created.is_some_and(|(i, _)| i != id))
             {

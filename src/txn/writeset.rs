@@ -245,6 +245,14 @@ impl WriteSet {
         }
     }
 
+    /// The table's rows are to be replaced at commit by those of `load` (its primary key
+    /// dropped in a transaction block): a TRUNCATE, then a bulk load. No savepoint is open.
+    pub fn replace_rows(&mut self, table: &Arc<Table>, load: BulkLoad) {
+        debug_assert!(!self.has_marks());
+        self.truncate(table);
+        self.table_mut(table).bulk = Some(load);
+    }
+
     /// Our own version of a key, if we wrote it: `Some(None)` means we deleted it.
     pub fn get(&self, id: TableId, key: &[u8]) -> Result<Option<Option<Row>>> {
         let Some(w) = self.tables.get(&id) else {

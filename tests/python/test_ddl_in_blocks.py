@@ -401,3 +401,59 @@ def test_a_rolled_back_referencing_table_references_nothing(two):
     a.execute("create table bt2 (pid int references bt)")
     a.execute("rollback")
     a.execute("drop table bt")
+
+
+def test_a_block_drops_a_primary_key_and_a_serial_sequence(two):
+    """As `pg_dump --clean` output restored in one transaction drops them before their
+    tables: others wait for the table until the block ends; the block reads the rows; a
+    rollback keeps key and sequence. (Here the block may not write the rows then, as
+    after a COPY into a table it truncated: 0A000.)"""
+    a, b = two
+    a.execute("create table bt (id serial primary key, v text)")
+    a.execute("insert into bt (v) select 'v' || g from generate_series(1, 200) g")
+    for end in ("rollback", "commit"):
+        a.execute("begin")
+        a.execute("alter table bt drop constraint bt_pkey")
+        a.execute("alter table bt alter column id drop default")
+        a.execute("drop sequence bt_id_seq")
+        assert a.execute("select count(*), sum(id) from bt").fetchone() == (200, 20100)
+        assert a.execute("select v from bt where id = 7").fetchone() == ("v7",)
+        read: list = []
+        reader = threading.Thread(target=lambda: read.append(b.execute("select count(*) from bt").fetchone()))
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive()
+        a.execute(end)
+        reader.join(30)
+        assert read == [(200,)]
+    a.execute("insert into bt values (1, 'again')")
+    assert b.execute("select count(*), count(distinct id) from bt").fetchone() == (201, 200)
+    assert b.execute("select count(*) from pg_class where relname in ('bt_pkey', 'bt_id_seq')").fetchone() == (0,)
+
+
+def test_a_block_dropped_key_and_sequence_survive_a_crash(nodes):  # noqa: F811
+    node = nodes().start()
+    with node.connect(autocommit=False) as c:
+        c.execute("create table dk (id serial primary key, v text)")
+        c.execute("insert into dk (v) select 'v' || g from generate_series(1, 100) g")
+        c.execute("create table dk2 (id serial primary key)")
+        c.execute("insert into dk2 select generate_series(1, 50)")
+        c.commit()
+    with node.connect(autocommit=False) as c:
+        c.execute("alter table dk alter column id drop default")
+        c.execute("drop sequence dk_id_seq")
+        c.rollback()
+    with node.connect(autocommit=False) as c:
+        c.execute("alter table dk2 drop constraint dk2_pkey")
+        c.commit()
+    with node.connect() as c:
+        c.execute("insert into dk2 values (1)")
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select count(*), count(distinct id) from dk2").fetchone() == (51, 50)
+            assert c.execute("select nextval('dk_id_seq')").fetchone()[0] > 100
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                c.execute("insert into dk values (5, 'x')")
+            c.execute("checkpoint")

@@ -243,14 +243,18 @@ def round_trip_state(server) -> list:
         return [c.execute(q).fetchall() for q in ROUND_TRIP_QUERIES]
 
 
-@pytest.mark.parametrize("psql_args", [(), ("--single-transaction",)], ids=["", "single-transaction"])
-def test_pg_dump_of_steadydb_restores_into_steadydb(server, db, tmp_path, psql_args):
+@pytest.mark.parametrize("dump_args, psql_args", [
+    ((), ()), ((), ("--single-transaction",)), (("--clean",), ()), (("--clean",), ("--single-transaction",)),
+], ids=["", "single-transaction", "clean", "clean-single-transaction"])
+def test_pg_dump_of_steadydb_restores_into_steadydb(server, db, tmp_path, dump_args, psql_args):
     """A database dumped from SteadyDB with pg_dump (tables with serial and identity
     keys, a unique and a CHECK constraint, a foreign key, an index, a view named to sort
     before the tables it reads, a sequence past its start) restores with psql into it
     again: the same rows, view, sequence positions and psql description; also in one
     transaction (`psql -1`), where the keys and constraints are added to tables the
-    transaction created and filled."""
+    transaction created and filled; and with `--clean` over the objects it dumped, whose
+    constraints, keys, sequences and tables its first statements drop (in one
+    transaction too, where the new tables take the names of those it dropped)."""
     with server.connect() as c:
         c.execute("drop view if exists rt_a_view")
         c.execute("drop table if exists rt_c, rt_b")
@@ -260,11 +264,12 @@ def test_pg_dump_of_steadydb_restores_into_steadydb(server, db, tmp_path, psql_a
     before = round_trip_state(server)
     described = [db.psql(command=f"\\d {t}").stdout for t in ("rt_b", "rt_c", "rt_a_view")]
     dump = tmp_path / "rt.sql"
-    dump.write_text(pg_dump(server, "-t", "rt_*"))
-    with server.connect() as c:
-        c.execute("drop view rt_a_view")
-        c.execute("drop table rt_c, rt_b")
-        c.execute("drop sequence rt_seq")
+    dump.write_text(pg_dump(server, "-t", "rt_*", *dump_args))
+    if "--clean" not in dump_args:
+        with server.connect() as c:
+            c.execute("drop view rt_a_view")
+            c.execute("drop table rt_c, rt_b")
+            c.execute("drop sequence rt_seq")
     psql_file(server, dump, *psql_args)
     try:
         assert round_trip_state(server) == before
