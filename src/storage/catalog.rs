@@ -1886,4 +1886,69 @@ mod tests {
         bent[action] = 9;
         assert!(get_def(&mut Reader::new(&bent)).is_err());
     }
+
+    fn serial_table(name: &str) -> TableDef {
+        let mut def = TableDef::of_columns(name, [("id", DataType::Int4)].into_iter());
+        def.owned_sequences = vec![format!("{name}_id_seq")];
+        def
+    }
+
+    /// A table replaced by a new one of its name waits aside, with its serial sequence,
+    /// seen by those who do not see the new one; a rollback gives it back, and a
+    /// checkpoint's image keeps both.
+    #[test]
+    fn a_replaced_table_waits_aside_until_its_replacement_ends() {
+        let catalog = Catalog::default();
+        let old = catalog.create_table(serial_table("r")).expect("created");
+        catalog.confirm(&[old.id]);
+        catalog
+            .sequence("r_id_seq")
+            .expect("serial sequence")
+            .advance_past(41);
+        let new_id = catalog.allocate_table_id();
+        let new = catalog
+            .create_table_replacing(new_id, serial_table("r"))
+            .expect("replaced");
+        let mine = |id: TableId| catalog.hides(id, &[new_id], &[old.id]);
+        let others = |id: TableId| catalog.hides(id, &[], &[]);
+        assert_eq!(catalog.table_seen("r", &mine).map(|t| t.id), Some(new.id));
+        assert_eq!(catalog.table_seen("r", &others).map(|t| t.id), Some(old.id));
+        assert_eq!(catalog.tables_seen(&others).len(), 1);
+        assert_eq!(catalog.sequence("r_id_seq").map(|s| s.peek_next()), Some(1));
+        assert_eq!(
+            catalog
+                .sequence_seen("r_id_seq", &|id| id == new_id)
+                .map(|s| s.peek_next()),
+            Some(1),
+            "a serial sequence goes with its table's name"
+        );
+        let image = Catalog::from_image(catalog.pool().clone(), &catalog.image()).expect("image");
+        assert_eq!(image.replaced_sequences.read().len(), 1);
+        assert!(image.dropping.read().contains_key(&old.id));
+        // The replacement rolls back: the old table and its sequence take the name back.
+        catalog.drop_table("r");
+        assert!(catalog.finish_drops(&[new_id]).iter().any(|t| t.id == new_id));
+        assert_eq!(catalog.table("r").map(|t| t.id), Some(old.id));
+        assert_eq!(catalog.sequence("r_id_seq").map(|s| s.peek_next()), Some(42));
+        assert!(catalog.replaced_sequences.read().is_empty());
+    }
+
+    /// A committed replacement: the old table's drop takes its waiting sequence, not the
+    /// new table's of the same name.
+    #[test]
+    fn a_replaced_tables_drop_leaves_the_new_ones_sequence() {
+        let catalog = Catalog::default();
+        let old = catalog.create_table(serial_table("r")).expect("created");
+        catalog.confirm(&[old.id]);
+        let new_id = catalog.allocate_table_id();
+        catalog
+            .create_table_replacing(new_id, serial_table("r"))
+            .expect("replaced");
+        catalog.confirm(&[new_id]);
+        assert!(catalog.finish_drops(&[old.id]).iter().any(|t| t.id == old.id));
+        assert_eq!(catalog.table("r").map(|t| t.id), Some(new_id));
+        assert!(catalog.sequence("r_id_seq").is_some());
+        assert!(catalog.replaced_sequences.read().is_empty());
+        assert!(catalog.dropping.read().is_empty());
+    }
 }
