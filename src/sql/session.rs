@@ -2680,6 +2680,16 @@ impl Session {
             || self.simple_query_statements > 1
     }
 
+    /// Whether a relation (or index) is named `name`, not counting those this session's
+    /// transaction dropped (it may give their names to new ones).
+    fn relation_taken(&self, name: &str) -> bool {
+        let dropped = self.txn.as_ref().map_or(&[][..], |t| &t.dropped[..]);
+        self.engine
+            .txn
+            .catalog
+            .relation_exists_seen(name, &|id| dropped.contains(&id))
+    }
+
     /// Whether the session is inside a transaction block (one that has begun, written,
     /// created or dropped, or passed `table`'s write gate), or runs a statement beside
     /// others in one query string.
@@ -2965,8 +2975,7 @@ impl Session {
         let catalog = &engine.txn.catalog;
         {
             let _ddl = catalog.ddl_lock();
-            let dropped: Vec<TableId> = self.txn.as_ref().map_or(Vec::new(), |t| t.dropped.clone());
-            if catalog.relation_exists_seen(name, &|id| dropped.contains(&id)) {
+            if self.relation_taken(name) {
                 if if_not_exists {
                     self.skipping_existing("relation", name);
                     return Ok(());
@@ -3123,7 +3132,7 @@ impl Session {
         let catalog = &txn.catalog;
         {
             let _ddl = catalog.ddl_lock();
-            if catalog.relation_exists(&def.name) {
+            if self.relation_taken(&def.name) {
                 if if_not_exists {
                     return Ok(());
                 }
@@ -3143,7 +3152,7 @@ impl Session {
         }
         let flight = {
             let _ddl = catalog.ddl_lock();
-            if catalog.relation_exists(&def.name) {
+            if self.relation_taken(&def.name) {
                 let _ = entries.destroy();
                 return Err(Error::new(
                     SqlState::DUPLICATE_TABLE,
@@ -3221,7 +3230,7 @@ impl Session {
         };
         {
             let _ddl = catalog.ddl_lock();
-            if catalog.relation_exists(&def.name) {
+            if self.relation_taken(&def.name) {
                 if if_not_exists {
                     return Ok(());
                 }
@@ -3230,7 +3239,7 @@ impl Session {
         }
         let (def, entries, newest, new_def) = build_new_index(table, def)?;
         let _ddl = catalog.ddl_lock();
-        if catalog.relation_exists(&def.name) {
+        if self.relation_taken(&def.name) {
             let _ = entries.destroy();
             return Err(exists());
         }
@@ -3315,10 +3324,10 @@ impl Session {
         name: Option<String>,
         columns: &[usize],
     ) -> Result<()> {
-        // The new key is logged and durable when the statement ends, whatever the rest of
-        // its transaction does; so it must be a transaction of its own, unless the table
-        // is the transaction's own (a rollback drops it, key and all: pg_dump's output
-        // restored in one transaction adds keys to the tables it created and filled).
+        // Alone, the new key is logged and durable when the statement ends; a table the
+        // transaction created gets it so too (a rollback drops it, key and all: pg_dump's
+        // output restored in one transaction adds keys to the tables it created and
+        // filled); in a block, another table gets it at commit.
         let created = self
             .txn
             .as_ref()
@@ -3330,13 +3339,9 @@ impl Session {
                 || !t.created.is_empty()
                 || !t.dropped.is_empty()
         });
-        if !created && (in_block || self.simple_query_statements > 1) {
-            return Err(Error::unsupported(
-                "ALTER TABLE ... ADD PRIMARY KEY inside a transaction block is not supported yet",
-            )
-            .with_hint(
-                "Run it as a statement of its own, outside BEGIN ... COMMIT, or in the block that creates the table.",
-            ));
+        let in_block = !created && (in_block || self.simple_query_statements > 1);
+        if in_block {
+            return self.add_primary_key_in_block(table, name, columns);
         }
         let closed = self.keep_writers_out(table, "ALTER TABLE ... ADD PRIMARY KEY")?;
         // Checked with the gate closed: a concurrent ALTER may have added one meanwhile.
@@ -3408,6 +3413,68 @@ impl Session {
         Ok(())
     }
 
+    /// ADD PRIMARY KEY of a table a transaction block did not create: its gate stays
+    /// closed to the end of the block, and the rows, loaded under the new key, replace
+    /// the table's at commit as a TRUNCATE and a COPY of the block would (the block may
+    /// read them, not write them). The block must not have written the table.
+    fn add_primary_key_in_block(
+        &mut self,
+        table: &Arc<Table>,
+        name: Option<String>,
+        columns: &[usize],
+    ) -> Result<()> {
+        let what = "ALTER TABLE ... ADD PRIMARY KEY inside a transaction block";
+        self.refuse_rows_replaced_in_block(table, what)?;
+        self.txn().close_gate(table)?;
+        let def = table.def();
+        if !def.primary_key.is_empty() {
+            return Err(Error::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!(
+                    "multiple primary keys for table \"{}\" are not allowed",
+                    def.name
+                ),
+            ));
+        }
+        let mut new_def: TableDef = (*def).clone();
+        new_def.primary_key = columns.to_vec();
+        new_def.pkey_name = Some(name.unwrap_or_else(|| format!("{}_pkey", def.name)));
+        for &c in columns {
+            new_def.columns[c].not_null = true;
+        }
+        // Others are out of the gate: every version is committed and installed.
+        let txn = self.engine.txn.clone();
+        let load = match ddl::load_under_key(&txn, table, columns, txn.last_assigned_lsn())? {
+            Ok(load) => load,
+            Err(conflict) => return Err(key_conflict(&def, &new_def, columns, conflict)),
+        };
+        let t = self.txn();
+        t.writes.replace_rows(table, load);
+        t.change_definition(table, new_def);
+        Ok(())
+    }
+
+    /// Refuse to replace `table`'s rows at the commit of this block (`what`) after the
+    /// block wrote it, or with a savepoint open (a bulk load is not journaled).
+    fn refuse_rows_replaced_in_block(&mut self, table: &Table, what: &str) -> Result<()> {
+        let written = self
+            .txn
+            .as_ref()
+            .and_then(|t| t.writes.table(table.id))
+            .is_some_and(|w| w.truncated || w.bulk.is_some() || !w.has_no_rows());
+        if written {
+            return Err(Error::unsupported(format!(
+                "{what} of a table written in the same transaction is not supported yet"
+            )));
+        }
+        if self.txn().writes.has_marks() {
+            return Err(Error::unsupported(format!(
+                "{what} after a SAVEPOINT is not supported yet"
+            )));
+        }
+        Ok(())
+    }
+
     /// ALTER TABLE ... DROP CONSTRAINT of the primary key: as ADD PRIMARY KEY, the rows
     /// are loaded into a private tree, under hidden row ids in the order of the key, and
     /// the table takes it at commit (a transaction of its own). The key's columns stay
@@ -3423,20 +3490,17 @@ impl Session {
             .txn
             .as_ref()
             .is_some_and(|t| t.created.contains(&table.id));
-        let written = self
+        let in_block = !created && self.changes_in_block(table);
+        if in_block {
+            self.refuse_rows_replaced_in_block(table, what)?;
+        } else if self
             .txn
             .as_ref()
             .and_then(|t| t.writes.table(table.id))
-            .is_some_and(|w| w.truncated || w.bulk.is_some() || !w.has_no_rows());
-        if written {
+            .is_some_and(|w| w.truncated || w.bulk.is_some() || !w.has_no_rows())
+        {
             return Err(Error::unsupported(format!(
                 "{what} of a table written in the same transaction is not supported yet"
-            )));
-        }
-        let in_block = !created && self.changes_in_block(table);
-        if in_block && self.txn().writes.has_marks() {
-            return Err(Error::unsupported(format!(
-                "{what} after a SAVEPOINT is not supported yet"
             )));
         }
         let closed = match in_block {

@@ -1927,9 +1927,15 @@ mod tests {
         assert!(image.dropping.read().contains_key(&old.id));
         // The replacement rolls back: the old table and its sequence take the name back.
         catalog.drop_table("r");
-        assert!(catalog.finish_drops(&[new_id]).iter().any(|t| t.id == new_id));
+        assert!(catalog
+            .finish_drops(&[new_id])
+            .iter()
+            .any(|t| t.id == new_id));
         assert_eq!(catalog.table("r").map(|t| t.id), Some(old.id));
-        assert_eq!(catalog.sequence("r_id_seq").map(|s| s.peek_next()), Some(42));
+        assert_eq!(
+            catalog.sequence("r_id_seq").map(|s| s.peek_next()),
+            Some(42)
+        );
         assert!(catalog.replaced_sequences.read().is_empty());
     }
 
@@ -1945,7 +1951,10 @@ mod tests {
             .create_table_replacing(new_id, serial_table("r"))
             .expect("replaced");
         catalog.confirm(&[new_id]);
-        assert!(catalog.finish_drops(&[old.id]).iter().any(|t| t.id == old.id));
+        assert!(catalog
+            .finish_drops(&[old.id])
+            .iter()
+            .any(|t| t.id == old.id));
         assert_eq!(catalog.table("r").map(|t| t.id), Some(new_id));
         assert!(catalog.sequence("r_id_seq").is_some());
         assert!(catalog.replaced_sequences.read().is_empty());

@@ -445,15 +445,58 @@ def test_a_block_dropped_key_and_sequence_survive_a_crash(nodes):  # noqa: F811
         c.rollback()
     with node.connect(autocommit=False) as c:
         c.execute("alter table dk2 drop constraint dk2_pkey")
+        c.execute("create table dk3 (id int, v text)")
         c.commit()
     with node.connect() as c:
         c.execute("insert into dk2 values (1)")
+        c.execute("insert into dk3 select g, 'v' from generate_series(1, 40) g")
+    with node.connect(autocommit=False) as c:
+        c.execute("alter table dk3 add primary key (id)")
+        c.commit()
+    open_block = node.connect(autocommit=False)
+    open_block.execute("alter table dk drop constraint dk_pkey")
     for _ in range(2):
         node.kill()
         node.start()
         with node.connect() as c:
             assert c.execute("select count(*), count(distinct id) from dk2").fetchone() == (51, 50)
+            assert c.execute("select v from dk3 where id = 40").fetchone() == ("v",)
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                c.execute("insert into dk3 values (5, 'x')")
             assert c.execute("select nextval('dk_id_seq')").fetchone()[0] > 100
             with pytest.raises(psycopg.errors.UniqueViolation):
                 c.execute("insert into dk values (5, 'x')")
             c.execute("checkpoint")
+
+
+def test_a_block_adds_a_primary_key_to_a_table_it_did_not_create(two):
+    """As a migration run in one transaction: the rows are checked for the key (23505,
+    23502 roll the block back), others wait for the table until the block ends, and a
+    rollback leaves the table without its key."""
+    a, b = two
+    a.execute("create table bt (id int, v text)")
+    a.execute("insert into bt select g, 'v' || g from generate_series(1, 300) g")
+    for end in ("rollback", "commit"):
+        a.execute("begin")
+        a.execute("alter table bt add constraint bt_pkey primary key (id)")
+        assert a.execute("select v from bt where id = 150").fetchone() == ("v150",)
+        assert a.execute("select count(*) from pg_constraint where conname = 'bt_pkey'").fetchone() == (1,)
+        read: list = []
+        reader = threading.Thread(target=lambda: read.append(b.execute("select count(*) from bt").fetchone()))
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive()
+        a.execute(end)
+        reader.join(30)
+        assert read == [(300,)]
+        if end == "rollback":
+            b.execute("insert into bt values (1, 'twice')")
+            b.execute("delete from bt where v = 'twice'")
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        b.execute("insert into bt values (1, 'twice')")
+    a.execute("create table bt2 (id int, v text)")
+    a.execute("insert into bt2 values (1, 'a'), (1, 'b')")
+    a.execute("begin")
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        a.execute("alter table bt2 add primary key (id)")
+    a.execute("rollback")
