@@ -586,7 +586,7 @@ fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
 /// Whether PostgreSQL casts a value of type `from` to `to` in assignment: between
 /// numbers, dates and times, integers and oids, json and jsonb, and to and from strings
 /// (SteadyDB also reads a text value as any type, as its input function does).
-fn assignable(from: DataType, to: DataType) -> bool {
+pub(super) fn assignable(from: DataType, to: DataType) -> bool {
     use DataType::*;
     let datetime = |t: DataType| matches!(t, Date | Timestamp | TimestampTz);
     let oid_or_integer = |t: DataType| {

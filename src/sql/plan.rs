@@ -699,6 +699,14 @@ pub enum Plan {
         data_type: crate::types::DataType,
         max_chars: Option<u32>,
     },
+    /// ALTER TABLE ... ALTER COLUMN ... TYPE [USING] whose rows are rewritten: each row's
+    /// new value is `convert` of the row (of the table's columns).
+    RewriteColumnType {
+        table: Arc<Table>,
+        column: usize,
+        data_type: crate::types::DataType,
+        convert: Expr,
+    },
     /// ALTER TABLE ... ALTER COLUMN ... SET DEFAULT / DROP DEFAULT (None).
     SetColumnDefault {
         table: Arc<Table>,

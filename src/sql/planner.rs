@@ -2731,7 +2731,8 @@ impl Planner<'_> {
     }
 
     /// ALTER COLUMN ... TYPE: a change whose rows need no rewrite (a string's length, a
-    /// wider integer, a numeric's precision at the same scale); the others answer 0A000.
+    /// wider integer, a numeric's precision at the same scale) changes the definition
+    /// alone; the others rewrite the rows ([`Self::plan_rewrite_column_type`]).
     fn plan_set_column_type(
         &mut self,
         table: Arc<Table>,
@@ -2761,9 +2762,7 @@ impl Planner<'_> {
                 other => is_column(other),
             };
             if !plain {
-                return Err(Error::unsupported(
-                    "ALTER COLUMN ... TYPE ... USING is not supported yet",
-                ));
+                return self.plan_rewrite_column_type(table, def, column, to, using);
             }
         }
         let from = c.data_type;
@@ -2779,20 +2778,120 @@ impl Planner<'_> {
             (a, b) if a == b => None,
             (a, DataType::Text) if strings(a) => None,
             (a, DataType::Varchar(None)) if strings(a) => None,
-            (DataType::Varchar(Some(n)), DataType::Varchar(Some(m)) | DataType::Char(m)) if n <= m => None,
+            (DataType::Varchar(Some(n)), DataType::Varchar(Some(m)) | DataType::Char(m))
+                if n <= m =>
+            {
+                None
+            }
             (DataType::Char(n), DataType::Char(m) | DataType::Varchar(Some(m))) if n <= m => None,
             (a, DataType::Varchar(Some(m)) | DataType::Char(m)) if strings(a) => Some(m),
             (a, b) if width(a) > 0 && width(b) >= width(a) => None,
-            (DataType::Numeric(Some((p, s))), DataType::Numeric(Some((p2, s2)))) if s == s2 && p2 >= p => None,
-            (DataType::Numeric(_), DataType::Numeric(None)) => None,
-            _ => {
-                return Err(Error::unsupported(format!(
-                    "ALTER COLUMN ... TYPE from {} to {} (which rewrites the rows) is not supported yet",
-                    super::pg_catalog::format_type(from.oid(), from.typmod().into()),
-                    super::pg_catalog::format_type(to.oid(), to.typmod().into()),
-                )))
+            (DataType::Numeric(Some((p, s))), DataType::Numeric(Some((p2, s2))))
+                if s == s2 && p2 >= p =>
+            {
+                None
             }
+            (DataType::Numeric(_), DataType::Numeric(None)) => None,
+            _ => return self.plan_rewrite_column_type(table, def, column, to, using),
         };
+        self.refuse_column_type_dependents(&table, def, column)?;
+        Ok(Plan::SetColumnType {
+            table,
+            column,
+            data_type: to,
+            max_chars,
+        })
+    }
+
+    /// ALTER COLUMN ... TYPE whose rows are rewritten: the new value is the column's
+    /// (or `USING`'s) cast to the type, where PostgreSQL has an implicit or assignment
+    /// cast for it (42804 with its hint where not). A column in a unique index other than
+    /// the primary key, or with a default or a CHECK constraint naming it, answers 0A000.
+    fn plan_rewrite_column_type(
+        &mut self,
+        table: Arc<Table>,
+        def: &TableDef,
+        column: usize,
+        to: DataType,
+        using: Option<&ast::Expr>,
+    ) -> Result<Plan> {
+        let c = &def.columns[column];
+        let unsupported = |why: &str| {
+            Err(Error::unsupported(format!(
+                "ALTER COLUMN ... TYPE that rewrites the rows of a column {why} is not supported yet"
+            )))
+        };
+        if def
+            .indexes
+            .iter()
+            .any(|i| i.unique && i.columns.contains(&column))
+        {
+            return unsupported("in a unique index other than the primary key");
+        }
+        if c.default.is_some() {
+            return unsupported("with a default");
+        }
+        if def.checks.iter().any(|k| k.expr.contains(c.name.as_str())) {
+            return unsupported("that a CHECK constraint names");
+        }
+        self.refuse_column_type_dependents(&table, def, column)?;
+        let type_name = super::pg_catalog::format_type(to.oid(), to.typmod().into());
+        let scope = table_scope(&table, def, None);
+        let source = match using {
+            Some(u) => u.clone(),
+            None => ast::Expr::Identifier(ast::Ident::with_quote('"', c.name.clone())),
+        };
+        self.binder.no_subqueries = Some("transform expression");
+        let no_aggregates = self.binder.no_aggregates.replace("transform expressions");
+        let bound = self.binder.bind(&source, &scope);
+        self.binder.no_subqueries = None;
+        self.binder.no_aggregates = no_aggregates;
+        let (expr, from) = bound?;
+        // PostgreSQL's implicit and assignment casts (a string to another type is
+        // explicit only).
+        let automatic = from == DataType::Unknown
+            || (super::bind::assignable(from, to) && (!from.is_string() || to.is_string()));
+        if !automatic {
+            return Err(match using {
+                None => Error::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!("column \"{}\" cannot be cast automatically to type {type_name}", c.name),
+                )
+                .with_hint(format!(
+                    "You might need to specify \"USING {}::{type_name}\".",
+                    c.name
+                )),
+                Some(_) => Error::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "result of USING clause for column \"{}\" cannot be cast automatically to type {type_name}",
+                        c.name
+                    ),
+                )
+                .with_hint("You might need to add an explicit cast."),
+            });
+        }
+        Ok(Plan::RewriteColumnType {
+            table,
+            column,
+            data_type: to,
+            // A string type's length applies as in an assignment (22001 where a value
+            // is too long), when the row is rewritten.
+            convert: match to.is_string() {
+                true => expr,
+                false => Expr::Cast(Box::new(expr), to),
+            },
+        })
+    }
+
+    /// The objects that keep a column's type: a view reading the table, a foreign key.
+    fn refuse_column_type_dependents(
+        &self,
+        table: &Arc<Table>,
+        def: &TableDef,
+        column: usize,
+    ) -> Result<()> {
+        let c = &def.columns[column];
         let catalog = &self.engine.txn.catalog;
         // (A view reading the table at all is taken to read the column.)
         if let Some(v) = catalog
@@ -2818,12 +2917,7 @@ impl Planner<'_> {
                 "ALTER COLUMN ... TYPE of a column in a foreign key is not supported yet",
             ));
         }
-        Ok(Plan::SetColumnType {
-            table,
-            column,
-            data_type: to,
-            max_chars,
-        })
+        Ok(())
     }
 
     fn plan_create_sequence(

@@ -1,5 +1,6 @@
 //! A client session: transaction state, prepared statements' plans, and execution.
 
+use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result, SqlState};
 use crate::settings;
 use crate::storage::write_gate::Closed;
-use crate::storage::{IndexDef, Table, TableDef, TableId};
+use crate::storage::{BulkLoad, IndexDef, Table, TableDef, TableId};
 use crate::txn::ddl::{self, IndexChange, KeyConflict};
 use crate::txn::increments::check_row;
 use crate::txn::records;
@@ -2114,6 +2115,15 @@ impl Session {
                 })?;
                 command("ALTER TABLE")
             }
+            Plan::RewriteColumnType {
+                table,
+                column,
+                data_type,
+                convert,
+            } => {
+                self.rewrite_column_type(table, *column, *data_type, convert)?;
+                command("ALTER TABLE")
+            }
             Plan::SetColumnDefault {
                 table,
                 column,
@@ -3454,6 +3464,86 @@ impl Session {
         Ok(())
     }
 
+    /// ALTER COLUMN ... TYPE that rewrites the rows: as ADD PRIMARY KEY in a block, the
+    /// table's gate stays closed to the end of the transaction (the statement's own, or
+    /// its block), each row is read once, given its new value (`convert`, which may fail
+    /// as a cast does) and loaded under its key (a new one where the column is in the
+    /// primary key) into a private tree that replaces the table's rows at commit.
+    fn rewrite_column_type(
+        &mut self,
+        table: &Arc<Table>,
+        column: usize,
+        to: DataType,
+        convert: &Expr,
+    ) -> Result<()> {
+        self.refuse_rows_replaced_in_block(table, "ALTER COLUMN ... TYPE that rewrites the rows")?;
+        self.txn().close_gate(table)?;
+        let def = table.def();
+        let mut new_def: TableDef = (*def).clone();
+        new_def.columns[column].data_type = to;
+        let new_types: Vec<DataType> = new_def.columns.iter().map(|c| c.data_type).collect();
+        let types = table.column_types();
+        let missing = table.column_missing();
+        let txn = self.engine.txn.clone();
+        // Others are out of the gate: every version is committed and installed.
+        let newest = txn.last_assigned_lsn();
+        let snapshot = self.statement_snapshot();
+        let load = self.with_executor(snapshot, &[], false, |exec| -> Result<BulkLoad> {
+            let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
+            let mut image = Vec::new();
+            let mut failed = None;
+            table.scan_images(
+                (Bound::Unbounded, Bound::Unbounded),
+                newest,
+                false,
+                |key, old| {
+                    let mut row =
+                        crate::types::decode_leading_columns(old, &types, types.len(), &missing)?;
+                    let value = match exec.eval(convert, &row)? {
+                        Value::Null => Value::Null,
+                        v => types::cast_assign(v, &to)?,
+                    };
+                    if value.is_null() && new_def.columns[column].not_null {
+                        failed = Some(key_conflict(
+                            &def,
+                            &new_def,
+                            &[column],
+                            KeyConflict::Null { column },
+                        ));
+                        return Ok(false);
+                    }
+                    row[column] = value;
+                    image.clear();
+                    crate::types::encode_row(&row, &new_types, &mut image);
+                    let new_key = match new_def.primary_key.contains(&column) {
+                        true => records::primary_key_of(&new_def.primary_key, &row),
+                        false => key.to_vec(),
+                    };
+                    if load.insert(&new_key, &image)? {
+                        return Ok(true);
+                    }
+                    let key_columns = new_def.primary_key.clone();
+                    failed = Some(key_conflict(
+                        &def,
+                        &new_def,
+                        &key_columns,
+                        KeyConflict::Duplicate { row },
+                    ));
+                    Ok(false)
+                },
+            )?;
+            match failed {
+                // (A load dropped frees its pages.)
+                Some(e) => Err(e),
+                None => Ok(load),
+            }
+        })?;
+        let t = self.txn();
+        t.writes.replace_rows(table, load);
+        t.change_definition(table, new_def);
+        Ok(())
+    }
+
     /// Refuse to replace `table`'s rows at the commit of this block (`what`) after the
     /// block wrote it, or with a savepoint open (a bulk load is not journaled).
     fn refuse_rows_replaced_in_block(&mut self, table: &Table, what: &str) -> Result<()> {
@@ -4076,6 +4166,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::SetColumnDefault { .. }
         | Plan::SetNotNull { .. }
         | Plan::SetColumnType { .. }
+        | Plan::RewriteColumnType { .. }
         | Plan::DropColumn { .. }
         | Plan::AddColumn { .. }
         | Plan::Rename { .. }

@@ -222,6 +222,7 @@ impl Session {
             | Plan::DropColumn { table, .. }
             | Plan::SetNotNull { table, .. }
             | Plan::SetColumnType { table, .. }
+            | Plan::RewriteColumnType { table, .. }
             | Plan::SetColumnDefault { table, .. } => owner("table", &table.def().name),
             Plan::DropIndex { indexes, .. } => match indexes.first() {
                 Some((_, name)) => owner("index", name),

@@ -41,7 +41,7 @@ def migrate():
     with connection.cursor() as c:
         c.execute("select app, name from django_migrations where app = 'shop' order by id")
         eq(c.fetchall(), [("shop", "0001_initial"), ("shop", "0002_book_editor_isbn"), ("shop", "0003_longer_fields"),
-                          ("shop", "0004_book_attributes")],
+                          ("shop", "0004_book_attributes"), ("shop", "0005_book_edition")],
            "applied migrations")
 
 
@@ -52,9 +52,11 @@ def introspection():
         for t in ("shop_author", "shop_book", "shop_tag", "shop_tag_books"):
             assert t in tables, f"{t} not in {sorted(tables)}"
         cols = [d.name for d in intro.get_table_description(c, "shop_book")]
-        eq(cols, ["id", "title", "price", "published", "author_id", "editor_id", "isbn", "attributes"], "columns")
+        eq(cols, ["id", "title", "price", "published", "author_id", "editor_id", "isbn", "attributes", "edition"],
+           "columns")
         types = {d.name: intro.get_field_type(d.type_code, d) for d in intro.get_table_description(c, "shop_book")}
         eq(types["attributes"], "JSONField", "a jsonb column's field type")
+        eq(types["edition"], "IntegerField", "a column whose type a migration changed")
         eq(intro.get_primary_key_column(c, "shop_book"), "id", "primary key")
         cons = intro.get_constraints(c, "shop_book")
         uniq = cons["shop_book_author_title_uniq"]

@@ -21,6 +21,8 @@ class Book(models.Model):
     isbn = models.TextField(null=True, unique=True)
     # Added by a fourth migration: a jsonb column.
     attributes = models.JSONField(default=dict)
+    # Added as text and changed to an integer by a fifth migration.
+    edition = models.IntegerField(null=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["author", "title"], name="shop_book_author_title_uniq")]
