@@ -460,11 +460,14 @@ fn side_step(db: &Recovered, ledger: &mut Ledger) {
             def.primary_key = vec![0];
             def.pkey_name = Some("p_pkey".into());
             def.columns[0].not_null = true;
-            let load = crate::txn::ddl::load_under_key(txn, &table, &[0], txn.last_assigned_lsn())
-                .unwrap_or_else(failed)
-                .unwrap_or_else(|conflict| {
-                    panic!("p's keys are unique and not null: {conflict:?}")
-                });
+            let load = crate::txn::ddl::load_under_key(
+                txn,
+                &table,
+                &[0],
+                &crate::txn::ddl::RebuildSource::Table(&table, txn.last_assigned_lsn()),
+            )
+            .unwrap_or_else(failed)
+            .unwrap_or_else(|conflict| panic!("p's keys are unique and not null: {conflict:?}"));
             let flight = crate::txn::ddl::commit_primary_key(
                 txn,
                 &table,

@@ -1875,7 +1875,7 @@ impl Executor<'_> {
             .is_some_and(|w| w.bulk.is_some())
         {
             return Err(Error::unsupported(format!(
-                "INSERT, UPDATE or DELETE on table \"{}\" after COPY into it in the same transaction is not supported yet",
+                "INSERT, UPDATE or DELETE on table \"{}\" after COPY into it, or after an ALTER TABLE that rebuilt its rows, in the same transaction is not supported yet",
                 table.def().name
             )));
         }

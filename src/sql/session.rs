@@ -1,6 +1,5 @@
 //! A client session: transaction state, prepared statements' plans, and execution.
 
-use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -3387,7 +3386,8 @@ impl Session {
         // No writer is inside the gate, so every version in the table is committed and
         // installed; reading at the last assigned LSN sees the newest of each.
         let txn = self.engine.txn.clone();
-        let load = match ddl::load_under_key(&txn, table, columns, txn.last_assigned_lsn())? {
+        let source = ddl::RebuildSource::Table(table, txn.last_assigned_lsn());
+        let load = match ddl::load_under_key(&txn, table, columns, &source)? {
             Ok(load) => load,
             Err(conflict) => return Err(key_conflict(&def, &new_def, columns, conflict)),
         };
@@ -3434,7 +3434,7 @@ impl Session {
         columns: &[usize],
     ) -> Result<()> {
         let what = "ALTER TABLE ... ADD PRIMARY KEY inside a transaction block";
-        self.refuse_rows_replaced_in_block(table, what)?;
+        self.refuse_rows_replaced_in_block(what)?;
         self.txn().close_gate(table)?;
         let def = table.def();
         if !def.primary_key.is_empty() {
@@ -3454,7 +3454,9 @@ impl Session {
         }
         // Others are out of the gate: every version is committed and installed.
         let txn = self.engine.txn.clone();
-        let load = match ddl::load_under_key(&txn, table, columns, txn.last_assigned_lsn())? {
+        let writes = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
+        let source = rebuild_source(writes, table, txn.last_assigned_lsn(), what)?;
+        let load = match ddl::load_under_key(&txn, table, columns, &source)? {
             Ok(load) => load,
             Err(conflict) => return Err(key_conflict(&def, &new_def, columns, conflict)),
         };
@@ -3476,7 +3478,8 @@ impl Session {
         to: DataType,
         convert: &Expr,
     ) -> Result<()> {
-        self.refuse_rows_replaced_in_block(table, "ALTER COLUMN ... TYPE that rewrites the rows")?;
+        let what = "ALTER COLUMN ... TYPE that rewrites the rows";
+        self.refuse_rows_replaced_in_block(what)?;
         self.txn().close_gate(table)?;
         let def = table.def();
         let mut new_def: TableDef = (*def).clone();
@@ -3489,49 +3492,46 @@ impl Session {
         let newest = txn.last_assigned_lsn();
         let snapshot = self.statement_snapshot();
         let load = self.with_executor(snapshot, &[], false, |exec| -> Result<BulkLoad> {
+            let exec: &Executor = exec;
+            let source = rebuild_source(exec.txn.writes.table(table.id), table, newest, what)?;
             let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
             let mut image = Vec::new();
             let mut failed = None;
-            table.scan_images(
-                (Bound::Unbounded, Bound::Unbounded),
-                newest,
-                false,
-                |key, old| {
-                    let mut row =
-                        crate::types::decode_leading_columns(old, &types, types.len(), &missing)?;
-                    let value = match exec.eval(convert, &row)? {
-                        Value::Null => Value::Null,
-                        v => types::cast_assign(v, &to)?,
-                    };
-                    if value.is_null() && new_def.columns[column].not_null {
-                        failed = Some(key_conflict(
-                            &def,
-                            &new_def,
-                            &[column],
-                            KeyConflict::Null { column },
-                        ));
-                        return Ok(false);
-                    }
-                    row[column] = value;
-                    image.clear();
-                    crate::types::encode_row(&row, &new_types, &mut image);
-                    let new_key = match new_def.primary_key.contains(&column) {
-                        true => records::primary_key_of(&new_def.primary_key, &row),
-                        false => key.to_vec(),
-                    };
-                    if load.insert(&new_key, &image)? {
-                        return Ok(true);
-                    }
-                    let key_columns = new_def.primary_key.clone();
+            source.scan(&mut |key, old| {
+                let mut row =
+                    crate::types::decode_leading_columns(old, &types, types.len(), &missing)?;
+                let value = match exec.eval(convert, &row)? {
+                    Value::Null => Value::Null,
+                    v => types::cast_assign(v, &to)?,
+                };
+                if value.is_null() && new_def.columns[column].not_null {
                     failed = Some(key_conflict(
                         &def,
                         &new_def,
-                        &key_columns,
-                        KeyConflict::Duplicate { row },
+                        &[column],
+                        KeyConflict::Null { column },
                     ));
-                    Ok(false)
-                },
-            )?;
+                    return Ok(false);
+                }
+                row[column] = value;
+                image.clear();
+                crate::types::encode_row(&row, &new_types, &mut image);
+                let new_key = match new_def.primary_key.contains(&column) {
+                    true => records::primary_key_of(&new_def.primary_key, &row),
+                    false => key.to_vec(),
+                };
+                if load.insert(&new_key, &image)? {
+                    return Ok(true);
+                }
+                let key_columns = new_def.primary_key.clone();
+                failed = Some(key_conflict(
+                    &def,
+                    &new_def,
+                    &key_columns,
+                    KeyConflict::Duplicate { row },
+                ));
+                Ok(false)
+            })?;
             match failed {
                 // (A load dropped frees its pages.)
                 Some(e) => Err(e),
@@ -3544,19 +3544,9 @@ impl Session {
         Ok(())
     }
 
-    /// Refuse to replace `table`'s rows at the commit of this block (`what`) after the
-    /// block wrote it, or with a savepoint open (a bulk load is not journaled).
-    fn refuse_rows_replaced_in_block(&mut self, table: &Table, what: &str) -> Result<()> {
-        let written = self
-            .txn
-            .as_ref()
-            .and_then(|t| t.writes.table(table.id))
-            .is_some_and(|w| w.truncated || w.bulk.is_some() || !w.has_no_rows());
-        if written {
-            return Err(Error::unsupported(format!(
-                "{what} of a table written in the same transaction is not supported yet"
-            )));
-        }
+    /// Refuse to replace a table's rows at the commit of this block (`what`) with a
+    /// savepoint open (a bulk load is not journaled).
+    fn refuse_rows_replaced_in_block(&mut self, what: &str) -> Result<()> {
         if self.txn().writes.has_marks() {
             return Err(Error::unsupported(format!(
                 "{what} after a SAVEPOINT is not supported yet"
@@ -3582,7 +3572,7 @@ impl Session {
             .is_some_and(|t| t.created.contains(&table.id));
         let in_block = !created && self.changes_in_block(table);
         if in_block {
-            self.refuse_rows_replaced_in_block(table, what)?;
+            self.refuse_rows_replaced_in_block(what)?;
         } else if self
             .txn
             .as_ref()
@@ -3648,7 +3638,9 @@ impl Session {
         new_def.pkey_name = None;
         // No writer is inside the gate: every version is committed and installed.
         let txn = self.engine.txn.clone();
-        let (load, rows) = ddl::load_under_row_ids(&txn, table, txn.last_assigned_lsn())?;
+        let writes = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
+        let source = rebuild_source(writes, table, txn.last_assigned_lsn(), what)?;
+        let (load, rows) = ddl::load_under_row_ids(&txn, &source)?;
         if in_block {
             // The block's later rows (after its commit) take ids past the loaded ones.
             table.continue_row_ids_after(rows);
@@ -4395,6 +4387,32 @@ fn key_conflict(
             executor::key_too_long(bytes, new_def.pkey_name.as_deref().unwrap_or(""))
         }
     }
+}
+
+/// Where a rebuild of `table` reads its rows (see [`ddl::RebuildSource`]), given the
+/// transaction's writes to it; 0A000 (`what`) after the transaction wrote rows of it
+/// one by one (they are not in a load to rebuild from).
+fn rebuild_source<'s>(
+    writes: Option<&'s crate::txn::TableWrites>,
+    table: &'s Table,
+    newest: Lsn,
+    what: &str,
+) -> Result<ddl::RebuildSource<'s>> {
+    let Some(w) = writes else {
+        return Ok(ddl::RebuildSource::Table(table, newest));
+    };
+    if let Some(load) = &w.bulk {
+        return Ok(ddl::RebuildSource::Load(load));
+    }
+    if !w.has_no_rows() {
+        return Err(Error::unsupported(format!(
+            "{what} of a table written in the same transaction is not supported yet"
+        )));
+    }
+    Ok(match w.truncated {
+        true => ddl::RebuildSource::Empty,
+        false => ddl::RebuildSource::Table(table, newest),
+    })
 }
 
 /// The error for a duplicate key found while adding a primary key.

@@ -45,7 +45,7 @@ mod table;
 mod table_tests;
 pub mod write_gate;
 
-pub use bulk::BulkLoad;
+pub use bulk::{BulkLoad, LoadedRow};
 pub use catalog::{
     get_def, put_def, Catalog, CheckDef, Column, DependentViews, FkAction, ForeignKeyDef, Sequence,
     SequenceExhausted, SequenceOptions, TableDef, View,

@@ -33,13 +33,37 @@ pub enum KeyConflict {
     TooLong { bytes: usize },
 }
 
-/// Load the rows of `table` visible at `newest` into a private tree under the key made
-/// of `columns`. `Ok(Err(_))` when the rows cannot take that key.
+/// The rows a rebuild of a table reads (a key added or dropped, a column's values
+/// converted): the table's newest committed rows, or, in a transaction that already
+/// replaced them (`WriteSet::replace_rows`, or TRUNCATE and COPY), its own.
+pub enum RebuildSource<'a> {
+    /// The rows visible at this LSN (the table's writers are kept out: its newest).
+    Table(&'a Table, Lsn),
+    /// The transaction's own rows, in place of the table's.
+    Load(&'a BulkLoad),
+    /// None: the transaction truncated the table.
+    Empty,
+}
+
+impl RebuildSource<'_> {
+    /// Visit each row (key, image) in key order until `visit` returns false.
+    pub fn scan(&self, visit: &mut crate::storage::LoadedRow<'_>) -> Result<()> {
+        let all = (Bound::Unbounded, Bound::Unbounded);
+        match self {
+            RebuildSource::Table(table, newest) => table.scan_images(all, *newest, false, visit),
+            RebuildSource::Load(load) => load.scan(all, visit),
+            RebuildSource::Empty => Ok(()),
+        }
+    }
+}
+
+/// Load the rows of `table` from `source` into a private tree under the key made of
+/// `columns`. `Ok(Err(_))` when the rows cannot take that key.
 pub fn load_under_key(
     txn: &TxnManager,
     table: &Table,
     columns: &[usize],
-    newest: Lsn,
+    source: &RebuildSource,
 ) -> Result<std::result::Result<BulkLoad, KeyConflict>> {
     let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
     // Only the columns up to the last key column are decoded; the image is kept as is.
@@ -47,52 +71,42 @@ pub fn load_under_key(
     let missing = table.column_missing();
     let leading = columns.iter().max().map_or(0, |&c| c + 1);
     let mut conflict = None;
-    table.scan_images(
-        (Bound::Unbounded, Bound::Unbounded),
-        newest,
-        false,
-        |_, image| {
-            let row = types::decode_leading_columns(image, &column_types, leading, &missing)?;
-            if let Some(column) = columns.iter().copied().find(|&c| row[c].is_null()) {
-                conflict = Some(KeyConflict::Null { column });
-                return Ok(false);
-            }
-            let key = records::primary_key_of(columns, &row);
-            if key.len() > MAX_KEY_BYTES {
-                conflict = Some(KeyConflict::TooLong { bytes: key.len() });
-                return Ok(false);
-            }
-            if load.insert(&key, image)? {
-                return Ok(true);
-            }
-            conflict = Some(KeyConflict::Duplicate { row });
-            Ok(false)
-        },
-    )?;
+    source.scan(&mut |_, image| {
+        let row = types::decode_leading_columns(image, &column_types, leading, &missing)?;
+        if let Some(column) = columns.iter().copied().find(|&c| row[c].is_null()) {
+            conflict = Some(KeyConflict::Null { column });
+            return Ok(false);
+        }
+        let key = records::primary_key_of(columns, &row);
+        if key.len() > MAX_KEY_BYTES {
+            conflict = Some(KeyConflict::TooLong { bytes: key.len() });
+            return Ok(false);
+        }
+        if load.insert(&key, image)? {
+            return Ok(true);
+        }
+        conflict = Some(KeyConflict::Duplicate { row });
+        Ok(false)
+    })?;
     Ok(match conflict {
         Some(c) => Err(c),
         None => Ok(load),
     })
 }
 
-/// Load the rows of `table` visible at `newest` into a private tree under hidden row ids
-/// 1, 2, ... in the order of its key (DROP of its primary key); replay numbers them so
-/// too ([`row_id_key`]). Returns the load and the number of rows.
-pub fn load_under_row_ids(txn: &TxnManager, table: &Table, newest: Lsn) -> Result<(BulkLoad, u64)> {
+/// Load the rows of `source` into a private tree under hidden row ids 1, 2, ... in the
+/// order of their key (DROP of the primary key); replay numbers them so too
+/// ([`row_id_key`]). Returns the load and the number of rows.
+pub fn load_under_row_ids(txn: &TxnManager, source: &RebuildSource) -> Result<(BulkLoad, u64)> {
     let mut load = BulkLoad::new(txn.catalog.pool().clone())?;
     let mut rows = 0u64;
-    table.scan_images(
-        (Bound::Unbounded, Bound::Unbounded),
-        newest,
-        false,
-        |_, image| {
-            rows += 1;
-            if !load.insert(&row_id_key(rows), image)? {
-                return Err(Error::internal("a hidden row id given twice"));
-            }
-            Ok(true)
-        },
-    )?;
+    source.scan(&mut |_, image| {
+        rows += 1;
+        if !load.insert(&row_id_key(rows), image)? {
+            return Err(Error::internal("a hidden row id given twice"));
+        }
+        Ok(true)
+    })?;
     Ok((load, rows))
 }
 

@@ -500,3 +500,26 @@ def test_a_block_adds_a_primary_key_to_a_table_it_did_not_create(two):
     with pytest.raises(psycopg.errors.UniqueViolation):
         a.execute("alter table bt2 add primary key (id)")
     a.execute("rollback")
+
+
+def test_a_block_rebuilds_a_table_twice(two):
+    """As a Django migration altering two fields of one model: each rebuild of the rows
+    starts from the block's own rebuilt rows; others see the table as it was until the
+    block commits."""
+    a, b = two
+    a.execute("create table bt (id text, n text, v varchar(5))")
+    a.execute("insert into bt select g::text, (g * 10)::text, 'v' from generate_series(1, 100) g")
+    for end in ("rollback", "commit"):
+        a.execute("begin")
+        a.execute("alter table bt alter column id type int using id::int")
+        a.execute("alter table bt alter column n type bigint using n::bigint")
+        a.execute("alter table bt add primary key (id)")
+        a.execute("alter table bt alter column v type text")
+        assert a.execute("select sum(id), sum(n) from bt").fetchone() == (5050, 50500)
+        assert a.execute("select n from bt where id = 42").fetchone() == (420,)
+        a.execute(end)
+    assert b.execute("select pg_typeof(id)::text, pg_typeof(n)::text from bt limit 1").fetchone() == (
+        "integer", "bigint")
+    assert b.execute("select n from bt where id = 7").fetchone() == (70,)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        b.execute("insert into bt values (7, 1, 'x')")
