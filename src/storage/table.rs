@@ -159,6 +159,13 @@ impl Versions {
         )
     }
 
+    /// Prune every shard.
+    fn prune_all(&self, horizon: Lsn) {
+        for shard in self.shards.iter() {
+            stages::lock(Stage::TableVersions, shard).prune(horizon);
+        }
+    }
+
     /// Prune the next shard in turn.
     fn prune_one(&self, horizon: Lsn) {
         let i = self.prune_next.fetch_add(1, Ordering::Relaxed) % VERSION_SHARDS;
@@ -807,6 +814,16 @@ impl Table {
         self.scan_images(range, snapshot, reverse, |key, image| {
             Ok(visit(key, &self.decode(image)?))
         })
+    }
+
+    /// Drop the older versions no snapshot at or above `horizon` can see. Installs prune
+    /// as they go; a reader that scans the table in batches prunes first, so the versions
+    /// a TRUNCATE, a large DELETE or a rebuild left behind, with no writes after it to
+    /// prune them, are not copied again by every batch (each scan copies the older
+    /// versions of its range).
+    pub fn prune_older_versions(&self, horizon: Lsn) {
+        let _tree = stages::read(Stage::TableTree, &self.tree_lock);
+        self.older.prune_all(horizon);
     }
 
     /// [`Table::scan`] with each row as its stored image (`types::encode_row`).

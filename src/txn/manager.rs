@@ -580,6 +580,23 @@ impl TxnManager {
         horizon
     }
 
+    /// The oldest snapshot any session reads at, or the newest visible LSN if older:
+    /// a version superseded at or before it is seen by no snapshot (`valid_at` needs one
+    /// below its end). Read afresh, for a reader about to scan a table in batches, which
+    /// prunes with it (`Table::prune_older_versions`); a snapshot taken meanwhile is at
+    /// or above it (`snapshot` checks the visible LSN again after publishing). No commit
+    /// ends a version at LSN 1 or below, so a snapshot at 0, published as 1, loses none.
+    pub(crate) fn oldest_snapshot(&self) -> Lsn {
+        let mut oldest = self.visibility.visible_lsn().0;
+        for slot in self.sessions.read().values() {
+            let s = slot.snapshot.load(Ordering::SeqCst);
+            if s != 0 && s < oldest {
+                oldest = s;
+            }
+        }
+        Lsn(oldest)
+    }
+
     /// The oldest snapshot any session may still read at, from every session's snapshot.
     fn compute_horizon(&self) -> Lsn {
         let mut horizon = self.visibility.visible_lsn().0;
