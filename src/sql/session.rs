@@ -3355,21 +3355,7 @@ impl Session {
         let closed = self.keep_writers_out(table, "ALTER TABLE ... ADD PRIMARY KEY")?;
         // Checked with the gate closed: a concurrent ALTER may have added one meanwhile.
         let def = table.def();
-        if !def.primary_key.is_empty() {
-            return Err(Error::new(
-                SqlState::INVALID_TABLE_DEFINITION,
-                format!(
-                    "multiple primary keys for table \"{}\" are not allowed",
-                    def.name
-                ),
-            ));
-        }
-        let mut new_def: TableDef = (*def).clone();
-        new_def.primary_key = columns.to_vec();
-        new_def.pkey_name = Some(name.unwrap_or_else(|| format!("{}_pkey", def.name)));
-        for &c in columns {
-            new_def.columns[c].not_null = true;
-        }
+        let new_def = keyed_definition(&def, name, columns)?;
         // The rows the transaction wrote to a table it created (not in the table until it
         // commits) are put aside, checked for the key, and go in again once it is there.
         let mut spooled = None;
@@ -3437,21 +3423,7 @@ impl Session {
         self.refuse_rows_replaced_in_block(what)?;
         self.txn().close_gate(table)?;
         let def = table.def();
-        if !def.primary_key.is_empty() {
-            return Err(Error::new(
-                SqlState::INVALID_TABLE_DEFINITION,
-                format!(
-                    "multiple primary keys for table \"{}\" are not allowed",
-                    def.name
-                ),
-            ));
-        }
-        let mut new_def: TableDef = (*def).clone();
-        new_def.primary_key = columns.to_vec();
-        new_def.pkey_name = Some(name.unwrap_or_else(|| format!("{}_pkey", def.name)));
-        for &c in columns {
-            new_def.columns[c].not_null = true;
-        }
+        let new_def = keyed_definition(&def, name, columns)?;
         // Others are out of the gate: every version is committed and installed.
         let txn = self.engine.txn.clone();
         let writes = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
@@ -4387,6 +4359,27 @@ fn key_conflict(
             executor::key_too_long(bytes, new_def.pkey_name.as_deref().unwrap_or(""))
         }
     }
+}
+
+/// `def` with the primary key `columns` (named `name`, or PostgreSQL's `<table>_pkey`),
+/// its columns NOT NULL; 42P16 if it has one.
+fn keyed_definition(def: &TableDef, name: Option<String>, columns: &[usize]) -> Result<TableDef> {
+    if !def.primary_key.is_empty() {
+        return Err(Error::new(
+            SqlState::INVALID_TABLE_DEFINITION,
+            format!(
+                "multiple primary keys for table \"{}\" are not allowed",
+                def.name
+            ),
+        ));
+    }
+    let mut new_def = def.clone();
+    new_def.primary_key = columns.to_vec();
+    new_def.pkey_name = Some(name.unwrap_or_else(|| format!("{}_pkey", def.name)));
+    for &c in columns {
+        new_def.columns[c].not_null = true;
+    }
+    Ok(new_def)
 }
 
 /// Where a rebuild of `table` reads its rows (see [`ddl::RebuildSource`]), given the

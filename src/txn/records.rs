@@ -82,22 +82,21 @@ pub fn encode_drop_table(id: TableId) -> Vec<u8> {
 /// A CreateSequence record. The trailing byte 1 marks a creation that its transaction's
 /// commit confirms (`created`); records without it were confirmed when logged.
 pub fn encode_create_sequence(name: &str, id: TableId, options: &SequenceOptions) -> Vec<u8> {
-    let mut w = Writer::default();
-    w.str(name);
-    w.u32(id.0);
-    options.put(&mut w);
-    w.u8(1);
-    w.buf
+    sequence_record(name, id, options, true)
 }
 
 /// A CreateSequence record that gives a serial column's sequence an id and options
 /// (`Catalog::give_sequence_id`), confirmed when logged.
 pub fn encode_give_sequence_id(name: &str, id: TableId, options: &SequenceOptions) -> Vec<u8> {
+    sequence_record(name, id, options, false)
+}
+
+fn sequence_record(name: &str, id: TableId, options: &SequenceOptions, pending: bool) -> Vec<u8> {
     let mut w = Writer::default();
     w.str(name);
     w.u32(id.0);
     options.put(&mut w);
-    w.u8(0);
+    w.u8(pending as u8);
     w.buf
 }
 
