@@ -509,7 +509,9 @@ impl Executor<'_> {
         after: Option<&[u8]>,
         max: usize,
     ) -> Result<(Vec<Row>, Option<Key>)> {
-        table.prune_older_versions(self.engine.txn.oldest_snapshot());
+        if after.is_some() {
+            table.prune_older_versions(self.engine.txn.oldest_snapshot());
+        }
         let own = self.txn.writes.table(table.id);
         let mut rows = Vec::new();
         let mut last = None;
@@ -558,8 +560,11 @@ impl Executor<'_> {
         let Some(scan) = &plan.source else {
             return Err(Error::internal("a batched scan without a table"));
         };
-        scan.table
-            .prune_older_versions(self.engine.txn.oldest_snapshot());
+        // From the second batch on (a scan that fits one batch need not).
+        if after.is_some() {
+            scan.table
+                .prune_older_versions(self.engine.txn.oldest_snapshot());
+        }
         let mut rows = Vec::new();
         let mut last = None;
         self.for_each_row_after(scan, after, |key, row| {

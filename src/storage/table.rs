@@ -819,7 +819,7 @@ impl Table {
     /// Drop the older versions no snapshot at or above `horizon` can see. Installs prune
     /// as they go; a reader that scans the table in batches prunes first, so the versions
     /// a TRUNCATE, a large DELETE or a rebuild left behind, with no writes after it to
-    /// prune them, are not copied again by every batch (each scan copies the older
+    /// prune them, are not copied again by every later batch (each scan copies the older
     /// versions of its range).
     pub fn prune_older_versions(&self, horizon: Lsn) {
         let _tree = stages::read(Stage::TableTree, &self.tree_lock);
