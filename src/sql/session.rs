@@ -2675,18 +2675,11 @@ impl Session {
     /// logged with its commit (a table the block did not create; the block's own are
     /// changed at once, and dropped if it rolls back).
     fn changes_in_block(&self, table: &Table) -> bool {
-        let Some(t) = self.txn.as_ref() else {
-            return false;
-        };
-        if t.created.contains(&table.id) {
-            return false;
-        }
-        t.explicit
-            || !t.writes.is_empty()
-            || t.writes.passed_gate(table.id)
-            || !t.created.is_empty()
-            || !t.dropped.is_empty()
-            || self.simple_query_statements > 1
+        let created = self
+            .txn
+            .as_ref()
+            .is_none_or(|t| t.created.contains(&table.id));
+        !created && self.in_block(Some(table))
     }
 
     /// Whether a relation (or index) is named `name`, not counting those this session's
@@ -3337,29 +3330,38 @@ impl Session {
         // transaction created gets it so too (a rollback drops it, key and all: pg_dump's
         // output restored in one transaction adds keys to the tables it created and
         // filled); in a block, another table gets it at commit.
-        let created = self
-            .txn
-            .as_ref()
-            .is_some_and(|t| t.created.contains(&table.id));
-        let in_block = self.txn.as_ref().is_some_and(|t| {
-            t.explicit
-                || !t.writes.is_empty()
-                || t.writes.passed_gate(table.id)
-                || !t.created.is_empty()
-                || !t.dropped.is_empty()
-        });
-        let in_block = !created && (in_block || self.simple_query_statements > 1);
-        if in_block {
+        if self.changes_in_block(table) {
             return self.add_primary_key_in_block(table, name, columns);
         }
         let closed = self.keep_writers_out(table, "ALTER TABLE ... ADD PRIMARY KEY")?;
         // Checked with the gate closed: a concurrent ALTER may have added one meanwhile.
         let def = table.def();
         let new_def = keyed_definition(&def, name, columns)?;
-        // The rows the transaction wrote to a table it created (not in the table until it
-        // commits) are put aside, checked for the key, and go in again once it is there.
+        let created = self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.created.contains(&table.id));
+        // A table the transaction created and loaded by COPY (as a restored dump's):
+        // its load is loaded again under the key, to replace it once the key is there.
+        let mut rekeyed = None;
+        if let Some(load) = self
+            .txn
+            .as_ref()
+            .filter(|t| created && !t.writes.has_marks())
+            .and_then(|t| t.writes.table(table.id))
+            .filter(|w| w.has_no_rows())
+            .and_then(|w| w.bulk.as_ref())
+        {
+            let source = ddl::RebuildSource::Load(load);
+            match ddl::load_under_key(&self.engine.txn, table, columns, &source)? {
+                Ok(load) => rekeyed = Some(load),
+                Err(conflict) => return Err(key_conflict(&def, &new_def, columns, conflict)),
+            }
+        }
+        // Other rows the transaction wrote to a table it created (not in the table until
+        // it commits) are put aside, checked for the key, and go in again once it is there.
         let mut spooled = None;
-        if created && self.txn().writes.table(table.id).is_some() {
+        if created && rekeyed.is_none() && self.txn().writes.table(table.id).is_some() {
             let snapshot = self.statement_snapshot();
             let own = self.with_executor(snapshot, &[], false, |exec| {
                 exec.spool_own_rows(table, columns)
@@ -3393,6 +3395,9 @@ impl Session {
         } else {
             committing.finish();
         }
+        if let Some(load) = rekeyed {
+            self.txn().writes.replace_bulk(table, load);
+        }
         if let Some(spool) = spooled {
             let snapshot = self.statement_snapshot();
             let inserted = self.with_executor(snapshot, &[], false, |exec| {
@@ -3412,7 +3417,8 @@ impl Session {
     /// ADD PRIMARY KEY of a table a transaction block did not create: its gate stays
     /// closed to the end of the block, and the rows, loaded under the new key, replace
     /// the table's at commit as a TRUNCATE and a COPY of the block would (the block may
-    /// read them, not write them). The block must not have written the table.
+    /// read them, not write them). The block may have truncated or bulk-loaded the
+    /// table, not written its rows one by one.
     fn add_primary_key_in_block(
         &mut self,
         table: &Arc<Table>,

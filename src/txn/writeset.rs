@@ -253,6 +253,16 @@ impl WriteSet {
         self.table_mut(table).bulk = Some(load);
     }
 
+    /// The table's bulk load gives way to `load`, the same rows under another key (a
+    /// primary key added to a table the transaction created and loaded by COPY). No
+    /// savepoint is open.
+    pub fn replace_bulk(&mut self, table: &Arc<Table>, load: BulkLoad) {
+        debug_assert!(!self.has_marks());
+        let w = self.table_mut(table);
+        debug_assert!(w.bulk.is_some() && w.has_no_rows());
+        w.bulk = Some(load);
+    }
+
     /// Our own version of a key, if we wrote it: `Some(None)` means we deleted it.
     pub fn get(&self, id: TableId, key: &[u8]) -> Result<Option<Option<Row>>> {
         let Some(w) = self.tables.get(&id) else {

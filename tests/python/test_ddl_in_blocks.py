@@ -268,6 +268,39 @@ def test_a_primary_key_on_a_table_the_block_created_and_filled(two):
         a.execute("rollback")
 
 
+def copy_rows(c: psycopg.Connection, table: str, rows) -> None:
+    with c.cursor().copy(f"copy {table} from stdin") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def test_a_primary_key_on_a_table_the_block_created_and_copied(two):
+    """As a restored dump: CREATE TABLE, COPY of its rows (in reverse key order here),
+    then ADD PRIMARY KEY: the copied rows are checked for the key and found by it."""
+    a, b = two
+    a.execute("begin")
+    a.execute("create table bt (id int not null, name text)")
+    copy_rows(a, "bt", ((g, f"n{g}") for g in range(2000, 0, -1)))
+    a.execute("alter table bt add constraint bt_pkey primary key (id)")
+    assert a.execute("select count(*), sum(id) from bt").fetchone() == (2000, 2001000)
+    assert a.execute("select name from bt where id = 77").fetchone() == ("n77",)
+    assert a.execute("select id from bt order by id limit 3").fetchall() == [(1,), (2,), (3,)]
+    a.execute("commit")
+    assert b.execute("select count(*), max(id) from bt").fetchone() == (2000, 2000)
+    assert b.execute("select name from bt where id = 1999").fetchone() == ("n1999",)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        b.execute("insert into bt values (1, 'x')")
+    b.execute("insert into bt values (2001, 'n2001')")
+    for rows, error in [([(1, "a"), (1, "b")], psycopg.errors.UniqueViolation),
+                        ([(1, "a"), (None, "b")], psycopg.errors.NotNullViolation)]:
+        a.execute("begin")
+        a.execute("create table bt2 (id int, name text)")
+        copy_rows(a, "bt2", rows)
+        with pytest.raises(error):
+            a.execute("alter table bt2 add primary key (id)")
+        a.execute("rollback")
+
+
 def test_a_key_added_in_a_block_survives_a_crash(nodes):  # noqa: F811
     node = nodes().start()
     with node.connect(autocommit=False) as c:
@@ -275,6 +308,11 @@ def test_a_key_added_in_a_block_survives_a_crash(nodes):  # noqa: F811
         c.execute("insert into pk_rows select g, repeat('v', g % 50) from generate_series(1, 3000) g")
         c.execute("alter table pk_rows add primary key (id)")
         c.execute("create index pk_rows_v on pk_rows (v)")
+        c.commit()
+    with node.connect(autocommit=False) as c:
+        c.execute("create table pk_copied (id int, v text)")
+        copy_rows(c, "pk_copied", ((g, str(g)) for g in range(3000, 0, -1)))
+        c.execute("alter table pk_copied add primary key (id)")
         c.commit()
     open_block = node.connect(autocommit=False)
     open_block.execute("create table pk_open (id int)")
@@ -288,6 +326,10 @@ def test_a_key_added_in_a_block_survives_a_crash(nodes):  # noqa: F811
                 3000, 4501500, sum(g % 50 for g in range(1, 3001)))
             assert c.execute("select v from pk_rows where id = 49").fetchone() == ("v" * 49,)
             assert c.execute("select count(*) from pk_rows where v = 'vv'").fetchone() == (60,)
+            assert c.execute("select count(*), sum(id) from pk_copied").fetchone() == (3000, 4501500)
+            assert c.execute("select v from pk_copied where id = 2999").fetchone() == ("2999",)
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                c.execute("insert into pk_copied values (1, 'x')")
             with pytest.raises(psycopg.errors.UniqueViolation):
                 c.execute("insert into pk_rows values (3000, 'x')")
             with pytest.raises(psycopg.errors.UndefinedTable):
