@@ -14,10 +14,12 @@
 //! `Hash Join` over a `Hash`; grouping, DISTINCT and set operations hash
 //! (`HashAggregate`, `HashSetOp`).
 
+use super::estimate::{self, Estimate, Relation};
 use super::expr::Expr;
 use super::plan::{
     Access, JoinKind, JoinStep, JoinStrategy, Plan, ScanPlan, SelectPlan, SetOp, TableFunctionKind,
 };
+use super::statistics as stats;
 use crate::types::Value;
 use rustc_hash::FxHashMap;
 
@@ -87,19 +89,62 @@ type Measured<'a> = Option<&'a Actuals>;
 fn actual_text(actual: Option<Actual>) -> String {
     match actual {
         Some(a) if a.loops > 0 => {
-            let per_loop = (a.rows as f64 / a.loops as f64).round() as u64;
-            format!(" (actual rows={per_loop} loops={})", a.loops)
+            format!("(actual rows={} loops={})", per_loop(a), a.loops)
         }
-        _ => " (never executed)".into(),
+        _ => "(never executed)".into(),
     }
+}
+
+/// Rows per run, as EXPLAIN ANALYZE shows them.
+fn per_loop(a: Actual) -> u64 {
+    (a.rows as f64 / a.loops.max(1) as f64).round() as u64
+}
+
+/// EXPLAIN's output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Yaml,
+    Xml,
+}
+
+/// What EXPLAIN shows besides the plan's shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub format: Format,
+    /// Each node's estimate (option COSTS).
+    pub costs: bool,
+    /// The planning time, and with ANALYZE the execution time (option SUMMARY).
+    pub summary: bool,
+    /// Milliseconds the statement took to plan.
+    pub planning_ms: f64,
+}
+
+/// A detail of a node, as the structured formats type it.
+#[derive(Clone, Debug)]
+enum DetailValue {
+    Text(String),
+    List(Vec<String>),
+    Count(u64),
+    /// Shown by the structured formats only.
+    Flag(bool),
+    /// A count shown by the structured formats only.
+    HiddenCount(u64),
 }
 
 /// A plan node as drawn: its title, its detail lines, its inputs.
 struct Node {
     title: String,
+    /// For the structured formats: the node's type, and the fields that name what it
+    /// does (before its relationship to its parent) and what it reads (after).
+    node_type: String,
+    how: Vec<(&'static str, String)>,
+    target: Vec<(&'static str, String)>,
+    estimate: Option<Estimate>,
     /// With ANALYZE, what was measured of it (None: not measured, as a wrapper node).
     actual: Option<Option<Actual>>,
-    details: Vec<String>,
+    details: Vec<(&'static str, DetailValue)>,
     children: Vec<Node>,
     /// A label drawn in place of an arrow (`SubPlan 1`), its one input below it.
     label: bool,
@@ -107,13 +152,45 @@ struct Node {
 
 impl Node {
     fn new(title: impl Into<String>) -> Node {
+        let title = title.into();
         Node {
-            title: title.into(),
+            node_type: title.clone(),
+            title,
+            how: Vec::new(),
+            target: Vec::new(),
+            estimate: None,
             actual: None,
             details: Vec::new(),
             children: Vec::new(),
             label: false,
         }
+    }
+
+    /// A node whose structured type differs from its title.
+    fn typed(mut self, node_type: &str) -> Node {
+        self.node_type = node_type.to_string();
+        self
+    }
+
+    fn how(mut self, key: &'static str, value: impl Into<String>) -> Node {
+        self.how.push((key, value.into()));
+        self
+    }
+
+    fn target(mut self, key: &'static str, value: impl Into<String>) -> Node {
+        self.target.push((key, value.into()));
+        self
+    }
+
+    fn estimated(mut self, e: Estimate) -> Node {
+        self.estimate = Some(e);
+        self
+    }
+
+    /// The node's estimate (a label's: its input's).
+    fn est(&self) -> Estimate {
+        self.estimate
+            .unwrap_or_else(|| estimate::computed_rows(1.0, 0, 1.0, 0.0))
     }
 
     /// With ANALYZE, the counts of plan node `node` at `stage`.
@@ -124,8 +201,13 @@ impl Node {
         self
     }
 
-    fn detail(mut self, d: impl Into<String>) -> Node {
-        self.details.push(d.into());
+    fn detail(mut self, key: &'static str, text: impl Into<String>) -> Node {
+        self.details.push((key, DetailValue::Text(text.into())));
+        self
+    }
+
+    fn detail_value(mut self, key: &'static str, value: DetailValue) -> Node {
+        self.details.push((key, value));
         self
     }
 
@@ -136,19 +218,22 @@ impl Node {
 
     /// The node's lines: the top one at column 0, its details 2 further; an input's
     /// arrow where its parent's details start, its details 6 past the arrow.
-    fn draw(&self, arrow: Option<usize>, out: &mut Vec<String>) {
+    fn draw(&self, arrow: Option<usize>, costs: bool, out: &mut Vec<String>) {
         if self.label {
             let at = arrow.unwrap_or(0);
             out.push(format!("{}{}", " ".repeat(at), self.title));
             for c in &self.children {
-                c.draw(Some(at + 2), out);
+                c.draw(Some(at + 2), costs, out);
             }
             return;
         }
-        let title = match self.actual {
-            Some(actual) => format!("{}{}", self.title, actual_text(actual)),
-            None => self.title.clone(),
-        };
+        let mut title = self.title.clone();
+        if let (Some(e), true) = (self.estimate, costs) {
+            title = format!("{title}  {}", e.text());
+        }
+        if let Some(actual) = self.actual {
+            title = format!("{title} {}", actual_text(actual));
+        }
         let inner = match arrow {
             None => {
                 out.push(title);
@@ -159,25 +244,330 @@ impl Node {
                 a + 6
             }
         };
-        for d in &self.details {
-            out.push(format!("{}{d}", " ".repeat(inner)));
+        for (key, value) in &self.details {
+            let shown = match value {
+                DetailValue::Text(t) => t.clone(),
+                DetailValue::List(items) => items.join(", "),
+                DetailValue::Count(n) => n.to_string(),
+                DetailValue::Flag(_) | DetailValue::HiddenCount(_) => continue,
+            };
+            out.push(format!("{}{key}: {shown}", " ".repeat(inner)));
         }
         for c in &self.children {
-            c.draw(Some(inner), out);
+            c.draw(Some(inner), costs, out);
+        }
+    }
+
+    /// The node as a structured document's object: its fields in PostgreSQL's order,
+    /// `relationship` to its parent, its inputs under "Plans".
+    fn fields(
+        &self,
+        relationship: Option<&str>,
+        subplan: Option<&str>,
+        o: &Options,
+    ) -> Vec<(String, Doc)> {
+        let text = |s: &str| Doc::Text(s.to_string());
+        let mut f: Vec<(String, Doc)> = vec![("Node Type".into(), text(&self.node_type))];
+        for (k, v) in &self.how {
+            f.push((k.to_string(), text(v)));
+        }
+        if let Some(r) = relationship {
+            f.push(("Parent Relationship".into(), text(r)));
+        }
+        if let Some(name) = subplan {
+            f.push(("Subplan Name".into(), text(name)));
+        }
+        f.push(("Parallel Aware".into(), Doc::Bool(false)));
+        f.push(("Async Capable".into(), Doc::Bool(false)));
+        for (k, v) in &self.target {
+            f.push((k.to_string(), text(v)));
+        }
+        if let (Some(e), true) = (self.estimate, o.costs) {
+            f.push((
+                "Startup Cost".into(),
+                Doc::Number(format!("{:.2}", e.startup)),
+            ));
+            f.push(("Total Cost".into(), Doc::Number(format!("{:.2}", e.total))));
+            f.push(("Plan Rows".into(), Doc::Number(e.shown_rows().to_string())));
+            f.push((
+                "Plan Width".into(),
+                Doc::Number(format!("{}", e.width.round() as u64)),
+            ));
+        }
+        if let Some(actual) = self.actual {
+            let (rows, loops) = match actual {
+                Some(a) if a.loops > 0 => (per_loop(a), a.loops),
+                _ => (0, 0),
+            };
+            f.push(("Actual Rows".into(), Doc::Number(rows.to_string())));
+            f.push(("Actual Loops".into(), Doc::Number(loops.to_string())));
+        }
+        for (k, v) in &self.details {
+            let doc = match v {
+                DetailValue::Text(t) => text(t),
+                DetailValue::List(items) => Doc::List(items.iter().map(|i| text(i)).collect()),
+                DetailValue::Count(n) | DetailValue::HiddenCount(n) => Doc::Number(n.to_string()),
+                DetailValue::Flag(b) => Doc::Bool(*b),
+            };
+            f.push((k.to_string(), doc));
+        }
+        let mut plans = Vec::new();
+        for (i, c) in self.children.iter().enumerate() {
+            let plan = if c.label {
+                // A subplan: the label names the plan below it.
+                match c.children.first() {
+                    Some(sub) => sub.fields(Some("SubPlan"), Some(&c.title), o),
+                    None => continue,
+                }
+            } else {
+                let relationship = match (self.node_type.as_str(), i) {
+                    ("Append", _) => "Member",
+                    ("Subquery Scan", _) => "Subquery",
+                    ("CTE Scan", _) => "InitPlan",
+                    (_, 0) => "Outer",
+                    _ => "Inner",
+                };
+                c.fields(Some(relationship), None, o)
+            };
+            plans.push(Doc::Object(plan));
+        }
+        if !plans.is_empty() {
+            f.push(("Plans".into(), Doc::List(plans)));
+        }
+        f
+    }
+}
+
+/// A value of EXPLAIN's structured output.
+enum Doc {
+    Text(String),
+    /// A number, already formatted.
+    Number(String),
+    Bool(bool),
+    List(Vec<Doc>),
+    Object(Vec<(String, Doc)>),
+}
+
+impl Doc {
+    fn json(&self, indent: usize, out: &mut String) {
+        let pad = |n: usize| " ".repeat(n);
+        match self {
+            Doc::Text(t) => out.push_str(&json_string(t)),
+            Doc::Number(n) => out.push_str(n),
+            Doc::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Doc::List(items) if items.is_empty() => out.push_str("[]"),
+            Doc::List(items) => {
+                // A list of plain values stays on one line, as PostgreSQL writes it.
+                if items
+                    .iter()
+                    .all(|i| !matches!(i, Doc::Object(_) | Doc::List(_)))
+                {
+                    out.push('[');
+                    for (n, item) in items.iter().enumerate() {
+                        if n > 0 {
+                            out.push_str(", ");
+                        }
+                        item.json(indent, out);
+                    }
+                    out.push(']');
+                    return;
+                }
+                out.push_str("[\n");
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        out.push_str(",\n");
+                    }
+                    out.push_str(&pad(indent + 2));
+                    item.json(indent + 2, out);
+                }
+                out.push('\n');
+                out.push_str(&pad(indent));
+                out.push(']');
+            }
+            Doc::Object(fields) => {
+                out.push_str("{\n");
+                for (n, (k, v)) in fields.iter().enumerate() {
+                    if n > 0 {
+                        out.push_str(",\n");
+                    }
+                    out.push_str(&format!("{}{}: ", pad(indent + 2), json_string(k)));
+                    v.json(indent + 2, out);
+                }
+                out.push('\n');
+                out.push_str(&pad(indent));
+                out.push('}');
+            }
+        }
+    }
+
+    /// YAML as PostgreSQL writes it: `key: value` lines, list items after `- `.
+    fn yaml_fields(fields: &[(String, Doc)], indent: usize, first_prefix: &str, out: &mut String) {
+        for (n, (k, v)) in fields.iter().enumerate() {
+            let lead = if n == 0 {
+                first_prefix.to_string()
+            } else {
+                " ".repeat(indent)
+            };
+            match v {
+                Doc::List(items) if items.is_empty() => {
+                    out.push_str(&format!("{lead}{}: \n", k));
+                }
+                Doc::List(items) => {
+                    out.push_str(&format!("{lead}{}: \n", k));
+                    for item in items {
+                        match item {
+                            Doc::Object(inner) => {
+                                let prefix = format!("{}- ", " ".repeat(indent + 2));
+                                Doc::yaml_fields(inner, indent + 4, &prefix, out);
+                            }
+                            other => {
+                                out.push_str(&format!(
+                                    "{}- {}\n",
+                                    " ".repeat(indent + 2),
+                                    other.yaml_scalar()
+                                ));
+                            }
+                        }
+                    }
+                }
+                Doc::Object(inner) => {
+                    out.push_str(&format!("{lead}{}: \n", k));
+                    let prefix = " ".repeat(indent + 2);
+                    Doc::yaml_fields(inner, indent + 2, &prefix, out);
+                }
+                scalar => out.push_str(&format!("{lead}{}: {}\n", k, scalar.yaml_scalar())),
+            }
+        }
+    }
+
+    fn yaml_scalar(&self) -> String {
+        match self {
+            // (PostgreSQL quotes every string in YAML as in JSON.)
+            Doc::Text(t) => json_string(t),
+            Doc::Number(n) => n.clone(),
+            Doc::Bool(b) => b.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    fn xml(&self, name: &str, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        let tag = name.replace(' ', "-");
+        match self {
+            Doc::Text(t) => out.push_str(&format!("{pad}<{tag}>{}</{tag}>\n", xml_escape(t))),
+            Doc::Number(n) => out.push_str(&format!("{pad}<{tag}>{n}</{tag}>\n")),
+            Doc::Bool(b) => out.push_str(&format!("{pad}<{tag}>{b}</{tag}>\n")),
+            Doc::List(items) if items.is_empty() => {
+                out.push_str(&format!("{pad}<{tag}>\n{pad}</{tag}>\n"))
+            }
+            Doc::List(items) => {
+                out.push_str(&format!("{pad}<{tag}>\n"));
+                for item in items {
+                    match item {
+                        Doc::Object(_) => item.xml("Plan", indent + 2, out),
+                        other => other.xml("Item", indent + 2, out),
+                    }
+                }
+                out.push_str(&format!("{pad}</{tag}>\n"));
+            }
+            Doc::Object(fields) => {
+                out.push_str(&format!("{pad}<{tag}>\n"));
+                for (k, v) in fields {
+                    v.xml(k, indent + 2, out);
+                }
+                out.push_str(&format!("{pad}</{tag}>\n"));
+            }
         }
     }
 }
 
-/// The lines of EXPLAIN's output for `plan`; `actual`: with ANALYZE, what was measured
-/// of each node and the milliseconds the statement took.
-pub fn explain(plan: &Plan, actual: Option<(&Actuals, f64)>, summary: bool) -> Vec<String> {
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// EXPLAIN's output for `plan`, one row per text line (one row in the structured
+/// formats); `actual`: with ANALYZE, what was measured of each node and the
+/// milliseconds the statement took.
+pub fn explain(plan: &Plan, options: &Options, actual: Option<(&Actuals, f64)>) -> Vec<String> {
     let m = actual.map(|(actuals, _)| actuals);
-    let root = match plan {
+    let root = plan_node(plan, m);
+    let planning = options.summary.then_some(options.planning_ms);
+    let execution = actual.filter(|_| options.summary).map(|(_, ms)| ms);
+    match options.format {
+        Format::Text => {
+            let mut out = Vec::new();
+            root.draw(None, options.costs, &mut out);
+            if let Some(ms) = planning {
+                out.push(format!("Planning Time: {ms:.3} ms"));
+            }
+            if let Some(ms) = execution {
+                out.push(format!("Execution Time: {ms:.3} ms"));
+            }
+            out
+        }
+        format => {
+            let mut top = vec![(
+                "Plan".to_string(),
+                Doc::Object(root.fields(None, None, options)),
+            )];
+            if let Some(ms) = planning {
+                top.push(("Planning Time".into(), Doc::Number(format!("{ms:.3}"))));
+            }
+            if actual.is_some() {
+                top.push(("Triggers".into(), Doc::List(Vec::new())));
+            }
+            if let Some(ms) = execution {
+                top.push(("Execution Time".into(), Doc::Number(format!("{ms:.3}"))));
+            }
+            let mut out = String::new();
+            match format {
+                Format::Json => Doc::List(vec![Doc::Object(top)]).json(0, &mut out),
+                Format::Yaml => Doc::yaml_fields(&top, 2, "- ", &mut out),
+                _ => {
+                    out.push_str("<explain xmlns=\"http://www.postgresql.org/2009/explain\">\n");
+                    out.push_str("  <Query>\n");
+                    for (k, v) in &top {
+                        v.xml(k, 4, &mut out);
+                    }
+                    out.push_str("  </Query>\n</explain>");
+                }
+            }
+            vec![out.trim_end_matches('\n').to_string()]
+        }
+    }
+}
+
+fn plan_node(plan: &Plan, m: Measured) -> Node {
+    match plan {
         Plan::Select(sel) => select_node(sel, m),
         Plan::Insert(ins) => {
+            let width = ins.def.columns.len() as f64 * 4.0;
             let source = match &ins.source {
                 super::plan::InsertSource::Values(rows) if rows.len() == 1 => {
-                    let mut result = Node::new("Result");
+                    let mut result = Node::new("Result").estimated(estimate::result(width));
                     if let Some(actuals) = m {
                         // It makes its one row each time the statement runs.
                         result.actual =
@@ -188,53 +578,236 @@ pub fn explain(plan: &Plan, actual: Option<(&Actuals, f64)>, summary: bool) -> V
                     }
                     result
                 }
-                super::plan::InsertSource::Values(_) => Node::new("Values Scan on \"*VALUES*\""),
+                super::plan::InsertSource::Values(rows) => {
+                    let n = rows.len() as f64;
+                    Node::new("Values Scan on \"*VALUES*\"")
+                        .typed("Values Scan")
+                        .target("Alias", "*VALUES*")
+                        .estimated(estimate::computed_rows(n, 0, n, width))
+                }
                 super::plan::InsertSource::Select(sel) => select_node(sel, m),
             };
+            let e = estimate::modify(&source.est());
             Node::new(format!("Insert on {}", ins.def.name))
+                .typed("ModifyTable")
+                .how("Operation", "Insert")
+                .target("Relation Name", ins.def.name.clone())
+                .target("Alias", ins.def.name.clone())
+                .estimated(e)
                 .measured(m, node_id(plan), Stage::Output)
                 .child(source)
         }
-        Plan::Update(upd) => Node::new(format!("Update on {}", upd.scan.def.name))
-            .measured(m, node_id(plan), Stage::Output)
-            .child(scan_node(&upd.scan, m)),
-        Plan::Delete(del) => Node::new(format!("Delete on {}", del.scan.def.name))
-            .measured(m, node_id(plan), Stage::Output)
-            .child(scan_node(&del.scan, m)),
+        Plan::Update(upd) => modify_node("Update", &upd.scan, node_id(plan), m),
+        Plan::Delete(del) => modify_node("Delete", &del.scan, node_id(plan), m),
         _ => Node::new("Utility Statement"),
-    };
-    let mut out = Vec::new();
-    root.draw(None, &mut out);
-    if let (Some((_, ms)), true) = (actual, summary) {
-        out.push(format!("Execution Time: {ms:.3} ms"));
     }
-    out
+}
+
+fn modify_node(operation: &str, scan: &ScanPlan, id: usize, m: Measured) -> Node {
+    let all = vec![true; scan.def.columns.len()];
+    let (input, _) = scan_node(scan, m, &all);
+    Node::new(format!("{operation} on {}", scan.def.name))
+        .typed("ModifyTable")
+        .how("Operation", operation)
+        .target("Relation Name", scan.def.name.clone())
+        .target("Alias", scan.qualifier.clone())
+        .estimated(estimate::modify(&input.est()))
+        .measured(m, id, Stage::Output)
+        .child(input)
+}
+
+/// What the estimates know of a query's joined row: the relation each table's columns
+/// come from, and where they start.
+struct RowFacts {
+    relations: Vec<Relation>,
+    starts: Vec<usize>,
+}
+
+impl RowFacts {
+    fn origin(&self, column: usize) -> Option<(&Relation, usize)> {
+        let r = self.starts.iter().rposition(|&s| s <= column)?;
+        Some((self.relations.get(r)?, column - self.starts[r]))
+    }
+
+    /// Distinct values of an expression over the joined row.
+    fn distinct(&self, e: &Expr) -> f64 {
+        match e {
+            Expr::Column(c) => self
+                .origin(*c)
+                .map_or(estimate::DEFAULT_NUM_DISTINCT, |(r, col)| r.distinct(col)),
+            Expr::Const(_) => 1.0,
+            _ => estimate::DEFAULT_NUM_DISTINCT,
+        }
+    }
+
+    /// The width of an expression's value over the joined row.
+    fn width(&self, e: &Expr) -> f64 {
+        match e {
+            Expr::Column(c) => self.origin(*c).map_or(8.0, |(r, col)| r.column_width(col)),
+            Expr::Const(v) => v.data_type().map_or(8.0, |t| estimate::type_width(&t)),
+            Expr::Cast(_, t) => estimate::type_width(t),
+            _ => 8.0,
+        }
+    }
+
+    /// The share of joined rows a condition over them keeps: an equality of two
+    /// columns keeps one in the larger number of distinct values, anything else the
+    /// default share.
+    fn join_selectivity(&self, condition: &Expr) -> (f64, usize) {
+        let mut parts = Vec::new();
+        conjuncts(condition, &mut parts);
+        let share = parts
+            .iter()
+            .map(|p| match p {
+                Expr::Cmp(super::expr::CmpOp::Eq, a, b) => {
+                    1.0 / self.distinct(a).max(self.distinct(b)).max(1.0)
+                }
+                _ => stats::DEFAULT_RANGE_SEL,
+            })
+            .product();
+        (share, parts.len())
+    }
+}
+
+/// Which columns of a query's joined row it reads (a scan passes on only those).
+fn read_columns(sel: &SelectPlan, width: usize) -> Vec<bool> {
+    let mut read = vec![false; width];
+    let layout = sel.join_layout.as_deref();
+    let mut mark_at = |e: &Expr, shift: usize, from_order: bool| {
+        e.visit(&mut |n| {
+            if let Expr::Column(c) = n {
+                let c = c + shift;
+                let c = match (from_order, layout) {
+                    (true, Some(l)) => l.get(c).copied().unwrap_or(c),
+                    _ => c,
+                };
+                if let Some(r) = read.get_mut(c) {
+                    *r = true;
+                }
+            }
+        })
+    };
+    // Above the join, the row is in FROM's order.
+    let grouped = sel.aggregation.is_some();
+    for e in &sel.projection {
+        if !grouped {
+            mark_at(e, 0, true);
+        }
+    }
+    if !grouped {
+        for k in &sel.order_by {
+            mark_at(&k.expr, 0, true);
+        }
+    }
+    if let Some(agg) = &sel.aggregation {
+        for k in &agg.keys {
+            mark_at(k, 0, true);
+        }
+        for call in &agg.aggs {
+            for e in call.arg.iter().chain(&call.delimiter) {
+                mark_at(e, 0, true);
+            }
+            for k in &call.order_by {
+                mark_at(&k.expr, 0, true);
+            }
+        }
+    }
+    for w in &sel.windows {
+        for e in w.arg.iter().chain(&w.extra).chain(&w.partition_by) {
+            mark_at(e, 0, true);
+        }
+        for k in &w.order_by {
+            mark_at(&k.expr, 0, true);
+        }
+    }
+    // The join's own conditions, in the join's order.
+    if let Some(f) = &sel.filter {
+        mark_at(f, 0, false);
+    }
+    for step in &sel.joins {
+        if let Some(on) = &step.on {
+            mark_at(on, 0, false);
+        }
+        if let JoinStrategy::Hash {
+            outer_keys,
+            inner_keys,
+        } = &step.strategy
+        {
+            for k in outer_keys {
+                mark_at(k, 0, false);
+            }
+            for k in inner_keys {
+                mark_at(k, step.outer_width, false);
+            }
+        }
+        let lookup = match &step.scan.access {
+            Access::Point(values) => values.as_slice(),
+            Access::Index { prefix, .. } => prefix.as_slice(),
+            _ => &[],
+        };
+        for v in lookup {
+            mark_at(v, 0, false);
+        }
+    }
+    read
 }
 
 fn select_node(sel: &SelectPlan, m: Measured) -> Node {
     let id = node_id(sel);
+    let mut facts = RowFacts {
+        relations: Vec::new(),
+        starts: Vec::new(),
+    };
     let mut node = match (&sel.set_op, &sel.source) {
         (Some(op), _) => set_op_node(op, m).measured(m, id, Stage::Emitted),
         (None, Some(source)) => {
-            let mut node = scan_node(source, m);
+            let width = source.def.columns.len()
+                + sel
+                    .joins
+                    .iter()
+                    .map(|j| j.scan.def.columns.len())
+                    .sum::<usize>();
+            let read = read_columns(sel, width);
+            let (mut node, relation) = scan_node(source, m, &read);
+            facts.starts.push(0);
+            facts.relations.push(relation);
             let mut names = scan_names(source, sel.joins.is_empty());
             for step in &sel.joins {
                 names.extend(scan_names(&step.scan, false));
-                node = join_node(node, step, &names, m);
+                let start = step.outer_width;
+                let end = start + step.scan.def.columns.len();
+                let (inner, relation) =
+                    scan_node(&step.scan, m, read.get(start..end).unwrap_or(&[]));
+                facts.starts.push(start);
+                facts.relations.push(relation);
+                node = join_node(node, inner, step, &names, &facts, m);
             }
             node
         }
-        (None, None) => Node::new("Result").measured(m, id, Stage::Emitted),
+        (None, None) => Node::new("Result")
+            .estimated(estimate::result(0.0))
+            .measured(m, id, Stage::Emitted),
     };
     let names = row_names(sel);
     if let (Some(f), false) = (&sel.filter, sel.source.is_none()) {
-        node = node.detail(format!("Filter: {}", expr_text(f, &names)));
+        let (share, quals) = facts.join_selectivity(f);
+        node.estimate = Some(node.est().filtered(share, quals));
+        node = node.detail("Filter", expr_text(f, &names));
     } else if let (Some(f), true) = (&sel.filter, sel.source.is_none()) {
-        node = node.detail(format!("One-Time Filter: {}", expr_text(f, &names)));
+        node = node.detail("One-Time Filter", expr_text(f, &names));
     }
+    // The widths of a grouped row's columns: its keys', then its aggregates'.
+    let mut grouped_widths = Vec::new();
     if let Some(agg) = &sel.aggregation {
+        let input = node.est();
+        grouped_widths = agg.keys.iter().map(|k| facts.width(k)).collect();
+        grouped_widths.extend(agg.aggs.iter().map(|_| 8.0));
+        let width: f64 = grouped_widths.iter().sum();
         node = if agg.keys.is_empty() {
             Node::new("Aggregate")
+                .how("Strategy", "Plain")
+                .how("Partial Mode", "Simple")
+                .estimated(estimate::aggregate(&input, agg.aggs.len(), width))
                 .measured(m, id, Stage::Emitted)
                 .child(node)
         } else {
@@ -243,17 +816,48 @@ fn select_node(sel: &SelectPlan, m: Measured) -> Node {
                 .iter()
                 .map(|k| bare(&expr_text(k, &names)))
                 .collect();
+            let groups = estimate::groups(agg.keys.iter().map(|k| facts.distinct(k)), input.rows);
+            let e = estimate::hash_aggregate(&input, agg.keys.len(), agg.aggs.len(), groups, width);
             Node::new("HashAggregate")
+                .typed("Aggregate")
+                .how("Strategy", "Hashed")
+                .how("Partial Mode", "Simple")
+                .estimated(e)
                 .measured(m, id, Stage::Emitted)
-                .detail(format!("Group Key: {}", keys.join(", ")))
+                .detail_value("Group Key", DetailValue::List(keys))
+                .detail_value("Planned Partitions", DetailValue::HiddenCount(0))
                 .child(node)
         };
+        if let Some(having) = &agg.having {
+            let e = node.est().filtered(stats::DEFAULT_RANGE_SEL, 1);
+            node = node
+                .estimated(e)
+                .detail("Filter", expr_text(having, &grouped_names(agg, &names)));
+        }
     }
     if !sel.windows.is_empty() {
+        let input = node.est();
+        let width = input.width + 8.0 * sel.windows.len() as f64;
         node = Node::new("WindowAgg")
+            .estimated(estimate::per_row(&input, sel.windows.len() as f64, width))
             .measured(m, id, Stage::Emitted)
             .child(node);
     }
+    // The width of the rows the query returns.
+    let projected: f64 = sel
+        .projection
+        .iter()
+        .map(|e| match (&sel.aggregation, e) {
+            (Some(_), Expr::Column(c)) => grouped_widths.get(*c).copied().unwrap_or(8.0),
+            (Some(_), _) => 8.0,
+            (None, e) => match (e, &sel.join_layout) {
+                (Expr::Column(c), Some(l)) => {
+                    facts.width(&Expr::Column(l.get(*c).copied().unwrap_or(*c)))
+                }
+                (e, _) => facts.width(e),
+            },
+        })
+        .sum();
     if sel.distinct {
         let row_names = match &sel.aggregation {
             Some(agg) => grouped_names(agg, &names),
@@ -264,9 +868,20 @@ fn select_node(sel: &SelectPlan, m: Measured) -> Node {
             .iter()
             .map(|e| bare(&expr_text(e, &row_names)))
             .collect();
+        let input = node.est();
+        let groups = match &sel.aggregation {
+            Some(_) => input.rows,
+            None => estimate::groups(sel.projection.iter().map(|e| facts.distinct(e)), input.rows),
+        };
+        let e = estimate::hash_aggregate(&input, keys.len(), 0, groups, projected);
         node = Node::new("HashAggregate")
+            .typed("Aggregate")
+            .how("Strategy", "Hashed")
+            .how("Partial Mode", "Simple")
+            .estimated(e)
             .measured(m, id, Stage::Distinct)
-            .detail(format!("Group Key: {}", keys.join(", ")))
+            .detail_value("Group Key", DetailValue::List(keys))
+            .detail_value("Planned Partitions", DetailValue::HiddenCount(0))
             .child(node);
     }
     let sorted = if sel.distinct {
@@ -294,25 +909,49 @@ fn select_node(sel: &SelectPlan, m: Measured) -> Node {
                 }
             })
             .collect();
+        let e = estimate::sort(&node.est());
         node = Node::new("Sort")
+            .estimated(e)
             .measured(m, id, sorted)
-            .detail(format!("Sort Key: {}", keys.join(", ")))
+            .detail_value("Sort Key", DetailValue::List(keys))
             .child(node);
     }
     if sel.distinct_on > 0 {
+        let input = node.est();
+        let groups = estimate::groups(
+            sel.order_by
+                .iter()
+                .take(sel.distinct_on)
+                .map(|k| facts.distinct(&k.expr)),
+            input.rows,
+        );
         node = Node::new("Unique")
+            .estimated(estimate::unique(&input, groups))
             .measured(m, id, Stage::Unique)
             .child(node);
     }
     if sel.limit.is_some() || sel.offset.is_some() {
+        let count = |e: &Option<Expr>| e.as_ref().and_then(constant_number);
+        let limit = match &sel.limit {
+            Some(Expr::Const(crate::types::Value::Null)) | None => Some(f64::INFINITY),
+            l => count(l),
+        };
+        let offset = count(&sel.offset).unwrap_or(0.0);
+        let e = estimate::limit(&node.est(), limit, offset);
         node = Node::new("Limit")
+            .estimated(e)
             .measured(m, id, Stage::Output)
             .child(node);
     }
     if sel.row_lock.is_some() {
+        let e = estimate::per_row(&node.est(), 0.0, node.est().width);
         node = Node::new("LockRows")
+            .estimated(e)
             .measured(m, id, Stage::Output)
             .child(node);
+    }
+    if sel.set_op.is_none() {
+        node.estimate = Some(node.est().with_width(projected));
     }
     for (i, sub) in sel.subqueries.iter().enumerate() {
         let mut label = Node::new(format!("SubPlan {}", i + 1)).child(select_node(sub, m));
@@ -325,11 +964,29 @@ fn select_node(sel: &SelectPlan, m: Measured) -> Node {
 fn set_op_node(op: &super::plan::SetOpPlan, m: Measured) -> Node {
     let left = select_node(&op.left, m);
     let right = select_node(&op.right, m);
+    let (l, r) = (left.est(), right.est());
+    let both = estimate::append(&[l, r]);
+    let columns = op.left.projection.len();
     match op.op {
-        SetOp::RecursiveUnion(_) => Node::new("Recursive Union").child(left).child(right),
-        SetOp::Union if op.all => Node::new("Append").child(left).child(right),
+        SetOp::RecursiveUnion(_) => {
+            // As PostgreSQL guesses: the first rows, then ten rounds of the rest.
+            let rows = l.rows + 10.0 * r.rows;
+            let e = estimate::append(&[l, r]);
+            let e = Estimate { rows, ..e };
+            Node::new("Recursive Union")
+                .estimated(e)
+                .child(left)
+                .child(right)
+        }
+        SetOp::Union if op.all => Node::new("Append").estimated(both).child(left).child(right),
         SetOp::Union => {
-            Node::new("HashAggregate").child(Node::new("Append").child(left).child(right))
+            let e = estimate::hash_aggregate(&both, columns, 0, both.rows, both.width);
+            Node::new("HashAggregate")
+                .typed("Aggregate")
+                .how("Strategy", "Hashed")
+                .how("Partial Mode", "Simple")
+                .estimated(e)
+                .child(Node::new("Append").estimated(both).child(left).child(right))
         }
         SetOp::Intersect | SetOp::Except => {
             let what = match (op.op, op.all) {
@@ -338,8 +995,17 @@ fn set_op_node(op: &super::plan::SetOpPlan, m: Measured) -> Node {
                 (_, false) => "Except",
                 (_, true) => "Except All",
             };
+            let kept = match op.op {
+                SetOp::Intersect => l.rows.min(r.rows),
+                _ => l.rows,
+            };
+            let e = estimate::hash_aggregate(&both, columns, 0, kept, both.width);
             Node::new(format!("HashSetOp {what}"))
-                .child(Node::new("Append").child(left).child(right))
+                .typed("SetOp")
+                .how("Strategy", "Hashed")
+                .target("Command", what)
+                .estimated(e)
+                .child(Node::new("Append").estimated(both).child(left).child(right))
         }
     }
 }
@@ -372,11 +1038,50 @@ fn row_names(sel: &SelectPlan) -> Vec<String> {
     names
 }
 
-fn scan_node(scan: &ScanPlan, m: Measured) -> Node {
-    scan_node_unmeasured(scan, m).measured(m, node_id(scan), Stage::Output)
+/// A scan's node, and what is known of the relation it reads; `read`: which of its
+/// columns the query reads.
+fn scan_node(scan: &ScanPlan, m: Measured, read: &[bool]) -> (Node, Relation) {
+    let (node, relation) = scan_node_unmeasured(scan, m, read);
+    (node.measured(m, node_id(scan), Stage::Output), relation)
 }
 
-fn scan_node_unmeasured(scan: &ScanPlan, m: Measured) -> Node {
+/// The number an expression is when it is a constant (perhaps cast).
+fn constant_number(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Const(Value::Null) => None,
+        Expr::Const(v) => crate::types::format_text(v).parse::<f64>().ok(),
+        Expr::Cast(inner, _) => constant_number(inner),
+        _ => None,
+    }
+}
+
+/// The rows a function in FROM gives: counted where its arguments are constants.
+fn function_rows(function: &super::plan::TableFunction) -> f64 {
+    let number = constant_number;
+    match function.kind {
+        TableFunctionKind::Values { width } => (function.args.len() / width.max(1)) as f64,
+        TableFunctionKind::GenerateSeries => {
+            let args: Vec<Option<f64>> = function.args.iter().map(number).collect();
+            match args.as_slice() {
+                [Some(a), Some(b)] => (b - a + 1.0).max(0.0),
+                [Some(a), Some(b), Some(s)] if *s != 0.0 => ((b - a) / s + 1.0).max(0.0).floor(),
+                _ => estimate::FUNCTION_ROWS,
+            }
+        }
+        TableFunctionKind::Unnest => function
+            .args
+            .iter()
+            .map(|a| match a {
+                Expr::Const(Value::Array(_, items)) => items.len() as f64,
+                _ => 100.0,
+            })
+            .fold(1.0, f64::max),
+        TableFunctionKind::SequenceState | TableFunctionKind::PartitionAncestors => 1.0,
+        _ => estimate::FUNCTION_ROWS,
+    }
+}
+
+fn scan_node_unmeasured(scan: &ScanPlan, m: Measured, read: &[bool]) -> (Node, Relation) {
     let names = scan_names(scan, true);
     // `on t`, or `on t x` when the query calls it x (as PostgreSQL shows an alias).
     let table = &if scan.qualifier == scan.def.name {
@@ -384,25 +1089,51 @@ fn scan_node_unmeasured(scan: &ScanPlan, m: Measured) -> Node {
     } else {
         format!("{} {}", scan.def.name, scan.qualifier)
     };
+    let mut child_estimate = None;
     let mut node = if let Some(derived) = &scan.derived {
-        let title = if derived.materialize {
-            format!("CTE Scan on {table}")
+        let (title, node_type) = if derived.materialize {
+            (format!("CTE Scan on {table}"), "CTE Scan")
         } else {
-            format!("Subquery Scan on {table}")
+            (format!("Subquery Scan on {table}"), "Subquery Scan")
         };
-        Node::new(title).child(select_node(derived, m))
+        let child = select_node(derived, m);
+        child_estimate = Some(child.est());
+        let node = Node::new(title).typed(node_type);
+        let node = match derived.materialize {
+            true => node.target("CTE Name", scan.def.name.clone()),
+            false => node,
+        };
+        node.target("Alias", scan.qualifier.clone()).child(child)
     } else if let Some(function) = &scan.function {
-        Node::new(match function.kind {
-            TableFunctionKind::Values { .. } => "Values Scan on \"*VALUES*\"".to_string(),
-            TableFunctionKind::WorkTable(_) => format!("WorkTable Scan on {table}"),
-            kind => match function_name(&kind) {
-                Some(f) if f != scan.qualifier => {
-                    format!("Function Scan on {f} {}", scan.qualifier)
-                }
-                Some(f) => format!("Function Scan on {f}"),
-                None => format!("Function Scan on {table}"),
-            },
-        })
+        let node = match function.kind {
+            TableFunctionKind::Values { .. } => Node::new("Values Scan on \"*VALUES*\"")
+                .typed("Values Scan")
+                .target("Alias", "*VALUES*"),
+            TableFunctionKind::WorkTable(_) => Node::new(format!("WorkTable Scan on {table}"))
+                .typed("WorkTable Scan")
+                .target("CTE Name", scan.def.name.clone())
+                .target("Alias", scan.qualifier.clone()),
+            kind => {
+                let f = function_name(&kind);
+                let title = match f {
+                    Some(f) if f != scan.qualifier => {
+                        format!("Function Scan on {f} {}", scan.qualifier)
+                    }
+                    Some(f) => format!("Function Scan on {f}"),
+                    None => format!("Function Scan on {table}"),
+                };
+                Node::new(title)
+                    .typed("Function Scan")
+                    .target("Function Name", f.unwrap_or(scan.def.name.as_str()))
+                    .target("Alias", scan.qualifier.clone())
+            }
+        };
+        let rows = match function.kind {
+            TableFunctionKind::WorkTable(_) => estimate::FUNCTION_ROWS / 10.0,
+            _ => function_rows(function),
+        };
+        child_estimate = Some(estimate::computed_rows(rows, 0, rows, 0.0));
+        node
     } else {
         let pkey = scan
             .def
@@ -415,25 +1146,35 @@ fn scan_node_unmeasured(scan: &ScanPlan, m: Measured) -> Node {
             .iter()
             .map(|&c| names.get(c).cloned().unwrap_or_default())
             .collect();
+        let index_scan = |index: &str| {
+            Node::new(format!("Index Scan using {index} on {table}"))
+                .typed("Index Scan")
+                .target("Scan Direction", "Forward")
+                .target("Index Name", index)
+                .target("Relation Name", scan.def.name.clone())
+                .target("Alias", scan.qualifier.clone())
+        };
         match &scan.access {
-            Access::Full => Node::new(format!("Seq Scan on {table}")),
+            Access::Full => Node::new(format!("Seq Scan on {table}"))
+                .typed("Seq Scan")
+                .target("Relation Name", scan.def.name.clone())
+                .target("Alias", scan.qualifier.clone()),
             Access::Point(values) => {
                 let conds: Vec<String> = key_names
                     .iter()
                     .zip(values)
                     .map(|(k, v)| format!("({k} = {})", expr_text(v, &[])))
                     .collect();
-                Node::new(format!("Index Scan using {pkey} on {table}"))
-                    .detail(format!("Index Cond: {}", and_text(conds)))
+                index_scan(&pkey).detail("Index Cond", and_text(conds))
             }
             Access::Range { low, high } => {
                 let k = key_names.first().cloned().unwrap_or_default();
                 let conds = bounds(&k, low, high);
-                let node = Node::new(format!("Index Scan using {pkey} on {table}"));
+                let node = index_scan(&pkey);
                 if conds.is_empty() {
                     node
                 } else {
-                    node.detail(format!("Index Cond: {}", and_text(conds)))
+                    node.detail("Index Cond", and_text(conds))
                 }
             }
             Access::Index {
@@ -456,42 +1197,134 @@ fn scan_node_unmeasured(scan: &ScanPlan, m: Measured) -> Node {
                 if let Some(next) = cols.get(prefix.len()) {
                     conds.extend(bounds(next, low, high));
                 }
-                let node = Node::new(format!("Index Scan using {} on {table}", index.def.name));
+                let node = index_scan(&index.def.name);
                 if conds.is_empty() {
                     node
                 } else {
-                    node.detail(format!("Index Cond: {}", and_text(conds)))
+                    node.detail("Index Cond", and_text(conds))
                 }
             }
         }
     };
+    // The conditions the scan tests on each row: what the index condition does not
+    // already say.
+    let mut rest = Vec::new();
     if let Some(f) = &scan.filter {
-        // What the index condition already says is not repeated as a filter.
         let covered: Vec<String> = node
             .details
             .iter()
-            .filter_map(|d| d.strip_prefix("Index Cond: "))
+            .filter(|(k, _)| *k == "Index Cond")
+            .filter_map(|(_, v)| match v {
+                DetailValue::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
             .flat_map(conjunct_texts)
             .collect();
         let mut parts = Vec::new();
         conjuncts(f, &mut parts);
-        let rest: Vec<String> = parts
-            .iter()
-            .map(|p| expr_text(p, &names))
-            .filter(|t| !covered.contains(t))
+        rest = parts
+            .into_iter()
+            .filter(|p| !covered.contains(&expr_text(p, &names)))
             .collect();
-        if !rest.is_empty() {
-            node = node.detail(format!("Filter: {}", and_text(rest)));
-            if let Some(a) = m.and_then(|a| a.get(node_id(scan), Stage::Removed)) {
-                // (As PostgreSQL's text format, not when none was.)
-                if a.loops > 0 && a.rows > 0 {
-                    let per_loop = (a.rows as f64 / a.loops as f64).round() as u64;
-                    node = node.detail(format!("Rows Removed by Filter: {per_loop}"));
-                }
+    }
+    let relation = match child_estimate {
+        Some(e) => Relation::with_rows(scan.def.clone(), None, e.rows.max(1.0)),
+        None => Relation::of(scan.def.clone(), scan.table.stats()),
+    };
+    let width: f64 = (0..scan.def.columns.len())
+        .filter(|&c| {
+            read.get(c).copied().unwrap_or(true)
+                || scan.derived.is_some()
+                || scan.function.is_some()
+        })
+        .map(|c| relation.column_width(c))
+        .sum();
+    let kept_share: f64 = rest.iter().map(|p| relation.selectivity(p)).product();
+    node.estimate = Some(scan_estimate(
+        scan,
+        &relation,
+        child_estimate,
+        rest.len(),
+        kept_share,
+        width,
+    ));
+    if !rest.is_empty() {
+        let texts: Vec<String> = rest.iter().map(|p| expr_text(p, &names)).collect();
+        node = node.detail("Filter", and_text(texts));
+        if let Some(a) = m.and_then(|a| a.get(node_id(scan), Stage::Removed)) {
+            // (As PostgreSQL's text format, not when none was.)
+            if a.loops > 0 && a.rows > 0 {
+                node = node.detail_value("Rows Removed by Filter", DetailValue::Count(per_loop(a)));
             }
         }
     }
-    node
+    (node, relation)
+}
+
+/// A scan's estimate: the rows its access path matches, `kept_share` of them passing
+/// its `quals` other conditions, `width` bytes of each passed on.
+fn scan_estimate(
+    scan: &ScanPlan,
+    relation: &Relation,
+    computed: Option<Estimate>,
+    quals: usize,
+    kept_share: f64,
+    width: f64,
+) -> Estimate {
+    if let Some(input) = computed {
+        let kept = input.rows * kept_share;
+        let own = estimate::computed_rows(input.rows, quals, kept, width);
+        return Estimate {
+            startup: input.startup,
+            total: input.total + own.total,
+            ..own
+        };
+    }
+    let rows = relation.rows;
+    let equal = |column: usize, value: &Expr| {
+        // A value from a join's outer row is not known when planning, as a parameter.
+        let value = match value {
+            Expr::Const(_) => value.clone(),
+            _ => Expr::Param(0),
+        };
+        let condition = Expr::Cmp(
+            super::expr::CmpOp::Eq,
+            Box::new(Expr::Column(column)),
+            Box::new(value),
+        );
+        relation.selectivity(&condition)
+    };
+    let bounded = |low: &Option<(Expr, bool)>, high: &Option<(Expr, bool)>| match (low, high) {
+        (Some(_), Some(_)) => estimate::BOTH_BOUNDS_SEL,
+        (None, None) => 1.0,
+        _ => stats::DEFAULT_RANGE_SEL,
+    };
+    match &scan.access {
+        Access::Full => relation.seq_scan(quals, rows * kept_share, width),
+        Access::Point(_) => relation.key_scan(1.0, quals, kept_share, width),
+        Access::Range { low, high } => {
+            let matched = rows * bounded(low, high);
+            relation.key_scan(matched, quals, matched * kept_share, width)
+        }
+        Access::Index {
+            index,
+            prefix,
+            low,
+            high,
+        } => {
+            let whole_key = index.def.unique && prefix.len() == index.def.columns.len();
+            let share: f64 = index
+                .def
+                .columns
+                .iter()
+                .zip(prefix)
+                .map(|(&c, v)| equal(c, v))
+                .product::<f64>()
+                * bounded(low, high);
+            let matched = if whole_key { 1.0 } else { rows * share };
+            relation.index_scan(matched, quals, matched * kept_share, width)
+        }
+    }
 }
 
 fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
@@ -533,18 +1366,49 @@ fn and_text(conds: Vec<String>) -> String {
     }
 }
 
-fn join_node(outer: Node, step: &JoinStep, names: &[String], m: Measured) -> Node {
-    join_node_unmeasured(outer, step, names, m).measured(m, node_id(step), Stage::Output)
+fn join_node(
+    outer: Node,
+    inner: Node,
+    step: &JoinStep,
+    names: &[String],
+    facts: &RowFacts,
+    m: Measured,
+) -> Node {
+    join_node_unmeasured(outer, inner, step, names, facts, m).measured(
+        m,
+        node_id(step),
+        Stage::Output,
+    )
 }
 
-fn join_node_unmeasured(outer: Node, step: &JoinStep, names: &[String], m: Measured) -> Node {
-    let kind = match step.kind {
-        JoinKind::Inner => "",
-        JoinKind::Left => " Left",
-        JoinKind::Right => " Right",
-        JoinKind::Full => " Full",
+/// The rows a join of `outer` and `inner` rows gives when `inner_rows` of the inner side
+/// match each outer row, as its kind keeps unmatched ones.
+fn joined_rows(kind: JoinKind, outer: f64, inner: f64, matched: f64) -> f64 {
+    match kind {
+        JoinKind::Inner => matched,
+        JoinKind::Left => matched.max(outer),
+        JoinKind::Right => matched.max(inner),
+        JoinKind::Full => matched.max(outer).max(inner),
+    }
+}
+
+fn join_node_unmeasured(
+    outer: Node,
+    mut inner: Node,
+    step: &JoinStep,
+    names: &[String],
+    facts: &RowFacts,
+    m: Measured,
+) -> Node {
+    let (kind, join_type) = match step.kind {
+        JoinKind::Inner => ("", "Inner"),
+        JoinKind::Left => (" Left", "Left"),
+        JoinKind::Right => (" Right", "Right"),
+        JoinKind::Full => (" Full", "Full"),
     };
-    let mut inner = scan_node(&step.scan, m);
+    let (o, i) = (outer.est(), inner.est());
+    let width = o.width + i.width;
+    let inner_relation = facts.relations.last();
     match &step.strategy {
         JoinStrategy::Hash {
             outer_keys,
@@ -556,11 +1420,33 @@ fn join_node_unmeasured(outer: Node, step: &JoinStep, names: &[String], m: Measu
                 .zip(inner_keys)
                 .map(|(o, i)| format!("({} = {})", expr_text(o, names), expr_text(i, &inner_names)))
                 .collect();
+            let share: f64 = outer_keys
+                .iter()
+                .zip(inner_keys)
+                .map(|(ok, ik)| {
+                    let inner_distinct = match (ik, inner_relation) {
+                        (Expr::Column(c), Some(r)) => r.distinct(*c),
+                        _ => estimate::DEFAULT_NUM_DISTINCT,
+                    };
+                    1.0 / facts.distinct(ok).max(inner_distinct).max(1.0)
+                })
+                .product();
+            let matched = o.rows * i.rows * share;
+            let rows = joined_rows(step.kind, o.rows, i.rows, matched);
+            let (hash, join) = estimate::hash_join(&o, &i, outer_keys.len(), rows, width);
             Node::new(format!("Hash{kind} Join"))
-                .detail(format!("Hash Cond: {}", and_text(conds)))
+                .typed("Hash Join")
+                .target("Join Type", join_type)
+                .estimated(join)
+                .detail_value("Inner Unique", DetailValue::Flag(false))
+                .detail("Hash Cond", and_text(conds))
                 .child(outer)
                 .child({
-                    let hash = Node::new("Hash").measured(m, node_id(&step.scan), Stage::Output);
+                    let hash = Node::new("Hash").estimated(hash).measured(
+                        m,
+                        node_id(&step.scan),
+                        Stage::Output,
+                    );
                     hash.child(inner)
                 })
         }
@@ -578,22 +1464,64 @@ fn join_node_unmeasured(outer: Node, step: &JoinStep, names: &[String], m: Measu
                 }
                 _ => {}
             }
-            let node = Node::new(format!("Nested Loop{kind}"));
             let keyed = match &step.scan.access {
                 Access::Point(_) => true,
                 Access::Index { prefix, .. } => !prefix.is_empty(),
                 _ => false,
             };
-            let node = match &step.on {
-                Some(on) if !keyed => node.detail(format!("Join Filter: {}", expr_text(on, names))),
-                _ => node,
+            let filter = step.on.as_ref().filter(|_| !keyed);
+            let (share, quals) = filter.map_or((1.0, 0), |on| facts.join_selectivity(on));
+            // The inner side's estimate takes each key's value to be one of its column's;
+            // fewer distinct values on the outer side match fewer of the inner rows.
+            let lookup: Vec<(usize, &Expr)> = match &step.scan.access {
+                Access::Point(values) => step
+                    .scan
+                    .def
+                    .primary_key
+                    .iter()
+                    .copied()
+                    .zip(values)
+                    .collect(),
+                Access::Index { index, prefix, .. } => {
+                    index.def.columns.iter().copied().zip(prefix).collect()
+                }
+                _ => Vec::new(),
+            };
+            let overlap: f64 = lookup
+                .iter()
+                .filter(|(_, v)| !matches!(v, Expr::Const(_)))
+                .map(|&(c, v)| {
+                    let inner_distinct = inner_relation.map_or(1.0, |r| r.distinct(c)).max(1.0);
+                    inner_distinct / inner_distinct.max(facts.distinct(v))
+                })
+                .product();
+            let matched = o.rows * i.rows * share * overlap;
+            let rows = joined_rows(step.kind, o.rows, i.rows, matched);
+            let node = Node::new(format!("Nested Loop{kind}"))
+                .typed("Nested Loop")
+                .target("Join Type", join_type)
+                .estimated(estimate::nested_loop(&o, &i, quals, rows, width))
+                .detail_value("Inner Unique", DetailValue::Flag(false));
+            let node = match filter {
+                Some(on) => node.detail("Join Filter", expr_text(on, names)),
+                None => node,
             };
             node.child(outer).child(inner)
         }
         JoinStrategy::NestedLoop => {
-            let node = Node::new(format!("Nested Loop{kind}"));
+            let (share, quals) = step
+                .on
+                .as_ref()
+                .map_or((1.0, 0), |on| facts.join_selectivity(on));
+            let matched = o.rows * i.rows * share;
+            let rows = joined_rows(step.kind, o.rows, i.rows, matched);
+            let node = Node::new(format!("Nested Loop{kind}"))
+                .typed("Nested Loop")
+                .target("Join Type", join_type)
+                .estimated(estimate::nested_loop(&o, &i, quals, rows, width))
+                .detail_value("Inner Unique", DetailValue::Flag(false));
             let node = match &step.on {
-                Some(on) => node.detail(format!("Join Filter: {}", expr_text(on, names))),
+                Some(on) => node.detail("Join Filter", expr_text(on, names)),
                 None => node,
             };
             node.child(outer).child(inner)
@@ -621,10 +1549,10 @@ fn lookup_cond(
             )
         })
         .collect();
-    inner.details.retain(|d| !d.starts_with("Index Cond"));
+    inner.details.retain(|(k, _)| *k != "Index Cond");
     inner
         .details
-        .insert(0, format!("Index Cond: {}", and_text(conds)));
+        .insert(0, ("Index Cond", DetailValue::Text(and_text(conds))));
 }
 
 /// The names of a grouped row's columns: its group keys, then its aggregates.

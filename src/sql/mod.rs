@@ -18,6 +18,7 @@ mod bind;
 mod catalog_functions;
 mod copy;
 mod copy_out;
+mod estimate;
 mod executor;
 mod explain;
 mod expr;

@@ -568,8 +568,7 @@ pub enum Plan {
     Explain {
         inner: Box<Plan>,
         analyze: bool,
-        /// With ANALYZE: the execution time below the plan (option SUMMARY).
-        summary: bool,
+        options: super::explain::Options,
     },
     LockTables {
         tables: Vec<Arc<Table>>,

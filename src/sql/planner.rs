@@ -1275,12 +1275,38 @@ impl Planner<'_> {
             } => {
                 let mut analyze = *analyze;
                 let mut summary = None;
+                let mut costs = true;
+                let mut shown = super::explain::Format::Text;
                 if *verbose || format.is_some() {
                     return Err(Error::unsupported(
                         "EXPLAIN VERBOSE and FORMAT are not supported yet",
                     ));
                 }
                 for o in options.iter().flatten() {
+                    let name = ident_name(&o.name);
+                    if name == "format" {
+                        let value = match &o.arg {
+                            Some(ast::Expr::Identifier(i)) => i.value.to_lowercase(),
+                            Some(ast::Expr::Value(v)) => match &v.value {
+                                ast::Value::SingleQuotedString(s) => s.to_lowercase(),
+                                other => other.to_string().to_lowercase(),
+                            },
+                            _ => String::new(),
+                        };
+                        shown = match value.as_str() {
+                            "text" => super::explain::Format::Text,
+                            "json" => super::explain::Format::Json,
+                            "yaml" => super::explain::Format::Yaml,
+                            "xml" => super::explain::Format::Xml,
+                            other => return Err(Error::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                format!(
+                                    "unrecognized value for EXPLAIN option \"format\": \"{other}\""
+                                ),
+                            )),
+                        };
+                        continue;
+                    }
                     let on = match &o.arg {
                         None => true,
                         Some(ast::Expr::Value(v)) => match &v.value {
@@ -1296,11 +1322,13 @@ impl Planner<'_> {
                         }
                         Some(_) => true,
                     };
-                    match ident_name(&o.name).as_str() {
+                    match name.as_str() {
                         "analyze" => analyze = on,
                         "summary" => summary = Some(on),
-                        // The plan has no costs to show; no buffer or WAL counts either.
-                        "costs" | "timing" | "buffers" | "wal" | "settings" => {}
+                        "costs" => costs = on,
+                        // Nodes are not timed (shown as with TIMING OFF); no buffer or
+                        // WAL counts are kept, and no setting differs from its default.
+                        "timing" | "buffers" | "wal" | "settings" => {}
                         other => {
                             return Err(Error::unsupported(format!(
                                 "EXPLAIN option {} is not supported yet",
@@ -1309,7 +1337,9 @@ impl Planner<'_> {
                         }
                     }
                 }
+                let planning = std::time::Instant::now();
                 let inner = self.plan_ast(statement)?;
+                let planning_ms = planning.elapsed().as_secs_f64() * 1000.0;
                 match &inner {
                     Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => {}
                     _ => {
@@ -1327,7 +1357,12 @@ impl Planner<'_> {
                 Ok(Plan::Explain {
                     inner: Box::new(inner),
                     analyze,
-                    summary: summary.unwrap_or(analyze),
+                    options: super::explain::Options {
+                        format: shown,
+                        costs,
+                        summary: summary.unwrap_or(analyze),
+                        planning_ms,
+                    },
                 })
             }
             S::Lock(lock) => {

@@ -1807,7 +1807,7 @@ impl Session {
             Plan::Explain {
                 inner,
                 analyze,
-                summary,
+                options,
             } => {
                 let actual = match (analyze, inner.as_ref()) {
                     (true, Plan::Select(sel)) => {
@@ -1840,7 +1840,7 @@ impl Session {
                     _ => None,
                 };
                 let actual = actual.as_ref().map(|(a, ms)| (a, *ms));
-                let rows = super::explain::explain(inner, actual, *summary)
+                let rows = super::explain::explain(inner, options, actual)
                     .into_iter()
                     .map(|line| vec![Value::Text(line)])
                     .collect();

@@ -20,7 +20,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rustc_hash::FxHashMap;
 
+use crate::sql::expr::{CmpOp, Expr};
 use crate::storage::stats::{ColumnStats, TableStats};
+use crate::storage::TableDef;
 use crate::types::Value;
 
 /// The most rows ANALYZE keeps as its sample of a table (PostgreSQL's 300 × its default
@@ -429,6 +431,118 @@ pub fn equality_selectivity(stats: &ColumnStats, rows: f64, value: Option<&Value
     match value {
         Some(_) => ((1.0 - stats.null_frac - common) / others).clamp(0.0, 1.0),
         None => ((1.0 - stats.null_frac) / stats.distinct(rows)).clamp(0.0, 1.0),
+    }
+}
+
+/// Distinct values of column `c`: measured, else all of them for a one-column primary
+/// key, else PostgreSQL's default of 200 (at most the rows).
+pub fn column_distinct(def: &TableDef, measured: Option<&TableStats>, rows: f64, c: usize) -> f64 {
+    if let Some(cs) = measured.and_then(|s| s.columns.get(c)) {
+        return cs.distinct(rows);
+    }
+    if def.primary_key == [c] {
+        return rows;
+    }
+    200f64.min(rows).max(1.0)
+}
+
+/// The share of a table's rows one of its own conditions keeps (`distinct`: each
+/// column's distinct values, as [`column_distinct`] gives them).
+pub fn selectivity(
+    e: &Expr,
+    def: &TableDef,
+    measured: Option<&TableStats>,
+    rows: f64,
+    distinct: &[f64],
+) -> f64 {
+    selectivity_at(e, def, measured, rows, distinct, 0)
+}
+
+/// Deeper than this, a condition's parts are taken at the default share.
+const SELECTIVITY_DEPTH: usize = 32;
+
+fn selectivity_at(
+    e: &Expr,
+    def: &TableDef,
+    measured: Option<&TableStats>,
+    rows: f64,
+    distinct: &[f64],
+    depth: usize,
+) -> f64 {
+    if depth > SELECTIVITY_DEPTH {
+        return DEFAULT_RANGE_SEL;
+    }
+    let selectivity = |e: &Expr, def, measured, rows, distinct| {
+        selectivity_at(e, def, measured, rows, distinct, depth + 1)
+    };
+    let column_stats = |c: usize| measured.and_then(|s| s.columns.get(c));
+    let equality = |c: usize, v: Option<&Value>| match column_stats(c) {
+        Some(cs) => equality_selectivity(cs, rows, v),
+        None if def.primary_key == [c] => 1.0 / rows,
+        None => DEFAULT_EQ_SEL.max(1.0 / distinct.get(c).copied().unwrap_or(200.0)),
+    };
+    let known = |e: &Expr| match e {
+        Expr::Const(v) => Some(Some(v.clone())),
+        Expr::Param(_) | Expr::Outer(_) => Some(None),
+        _ => None,
+    };
+    match e {
+        Expr::And(a, b) => {
+            selectivity(a, def, measured, rows, distinct)
+                * selectivity(b, def, measured, rows, distinct)
+        }
+        Expr::Or(a, b) => {
+            let (x, y) = (
+                selectivity(a, def, measured, rows, distinct),
+                selectivity(b, def, measured, rows, distinct),
+            );
+            x + y - x * y
+        }
+        Expr::Not(a) => 1.0 - selectivity(a, def, measured, rows, distinct),
+        Expr::Cmp(op, a, b) => {
+            let (col, value) = match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(c), v) | (v, Expr::Column(c)) => (*c, known(v)),
+                _ => return DEFAULT_RANGE_SEL,
+            };
+            match (op, value) {
+                (CmpOp::Eq, Some(v)) => equality(col, v.as_ref()),
+                (CmpOp::NotEq, Some(v)) => 1.0 - equality(col, v.as_ref()),
+                _ => DEFAULT_RANGE_SEL,
+            }
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => match expr.as_ref() {
+            Expr::Column(c) => {
+                let s: f64 = list
+                    .iter()
+                    .map(|v| equality(*c, known(v).flatten().as_ref()))
+                    .sum::<f64>()
+                    .min(1.0);
+                if *negated {
+                    1.0 - s
+                } else {
+                    s
+                }
+            }
+            _ => DEFAULT_RANGE_SEL,
+        },
+        Expr::IsNull(a, negated) => match (a.as_ref(), column_stats_of(a, measured)) {
+            (Expr::Column(_), Some(cs)) if *negated => 1.0 - cs.null_frac,
+            (Expr::Column(_), Some(cs)) => cs.null_frac,
+            _ if *negated => 1.0 - DEFAULT_EQ_SEL,
+            _ => DEFAULT_EQ_SEL,
+        },
+        _ => DEFAULT_RANGE_SEL,
+    }
+}
+
+fn column_stats_of<'a>(e: &Expr, measured: Option<&'a TableStats>) -> Option<&'a ColumnStats> {
+    match e {
+        Expr::Column(c) => measured.and_then(|s| s.columns.get(*c)),
+        _ => None,
     }
 }
 

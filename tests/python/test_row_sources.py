@@ -251,7 +251,7 @@ def test_explain_draws_steadydbs_own_plans(conn):
     conn.execute("create index xa_bid on xa (bid)")
 
     def plan(sql):
-        return [r[0] for r in conn.execute("explain " + sql).fetchall()]
+        return [r[0] for r in conn.execute("explain (costs off) " + sql).fetchall()]
 
     try:
         assert plan("select a.aid, b.name from xa a join xb b on a.bid = b.bid where a.v = 1") == [
@@ -272,11 +272,12 @@ def test_explain_draws_steadydbs_own_plans(conn):
             "        ->  WorkTable Scan on t", "              Filter: (n < 3)"]
         assert plan("select aid from xa except select bid from xb") == [
             "HashSetOp Except", "  ->  Append", "        ->  Seq Scan on xa", "        ->  Seq Scan on xb"]
-        analyzed = plan("analyze select * from xa")
-        assert analyzed[0] == "Seq Scan on xa (actual rows=0 loops=1)" and analyzed[1].startswith(
+        analyzed = [r[0] for r in conn.execute("explain (analyze, costs off) select * from xa")]
+        assert analyzed[0] == "Seq Scan on xa (actual rows=0 loops=1)", analyzed
+        assert analyzed[1].startswith("Planning Time: ") and analyzed[2].startswith(
             "Execution Time: "), analyzed
         with pytest.raises(psycopg.errors.FeatureNotSupported):
-            conn.execute("explain (format json) select 1")
+            conn.execute("explain verbose select 1")
     finally:
         conn.execute("drop table if exists xa")
         conn.execute("drop table if exists xb")
@@ -296,7 +297,7 @@ def test_explain_analyze_counts_each_node(conn):
 
     def plan(sql):
         return [r[0] for r in conn.execute(
-            "explain (analyze, timing off, summary off) " + sql).fetchall()]
+            "explain (analyze, costs off, timing off, summary off) " + sql).fetchall()]
 
     try:
         assert plan("select * from yb join ya on ya.id = yb.aid where yb.w = 2") == [
@@ -358,3 +359,83 @@ def test_explain_analyze_runs_dml(conn):
         assert conn.execute("select count(*), sum(n) from ea").fetchone() == (91, 420)
     finally:
         conn.execute("drop table if exists ea")
+
+
+def test_explain_shows_estimates_and_structured_formats(conn):
+    """EXPLAIN's default output gives each node `(cost=S..T rows=R width=W)`, the rows
+    from what ANALYZE measured; FORMAT JSON, YAML and XML give the same plan as one
+    document, as tools that draw plans read it."""
+    import json
+    import re
+
+    conn.execute("drop table if exists xe")
+    conn.execute("create table xe (id int primary key, grp int, note text)")
+    conn.execute("create index xe_grp on xe (grp)")
+    conn.execute("insert into xe select g, g % 10, 'n' || g from generate_series(1, 1000) g")
+    conn.execute("analyze xe")
+    cost = re.compile(r"  \(cost=(\d+\.\d\d)\.\.(\d+\.\d\d) rows=(\d+) width=(\d+)\)$")
+
+    def plan(sql, options=""):
+        return [r[0] for r in conn.execute(f"explain {options}{sql}").fetchall()]
+
+    def estimate(line):
+        found = cost.search(line)
+        assert found, line
+        startup, total, rows, width = found.groups()
+        assert float(startup) <= float(total), line
+        return int(rows), int(width)
+
+    try:
+        top = plan("select * from xe where id = 5")
+        assert top[0].startswith("Index Scan using xe_pkey on xe  (cost="), top
+        assert estimate(top[0])[0] == 1
+        assert top[1] == "  Index Cond: (id = 5)"
+        assert estimate(plan("select * from xe")[0])[0] == 1000
+        grouped = plan("select grp, count(*) from xe group by grp")
+        assert grouped[0].startswith("HashAggregate  (cost="), grouped
+        assert estimate(grouped[0]) == (10, 12)
+        # Only the columns a query reads are counted in a scan's width.
+        counted = plan("select count(*) from xe")
+        assert estimate(counted[0]) == (1, 8) and estimate(counted[1]) == (1000, 0), counted
+        limited = plan("select * from xe order by note limit 3")
+        assert limited[0].startswith("Limit  (cost=") and estimate(limited[0])[0] == 3, limited
+        assert plan("select * from xe where id = 5", "(costs off) ") == [
+            "Index Scan using xe_pkey on xe", "  Index Cond: (id = 5)"]
+        analyzed = plan("select count(*) from xe", "(analyze, timing off) ")
+        assert re.match(r"Aggregate  \(cost=\S+ rows=1 width=8\) \(actual rows=1 loops=1\)$",
+                        analyzed[0]), analyzed
+        assert analyzed[-2].startswith("Planning Time: ") and analyzed[-1].startswith(
+            "Execution Time: "), analyzed
+
+        (doc,), = conn.execute(
+            "explain (format json) select grp, count(*) from xe where id > 0 group by grp order by grp"
+        ).fetchall()
+        doc = json.loads(doc) if isinstance(doc, str) else doc
+        root = doc[0]["Plan"]
+        assert root["Node Type"] == "Sort" and root["Sort Key"] == ["grp"]
+        agg = root["Plans"][0]
+        assert (agg["Node Type"], agg["Strategy"], agg["Parent Relationship"]) == (
+            "Aggregate", "Hashed", "Outer")
+        assert agg["Group Key"] == ["grp"] and agg["Plan Rows"] == 10
+        scan = agg["Plans"][0]
+        assert scan["Relation Name"] == "xe" and scan["Alias"] == "xe"
+        assert scan["Startup Cost"] <= scan["Total Cost"]
+        (doc,), = conn.execute(
+            "explain (format json, analyze, timing off) select * from xe where id = 7").fetchall()
+        doc = json.loads(doc) if isinstance(doc, str) else doc
+        assert doc[0]["Plan"]["Actual Rows"] == 1 and doc[0]["Plan"]["Actual Loops"] == 1
+        assert "Planning Time" in doc[0] and "Execution Time" in doc[0]
+        assert doc[0]["Plan"]["Index Name"] == "xe_pkey"
+
+        (yaml,), = conn.execute("explain (format yaml) select * from xe where id = 5").fetchall()
+        assert yaml.startswith('- Plan: \n    Node Type: "Index Scan"\n'), yaml
+        assert '    Index Name: "xe_pkey"\n' in yaml and '    Plan Rows: 1\n' in yaml, yaml
+        (xml,), = conn.execute("explain (format xml, costs off) select * from xe").fetchall()
+        assert xml.startswith('<explain xmlns="http://www.postgresql.org/2009/explain">\n'
+                              '  <Query>\n    <Plan>\n      <Node-Type>Seq Scan</Node-Type>\n'), xml
+        assert "<Relation-Name>xe</Relation-Name>" in xml and "Total-Cost" not in xml
+        assert xml.endswith("</explain>")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            conn.execute("explain (format csv) select 1")
+    finally:
+        conn.execute("drop table if exists xe")

@@ -10,8 +10,6 @@ use crate::sql::expr::{CmpOp, Expr};
 use crate::sql::plan::{Access, JoinKind};
 use crate::sql::statistics::{self as stats, JoinConditions, JoinEdge, JoinTable, KeyGiven};
 use crate::storage::stats::TableStats;
-use crate::storage::TableDef;
-use crate::types::Value;
 
 /// Another order must be estimated at least this much cheaper than FROM's to be used.
 const REORDER_GAIN: f64 = 0.7;
@@ -111,11 +109,11 @@ pub(super) fn reorder(
             let def = &t.def;
             let rows = m.as_ref().map_or(stats::UNKNOWN_ROWS, |s| s.rows.max(1.0));
             let distinct: Vec<f64> = (0..def.columns.len())
-                .map(|c| column_distinct(def, m.as_deref(), rows, c))
+                .map(|c| stats::column_distinct(def, m.as_deref(), rows, c))
                 .collect();
             let selectivity = conds
                 .iter()
-                .map(|c| selectivity(c, def, m.as_deref(), rows, &distinct))
+                .map(|c| stats::selectivity(c, def, m.as_deref(), rows, &distinct))
                 .product::<f64>()
                 .clamp(0.0, 1.0);
             let indexes = t.table.indexes();
@@ -198,98 +196,4 @@ fn first_column(e: &Expr) -> Option<usize> {
         }
     });
     first
-}
-
-/// Distinct values of column `c`: measured, else all of them for a one-column primary
-/// key, else PostgreSQL's default of 200 (at most the rows).
-fn column_distinct(def: &TableDef, measured: Option<&TableStats>, rows: f64, c: usize) -> f64 {
-    if let Some(cs) = measured.and_then(|s| s.columns.get(c)) {
-        return cs.distinct(rows);
-    }
-    if def.primary_key == [c] {
-        return rows;
-    }
-    200f64.min(rows).max(1.0)
-}
-
-/// The share of a table's rows one of its own conditions keeps.
-fn selectivity(
-    e: &Expr,
-    def: &TableDef,
-    measured: Option<&TableStats>,
-    rows: f64,
-    distinct: &[f64],
-) -> f64 {
-    let column_stats = |c: usize| measured.and_then(|s| s.columns.get(c));
-    let equality = |c: usize, v: Option<&Value>| match column_stats(c) {
-        Some(cs) => stats::equality_selectivity(cs, rows, v),
-        None if def.primary_key == [c] => 1.0 / rows,
-        None => stats::DEFAULT_EQ_SEL.max(1.0 / distinct.get(c).copied().unwrap_or(200.0)),
-    };
-    let known = |e: &Expr| match e {
-        Expr::Const(v) => Some(Some(v.clone())),
-        Expr::Param(_) | Expr::Outer(_) => Some(None),
-        _ => None,
-    };
-    match e {
-        Expr::And(a, b) => {
-            selectivity(a, def, measured, rows, distinct)
-                * selectivity(b, def, measured, rows, distinct)
-        }
-        Expr::Or(a, b) => {
-            let (x, y) = (
-                selectivity(a, def, measured, rows, distinct),
-                selectivity(b, def, measured, rows, distinct),
-            );
-            x + y - x * y
-        }
-        Expr::Not(a) => 1.0 - selectivity(a, def, measured, rows, distinct),
-        Expr::Cmp(op, a, b) => {
-            let (col, value) = match (a.as_ref(), b.as_ref()) {
-                (Expr::Column(c), v) | (v, Expr::Column(c)) => (*c, known(v)),
-                _ => return stats::DEFAULT_RANGE_SEL,
-            };
-            match (op, value) {
-                (CmpOp::Eq, Some(v)) => equality(col, v.as_ref()),
-                (CmpOp::NotEq, Some(v)) => 1.0 - equality(col, v.as_ref()),
-                _ => stats::DEFAULT_RANGE_SEL,
-            }
-        }
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => match expr.as_ref() {
-            Expr::Column(c) => {
-                let s: f64 = list
-                    .iter()
-                    .map(|v| equality(*c, known(v).flatten().as_ref()))
-                    .sum::<f64>()
-                    .min(1.0);
-                if *negated {
-                    1.0 - s
-                } else {
-                    s
-                }
-            }
-            _ => stats::DEFAULT_RANGE_SEL,
-        },
-        Expr::IsNull(a, negated) => match (a.as_ref(), column_stats_of(a, measured)) {
-            (Expr::Column(_), Some(cs)) if *negated => 1.0 - cs.null_frac,
-            (Expr::Column(_), Some(cs)) => cs.null_frac,
-            _ if *negated => 1.0 - stats::DEFAULT_EQ_SEL,
-            _ => stats::DEFAULT_EQ_SEL,
-        },
-        _ => stats::DEFAULT_RANGE_SEL,
-    }
-}
-
-fn column_stats_of<'a>(
-    e: &Expr,
-    measured: Option<&'a TableStats>,
-) -> Option<&'a crate::storage::stats::ColumnStats> {
-    match e {
-        Expr::Column(c) => measured.and_then(|s| s.columns.get(*c)),
-        _ => None,
-    }
 }
