@@ -1,12 +1,17 @@
-//! EXPLAIN: the plan a statement runs, drawn as PostgreSQL draws a plan with
-//! `COSTS OFF` (SteadyDB's planner chooses by rules, not by costs, so it has none to
-//! show): one node per line, its details below it, its inputs as `->` branches.
+//! EXPLAIN: the plan a statement runs, drawn as PostgreSQL draws a plan: one node per
+//! line, its estimate after it (`(cost=S..T rows=R width=W)`, from `estimate.rs`; left
+//! out with COSTS OFF), its details below it, its inputs as `->` branches. FORMAT JSON,
+//! YAML and XML give the same nodes as one document ([`Doc`]), with the fields
+//! PostgreSQL gives them (`Node Type`, `Parent Relationship`, `Relation Name`, ...) in
+//! its order, so that tools that draw plans read them.
 //!
 //! EXPLAIN ANALYZE runs the statement with an [`Actuals`] in the executor, which counts
 //! per node the times it ran and the rows it produced (and a scan's rows its filter
 //! removed); each node is drawn with them as PostgreSQL draws them with `TIMING OFF`
-//! (`actual rows=N loops=L`, N per loop), or `never executed`. A node is known by its address in the plan (and, for a query's
-//! steps above its rows, which step).
+//! (`actual rows=N loops=L`, N per loop), or `never executed`: a push-based executor
+//! cannot separate one node's time from its inputs'. A node is known by its address in
+//! the plan (and, for a query's steps above its rows, which step). The summary gives the
+//! planning time, and with ANALYZE the execution time.
 //!
 //! The nodes are SteadyDB's own steps under PostgreSQL's names: a primary key lookup or
 //! range is an `Index Scan` of the table's `_pkey`, a secondary index an `Index Scan`
