@@ -2912,11 +2912,19 @@ impl<'a> Binder<'a> {
                 }
             }
             _ => {
+                // Named with its arguments' types, as PostgreSQL names it.
+                let mut types = Vec::with_capacity(args.len());
+                for a in args.iter() {
+                    types.push(match self.bind(a, scope)?.1 {
+                        DataType::Unknown => "unknown".to_string(),
+                        t => t.name(),
+                    });
+                }
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
-                    format!("function {name}() does not exist"),
+                    format!("function {name}({}) does not exist", types.join(", ")),
                 )
-                .with_hint("No function matches the given name and argument types."))
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
             }
         };
         Ok((Expr::Func(func, bound), ty))

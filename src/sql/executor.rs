@@ -1970,6 +1970,21 @@ impl Executor<'_> {
     ) -> Step<()> {
         let indexes = table.indexes();
         for index in indexes.iter() {
+            self.check_index_entry(table, index, key, row, old)?;
+        }
+        Ok(())
+    }
+
+    /// [`Executor::check_row_indexes`] for one index.
+    fn check_index_entry(
+        &mut self,
+        table: &Arc<Table>,
+        index: &Index,
+        key: &[u8],
+        row: &[Value],
+        old: Option<&[Value]>,
+    ) -> Step<()> {
+        {
             let index_key = index.key_of(row);
             let entry_bytes = index_key.len() + key.len();
             if entry_bytes > MAX_KEY_BYTES {
@@ -1979,7 +1994,7 @@ impl Executor<'_> {
                 || index.def.has_null(row)
                 || old.is_some_and(|o| index.key_of(o) == index_key)
             {
-                continue;
+                return Ok(());
             }
             let value_lock = value_lock(&index.def, &index_key);
             self.acquire(table.id, &value_lock, Want::Write, true)?;
@@ -2013,6 +2028,50 @@ impl Executor<'_> {
             self.txn.unique_claims.insert(value_lock, key.to_vec());
         }
         Ok(())
+    }
+
+    /// A unique index a transaction block added to `table` after writing rows of it one
+    /// by one (they are not in the index until it commits): each row it wrote is checked
+    /// and its value claimed as if written after the index, so that no two rows, its own
+    /// or committed ones it did not replace, hold one value: else the row found holding
+    /// another's value is returned.
+    pub fn check_own_rows_against_index(
+        &mut self,
+        table: &Arc<Table>,
+        name: &str,
+    ) -> Step<Option<Vec<Value>>> {
+        let Some(index) = table.indexes().iter().find(|i| i.def.name == name).cloned() else {
+            return Err(Error::internal("an index added in a block is not on its table").into());
+        };
+        if !index.def.unique {
+            return Ok(None);
+        }
+        let Some(own) = self.txn.writes.table(table.id) else {
+            return Ok(None);
+        };
+        // The own rows go aside first: checking one takes the executor.
+        let mut spool = Spool::new(&self.spill.temp_dir)?;
+        let scan = ScanPlan::full(table);
+        self.for_each_row(&scan, |key, row| {
+            if matches!(own.get(key)?, Some(Some(_))) {
+                spool.push(&(vec![Value::Bytea(key.to_vec().into())], row.to_vec()))?;
+            }
+            Ok(true)
+        })?;
+        let mut rows = spool.read_back()?;
+        while let Some((key, row)) = rows.next_row()? {
+            let Some(Value::Bytea(key)) = key.into_iter().next() else {
+                return Err(Error::internal("a spooled row without its key").into());
+            };
+            match self.check_index_entry(table, &index, &key, &row, None) {
+                Ok(()) => {}
+                Err(Stop::Error(e)) if e.code == SqlState::UNIQUE_VIOLATION => {
+                    return Ok(Some(row))
+                }
+                Err(stop) => return Err(stop),
+            }
+        }
+        Ok(None)
     }
 
     /// A new unique index on `table`, which this transaction created and wrote: the

@@ -3202,24 +3202,24 @@ impl Session {
 
     /// CREATE INDEX (or ADD UNIQUE) inside a transaction block: the table's gate stays
     /// closed until the block ends, as behind PostgreSQL's lock; the index is built now
-    /// from the rows, used by the block, and logged with its commit (replay builds it
-    /// again). Refused on a table the block has written: its rows are not in the table
-    /// yet, so neither in the index nor checked against a unique one.
+    /// from the committed rows, used by the block, and logged with its commit (replay
+    /// builds it again). The rows the block wrote one by one get their entries when it
+    /// commits, as those it writes later; until then its index scans read them from its
+    /// writes. A unique index checks them now. Refused after the block truncated or
+    /// rebuilt the table: the committed rows are not the table's any more.
     fn create_index_in_block(
         &mut self,
         table: &Arc<Table>,
         def: IndexDef,
         if_not_exists: bool,
     ) -> Result<()> {
-        if self
-            .txn
-            .as_ref()
-            .is_some_and(|t| t.writes.table(table.id).is_some())
-        {
+        let writes = self.txn.as_ref().and_then(|t| t.writes.table(table.id));
+        if writes.is_some_and(|w| w.truncated || w.bulk.is_some()) {
             return Err(Error::unsupported(
-                "CREATE INDEX on a table written earlier in the same transaction block is not supported yet",
+                "CREATE INDEX on a table truncated, loaded by COPY or rebuilt earlier in the same transaction block is not supported yet",
             ));
         }
+        let written = writes.is_some_and(|w| !w.has_no_rows());
         self.txn().close_gate(table)?;
         let txn = self.engine.txn.clone();
         let catalog = &txn.catalog;
@@ -3240,14 +3240,35 @@ impl Session {
             }
         }
         let (def, entries, newest, new_def) = build_new_index(table, def)?;
-        let _ddl = catalog.ddl_lock();
-        if self.relation_taken(&def.name) {
-            let _ = entries.destroy();
-            return Err(exists());
+        {
+            let _ddl = catalog.ddl_lock();
+            if self.relation_taken(&def.name) {
+                let _ = entries.destroy();
+                return Err(exists());
+            }
+            self.txn()
+                .add_index_in_block(table, new_def, def.clone(), entries, newest);
         }
-        self.txn()
-            .add_index_in_block(table, new_def, def, entries, newest);
-        Ok(())
+        if !(written && def.unique) {
+            return Ok(());
+        }
+        // (A failure leaves the block failed; its rollback takes the index away.)
+        let snapshot = self.statement_snapshot();
+        let duplicate = self.with_executor(snapshot, &[], false, |exec| {
+            exec.check_own_rows_against_index(table, &def.name)
+        });
+        match duplicate {
+            Ok(None) => Ok(()),
+            Ok(Some(row)) => {
+                let table_def = table.def();
+                let mut named = (*table_def).clone();
+                named.pkey_name = Some(def.name.clone());
+                Err(duplicate_key(&table_def, &named, &def.columns, &row))
+            }
+            Err(Stop::Error(e)) => Err(e),
+            // Nobody else is inside the closed gate to hold a value's lock.
+            Err(Stop::WaitForLock) => Err(Error::internal("a lock wait behind a closed gate")),
+        }
     }
 
     /// DROP INDEX of `name` on `table`.

@@ -565,3 +565,65 @@ def test_a_block_rebuilds_a_table_twice(two):
     assert b.execute("select n from bt where id = 7").fetchone() == (70,)
     with pytest.raises(psycopg.errors.UniqueViolation):
         b.execute("insert into bt values (7, 1, 'x')")
+
+
+def test_an_index_on_a_table_the_block_wrote(two):
+    """As a migration run in one transaction (Alembic's default): rows written, then
+    CREATE INDEX on the same table. The index finds the block's rows at once, and every
+    row after the commit; a unique one checks the block's rows against the committed
+    ones it did not replace and against each other."""
+    a, b = two
+    a.execute("create table bt (id int primary key, email text, n int)")
+    a.execute("insert into bt select g, 'e' || g, g % 5 from generate_series(1, 200) g")
+    a.execute("begin")
+    a.execute("insert into bt values (201, 'e201', 3), (202, 'new', 3)")
+    a.execute("update bt set n = 3, email = 'moved' where id = 7")
+    a.execute("delete from bt where id = 8")
+    a.execute("create index bt_n on bt (n)")
+    assert a.execute("select count(*) from bt where n = 3").fetchone() == (42,)
+    assert a.execute("select id from bt where n = 3 and id > 198 order by id").fetchall() == [
+        (201,), (202,)]
+    # The unique index: 'e7' is free again (row 7 moved away from it), 'new' is taken.
+    a.execute("insert into bt values (203, 'e7', 0)")
+    a.execute("create unique index bt_email on bt (email)")
+    fails(a, "insert into bt values (204, 'new', 0)", psycopg.errors.UniqueViolation)
+    fails(a, "insert into bt values (205, 'e100', 0)", psycopg.errors.UniqueViolation)
+    a.execute("commit")
+    assert b.execute("select count(*) from bt where n = 3").fetchone() == (42,)
+    assert b.execute("select id from bt where email = 'e7'").fetchone() == (203,)
+    assert b.execute("select id from bt where email = 'moved'").fetchone() == (7,)
+    assert b.execute("select count(*) from bt where email = 'e8'").fetchone() == (0,)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        b.execute("insert into bt values (300, 'e201', 1)")
+    # The block's rows hold a committed row's value, or each other's: no index.
+    b.execute("drop index bt_email")
+    for rows in ["(301, 'e5', 0)", "(301, 'twice', 0), (302, 'twice', 0)"]:
+        a.execute("begin")
+        a.execute(f"insert into bt values {rows}")
+        with pytest.raises(psycopg.errors.UniqueViolation) as raised:
+            a.execute("create unique index bt_again on bt (email)")
+        assert raised.value.diag.message_primary == 'could not create unique index "bt_again"'
+        a.execute("rollback")
+    assert not seen(b, "bt_again")
+
+
+def test_an_index_on_a_table_the_block_wrote_survives_a_crash(nodes):  # noqa: F811
+    node = nodes().start()
+    with node.connect(autocommit=False) as c:
+        c.execute("create table ix_rows (id int primary key, tag text)")
+        c.execute("insert into ix_rows select g, 't' || (g % 7) from generate_series(1, 700) g")
+        c.commit()
+        c.execute("insert into ix_rows select g, 'late' from generate_series(701, 750) g")
+        c.execute("update ix_rows set tag = 'late' where id <= 10")
+        c.execute("create index ix_rows_tag on ix_rows (tag)")
+        c.commit()
+    for _ in range(2):
+        node.kill()
+        node.start()
+        with node.connect() as c:
+            assert c.execute("select count(*) from ix_rows where tag = 'late'").fetchone() == (60,)
+            assert c.execute("select count(*) from ix_rows where tag = 't3'").fetchone() == (98,)
+            plan = [r[0] for r in c.execute(
+                "explain (costs off) select * from ix_rows where tag = 'late'")]
+            assert plan[0] == "Index Scan using ix_rows_tag on ix_rows", plan
+            c.execute("checkpoint")
