@@ -2054,7 +2054,7 @@ impl Executor<'_> {
         let scan = ScanPlan::full(table);
         self.for_each_row(&scan, |key, row| {
             if matches!(own.get(key)?, Some(Some(_))) {
-                spool.push(&(vec![Value::Bytea(key.to_vec().into())], row.to_vec()))?;
+                spool.push(&(vec![Value::Bytea(key.to_vec())], row.to_vec()))?;
             }
             Ok(true)
         })?;

@@ -1471,7 +1471,7 @@ fn check_sequence_privilege(
         return Ok(());
     };
     let catalog = &ctx.engine.txn.catalog;
-    let oid = match seq.created {
+    let oid = match seq.created() {
         Some((id, _)) => Some(super::pg_catalog::id_oid(id)),
         None => super::pg_catalog::sequence_oid(ctx.engine, &seq.name),
     };

@@ -55,6 +55,13 @@ pub enum SequenceAction {
     OwnedBy(Option<(String, String)>),
     /// RESTART [WITH n].
     Restart(Option<i64>),
+    /// Options as CREATE SEQUENCE takes them (those not named keep their values), and
+    /// perhaps RESTART [[WITH] n] (`Some(None)`: at the start).
+    Options {
+        data_type: Option<ast::DataType>,
+        options: Vec<ast::SequenceOptions>,
+        restart: Option<Option<i64>>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -766,13 +773,68 @@ fn parse_alter_sequence(words: &Words) -> Result<Statement> {
             Ok(n) => SequenceAction::Restart(Some(n)),
             Err(_) => return Err(syntax_near(n)),
         },
-        _ => {
-            return Err(Error::unsupported(
-                "ALTER SEQUENCE supports only OWNED BY and RESTART yet",
-            ))
-        }
+        [] | [";"] => return Err(Error::syntax("syntax error at end of input")),
+        rest => sequence_options(name.clone(), rest)?,
     };
     Ok(Statement::AlterSequence { name, action })
+}
+
+/// ALTER SEQUENCE's options (`t`, after the name): RESTART taken out, the others read as
+/// CREATE SEQUENCE reads them.
+fn sequence_options(name: String, t: &[&str]) -> Result<SequenceAction> {
+    let mut restart = None;
+    let mut rest: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        if t[i] != "restart" {
+            rest.push(t[i].to_string());
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if t.get(i) == Some(&"with") {
+            i += 1;
+        }
+        let negative = t.get(i) == Some(&"-");
+        let at = if negative { i + 1 } else { i };
+        restart = Some(match t.get(at).and_then(|n| n.parse::<i64>().ok()) {
+            Some(n) => {
+                i = at + 1;
+                Some(if negative { -n } else { n })
+            }
+            None => None,
+        });
+    }
+    let mut tokens = vec![
+        "create".to_string(),
+        "sequence".to_string(),
+        format!("\"{name}"),
+    ];
+    tokens.extend(rest);
+    let Statement::Ast(created) = parse_create_sequence(&Words {
+        tokens,
+        offsets: Vec::new(),
+        text: String::new(),
+    })?
+    else {
+        return Err(Error::internal("CREATE SEQUENCE parsed as something else"));
+    };
+    match *created {
+        ast::Statement::CreateSequence {
+            data_type,
+            sequence_options,
+            owned_by: None,
+            ..
+        } => Ok(SequenceAction::Options {
+            data_type,
+            options: sequence_options,
+            restart,
+        }),
+        ast::Statement::CreateSequence { .. } => Err(Error::unsupported(
+            "ALTER SEQUENCE with OWNED BY and other options together is not supported yet",
+        )),
+        _ => Err(Error::internal("CREATE SEQUENCE parsed as something else")),
+    }
 }
 
 /// The table name a respelled `FOR NO KEY UPDATE` / `FOR KEY SHARE` clause carries in its

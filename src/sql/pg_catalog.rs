@@ -1567,7 +1567,7 @@ fn sequence_entries(engine: &Engine, visible: &CatalogView) -> Vec<SequenceEntry
                     .and_then(|d| d.strip_suffix("')"))
                     == Some(seq.as_str())
             });
-            let created = catalog.sequence(seq).and_then(|s| s.created);
+            let created = catalog.sequence(seq).and_then(|s| s.created());
             let (oid, options) = match created {
                 Some((id, options)) => (id_oid(id), options),
                 None if FIRST_SEQUENCE + k <= LAST_SEQUENCE => {
@@ -1589,7 +1589,7 @@ fn sequence_entries(engine: &Engine, visible: &CatalogView) -> Vec<SequenceEntry
     }
     let owned: Vec<String> = out.iter().map(|e| e.name.clone()).collect();
     for seq in catalog.created_sequences() {
-        if let Some((id, options)) = seq.created {
+        if let Some((id, options)) = seq.created() {
             if !owned.contains(&seq.name) && visible.sees_id(id) {
                 out.push(SequenceEntry {
                     oid: id_oid(id),

@@ -612,6 +612,13 @@ pub enum Plan {
         name: String,
         at: Option<i64>,
     },
+    /// ALTER SEQUENCE with options: those named change, the others keep their values;
+    /// and perhaps RESTART (`Some(None)`: at the start).
+    AlterSequence {
+        name: String,
+        changes: SequenceChanges,
+        restart: Option<Option<i64>>,
+    },
     CreateView {
         view: crate::storage::View,
         /// CREATE OR REPLACE VIEW of a view that exists: its new query (the columns it had
@@ -761,4 +768,107 @@ pub enum Plan {
         /// What an IF [NOT] EXISTS that skips the statement says (a NOTICE).
         notice: Option<String>,
     },
+}
+
+/// The options a CREATE or ALTER SEQUENCE names (None: not named; `Some(None)` for NO
+/// MINVALUE / NO MAXVALUE).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SequenceChanges {
+    pub data_type: Option<crate::types::DataType>,
+    pub increment: Option<i64>,
+    pub min: Option<Option<i64>>,
+    pub max: Option<Option<i64>>,
+    pub start: Option<i64>,
+    pub cache: Option<i64>,
+}
+
+impl SequenceChanges {
+    /// The options after these changes to `base` (`creating`: CREATE SEQUENCE's, whose
+    /// start is its minimum unless named), checked as PostgreSQL checks them (22023).
+    pub fn applied_to(
+        &self,
+        base: crate::storage::SequenceOptions,
+        creating: bool,
+    ) -> crate::error::Result<crate::storage::SequenceOptions> {
+        use crate::error::{Error, SqlState};
+        use crate::types::DataType;
+        let invalid = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
+        let type_max = |t: DataType| match t {
+            DataType::Int2 => i16::MAX as i64,
+            DataType::Int4 => i32::MAX as i64,
+            _ => i64::MAX,
+        };
+        let mut o = base;
+        let old_type_max = type_max(base.data_type);
+        o.data_type = self.data_type.unwrap_or(base.data_type);
+        let new_type_max = type_max(o.data_type);
+        if let Some(increment) = self.increment {
+            o.increment = increment;
+        }
+        if o.increment == 0 {
+            return Err(invalid("INCREMENT must not be zero".into()));
+        }
+        if o.increment < 0 {
+            return Err(Error::unsupported(
+                "descending sequences are not supported yet",
+            ));
+        }
+        o.min = match self.min {
+            Some(min) => min.unwrap_or(1),
+            None => base.min,
+        };
+        o.max = match self.max {
+            Some(max) => max.unwrap_or(new_type_max),
+            // A maximum that was its old type's follows the new type.
+            None if base.max == old_type_max => new_type_max,
+            None => base.max,
+        };
+        if let Some(cache) = self.cache {
+            o.cache = cache;
+        }
+        let type_min = -new_type_max - 1;
+        let name_of = o.data_type.name();
+        if o.max > new_type_max || o.max < type_min {
+            return Err(invalid(format!(
+                "MAXVALUE ({}) is out of range for sequence data type {name_of}",
+                o.max
+            )));
+        }
+        if o.min > new_type_max || o.min < type_min {
+            return Err(invalid(format!(
+                "MINVALUE ({}) is out of range for sequence data type {name_of}",
+                o.min
+            )));
+        }
+        if o.min >= o.max {
+            return Err(invalid(format!(
+                "MINVALUE ({}) must be less than MAXVALUE ({})",
+                o.min, o.max
+            )));
+        }
+        o.start = match (self.start, creating) {
+            (Some(start), _) => start,
+            (None, true) => o.min,
+            (None, false) => base.start,
+        };
+        if o.start < o.min {
+            return Err(invalid(format!(
+                "START value ({}) cannot be less than MINVALUE ({})",
+                o.start, o.min
+            )));
+        }
+        if o.start > o.max {
+            return Err(invalid(format!(
+                "START value ({}) cannot be greater than MAXVALUE ({})",
+                o.start, o.max
+            )));
+        }
+        if o.cache < 1 {
+            return Err(invalid(format!(
+                "CACHE ({}) must be greater than zero",
+                o.cache
+            )));
+        }
+        Ok(o)
+    }
 }

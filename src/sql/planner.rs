@@ -1298,12 +1298,14 @@ impl Planner<'_> {
                             "json" => super::explain::Format::Json,
                             "yaml" => super::explain::Format::Yaml,
                             "xml" => super::explain::Format::Xml,
-                            other => return Err(Error::new(
-                                SqlState::INVALID_PARAMETER_VALUE,
-                                format!(
+                            other => {
+                                return Err(Error::new(
+                                    SqlState::INVALID_PARAMETER_VALUE,
+                                    format!(
                                     "unrecognized value for EXPLAIN option \"format\": \"{other}\""
                                 ),
-                            )),
+                                ))
+                            }
                         };
                         continue;
                     }
@@ -2964,87 +2966,12 @@ impl Planner<'_> {
         owned_by: Option<&ast::ObjectName>,
     ) -> Result<Plan> {
         let name = object_name(name)?;
-        let invalid = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
         let ty = match data_type {
             None => DataType::Int8,
-            Some(dt) => match super::bind::data_type(dt)?.0 {
-                t @ (DataType::Int2 | DataType::Int4 | DataType::Int8) => t,
-                _ => {
-                    return Err(invalid(
-                        "sequence type must be smallint, integer, or bigint".into(),
-                    ))
-                }
-            },
+            Some(dt) => sequence_type(dt)?,
         };
-        let mut o = crate::storage::SequenceOptions::defaults(ty);
-        let type_max = o.max;
-        let (mut start, mut min, mut max) = (None, None, None);
-        for opt in options {
-            match opt {
-                ast::SequenceOptions::IncrementBy(e, _) => o.increment = constant_i64(e)?,
-                ast::SequenceOptions::MinValue(e) => {
-                    min = e.as_ref().map(constant_i64).transpose()?
-                }
-                ast::SequenceOptions::MaxValue(e) => {
-                    max = e.as_ref().map(constant_i64).transpose()?
-                }
-                ast::SequenceOptions::StartWith(e, _) => start = Some(constant_i64(e)?),
-                ast::SequenceOptions::Cache(e) => o.cache = constant_i64(e)?,
-                ast::SequenceOptions::Cycle(false) => {}
-                ast::SequenceOptions::Cycle(true) => {
-                    return Err(Error::unsupported("CYCLE sequences are not supported yet"))
-                }
-            }
-        }
-        if o.increment == 0 {
-            return Err(invalid("INCREMENT must not be zero".into()));
-        }
-        if o.increment < 0 {
-            return Err(Error::unsupported(
-                "descending sequences are not supported yet",
-            ));
-        }
-        o.min = min.unwrap_or(1);
-        o.max = max.unwrap_or(type_max);
-        let type_min = -type_max - 1;
-        let name_of = ty.name();
-        if o.max > type_max || o.max < type_min {
-            return Err(invalid(format!(
-                "MAXVALUE ({}) is out of range for sequence data type {name_of}",
-                o.max
-            )));
-        }
-        if o.min > type_max || o.min < type_min {
-            return Err(invalid(format!(
-                "MINVALUE ({}) is out of range for sequence data type {name_of}",
-                o.min
-            )));
-        }
-        if o.min >= o.max {
-            return Err(invalid(format!(
-                "MINVALUE ({}) must be less than MAXVALUE ({})",
-                o.min, o.max
-            )));
-        }
-        o.start = start.unwrap_or(o.min);
-        if o.start < o.min {
-            return Err(invalid(format!(
-                "START value ({}) cannot be less than MINVALUE ({})",
-                o.start, o.min
-            )));
-        }
-        if o.start > o.max {
-            return Err(invalid(format!(
-                "START value ({}) cannot be greater than MAXVALUE ({})",
-                o.start, o.max
-            )));
-        }
-        if o.cache < 1 {
-            return Err(invalid(format!(
-                "CACHE ({}) must be greater than zero",
-                o.cache
-            )));
-        }
+        let changes = sequence_changes(Some(ty), options)?;
+        let o = changes.applied_to(crate::storage::SequenceOptions::defaults(ty), true)?;
         let owned_by = match owned_by {
             None => None,
             Some(target) => {
@@ -3117,6 +3044,21 @@ impl Planner<'_> {
                 name: name.to_string(),
                 at: *at,
             },
+            super::parser::SequenceAction::Options {
+                data_type,
+                options,
+                restart,
+            } => {
+                let ty = match data_type {
+                    None => None,
+                    Some(dt) => Some(sequence_type(dt)?),
+                };
+                Plan::AlterSequence {
+                    name: name.to_string(),
+                    changes: sequence_changes(ty, options)?,
+                    restart: *restart,
+                }
+            }
         })
     }
 
@@ -5350,11 +5292,14 @@ impl Planner<'_> {
         let explicit_columns = !cols.is_empty();
         let mut targets = self.target_columns(&def, cols.into_iter())?;
         let defaults = self.defaults(&def)?;
-        let src = ins.source.as_ref().ok_or_else(|| {
-            Error::unsupported("INSERT without VALUES or SELECT is not supported")
-        })?;
-        let source = match src.body.as_ref() {
-            ast::SetExpr::Values(values)
+        let source = match ins.source.as_ref().map(|src| (src, src.body.as_ref())) {
+            // DEFAULT VALUES: one row of every column's default.
+            None if !explicit_columns => {
+                targets.clear();
+                InsertSource::Values(vec![Vec::new()])
+            }
+            None => return Err(Error::syntax("syntax error at or near \"DEFAULT\"")),
+            Some((src, ast::SetExpr::Values(values)))
                 if src.order_by.is_none() && src.limit_clause.is_none() =>
             {
                 let width = values.rows.first().map_or(0, |r| r.content.len());
@@ -5386,7 +5331,7 @@ impl Planner<'_> {
                 }
                 InsertSource::Values(rows)
             }
-            _ => {
+            Some((src, _)) => {
                 let saved = std::mem::take(&mut self.fields);
                 let (plan, _, types, _) = self.plan_query(src)?;
                 self.fields = saved;
@@ -5835,6 +5780,46 @@ fn column_name_base(table: &str, columns: &[Column], named: &[usize]) -> String 
 }
 
 /// A constant integer of a statement (sequence options).
+/// A sequence's AS type: smallint, integer or bigint.
+fn sequence_type(dt: &ast::DataType) -> Result<DataType> {
+    match super::bind::data_type(dt)?.0 {
+        t @ (DataType::Int2 | DataType::Int4 | DataType::Int8) => Ok(t),
+        _ => Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            "sequence type must be smallint, integer, or bigint",
+        )),
+    }
+}
+
+/// The options a CREATE or ALTER SEQUENCE names.
+fn sequence_changes(
+    data_type: Option<DataType>,
+    options: &[ast::SequenceOptions],
+) -> Result<super::plan::SequenceChanges> {
+    let mut c = super::plan::SequenceChanges {
+        data_type,
+        ..Default::default()
+    };
+    for opt in options {
+        match opt {
+            ast::SequenceOptions::IncrementBy(e, _) => c.increment = Some(constant_i64(e)?),
+            ast::SequenceOptions::MinValue(e) => {
+                c.min = Some(e.as_ref().map(constant_i64).transpose()?)
+            }
+            ast::SequenceOptions::MaxValue(e) => {
+                c.max = Some(e.as_ref().map(constant_i64).transpose()?)
+            }
+            ast::SequenceOptions::StartWith(e, _) => c.start = Some(constant_i64(e)?),
+            ast::SequenceOptions::Cache(e) => c.cache = Some(constant_i64(e)?),
+            ast::SequenceOptions::Cycle(false) => {}
+            ast::SequenceOptions::Cycle(true) => {
+                return Err(Error::unsupported("CYCLE sequences are not supported yet"))
+            }
+        }
+    }
+    Ok(c)
+}
+
 fn constant_i64(e: &ast::Expr) -> Result<i64> {
     let parsed = match e {
         ast::Expr::Value(v) => match &v.value {

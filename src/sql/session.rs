@@ -2011,6 +2011,15 @@ impl Session {
                 self.restart_sequence(name, *at)?;
                 command("ALTER SEQUENCE")
             }
+            Plan::AlterSequence {
+                name,
+                changes,
+                restart,
+            } => {
+                self.refuse_in_block("ALTER SEQUENCE", None)?;
+                self.alter_sequence(name, changes, *restart)?;
+                command("ALTER SEQUENCE")
+            }
             Plan::AddColumn {
                 table,
                 column,
@@ -3067,14 +3076,14 @@ impl Session {
             }
         }
         let in_block = self.in_block(None);
-        let sequence = match sequence.created {
+        let sequence = match sequence.created() {
             // A serial column's sequence gets an id first (at once: nothing else about it
             // changes), so the block drops it as it drops CREATE SEQUENCE's.
             None if in_block => self.give_sequence_id(name)?,
             _ => sequence,
         };
         self.set_sequence_owner(name, None)?;
-        if let Some((id, _)) = sequence.created {
+        if let Some((id, _)) = sequence.created() {
             // Gone when the transaction commits.
             self.txn().drop_relation(id);
             return Ok(());
@@ -3103,7 +3112,7 @@ impl Session {
                 format!("relation \"{name}\" does not exist"),
             )
         })?;
-        let start = seq.created.map_or(1, |(_, o)| o.start);
+        let start = seq.created().map_or(1, |(_, o)| o.start);
         let next = at.unwrap_or(start);
         check_sequence_value(&seq, next, "RESTART")?;
         let flight = ddl::commit_catalog_change(
@@ -3112,6 +3121,64 @@ impl Session {
             &records::encode_set_sequence(name, next),
             self.sync_level(),
             |_| seq.set_next(next),
+        )?;
+        self.finish_catalog_change(flight);
+        Ok(())
+    }
+
+    /// ALTER SEQUENCE with options (a serial column's sequence gets an id first, as
+    /// CREATE SEQUENCE's): the new options and the next value are logged at once. The
+    /// next value is the last one handed out plus the (new) increment, or `restart`.
+    fn alter_sequence(
+        &mut self,
+        name: &str,
+        changes: &super::plan::SequenceChanges,
+        restart: Option<Option<i64>>,
+    ) -> Result<()> {
+        let seq = self.engine.txn.catalog.sequence(name).ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })?;
+        let seq = match seq.created() {
+            Some(_) => seq,
+            None => self.give_sequence_id(name)?,
+        };
+        let Some((_, current)) = seq.created() else {
+            return Err(Error::internal(
+                "a sequence without options after getting an id",
+            ));
+        };
+        let options = changes.applied_to(current, false)?;
+        let invalid = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
+        let (last, called) = seq.last_value();
+        let (checked, next) = match restart {
+            Some(at) => {
+                let at = at.unwrap_or(options.start);
+                (at, at)
+            }
+            None if called => (last, last.saturating_add(options.increment)),
+            None => (last, last),
+        };
+        if checked < options.min {
+            return Err(invalid(format!(
+                "RESTART value ({checked}) cannot be less than MINVALUE ({})",
+                options.min
+            )));
+        }
+        if checked > options.max {
+            return Err(invalid(format!(
+                "RESTART value ({checked}) cannot be greater than MAXVALUE ({})",
+                options.max
+            )));
+        }
+        let flight = ddl::commit_catalog_change(
+            &self.engine.txn,
+            RecordKind::SetSequence,
+            &records::encode_alter_sequence(name, next, &options),
+            self.sync_level(),
+            |_| seq.alter(options, next),
         )?;
         self.finish_catalog_change(flight);
         Ok(())
@@ -4153,6 +4220,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::Role(_)
         | Plan::SequenceOwner { .. }
         | Plan::RestartSequence { .. }
+        | Plan::AlterSequence { .. }
         | Plan::AddIdentity { .. }
         | Plan::SetColumnDefault { .. }
         | Plan::SetNotNull { .. }
@@ -4339,7 +4407,7 @@ fn committed_rows_exist(table: &Table) -> Result<bool> {
 
 /// A value `seq` may take (setval, RESTART): 22003 outside its bounds.
 pub fn check_sequence_value(seq: &crate::storage::Sequence, v: i64, what: &str) -> Result<()> {
-    let (min, max) = seq.created.map_or((1, i64::MAX), |(_, o)| (o.min, o.max));
+    let (min, max) = seq.created().map_or((1, i64::MAX), |(_, o)| (o.min, o.max));
     if v < min || v > max {
         let message = match what {
             "RESTART" => format!("RESTART value ({v}) cannot be less than MINVALUE ({min})"),
@@ -4530,7 +4598,9 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::DropView { .. } => "DROP VIEW",
         Plan::Role(stmt) => stmt.tag(),
         Plan::DropSequence { .. } => "DROP SEQUENCE",
-        Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } => "ALTER SEQUENCE",
+        Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } | Plan::AlterSequence { .. } => {
+            "ALTER SEQUENCE"
+        }
         Plan::SetColumnDefault { .. }
         | Plan::SetNotNull { .. }
         | Plan::SetColumnType { .. }

@@ -576,11 +576,17 @@ pub struct Sequence {
     pub name: String,
     next: AtomicI64,
     logged: AtomicI64,
-    /// CREATE SEQUENCE's: its options and the id its OIDs are made from. None for a
-    /// serial column's (PostgreSQL's defaults for the column's type).
-    pub created: Option<(TableId, SequenceOptions)>,
-    /// A created sequence handed out its maximum (and does not cycle, or has not yet).
-    spent: parking_lot::Mutex<bool>,
+    /// CREATE SEQUENCE's: the id its OIDs are made from. None for a serial column's
+    /// (PostgreSQL's defaults for the column's type, and no lock on its nextval).
+    id: Option<TableId>,
+    /// A created sequence's options (ALTER SEQUENCE changes them), and whether it handed
+    /// out its maximum (and does not cycle, or has not yet).
+    state: parking_lot::Mutex<SequenceState>,
+}
+
+struct SequenceState {
+    options: SequenceOptions,
+    spent: bool,
 }
 
 /// Why a sequence gives no next value.
@@ -599,20 +605,29 @@ impl Sequence {
             // Values below the start "may have been handed out": recovery continues at
             // the start at the earliest.
             logged: AtomicI64::new(start - 1),
-            created,
-            spent: parking_lot::Mutex::new(false),
+            id: created.map(|(id, _)| id),
+            state: parking_lot::Mutex::new(SequenceState {
+                options: created.map_or(SequenceOptions::defaults(DataType::Int8), |(_, o)| o),
+                spent: false,
+            }),
         }
     }
 
+    /// CREATE SEQUENCE's id and the options it has now; None for a serial column's.
+    pub fn created(&self) -> Option<(TableId, SequenceOptions)> {
+        self.id.map(|id| (id, self.state.lock().options))
+    }
+
     pub fn nextval(&self) -> std::result::Result<i64, SequenceExhausted> {
-        let Some((_, o)) = self.created else {
+        if self.id.is_none() {
             return Ok(self.next.fetch_add(1, Ordering::Relaxed));
-        };
+        }
         // A created sequence's bounds and cycling are decided one caller at a time; the
         // value past the maximum is `spent` (max + 1 may not fit an i64).
-        let mut spent = self.spent.lock();
+        let mut state = self.state.lock();
+        let o = state.options;
         let current = self.next.load(Ordering::Relaxed);
-        let v = if *spent || current > o.max || current < o.min {
+        let v = if state.spent || current > o.max || current < o.min {
             if !o.cycle {
                 return Err(SequenceExhausted { max: o.max });
             }
@@ -620,11 +635,11 @@ impl Sequence {
         } else {
             current
         };
-        *spent = false;
+        state.spent = false;
         match v.checked_add(o.increment) {
             Some(n) if n <= o.max => self.next.store(n, Ordering::Relaxed),
             _ => {
-                *spent = true;
+                state.spent = true;
                 self.next.store(o.max, Ordering::Relaxed);
             }
         }
@@ -633,8 +648,19 @@ impl Sequence {
 
     /// setval: the next value handed out is `next`; values below it count as handed out.
     pub fn set_next(&self, next: i64) {
-        let mut spent = self.spent.lock();
-        *spent = self.created.is_some_and(|(_, o)| next > o.max);
+        let mut state = self.state.lock();
+        state.spent = self.id.is_some() && next > state.options.max;
+        self.next.store(next, Ordering::Relaxed);
+        self.logged.store(next - 1, Ordering::Relaxed);
+    }
+
+    /// ALTER SEQUENCE (of a created sequence): its options become `options`, and the
+    /// next value handed out `next`, values below it counting as handed out.
+    pub fn alter(&self, options: SequenceOptions, next: i64) {
+        debug_assert!(self.id.is_some());
+        let mut state = self.state.lock();
+        state.options = options;
+        state.spent = next > options.max;
         self.next.store(next, Ordering::Relaxed);
         self.logged.store(next - 1, Ordering::Relaxed);
     }
@@ -649,9 +675,9 @@ impl Sequence {
     /// the next) and true. (After `setval(v, false)` past the start it shows the value
     /// before `v`, called: the same next value.)
     pub fn last_value(&self) -> (i64, bool) {
-        let spent = *self.spent.lock();
+        let spent = self.state.lock().spent;
         let next = self.next.load(Ordering::Relaxed);
-        let start = self.created.map_or(1, |(_, o)| o.start);
+        let start = self.created().map_or(1, |(_, o)| o.start);
         if spent {
             return (self.max(), true);
         }
@@ -668,12 +694,12 @@ impl Sequence {
 
     /// The step between values.
     pub fn increment(&self) -> i64 {
-        self.created.map_or(1, |(_, o)| o.increment)
+        self.created().map_or(1, |(_, o)| o.increment)
     }
 
     /// The largest value it hands out.
     pub fn max(&self) -> i64 {
-        self.created.map_or(i64::MAX, |(_, o)| o.max)
+        self.created().map_or(i64::MAX, |(_, o)| o.max)
     }
 
     /// Recovery: values up to `v` may have been handed out; continue after them.
@@ -682,7 +708,7 @@ impl Sequence {
             Some(n) if n <= self.max() => {
                 self.next.fetch_max(n, Ordering::Relaxed);
             }
-            _ => *self.spent.lock() = true,
+            _ => self.state.lock().spent = true,
         }
         self.logged.fetch_max(v, Ordering::Relaxed);
     }
@@ -956,7 +982,7 @@ impl Catalog {
             let mut replaced = self.replaced_sequences.write();
             for name in &old.def().owned_sequences {
                 let created_since = |s: &Sequence| {
-                    s.created
+                    s.created()
                         .is_some_and(|(seq_id, _)| unconfirmed.contains(&seq_id))
                 };
                 if sequences.get(name).is_some_and(|s| !created_since(s)) {
@@ -1004,7 +1030,7 @@ impl Catalog {
             .iter()
             .rev()
             .filter(|(_, s)| s.name == name)
-            .find(|(owner, s)| match (owner, s.created) {
+            .find(|(owner, s)| match (owner, s.created()) {
                 (Some(table), _) => !hidden(*table),
                 (None, Some((id, _))) => !hidden(id),
                 (None, None) => true,
@@ -1114,7 +1140,7 @@ impl Catalog {
         hidden: &dyn Fn(TableId) -> bool,
     ) -> Option<Arc<Sequence>> {
         self.sequence(name)
-            .filter(|s| !s.created.is_some_and(|(id, _)| hidden(id)))
+            .filter(|s| !s.created().is_some_and(|(id, _)| hidden(id)))
             .or_else(|| self.replaced_sequence_seen(name, hidden))
     }
 
@@ -1355,7 +1381,7 @@ impl Catalog {
         self.sequences
             .read()
             .values()
-            .find(|s| s.created.is_some_and(|(i, _)| i == id))
+            .find(|s| s.created().is_some_and(|(i, _)| i == id))
             .cloned()
     }
 
@@ -1374,7 +1400,7 @@ impl Catalog {
             self.bump();
             return true;
         }
-        let created = |s: &Sequence| s.created.is_some_and(|(i, _)| i == id);
+        let created = |s: &Sequence| s.created().is_some_and(|(i, _)| i == id);
         {
             let mut waiting = self.replaced_sequences.write();
             if let Some(at) = waiting.iter().position(|(_, s)| created(s)) {
@@ -1434,11 +1460,10 @@ impl Catalog {
                 .values()
                 .any(|t| dropped(t.id) && t.def().owned_sequences.iter().any(|s| s == name))
         };
-        let sequence = self
-            .sequences
-            .read()
-            .get(name)
-            .is_some_and(|s| !s.created.is_some_and(|(id, _)| dropped(id)) && !owner_dropped());
+        let sequence =
+            self.sequences.read().get(name).is_some_and(|s| {
+                !s.created().is_some_and(|(id, _)| dropped(id)) && !owner_dropped()
+            });
         if sequence
             || self
                 .views
@@ -1471,7 +1496,7 @@ impl Catalog {
             .read()
             .values()
             .chain(replaced.iter().map(|(_, s)| s))
-            .filter(|s| s.created.is_some())
+            .filter(|s| s.created().is_some())
             .cloned()
             .collect()
     }
@@ -1502,7 +1527,11 @@ impl Catalog {
         self.next_table_id
             .fetch_max(id.0.saturating_sub(16384) + 1, Ordering::Relaxed);
         let mut sequences = self.sequences.write();
-        let Some(old) = sequences.get(name).filter(|s| s.created.is_none()).cloned() else {
+        let Some(old) = sequences
+            .get(name)
+            .filter(|s| s.created().is_none())
+            .cloned()
+        else {
             return false;
         };
         let seq = Sequence::new(name, Some((id, options)));
@@ -1510,7 +1539,8 @@ impl Catalog {
             .store(old.next.load(Ordering::Relaxed), Ordering::Relaxed);
         seq.logged
             .store(old.logged.load(Ordering::Acquire), Ordering::Release);
-        *seq.spent.lock() = *old.spent.lock() || old.peek_next() > options.max;
+        let old_spent = old.state.lock().spent;
+        seq.state.lock().spent = old_spent || old.peek_next() > options.max;
         sequences.insert(name.to_string(), Arc::new(seq));
         drop(sequences);
         self.bump();
@@ -1725,7 +1755,7 @@ impl Catalog {
 fn put_sequence(w: &mut Writer, s: &Sequence) {
     w.str(&s.name);
     w.u64(s.logged.load(Ordering::Acquire) as u64);
-    match s.created {
+    match s.created() {
         None => w.u8(0),
         Some((id, options)) => {
             w.u8(1);

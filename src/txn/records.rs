@@ -121,6 +121,15 @@ pub fn encode_set_sequence(name: &str, next: i64) -> Vec<u8> {
     w.buf
 }
 
+/// ALTER SEQUENCE's SetSequence record: as setval's, then the sequence's new options.
+pub fn encode_alter_sequence(name: &str, next: i64, options: &SequenceOptions) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.str(name);
+    w.u64(next as u64);
+    options.put(&mut w);
+    w.buf
+}
+
 pub fn encode_sequence_advance(name: &str, upto: i64) -> Vec<u8> {
     let mut w = Writer::default();
     w.str(name);
@@ -473,7 +482,7 @@ pub fn replay(
             let pending = !r.is_done() && r.u8()? == 1;
             // One whose creation never committed was lost in a crash (as for a table).
             if let Some(lost) = catalog.sequence(&name) {
-                if let Some((lost_id, _)) = lost.created.filter(|&(i, _)| i != id) {
+                if let Some((lost_id, _)) = lost.created().filter(|&(i, _)| i != id) {
                     if catalog.unconfirmed().contains(&lost_id) {
                         drop_by_id(catalog, lost_id)?;
                     }
@@ -483,11 +492,11 @@ pub fn replay(
             // before sequences were created in transactions: none is left), or a
             // serial column's that this record gives an id.
             let holder = catalog.sequence(&name);
-            if !pending && holder.as_ref().is_some_and(|s| s.created.is_none()) {
+            if !pending && holder.as_ref().is_some_and(|s| s.created().is_none()) {
                 catalog.give_sequence_id(&name, id, options);
             } else if holder
                 .as_ref()
-                .is_none_or(|s| s.created.is_some_and(|(i, _)| i != id))
+                .is_none_or(|s| s.created().is_some_and(|(i, _)| i != id))
             {
                 catalog.create_sequence_replacing(&name, id, options)?;
                 if pending {
@@ -535,8 +544,16 @@ pub fn replay(
         RecordKind::SetSequence => {
             let name = r.str()?;
             let next = r.u64()? as i64;
+            // ALTER SEQUENCE's carries the new options (setval's ends here).
+            let options = match r.is_done() {
+                true => None,
+                false => Some(SequenceOptions::get(&mut r)?),
+            };
             if let Some(seq) = catalog.sequence(&name) {
-                seq.set_next(next);
+                match options {
+                    Some(options) if seq.created().is_some() => seq.alter(options, next),
+                    _ => seq.set_next(next),
+                }
             }
         }
         RecordKind::SequenceAdvance => {

@@ -47,7 +47,8 @@ pub enum RecordKind {
     CreateSequence = 8,
     /// DROP SEQUENCE: str name.
     DropSequence = 9,
-    /// setval: str name, u64 the next value to hand out.
+    /// setval: str name, u64 the next value to hand out; after ALTER SEQUENCE, then
+    /// its new options.
     SetSequence = 10,
     /// CREATE VIEW: the view (`storage::View::put`).
     CreateView = 11,
