@@ -1371,20 +1371,19 @@ impl<'a> Binder<'a> {
                 )
             }),
             E::Function(f) => self.bind_function(f, scope),
-            // `interval '1 day'` (a field list such as `DAY TO SECOND` restricts what the
-            // value may say, which SteadyDB does not check: refused).
+            // `interval '1 day'`, or with a qualifier (`interval '1' day`, `interval '1-2'
+            // year to month`), which says how a bare number counts and which parts stay.
             E::Interval(iv) => {
-                if iv.leading_field.is_some()
+                let qualified = iv.leading_field.is_some()
                     || iv.last_field.is_some()
                     || iv.leading_precision.is_some()
-                    || iv.fractional_seconds_precision.is_some()
-                {
-                    return Err(Error::unsupported(
-                        "interval fields and precisions are not supported yet",
-                    ));
+                    || iv.fractional_seconds_precision.is_some();
+                if !qualified {
+                    let t = self.bind(&iv.value, scope)?;
+                    return self.cast(t, DataType::Interval);
                 }
-                let t = self.bind(&iv.value, scope)?;
-                self.cast(t, DataType::Interval)
+                qualified_interval(iv)
+                    .map(|v| (Expr::Const(Value::Interval(v)), DataType::Interval))
             }
             E::Extract { field, expr, .. } => {
                 let unit = match field {
@@ -3272,4 +3271,57 @@ impl<'a> Binder<'a> {
         });
         Ok((Expr::Column(idx), func.result_type(arg_type)))
     }
+}
+
+/// `interval 'text' FIELD [TO FIELD]` (or `SECOND(p)`) of a constant text.
+fn qualified_interval(iv: &ast::Interval) -> Result<crate::types::Interval> {
+    use crate::types::IntervalField as F;
+    let field = |f: &ast::DateTimeField| -> Result<F> {
+        Ok(match f {
+            ast::DateTimeField::Year | ast::DateTimeField::Years => F::Year,
+            ast::DateTimeField::Month | ast::DateTimeField::Months => F::Month,
+            ast::DateTimeField::Day | ast::DateTimeField::Days => F::Day,
+            ast::DateTimeField::Hour | ast::DateTimeField::Hours => F::Hour,
+            ast::DateTimeField::Minute | ast::DateTimeField::Minutes => F::Minute,
+            ast::DateTimeField::Second | ast::DateTimeField::Seconds => F::Second,
+            other => {
+                return Err(Error::syntax(format!(
+                    "syntax error at or near \"{}\"",
+                    other.to_string().to_lowercase()
+                )))
+            }
+        })
+    };
+    let leading = match &iv.leading_field {
+        Some(f) => field(f)?,
+        None => F::Second,
+    };
+    let last = iv.last_field.as_ref().map(field).transpose()?;
+    if let (Some(l), Some(f)) = (last, &iv.last_field) {
+        if l <= leading {
+            return Err(Error::syntax(format!(
+                "syntax error at or near \"{}\"",
+                f.to_string().to_lowercase()
+            )));
+        }
+    }
+    // SECOND(p) alone gives its precision as the leading one.
+    let precision = match (leading, last) {
+        (F::Second, None) => iv.fractional_seconds_precision.or(iv.leading_precision),
+        _ => iv.fractional_seconds_precision,
+    };
+    let precision = precision.map(|p| p.min(6) as u32);
+    let text = match iv.value.as_ref() {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(n, _) => n.clone(),
+            _ => String::new(),
+        },
+        _ => {
+            return Err(Error::unsupported(
+                "an interval qualifier on a value other than a constant is not supported yet",
+            ))
+        }
+    };
+    crate::types::parse_interval_in_fields(&text, leading, last, precision)
 }

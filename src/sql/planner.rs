@@ -202,6 +202,7 @@ fn column_name(e: &ast::Expr) -> String {
         E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
         E::Exists { .. } => "exists".into(),
         E::Array(_) => "array".into(),
+        E::Interval(_) => "interval".into(),
         // A scalar subquery is named after its one column (ARRAY(...) is a function).
         E::Subquery(q) => match q.body.as_ref() {
             ast::SetExpr::Select(select) => match select.projection.first() {

@@ -183,6 +183,12 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
             i += 1;
             continue;
         }
+        // SQL's `years-months` (`1-2`).
+        if let Some(months) = year_month(word) {
+            parts.add(months, Unit::Months(1));
+            i += 1;
+            continue;
+        }
         // A number and a unit, written apart or together (`5min`, `1.5h`).
         let split = word
             .find(|c: char| c.is_ascii_alphabetic())
@@ -195,6 +201,8 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
                     i += 1;
                     *w
                 }
+                // Before a time (SQL's `days hh:mm:ss`), days.
+                Some(w) if w.contains(':') => "day",
                 // A bare number is seconds.
                 _ => "second",
             }
@@ -205,6 +213,92 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
         i += 1;
     }
     parts.finish(ago).ok_or_else(out_of_range)
+}
+
+/// SQL's `[-|+]Y-M` as months.
+fn year_month(word: &str) -> Option<f64> {
+    let (negative, body) = match word.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, word.strip_prefix('+').unwrap_or(word)),
+    };
+    let (y, m) = body.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if !digits(y) || !digits(m) {
+        return None;
+    }
+    let months = y.parse::<f64>().ok()? * 12.0 + m.parse::<f64>().ok()?;
+    Some(if negative { -months } else { months })
+}
+
+/// A field of an interval qualifier (`DAY`, `HOUR TO SECOND`), largest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IntervalField {
+    Year,
+    Month,
+    Day,
+    Hour,
+    Minute,
+    Second,
+}
+
+/// `interval 'text' leading [TO last]` (`precision`: SECOND's digits of a second): the
+/// text read as `interval_in` reads it, a bare number counting units of the last field;
+/// then, as PostgreSQL applies an interval's qualifier, the parts below the last field
+/// cleared and the seconds rounded to `precision` digits.
+pub fn parse_interval_in_fields(
+    text: &str,
+    leading: IntervalField,
+    last: Option<IntervalField>,
+    precision: Option<u32>,
+) -> Result<Interval> {
+    let last = last.unwrap_or(leading);
+    let mut iv = match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() => {
+            let mut parts = Parts::default();
+            parts.add(
+                n,
+                match last {
+                    IntervalField::Year => Unit::Months(12),
+                    IntervalField::Month => Unit::Months(1),
+                    IntervalField::Day => Unit::Days(1),
+                    IntervalField::Hour => Unit::Micros(USECS_PER_HOUR),
+                    IntervalField::Minute => Unit::Micros(60 * USECS_PER_SEC),
+                    IntervalField::Second => Unit::Micros(USECS_PER_SEC),
+                },
+            );
+            parts.finish(false).ok_or_else(out_of_range)?
+        }
+        _ => parse_interval(text)?,
+    };
+    match last {
+        IntervalField::Year => {
+            iv.months = iv.months / 12 * 12;
+            iv.days = 0;
+            iv.micros = 0;
+        }
+        IntervalField::Month => {
+            iv.days = 0;
+            iv.micros = 0;
+        }
+        IntervalField::Day => iv.micros = 0,
+        IntervalField::Hour => iv.micros = iv.micros / USECS_PER_HOUR * USECS_PER_HOUR,
+        IntervalField::Minute => {
+            let minute = 60 * USECS_PER_SEC;
+            iv.micros = iv.micros / minute * minute;
+        }
+        IntervalField::Second => {}
+    }
+    if let Some(p) = precision.filter(|&p| p < 6) {
+        // Rounded half away from zero, as PostgreSQL rounds.
+        let scale = 10i64.pow(6 - p);
+        let half = if iv.micros >= 0 {
+            scale / 2
+        } else {
+            -(scale / 2)
+        };
+        iv.micros = (iv.micros + half) / scale * scale;
+    }
+    Ok(iv)
 }
 
 /// `[-|+]HH:MM[:SS[.frac]]` (or `MM:SS.frac`) as microseconds.
@@ -347,6 +441,29 @@ pub fn add_to_timestamp(t: i64, iv: &Interval) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_qualifier_counts_bare_numbers_and_clears_the_smaller_parts() {
+        use IntervalField as F;
+        let q = |text: &str, leading, last, p| {
+            let mut s = String::new();
+            format_interval(
+                &parse_interval_in_fields(text, leading, last, p).unwrap(),
+                &mut s,
+            );
+            s
+        };
+        assert_eq!(q("90", F::Minute, None, None), "01:30:00");
+        assert_eq!(q("-1.5", F::Hour, None, None), "-01:00:00");
+        assert_eq!(q("1-2", F::Year, Some(F::Month), None), "1 year 2 mons");
+        assert_eq!(q("1 year 5 months 3 days", F::Year, None, None), "1 year");
+        assert_eq!(
+            q("2 days 10:30:15.5", F::Day, Some(F::Minute), None),
+            "2 days 10:30:00"
+        );
+        assert_eq!(q("1.23456", F::Second, None, Some(2)), "00:00:01.23");
+        assert_eq!(q("-1.235", F::Second, None, Some(2)), "-00:00:01.24");
+    }
 
     fn shown(text: &str) -> String {
         let mut s = String::new();

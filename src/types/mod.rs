@@ -38,7 +38,9 @@ pub use encoding::{
     encode_key_typed, encode_row,
 };
 pub use extract::extract;
-pub use interval::{format_interval, parse_interval, Interval};
+pub use interval::{
+    format_interval, parse_interval, parse_interval_in_fields, Interval, IntervalField,
+};
 pub use io::{
     decode_binary, decode_text, encode_binary, encode_text, format_text, utf8, utf8_text,
 };

@@ -541,6 +541,19 @@ INTERVALS = [
      [('interval', 'timestamp without time zone')]),
     ('DROP TABLE ivt',
      'DROP TABLE'),
+    # SQL's forms, and a qualifier: a bare number counts the last field's units, the
+    # parts below it are cleared, SECOND(p) rounds.
+    ("SELECT '1-2'::interval::text, '-1-2'::interval::text, '3 4:05:06'::interval::text",
+     [('1 year 2 mons', '-1 years -2 mons', '3 days 04:05:06')]),
+    ("SELECT (interval '1' day)::text, (interval '90' minute)::text, (interval '1.5' hour)::text,"
+     " (interval '-1.5' hour)::text, (interval '1-2' year to month)::text",
+     [('1 day', '01:30:00', '01:00:00', '-01:00:00', '1 year 2 mons')]),
+    ("SELECT (interval '1 year 5 months 3 days' year)::text, (interval '1 year 5 months 3 days' month)::text,"
+     " (interval '2 days 10:30:15.5' day to minute)::text, (interval '3 4:05:06' day to second)::text,"
+     " (interval '1.23456' second(2))::text, (interval '10' second)::text",
+     [('1 year', '1 year 5 mons', '2 days 10:30:00', '3 days 04:05:06', '00:00:01.23', '00:00:10')]),
+    ("SELECT interval '1' hour to day",
+     ('42601', 'syntax error at or near "day"')),
 ]
 
 
