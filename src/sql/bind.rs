@@ -2480,13 +2480,59 @@ impl<'a> Binder<'a> {
                 let a = self.coerce(t, ty)?;
                 (Func::Abs, ty.without_typmod(), vec![a])
             }
-            "coalesce" => {
+            "left" | "right" => {
+                arity(2)?;
+                let a = self.bind_text(&args[0], scope)?;
+                let n = self.bind_as(&args[1], scope, DataType::Int4)?;
+                let func = if name == "left" {
+                    Func::Left
+                } else {
+                    Func::Right
+                };
+                (func, DataType::Text, vec![a, n])
+            }
+            "lpad" | "rpad" => {
+                if !(2..=3).contains(&args.len()) {
+                    arity(3)?;
+                }
+                let mut bound = vec![
+                    self.bind_text(&args[0], scope)?,
+                    self.bind_as(&args[1], scope, DataType::Int4)?,
+                ];
+                if let Some(fill) = args.get(2) {
+                    bound.push(self.bind_text(fill, scope)?);
+                }
+                let func = if name == "lpad" {
+                    Func::Lpad
+                } else {
+                    Func::Rpad
+                };
+                (func, DataType::Text, bound)
+            }
+            "split_part" => {
+                arity(3)?;
+                let a = self.bind_text(&args[0], scope)?;
+                let d = self.bind_text(&args[1], scope)?;
+                let n = self.bind_as(&args[2], scope, DataType::Int4)?;
+                (Func::SplitPart, DataType::Text, vec![a, d, n])
+            }
+            "coalesce" | "greatest" | "least" => {
                 if args.is_empty() {
                     return Err(Error::syntax("syntax error at or near \")\""));
                 }
+                let func = match name.as_str() {
+                    "greatest" => Func::Greatest,
+                    "least" => Func::Least,
+                    _ => Func::Coalesce,
+                };
+                let construct: &'static str = match func {
+                    Func::Greatest => "GREATEST",
+                    Func::Least => "LEAST",
+                    _ => "COALESCE",
+                };
                 let items = args
                     .iter()
-                    .map(|a| self.without_set_returning("COALESCE", |b| b.bind(a, scope)))
+                    .map(|a| self.without_set_returning(construct, |b| b.bind(a, scope)))
                     .collect::<Result<Vec<_>>>()?;
                 let mut ty = DataType::Unknown;
                 for i in &items {
@@ -2494,7 +2540,7 @@ impl<'a> Binder<'a> {
                         return Err(Error::new(
                             SqlState::DATATYPE_MISMATCH,
                             format!(
-                                "COALESCE types {} and {} cannot be matched",
+                                "{construct} types {} and {} cannot be matched",
                                 ty.name(),
                                 i.1.name()
                             ),
@@ -2517,7 +2563,7 @@ impl<'a> Binder<'a> {
                         e
                     });
                 }
-                (Func::Coalesce, ty, bound)
+                (func, ty, bound)
             }
             "nextval" => {
                 arity(1)?;

@@ -68,6 +68,17 @@ pub enum Func {
     Lower,
     Upper,
     Coalesce,
+    /// greatest(...) and least(...): NULLs skipped.
+    Greatest,
+    Least,
+    /// left(text, n) and right(text, n): characters from one end (n < 0: all but |n|).
+    Left,
+    Right,
+    /// lpad and rpad(text, length[, fill]).
+    Lpad,
+    Rpad,
+    /// split_part(text, delimiter, n).
+    SplitPart,
     Abs,
     /// Integer `&`, `|`, `#`, `<<`, `>>` (both operands of the result's type; a shift's
     /// count an integer).
@@ -1039,6 +1050,25 @@ fn eval_func(
         }
         return Ok(Value::Null);
     }
+    if matches!(f, Func::Greatest | Func::Least) {
+        let mut best = Value::Null;
+        for a in args {
+            let v = a.eval(row, ctx, sq)?;
+            if v.is_null() {
+                continue;
+            }
+            let better = best.is_null()
+                || match crate::types::compare(&v, &best) {
+                    Some(std::cmp::Ordering::Greater) => f == Func::Greatest,
+                    Some(std::cmp::Ordering::Less) => f == Func::Least,
+                    _ => false,
+                };
+            if better {
+                best = v;
+            }
+        }
+        return Ok(best);
+    }
     let vals = args
         .iter()
         .map(|a| a.eval(row, ctx, sq))
@@ -1117,6 +1147,68 @@ fn eval_func(
                 None => usize::MAX,
             };
             Value::Text(s.chars().skip(skip).take(take).collect())
+        }
+        Func::Left | Func::Right => {
+            let chars: Vec<char> = text_of(&vals[0]).chars().collect();
+            let n = vals[1].as_i64().unwrap_or(0);
+            let len = chars.len() as i64;
+            // n < 0: every character but the last (or first) |n|.
+            let take = if n >= 0 { n.min(len) } else { (len + n).max(0) } as usize;
+            Value::Text(match f {
+                Func::Left => chars[..take].iter().collect(),
+                _ => chars[chars.len() - take..].iter().collect(),
+            })
+        }
+        Func::Lpad | Func::Rpad => {
+            let chars: Vec<char> = text_of(&vals[0]).chars().collect();
+            let length = vals[1].as_i64().unwrap_or(0).max(0) as usize;
+            if length.saturating_mul(4) > crate::constants::MAX_VALUE_BYTES {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    "requested length too large",
+                ));
+            }
+            let fill: Vec<char> = match vals.get(2) {
+                Some(v) => text_of(v).chars().collect(),
+                None => vec![' '],
+            };
+            if chars.len() >= length || fill.is_empty() {
+                return Ok(Value::Text(chars.iter().take(length).collect()));
+            }
+            let padding: String = fill.iter().cycle().take(length - chars.len()).collect();
+            let text: String = chars.iter().collect();
+            Value::Text(match f {
+                Func::Lpad => padding + &text,
+                _ => text + &padding,
+            })
+        }
+        Func::SplitPart => {
+            let text = text_of(&vals[0]);
+            let delimiter = text_of(&vals[1]);
+            let n = vals[2].as_i64().unwrap_or(0);
+            if n == 0 {
+                return Err(Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    "field position must not be zero",
+                ));
+            }
+            let parts: Vec<&str> = if delimiter.is_empty() {
+                vec![text.as_str()]
+            } else {
+                text.split(delimiter.as_str()).collect()
+            };
+            // Negative: counted from the end.
+            let at = if n > 0 {
+                usize::try_from(n - 1).ok()
+            } else {
+                usize::try_from(parts.len() as i64 + n).ok()
+            };
+            Value::Text(
+                at.and_then(|i| parts.get(i))
+                    .copied()
+                    .unwrap_or("")
+                    .to_string(),
+            )
         }
         Func::Repeat => {
             let s = text_of(&vals[0]);
@@ -1320,7 +1412,7 @@ fn eval_func(
             }
         }
         Func::BpcharToText => Value::Text(text_of(&vals[0]).trim_end_matches(' ').to_string()),
-        Func::Coalesce => unreachable!("handled above"),
+        Func::Coalesce | Func::Greatest | Func::Least => unreachable!("handled above"),
         Func::UserById
         | Func::TableIsVisible
         | Func::TypeIsVisible

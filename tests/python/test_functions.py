@@ -1,8 +1,9 @@
 """Window functions (row_number, rank, dense_rank, and aggregates over partitions,
 with and without ORDER BY), nullif, aggregates with ORDER BY (array_agg,
 string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
-generate_subscripts, in lockstep), and JSON construction (json_build_object,
-json_build_array, to_json, the json type). The expectations were taken from
+generate_subscripts, in lockstep), JSON construction (json_build_object,
+json_build_array, to_json, the json type), greatest/least and left, right, lpad, rpad,
+split_part. The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -72,6 +73,18 @@ QUERIES = [
      [('e,c,b,a',)]),
     ('select g, count(distinct s) from qa group by g order by g nulls first',
      [(None, 0), (1, 2), (2, 1), (3, 1)]),
+    ("select greatest(1, 2, null, 3), least(1, 2, null, 0), greatest(null, null::int), greatest('a', 'b'), least(1, 2.5)",
+     [(3, 0, None, 'b', Decimal('1'))]),
+    ('select id, greatest(g, 2), least(s, \'b\') from qa order by id',
+     [(1, 2, 'a'), (2, 2, 'b'), (3, 2, 'b'), (4, 2, 'b'), (5, 3, 'b')]),
+    ("select left('abcdef', 2), left('abcdef', -2), left('ab', 10), right('abcdef', 2), right('abcdef', -2), left('', 3)",
+     [('ab', 'abcd', 'ab', 'ef', 'cdef', '')]),
+    ("select lpad('1', 3, '0'), lpad('hello', 3), rpad('ab', 5, 'xy'), lpad('ab', 5), rpad('ab', 1), lpad('ab', -1), lpad('ab', 4, '')",
+     [('001', 'hel', 'abxyx', '   ab', 'a', '', 'ab')]),
+    ("select split_part('a,b,c', ',', 2), split_part('a,b,c', ',', 5), split_part('a,b,c', ',', -1), split_part('abc', '', 1), split_part('a,,b', ',', 2)",
+     [('b', '', 'c', 'abc', '')]),
+    ("select left(null, 2), lpad('a', null), split_part(s, 'x', 1) from qa where id = 4",
+     [(None, None, None)]),
 ]
 
 ERRORS = [
@@ -84,6 +97,8 @@ ERRORS = [
     ('select array_agg(distinct g order by id) from qa', '42P10',
      'in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list'),
     ('select lower(distinct s) from qa', '42809', 'DISTINCT specified, but lower is not an aggregate function'),
+    ("select split_part('a,b', ',', 0)", '22023', 'field position must not be zero'),
+    ("select greatest(1, 'x')", '22P02', 'invalid input syntax for type integer: "x"'),
 ]
 
 
