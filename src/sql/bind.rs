@@ -2403,6 +2403,15 @@ impl<'a> Binder<'a> {
                 arity(0)?;
                 (Func::Now, DataType::TimestampTz, vec![])
             }
+            "localtimestamp" | "current_date" => {
+                arity(0)?;
+                let now = (Expr::Func(Func::Now, vec![]), DataType::TimestampTz);
+                let to = match name.as_str() {
+                    "current_date" => DataType::Date,
+                    _ => DataType::Timestamp,
+                };
+                return self.cast(now, to);
+            }
             "clock_timestamp" => {
                 arity(0)?;
                 (Func::ClockTimestamp, DataType::TimestampTz, vec![])
@@ -2797,6 +2806,42 @@ impl<'a> Binder<'a> {
                     Expr::Const(Value::Reg(ty.oid(), shown.into())),
                     DataType::RegType,
                 ));
+            }
+            "date_trunc" => {
+                if args.len() == 3 {
+                    return Err(Error::unsupported(
+                        "date_trunc with a time zone argument is not supported yet",
+                    ));
+                }
+                arity(2)?;
+                let unit = self.bind_text(&args[0], scope)?;
+                let t = self.bind(&args[1], scope)?;
+                // A date is taken as a timestamptz, as PostgreSQL resolves it.
+                let (arg, ty) = match t.1 {
+                    DataType::Timestamp => (t.0, DataType::Timestamp),
+                    DataType::TimestampTz => (t.0, DataType::TimestampTz),
+                    DataType::Date => (self.cast(t, DataType::TimestampTz)?.0, DataType::TimestampTz),
+                    DataType::Unknown => {
+                        return Err(Error::new(
+                            SqlState::AMBIGUOUS_FUNCTION,
+                            "function date_trunc(unknown, unknown) is not unique",
+                        )
+                        .with_hint("Could not choose a best candidate function. You might need to add explicit type casts."))
+                    }
+                    DataType::Interval => {
+                        return Err(Error::unsupported(
+                            "date_trunc of an interval is not supported yet",
+                        ))
+                    }
+                    other => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function date_trunc(unknown, {}) does not exist", other.name()),
+                        )
+                        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."))
+                    }
+                };
+                (Func::DateTrunc, ty, vec![unit, arg])
             }
             "date_part" => {
                 arity(2)?;

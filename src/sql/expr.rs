@@ -79,6 +79,8 @@ pub enum Func {
     Rpad,
     /// split_part(text, delimiter, n).
     SplitPart,
+    /// date_trunc(unit, timestamp or timestamptz).
+    DateTrunc,
     Abs,
     /// Integer `&`, `|`, `#`, `<<`, `>>` (both operands of the result's type; a shift's
     /// count an integer).
@@ -1122,6 +1124,19 @@ fn eval_func(
         Func::Lower => Value::Text(text_of(&vals[0]).to_lowercase()),
         Func::Upper => Value::Text(text_of(&vals[0]).to_uppercase()),
         Func::Extract => Value::Numeric(types::extract(&text_of(&vals[0]), &vals[1])?),
+        Func::DateTrunc => match &vals[1] {
+            Value::Timestamp(t) => Value::Timestamp(types::date_trunc(
+                &text_of(&vals[0]),
+                *t,
+                "timestamp without time zone",
+            )?),
+            Value::TimestampTz(t) => Value::TimestampTz(types::date_trunc(
+                &text_of(&vals[0]),
+                *t,
+                "timestamp with time zone",
+            )?),
+            _ => return Err(Error::internal("date_trunc of a value not a timestamp")),
+        },
         Func::DatePart => {
             let d = types::extract(&text_of(&vals[0]), &vals[1])?;
             Value::Float8(d.to_string().parse::<f64>().unwrap_or(f64::NAN))

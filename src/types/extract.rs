@@ -60,6 +60,61 @@ fn canonical(unit: &str) -> Option<&'static str> {
     })
 }
 
+/// `date_trunc(unit, t)` of a timestamp (or, in TimeZone UTC, a timestamptz): `t` with
+/// the parts smaller than `unit` at their first value (a week starts on Monday; a
+/// decade, century or millennium at PostgreSQL's first year of it).
+pub fn date_trunc(unit: &str, t: i64, type_name: &str) -> Result<i64> {
+    use super::datetime::{TIMESTAMP_NOBEGIN, TIMESTAMP_NOEND};
+    let lower = unit.to_ascii_lowercase();
+    let field = canonical(&lower).ok_or_else(|| not_recognized(unit, type_name))?;
+    if t == TIMESTAMP_NOBEGIN || t == TIMESTAMP_NOEND {
+        return Ok(t);
+    }
+    let days = t.div_euclid(USECS_PER_DAY);
+    let time = t.rem_euclid(USECS_PER_DAY);
+    let within_day = |unit_us: i64| Ok(days * USECS_PER_DAY + time / unit_us * unit_us);
+    let (year, month, _) = civil_from_days(days);
+    let first_of = |year: i64, month: u32| days_from_civil(year, month, 1) * USECS_PER_DAY;
+    match field {
+        "microseconds" => Ok(t),
+        "milliseconds" => within_day(1_000),
+        "second" => within_day(1_000_000),
+        "minute" => within_day(60_000_000),
+        "hour" => within_day(USECS_PER_HOUR),
+        "day" => within_day(USECS_PER_DAY),
+        // 2000-01-01, day 0, was a Saturday: Monday is day 2.
+        "week" => Ok((days - (days - 2).rem_euclid(7)) * USECS_PER_DAY),
+        "month" => Ok(first_of(year, month)),
+        "quarter" => Ok(first_of(year, (month - 1) / 3 * 3 + 1)),
+        "year" => Ok(first_of(year, 1)),
+        "decade" => Ok(first_of(
+            if year > 0 {
+                year / 10 * 10
+            } else {
+                -((8 - (year - 1)) / 10) * 10
+            },
+            1,
+        )),
+        "century" => Ok(first_of(
+            if year > 0 {
+                (year + 99) / 100 * 100 - 99
+            } else {
+                -((99 - (year - 1)) / 100) * 100 + 1
+            },
+            1,
+        )),
+        "millennium" => Ok(first_of(
+            if year > 0 {
+                (year + 999) / 1000 * 1000 - 999
+            } else {
+                -((999 - (year - 1)) / 1000) * 1000 + 1
+            },
+            1,
+        )),
+        _ => Err(not_recognized(unit, type_name)),
+    }
+}
+
 /// `EXTRACT(unit FROM v)`; v is not NULL.
 pub fn extract(unit: &str, v: &Value) -> Result<Decimal> {
     let lower = unit.to_ascii_lowercase();
@@ -217,4 +272,34 @@ fn interval_field(field: &str, iv: &Interval) -> Option<Decimal> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::datetime::parse_timestamp;
+
+    #[test]
+    fn date_trunc_starts_each_unit_where_postgresql_does() {
+        let trunc = |unit: &str, text: &str| {
+            let t = parse_timestamp(text, false).unwrap();
+            let mut s = String::new();
+            crate::types::datetime::format_timestamp(
+                date_trunc(unit, t, "timestamp").unwrap(),
+                false,
+                &mut s,
+            );
+            s
+        };
+        assert_eq!(trunc("week", "2024-05-19 23:00"), "2024-05-13 00:00:00");
+        assert_eq!(trunc("week", "2000-01-01"), "1999-12-27 00:00:00");
+        assert_eq!(trunc("decade", "2019-12-31"), "2010-01-01 00:00:00");
+        assert_eq!(trunc("century", "2001-01-01"), "2001-01-01 00:00:00");
+        assert_eq!(trunc("millennium", "2000-12-31"), "1001-01-01 00:00:00");
+        assert_eq!(
+            trunc("minute", "1999-12-31 23:59:59.999"),
+            "1999-12-31 23:59:00"
+        );
+        assert!(date_trunc("dow", 0, "timestamp").is_err());
+    }
 }

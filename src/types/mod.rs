@@ -37,7 +37,7 @@ pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
     encode_key_typed, encode_row,
 };
-pub use extract::extract;
+pub use extract::{date_trunc, extract};
 pub use interval::{
     format_interval, parse_interval, parse_interval_in_fields, Interval, IntervalField,
 };

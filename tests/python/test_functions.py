@@ -3,7 +3,7 @@ with and without ORDER BY), nullif, aggregates with ORDER BY (array_agg,
 string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
 generate_subscripts, in lockstep), JSON construction (json_build_object,
 json_build_array, to_json, the json type), greatest/least and left, right, lpad, rpad,
-split_part. The expectations were taken from
+split_part, date_trunc, current_date and localtimestamp. The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -85,6 +85,17 @@ QUERIES = [
      [('b', '', 'c', 'abc', '')]),
     ("select left(null, 2), lpad('a', null), split_part(s, 'x', 1) from qa where id = 4",
      [(None, None, None)]),
+    ("select date_trunc('hour', timestamp '2024-05-17 13:45:12.5')::text, date_trunc('week', timestamp '2024-05-19 23:00')::text,"
+     " date_trunc('week', timestamp '2024-05-20')::text, date_trunc('quarter', timestamp '2024-05-17')::text,"
+     " date_trunc('century', timestamp '2000-05-17')::text, date_trunc('MS', timestamp '2024-05-17 13:45:12.123456')::text",
+     [('2024-05-17 13:00:00', '2024-05-13 00:00:00', '2024-05-20 00:00:00', '2024-04-01 00:00:00',
+       '1901-01-01 00:00:00', '2024-05-17 13:45:12.123')]),
+    ("select date_trunc('day', timestamptz '2024-05-17 13:45:12+00')::text, date_trunc('month', date '2024-05-17')::text,"
+     " date_trunc('day', 'infinity'::timestamp)::text, date_trunc('year', timestamp '0044-03-15 BC')::text",
+     [('2024-05-17 00:00:00+00', '2024-05-01 00:00:00+00', 'infinity', '0044-01-01 00:00:00 BC')]),
+    ("select pg_typeof(date_trunc('day', now()))::text, pg_typeof(date_trunc('day', localtimestamp))::text,"
+     " pg_typeof(current_date)::text, current_date = now()::date",
+     [('timestamp with time zone', 'timestamp without time zone', 'date', True)]),
 ]
 
 ERRORS = [
@@ -99,6 +110,9 @@ ERRORS = [
     ('select lower(distinct s) from qa', '42809', 'DISTINCT specified, but lower is not an aggregate function'),
     ("select split_part('a,b', ',', 0)", '22023', 'field position must not be zero'),
     ("select greatest(1, 'x')", '22P02', 'invalid input syntax for type integer: "x"'),
+    ("select date_trunc('dow', timestamp '2024-05-17')", '22023',
+     'unit "dow" not recognized for type timestamp without time zone'),
+    ("select date_trunc('day', '2024-05-17')", '42725', 'function date_trunc(unknown, unknown) is not unique'),
 ]
 
 
