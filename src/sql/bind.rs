@@ -44,6 +44,8 @@ pub struct AggCall {
     pub order_by: Vec<super::plan::OrderKey>,
     /// `agg(DISTINCT x)`: each distinct input once.
     pub distinct: bool,
+    /// `FILTER (WHERE cond)` (over input rows): only rows it holds for are taken.
+    pub filter: Option<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -2268,13 +2270,19 @@ impl<'a> Binder<'a> {
 
     fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Typed> {
         let name = function_name(f);
+        if f.filter.is_some() && (f.over.is_some() || AggFunc::from_name(&name).is_none()) {
+            return Err(match f.over {
+                Some(_) => Error::unsupported(format!(
+                    "FILTER in a window call of {name}() is not supported yet"
+                )),
+                None => Error::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("FILTER specified, but {name} is not an aggregate function"),
+                ),
+            });
+        }
         if let Some(over) = &f.over {
             return self.bind_window(f, &name, over, scope);
-        }
-        if f.filter.is_some() {
-            return Err(Error::unsupported(format!(
-                "FILTER in a call of {name}() is not supported yet"
-            )));
         }
         if !f.within_group.is_empty() {
             return Err(Error::unsupported(format!(
@@ -2376,6 +2384,9 @@ impl<'a> Binder<'a> {
             let (e, ty) = self.bind_aggregate(agg, &name, &args, star, distinct, scope)?;
             if !agg_order.is_empty() {
                 self.order_last_aggregate(agg_order, scope)?;
+            }
+            if let Some(filter) = &f.filter {
+                self.filter_last_aggregate(filter, scope)?;
             }
             return Ok((e, ty));
         }
@@ -3290,6 +3301,24 @@ impl<'a> Binder<'a> {
         Ok((Expr::SetReturning(std::sync::Arc::new(f)), ty))
     }
 
+    /// `agg(x) FILTER (WHERE cond)`: the aggregate just added takes only the input rows
+    /// the condition holds for.
+    fn filter_last_aggregate(&mut self, filter: &ast::Expr, scope: &Scope) -> Result<()> {
+        let grouping = self.grouping.take();
+        self.no_aggregates = Some("FILTER");
+        let cond = self.bind_bool(filter, scope, "FILTER");
+        self.no_aggregates = None;
+        self.grouping = grouping;
+        let cond = cond?;
+        let call = self
+            .grouping
+            .as_mut()
+            .and_then(|g| g.aggs.last_mut())
+            .ok_or_else(|| Error::internal("filtered aggregate outside a grouped query"))?;
+        call.filter = Some(cond);
+        Ok(())
+    }
+
     /// `agg(x ORDER BY ...)`: the keys of the aggregate just added, over input rows.
     fn order_last_aggregate(&mut self, order: &[ast::OrderByExpr], scope: &Scope) -> Result<()> {
         let grouping = self.grouping.take();
@@ -3359,6 +3388,7 @@ impl<'a> Binder<'a> {
             delimiter,
             order_by,
             distinct,
+            filter: None,
         });
         Ok((Expr::Column(idx), func.result_type(arg_type)))
     }

@@ -3,7 +3,7 @@ with and without ORDER BY), nullif, aggregates with ORDER BY (array_agg,
 string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
 generate_subscripts, in lockstep), JSON construction (json_build_object,
 json_build_array, to_json, the json type), greatest/least and left, right, lpad, rpad,
-split_part, date_trunc, current_date and localtimestamp. The expectations were taken from
+split_part, date_trunc, current_date and localtimestamp, aggregates with FILTER. The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -93,6 +93,12 @@ QUERIES = [
     ("select date_trunc('day', timestamptz '2024-05-17 13:45:12+00')::text, date_trunc('month', date '2024-05-17')::text,"
      " date_trunc('day', 'infinity'::timestamp)::text, date_trunc('year', timestamp '0044-03-15 BC')::text",
      [('2024-05-17 00:00:00+00', '2024-05-01 00:00:00+00', 'infinity', '0044-01-01 00:00:00 BC')]),
+    ('select count(*) filter (where id > 1), sum(id) filter (where id % 2 = 1), count(*), avg(id) filter (where false),'
+     ' count(*) filter (where null) from qa',
+     [(4, 9, 5, None, 0)]),
+    ("select g, count(*) filter (where id > 1), array_agg(id order by id desc) filter (where id <> 2),"
+     " string_agg(s, ',') filter (where s < 'c'), count(distinct s) filter (where id > 1) from qa group by g order by g nulls first",
+     [(None, 1, [4], None, 0), (1, 1, [1], 'a,b', 1), (2, 1, [3], None, 1), (3, 1, [5], None, 1)]),
     ("select pg_typeof(date_trunc('day', now()))::text, pg_typeof(date_trunc('day', localtimestamp))::text,"
      " pg_typeof(current_date)::text, current_date = now()::date",
      [('timestamp with time zone', 'timestamp without time zone', 'date', True)]),
@@ -113,6 +119,9 @@ ERRORS = [
     ("select date_trunc('dow', timestamp '2024-05-17')", '22023',
      'unit "dow" not recognized for type timestamp without time zone'),
     ("select date_trunc('day', '2024-05-17')", '42725', 'function date_trunc(unknown, unknown) is not unique'),
+    ("select lower(s) filter (where true) from qa", '42809', 'FILTER specified, but lower is not an aggregate function'),
+    ('select count(*) filter (where count(*) > 1) from qa', '42803', 'aggregate functions are not allowed in FILTER'),
+    ('select count(*) filter (where 1) from qa', '42804', 'argument of FILTER must be type boolean, not type integer'),
 ]
 
 

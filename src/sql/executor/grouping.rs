@@ -230,6 +230,11 @@ impl Executor<'_> {
         row: &[Value],
     ) -> Result<()> {
         for (state, call) in states.iter_mut().zip(&agg.aggs) {
+            if let Some(filter) = &call.filter {
+                if !matches!(self.eval(filter, row)?, Value::Bool(true)) {
+                    continue;
+                }
+            }
             let v = match &call.arg {
                 Some(e) => Some(self.eval(e, row)?),
                 None => None,
