@@ -18,6 +18,8 @@ impl SqlState {
     pub const DATETIME_FIELD_OVERFLOW: SqlState = SqlState("22008");
     pub const DIVISION_BY_ZERO: SqlState = SqlState("22012");
     pub const NULL_VALUE_NOT_ALLOWED: SqlState = SqlState("22004");
+    pub const INVALID_ARGUMENT_FOR_LOG: SqlState = SqlState("2201E");
+    pub const INVALID_ARGUMENT_FOR_POWER_FUNCTION: SqlState = SqlState("2201F");
     pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
     pub const UNTRANSLATABLE_CHARACTER: SqlState = SqlState("22P05");

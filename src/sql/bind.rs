@@ -3,6 +3,7 @@
 
 mod json;
 mod row;
+mod scalar;
 mod window;
 
 pub use window::{Frame, FrameBound, FrameUnits};
@@ -1402,6 +1403,15 @@ impl<'a> Binder<'a> {
                     DataType::Numeric(None),
                 ))
             }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters: None,
+            } => self.bind_trim(expr, trim_where.as_ref(), trim_what.as_deref(), scope),
+            E::Position { expr, r#in } => self.bind_position(expr, r#in, scope),
+            E::Ceil { expr, field } => self.bind_ceil_floor(expr, field, true, scope),
+            E::Floor { expr, field } => self.bind_ceil_floor(expr, field, false, scope),
             E::Substring {
                 expr,
                 substring_from,
@@ -2376,6 +2386,11 @@ impl<'a> Binder<'a> {
         }
         if let Some(t) = self.bind_jsonb_function(&name, &args, scope)? {
             return Ok(t);
+        }
+        if !distinct && !star && AggFunc::from_name(&name).is_none() {
+            if let Some(t) = self.bind_scalar_function(&name, &args, scope)? {
+                return Ok(t);
+            }
         }
         if name == "row" {
             return self.bind_row(&args.iter().collect::<Vec<_>>(), scope);

@@ -590,6 +590,65 @@ fn with_regex<R>(pattern: &str, case_insensitive: bool, f: impl FnOnce(&Regex) -
     })
 }
 
+/// `regexp_replace(text, pattern, replacement, flags)`: flags `g` (every match), `i`
+/// (ignore case) and `c`. In the replacement `\n` (1-9) is the nth group, `\&` the
+/// match and `\\` a backslash.
+pub fn regexp_replace(text: &str, pattern: &str, replacement: &str, flags: &str) -> Result<String> {
+    let (mut global, mut case_insensitive) = (false, false);
+    for flag in flags.chars() {
+        match flag {
+            'g' => global = true,
+            'i' => case_insensitive = true,
+            'c' => case_insensitive = false,
+            'b' | 'e' | 'm' | 'n' | 'p' | 'q' | 's' | 't' | 'w' | 'x' => {
+                return Err(Error::unsupported(format!(
+                    "regular expression option \"{flag}\" is not supported yet"
+                )))
+            }
+            _ => {
+                return Err(Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("invalid regular expression option: \"{flag}\""),
+                ))
+            }
+        }
+    }
+    with_regex(pattern, case_insensitive, |re| {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for caps in re.captures_iter(text) {
+            let Some(whole) = caps.get(0) else { continue };
+            out.push_str(&text[last..whole.start()]);
+            expand_replacement(replacement, &caps, &mut out);
+            last = whole.end();
+            if !global {
+                break;
+            }
+        }
+        out.push_str(&text[last..]);
+        out
+    })
+}
+
+fn expand_replacement(replacement: &str, caps: &regex::Captures, out: &mut String) {
+    let mut chars = replacement.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(d @ '1'..='9') => {
+                let group = d as usize - '0' as usize;
+                out.push_str(caps.get(group).map_or("", |m| m.as_str()));
+            }
+            Some('&') => out.push_str(caps.get(0).map_or("", |m| m.as_str())),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+}
+
 fn first_line(s: &str) -> &str {
     s.lines().last().unwrap_or(s).trim()
 }

@@ -187,6 +187,8 @@ pub enum Func {
     StatisticsColumns,
     /// `pg_relation_is_publishable(regclass)`: whether it is a permanent user table.
     RelationIsPublishable,
+    /// The everyday scalar functions of `scalar_functions.rs`.
+    Scalar(super::scalar_functions::ScalarFunc),
     /// `text ~ pattern`.
     RegexMatch,
     /// `text ~* pattern`.
@@ -699,7 +701,8 @@ impl Expr {
                         | Func::Lastval
                         | Func::Setval
                         | Func::SetConfig
-                ) && args.iter().all(go)
+                ) && !matches!(f, Func::Scalar(s) if s.volatile())
+                    && args.iter().all(go)
             }
         }
     }
@@ -1083,6 +1086,7 @@ fn eval_func(
         Func::ArrayCat => &[],
         Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
         Func::Jsonb(j) if !j.strict() => &[],
+        Func::Scalar(f) if !f.strict() => &[],
         Func::Row(shape) => return Ok(Value::Record(shape, vals.into())),
         Func::RowCompare(op) => return row_compare(op, &vals),
         _ => &vals[..],
@@ -1092,6 +1096,9 @@ fn eval_func(
     }
     if let Func::Jsonb(j) = f {
         return super::json_functions::eval(j, &vals);
+    }
+    if let Func::Scalar(s) = f {
+        return super::scalar_functions::eval(s, &vals, ctx);
     }
     if let Some(v) = super::catalog_functions::eval(f, &vals, ctx)? {
         return Ok(v);
@@ -1480,6 +1487,7 @@ fn eval_func(
         | Func::ToJson
         | Func::NullIf
         | Func::Jsonb(_)
+        | Func::Scalar(_)
         | Func::Row(_)
         | Func::RowCompare(_) => return Err(Error::internal("catalog function not evaluated")),
     })

@@ -253,6 +253,7 @@ impl TypeFacts {
             DataType::OidVector => base("oidvector", "oidvector"),
             DataType::Array(e) => base("ARRAY", array_udt_name(*e)),
             DataType::Record(_) => base("record", "record"),
+            DataType::Void => base("void", "void"),
         }
     }
 }
@@ -287,7 +288,7 @@ fn array_udt_name(element: DataType) -> &'static str {
         DataType::Interval => "_interval",
         DataType::Jsonb => "_jsonb",
         DataType::OidVector => "_oidvector",
-        DataType::Unknown | DataType::Array(_) | DataType::Record(_) => "",
+        DataType::Unknown | DataType::Array(_) | DataType::Record(_) | DataType::Void => "",
     }
 }
 

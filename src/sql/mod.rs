@@ -36,6 +36,7 @@ mod planner;
 #[cfg(test)]
 mod range_tests;
 mod roles;
+mod scalar_functions;
 pub mod session;
 mod statistics;
 mod system;

@@ -364,6 +364,7 @@ const TYPES: &[BuiltinType] = &[
         DataType::Int2Vector
     ),
     builtin!(30, "oidvector", -1, false, "A", "i", 0, DataType::OidVector),
+    builtin!(2278, "void", 4, true, "P", "i", 0, DataType::Void),
 ];
 
 impl PgCatalog {
@@ -2628,7 +2629,11 @@ fn type_row(b: &BuiltinType) -> Vec<Value> {
         Value::Oid(BOOTSTRAP_ROLE),
         Value::Int2(b.len),
         Value::Bool(b.by_value),
-        char_value(if b.oid == oid::UNKNOWN { 'p' } else { 'b' }),
+        char_value(if matches!(b.oid, oid::UNKNOWN | oid::VOID) {
+            'p'
+        } else {
+            'b'
+        }),
         Value::Text(b.category.into()),
         Value::Bool(matches!(b.oid, 16 | 25 | 701 | 1184 | 26)),
         Value::Bool(true),

@@ -203,6 +203,22 @@ fn column_name(e: &ast::Expr) -> String {
         E::Exists { .. } => "exists".into(),
         E::Array(_) => "array".into(),
         E::Interval(_) => "interval".into(),
+        // The calls the parser reads apart from functions keep their functions' names.
+        E::Substring { shorthand, .. } => match shorthand {
+            true => "substr",
+            false => "substring",
+        }
+        .into(),
+        E::Position { .. } => "position".into(),
+        E::Ceil { .. } => "ceil".into(),
+        E::Floor { .. } => "floor".into(),
+        E::Extract { .. } => "extract".into(),
+        E::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
         // A scalar subquery is named after its one column (ARRAY(...) is a function).
         E::Subquery(q) => match q.body.as_ref() {
             ast::SetExpr::Select(select) => match select.projection.first() {
@@ -248,6 +264,7 @@ fn pg_type_name(t: DataType) -> &'static str {
         DataType::OidVector => "oidvector",
         DataType::Array(e) => pg_type_name(*e),
         DataType::Record(_) => "record",
+        DataType::Void => "void",
     }
 }
 
@@ -2558,6 +2575,12 @@ impl Planner<'_> {
                 )
             })
             .collect();
+        if let Some((n, t)) = columns.iter().find(|(_, t)| *t == DataType::Void) {
+            return Err(Error::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!("column \"{n}\" has pseudo-type {}", t.name()),
+            ));
+        }
         if let Some(old) = &existing {
             replaceable(old, &columns, &depends_on)?;
         }

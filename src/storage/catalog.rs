@@ -86,6 +86,7 @@ fn put_type(w: &mut Writer, t: &DataType) {
             w.u8(23);
             put_type(w, &fields.first().map_or(DataType::Int4, |f| f.1));
         }
+        DataType::Void => w.u8(30),
     }
 }
 
@@ -131,6 +132,7 @@ fn get_type(r: &mut Reader) -> Result<DataType> {
                 _ => return Err(corrupt(format!("no arrays of {}", e.name()))),
             }
         }
+        30 => DataType::Void,
         23 => {
             let x = get_type(r)?;
             crate::types::expanded_array_type(x)

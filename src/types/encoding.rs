@@ -365,7 +365,8 @@ fn accepts(ty: &DataType, tag: u8) -> bool {
         | DataType::RegProc
         | DataType::Int2Vector
         | DataType::OidVector
-        | DataType::Record(_) => false,
+        | DataType::Record(_)
+        | DataType::Void => false,
         DataType::Array(_) => tag == T_ARRAY,
         DataType::Bytea => tag == T_BYTEA,
         DataType::Uuid => tag == T_UUID,

@@ -49,6 +49,7 @@ pub fn decode_text(ty: &DataType, text: &str) -> Result<Value> {
         DataType::Int2Vector | DataType::OidVector => parse_vector(ty, text)?,
         DataType::Array(e) => super::array::parse_array(e, text)?,
         DataType::Record(_) => return Err(record_input()),
+        DataType::Void => Value::Text(String::new()),
         DataType::Date => Value::Date(super::datetime::parse_date(text)?),
         DataType::Timestamp => Value::Timestamp(super::datetime::parse_timestamp(text, false)?),
         DataType::TimestampTz => Value::TimestampTz(super::datetime::parse_timestamp(text, true)?),
@@ -336,6 +337,7 @@ pub fn decode_binary(ty: &DataType, bytes: &[u8]) -> Result<Value> {
         }
         DataType::Array(e) => super::array::decode_array_binary(e, bytes)?,
         DataType::Record(_) => return Err(record_input()),
+        DataType::Void => Value::Text(String::new()),
         DataType::Date => {
             let d = i32::from_be_bytes(fixed(bytes)?);
             if !is_valid_date(d) {

@@ -29,9 +29,11 @@ mod record;
 mod shortest;
 #[cfg(test)]
 mod tests;
+mod to_char;
 
 pub use array::{array_of, array_oid, array_type_of_oid, static_element};
 pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
+pub use datetime::is_valid_timestamp;
 pub use datetime::{date_to_timestamp, parse_timestamp, timestamp_to_date, USECS_PER_DAY};
 pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
@@ -49,6 +51,7 @@ pub use numeric::div as numeric_div;
 pub use numeric::parse_numeric;
 pub use ops::{arith, compare, compare_typed, negate, ArithOp};
 pub use record::record_shape;
+pub use to_char::{interval_to_char, number_to_char, timestamp_to_char};
 
 /// The element type an `int2vector` value carries (see [`DataType::Int2Vector`]).
 pub static INT2VECTOR: DataType = DataType::Int2Vector;
@@ -94,6 +97,7 @@ pub mod oid {
     pub const TIMESTAMP: u32 = 1114;
     pub const TIMESTAMPTZ: u32 = 1184;
     pub const NUMERIC: u32 = 1700;
+    pub const VOID: u32 = 2278;
 }
 
 /// A column or expression type. Typmods are carried in the variants that have them.
@@ -152,6 +156,9 @@ pub enum DataType {
     /// An anonymous row type (`record`) with these named fields ([`Value::Record`]):
     /// what `information_schema._pg_expandarray` returns, `(x, n)`.
     Record(&'static [(&'static str, DataType)]),
+    /// `void`: what a function returns that returns nothing (`pg_sleep`); its value is an
+    /// empty [`Value::Text`], written as an empty string.
+    Void,
 }
 
 /// The row type of `information_schema._pg_expandarray(anyarray)`, `(x element, n
@@ -214,6 +221,7 @@ impl DataType {
             DataType::OidVector => oid::OIDVECTOR,
             DataType::Array(e) => array::array_oid(**e),
             DataType::Record(_) => oid::RECORD,
+            DataType::Void => oid::VOID,
         }
     }
 
@@ -320,6 +328,7 @@ impl DataType {
             DataType::OidVector => "oidvector".into(),
             DataType::Array(e) => format!("{}[]", e.name()),
             DataType::Record(_) => "record".into(),
+            DataType::Void => "void".into(),
         }
     }
 
@@ -336,7 +345,8 @@ impl DataType {
             | DataType::RegProc
             | DataType::Int2Vector
             | DataType::OidVector
-            | DataType::Record(_) => true,
+            | DataType::Record(_)
+            | DataType::Void => true,
             DataType::Array(e) => e.is_catalog_only(),
             _ => false,
         }

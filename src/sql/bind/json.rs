@@ -24,7 +24,7 @@ fn no_operator(l: DataType, op: &ast::BinaryOperator, r: DataType) -> Error {
     )
 }
 
-fn no_function(name: &str, args: &[DataType]) -> Error {
+pub(super) fn no_function(name: &str, args: &[DataType]) -> Error {
     let types: Vec<String> = args.iter().map(|t| t.name()).collect();
     Error::new(
         SqlState::UNDEFINED_FUNCTION,

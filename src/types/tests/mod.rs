@@ -120,6 +120,7 @@ pub(super) fn random_value(r: &mut StdRng, ty: &DataType) -> Value {
                 .collect::<Vec<_>>()
                 .into(),
         ),
+        DataType::Void => Value::Text(String::new()),
         DataType::Uuid => Value::Uuid(r.gen()),
         DataType::Interval => Value::Interval(super::Interval {
             months: r.gen_range(-1000..1000),

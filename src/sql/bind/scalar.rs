@@ -1,0 +1,371 @@
+//! Binding the everyday scalar functions of `scalar_functions.rs`: the overload each
+//! call resolves to, chosen as PostgreSQL's function resolution would. A math function
+//! of an integer or an untyped literal takes double precision (its preferred numeric
+//! type), of a numeric takes numeric; a string function takes text; `to_char` reads a
+//! date as a timestamptz. A call no overload accepts answers 42883 naming the argument
+//! types; an overload SteadyDB lacks answers 0A000.
+
+use sqlparser::ast;
+
+use super::json::no_function;
+use super::{Binder, Scope, Typed};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{Expr, Func};
+use crate::sql::scalar_functions::{ScalarFunc, TrimSide};
+use crate::types::{ArithOp, DataType};
+
+fn call(f: ScalarFunc, args: Vec<Expr>) -> Expr {
+    Expr::Func(Func::Scalar(f), args)
+}
+
+fn ambiguous(name: &str, types: &[DataType]) -> Error {
+    let types: Vec<String> = types.iter().map(|t| t.name()).collect();
+    Error::new(
+        SqlState::AMBIGUOUS_FUNCTION,
+        format!("function {name}({}) is not unique", types.join(", ")),
+    )
+    .with_hint(
+        "Could not choose a best candidate function. You might need to add explicit type casts.",
+    )
+}
+
+/// Which overload of a math function with float8 and numeric versions a type takes.
+fn float_or_numeric(t: DataType) -> Option<DataType> {
+    match t {
+        DataType::Numeric(_) => Some(DataType::Numeric(None)),
+        DataType::Unknown | DataType::Float4 | DataType::Float8 => Some(DataType::Float8),
+        t if t.is_integer() => Some(DataType::Float8),
+        _ => None,
+    }
+}
+
+impl Binder<'_> {
+    fn bind_args(&mut self, args: &[ast::Expr], scope: &Scope) -> Result<Vec<Typed>> {
+        args.iter().map(|a| self.bind(a, scope)).collect()
+    }
+
+    /// The bound arguments as text, for a function whose parameters are all text.
+    fn text_args(&mut self, name: &str, args: Vec<Typed>) -> Result<Vec<Expr>> {
+        if args
+            .iter()
+            .any(|t| !(t.1.is_string() || t.1 == DataType::Unknown))
+        {
+            let types: Vec<DataType> = args.iter().map(|t| t.1).collect();
+            return Err(no_function(name, &types));
+        }
+        args.into_iter().map(|t| self.text_of_typed(t)).collect()
+    }
+
+    /// `t` converted to `to` (a literal read as one, another type cast).
+    fn convert(&mut self, t: Typed, to: DataType) -> Result<Expr> {
+        if t.1 == to {
+            return Ok(t.0);
+        }
+        self.cast_or_coerce(t, to)
+    }
+
+    /// The functions of `scalar_functions.rs`; None when `name` is not one of them.
+    pub(super) fn bind_scalar_function(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        scope: &Scope,
+    ) -> Result<Option<Typed>> {
+        use ScalarFunc as S;
+        let f = match name {
+            "round" => S::Round,
+            "trunc" => S::Trunc,
+            "ceil" | "ceiling" => S::Ceil,
+            "floor" => S::Floor,
+            "mod" => S::Mod,
+            "power" | "pow" => S::Power,
+            "sqrt" => S::Sqrt,
+            "cbrt" => S::Cbrt,
+            "exp" => S::Exp,
+            "ln" => S::Ln,
+            "log" | "log10" => S::Log10,
+            "pi" => S::Pi,
+            "sign" => S::Sign,
+            "degrees" => S::Degrees,
+            "radians" => S::Radians,
+            "concat" => S::Concat,
+            "concat_ws" => S::ConcatWs,
+            "replace" => S::Replace,
+            "btrim" => S::Trim(TrimSide::Both),
+            "ltrim" => S::Trim(TrimSide::Leading),
+            "rtrim" => S::Trim(TrimSide::Trailing),
+            "strpos" => S::Strpos,
+            "initcap" => S::Initcap,
+            "reverse" => S::Reverse,
+            "chr" => S::Chr,
+            "ascii" => S::Ascii,
+            "starts_with" => S::StartsWith,
+            "translate" => S::Translate,
+            "regexp_replace" => S::RegexpReplace,
+            "format" => S::Format,
+            "to_char" => S::ToChar,
+            "to_timestamp" => S::ToTimestamp,
+            "pg_sleep" => S::PgSleep,
+            _ => return Ok(None),
+        };
+        let typed = self.bind_args(args, scope)?;
+        let types: Vec<DataType> = typed.iter().map(|t| t.1).collect();
+        let arity = |range: std::ops::RangeInclusive<usize>| -> Result<()> {
+            if range.contains(&typed.len()) {
+                Ok(())
+            } else {
+                Err(no_function(name, &types))
+            }
+        };
+        let bound = match f {
+            S::Round | S::Trunc if typed.len() == 2 => {
+                let mut it = typed.into_iter();
+                let (x, n) = (it.next(), it.next());
+                let (Some(x), Some(n)) = (x, n) else {
+                    return Err(no_function(name, &types));
+                };
+                if !(x.1.is_integer() || matches!(x.1, DataType::Numeric(_) | DataType::Unknown))
+                    || !(n.1.is_integer() || n.1 == DataType::Unknown)
+                {
+                    return Err(no_function(name, &types));
+                }
+                let numeric = DataType::Numeric(None);
+                let args = vec![self.convert(x, numeric)?, self.convert(n, DataType::Int4)?];
+                (call(f, args), numeric)
+            }
+            S::Round
+            | S::Trunc
+            | S::Ceil
+            | S::Floor
+            | S::Sqrt
+            | S::Exp
+            | S::Ln
+            | S::Log10
+            | S::Sign => {
+                if typed.len() == 2 && f == S::Log10 && name == "log" {
+                    return Err(Error::unsupported(
+                        "log(numeric, numeric) is not supported yet",
+                    ));
+                }
+                arity(1..=1)?;
+                let Some(ty) = float_or_numeric(types[0]) else {
+                    return Err(no_function(name, &types));
+                };
+                if matches!(ty, DataType::Numeric(_)) && matches!(f, S::Exp | S::Ln | S::Log10) {
+                    return Err(Error::unsupported(format!(
+                        "{name}(numeric) is not supported yet"
+                    )));
+                }
+                let args = self.convert_all(typed, ty)?;
+                (call(f, args), ty)
+            }
+            S::Cbrt | S::Degrees | S::Radians | S::ToTimestamp | S::PgSleep => {
+                if f == S::ToTimestamp && typed.len() == 2 {
+                    return Err(Error::unsupported(
+                        "to_timestamp(text, text) is not supported yet",
+                    ));
+                }
+                arity(1..=1)?;
+                if !types[0].is_numeric() && types[0] != DataType::Unknown {
+                    return Err(no_function(name, &types));
+                }
+                let args = self.convert_all(typed, DataType::Float8)?;
+                let ty = match f {
+                    S::ToTimestamp => DataType::TimestampTz,
+                    S::PgSleep => DataType::Void,
+                    _ => DataType::Float8,
+                };
+                (call(f, args), ty)
+            }
+            S::Pi => {
+                arity(0..=0)?;
+                (call(f, vec![]), DataType::Float8)
+            }
+            S::Mod => {
+                arity(2..=2)?;
+                let ty = match (types[0], types[1]) {
+                    (DataType::Unknown, DataType::Unknown) => return Err(ambiguous(name, &types)),
+                    (DataType::Unknown, t) | (t, DataType::Unknown) => t,
+                    (a, b) => crate::sql::bind::arith_type(ArithOp::Mod, a, b)
+                        .map_err(|_| no_function(name, &types))?,
+                };
+                if !(ty.is_integer() || matches!(ty, DataType::Numeric(_))) {
+                    return Err(no_function(name, &types));
+                }
+                let ty = ty.without_typmod();
+                let args = self.convert_all(typed, ty)?;
+                (call(f, args), ty)
+            }
+            S::Power => {
+                arity(2..=2)?;
+                let kinds: Vec<Option<DataType>> =
+                    types.iter().map(|t| float_or_numeric(*t)).collect();
+                if kinds.iter().any(Option::is_none) {
+                    return Err(no_function(name, &types));
+                }
+                let any_float = types
+                    .iter()
+                    .any(|t| matches!(t, DataType::Float4 | DataType::Float8));
+                if !any_float && types.iter().any(|t| matches!(t, DataType::Numeric(_))) {
+                    return Err(Error::unsupported(
+                        "power(numeric, numeric) is not supported yet",
+                    ));
+                }
+                let args = self.convert_all(typed, DataType::Float8)?;
+                (call(f, args), DataType::Float8)
+            }
+            S::Concat | S::ConcatWs | S::Format => {
+                if typed.is_empty() || (f == S::ConcatWs && typed.len() < 2) {
+                    return Err(no_function(name, &types));
+                }
+                // Each value is written by its type's output function (`t` for true),
+                // as the functions' `any` parameters take it.
+                let args = typed
+                    .into_iter()
+                    .map(|t| self.coerce(t, DataType::Text))
+                    .collect::<Result<Vec<_>>>()?;
+                (call(f, args), DataType::Text)
+            }
+            S::Replace | S::Translate => {
+                arity(3..=3)?;
+                (call(f, self.text_args(name, typed)?), DataType::Text)
+            }
+            S::Trim(_) => {
+                arity(1..=2)?;
+                (call(f, self.text_args(name, typed)?), DataType::Text)
+            }
+            S::Strpos | S::StartsWith => {
+                arity(2..=2)?;
+                let ty = if f == S::Strpos {
+                    DataType::Int4
+                } else {
+                    DataType::Bool
+                };
+                (call(f, self.text_args(name, typed)?), ty)
+            }
+            S::Initcap | S::Reverse => {
+                arity(1..=1)?;
+                (call(f, self.text_args(name, typed)?), DataType::Text)
+            }
+            S::Ascii => {
+                arity(1..=1)?;
+                (call(f, self.text_args(name, typed)?), DataType::Int4)
+            }
+            S::Chr => {
+                arity(1..=1)?;
+                if !(types[0].is_integer() || types[0] == DataType::Unknown) {
+                    return Err(no_function(name, &types));
+                }
+                let args = self.convert_all(typed, DataType::Int4)?;
+                (call(f, args), DataType::Text)
+            }
+            S::RegexpReplace => {
+                arity(3..=4)?;
+                if types.get(3).is_some_and(|t| t.is_integer()) {
+                    return Err(Error::unsupported(
+                        "regexp_replace with a start position is not supported yet",
+                    ));
+                }
+                (call(f, self.text_args(name, typed)?), DataType::Text)
+            }
+            S::ToChar => {
+                arity(2..=2)?;
+                let mut it = typed.into_iter();
+                let (Some(value), Some(template)) = (it.next(), it.next()) else {
+                    return Err(no_function(name, &types));
+                };
+                let value = match value.1 {
+                    DataType::Date => self.convert(value, DataType::TimestampTz)?,
+                    DataType::Timestamp
+                    | DataType::TimestampTz
+                    | DataType::Interval
+                    | DataType::Int4
+                    | DataType::Int8
+                    | DataType::Float4
+                    | DataType::Float8
+                    | DataType::Numeric(_) => value.0,
+                    DataType::Int2 => self.convert(value, DataType::Int4)?,
+                    DataType::Unknown => return Err(ambiguous(name, &types)),
+                    _ => return Err(no_function(name, &types)),
+                };
+                let template = self.text_args(name, vec![template])?;
+                let mut args = vec![value];
+                args.extend(template);
+                (call(f, args), DataType::Text)
+            }
+        };
+        Ok(Some(bound))
+    }
+
+    fn convert_all(&mut self, typed: Vec<Typed>, to: DataType) -> Result<Vec<Expr>> {
+        typed.into_iter().map(|t| self.convert(t, to)).collect()
+    }
+
+    /// `trim([both | leading | trailing] [characters] from text)` and `trim(text)`.
+    pub(super) fn bind_trim(
+        &mut self,
+        expr: &ast::Expr,
+        trim_where: Option<&ast::TrimWhereField>,
+        trim_what: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let side = match trim_where {
+            Some(ast::TrimWhereField::Leading) => TrimSide::Leading,
+            Some(ast::TrimWhereField::Trailing) => TrimSide::Trailing,
+            _ => TrimSide::Both,
+        };
+        let name = match side {
+            TrimSide::Both => "btrim",
+            TrimSide::Leading => "ltrim",
+            TrimSide::Trailing => "rtrim",
+        };
+        let mut typed = vec![self.bind(expr, scope)?];
+        if let Some(what) = trim_what {
+            typed.push(self.bind(what, scope)?);
+        }
+        let args = self.text_args(name, typed)?;
+        Ok((call(ScalarFunc::Trim(side), args), DataType::Text))
+    }
+
+    /// `position(substring in text)`: strpos with its arguments swapped.
+    pub(super) fn bind_position(
+        &mut self,
+        substring: &ast::Expr,
+        text: &ast::Expr,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let typed = vec![self.bind(text, scope)?, self.bind(substring, scope)?];
+        let args = self.text_args("strpos", typed)?;
+        Ok((call(ScalarFunc::Strpos, args), DataType::Int4))
+    }
+
+    /// `ceil(x)` and `floor(x)`, which the parser reads apart from other calls.
+    pub(super) fn bind_ceil_floor(
+        &mut self,
+        expr: &ast::Expr,
+        field: &ast::CeilFloorKind,
+        ceil: bool,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let name = if ceil { "ceil" } else { "floor" };
+        if !matches!(
+            field,
+            ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+        ) {
+            return Err(Error::syntax(format!(
+                "syntax error in the arguments of {name}()"
+            )));
+        }
+        let t = self.bind(expr, scope)?;
+        let Some(ty) = float_or_numeric(t.1) else {
+            return Err(no_function(name, &[t.1]));
+        };
+        let arg = self.convert(t, ty)?;
+        let f = if ceil {
+            ScalarFunc::Ceil
+        } else {
+            ScalarFunc::Floor
+        };
+        Ok((call(f, vec![arg]), ty))
+    }
+}

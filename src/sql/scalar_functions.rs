@@ -1,0 +1,660 @@
+//! PostgreSQL's everyday scalar functions: arithmetic (`round`, `trunc`, `ceil`, `mod`,
+//! `power`, `sqrt`, ...), strings (`concat`, `replace`, `trim`, `strpos`, `initcap`,
+//! `translate`, `regexp_replace`, `format`), `to_char`, `to_timestamp(double)` and
+//! `pg_sleep`.
+//!
+//! The binder (`bind/scalar.rs`) chooses the overload as PostgreSQL's function
+//! resolution would, so the values arriving here have the types the overload takes: a
+//! math function gets float8 or numeric, a string function text. Every function is strict
+//! (NULL in, NULL out) except those [`ScalarFunc::strict`] names.
+
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
+
+use super::expr::{text_of, EvalContext};
+use crate::err;
+use crate::error::{Error, Result};
+use crate::types::{self, ArithOp, Value};
+
+/// How often pg_sleep checks for a cancel request or statement timeout.
+const SLEEP_CHECK_INTERVAL_MS: u64 = 10;
+
+/// Which end(s) `trim` and its relatives take characters from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimSide {
+    Both,
+    Leading,
+    Trailing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarFunc {
+    /// round(x) (float8: to even; numeric: half away from zero), round(numeric, n).
+    Round,
+    Trunc,
+    Ceil,
+    Floor,
+    /// mod(a, b) of integers or numerics.
+    Mod,
+    Power,
+    Sqrt,
+    Cbrt,
+    Exp,
+    Ln,
+    Log10,
+    Pi,
+    Sign,
+    Degrees,
+    Radians,
+    /// concat(any, ...): NULLs skipped.
+    Concat,
+    /// concat_ws(separator, any, ...).
+    ConcatWs,
+    Replace,
+    /// btrim, ltrim, rtrim and `trim(...)`: (text[, characters]).
+    Trim(TrimSide),
+    /// strpos(text, substring) and `position(substring in text)`.
+    Strpos,
+    Initcap,
+    Reverse,
+    Chr,
+    Ascii,
+    StartsWith,
+    Translate,
+    /// regexp_replace(text, pattern, replacement[, flags]).
+    RegexpReplace,
+    /// format(template, any, ...).
+    Format,
+    /// to_char(timestamp | timestamptz | interval | number, template).
+    ToChar,
+    /// to_timestamp(double precision): seconds since the Unix epoch.
+    ToTimestamp,
+    /// pg_sleep(seconds).
+    PgSleep,
+}
+
+impl ScalarFunc {
+    /// Whether a NULL argument makes the result NULL without calling the function.
+    pub fn strict(self) -> bool {
+        !matches!(
+            self,
+            ScalarFunc::Concat | ScalarFunc::ConcatWs | ScalarFunc::Format
+        )
+    }
+
+    /// Whether each call may return something different (so it runs per row).
+    pub fn volatile(self) -> bool {
+        self == ScalarFunc::PgSleep
+    }
+}
+
+/// Evaluate `f` on its arguments (none NULL if it is strict).
+pub fn eval(f: ScalarFunc, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
+    use ScalarFunc as S;
+    Ok(match f {
+        S::Round | S::Trunc | S::Ceil | S::Floor => round(f, &vals[0], vals.get(1))?,
+        S::Mod => types::arith(ArithOp::Mod, &vals[0], &vals[1])?,
+        S::Power => power(&vals[0], &vals[1])?,
+        S::Sqrt => sqrt(&vals[0])?,
+        S::Cbrt => Value::Float8(float(&vals[0]).cbrt()),
+        S::Exp => {
+            let r = float(&vals[0]).exp();
+            if r.is_infinite() {
+                return Err(err!(
+                    NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow"
+                ));
+            }
+            Value::Float8(r)
+        }
+        S::Ln | S::Log10 => {
+            let x = float(&vals[0]);
+            if x == 0.0 {
+                return Err(err!(
+                    INVALID_ARGUMENT_FOR_LOG,
+                    "cannot take logarithm of zero"
+                ));
+            }
+            if x < 0.0 {
+                return Err(err!(
+                    INVALID_ARGUMENT_FOR_LOG,
+                    "cannot take logarithm of a negative number"
+                ));
+            }
+            Value::Float8(if f == S::Ln { x.ln() } else { x.log10() })
+        }
+        S::Pi => Value::Float8(std::f64::consts::PI),
+        S::Sign => match &vals[0] {
+            Value::Numeric(d) => Value::Numeric(if d.is_zero() {
+                Decimal::ZERO
+            } else if d.is_sign_negative() {
+                Decimal::NEGATIVE_ONE
+            } else {
+                Decimal::ONE
+            }),
+            v => {
+                let x = float(v);
+                Value::Float8(if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                })
+            }
+        },
+        S::Degrees => Value::Float8(float(&vals[0]).to_degrees()),
+        S::Radians => Value::Float8(float(&vals[0]).to_radians()),
+        S::Concat => Value::Text(join(vals, "")),
+        S::ConcatWs => match vals.first() {
+            None | Some(Value::Null) => Value::Null,
+            Some(sep) => Value::Text(join(&vals[1..], &text_of(sep))),
+        },
+        S::Replace => {
+            let (s, from, to) = (text_of(&vals[0]), text_of(&vals[1]), text_of(&vals[2]));
+            check_length(s.len().saturating_add(s.len().saturating_mul(to.len())))?;
+            Value::Text(if from.is_empty() {
+                s
+            } else {
+                s.replace(&from, &to)
+            })
+        }
+        S::Trim(side) => {
+            let s = text_of(&vals[0]);
+            let set: Vec<char> = match vals.get(1) {
+                Some(v) => text_of(v).chars().collect(),
+                None => vec![' '],
+            };
+            let drop = |c: char| set.contains(&c);
+            Value::Text(
+                match side {
+                    TrimSide::Both => s.trim_matches(drop),
+                    TrimSide::Leading => s.trim_start_matches(drop),
+                    TrimSide::Trailing => s.trim_end_matches(drop),
+                }
+                .to_string(),
+            )
+        }
+        S::Strpos => {
+            let (s, sub) = (text_of(&vals[0]), text_of(&vals[1]));
+            Value::Int4(match s.find(&sub) {
+                Some(at) => s[..at].chars().count() as i32 + 1,
+                None => 0,
+            })
+        }
+        S::Initcap => Value::Text(initcap(&text_of(&vals[0]))),
+        S::Reverse => Value::Text(text_of(&vals[0]).chars().rev().collect()),
+        S::Chr => chr(vals[0].as_i64().unwrap_or(0))?,
+        S::Ascii => Value::Int4(text_of(&vals[0]).chars().next().map_or(0, |c| c as i32)),
+        S::StartsWith => Value::Bool(text_of(&vals[0]).starts_with(&text_of(&vals[1]))),
+        S::Translate => Value::Text(translate(
+            &text_of(&vals[0]),
+            &text_of(&vals[1]),
+            &text_of(&vals[2]),
+        )),
+        S::RegexpReplace => {
+            let flags = vals.get(3).map(text_of).unwrap_or_default();
+            Value::Text(super::catalog_functions::regexp_replace(
+                &text_of(&vals[0]),
+                &text_of(&vals[1]),
+                &text_of(&vals[2]),
+                &flags,
+            )?)
+        }
+        S::Format => match vals.first() {
+            None | Some(Value::Null) => Value::Null,
+            Some(template) => Value::Text(format(&text_of(template), &vals[1..])?),
+        },
+        S::ToChar => {
+            let template = text_of(&vals[1]);
+            match &vals[0] {
+                Value::Timestamp(t) => types::timestamp_to_char(*t, false, &template)?,
+                Value::TimestampTz(t) => types::timestamp_to_char(*t, true, &template)?,
+                Value::Interval(iv) => types::interval_to_char(iv, &template)?,
+                v => types::number_to_char(v, &template)?,
+            }
+        }
+        S::ToTimestamp => to_timestamp(float(&vals[0]))?,
+        S::PgSleep => {
+            sleep(float(&vals[0]), ctx)?;
+            Value::Text(String::new())
+        }
+    })
+}
+
+fn float(v: &Value) -> f64 {
+    match v {
+        Value::Float8(x) => *x,
+        Value::Float4(x) => f64::from(*x),
+        Value::Numeric(d) => d.to_f64().unwrap_or(f64::NAN),
+        v => v.as_i64().map_or(f64::NAN, |n| n as f64),
+    }
+}
+
+fn check_length(bytes: usize) -> Result<()> {
+    if bytes > crate::constants::MAX_VALUE_BYTES {
+        return Err(err!(PROGRAM_LIMIT_EXCEEDED, "requested length too large"));
+    }
+    Ok(())
+}
+
+fn join(vals: &[Value], sep: &str) -> String {
+    vals.iter()
+        .filter(|v| !v.is_null())
+        .map(text_of)
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// round, trunc, ceil and floor; `digits` only for numeric round and trunc.
+fn round(f: ScalarFunc, v: &Value, digits: Option<&Value>) -> Result<Value> {
+    let d = match v {
+        Value::Numeric(d) => *d,
+        v => {
+            let x = float(v);
+            return Ok(Value::Float8(match f {
+                ScalarFunc::Round => x.round_ties_even(),
+                ScalarFunc::Trunc => x.trunc(),
+                ScalarFunc::Ceil => x.ceil(),
+                _ => x.floor(),
+            }));
+        }
+    };
+    let strategy = match f {
+        ScalarFunc::Round => RoundingStrategy::MidpointAwayFromZero,
+        ScalarFunc::Trunc => RoundingStrategy::ToZero,
+        ScalarFunc::Ceil => RoundingStrategy::ToPositiveInfinity,
+        _ => RoundingStrategy::ToNegativeInfinity,
+    };
+    let n = digits.and_then(Value::as_i64).unwrap_or(0);
+    let rounded = if n >= 0 {
+        let scale = (n as u32).min(Decimal::MAX_SCALE);
+        let mut r = d.round_dp_with_strategy(scale, strategy);
+        // The result shows `n` digits even where the argument had fewer.
+        r.rescale(scale);
+        r
+    } else {
+        // To tens, hundreds, ...: digits beyond the mantissa's range round to zero.
+        let places = (-n).min(29) as u32;
+        let unit = Decimal::from_i128_with_scale(10i128.pow(places), 0);
+        match d.checked_div(unit) {
+            Some(q) => q
+                .round_dp_with_strategy(0, strategy)
+                .checked_mul(unit)
+                .ok_or_else(|| {
+                    err!(NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+                })?,
+            None => Decimal::ZERO,
+        }
+    };
+    let mut r = rounded;
+    if r.is_zero() {
+        r.set_sign_positive(true);
+    }
+    Ok(Value::Numeric(r))
+}
+
+fn power(a: &Value, b: &Value) -> Result<Value> {
+    if matches!(a, Value::Numeric(_)) {
+        return Err(err!(
+            FEATURE_NOT_SUPPORTED,
+            "power(numeric, numeric) is not supported yet"
+        ));
+    }
+    let (x, y) = (float(a), float(b));
+    if x == 0.0 && y < 0.0 {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+            "zero raised to a negative power is undefined"
+        ));
+    }
+    if x < 0.0 && y.fract() != 0.0 {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+            "a negative number raised to a non-integer power yields a complex result"
+        ));
+    }
+    let r = x.powf(y);
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        return Err(err!(
+            NUMERIC_VALUE_OUT_OF_RANGE,
+            "value out of range: overflow"
+        ));
+    }
+    if r == 0.0 && x != 0.0 && y.is_finite() && x.is_finite() && x.abs() != 1.0 {
+        return Err(err!(
+            NUMERIC_VALUE_OUT_OF_RANGE,
+            "value out of range: underflow"
+        ));
+    }
+    Ok(Value::Float8(r))
+}
+
+/// sqrt of a float8, or of a numeric with PostgreSQL's result scale: at least 16
+/// significant digits, and no fewer fraction digits than the argument.
+fn sqrt(v: &Value) -> Result<Value> {
+    let negative = || {
+        err!(
+            INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+            "cannot take square root of a negative number"
+        )
+    };
+    let Value::Numeric(d) = v else {
+        let x = float(v);
+        if x < 0.0 {
+            return Err(negative());
+        }
+        return Ok(Value::Float8(x.sqrt()));
+    };
+    if d.is_sign_negative() && !d.is_zero() {
+        return Err(negative());
+    }
+    // PostgreSQL weighs the argument in base-10000 digits: weight w gives an estimate of
+    // (w + 1) * 2 - 1 decimal digits before the point in the root.
+    let int_digits = d.trunc().abs().to_string().trim_start_matches('0').len() as i64;
+    let weight = if d.is_zero() {
+        0
+    } else if int_digits > 0 {
+        (int_digits - 1).div_euclid(4)
+    } else {
+        let fraction = d.abs().fract().to_string();
+        let zeros = fraction[2..].len() - fraction[2..].trim_start_matches('0').len();
+        -((zeros as i64) / 4) - 1
+    };
+    let root_weight = (weight + 1) * 4 / 2 - 1;
+    let scale = (16 - root_weight)
+        .max(i64::from(d.scale()))
+        .clamp(0, i64::from(Decimal::MAX_SCALE)) as u32;
+    let root = d
+        .sqrt()
+        .ok_or_else(negative)?
+        .round_dp_with_strategy(scale, RoundingStrategy::MidpointAwayFromZero);
+    let mut r = root;
+    r.rescale(scale);
+    Ok(Value::Numeric(r))
+}
+
+fn initcap(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    for c in s.chars() {
+        if in_word {
+            out.extend(c.to_lowercase());
+        } else {
+            out.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+    out
+}
+
+fn chr(code: i64) -> Result<Value> {
+    if code < 0 {
+        return Err(err!(
+            INVALID_PARAMETER_VALUE,
+            "character number must be positive"
+        ));
+    }
+    if code == 0 {
+        return Err(err!(PROGRAM_LIMIT_EXCEEDED, "null character not permitted"));
+    }
+    let c = u32::try_from(code)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| {
+            err!(
+                PROGRAM_LIMIT_EXCEEDED,
+                "requested character too large for encoding: {}",
+                code
+            )
+        })?;
+    Ok(Value::Text(c.to_string()))
+}
+
+/// translate: each character of `from` becomes the one at its place in `to`, or is
+/// dropped where `to` is shorter.
+fn translate(s: &str, from: &str, to: &str) -> String {
+    let from: Vec<char> = from.chars().collect();
+    let to: Vec<char> = to.chars().collect();
+    s.chars()
+        .filter_map(|c| match from.iter().position(|&f| f == c) {
+            Some(i) => to.get(i).copied(),
+            None => Some(c),
+        })
+        .collect()
+}
+
+fn format_error(message: &str) -> Error {
+    err!(INVALID_PARAMETER_VALUE, "{}", message)
+}
+
+/// format(): `%[n$][-][width]type` with types `s`, `I`, `L` and `%%`.
+fn format(template: &str, args: &[Value]) -> Result<String> {
+    let mut out = String::new();
+    let mut chars = template.chars().peekable();
+    let mut next_arg = 0usize;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        let number = |chars: &mut std::iter::Peekable<std::str::Chars>| -> Result<Option<usize>> {
+            let mut n: Option<usize> = None;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                chars.next();
+                n = Some(
+                    n.unwrap_or(0)
+                        .checked_mul(10)
+                        .and_then(|n| n.checked_add(d as usize))
+                        .filter(|n| *n <= i32::MAX as usize)
+                        .ok_or_else(|| format_error("number is out of range"))?,
+                );
+            }
+            Ok(n)
+        };
+        // An argument position (`n$`), then flags and width.
+        let mut position = None;
+        let mut first = number(&mut chars)?;
+        if first.is_some() && chars.peek() == Some(&'$') {
+            chars.next();
+            if first == Some(0) {
+                return Err(format_error(
+                    "format specifies argument 0, but arguments are numbered from 1",
+                ));
+            }
+            position = first;
+            first = None;
+        }
+        let mut left = false;
+        if first.is_none() && chars.peek() == Some(&'-') {
+            chars.next();
+            left = true;
+        }
+        let width = match first {
+            Some(w) => Some(w),
+            None if chars.peek() == Some(&'*') => {
+                return Err(err!(
+                    FEATURE_NOT_SUPPORTED,
+                    "a width taken from the arguments (*) in format() is not supported yet"
+                ))
+            }
+            None => number(&mut chars)?,
+        };
+        let Some(kind) = chars.next() else {
+            return Err(format_error("unterminated format() type specifier"));
+        };
+        if !matches!(kind, 's' | 'I' | 'L') {
+            return Err(err!(
+                INVALID_PARAMETER_VALUE,
+                "unrecognized format() type specifier \"{}\"",
+                kind
+            )
+            .with_hint("For a single \"%\" use \"%%\"."));
+        }
+        let index = match position {
+            Some(p) => p - 1,
+            None => next_arg,
+        };
+        next_arg = index + 1;
+        let Some(arg) = args.get(index) else {
+            return Err(format_error("too few arguments for format()"));
+        };
+        let text = match (kind, arg) {
+            ('s', Value::Null) => String::new(),
+            ('L', Value::Null) => "NULL".to_string(),
+            ('I', Value::Null) => {
+                return Err(err!(
+                    NULL_VALUE_NOT_ALLOWED,
+                    "null values cannot be formatted as an SQL identifier"
+                ))
+            }
+            ('s', v) => text_of(v),
+            ('I', v) => super::pg_catalog::quote_ident(&text_of(v)),
+            (_, v) => super::catalog_functions::quote_literal(&text_of(v)),
+        };
+        let w = width.unwrap_or(0);
+        let len = text.chars().count();
+        check_length(out.len().saturating_add(w).saturating_add(text.len()))?;
+        if len >= w {
+            out.push_str(&text);
+        } else if left {
+            out.push_str(&text);
+            out.extend(std::iter::repeat_n(' ', w - len));
+        } else {
+            out.extend(std::iter::repeat_n(' ', w - len));
+            out.push_str(&text);
+        }
+    }
+    Ok(out)
+}
+
+/// to_timestamp(seconds since 1970-01-01 UTC), rounded to microseconds.
+fn to_timestamp(seconds: f64) -> Result<Value> {
+    if seconds.is_nan() {
+        return Err(err!(DATETIME_FIELD_OVERFLOW, "timestamp cannot be NaN"));
+    }
+    if seconds.is_infinite() {
+        return Ok(Value::TimestampTz(if seconds > 0.0 {
+            i64::MAX
+        } else {
+            i64::MIN
+        }));
+    }
+    const UNIX_EPOCH_US: f64 = -946_684_800_000_000.0;
+    let us = (seconds * 1_000_000.0).round() + UNIX_EPOCH_US;
+    let out_of_range = || {
+        err!(
+            DATETIME_FIELD_OVERFLOW,
+            "timestamp out of range: \"{}\"",
+            seconds
+        )
+    };
+    let t = i64::from_f64(us).ok_or_else(out_of_range)?;
+    match types::cast(Value::TimestampTz(t), &crate::types::DataType::TimestampTz) {
+        Ok(v) if crate::types::is_valid_timestamp(t) => Ok(v),
+        _ => Err(out_of_range()),
+    }
+}
+
+/// pg_sleep: wait, checking for a cancel request and the statement's timeout; the
+/// runtime's core goes to other connections meanwhile (`SessionSlot::check_in`).
+fn sleep(seconds: f64, ctx: &EvalContext) -> Result<()> {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Ok(());
+    }
+    let slot = ctx
+        .engine
+        .txn
+        .sessions()
+        .into_iter()
+        .find(|s| s.pid == ctx.backend_pid);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.min(1e9));
+    if let Some(s) = &slot {
+        *s.wait_event.lock() = Some(("Timeout", "PgSleep"));
+    }
+    let result = loop {
+        if let Some(s) = &slot {
+            if let Err(e) = s.check_in() {
+                break Err(e);
+            }
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            break Ok(());
+        }
+        let step = (until - now).min(std::time::Duration::from_millis(SLEEP_CHECK_INTERVAL_MS));
+        std::thread::sleep(step);
+    };
+    if let Some(s) = &slot {
+        *s.wait_event.lock() = None;
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_specifiers() {
+        let t = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            format(
+                "Hello %s, %I, %L",
+                &[t("World"), t("my table"), t("O'Reilly")]
+            )
+            .unwrap(),
+            "Hello World, \"my table\", 'O''Reilly'"
+        );
+        assert_eq!(format("%2$s %1$s", &[t("a"), t("b")]).unwrap(), "b a");
+        assert_eq!(
+            format("|%10s|%-10s|", &[t("x"), t("y")]).unwrap(),
+            "|         x|y         |"
+        );
+        assert_eq!(
+            format("%s %L", &[Value::Null, Value::Null]).unwrap(),
+            " NULL"
+        );
+        assert!(format("%s %s", &[t("a")]).is_err());
+        assert!(format("%x", &[t("a")]).is_err());
+        assert!(format("%I", &[Value::Null]).is_err());
+    }
+
+    #[test]
+    fn rounding() {
+        let n = |s: &str| Value::Numeric(s.parse().unwrap());
+        let r = |f, v: Value, d: Option<i64>| {
+            let d = d.map(|n: i64| Value::Int4(n as i32));
+            text_of(&round(f, &v, d.as_ref()).unwrap())
+        };
+        assert_eq!(r(ScalarFunc::Round, n("2.5"), None), "3");
+        assert_eq!(r(ScalarFunc::Round, n("-2.5"), None), "-3");
+        assert_eq!(r(ScalarFunc::Round, Value::Float8(2.5), None), "2");
+        assert_eq!(r(ScalarFunc::Round, n("1234.5678"), Some(2)), "1234.57");
+        assert_eq!(r(ScalarFunc::Round, n("1234.5678"), Some(-2)), "1200");
+        assert_eq!(r(ScalarFunc::Round, n("1.5"), Some(3)), "1.500");
+        assert_eq!(r(ScalarFunc::Trunc, n("-2.7"), None), "-2");
+        assert_eq!(r(ScalarFunc::Ceil, n("-2.1"), None), "-2");
+        assert_eq!(r(ScalarFunc::Floor, n("-2.1"), None), "-3");
+        assert_eq!(r(ScalarFunc::Round, n("-0.4"), None), "0");
+    }
+
+    #[test]
+    fn strings() {
+        assert_eq!(
+            initcap("hELLO wORLD-foo bar_baz"),
+            "Hello World-Foo Bar_Baz"
+        );
+        assert_eq!(translate("12345", "143", "ax"), "a2x5");
+        assert!(chr(0).is_err());
+        assert_eq!(
+            text_of(&sqrt(&Value::Numeric(2.into())).unwrap()),
+            "1.414213562373095"
+        );
+    }
+}

@@ -1,0 +1,189 @@
+"""PostgreSQL's everyday scalar functions: arithmetic (round, trunc, ceil, floor, mod,
+power, sqrt, sign, exp, ln, log), strings (concat, concat_ws, replace, trim and its
+relatives, strpos/position, substr, initcap, reverse, chr, ascii, starts_with,
+translate, regexp_replace, format), to_char of timestamps, intervals and numbers,
+to_timestamp and pg_sleep, with their overloads' result types and their errors. The
+expectations were taken from PostgreSQL 15 and hold there too."""
+
+from __future__ import annotations
+
+import datetime
+import threading
+import time
+from decimal import Decimal
+
+import psycopg
+import pytest
+
+UTC = datetime.timezone.utc
+
+QUERIES = [
+    # Integers and untyped literals take the double precision overload, numerics numeric.
+    ("select round(2.5), round(-2.5), round(2.5::float8), round(3.5::float8), round(1234.5678, 2),"
+     " round(1234.5678, -2), round(5), pg_typeof(round(5))::text, round(1.5, 3)",
+     [(Decimal('3'), Decimal('-3'), 2.0, 4.0, Decimal('1234.57'), Decimal('1200'), 5.0,
+       'double precision', Decimal('1.500'))]),
+    ("select trunc(2.7), trunc(-2.7::float8), trunc(1234.5678, 2), ceil(2.1), ceiling(-2.1),"
+     " floor(-2.1), floor(2.9::float8), pg_typeof(ceil(2))::text",
+     [(Decimal('2'), -2.0, Decimal('1234.56'), Decimal('3'), Decimal('-2'), Decimal('-3'), 2.0,
+       'double precision')]),
+    ("select mod(7, 3), mod(-7, 3), mod(7.5, 2), pg_typeof(mod(7::int2, 3::int2))::text,"
+     " pg_typeof(mod(7, 3::int8))::text, power(2, 10), sqrt(2), sqrt(16::numeric), sqrt(2.0),"
+     " sign(-3), sign(0.0), pg_typeof(sign(-3))::text",
+     [(1, -1, Decimal('1.5'), 'smallint', 'bigint', 1024.0, 1.4142135623730951,
+       Decimal('4.000000000000000'), Decimal('1.414213562373095'), -1.0, Decimal('0'),
+       'double precision')]),
+    ("select exp(0), ln(1), log(100), pi(), cbrt(27::float8) between 2.9 and 3.1, degrees(pi()),"
+     " radians(180) = pi()",
+     [(1.0, 0.0, 2.0, 3.141592653589793, True, 180.0, True)]),
+    ("select concat('a', 1, null, 2.5, true), concat_ws(', ', 'a', null, 'b', 3),"
+     " concat_ws(null, 'a'), replace('hello world', 'o', '0'), replace('aaa', '', 'x')",
+     [('a12.5t', 'a, b, 3', None, 'hell0 w0rld', 'aaa')]),
+    ("select trim('  x  ') || '|', ltrim('  x  ') || '|', rtrim('  x  ') || '|',"
+     " btrim('xxaxx', 'x'), trim(both 'x' from 'xxaxx'), trim(leading 'x' from 'xxaxx'),"
+     " trim(trailing 'x' from 'xxaxx'), ltrim('zzyx', 'yz')",
+     [('x|', 'x  |', '  x|', 'a', 'a', 'axx', 'xxa', 'x')]),
+    ("select strpos('hello', 'll'), position('ll' in 'hello'), position('z' in 'hello'),"
+     " substr('hello', 2), substr('hello', 2, 3), initcap('hELLO wORLD-foo bar_baz'),"
+     " reverse('abc'), chr(65), chr(8364), ascii('A'), starts_with('hello', 'he'),"
+     " translate('12345', '143', 'ax')",
+     [(3, 3, 0, 'ello', 'ell', 'Hello World-Foo Bar_Baz', 'cba', 'A', '€', 65, True, 'a2x5')]),
+    (r"select regexp_replace('Thomas', '.[mN]a.', 'M'), regexp_replace('foobarbaz', 'b..', 'X', 'g'),"
+     r" regexp_replace('foobarbaz', 'B(..)', 'X\1Y', 'gi'), regexp_replace('abc', '(b)', '[\&]')",
+     [('ThM', 'fooXX', 'fooXarYXazY', 'a[b]c')]),
+    ("select format('Hello %s, %I, %L', 'World', 'my table', E'O\\'Reilly'), format('%s %s', 1, null),"
+     " format('%L', null), format('%2$s %1$s', 'a', 'b'), format('|%10s|%-10s|', 'x', 'y'),"
+     " format('%%'), format(null), format('%s', true)",
+     [("Hello World, \"my table\", 'O''Reilly'", '1 ', 'NULL', 'b a', '|         x|y         |',
+       '%', None, 't')]),
+    ("select to_char(timestamp '2024-03-05 14:07:09.123456', 'YYYY-MM-DD HH24:MI:SS'),"
+     " to_char(timestamp '2024-03-05 14:07:09', 'Day, DD Month YYYY HH12:MI AM'),"
+     " to_char(date '2024-03-05', 'FMDay FMMonth FMDD'),"
+     " to_char(timestamp '2024-03-05 14:07:09.123456', 'MS US'),"
+     " to_char(timestamp '2024-03-05', 'YY Q WW IW DDD D J'),"
+     " to_char(timestamptz '2024-12-31 23:59:59+00', 'YYYY-MM-DD\"T\"HH24:MI:SSOF TZ'),"
+     " to_char(date '0044-03-15 BC', 'YYYY BC'), to_char(timestamp '2024-07-04', 'DDth Dy mon IYYY-IW')",
+     [('2024-03-05 14:07:09', 'Tuesday  , 05 March     2024 02:07 PM', 'Tuesday March 5',
+       '123 123456', '24 1 10 10 065 3 2460375', '2024-12-31T23:59:59+00 UTC', '0044 BC',
+       '04th Thu jul 2024-27')]),
+    ("select to_char(1234.5, '9999.99'), to_char(1234.5, 'FM9999.99'), to_char(-1234.5, '9,999.00'),"
+     " to_char(42, '000'), to_char(0.5, '0.99'), to_char(0.5, '9.99'), to_char(12345, '99'),"
+     " to_char(1234567.891, 'FM999,999,999.00'), to_char(-5, 'S999'), to_char(5, '999MI'),"
+     " to_char(3.14159::float8, '9.999'), to_char(-5, '999PR'), to_char(5, 'PL999'), to_char(0, '9999')",
+     [(' 1234.50', '1234.5', '-1,234.50', ' 042', ' 0.50', '  .50', ' ##', '1,234,567.89', '  -5',
+       '  5 ', ' 3.142', '  <5>', '+   5', '    0')]),
+    ("select to_char(interval '3 years 2 months 5 days 26:07:08', 'YYYY MM DD HH24 MI SS'),"
+     " to_char(timestamp 'infinity', 'YYYY'), to_timestamp(0), to_timestamp(1700000000.5)",
+     [('0003 02 05 26 07 08', None,
+       datetime.datetime(1970, 1, 1, tzinfo=UTC),
+       datetime.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=UTC))]),
+    ("select pg_sleep(0)::text, pg_typeof(pg_sleep(0))::text, pg_sleep(0) is null, pg_sleep(null)::text",
+     [('', 'void', False, None)]),
+]
+
+ERRORS = [
+    ("select mod(1.5::float8, 2)", '42883', 'function mod(double precision, integer) does not exist'),
+    ("select round(1.5::float8, 1)", '42883', 'function round(double precision, integer) does not exist'),
+    ("select sqrt(-1)", '2201F', 'cannot take square root of a negative number'),
+    ("select sqrt(-1::numeric)", '2201F', 'cannot take square root of a negative number'),
+    ("select ln(0)", '2201E', 'cannot take logarithm of zero'),
+    ("select ln(-1)", '2201E', 'cannot take logarithm of a negative number'),
+    ("select exp(1000)", '22003', 'value out of range: overflow'),
+    ("select power(0, -1)", '2201F', 'zero raised to a negative power is undefined'),
+    ("select chr(0)", '54000', 'null character not permitted'),
+    ("select chr(-1)", '22023', 'character number must be positive'),
+    ("select format('%s %s', 'a')", '22023', 'too few arguments for format()'),
+    ("select format('%x', 1)", '22023', 'unrecognized format() type specifier "x"'),
+    ("select format('%I', null)", '22004', 'null values cannot be formatted as an SQL identifier'),
+    ("select to_char('2024-01-01', 'YYYY')", '42725', 'function to_char(unknown, unknown) is not unique'),
+    ("select to_char(true, '9')", '42883', 'function to_char(boolean, unknown) does not exist'),
+    ("select replace(1, 2, 3)", '42883', 'function replace(integer, integer, integer) does not exist'),
+    ("select mod('1', '2')", '42725', 'function mod(unknown, unknown) is not unique'),
+    ("select regexp_replace('a', 'a', 'b', 'z')", '22023', 'invalid regular expression option: "z"'),
+    ("select to_char(1, '9.9.9')", '42601', 'multiple decimal points'),
+    ("select concat()", '42883', 'function concat() does not exist'),
+    ("select to_timestamp('nan'::float8)", '22008', 'timestamp cannot be NaN'),
+    ("create view pseudo_void as select pg_sleep(0)", '42P16', 'column "pg_sleep" has pseudo-type void'),
+]
+
+
+@pytest.mark.parametrize("sql, rows", QUERIES)
+def test_scalar_function(conn, sql, rows):
+    assert conn.execute(sql).fetchall() == rows
+
+
+@pytest.mark.parametrize("sql, sqlstate, message", ERRORS)
+def test_scalar_function_errors(conn, sql, sqlstate, message):
+    with pytest.raises(psycopg.Error) as ei:
+        conn.execute(sql)
+    assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
+
+
+def test_column_names(conn):
+    """Calls the parser reads apart from other functions keep PostgreSQL's names."""
+    cur = conn.execute(
+        "select trim(' x '), trim(leading 'x' from 'x'), position('a' in 'b'), ceil(1.5),"
+        " floor(1.5), substr('ab', 1), substring('ab' from 1), round(1.5), to_char(1, '9')"
+    )
+    assert [d.name for d in cur.description] == [
+        'btrim', 'ltrim', 'position', 'ceil', 'floor', 'substr', 'substring', 'round', 'to_char',
+    ]
+
+
+def test_functions_over_columns(db, conn):
+    """The functions applied row by row to a table's columns, as reports do."""
+    t = db.table("sf")
+    conn.execute(f"create table {t} (id int primary key, name text, amount numeric(10,2), at timestamp)")
+    conn.execute(
+        f"insert into {t} values (1, '  alice ', 1234.5, '2024-01-15 09:30:00'),"
+        f" (2, 'BOB', -17.25, '2024-02-29 18:05:00'), (3, null, null, null)"
+    )
+    rows = conn.execute(
+        f"select id, initcap(trim(name)), to_char(amount, 'FM9,999.00'), round(amount),"
+        f" to_char(at, 'Mon DD, YYYY HH12:MI AM'), concat(id, ':', upper(trim(name)))"
+        f" from {t} order by id"
+    ).fetchall()
+    assert rows == [
+        (1, 'Alice', '1,234.50', Decimal('1235'), 'Jan 15, 2024 09:30 AM', '1:ALICE'),
+        (2, 'Bob', '-17.25', Decimal('-17'), 'Feb 29, 2024 06:05 PM', '2:BOB'),
+        (3, None, None, None, None, '3:'),
+    ]
+
+
+def test_pg_sleep_waits_and_is_cancelled(db, conn):
+    """pg_sleep waits (shown as the Timeout/PgSleep wait event); statement_timeout and a
+    cancel request end it with 57014."""
+    start = time.monotonic()
+    conn.execute("select pg_sleep(0.2)")
+    assert time.monotonic() - start >= 0.2
+    conn.execute("set statement_timeout = 100")
+    with pytest.raises(psycopg.errors.QueryCanceled):
+        conn.execute("select pg_sleep(30)")
+    conn.execute("reset statement_timeout")
+
+    sleeper = db.connect()
+    pid = sleeper.info.backend_pid
+    errors = []
+
+    def sleep():
+        try:
+            sleeper.execute("select pg_sleep(30)")
+        except psycopg.Error as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=sleep)
+    thread.start()
+    deadline = time.monotonic() + 10
+    event = None
+    while time.monotonic() < deadline:
+        event = conn.execute(
+            "select wait_event_type, wait_event from pg_stat_activity where pid = %s", (pid,)
+        ).fetchone()
+        if event == ('Timeout', 'PgSleep'):
+            break
+        time.sleep(0.02)
+    assert event == ('Timeout', 'PgSleep')
+    assert conn.execute("select pg_cancel_backend(%s)", (pid,)).fetchone() == (True,)
+    thread.join(10)
+    assert not thread.is_alive()
+    assert [e.sqlstate for e in errors] == ['57014']
