@@ -181,6 +181,7 @@ pub(super) fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 missing: None,
                 dropped: false,
                 identity: false,
+                description: None,
             },
             Column {
                 name: "v".into(),
@@ -190,6 +191,7 @@ pub(super) fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
                 missing: None,
                 dropped: false,
                 identity: false,
+                description: None,
             },
         ],
         primary_key: if keyed { vec![0] } else { vec![] },
@@ -212,6 +214,7 @@ pub(super) fn create_table(txn: &TxnManager, name: &str, keyed: bool) {
         },
         checks: Vec::new(),
         foreign_keys: Vec::new(),
+        description: None,
     };
     let id = txn.catalog.allocate_table_id();
     let payload = records::encode_table_def(id, &def);

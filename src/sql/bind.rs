@@ -2921,12 +2921,13 @@ impl<'a> Binder<'a> {
             "obj_description" | "col_description" | "shobj_description" => {
                 arity(2)?;
                 let a = self.bind_as(&args[0], scope, DataType::Oid)?;
-                let b = if name == "col_description" {
-                    self.bind_as(&args[1], scope, DataType::Int4)?
+                let bound = if name == "col_description" {
+                    let column = self.bind_as(&args[1], scope, DataType::Int4)?;
+                    vec![a, Expr::Const(Value::Text("pg_class".into())), column]
                 } else {
-                    self.bind_as(&args[1], scope, DataType::Name)?
+                    vec![a, self.bind_as(&args[1], scope, DataType::Name)?]
                 };
-                (Func::Description, DataType::Text, vec![a, b])
+                (Func::Description, DataType::Text, bound)
             }
             "pg_get_serial_sequence" => {
                 arity(2)?;

@@ -169,9 +169,22 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
                 .map_or(Value::Null, Value::Text)
         }
         Func::EncodingToChar => Value::Text(if oid(0) == 6 { "UTF8" } else { "" }.into()),
-        // The one comment there is: initdb's on schema public.
-        Func::Description => match (oid(0), text_of(&vals[1]).as_str()) {
-            (NAMESPACE_PUBLIC, "pg_namespace") => Value::Text("standard public schema".into()),
+        // initdb's comment on schema public, and those COMMENT ON gave tables and
+        // columns (a third argument: col_description's column number).
+        Func::Description => match (oid(0), text_of(&vals[1]).as_str(), vals.get(2)) {
+            (NAMESPACE_PUBLIC, "pg_namespace", None) => {
+                Value::Text("standard public schema".into())
+            }
+            (relation, "pg_class", attnum) => {
+                let attnum = attnum.and_then(Value::as_i64).unwrap_or(0) as i32;
+                let catalog = &engine.txn.catalog;
+                let visible = super::system::CatalogView::new(
+                    |id| !ctx.pending.hides(catalog, id),
+                    |t| ctx.pending.altered.contains(&t.id),
+                );
+                pg_catalog::description(engine, &visible, relation, attnum)
+                    .map_or(Value::Null, Value::Text)
+            }
             _ => Value::Null,
         },
         Func::ViewDef => pg_catalog::view_definition(engine, oid(0), !public_visible(ctx))

@@ -313,6 +313,9 @@ pub struct EvalContext<'a> {
 pub struct PendingRelations {
     pub created: Vec<crate::storage::TableId>,
     pub dropped: Vec<crate::storage::TableId>,
+    /// The tables whose definitions the transaction changed: it sees its own change,
+    /// others the committed definition.
+    pub altered: Vec<crate::storage::TableId>,
 }
 
 impl PendingRelations {

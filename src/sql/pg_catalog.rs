@@ -1405,13 +1405,26 @@ impl PgCatalog {
                 ])
             })
             .collect(),
-            // The comment initdb gives schema public.
-            PgCatalog::Description => vec![vec![
-                Value::Oid(NAMESPACE_PUBLIC),
-                Value::Oid(PG_NAMESPACE),
-                Value::Int4(0),
-                Value::Text("standard public schema".into()),
-            ]],
+            // The comment initdb gives schema public, and those of tables and columns.
+            PgCatalog::Description => {
+                let mut rows = vec![vec![
+                    Value::Oid(NAMESPACE_PUBLIC),
+                    Value::Oid(PG_NAMESPACE),
+                    Value::Int4(0),
+                    Value::Text("standard public schema".into()),
+                ]];
+                for (t, def) in tables(engine, visible) {
+                    for (attnum, text) in table_descriptions(&def) {
+                        rows.push(vec![
+                            Value::Oid(table_oid(&t)),
+                            Value::Oid(PG_CLASS),
+                            Value::Int4(attnum),
+                            Value::Text(text.to_string()),
+                        ]);
+                    }
+                }
+                rows
+            }
             // A view's query is its ON SELECT rule, "_RETURN", as in PostgreSQL.
             PgCatalog::Rewrite => visible_views(engine, visible)
                 .iter()
@@ -1848,6 +1861,34 @@ pub fn namespace_by_name(text: &str) -> Option<(u32, &'static str)> {
 /// A table's OID.
 pub fn table_oid(t: &Table) -> u32 {
     id_oid(t.id)
+}
+
+/// A table's comments, as pg_description keys them: (0, the table's), then (attnum,
+/// a column's) for each column that has one and is not dropped.
+fn table_descriptions(def: &TableDef) -> Vec<(i32, &str)> {
+    let table = def.description.as_deref().map(|d| (0, d));
+    let columns = def.columns.iter().enumerate().filter_map(|(i, c)| {
+        let text = c.description.as_deref().filter(|_| !c.dropped)?;
+        Some((i as i32 + 1, text))
+    });
+    table.into_iter().chain(columns).collect()
+}
+
+/// The comment on relation `oid` (`attnum` 0) or one of its columns, as the
+/// transaction `visible` describes sees it.
+pub fn description(
+    engine: &Engine,
+    visible: &CatalogView,
+    oid: u32,
+    attnum: i32,
+) -> Option<String> {
+    let (_, def) = tables(engine, visible)
+        .into_iter()
+        .find(|(t, _)| table_oid(t) == oid)?;
+    table_descriptions(&def)
+        .into_iter()
+        .find(|(n, _)| *n == attnum)
+        .map(|(_, text)| text.to_string())
 }
 
 /// The OID of the object numbered `id` (a table, or a sequence CREATE SEQUENCE made).

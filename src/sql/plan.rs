@@ -645,6 +645,12 @@ pub enum Plan {
         /// `UNIQUE` on the new column: its constraint's index, made after the column.
         unique: Option<crate::storage::IndexDef>,
     },
+    /// COMMENT ON TABLE (no `column`) or COLUMN ... IS text (None: IS NULL, removing it).
+    Comment {
+        table: Arc<Table>,
+        column: Option<usize>,
+        comment: Option<String>,
+    },
     /// ALTER TABLE ... RENAME COLUMN a TO b, or RENAME TO (the table's new definition).
     Rename {
         table: Arc<Table>,

@@ -1251,6 +1251,12 @@ impl Planner<'_> {
                 Ok(Plan::Select(Box::new(plan)))
             }
             S::Insert(ins) => self.plan_insert(ins),
+            S::Comment {
+                object_type,
+                object_name,
+                comment,
+                ..
+            } => self.plan_comment(object_type, object_name, comment.clone()),
             S::Update(u) => self.plan_update(u),
             S::Delete(d) => self.plan_delete(d),
             S::CreateTable(ct) => self.plan_create_table(ct),
@@ -1760,6 +1766,7 @@ impl Planner<'_> {
                 missing: None,
                 dropped: false,
                 identity: false,
+                description: None,
             };
             if serial {
                 let seq = format!("{name}_{cname}_seq");
@@ -1948,6 +1955,7 @@ impl Planner<'_> {
             indexes,
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            description: None,
         };
         // CHECK constraints: each must bind over the table's columns to a boolean; an
         // unnamed one is named for the first column it reads, as PostgreSQL names it.
@@ -2713,6 +2721,7 @@ impl Planner<'_> {
             missing: None,
             dropped: false,
             identity: false,
+            description: None,
         };
         let mut existing_rows = None;
         let mut references = None;
@@ -3084,6 +3093,65 @@ impl Planner<'_> {
                 }
             }
         })
+    }
+
+    /// COMMENT ON TABLE t or COLUMN t.c IS ...: kept in the table's definition.
+    fn plan_comment(
+        &mut self,
+        object_type: &ast::CommentObject,
+        target: &ast::ObjectName,
+        comment: Option<String>,
+    ) -> Result<Plan> {
+        // An empty comment removes it, as IS NULL does.
+        let comment = comment.filter(|c| !c.is_empty());
+        match object_type {
+            ast::CommentObject::Table => {
+                let name = object_name(target)?;
+                if self.visible_view(&name).is_some() || self.visible_sequence(&name).is_some() {
+                    return Err(Error::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{name}\" is not a table"),
+                    ));
+                }
+                Ok(Plan::Comment {
+                    table: self.table_named(&name)?,
+                    column: None,
+                    comment,
+                })
+            }
+            ast::CommentObject::Column => {
+                let parts = &target.0;
+                let Some((column, relation)) = parts.split_last().filter(|(_, r)| !r.is_empty())
+                else {
+                    return Err(Error::syntax("column name must be qualified"));
+                };
+                let relation = object_name(&ast::ObjectName(relation.to_vec()))?;
+                if self.visible_view(&relation).is_some() {
+                    return Err(Error::unsupported(
+                        "comments on the columns of views are not supported yet",
+                    ));
+                }
+                let table = self.table_named(&relation)?;
+                let cname = ast::ObjectName(vec![column.clone()]);
+                let cname = object_name(&cname)?;
+                let def = table.def();
+                let column = def.column_index(&cname).ok_or_else(|| {
+                    Error::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{cname}\" of relation \"{relation}\" does not exist"),
+                    )
+                })?;
+                Ok(Plan::Comment {
+                    table,
+                    column: Some(column),
+                    comment,
+                })
+            }
+            other => Err(Error::unsupported(format!(
+                "COMMENT ON {} is not supported yet",
+                other.to_string().to_uppercase()
+            ))),
+        }
     }
 
     fn plan_alter(&mut self, at: &ast::AlterTable) -> Result<Plan> {

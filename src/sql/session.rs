@@ -2041,6 +2041,30 @@ impl Session {
                 }
                 command("ALTER TABLE")
             }
+            Plan::Comment {
+                table,
+                column,
+                comment,
+            } => {
+                let (column, comment) = (*column, comment.clone());
+                self.alter_table_definition(table, "COMMENT", |current| {
+                    let mut new_def = current.clone();
+                    let slot =
+                        match column {
+                            None => &mut new_def.description,
+                            Some(c) => match new_def.columns.get_mut(c) {
+                                Some(col) if !col.dropped => &mut col.description,
+                                _ => return Err(Error::new(
+                                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                                    "the table changed while the comment was planned; run it again",
+                                )),
+                            },
+                        };
+                    *slot = comment;
+                    Ok(new_def)
+                })?;
+                command("COMMENT")
+            }
             Plan::Rename { table, def } => {
                 let old_name = table.def().name.clone();
                 let in_block = self.changes_in_block(table);
@@ -3837,6 +3861,7 @@ impl Session {
                 pending: super::expr::PendingRelations {
                     created: txn.created.clone(),
                     dropped: txn.dropped.clone(),
+                    altered: txn.changed_definitions(),
                 },
             },
             txn,
@@ -4229,6 +4254,7 @@ fn touched_tables(plan: &Plan, learning: bool) -> Option<Option<Vec<TableId>>> {
         | Plan::DropColumn { .. }
         | Plan::AddColumn { .. }
         | Plan::Rename { .. }
+        | Plan::Comment { .. }
         | Plan::AddForeignKey { .. }
         | Plan::DropForeignKey { .. }
         | Plan::AddCheck { .. }
@@ -4598,6 +4624,7 @@ fn writes_what(plan: &Plan) -> Option<&'static str> {
         Plan::DropView { .. } => "DROP VIEW",
         Plan::Role(stmt) => stmt.tag(),
         Plan::DropSequence { .. } => "DROP SEQUENCE",
+        Plan::Comment { .. } => "COMMENT",
         Plan::SequenceOwner { .. } | Plan::RestartSequence { .. } | Plan::AlterSequence { .. } => {
             "ALTER SEQUENCE"
         }

@@ -30,6 +30,7 @@ fn table(frames: usize) -> Table {
         missing: None,
         dropped: false,
         identity: false,
+        description: None,
     };
     let def = TableDef {
         name: "t".into(),
@@ -40,6 +41,7 @@ fn table(frames: usize) -> Table {
         indexes: Vec::new(),
         checks: Vec::new(),
         foreign_keys: Vec::new(),
+        description: None,
     };
     Table::create(TableId(1), def, pool).expect("table")
 }

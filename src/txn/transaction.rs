@@ -146,6 +146,11 @@ impl Transaction {
         self.altered.iter().any(|(t, _)| t.id == id)
     }
 
+    /// The tables whose definitions this transaction changed (uncommitted), each once.
+    pub fn changed_definitions(&self) -> Vec<TableId> {
+        self.altered_tables().iter().map(|t| t.id).collect()
+    }
+
     pub fn begin(
         manager: &Arc<TxnManager>,
         slot: &Arc<SessionSlot>,

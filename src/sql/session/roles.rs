@@ -214,6 +214,7 @@ impl Session {
             | Plan::CreateIndex { table, .. }
             | Plan::AddColumn { table, .. }
             | Plan::Rename { table, .. }
+            | Plan::Comment { table, .. }
             | Plan::AddForeignKey { table, .. }
             | Plan::DropForeignKey { table, .. }
             | Plan::AddCheck { table, .. }
