@@ -125,6 +125,8 @@ pub struct WindowCall {
     pub partition_by: Vec<Expr>,
     pub order_by: Vec<super::plan::OrderKey>,
     pub frame: Frame,
+    /// An aggregate's `FILTER (WHERE cond)`: only the frame's rows it holds for are taken.
+    pub filter: Option<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -2280,16 +2282,11 @@ impl<'a> Binder<'a> {
 
     fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Typed> {
         let name = function_name(f);
-        if f.filter.is_some() && (f.over.is_some() || AggFunc::from_name(&name).is_none()) {
-            return Err(match f.over {
-                Some(_) => Error::unsupported(format!(
-                    "FILTER in a window call of {name}() is not supported yet"
-                )),
-                None => Error::new(
-                    SqlState::WRONG_OBJECT_TYPE,
-                    format!("FILTER specified, but {name} is not an aggregate function"),
-                ),
-            });
+        if f.filter.is_some() && f.over.is_none() && AggFunc::from_name(&name).is_none() {
+            return Err(Error::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("FILTER specified, but {name} is not an aggregate function"),
+            ));
         }
         if let Some(over) = &f.over {
             return self.bind_window(f, &name, over, scope);

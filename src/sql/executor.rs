@@ -2878,7 +2878,7 @@ fn w_aggregate_call(w: &WindowCall) -> Option<AggCall> {
             delimiter: None,
             order_by: Vec::new(),
             distinct: false,
-            filter: None,
+            filter: w.filter.clone(),
         }),
         _ => None,
     }

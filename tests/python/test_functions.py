@@ -3,7 +3,8 @@ with and without ORDER BY), nullif, aggregates with ORDER BY (array_agg,
 string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the select list (unnest, generate_series,
 generate_subscripts, in lockstep), JSON construction (json_build_object,
 json_build_array, to_json, the json type), greatest/least and left, right, lpad, rpad,
-split_part, date_trunc, current_date and localtimestamp, aggregates with FILTER. The expectations were taken from
+split_part, date_trunc, current_date and localtimestamp, aggregates with FILTER (over
+windows too). The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ QUERIES = [
     ("select pg_typeof(date_trunc('day', now()))::text, pg_typeof(date_trunc('day', localtimestamp))::text,"
      " pg_typeof(current_date)::text, current_date = now()::date",
      [('timestamp with time zone', 'timestamp without time zone', 'date', True)]),
+    # FILTER on window aggregates: the frame's rows the condition holds for.
+    ("select id, count(*) filter (where g = 1) over (), sum(id) filter (where id > 2) over (order by id),"
+     " array_agg(s) filter (where s > 'a') over (partition by g order by id rows between 1 preceding and current row)"
+     " from qa order by id",
+     [(1, 2, None, None), (2, 2, None, ['b']), (3, 2, 3, ['c']), (4, 2, 7, None), (5, 2, 12, ['e'])]),
 ]
 
 ERRORS = [
@@ -122,6 +128,9 @@ ERRORS = [
     ("select lower(s) filter (where true) from qa", '42809', 'FILTER specified, but lower is not an aggregate function'),
     ('select count(*) filter (where count(*) > 1) from qa', '42803', 'aggregate functions are not allowed in FILTER'),
     ('select count(*) filter (where 1) from qa', '42804', 'argument of FILTER must be type boolean, not type integer'),
+    ('select sum(id) filter (where count(*) > 1) over () from qa', '42803', 'aggregate functions are not allowed in FILTER'),
+    ('select lag(id) filter (where true) over () from qa', '0A000',
+     'FILTER is not implemented for non-aggregate window functions'),
 ]
 
 

@@ -409,9 +409,9 @@ impl Binder<'_> {
             ast::WindowType::NamedWindow(name) => self.named_window(&name.value, 0)?,
         };
         let spec = &spec;
-        if f.filter.is_some() {
+        if f.filter.is_some() && AggFunc::from_name(name).is_none() {
             return Err(Error::unsupported(
-                "FILTER in a window call is not supported yet",
+                "FILTER is not implemented for non-aggregate window functions",
             ));
         }
         let (args, star) = match &f.args {
@@ -483,10 +483,19 @@ impl Binder<'_> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            Ok((bound, frame, partition, order))
+            let filter = match &f.filter {
+                Some(cond) => {
+                    let outer = b.no_aggregates.replace("FILTER");
+                    let cond = b.bind_bool(cond, scope, "FILTER");
+                    b.no_aggregates = outer;
+                    Some(cond?)
+                }
+                None => None,
+            };
+            Ok((bound, frame, partition, order, filter))
         });
         self.windows = windows;
-        let (bound, frame, partition, order) = parts?;
+        let (bound, frame, partition, order, filter) = parts?;
         let (func, arg, extra, arg_type, result) = bound;
         let call = WindowCall {
             func,
@@ -496,6 +505,7 @@ impl Binder<'_> {
             partition_by: partition,
             order_by: order,
             frame,
+            filter,
         };
         let Some((calls, _)) = self.windows.as_mut() else {
             return Err(Error::internal("window calls"));

@@ -611,8 +611,11 @@ impl Executor<'_> {
                             running.get_or_insert_with(|| (AggState::new(call), 0, None));
                         if *fed < fe || value.is_none() {
                             while *fed < fe {
-                                let input = self.window_arg(call, &rows[part[*fed].1])?;
-                                state.input(|| Ok(Vec::new()), input, None)?;
+                                let row = &rows[part[*fed].1];
+                                if self.matches(&call.filter, row)? {
+                                    let input = self.window_arg(call, row)?;
+                                    state.input(|| Ok(Vec::new()), input, None)?;
+                                }
                                 *fed += 1;
                             }
                             *value = Some(state.clone().finish()?);
@@ -621,8 +624,11 @@ impl Executor<'_> {
                     } else {
                         let mut state = AggState::new(call);
                         for p in fs..fe {
-                            let input = self.window_arg(call, &rows[part[p].1])?;
-                            state.input(|| Ok(Vec::new()), input, None)?;
+                            let row = &rows[part[p].1];
+                            if self.matches(&call.filter, row)? {
+                                let input = self.window_arg(call, row)?;
+                                state.input(|| Ok(Vec::new()), input, None)?;
+                            }
                         }
                         state.finish()?
                     }
