@@ -69,6 +69,9 @@ pub enum ScalarFunc {
     ToChar,
     /// to_timestamp(double precision): seconds since the Unix epoch.
     ToTimestamp,
+    /// to_timestamp(text, template) and to_date(text, template).
+    ParseTimestamp,
+    ParseDate,
     /// pg_sleep(seconds).
     PgSleep,
 }
@@ -215,6 +218,10 @@ pub fn eval(f: ScalarFunc, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
             }
         }
         S::ToTimestamp => to_timestamp(float(&vals[0]))?,
+        S::ParseTimestamp => {
+            Value::TimestampTz(types::to_timestamp(&text_of(&vals[0]), &text_of(&vals[1]))?)
+        }
+        S::ParseDate => Value::Date(types::to_date(&text_of(&vals[0]), &text_of(&vals[1]))?),
         S::PgSleep => {
             sleep(float(&vals[0]), ctx)?;
             Value::Text(String::new())

@@ -30,6 +30,7 @@ mod shortest;
 #[cfg(test)]
 mod tests;
 mod to_char;
+mod to_timestamp;
 
 pub use array::{array_of, array_oid, array_type_of_oid, static_element};
 pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
@@ -52,6 +53,7 @@ pub use numeric::parse_numeric;
 pub use ops::{arith, compare, compare_typed, negate, ArithOp};
 pub use record::record_shape;
 pub use to_char::{interval_to_char, number_to_char, timestamp_to_char};
+pub use to_timestamp::{to_date, to_timestamp};
 
 /// The element type an `int2vector` value carries (see [`DataType::Int2Vector`]).
 pub static INT2VECTOR: DataType = DataType::Int2Vector;

@@ -42,7 +42,7 @@ struct Fields {
     zone: &'static str,
 }
 
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -56,7 +56,7 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-const DAYS: [&str; 7] = [
+pub(super) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -79,7 +79,7 @@ const DATETIME_PATTERNS: &[&str] = &[
 
 /// Which case a name pattern was written in.
 #[derive(Clone, Copy, PartialEq)]
-enum Case {
+pub(super) enum Case {
     Upper,
     Capitalized,
     Lower,
@@ -97,7 +97,7 @@ impl Case {
 
 /// The pattern at the start of `s`, and the case it was written in. Names (`MONTH`,
 /// `DAY`, ...) take three spellings; other patterns all upper or all lower case.
-fn datetime_pattern(s: &str) -> Option<(&'static str, Case)> {
+pub(super) fn datetime_pattern(s: &str) -> Option<(&'static str, Case)> {
     let names = ["MONTH", "MON", "DAY", "DY"];
     for p in DATETIME_PATTERNS {
         let Some(head) = s.get(..p.len()) else {

@@ -2,7 +2,7 @@
 power, sqrt, sign, exp, ln, log), strings (concat, concat_ws, replace, trim and its
 relatives, strpos/position, substr, initcap, reverse, chr, ascii, starts_with,
 translate, regexp_replace, format), to_char of timestamps, intervals and numbers,
-to_timestamp and pg_sleep, with their overloads' result types and their errors. The
+to_date and to_timestamp (of text by a template, and of seconds) and pg_sleep, with their overloads' result types and their errors. The
 expectations were taken from PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -77,6 +77,19 @@ QUERIES = [
      [('0003 02 05 26 07 08', None,
        datetime.datetime(1970, 1, 1, tzinfo=UTC),
        datetime.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=UTC))]),
+    # to_date and to_timestamp read text by the same templates.
+    ("select to_date('2024-03-05', 'YYYY-MM-DD'), to_date('05 Mar 2024', 'DD Mon YYYY'),"
+     " to_date('20240305', 'YYYYMMDD'), to_date('24-3-5', 'YY-MM-DD'), to_date('March 5, 2024', 'Month DD, YYYY'),"
+     " to_date('2024 065', 'YYYY DDD'), to_date('2024/03/05 junk', 'YYYY-MM-DD'), to_date('2451545', 'J'),"
+     " to_date('Tue 2024-03-05', 'Dy YYYY-MM-DD'), to_date('1st Jan 99', 'DDth Mon YY')::text,"
+     " to_date('44 BC 03 15', 'YYYY BC MM DD')::text, to_date('', 'YYYY')::text",
+     [(datetime.date(2024, 3, 5),) * 7 + (datetime.date(2000, 1, 1), datetime.date(2024, 3, 5),
+                                          '1999-01-01', '0044-03-15 BC', '0001-01-01 BC')]),
+    ("select to_timestamp('2024-03-05 14:07:09.123', 'YYYY-MM-DD HH24:MI:SS.MS'),"
+     " to_timestamp('03/05/2024 02:07 PM', 'MM/DD/YYYY HH:MI AM'),"
+     " to_timestamp('2024-03-05T14:07:09Z', 'YYYY-MM-DD\"T\"HH24:MI:SS'), to_timestamp('10:30', 'HH24:MI')::text",
+     [(datetime.datetime(2024, 3, 5, 14, 7, 9, 123000, tzinfo=UTC), datetime.datetime(2024, 3, 5, 14, 7, tzinfo=UTC),
+       datetime.datetime(2024, 3, 5, 14, 7, 9, tzinfo=UTC), '0001-01-01 10:30:00+00 BC')]),
     ("select pg_sleep(0)::text, pg_typeof(pg_sleep(0))::text, pg_sleep(0) is null, pg_sleep(null)::text",
      [('', 'void', False, None)]),
 ]
@@ -102,6 +115,11 @@ ERRORS = [
     ("select regexp_replace('a', 'a', 'b', 'z')", '22023', 'invalid regular expression option: "z"'),
     ("select to_char(1, '9.9.9')", '42601', 'multiple decimal points'),
     ("select concat()", '42883', 'function concat() does not exist'),
+    ("select to_date('2024-13-05', 'YYYY-MM-DD')", '22008', 'date/time field value out of range: "2024-13-05"'),
+    ("select to_date('2024-02-30', 'YYYY-MM-DD')", '22008', 'date/time field value out of range: "2024-02-30"'),
+    ("select to_date('2024-xx-05', 'YYYY-MM-DD')", '22007', 'invalid value "xx" for "MM"'),
+    ("select to_timestamp('13:00 PM', 'HH:MI AM')", '22007', 'hour "13" is invalid for the 12-hour clock'),
+    ("select to_date('2024-Foo-05', 'YYYY-Mon-DD')", '22007', 'invalid value "Foo-05" for "Mon"'),
     ("select to_timestamp('nan'::float8)", '22008', 'timestamp cannot be NaN'),
     ("create view pseudo_void as select pg_sleep(0)", '42P16', 'column "pg_sleep" has pseudo-type void'),
 ]

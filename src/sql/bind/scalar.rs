@@ -104,7 +104,9 @@ impl Binder<'_> {
             "regexp_replace" => S::RegexpReplace,
             "format" => S::Format,
             "to_char" => S::ToChar,
+            "to_timestamp" if args.len() == 2 => S::ParseTimestamp,
             "to_timestamp" => S::ToTimestamp,
+            "to_date" => S::ParseDate,
             "pg_sleep" => S::PgSleep,
             _ => return Ok(None),
         };
@@ -160,11 +162,6 @@ impl Binder<'_> {
                 (call(f, args), ty)
             }
             S::Cbrt | S::Degrees | S::Radians | S::ToTimestamp | S::PgSleep => {
-                if f == S::ToTimestamp && typed.len() == 2 {
-                    return Err(Error::unsupported(
-                        "to_timestamp(text, text) is not supported yet",
-                    ));
-                }
                 arity(1..=1)?;
                 if !types[0].is_numeric() && types[0] != DataType::Unknown {
                     return Err(no_function(name, &types));
@@ -225,6 +222,15 @@ impl Binder<'_> {
                     .map(|t| self.coerce(t, DataType::Text))
                     .collect::<Result<Vec<_>>>()?;
                 (call(f, args), DataType::Text)
+            }
+            S::ParseTimestamp | S::ParseDate => {
+                arity(2..=2)?;
+                let ty = if f == S::ParseDate {
+                    DataType::Date
+                } else {
+                    DataType::TimestampTz
+                };
+                (call(f, self.text_args(name, typed)?), ty)
             }
             S::Replace | S::Translate => {
                 arity(3..=3)?;
