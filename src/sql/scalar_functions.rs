@@ -41,7 +41,10 @@ pub enum ScalarFunc {
     Cbrt,
     Exp,
     Ln,
+    /// log(x) (base 10) and log10(x).
     Log10,
+    /// log(base, x), of numerics.
+    Log,
     Pi,
     Sign,
     Degrees,
@@ -100,6 +103,10 @@ pub fn eval(f: ScalarFunc, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
         S::Power => power(&vals[0], &vals[1])?,
         S::Sqrt => sqrt(&vals[0])?,
         S::Cbrt => Value::Float8(float(&vals[0]).cbrt()),
+        S::Exp | S::Ln | S::Log10 if matches!(vals[0], Value::Numeric(_)) => {
+            numeric_log_exp(f, &vals[0])?
+        }
+        S::Log => numeric_log(&vals[0], &vals[1])?,
         S::Exp => {
             let r = float(&vals[0]).exp();
             if r.is_infinite() {
@@ -301,12 +308,143 @@ fn round(f: ScalarFunc, v: &Value, digits: Option<&Value>) -> Result<Value> {
     Ok(Value::Numeric(r))
 }
 
-fn power(a: &Value, b: &Value) -> Result<Value> {
-    if matches!(a, Value::Numeric(_)) {
+/// PostgreSQL's `NUMERIC_MIN_SIG_DIGITS`: the transcendental functions of numerics
+/// give at least this many significant digits.
+const MIN_SIG_DIGITS: i64 = 16;
+
+fn numeric_overflow() -> Error {
+    err!(NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+}
+
+/// `d` rounded to `scale` fraction digits (at most 28, numeric's limit here) and shown
+/// with that many.
+fn at_scale(d: Decimal, scale: i64) -> Value {
+    let scale = scale.clamp(0, i64::from(Decimal::MAX_SCALE)) as u32;
+    let mut r = d.round_dp_with_strategy(scale, RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(scale);
+    if r.is_zero() {
+        r.set_sign_positive(true);
+    }
+    Value::Numeric(r)
+}
+
+/// PostgreSQL's estimate of the decimal weight of ln(x) (x > 0), which sets the scale
+/// of logarithms.
+fn ln_weight(x: Decimal) -> i64 {
+    let near_one = Decimal::new(9, 1) <= x && x <= Decimal::new(11, 1);
+    if near_one {
+        let d = (x - Decimal::ONE).abs();
+        if d.is_zero() {
+            return 0;
+        }
+        return d.to_f64().map_or(0, |f| f.log10().floor() as i64);
+    }
+    x.to_f64().map_or(0, |f| f.ln().abs().log10() as i64)
+}
+
+fn check_log_argument(x: Decimal) -> Result<()> {
+    if x.is_zero() {
         return Err(err!(
-            FEATURE_NOT_SUPPORTED,
-            "power(numeric, numeric) is not supported yet"
+            INVALID_ARGUMENT_FOR_LOG,
+            "cannot take logarithm of zero"
         ));
+    }
+    if x.is_sign_negative() {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_LOG,
+            "cannot take logarithm of a negative number"
+        ));
+    }
+    Ok(())
+}
+
+/// exp, ln and log10 of a numeric, with PostgreSQL's result scales.
+fn numeric_log_exp(f: ScalarFunc, v: &Value) -> Result<Value> {
+    let Value::Numeric(x) = v else {
+        return Err(Error::internal("a numeric function of a non-numeric"));
+    };
+    let x = *x;
+    let dscale = i64::from(x.scale());
+    match f {
+        ScalarFunc::Exp => {
+            let weight = x
+                .to_f64()
+                .map_or(0, |f| (f * std::f64::consts::LOG10_E) as i64);
+            let r = x.checked_exp().ok_or_else(numeric_overflow)?;
+            Ok(at_scale(r, (MIN_SIG_DIGITS - weight).max(dscale)))
+        }
+        _ => {
+            check_log_argument(x)?;
+            let r = match f {
+                ScalarFunc::Ln => x.checked_ln(),
+                _ => x.checked_log10(),
+            }
+            .ok_or_else(numeric_overflow)?;
+            Ok(at_scale(r, (MIN_SIG_DIGITS - ln_weight(x)).max(dscale)))
+        }
+    }
+}
+
+/// log(base, x) of numerics.
+fn numeric_log(base: &Value, x: &Value) -> Result<Value> {
+    let (Value::Numeric(b), Value::Numeric(x)) = (base, x) else {
+        return Err(Error::internal("log of non-numerics"));
+    };
+    check_log_argument(*b)?;
+    check_log_argument(*x)?;
+    let ln_b = b.checked_ln().ok_or_else(numeric_overflow)?;
+    if ln_b.is_zero() {
+        return Err(err!(DIVISION_BY_ZERO, "division by zero"));
+    }
+    let ln_x = x.checked_ln().ok_or_else(numeric_overflow)?;
+    let r = ln_x.checked_div(ln_b).ok_or_else(numeric_overflow)?;
+    let scale = (MIN_SIG_DIGITS - (ln_weight(*x) - ln_weight(*b)))
+        .max(i64::from(b.scale()))
+        .max(i64::from(x.scale()));
+    Ok(at_scale(r, scale))
+}
+
+/// power(numeric, numeric), with PostgreSQL 15's result scales: at least 16 fraction
+/// digits for an integer exponent, else 16 significant ones.
+fn numeric_power(a: Decimal, b: Decimal) -> Result<Value> {
+    let scales = i64::from(a.scale()).max(i64::from(b.scale()));
+    if a.is_zero() {
+        if b.is_sign_negative() && !b.is_zero() {
+            return Err(err!(
+                INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+                "zero raised to a negative power is undefined"
+            ));
+        }
+        let r = if b.is_zero() {
+            Decimal::ONE
+        } else {
+            Decimal::ZERO
+        };
+        return Ok(at_scale(r, MIN_SIG_DIGITS.max(scales)));
+    }
+    if b.fract().is_zero() {
+        let n = b.to_i64().ok_or_else(numeric_overflow)?;
+        let r = a.checked_powi(n).ok_or_else(numeric_overflow)?;
+        return Ok(at_scale(r, MIN_SIG_DIGITS.max(i64::from(a.scale()))));
+    }
+    if a.is_sign_negative() {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+            "a negative number raised to a non-integer power yields a complex result"
+        ));
+    }
+    let ln = a.checked_ln().ok_or_else(numeric_overflow)?;
+    let product = ln.checked_mul(b).ok_or_else(numeric_overflow)?;
+    let weight = product
+        .to_f64()
+        .map_or(0, |f| (f * std::f64::consts::LOG10_E) as i64);
+    let r = product.checked_exp().ok_or_else(numeric_overflow)?;
+    Ok(at_scale(r, (MIN_SIG_DIGITS - weight).max(scales)))
+}
+
+fn power(a: &Value, b: &Value) -> Result<Value> {
+    if let (Value::Numeric(x), Value::Numeric(y)) = (a, b) {
+        return numeric_power(*x, *y);
     }
     let (x, y) = (float(a), float(b));
     if x == 0.0 && y < 0.0 {

@@ -36,6 +36,15 @@ QUERIES = [
     ("select exp(0), ln(1), log(100), pi(), cbrt(27::float8) between 2.9 and 3.1, degrees(pi()),"
      " radians(180) = pi()",
      [(1.0, 0.0, 2.0, 3.141592653589793, True, 180.0, True)]),
+    # Numerics keep at least 16 significant digits, as PostgreSQL 15 computes them.
+    ("select exp(1.0), exp(10.5), exp(-3.2), ln(2.0), ln(1.05), ln(100000.0), log(100.0), log(0.5),"
+     " log(2.0, 8.0), log(10, 1000), power(2.0, 10), power(2.0, 0.5), power(10.0, -2), power(9, 0.5::numeric),"
+     " pg_typeof(power(2, 0.5))::text",
+     [(Decimal('2.7182818284590452'), Decimal('36315.502674246638'), Decimal('0.04076220397836622'),
+       Decimal('0.6931471805599453'), Decimal('0.048790164169432003'), Decimal('11.512925464970228'),
+       Decimal('2.0000000000000000'), Decimal('-0.3010299956639812'), Decimal('3.0000000000000000'),
+       Decimal('3.0000000000000000'), Decimal('1024.0000000000000000'), Decimal('1.4142135623730950'),
+       Decimal('0.0100000000000000'), Decimal('3.0000000000000000'), 'numeric')]),
     ("select concat('a', 1, null, 2.5, true), concat_ws(', ', 'a', null, 'b', 3),"
      " concat_ws(null, 'a'), replace('hello world', 'o', '0'), replace('aaa', '', 'x')",
      [('a12.5t', 'a, b, 3', None, 'hell0 w0rld', 'aaa')]),
@@ -103,6 +112,9 @@ ERRORS = [
     ("select ln(-1)", '2201E', 'cannot take logarithm of a negative number'),
     ("select exp(1000)", '22003', 'value out of range: overflow'),
     ("select power(0, -1)", '2201F', 'zero raised to a negative power is undefined'),
+    ("select power(-8.0, 0.5)", '2201F', 'a negative number raised to a non-integer power yields a complex result'),
+    ("select ln(0.0)", '2201E', 'cannot take logarithm of zero'),
+    ("select log(1.0, 5.0)", '22012', 'division by zero'),
     ("select chr(0)", '54000', 'null character not permitted'),
     ("select chr(-1)", '22023', 'character number must be positive'),
     ("select format('%s %s', 'a')", '22023', 'too few arguments for format()'),

@@ -83,6 +83,7 @@ impl Binder<'_> {
             "cbrt" => S::Cbrt,
             "exp" => S::Exp,
             "ln" => S::Ln,
+            "log" if args.len() == 2 => S::Log,
             "log" | "log10" => S::Log10,
             "pi" => S::Pi,
             "sign" => S::Sign,
@@ -144,20 +145,10 @@ impl Binder<'_> {
             | S::Ln
             | S::Log10
             | S::Sign => {
-                if typed.len() == 2 && f == S::Log10 && name == "log" {
-                    return Err(Error::unsupported(
-                        "log(numeric, numeric) is not supported yet",
-                    ));
-                }
                 arity(1..=1)?;
                 let Some(ty) = float_or_numeric(types[0]) else {
                     return Err(no_function(name, &types));
                 };
-                if matches!(ty, DataType::Numeric(_)) && matches!(f, S::Exp | S::Ln | S::Log10) {
-                    return Err(Error::unsupported(format!(
-                        "{name}(numeric) is not supported yet"
-                    )));
-                }
                 let args = self.convert_all(typed, ty)?;
                 (call(f, args), ty)
             }
@@ -173,6 +164,18 @@ impl Binder<'_> {
                     _ => DataType::Float8,
                 };
                 (call(f, args), ty)
+            }
+            S::Log => {
+                // Only numeric has a two-argument log.
+                arity(2..=2)?;
+                if !types.iter().all(|t| {
+                    t.is_integer() || matches!(t, DataType::Numeric(_) | DataType::Unknown)
+                }) {
+                    return Err(no_function(name, &types));
+                }
+                let numeric = DataType::Numeric(None);
+                let args = self.convert_all(typed, numeric)?;
+                (call(f, args), numeric)
             }
             S::Pi => {
                 arity(0..=0)?;
@@ -200,16 +203,17 @@ impl Binder<'_> {
                 if kinds.iter().any(Option::is_none) {
                     return Err(no_function(name, &types));
                 }
+                // numeric where one is numeric and neither a float, else float8.
                 let any_float = types
                     .iter()
                     .any(|t| matches!(t, DataType::Float4 | DataType::Float8));
-                if !any_float && types.iter().any(|t| matches!(t, DataType::Numeric(_))) {
-                    return Err(Error::unsupported(
-                        "power(numeric, numeric) is not supported yet",
-                    ));
-                }
-                let args = self.convert_all(typed, DataType::Float8)?;
-                (call(f, args), DataType::Float8)
+                let ty = if !any_float && types.iter().any(|t| matches!(t, DataType::Numeric(_))) {
+                    DataType::Numeric(None)
+                } else {
+                    DataType::Float8
+                };
+                let args = self.convert_all(typed, ty)?;
+                (call(f, args), ty)
             }
             S::Concat | S::ConcatWs | S::Format => {
                 if typed.is_empty() || (f == S::ConcatWs && typed.len() < 2) {
