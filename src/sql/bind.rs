@@ -1412,6 +1412,10 @@ impl<'a> Binder<'a> {
                 trim_characters: None,
             } => self.bind_trim(expr, trim_where.as_ref(), trim_what.as_deref(), scope),
             E::Position { expr, r#in } => self.bind_position(expr, r#in, scope),
+            E::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => self.bind_at_time_zone(timestamp, time_zone, scope),
             E::Ceil { expr, field } => self.bind_ceil_floor(expr, field, true, scope),
             E::Floor { expr, field } => self.bind_ceil_floor(expr, field, false, scope),
             E::Substring {

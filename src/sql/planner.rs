@@ -173,6 +173,26 @@ fn is_dropped(c: &ScopeColumn) -> bool {
     c.hidden && c.name.starts_with("........pg.dropped.")
 }
 
+/// Whether the name an expression gives its column outranks a cast's type name.
+fn names_strongly(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    match e {
+        E::Nested(inner) => names_strongly(inner),
+        E::Identifier(_)
+        | E::CompoundIdentifier(_)
+        | E::Function(_)
+        | E::Substring { .. }
+        | E::Position { .. }
+        | E::Ceil { .. }
+        | E::Floor { .. }
+        | E::Extract { .. }
+        | E::Trim { .. }
+        | E::AtTimeZone { .. } => true,
+        E::Cast { expr, .. } => names_strongly(expr),
+        _ => false,
+    }
+}
+
 /// The output column name PostgreSQL would give an expression.
 fn column_name(e: &ast::Expr) -> String {
     use ast::Expr as E;
@@ -191,7 +211,9 @@ fn column_name(e: &ast::Expr) -> String {
         E::Cast {
             expr, data_type, ..
         } => match expr.as_ref() {
-            E::Identifier(_) | E::CompoundIdentifier(_) | E::Function(_) => column_name(expr),
+            // A column's or a function's name outranks the type's (PostgreSQL's
+            // FigureColname); a CASE, a literal or an operator's does not.
+            e if names_strongly(e) => column_name(expr),
             _ => match super::bind::data_type(data_type) {
                 Ok((t, _)) => pg_type_name(t).to_string(),
                 Err(_) => "?column?".into(),
@@ -213,6 +235,7 @@ fn column_name(e: &ast::Expr) -> String {
         E::Ceil { .. } => "ceil".into(),
         E::Floor { .. } => "floor".into(),
         E::Extract { .. } => "extract".into(),
+        E::AtTimeZone { .. } => "timezone".into(),
         E::Trim { trim_where, .. } => match trim_where {
             Some(ast::TrimWhereField::Leading) => "ltrim",
             Some(ast::TrimWhereField::Trailing) => "rtrim",

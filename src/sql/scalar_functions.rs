@@ -77,6 +77,10 @@ pub enum ScalarFunc {
     ParseDate,
     /// pg_sleep(seconds).
     PgSleep,
+    /// `t AT TIME ZONE zone` and timezone(zone, t): (timestamp or timestamptz, zone as
+    /// text or interval); a timestamptz becomes the zone's local time, a timestamp is
+    /// read as the zone's local time.
+    AtTimeZone,
 }
 
 impl ScalarFunc {
@@ -229,6 +233,7 @@ pub fn eval(f: ScalarFunc, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
             Value::TimestampTz(types::to_timestamp(&text_of(&vals[0]), &text_of(&vals[1]))?)
         }
         S::ParseDate => Value::Date(types::to_date(&text_of(&vals[0]), &text_of(&vals[1]))?),
+        S::AtTimeZone => at_time_zone(&vals[0], &vals[1])?,
         S::PgSleep => {
             sleep(float(&vals[0]), ctx)?;
             Value::Text(String::new())
@@ -676,6 +681,36 @@ fn format(template: &str, args: &[Value]) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+fn at_time_zone(t: &Value, zone: &Value) -> Result<Value> {
+    let offset_us = match zone {
+        Value::Interval(iv) => {
+            if iv.months != 0 || iv.days != 0 {
+                return Err(err!(
+                    INVALID_PARAMETER_VALUE,
+                    "interval time zone \"{}\" must not include months or days",
+                    text_of(zone)
+                ));
+            }
+            iv.micros
+        }
+        z => types::zone_offset_secs(&text_of(z))? * 1_000_000,
+    };
+    let out_of_range = || err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range");
+    let shift = |t: i64, by: i64| -> Result<i64> {
+        if t == i64::MIN || t == i64::MAX {
+            return Ok(t);
+        }
+        t.checked_add(by)
+            .filter(|r| types::is_valid_timestamp(*r))
+            .ok_or_else(out_of_range)
+    };
+    Ok(match t {
+        Value::TimestampTz(t) => Value::Timestamp(shift(*t, offset_us)?),
+        Value::Timestamp(t) => Value::TimestampTz(shift(*t, -offset_us)?),
+        _ => return Err(Error::internal("AT TIME ZONE of a non-timestamp")),
+    })
 }
 
 /// to_timestamp(seconds since 1970-01-01 UTC), rounded to microseconds.

@@ -108,6 +108,48 @@ enum Parsed {
     },
 }
 
+/// The offset of a time zone `AT TIME ZONE` names, in seconds east of UTC: UTC and its
+/// aliases, the abbreviations of PostgreSQL's `Default` set, and POSIX offsets
+/// (`'-3'`, `'+05:30'`, `'UTC+5'`), whose sign counts west of UTC, as PostgreSQL reads
+/// them. Full zone names with daylight-saving rules answer 0A000: TimeZone is UTC here.
+pub fn zone_offset_secs(zone: &str) -> Result<i64> {
+    let lower = zone.trim().to_ascii_lowercase();
+    if let Some(&(_, off)) = ZONES.iter().find(|(name, _)| *name == lower) {
+        return Ok(off);
+    }
+    let posix = lower
+        .strip_prefix("utc")
+        .or_else(|| lower.strip_prefix("gmt"))
+        .unwrap_or(&lower);
+    let (sign, digits) = match posix.as_bytes().first() {
+        Some(b'+') => (1, &posix[1..]),
+        Some(b'-') => (-1, &posix[1..]),
+        _ => (1, posix),
+    };
+    let parts: Vec<&str> = digits.split(':').collect();
+    let numbers: Option<Vec<i64>> = parts
+        .iter()
+        .map(|p| {
+            (!p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        })
+        .collect();
+    match numbers.as_deref() {
+        Some([h, rest @ ..]) if rest.len() <= 2 && *h <= 15 && rest.iter().all(|n| *n < 60) => {
+            let m = rest.first().copied().unwrap_or(0);
+            let s = rest.get(1).copied().unwrap_or(0);
+            // POSIX: a positive offset is west of UTC.
+            Ok(-sign * (h * 3600 + m * 60 + s))
+        }
+        _ => Err(err!(
+            FEATURE_NOT_SUPPORTED,
+            "time zone \"{}\" is not supported yet: only UTC, zone abbreviations and fixed offsets are",
+            zone
+        )),
+    }
+}
+
 /// Zone abbreviations from PostgreSQL's `Default` set, in seconds east of UTC.
 const ZONES: &[(&str, i64)] = &[
     ("utc", 0),

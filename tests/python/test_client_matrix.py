@@ -89,6 +89,7 @@ CHECK_ORDER = [
     # then its ORM.
     "migrate", "introspection", "crud", "bulk_create", "unique_violation",
     "foreign_key_violation", "deferred_order", "savepoints", "cascade_delete",
+    "functions_and_date_lookups",
     # Authentication (test_auth.py's servers): SCRAM over TLS, verify-full, a wrong
     # password (28P01), a plain connection to a hostssl-only server (28000).
     "auth_scram_tls", "auth_verify_full", "auth_wrong_password", "auth_plain_refused",

@@ -99,6 +99,16 @@ QUERIES = [
      " to_timestamp('2024-03-05T14:07:09Z', 'YYYY-MM-DD\"T\"HH24:MI:SS'), to_timestamp('10:30', 'HH24:MI')::text",
      [(datetime.datetime(2024, 3, 5, 14, 7, 9, 123000, tzinfo=UTC), datetime.datetime(2024, 3, 5, 14, 7, tzinfo=UTC),
        datetime.datetime(2024, 3, 5, 14, 7, 9, tzinfo=UTC), '0001-01-01 10:30:00+00 BC')]),
+    # AT TIME ZONE (as Django writes date lookups): UTC, abbreviations, POSIX offsets
+    # (positive west of UTC) and intervals (positive east).
+    ("select timestamptz '2024-03-05 14:07:09+00' at time zone 'UTC', timestamp '2024-03-05 14:07:09' at time zone 'utc',"
+     " timestamptz '2024-03-05 14:07:09+00' at time zone '+05:30', timestamptz '2024-03-05 14:07:09+00' at time zone 'EST',"
+     " timestamp '2024-03-05 14:07:09' at time zone 'UTC-3', timestamptz '2024-03-05 14:07:09+00' at time zone interval '-08:00',"
+     " (timestamptz '2024-03-05 23:07:09+00' at time zone 'UTC')::date, timezone('UTC', timestamptz '2024-01-01 00:00+00')",
+     [(datetime.datetime(2024, 3, 5, 14, 7, 9), datetime.datetime(2024, 3, 5, 14, 7, 9, tzinfo=UTC),
+       datetime.datetime(2024, 3, 5, 8, 37, 9), datetime.datetime(2024, 3, 5, 9, 7, 9),
+       datetime.datetime(2024, 3, 5, 11, 7, 9, tzinfo=UTC), datetime.datetime(2024, 3, 5, 6, 7, 9),
+       datetime.date(2024, 3, 5), datetime.datetime(2024, 1, 1))]),
     ("select pg_sleep(0)::text, pg_typeof(pg_sleep(0))::text, pg_sleep(0) is null, pg_sleep(null)::text",
      [('', 'void', False, None)]),
 ]
@@ -127,6 +137,8 @@ ERRORS = [
     ("select regexp_replace('a', 'a', 'b', 'z')", '22023', 'invalid regular expression option: "z"'),
     ("select to_char(1, '9.9.9')", '42601', 'multiple decimal points'),
     ("select concat()", '42883', 'function concat() does not exist'),
+    ("select now() at time zone interval '1 day'", '22023',
+     'interval time zone "1 day" must not include months or days'),
     ("select to_date('2024-13-05', 'YYYY-MM-DD')", '22008', 'date/time field value out of range: "2024-13-05"'),
     ("select to_date('2024-02-30', 'YYYY-MM-DD')", '22008', 'date/time field value out of range: "2024-02-30"'),
     ("select to_date('2024-xx-05', 'YYYY-MM-DD')", '22007', 'invalid value "xx" for "MM"'),
@@ -153,10 +165,12 @@ def test_column_names(conn):
     """Calls the parser reads apart from other functions keep PostgreSQL's names."""
     cur = conn.execute(
         "select trim(' x '), trim(leading 'x' from 'x'), position('a' in 'b'), ceil(1.5),"
-        " floor(1.5), substr('ab', 1), substring('ab' from 1), round(1.5), to_char(1, '9')"
+        " floor(1.5), substr('ab', 1), substring('ab' from 1), round(1.5), to_char(1, '9'),"
+        " now() at time zone 'UTC', (now() at time zone 'UTC')::date, (1 + 1)::text, now()::date::text"
     )
     assert [d.name for d in cur.description] == [
         'btrim', 'ltrim', 'position', 'ceil', 'floor', 'substr', 'substring', 'round', 'to_char',
+        'timezone', 'timezone', 'text', 'now',
     ]
 
 

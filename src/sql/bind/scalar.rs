@@ -109,6 +109,9 @@ impl Binder<'_> {
             "to_timestamp" => S::ToTimestamp,
             "to_date" => S::ParseDate,
             "pg_sleep" => S::PgSleep,
+            "timezone" if args.len() == 2 => {
+                return self.bind_at_time_zone(&args[1], &args[0], scope).map(Some)
+            }
             _ => return Ok(None),
         };
         let typed = self.bind_args(args, scope)?;
@@ -177,6 +180,8 @@ impl Binder<'_> {
                 let args = self.convert_all(typed, numeric)?;
                 (call(f, args), numeric)
             }
+            // Bound by bind_at_time_zone above.
+            S::AtTimeZone => return Err(no_function(name, &types)),
             S::Pi => {
                 arity(0..=0)?;
                 (call(f, vec![]), DataType::Float8)
@@ -335,6 +340,34 @@ impl Binder<'_> {
         }
         let args = self.text_args(name, typed)?;
         Ok((call(ScalarFunc::Trim(side), args), DataType::Text))
+    }
+
+    /// `t AT TIME ZONE zone`: a timestamptz as the zone's local time (a timestamp), or
+    /// a timestamp read as the zone's local time (a timestamptz). A date or an untyped
+    /// literal is a timestamptz, as PostgreSQL resolves it.
+    pub(super) fn bind_at_time_zone(
+        &mut self,
+        t: &ast::Expr,
+        zone: &ast::Expr,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let t = self.bind(t, scope)?;
+        let zone = self.bind(zone, scope)?;
+        let types = [zone.1, t.1];
+        let (value, result) = match t.1 {
+            DataType::Timestamp => (t.0, DataType::TimestampTz),
+            DataType::TimestampTz => (t.0, DataType::Timestamp),
+            DataType::Date | DataType::Unknown => {
+                (self.convert(t, DataType::TimestampTz)?, DataType::Timestamp)
+            }
+            _ => return Err(no_function("timezone", &types)),
+        };
+        let zone = match zone.1 {
+            DataType::Interval => zone.0,
+            t if t.is_string() || t == DataType::Unknown => self.text_of_typed(zone)?,
+            _ => return Err(no_function("timezone", &types)),
+        };
+        Ok((call(ScalarFunc::AtTimeZone, vec![value, zone]), result))
     }
 
     /// `position(substring in text)`: strpos with its arguments swapped.

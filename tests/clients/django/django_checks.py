@@ -175,8 +175,30 @@ def cascade_delete():
     eq(Book.objects.filter(author_id=a.id if a.id else -1).count(), 0, "no orphans")
 
 
+def functions_and_date_lookups():
+    """Database functions and the date lookups Django writes with AT TIME ZONE."""
+    from django.db.models import Value
+    from django.db.models.functions import Concat, ExtractMonth, Length, Round, TruncDay, Upper
+
+    row = (Author.objects.filter(name="Ursula")
+           .annotate(u=Upper("name"), c=Concat("name", Value("!")), n=Length("name"))
+           .values_list("u", "c", "n").get())
+    eq(row, ("URSULA", "Ursula!", 6), "Upper, Concat, Length")
+    rounded = Book.objects.filter(title="The Dispossessed").annotate(r=Round("price")).values_list("r", flat=True)
+    eq(list(rounded), [Decimal("13")], "Round")
+    published = list(Book.objects.values_list("published", flat=True))
+    day = published[0].date()
+    eq(Book.objects.filter(published__date=day).count(), sum(p.date() == day for p in published), "__date")
+    eq(Book.objects.filter(published__year=day.year).count(), sum(p.year == day.year for p in published),
+       "__year")
+    months = set(Book.objects.annotate(m=ExtractMonth("published")).values_list("m", flat=True))
+    eq(months, {p.month for p in published}, "ExtractMonth")
+    days = set(Book.objects.annotate(d=TruncDay("published")).values_list("d", flat=True))
+    eq({d.date() for d in days}, {p.date() for p in published}, "TruncDay")
+
+
 CHECKS = [migrate, introspection, crud, bulk_create, unique_violation, foreign_key_violation, deferred_order,
-          savepoints, json_field, cascade_delete]
+          savepoints, json_field, cascade_delete, functions_and_date_lookups]
 
 if __name__ == "__main__":
     reset()
