@@ -2176,7 +2176,7 @@ impl<'a> Binder<'a> {
 
     /// `||` with an array of type `t` on one side: the other is an array of it or an
     /// element of it.
-    fn array_concat(&mut self, l: Typed, r: Typed, t: DataType) -> Result<Typed> {
+    pub(super) fn array_concat(&mut self, l: Typed, r: Typed, t: DataType) -> Result<Typed> {
         let element = t.element().unwrap_or(DataType::Text);
         let side = |x: &Typed| {
             if x.1 == t || x.1 == DataType::Unknown {
@@ -2194,8 +2194,12 @@ impl<'a> Binder<'a> {
             (false, true) => (self.coerce(l, element)?, r.0, 1),
             (false, false) => unreachable!("one side is an array"),
         };
+        let element_oid = Expr::Const(Value::Oid(element.oid()));
         Ok((
-            Expr::Func(Func::ArrayCat, vec![l, r, Expr::Const(Value::Int8(which))]),
+            Expr::Func(
+                Func::ArrayCat,
+                vec![l, r, Expr::Const(Value::Int8(which)), element_oid],
+            ),
             t,
         ))
     }

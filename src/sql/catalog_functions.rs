@@ -273,7 +273,13 @@ pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>>
                 Value::Array(e, _) => Some(*e),
                 _ => None,
             });
-            let Some(element_type) = element_type else {
+            // A NULL array with an element: an array of the element's type.
+            let of_element = || {
+                let oid = vals.get(3).and_then(Value::as_i64)? as u32;
+                crate::types::static_element(&pg_catalog::type_by_oid(oid)?)
+            };
+            let Some(element_type) = element_type.or_else(|| of_element().filter(|_| side != 0))
+            else {
                 // Both arrays NULL: NULL, as PostgreSQL's array_cat gives.
                 return Ok(Some(Value::Null));
             };

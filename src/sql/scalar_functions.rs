@@ -77,6 +77,31 @@ pub enum ScalarFunc {
     ParseDate,
     /// pg_sleep(seconds).
     PgSleep,
+    /// array_position(array, element[, start]): IS NOT DISTINCT FROM, 1-based.
+    ArrayPosition,
+    /// string_to_array(text, delimiter[, null_string]) (not strict in the last two).
+    StringToArray,
+    /// encode(bytea, format) and decode(text, format): hex, base64, escape.
+    Encode,
+    Decode,
+    /// sha224, sha256, sha384, sha512 of bytea (the digest's bits).
+    Sha(u16),
+    ToHex,
+    /// div(numeric, numeric): the integer quotient, toward zero.
+    Div,
+    Gcd,
+    Lcm,
+    /// num_nulls(any, ...) and num_nonnulls(any, ...).
+    NumNulls,
+    NumNonNulls,
+    /// quote_nullable(any).
+    QuoteNullable,
+    /// make_date(year, month, day).
+    MakeDate,
+    /// isfinite(date | timestamp | timestamptz | interval).
+    IsFinite,
+    /// age(timestamp, timestamp): the difference in years, months and days.
+    Age,
     /// `t AT TIME ZONE zone` and timezone(zone, t): (timestamp or timestamptz, zone as
     /// text or interval); a timestamptz becomes the zone's local time, a timestamp is
     /// read as the zone's local time.
@@ -88,7 +113,14 @@ impl ScalarFunc {
     pub fn strict(self) -> bool {
         !matches!(
             self,
-            ScalarFunc::Concat | ScalarFunc::ConcatWs | ScalarFunc::Format
+            ScalarFunc::Concat
+                | ScalarFunc::ConcatWs
+                | ScalarFunc::Format
+                | ScalarFunc::StringToArray
+                | ScalarFunc::NumNulls
+                | ScalarFunc::NumNonNulls
+                | ScalarFunc::QuoteNullable
+                | ScalarFunc::ArrayPosition
         )
     }
 
@@ -234,6 +266,39 @@ pub fn eval(f: ScalarFunc, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
         }
         S::ParseDate => Value::Date(types::to_date(&text_of(&vals[0]), &text_of(&vals[1]))?),
         S::AtTimeZone => at_time_zone(&vals[0], &vals[1])?,
+        S::ArrayPosition => array_position(vals)?,
+        S::StringToArray => string_to_array(vals),
+        S::Encode => Value::Text(encode(&vals[0], &text_of(&vals[1]))?),
+        S::Decode => Value::Bytea(decode(&text_of(&vals[0]), &text_of(&vals[1]))?),
+        S::Sha(bits) => Value::Bytea(sha(bits, &vals[0])),
+        S::ToHex => Value::Text(match &vals[0] {
+            Value::Int4(n) => format!("{:x}", *n as u32),
+            v => format!("{:x}", v.as_i64().unwrap_or(0) as u64),
+        }),
+        S::Div => match (&vals[0], &vals[1]) {
+            (Value::Numeric(a), Value::Numeric(b)) => {
+                if b.is_zero() {
+                    return Err(err!(DIVISION_BY_ZERO, "division by zero"));
+                }
+                let q = a.checked_div(*b).ok_or_else(numeric_overflow)?.trunc();
+                at_scale(q, 0)
+            }
+            _ => return Err(Error::internal("div of non-numerics")),
+        },
+        S::Gcd | S::Lcm => gcd_lcm(f, &vals[0], &vals[1])?,
+        S::NumNulls => Value::Int4(vals.iter().filter(|v| v.is_null()).count() as i32),
+        S::NumNonNulls => Value::Int4(vals.iter().filter(|v| !v.is_null()).count() as i32),
+        S::QuoteNullable => Value::Text(match &vals[0] {
+            Value::Null => "NULL".to_string(),
+            v => super::catalog_functions::quote_literal(&text_of(v)),
+        }),
+        S::MakeDate => make_date(&vals[0], &vals[1], &vals[2])?,
+        S::IsFinite => Value::Bool(match &vals[0] {
+            Value::Date(d) => *d != i32::MIN && *d != i32::MAX,
+            Value::Timestamp(t) | Value::TimestampTz(t) => *t != i64::MIN && *t != i64::MAX,
+            _ => true,
+        }),
+        S::Age => age(&vals[0], &vals[1])?,
         S::PgSleep => {
             sleep(float(&vals[0]), ctx)?;
             Value::Text(String::new())
@@ -711,6 +776,321 @@ fn at_time_zone(t: &Value, zone: &Value) -> Result<Value> {
         Value::Timestamp(t) => Value::TimestampTz(shift(*t, -offset_us)?),
         _ => return Err(Error::internal("AT TIME ZONE of a non-timestamp")),
     })
+}
+
+fn array_position(vals: &[Value]) -> Result<Value> {
+    let Some(Value::Array(_, items)) = vals.first() else {
+        return Ok(Value::Null);
+    };
+    let wanted = vals.get(1).unwrap_or(&Value::Null);
+    let start = match vals.get(2) {
+        None => 1,
+        Some(Value::Null) => {
+            return Err(err!(
+                NULL_VALUE_NOT_ALLOWED,
+                "initial position must not be null"
+            ))
+        }
+        Some(v) => v.as_i64().unwrap_or(1),
+    };
+    let from = usize::try_from(start.max(1) - 1).unwrap_or(0);
+    let found = items
+        .iter()
+        .enumerate()
+        .skip(from)
+        .find(|(_, v)| match (v, wanted) {
+            (Value::Null, Value::Null) => true,
+            (Value::Null, _) | (_, Value::Null) => false,
+            (a, b) => types::compare(a, b) == Some(std::cmp::Ordering::Equal),
+        });
+    Ok(found.map_or(Value::Null, |(i, _)| Value::Int4(i as i32 + 1)))
+}
+
+static TEXT: crate::types::DataType = crate::types::DataType::Text;
+
+/// string_to_array: a NULL delimiter splits into characters, an empty one gives the
+/// whole text; fields equal to `null_string` are NULL.
+fn string_to_array(vals: &[Value]) -> Value {
+    let Some(text) = vals.first().filter(|v| !v.is_null()).map(text_of) else {
+        return Value::Null;
+    };
+    let null_string = vals.get(2).filter(|v| !v.is_null()).map(text_of);
+    let fields: Vec<String> = match vals.get(1).filter(|v| !v.is_null()).map(text_of) {
+        _ if text.is_empty() => Vec::new(),
+        None => text.chars().map(String::from).collect(),
+        Some(d) if d.is_empty() => vec![text],
+        Some(d) => text.split(d.as_str()).map(String::from).collect(),
+    };
+    let items: Vec<Value> = fields
+        .into_iter()
+        .map(|f| match &null_string {
+            Some(n) if *n == f => Value::Null,
+            _ => Value::Text(f),
+        })
+        .collect();
+    Value::Array(&TEXT, items.into())
+}
+
+fn bytes_of(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bytea(b) => b.clone(),
+        v => text_of(v).into_bytes(),
+    }
+}
+
+fn unrecognized_encoding(format: &str) -> Error {
+    err!(
+        INVALID_PARAMETER_VALUE,
+        "unrecognized encoding: \"{}\"",
+        format
+    )
+}
+
+/// encode(bytea, format): base64 lines of 76 characters, as PostgreSQL writes them.
+fn encode(v: &Value, format: &str) -> Result<String> {
+    use base64::Engine;
+    let bytes = bytes_of(v);
+    Ok(match format.to_ascii_lowercase().as_str() {
+        "hex" => hex::encode(&bytes),
+        "base64" => {
+            let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            let lines: Vec<&str> = text
+                .as_bytes()
+                .chunks(76)
+                .map(|c| std::str::from_utf8(c).unwrap_or(""))
+                .collect();
+            lines.join("\n")
+        }
+        "escape" => {
+            let mut out = String::new();
+            for &b in &bytes {
+                match b {
+                    0 => out.push_str("\\000"),
+                    b'\\' => out.push_str("\\\\"),
+                    0x80..=0xff => out.push_str(&format!("\\{b:03o}")),
+                    _ => out.push(char::from(b)),
+                }
+            }
+            out
+        }
+        _ => return Err(unrecognized_encoding(format)),
+    })
+}
+
+/// decode(text, format).
+fn decode(text: &str, format: &str) -> Result<Vec<u8>> {
+    use base64::Engine;
+    Ok(match format.to_ascii_lowercase().as_str() {
+        "hex" => {
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            if let Some(bad) = compact.chars().find(|c| !c.is_ascii_hexdigit()) {
+                return Err(err!(
+                    INVALID_PARAMETER_VALUE,
+                    "invalid hexadecimal digit: \"{}\"",
+                    bad
+                ));
+            }
+            hex::decode(&compact).map_err(|_| {
+                err!(
+                    INVALID_PARAMETER_VALUE,
+                    "invalid hexadecimal data: odd number of digits"
+                )
+            })?
+        }
+        "base64" => {
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(compact)
+                .map_err(|_| err!(INVALID_PARAMETER_VALUE, "invalid base64 sequence"))?
+        }
+        "escape" => {
+            let mut out = Vec::new();
+            let bytes = text.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] != b'\\' {
+                    out.push(bytes[i]);
+                    i += 1;
+                } else if bytes.get(i + 1) == Some(&b'\\') {
+                    out.push(b'\\');
+                    i += 2;
+                } else {
+                    let octal = bytes.get(i + 1..i + 4).and_then(|d| {
+                        std::str::from_utf8(d)
+                            .ok()
+                            .and_then(|s| u8::from_str_radix(s, 8).ok())
+                    });
+                    let Some(b) = octal else {
+                        return Err(err!(
+                            INVALID_TEXT_REPRESENTATION,
+                            "invalid input syntax for type bytea"
+                        ));
+                    };
+                    out.push(b);
+                    i += 4;
+                }
+            }
+            out
+        }
+        _ => return Err(unrecognized_encoding(format)),
+    })
+}
+
+fn sha(bits: u16, v: &Value) -> Vec<u8> {
+    use sha2::Digest;
+    let bytes = bytes_of(v);
+    match bits {
+        224 => sha2::Sha224::digest(&bytes).to_vec(),
+        384 => sha2::Sha384::digest(&bytes).to_vec(),
+        512 => sha2::Sha512::digest(&bytes).to_vec(),
+        _ => sha2::Sha256::digest(&bytes).to_vec(),
+    }
+}
+
+fn gcd_u128(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// gcd and lcm of integers (the type of both arguments).
+fn gcd_lcm(f: ScalarFunc, a: &Value, b: &Value) -> Result<Value> {
+    let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) else {
+        return Err(Error::internal("gcd of non-integers"));
+    };
+    let g = gcd_u128(x.unsigned_abs() as u128, y.unsigned_abs() as u128);
+    let r: i128 = match f {
+        ScalarFunc::Gcd => g as i128,
+        _ if x == 0 || y == 0 => 0,
+        _ => (x.unsigned_abs() as u128 / g * y.unsigned_abs() as u128) as i128,
+    };
+    let out_of_range = |t: &str| err!(NUMERIC_VALUE_OUT_OF_RANGE, "{} out of range", t);
+    Ok(match a {
+        Value::Int4(_) => Value::Int4(i32::try_from(r).map_err(|_| out_of_range("integer"))?),
+        _ => Value::Int8(i64::try_from(r).map_err(|_| out_of_range("bigint"))?),
+    })
+}
+
+fn make_date(y: &Value, m: &Value, d: &Value) -> Result<Value> {
+    let (year, month, day) = (
+        y.as_i64().unwrap_or(0),
+        m.as_i64().unwrap_or(0),
+        d.as_i64().unwrap_or(0),
+    );
+    let out_of_range = || {
+        err!(
+            DATETIME_FIELD_OVERFLOW,
+            "date field value out of range: {}-{:02}-{:02}",
+            year,
+            month,
+            day
+        )
+    };
+    if year == 0 {
+        return Err(out_of_range());
+    }
+    // A negative year is BC: -1 is 1 BC, year 0 of the proleptic calendar.
+    let proleptic = if year < 0 { year + 1 } else { year };
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > i64::from(types::days_in_month(proleptic, month as u32))
+    {
+        return Err(out_of_range());
+    }
+    let days = types::days_from_civil(proleptic, month as u32, day as u32);
+    match i32::try_from(days) {
+        Ok(d) if types::is_valid_date(d) => Ok(Value::Date(d)),
+        _ => Err(err!(
+            DATETIME_FIELD_OVERFLOW,
+            "date out of range: \"{}-{:02}-{:02}\"",
+            year,
+            month,
+            day
+        )),
+    }
+}
+
+/// age(a, b): a - b in years, months, days and time, each field borrowed from the next
+/// larger as PostgreSQL's timestamp_age does (a month borrowed is the length of the
+/// earlier timestamp's month).
+fn age(a: &Value, b: &Value) -> Result<Value> {
+    let (
+        Value::Timestamp(t1) | Value::TimestampTz(t1),
+        Value::Timestamp(t2) | Value::TimestampTz(t2),
+    ) = (a, b)
+    else {
+        return Err(Error::internal("age of non-timestamps"));
+    };
+    if [*t1, *t2].iter().any(|t| *t == i64::MIN || *t == i64::MAX) {
+        return Err(err!(
+            FEATURE_NOT_SUPPORTED,
+            "age of an infinite timestamp is not supported yet"
+        ));
+    }
+    let fields = |t: i64| {
+        let days = t.div_euclid(types::USECS_PER_DAY);
+        let time = t.rem_euclid(types::USECS_PER_DAY);
+        let (y, m, d) = types::civil_from_days(days);
+        [
+            y,
+            i64::from(m),
+            i64::from(d),
+            time / 3_600_000_000,
+            time / 60_000_000 % 60,
+            time / 1_000_000 % 60,
+            time % 1_000_000,
+        ]
+    };
+    let (f1, f2) = (fields(*t1), fields(*t2));
+    let mut diff: Vec<i64> = f1.iter().zip(&f2).map(|(x, y)| x - y).collect();
+    let negative = t1 < t2;
+    if negative {
+        diff.iter_mut().for_each(|x| *x = -*x);
+    }
+    let [year, month, day, hour, minute, second, micros] = &mut diff[..] else {
+        return Err(Error::internal("age fields"));
+    };
+    while *micros < 0 {
+        *micros += 1_000_000;
+        *second -= 1;
+    }
+    while *second < 0 {
+        *second += 60;
+        *minute -= 1;
+    }
+    while *minute < 0 {
+        *minute += 60;
+        *hour -= 1;
+    }
+    while *hour < 0 {
+        *hour += 24;
+        *day -= 1;
+    }
+    while *day < 0 {
+        let (y, m) = if negative {
+            (f1[0], f1[1])
+        } else {
+            (f2[0], f2[1])
+        };
+        *day += i64::from(types::days_in_month(y, m as u32));
+        *month -= 1;
+    }
+    while *month < 0 {
+        *month += 12;
+        *year -= 1;
+    }
+    let sign = if negative { -1 } else { 1 };
+    let months = i32::try_from(sign * (*year * 12 + *month))
+        .map_err(|_| err!(DATETIME_FIELD_OVERFLOW, "interval out of range"))?;
+    let days = i32::try_from(sign * *day)
+        .map_err(|_| err!(DATETIME_FIELD_OVERFLOW, "interval out of range"))?;
+    let time = sign * (((*hour * 60 + *minute) * 60 + *second) * 1_000_000 + *micros);
+    Ok(Value::Interval(types::Interval {
+        months,
+        days,
+        micros: time,
+    }))
 }
 
 /// to_timestamp(seconds since 1970-01-01 UTC), rounded to microseconds.

@@ -34,8 +34,11 @@ mod to_timestamp;
 
 pub use array::{array_of, array_oid, array_type_of_oid, static_element};
 pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
+pub use datetime::{
+    civil_from_days, days_from_civil, days_in_month, is_valid_date, is_valid_timestamp,
+    zone_offset_secs,
+};
 pub use datetime::{date_to_timestamp, parse_timestamp, timestamp_to_date, USECS_PER_DAY};
-pub use datetime::{is_valid_timestamp, zone_offset_secs};
 pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
     encode_key_typed, encode_row,

@@ -109,6 +109,24 @@ QUERIES = [
        datetime.datetime(2024, 3, 5, 8, 37, 9), datetime.datetime(2024, 3, 5, 9, 7, 9),
        datetime.datetime(2024, 3, 5, 11, 7, 9, tzinfo=UTC), datetime.datetime(2024, 3, 5, 6, 7, 9),
        datetime.date(2024, 3, 5), datetime.datetime(2024, 1, 1))]),
+    # Arrays, bytea encodings and digests, integer helpers, dates.
+    ("select array_append(array[1,2], 3), array_append(null::int[], 1), array_prepend(0, array[1]),"
+     " array_cat(array[1], array[2,3]), array_append(array['a'], 'b'), null::int[] || 1,"
+     " array_position(array[1,2,3,2], 2, 3), array_position(array['a',null], null),"
+     " string_to_array('a,b,,c', ','), string_to_array('abc', null), string_to_array('a,*,c', ',', '*')",
+     [([1, 2, 3], [1], [0, 1], [1, 2, 3], ['a', 'b'], [1], 4, 2, ['a', 'b', '', 'c'], ['a', 'b', 'c'],
+       ['a', None, 'c'])]),
+    (r"select encode('abc\000\377'::bytea, 'hex'), encode('hello world', 'base64'), decode('616263', 'hex'),"
+     r" encode(sha256('abc'), 'hex'), length(sha512('abc')), encode(repeat('x', 60)::bytea, 'base64')",
+     [('61626300ff', 'aGVsbG8gd29ybGQ=', b'abc',
+       'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 64,
+       'eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4\neHh4')]),
+    ("select to_hex(255), to_hex(-1), div(-7.5, 2), gcd(12, 18), lcm(4, 6), num_nulls(1, null, 'a', null),"
+     " num_nonnulls(1, null), quote_nullable(null), quote_nullable(42), make_date(2024, 2, 29),"
+     " isfinite(date 'infinity'), age(timestamp '2024-03-05 10:00', timestamp '2023-01-31 12:30')::text,"
+     " age(timestamp '2001-04-10', timestamp '1957-06-13')::text",
+     [('ff', 'ffffffff', Decimal('-3'), 6, 12, 2, 1, 'NULL', "'42'", datetime.date(2024, 2, 29), False,
+       '1 year 1 mon 4 days 21:30:00', '43 years 9 mons 27 days')]),
     ("select pg_sleep(0)::text, pg_typeof(pg_sleep(0))::text, pg_sleep(0) is null, pg_sleep(null)::text",
      [('', 'void', False, None)]),
 ]
@@ -139,6 +157,9 @@ ERRORS = [
     ("select concat()", '42883', 'function concat() does not exist'),
     ("select now() at time zone interval '1 day'", '22023',
      'interval time zone "1 day" must not include months or days'),
+    ("select make_date(2023, 2, 29)", '22008', 'date field value out of range: 2023-02-29'),
+    ("select decode('abc', 'hex')", '22023', 'invalid hexadecimal data: odd number of digits'),
+    ("select encode('abc', 'foo')", '22023', 'unrecognized encoding: "foo"'),
     ("select to_date('2024-13-05', 'YYYY-MM-DD')", '22008', 'date/time field value out of range: "2024-13-05"'),
     ("select to_date('2024-02-30', 'YYYY-MM-DD')", '22008', 'date/time field value out of range: "2024-02-30"'),
     ("select to_date('2024-xx-05', 'YYYY-MM-DD')", '22007', 'invalid value "xx" for "MM"'),

@@ -109,6 +109,27 @@ impl Binder<'_> {
             "to_timestamp" => S::ToTimestamp,
             "to_date" => S::ParseDate,
             "pg_sleep" => S::PgSleep,
+            "array_append" | "array_prepend" | "array_cat" => {
+                return self.bind_array_concat(name, args, scope).map(Some)
+            }
+            "array_position" => S::ArrayPosition,
+            "string_to_array" => S::StringToArray,
+            "encode" => S::Encode,
+            "decode" => S::Decode,
+            "sha224" => S::Sha(224),
+            "sha256" => S::Sha(256),
+            "sha384" => S::Sha(384),
+            "sha512" => S::Sha(512),
+            "to_hex" => S::ToHex,
+            "div" => S::Div,
+            "gcd" => S::Gcd,
+            "lcm" => S::Lcm,
+            "num_nulls" => S::NumNulls,
+            "num_nonnulls" => S::NumNonNulls,
+            "quote_nullable" => S::QuoteNullable,
+            "make_date" => S::MakeDate,
+            "isfinite" => S::IsFinite,
+            "age" => S::Age,
             "timezone" if args.len() == 2 => {
                 return self.bind_at_time_zone(&args[1], &args[0], scope).map(Some)
             }
@@ -182,6 +203,185 @@ impl Binder<'_> {
             }
             // Bound by bind_at_time_zone above.
             S::AtTimeZone => return Err(no_function(name, &types)),
+            S::ArrayPosition => {
+                arity(2..=3)?;
+                let mut it = typed.into_iter();
+                let (Some(array), Some(element)) = (it.next(), it.next()) else {
+                    return Err(no_function(name, &types));
+                };
+                let DataType::Array(e) = array.1 else {
+                    return Err(no_function(name, &types));
+                };
+                let element = if element.1 == DataType::Unknown || element.1 == *e {
+                    self.convert(element, *e)?
+                } else if super::comparable(element.1, *e) {
+                    self.cast_or_coerce(element, *e)?
+                } else {
+                    return Err(no_function(name, &types));
+                };
+                let mut args = vec![array.0, element];
+                for start in it {
+                    args.push(self.convert(start, DataType::Int4)?);
+                }
+                (call(f, args), DataType::Int4)
+            }
+            S::StringToArray => {
+                arity(2..=3)?;
+                static TEXT: DataType = DataType::Text;
+                (
+                    call(f, self.text_args(name, typed)?),
+                    DataType::Array(&TEXT),
+                )
+            }
+            S::Encode => {
+                arity(2..=2)?;
+                if !matches!(types[0], DataType::Bytea | DataType::Unknown) {
+                    return Err(no_function(name, &types));
+                }
+                let mut it = typed.into_iter();
+                let (Some(bytes), Some(format)) = (it.next(), it.next()) else {
+                    return Err(no_function(name, &types));
+                };
+                let bytes = self.convert(bytes, DataType::Bytea)?;
+                let format = self.text_args(name, vec![format])?;
+                let mut args = vec![bytes];
+                args.extend(format);
+                (call(f, args), DataType::Text)
+            }
+            S::Decode => {
+                arity(2..=2)?;
+                (call(f, self.text_args(name, typed)?), DataType::Bytea)
+            }
+            S::Sha(_) => {
+                arity(1..=1)?;
+                if !matches!(types[0], DataType::Bytea | DataType::Unknown) {
+                    return Err(no_function(name, &types));
+                }
+                let args = self.convert_all(typed, DataType::Bytea)?;
+                (call(f, args), DataType::Bytea)
+            }
+            S::ToHex => {
+                arity(1..=1)?;
+                let ty = match types[0] {
+                    DataType::Int8 => DataType::Int8,
+                    t if t.is_integer() || t == DataType::Unknown => DataType::Int4,
+                    _ => return Err(no_function(name, &types)),
+                };
+                let args = self.convert_all(typed, ty)?;
+                (call(f, args), DataType::Text)
+            }
+            S::Div => {
+                arity(2..=2)?;
+                if !types.iter().all(|t| {
+                    t.is_integer() || matches!(t, DataType::Numeric(_) | DataType::Unknown)
+                }) {
+                    return Err(no_function(name, &types));
+                }
+                let numeric = DataType::Numeric(None);
+                (call(f, self.convert_all(typed, numeric)?), numeric)
+            }
+            S::Gcd | S::Lcm => {
+                arity(2..=2)?;
+                let ty = if types.contains(&DataType::Int8) {
+                    DataType::Int8
+                } else if types
+                    .iter()
+                    .all(|t| t.is_integer() || *t == DataType::Unknown)
+                {
+                    DataType::Int4
+                } else if types.iter().any(|t| matches!(t, DataType::Numeric(_))) {
+                    return Err(Error::unsupported(format!(
+                        "{name}(numeric, numeric) is not supported yet"
+                    )));
+                } else {
+                    return Err(no_function(name, &types));
+                };
+                (call(f, self.convert_all(typed, ty)?), ty)
+            }
+            S::NumNulls | S::NumNonNulls => {
+                if typed.is_empty() {
+                    return Err(no_function(name, &types));
+                }
+                let args = typed.into_iter().map(|t| t.0).collect();
+                (call(f, args), DataType::Int4)
+            }
+            S::QuoteNullable => {
+                arity(1..=1)?;
+                let args = typed
+                    .into_iter()
+                    .map(|t| self.coerce(t, DataType::Text))
+                    .collect::<Result<Vec<_>>>()?;
+                (call(f, args), DataType::Text)
+            }
+            S::MakeDate => {
+                arity(3..=3)?;
+                if !types
+                    .iter()
+                    .all(|t| t.is_integer() || *t == DataType::Unknown)
+                {
+                    return Err(no_function(name, &types));
+                }
+                (
+                    call(f, self.convert_all(typed, DataType::Int4)?),
+                    DataType::Date,
+                )
+            }
+            S::IsFinite => {
+                arity(1..=1)?;
+                if !matches!(
+                    types[0],
+                    DataType::Date
+                        | DataType::Timestamp
+                        | DataType::TimestampTz
+                        | DataType::Interval
+                ) {
+                    return Err(if types[0] == DataType::Unknown {
+                        ambiguous(name, &types)
+                    } else {
+                        no_function(name, &types)
+                    });
+                }
+                (
+                    call(f, typed.into_iter().map(|t| t.0).collect()),
+                    DataType::Bool,
+                )
+            }
+            S::Age => {
+                arity(1..=2)?;
+                // Both arguments of one type: timestamptz if either is, else timestamp.
+                let ty = if types.contains(&DataType::TimestampTz) {
+                    DataType::TimestampTz
+                } else if types
+                    .iter()
+                    .all(|t| matches!(t, DataType::Timestamp | DataType::Date | DataType::Unknown))
+                {
+                    DataType::Timestamp
+                } else {
+                    return Err(no_function(name, &types));
+                };
+                let mut args = self.convert_all(typed, ty)?;
+                if args.len() == 1 {
+                    // age(t): from today's midnight.
+                    let today = Expr::Func(
+                        Func::Scalar(S::AtTimeZone),
+                        vec![
+                            Expr::Func(Func::Now, vec![]),
+                            Expr::Const(crate::types::Value::Text("UTC".into())),
+                        ],
+                    );
+                    let midnight = Expr::Func(
+                        Func::DateTrunc,
+                        vec![Expr::Const(crate::types::Value::Text("day".into())), today],
+                    );
+                    let midnight = if ty == DataType::TimestampTz {
+                        Expr::Cast(Box::new(midnight), DataType::TimestampTz)
+                    } else {
+                        midnight
+                    };
+                    args.insert(0, midnight);
+                }
+                (call(f, args), DataType::Interval)
+            }
             S::Pi => {
                 arity(0..=0)?;
                 (call(f, vec![]), DataType::Float8)
@@ -368,6 +568,46 @@ impl Binder<'_> {
             _ => return Err(no_function("timezone", &types)),
         };
         Ok((call(ScalarFunc::AtTimeZone, vec![value, zone]), result))
+    }
+
+    /// array_append(array, element), array_prepend(element, array), array_cat(array,
+    /// array): `||` by another name.
+    fn bind_array_concat(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let typed = self.bind_args(args, scope)?;
+        let types: Vec<DataType> = typed.iter().map(|t| t.1).collect();
+        let array_at = match name {
+            "array_prepend" => 1,
+            _ => 0,
+        };
+        let array_type = match types.get(array_at) {
+            Some(t @ DataType::Array(_)) if typed.len() == 2 => *t,
+            _ => return Err(no_function(name, &types)),
+        };
+        if name == "array_cat" && !matches!(types[1], DataType::Array(_) | DataType::Unknown) {
+            return Err(no_function(name, &types));
+        }
+        if name != "array_cat" && matches!(types[1 - array_at], DataType::Array(_)) {
+            return Err(no_function(name, &types));
+        }
+        let mut typed = typed;
+        let element_at = 1 - array_at;
+        if name != "array_cat" && types[element_at] == DataType::Unknown {
+            // An untyped literal is the element, not an array.
+            let element = array_type.element().unwrap_or(DataType::Text);
+            let t = typed.remove(element_at);
+            let e = self.convert(t, element)?;
+            typed.insert(element_at, (e, element));
+        }
+        let mut it = typed.into_iter();
+        let (Some(l), Some(r)) = (it.next(), it.next()) else {
+            return Err(no_function(name, &types));
+        };
+        self.array_concat(l, r, array_type)
     }
 
     /// `position(substring in text)`: strpos with its arguments swapped.
