@@ -67,6 +67,14 @@ pub enum AggFunc {
     JsonAgg,
     /// json_object_agg(key, value), as jsonb_object_agg's.
     JsonObjectAgg,
+    /// var_samp (variance), var_pop, stddev_samp (stddev), stddev_pop.
+    Variance {
+        sample: bool,
+        root: bool,
+    },
+    /// bit_and and bit_or of integers.
+    BitAnd,
+    BitOr,
 }
 
 impl AggFunc {
@@ -85,6 +93,24 @@ impl AggFunc {
             "json_agg" => AggFunc::JsonAgg,
             "json_object_agg" => AggFunc::JsonObjectAgg,
             "jsonb_object_agg" => AggFunc::JsonbObjectAgg,
+            "variance" | "var_samp" => AggFunc::Variance {
+                sample: true,
+                root: false,
+            },
+            "var_pop" => AggFunc::Variance {
+                sample: false,
+                root: false,
+            },
+            "stddev" | "stddev_samp" => AggFunc::Variance {
+                sample: true,
+                root: true,
+            },
+            "stddev_pop" => AggFunc::Variance {
+                sample: false,
+                root: true,
+            },
+            "bit_and" => AggFunc::BitAnd,
+            "bit_or" => AggFunc::BitOr,
             _ => return None,
         })
     }
@@ -98,6 +124,8 @@ impl AggFunc {
             (AggFunc::Avg, DataType::Float4 | DataType::Float8) => DataType::Float8,
             (AggFunc::Avg, DataType::Interval) => DataType::Interval,
             (AggFunc::Avg, _) => DataType::Numeric(None),
+            (AggFunc::Variance { .. }, DataType::Float4 | DataType::Float8) => DataType::Float8,
+            (AggFunc::Variance { .. }, _) => DataType::Numeric(None),
             (AggFunc::StringAgg, DataType::Bytea) => DataType::Bytea,
             (AggFunc::StringAgg, _) => DataType::Text,
             (AggFunc::ArrayAgg, t) => {
@@ -3177,6 +3205,18 @@ impl<'a> Binder<'a> {
                 // uuid has no min or max (nor any aggregate but count), as in
                 // PostgreSQL 15.
                 (AggFunc::Min | AggFunc::Max, t @ (DataType::Uuid | DataType::Jsonb)) => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.name()),
+                    ));
+                }
+                (AggFunc::Variance { .. }, t) if !t.is_numeric() => {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.name()),
+                    ));
+                }
+                (AggFunc::BitAnd | AggFunc::BitOr, t) if !t.is_integer() => {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
                         format!("function {name}({}) does not exist", t.name()),

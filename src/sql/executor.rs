@@ -2853,6 +2853,28 @@ enum AggState {
         acc: Option<bool>,
         and: bool,
     },
+    /// The variances and standard deviations of numerics: count, sum, sum of squares.
+    NumericVariance {
+        n: i64,
+        sum: rust_decimal::Decimal,
+        squares: rust_decimal::Decimal,
+        sample: bool,
+        root: bool,
+    },
+    /// Of floats, by Youngs and Cramer's updates, as PostgreSQL computes them: count,
+    /// sum, and the sum of squared differences from the mean.
+    FloatVariance {
+        n: f64,
+        sum: f64,
+        sxx: f64,
+        sample: bool,
+        root: bool,
+    },
+    /// bit_and (`and`) or bit_or of integers.
+    Bits {
+        acc: Option<Value>,
+        and: bool,
+    },
     /// `agg(DISTINCT x)`: the values given to `inner` so far; a value seen is not given
     /// again.
     Distinct {
@@ -2866,6 +2888,52 @@ enum AggState {
         inputs: Vec<(Vec<Value>, AggInput)>,
         order_by: Vec<OrderKey>,
     },
+}
+
+/// A variance or standard deviation of numerics as PostgreSQL computes it:
+/// (n·Σx² − (Σx)²) / (n·(n−1)) (or n² for the population), divided at the scale numeric
+/// division chooses, the square root taken at that scale; NULL for too few rows.
+fn numeric_variance(
+    n: i64,
+    sum: rust_decimal::Decimal,
+    squares: rust_decimal::Decimal,
+    sample: bool,
+    root: bool,
+) -> Result<Value> {
+    use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
+    if n == 0 || (sample && n == 1) {
+        return Ok(Value::Null);
+    }
+    let overflow = || {
+        Error::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value overflows numeric format",
+        )
+    };
+    let count = Decimal::from(n);
+    let numerator = count
+        .checked_mul(squares)
+        .and_then(|a| sum.checked_mul(sum).and_then(|b| a.checked_sub(b)))
+        .ok_or_else(overflow)?;
+    if numerator <= Decimal::ZERO {
+        return Ok(Value::Numeric(Decimal::ZERO));
+    }
+    let denominator = if sample {
+        count * Decimal::from(n - 1)
+    } else {
+        count.checked_mul(count).ok_or_else(overflow)?
+    };
+    let variance = types::numeric_div(&numerator, &denominator)?;
+    if !root {
+        return Ok(Value::Numeric(variance));
+    }
+    let scale = variance.scale();
+    let mut r = variance
+        .sqrt()
+        .ok_or_else(overflow)?
+        .round_dp_with_strategy(scale, RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(scale);
+    Ok(Value::Numeric(r))
 }
 
 /// The aggregate a window call computes, as an aggregate call.
@@ -2943,6 +3011,28 @@ impl AggState {
             AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => AggState::Jsonb {
                 state: Default::default(),
                 object: call.func == AggFunc::JsonbObjectAgg,
+            },
+            AggFunc::Variance { sample, root }
+                if matches!(call.arg_type, DataType::Float4 | DataType::Float8) =>
+            {
+                AggState::FloatVariance {
+                    n: 0.0,
+                    sum: 0.0,
+                    sxx: 0.0,
+                    sample,
+                    root,
+                }
+            }
+            AggFunc::Variance { sample, root } => AggState::NumericVariance {
+                n: 0,
+                sum: rust_decimal::Decimal::ZERO,
+                squares: rust_decimal::Decimal::ZERO,
+                sample,
+                root,
+            },
+            AggFunc::BitAnd | AggFunc::BitOr => AggState::Bits {
+                acc: None,
+                and: call.func == AggFunc::BitAnd,
             },
             AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool {
                 acc: None,
@@ -3081,6 +3171,52 @@ impl AggState {
             AggState::Jsonb { .. } | AggState::JsonText { .. } => {
                 return Err(Error::internal("json aggregates take their input whole"))
             }
+            AggState::NumericVariance {
+                n, sum, squares, ..
+            } => {
+                let overflow = || {
+                    Error::new(
+                        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "value overflows numeric format",
+                    )
+                };
+                let x = match types::cast(v.unwrap_or(Value::Null), &DataType::Numeric(None))? {
+                    Value::Numeric(x) => x,
+                    _ => return Err(Error::internal("variance of a non-number")),
+                };
+                *n += 1;
+                *sum = sum.checked_add(x).ok_or_else(overflow)?;
+                let square = x.checked_mul(x).ok_or_else(overflow)?;
+                *squares = squares.checked_add(square).ok_or_else(overflow)?;
+            }
+            AggState::FloatVariance { n, sum, sxx, .. } => {
+                let x = match v {
+                    Some(Value::Float8(x)) => x,
+                    Some(Value::Float4(x)) => f64::from(x),
+                    _ => return Err(Error::internal("float variance of a non-float")),
+                };
+                let before = *n;
+                *n += 1.0;
+                *sum += x;
+                if before > 0.0 {
+                    let t = x * *n - *sum;
+                    *sxx += t * t / (*n * before);
+                }
+            }
+            AggState::Bits { acc, and } => {
+                let v = v.unwrap_or(Value::Null);
+                *acc = Some(match acc.take() {
+                    None => v,
+                    Some(a) => {
+                        let f = if *and {
+                            super::expr::Func::BitAnd
+                        } else {
+                            super::expr::Func::BitOr
+                        };
+                        super::expr::integer_bitwise(f, &a, &v)?
+                    }
+                });
+            }
             AggState::Bool { acc, and } => {
                 let b = matches!(v, Some(Value::Bool(true)));
                 *acc = Some(match acc {
@@ -3114,6 +3250,28 @@ impl AggState {
             AggState::ArrayAgg { items, .. } if items.is_empty() => Value::Null,
             AggState::ArrayAgg { items, element } => Value::Array(element, items.into()),
             AggState::Bool { acc, .. } => acc.map_or(Value::Null, Value::Bool),
+            AggState::Bits { acc, .. } => acc.unwrap_or(Value::Null),
+            AggState::FloatVariance {
+                n,
+                sxx,
+                sample,
+                root,
+                ..
+            } => {
+                let divisor = if sample { n - 1.0 } else { n };
+                if n == 0.0 || divisor <= 0.0 {
+                    return Ok(Value::Null);
+                }
+                let variance = sxx / divisor;
+                Value::Float8(if root { variance.sqrt() } else { variance })
+            }
+            AggState::NumericVariance {
+                n,
+                sum,
+                squares,
+                sample,
+                root,
+            } => numeric_variance(n, sum, squares, sample, root)?,
             AggState::Jsonb { state, object } => state.finish(object)?,
             AggState::JsonText { state, object, .. } => state.finish(object),
             AggState::Count(n) => Value::Int8(n),

@@ -4,7 +4,7 @@ string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the
 generate_subscripts, in lockstep), JSON construction (json_build_object,
 json_build_array, to_json, the json type), greatest/least and left, right, lpad, rpad,
 split_part, date_trunc, current_date and localtimestamp, aggregates with FILTER (over
-windows too). The expectations were taken from
+windows too), variance and stddev (sample and population), bit_and and bit_or. The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -103,6 +103,16 @@ QUERIES = [
     ("select pg_typeof(date_trunc('day', now()))::text, pg_typeof(date_trunc('day', localtimestamp))::text,"
      " pg_typeof(current_date)::text, current_date = now()::date",
      [('timestamp with time zone', 'timestamp without time zone', 'date', True)]),
+    # Variances and standard deviations (numeric at PostgreSQL's scales; floats by
+    # Youngs-Cramer), bit_and and bit_or.
+    ("select variance(x), stddev(x), var_pop(x), stddev_pop(x), stddev(x::float8), variance(x::float4),"
+     " bit_and(x), bit_or(x) from generate_series(1, 10) x",
+     [(Decimal('9.1666666666666667'), Decimal('3.0276503540974917'), Decimal('8.2500000000000000'),
+       Decimal('2.8722813232690143'), 3.0276503540974917, 9.166666666666666, 0, 15)]),
+    ("select variance(x), stddev(x) from (values (1.5), (2.25), (7.125)) v(x)",
+     [(Decimal('9.3281250000000000'), Decimal('3.0541979307176541'))]),
+    ("select variance(id), stddev_pop(id), stddev(g::float8) from qa where id = 1",
+     [(None, Decimal('0'), None)]),
     # FILTER on window aggregates: the frame's rows the condition holds for.
     ("select id, count(*) filter (where g = 1) over (), sum(id) filter (where id > 2) over (order by id),"
      " array_agg(s) filter (where s > 'a') over (partition by g order by id rows between 1 preceding and current row)"
