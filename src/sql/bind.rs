@@ -2420,6 +2420,9 @@ impl<'a> Binder<'a> {
         if let Some(t) = self.bind_jsonb_function(&name, &args, scope)? {
             return Ok(t);
         }
+        if let Some(of) = super::catalog_functions::PrivilegeOf::by_function(&name) {
+            return self.bind_has_privilege(of, &name, &args, scope);
+        }
         if !distinct && !star && AggFunc::from_name(&name).is_none() {
             if let Some(t) = self.bind_scalar_function(&name, &args, scope)? {
                 return Ok(t);

@@ -20,11 +20,178 @@ thread_local! {
     static REGEX_CACHE: RefCell<Vec<(String, bool, Regex)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// What a has_*_privilege function asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrivilegeOf {
+    Table,
+    Sequence,
+    Schema,
+    Database,
+}
+
+impl PrivilegeOf {
+    pub fn by_function(name: &str) -> Option<PrivilegeOf> {
+        Some(match name {
+            "has_table_privilege" => PrivilegeOf::Table,
+            "has_sequence_privilege" => PrivilegeOf::Sequence,
+            "has_schema_privilege" => PrivilegeOf::Schema,
+            "has_database_privilege" => PrivilegeOf::Database,
+            _ => return None,
+        })
+    }
+
+    /// The privileges a list names (`'select, insert'`), as ACL bits; 22023 for one
+    /// this kind of object does not have.
+    fn bits(self, list: &str) -> Result<u32> {
+        use crate::storage::acl;
+        let mut bits = 0;
+        for word in list.split(',') {
+            let word = word.trim().to_ascii_uppercase();
+            if word.ends_with("WITH GRANT OPTION") {
+                return Err(Error::unsupported(
+                    "WITH GRANT OPTION in a privilege check is not supported yet",
+                ));
+            }
+            let bit = match (self, word.as_str()) {
+                (PrivilegeOf::Table, "SELECT") => acl::SELECT,
+                (PrivilegeOf::Table, "INSERT") => acl::INSERT,
+                (PrivilegeOf::Table, "UPDATE") => acl::UPDATE,
+                (PrivilegeOf::Table, "DELETE") => acl::DELETE,
+                (PrivilegeOf::Table, "TRUNCATE") => acl::TRUNCATE,
+                (PrivilegeOf::Table, "REFERENCES") => acl::REFERENCES,
+                (PrivilegeOf::Table, "TRIGGER") => acl::TRIGGER,
+                (PrivilegeOf::Sequence, "USAGE") => acl::USAGE,
+                (PrivilegeOf::Sequence, "SELECT") => acl::SELECT,
+                (PrivilegeOf::Sequence, "UPDATE") => acl::UPDATE,
+                (PrivilegeOf::Schema, "USAGE") => acl::USAGE,
+                (PrivilegeOf::Schema, "CREATE") => acl::CREATE,
+                (PrivilegeOf::Database, "CONNECT") => acl::CONNECT,
+                (PrivilegeOf::Database, "CREATE") => acl::CREATE,
+                (PrivilegeOf::Database, "TEMPORARY" | "TEMP") => acl::TEMPORARY,
+                _ => {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("unrecognized privilege type: \"{}\"", word.to_lowercase()),
+                    ))
+                }
+            };
+            bits |= bit;
+        }
+        Ok(bits)
+    }
+}
+
+/// has_table_privilege([role,] table, privileges) and its relatives: whether the role
+/// (the current one when `role` is NULL) holds any of the privileges. A superuser and
+/// the owner (every object's is the bootstrap role) hold all of them.
+fn has_privilege(of: PrivilegeOf, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
+    use crate::storage::roles::BOOTSTRAP_ROLE_OID;
+    let catalog = &ctx.engine.txn.catalog;
+    let roles: Option<Vec<u32>> = match &vals[0] {
+        Value::Null => ctx.roles.map(|r| r.to_vec()),
+        role => {
+            let found = match role {
+                Value::Oid(oid) => catalog.role_by_oid(*oid),
+                other => catalog.role(&text_of(other)),
+            };
+            let Some(role) = found else {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("role \"{}\" does not exist", text_of(role)),
+                ));
+            };
+            (!role.superuser).then(|| catalog.roles_of(&role, true))
+        }
+    };
+    let bits = of.bits(&text_of(&vals[2]))?;
+    let engine = ctx.engine;
+    let oid = match (of, &vals[1]) {
+        (PrivilegeOf::Table | PrivilegeOf::Sequence, Value::Oid(oid)) => {
+            match pg_catalog::relation_by_oid(engine, *oid) {
+                Some(r) => r.oid,
+                None => return Ok(Value::Null),
+            }
+        }
+        (PrivilegeOf::Table | PrivilegeOf::Sequence, name) => {
+            let name = text_of(name);
+            let Some(r) = pg_catalog::relation_by_name(engine, &name) else {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                ));
+            };
+            if of == PrivilegeOf::Sequence && r.kind != 'S' {
+                return Err(Error::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a sequence"),
+                ));
+            }
+            r.oid
+        }
+        (PrivilegeOf::Schema, v) => {
+            let schema = match v {
+                Value::Oid(oid) => match *oid {
+                    NAMESPACE_PUBLIC => "public".to_string(),
+                    NAMESPACE_PG_CATALOG => "pg_catalog".to_string(),
+                    _ => return Ok(Value::Null),
+                },
+                other => text_of(other),
+            };
+            let public = match schema.as_str() {
+                "public" => true,
+                "pg_catalog" | "information_schema" => false,
+                _ => {
+                    return Err(Error::new(
+                        SqlState::INVALID_SCHEMA_NAME,
+                        format!("schema \"{schema}\" does not exist"),
+                    ))
+                }
+            };
+            let Some(roles) = roles else {
+                return Ok(Value::Bool(true));
+            };
+            // Everyone may use them; only the owner may create in public.
+            let usage = bits & crate::storage::acl::USAGE != 0;
+            return Ok(Value::Bool(
+                usage || (public && roles.contains(&BOOTSTRAP_ROLE_OID)),
+            ));
+        }
+        (PrivilegeOf::Database, v) => {
+            let known = match v {
+                Value::Oid(oid) => *oid == pg_catalog::DATABASE_OID,
+                other => text_of(other) == "postgres",
+            };
+            if !known {
+                return match v {
+                    Value::Oid(_) => Ok(Value::Null),
+                    other => Err(Error::new(
+                        SqlState::UNDEFINED_DATABASE,
+                        format!("database \"{}\" does not exist", text_of(other)),
+                    )),
+                };
+            }
+            pg_catalog::DATABASE_OID
+        }
+    };
+    let Some(roles) = roles else {
+        return Ok(Value::Bool(true));
+    };
+    use crate::storage::acl;
+    Ok(Value::Bool(match catalog.acl(oid) {
+        Some(list) => acl::allows_any(&list, &roles, bits),
+        // Before any GRANT, the database lets PUBLIC connect and create temporary
+        // tables; everything else is the owner's.
+        None if of == PrivilegeOf::Database && bits & (acl::CONNECT | acl::TEMPORARY) != 0 => true,
+        None => roles.contains(&BOOTSTRAP_ROLE_OID),
+    }))
+}
+
 /// Evaluate `f` if it is one of this module's functions (its arguments are not NULL).
 pub fn eval(f: Func, vals: &[Value], ctx: &EvalContext) -> Result<Option<Value>> {
     let engine = ctx.engine;
     let oid = |i: usize| vals.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
     Ok(Some(match f {
+        Func::HasPrivilege(of) => has_privilege(of, vals, ctx)?,
         Func::UserById => Value::Text(role_name(oid(0))),
         Func::TableIsVisible => {
             // What the transaction sees: its own uncommitted relations too.

@@ -189,6 +189,9 @@ pub enum Func {
     RelationIsPublishable,
     /// The everyday scalar functions of `scalar_functions.rs`.
     Scalar(super::scalar_functions::ScalarFunc),
+    /// has_table_privilege and its relatives: (role or NULL for the current one,
+    /// object, privileges).
+    HasPrivilege(super::catalog_functions::PrivilegeOf),
     /// `text ~ pattern`.
     RegexMatch,
     /// `text ~* pattern`.
@@ -1090,6 +1093,7 @@ fn eval_func(
         Func::JsonBuildObject | Func::JsonBuildArray | Func::NullIf => &[],
         Func::Jsonb(j) if !j.strict() => &[],
         Func::Scalar(f) if !f.strict() => &[],
+        Func::HasPrivilege(_) => &vals[1..],
         Func::Row(shape) => return Ok(Value::Record(shape, vals.into())),
         Func::RowCompare(op) => return row_compare(op, &vals),
         _ => &vals[..],
@@ -1491,6 +1495,7 @@ fn eval_func(
         | Func::NullIf
         | Func::Jsonb(_)
         | Func::Scalar(_)
+        | Func::HasPrivilege(_)
         | Func::Row(_)
         | Func::RowCompare(_) => return Err(Error::internal("catalog function not evaluated")),
     })

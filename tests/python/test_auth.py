@@ -229,6 +229,53 @@ def test_privileges_come_through_inherited_roles_and_set_role(db, roles):
         c.execute(f"drop table {t}")
 
 
+def test_privilege_inquiry_functions(db, roles):
+    """has_table_privilege, has_sequence_privilege, has_schema_privilege and
+    has_database_privilege, of the current role and of a named one, as PostgreSQL 15
+    answers them."""
+    c = db.connect()
+    t, s, alice = roles("t"), roles("s"), roles("alice")
+    c.execute(f"create table {t} (k int primary key)")
+    c.execute(f"create sequence {s}")
+
+    def ask(sql):
+        return c.execute(sql).fetchone()[0]
+
+    try:
+        c.execute(f"create role {alice} login")
+        c.execute(f"grant select on {t} to {alice}")
+        c.execute(f"grant usage on sequence {s} to {alice}")
+        assert ask(f"select has_table_privilege('{t}', 'insert')") is True
+        assert ask(f"select has_table_privilege('{alice}', '{t}', 'select')") is True
+        assert ask(f"select has_table_privilege('{alice}', '{t}', 'insert')") is False
+        assert ask(f"select has_table_privilege('{alice}', '{t}', 'insert, select')") is True
+        assert ask(f"select has_table_privilege('{alice}', '{t}'::regclass, 'SELECT')") is True
+        assert ask(f"select has_sequence_privilege('{alice}', '{s}', 'usage')") is True
+        assert ask(f"select has_sequence_privilege('{alice}', '{s}', 'update')") is False
+        assert ask(f"select has_schema_privilege('{alice}', 'public', 'usage')") is True
+        assert ask(f"select has_schema_privilege('{alice}', 'public', 'create')") is False
+        assert ask(f"select has_database_privilege('{alice}', current_database(), 'connect')") is True
+        assert ask(f"select has_database_privilege('{alice}', current_database(), 'create')") is False
+        c.execute(f"set role {alice}")
+        assert ask(f"select has_table_privilege('{t}', 'select')") is True
+        assert ask(f"select has_table_privilege('{t}', 'delete')") is False
+        c.execute("reset role")
+        for sql, expected in [
+            (f"select has_table_privilege('{t}', 'fly')", ("22023", 'unrecognized privilege type: "fly"')),
+            ("select has_table_privilege('nosuch_table', 'select')",
+             ("42P01", 'relation "nosuch_table" does not exist')),
+            (f"select has_table_privilege('nosuch_role', '{t}', 'select')",
+             ("42704", 'role "nosuch_role" does not exist')),
+            (f"select has_sequence_privilege('{t}', 'usage')", ("42809", f'"{t}" is not a sequence')),
+            ("select has_schema_privilege('nosuch', 'usage')", ("3F000", 'schema "nosuch" does not exist')),
+        ]:
+            assert _state(c, sql) == expected, sql
+    finally:
+        c.execute("reset role")
+        c.execute(f"drop table {t}")
+        c.execute(f"drop sequence {s}")
+
+
 def test_every_statement_kind_checks_privileges(db, roles):
     """A role with SELECT on one table and nothing else, statement by statement: what
     PostgreSQL 15 refuses with 42501 (or warns of) is refused (or warned of) alike."""

@@ -610,6 +610,40 @@ impl Binder<'_> {
         self.array_concat(l, r, array_type)
     }
 
+    /// has_table_privilege([role,] object, privileges) and its relatives: the role and
+    /// object by name (text) or OID; no role is the current one.
+    pub(super) fn bind_has_privilege(
+        &mut self,
+        of: crate::sql::catalog_functions::PrivilegeOf,
+        name: &str,
+        args: &[ast::Expr],
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let typed = self.bind_args(args, scope)?;
+        let types: Vec<DataType> = typed.iter().map(|t| t.1).collect();
+        if !(2..=3).contains(&typed.len()) {
+            return Err(no_function(name, &types));
+        }
+        let mut bound = Vec::new();
+        if typed.len() == 2 {
+            bound.push(Expr::Const(crate::types::Value::Null));
+        }
+        let last = typed.len() - 1;
+        for (i, t) in typed.into_iter().enumerate() {
+            let e = match t.1 {
+                _ if i == last => self.text_args(name, vec![t])?.remove(0),
+                DataType::Unknown => self.text_of_typed(t)?,
+                ty if ty.is_string() => self.text_of_typed(t)?,
+                ty if ty.is_integer() || matches!(ty, DataType::Oid | DataType::RegClass) => {
+                    self.cast_or_coerce(t, DataType::Oid)?
+                }
+                _ => return Err(no_function(name, &types)),
+            };
+            bound.push(e);
+        }
+        Ok((Expr::Func(Func::HasPrivilege(of), bound), DataType::Bool))
+    }
+
     /// `position(substring in text)`: strpos with its arguments swapped.
     pub(super) fn bind_position(
         &mut self,
