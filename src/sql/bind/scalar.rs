@@ -39,6 +39,26 @@ fn float_or_numeric(t: DataType) -> Option<DataType> {
     }
 }
 
+static TEXT: DataType = DataType::Text;
+
+/// The functions whose arguments are all text: how many they take, and their result.
+fn text_signature(f: ScalarFunc) -> Option<(std::ops::RangeInclusive<usize>, DataType)> {
+    use ScalarFunc as S;
+    Some(match f {
+        S::ParseTimestamp => (2..=2, DataType::TimestampTz),
+        S::ParseDate => (2..=2, DataType::Date),
+        S::Replace | S::Translate => (3..=3, DataType::Text),
+        S::Trim(_) => (1..=2, DataType::Text),
+        S::Strpos => (2..=2, DataType::Int4),
+        S::StartsWith => (2..=2, DataType::Bool),
+        S::Initcap | S::Reverse => (1..=1, DataType::Text),
+        S::Ascii => (1..=1, DataType::Int4),
+        S::StringToArray => (2..=3, DataType::Array(&TEXT)),
+        S::Decode => (2..=2, DataType::Bytea),
+        _ => return None,
+    })
+}
+
 impl Binder<'_> {
     fn bind_args(&mut self, args: &[ast::Expr], scope: &Scope) -> Result<Vec<Typed>> {
         args.iter().map(|a| self.bind(a, scope)).collect()
@@ -144,6 +164,10 @@ impl Binder<'_> {
                 Err(no_function(name, &types))
             }
         };
+        if let Some((arities, result)) = text_signature(f) {
+            arity(arities)?;
+            return Ok(Some((call(f, self.text_args(name, typed)?), result)));
+        }
         let bound = match f {
             S::Round | S::Trunc if typed.len() == 2 => {
                 let mut it = typed.into_iter();
@@ -201,8 +225,20 @@ impl Binder<'_> {
                 let args = self.convert_all(typed, numeric)?;
                 (call(f, args), numeric)
             }
-            // Bound by bind_at_time_zone above.
-            S::AtTimeZone => return Err(no_function(name, &types)),
+            // Bound above: by bind_at_time_zone, or as text functions.
+            S::AtTimeZone
+            | S::ParseTimestamp
+            | S::ParseDate
+            | S::Replace
+            | S::Translate
+            | S::Trim(_)
+            | S::Strpos
+            | S::StartsWith
+            | S::Initcap
+            | S::Reverse
+            | S::Ascii
+            | S::StringToArray
+            | S::Decode => return Err(no_function(name, &types)),
             S::ArrayPosition => {
                 arity(2..=3)?;
                 let mut it = typed.into_iter();
@@ -225,14 +261,6 @@ impl Binder<'_> {
                 }
                 (call(f, args), DataType::Int4)
             }
-            S::StringToArray => {
-                arity(2..=3)?;
-                static TEXT: DataType = DataType::Text;
-                (
-                    call(f, self.text_args(name, typed)?),
-                    DataType::Array(&TEXT),
-                )
-            }
             S::Encode => {
                 arity(2..=2)?;
                 if !matches!(types[0], DataType::Bytea | DataType::Unknown) {
@@ -247,10 +275,6 @@ impl Binder<'_> {
                 let mut args = vec![bytes];
                 args.extend(format);
                 (call(f, args), DataType::Text)
-            }
-            S::Decode => {
-                arity(2..=2)?;
-                (call(f, self.text_args(name, typed)?), DataType::Bytea)
             }
             S::Sha(_) => {
                 arity(1..=1)?;
@@ -431,40 +455,6 @@ impl Binder<'_> {
                     .map(|t| self.coerce(t, DataType::Text))
                     .collect::<Result<Vec<_>>>()?;
                 (call(f, args), DataType::Text)
-            }
-            S::ParseTimestamp | S::ParseDate => {
-                arity(2..=2)?;
-                let ty = if f == S::ParseDate {
-                    DataType::Date
-                } else {
-                    DataType::TimestampTz
-                };
-                (call(f, self.text_args(name, typed)?), ty)
-            }
-            S::Replace | S::Translate => {
-                arity(3..=3)?;
-                (call(f, self.text_args(name, typed)?), DataType::Text)
-            }
-            S::Trim(_) => {
-                arity(1..=2)?;
-                (call(f, self.text_args(name, typed)?), DataType::Text)
-            }
-            S::Strpos | S::StartsWith => {
-                arity(2..=2)?;
-                let ty = if f == S::Strpos {
-                    DataType::Int4
-                } else {
-                    DataType::Bool
-                };
-                (call(f, self.text_args(name, typed)?), ty)
-            }
-            S::Initcap | S::Reverse => {
-                arity(1..=1)?;
-                (call(f, self.text_args(name, typed)?), DataType::Text)
-            }
-            S::Ascii => {
-                arity(1..=1)?;
-                (call(f, self.text_args(name, typed)?), DataType::Int4)
             }
             S::Chr => {
                 arity(1..=1)?;
