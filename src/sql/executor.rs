@@ -3213,7 +3213,7 @@ impl AggState {
                         } else {
                             super::expr::Func::BitOr
                         };
-                        super::expr::integer_bitwise(f, &a, &v)?
+                        super::expr::bitwise(f, &a, &v)?
                     }
                 });
             }

@@ -1503,11 +1503,7 @@ fn eval_func(
 
 /// An integer bitwise operator, as PostgreSQL's: `&`, `|`, `#` on one type, and shifts
 /// whose count is taken modulo the width (C's behaviour, which PostgreSQL inherits).
-pub(super) fn integer_bitwise(f: Func, a: &Value, b: &Value) -> Result<Value> {
-    bitwise(f, a, b)
-}
-
-fn bitwise(f: Func, a: &Value, b: &Value) -> Result<Value> {
+pub(super) fn bitwise(f: Func, a: &Value, b: &Value) -> Result<Value> {
     let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) else {
         return Err(Error::internal("a bitwise operator on non-integers"));
     };

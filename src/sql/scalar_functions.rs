@@ -1,7 +1,8 @@
 //! PostgreSQL's everyday scalar functions: arithmetic (`round`, `trunc`, `ceil`, `mod`,
-//! `power`, `sqrt`, ...), strings (`concat`, `replace`, `trim`, `strpos`, `initcap`,
-//! `translate`, `regexp_replace`, `format`), `to_char`, `to_timestamp(double)` and
-//! `pg_sleep`.
+//! `power`, `sqrt`, `div`, `gcd`, ...), strings (`concat`, `replace`, `trim`, `strpos`,
+//! `initcap`, `translate`, `regexp_replace`, `format`), `to_char`, `to_date` and
+//! `to_timestamp`, `AT TIME ZONE`, `age`, `make_date`, arrays (`array_position`,
+//! `string_to_array`), bytea encodings and digests, and `pg_sleep`.
 //!
 //! The binder (`bind/scalar.rs`) chooses the overload as PostgreSQL's function
 //! resolution would, so the values arriving here have the types the overload takes: a

@@ -8,8 +8,8 @@
 //! in the input; other template text skips as many input characters. Input left over is
 //! ignored. Fields not given are those of 0001-01-01 BC, 00:00. Years of fewer than four
 //! digits (`YY`, `YYY`) are taken nearest 2020. The day of the week and the quarter are
-//! read and ignored, as PostgreSQL ignores them; ISO week dates, time zone fields and
-//! `FX` answer 0A000.
+//! read and ignored, as PostgreSQL ignores them; ISO week dates, time zone fields, `RM`
+//! and `FX` answer 0A000.
 
 use super::datetime::{days_from_civil, days_in_month, USECS_PER_DAY};
 use super::to_char::{datetime_pattern, DAYS, MONTHS};

@@ -213,8 +213,8 @@ impl Binder<'_> {
                 };
                 (call(f, args), ty)
             }
-            S::Log => {
-                // Only numeric has a two-argument log.
+            // Only numeric has a two-argument log, and div.
+            S::Log | S::Div => {
                 arity(2..=2)?;
                 if !types.iter().all(|t| {
                     t.is_integer() || matches!(t, DataType::Numeric(_) | DataType::Unknown)
@@ -293,16 +293,6 @@ impl Binder<'_> {
                 };
                 let args = self.convert_all(typed, ty)?;
                 (call(f, args), DataType::Text)
-            }
-            S::Div => {
-                arity(2..=2)?;
-                if !types.iter().all(|t| {
-                    t.is_integer() || matches!(t, DataType::Numeric(_) | DataType::Unknown)
-                }) {
-                    return Err(no_function(name, &types));
-                }
-                let numeric = DataType::Numeric(None);
-                (call(f, self.convert_all(typed, numeric)?), numeric)
             }
             S::Gcd | S::Lcm => {
                 arity(2..=2)?;
