@@ -130,7 +130,7 @@ pub static DEFS: &[Def] = &[
     Def { name: "synchronize_seqscans", default: "on", kind: Kind::Bool, context: Context::User, description: "Enable synchronized sequential scans (scans here always start at the first key)." },
     Def { name: "synchronous_commit", default: "on", kind: Kind::Enum(&["on", "off", "local", "remote_write", "remote_apply"]), context: Context::User, description: "Sets the current transaction's synchronization level." },
     Def { name: "synchronous_standby_names", default: "", kind: Kind::Str, context: Context::Sighup, description: "Number of synchronous standbys and list of names of potential synchronous ones." },
-    Def { name: "TimeZone", default: "UTC", kind: Kind::Enum(&["UTC"]), context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
+    Def { name: "TimeZone", default: "UTC", kind: Kind::Str, context: Context::User, description: "Sets the time zone for displaying and interpreting time stamps." },
     Def { name: "unix_socket_directories", default: "/tmp", kind: Kind::Str, context: Context::Postmaster, description: "Sets the directories where Unix-domain sockets will be created." },
     Def { name: "unix_socket_group", default: "", kind: Kind::Str, context: Context::Postmaster, description: "Sets the owning group of the Unix-domain socket." },
     Def { name: "unix_socket_permissions", default: "0777", kind: Kind::Int { min: 0, max: 0o777, unit: Unit::Octal }, context: Context::Postmaster, description: "Sets the access permissions of the Unix-domain socket." },
@@ -232,8 +232,6 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
             let aliases: &[(&str, &str)] = &[
                 ("unicode", "UTF8"),
                 ("utf8", "UTF8"),
-                ("etc/utc", "UTC"),
-                ("gmt", "UTC"),
                 ("iso", "ISO, MDY"),
                 ("iso,mdy", "ISO, MDY"),
             ];
@@ -248,6 +246,11 @@ pub fn canonicalize(def: &Def, value: &str) -> Result<String> {
             Err(invalid(def, value))
         }
         Kind::Str => {
+            if def.name == "TimeZone" {
+                return crate::types::zone::parse_setting(v)
+                    .map(|zone| zone.name())
+                    .ok_or_else(|| invalid(def, value));
+            }
             if def.name == "synchronous_standby_names" {
                 crate::repl::names::parse(v)?;
             }

@@ -1167,8 +1167,17 @@ impl<'a> Binder<'a> {
                         "current_schema" if self.lookup(None, &name, scope).is_err() => {
                             return Ok((Expr::Func(Func::CurrentSchema, vec![]), DataType::Text))
                         }
-                        "current_timestamp" | "localtimestamp" => {
+                        "current_timestamp" => {
                             return Ok((Expr::Func(Func::Now, vec![]), DataType::TimestampTz))
+                        }
+                        "localtimestamp" => {
+                            return Ok((
+                                Expr::Cast(
+                                    Box::new(Expr::Func(Func::Now, vec![])),
+                                    DataType::Timestamp,
+                                ),
+                                DataType::Timestamp,
+                            ))
                         }
                         "current_date" => {
                             return Ok((
@@ -2045,6 +2054,16 @@ impl<'a> Binder<'a> {
             if a == ArithOp::Sub && l.1 == DataType::Jsonb {
                 return self.bind_jsonb_operator(op, l, r);
             }
+            // The type an untyped literal beside `t` takes: its own, except that a date
+            // adds days and a timestamp adds an interval (there is no timestamp +
+            // timestamp), as PostgreSQL's operator resolution finds.
+            let beside = |t: DataType| match t {
+                DataType::Date => DataType::Int4,
+                DataType::Timestamp | DataType::TimestampTz if a == ArithOp::Add => {
+                    DataType::Interval
+                }
+                t => t,
+            };
             let (lt, rt) = match (l.1, r.1) {
                 (DataType::Unknown, DataType::Unknown) => {
                     return Err(Error::new(
@@ -2052,22 +2071,8 @@ impl<'a> Binder<'a> {
                         "could not determine data type of an operand; add an explicit cast",
                     ))
                 }
-                (DataType::Unknown, t) => (
-                    if t == DataType::Date {
-                        DataType::Int4
-                    } else {
-                        t
-                    },
-                    t,
-                ),
-                (t, DataType::Unknown) => (
-                    t,
-                    if t == DataType::Date {
-                        DataType::Int4
-                    } else {
-                        t
-                    },
-                ),
+                (DataType::Unknown, t) => (beside(t), t),
+                (t, DataType::Unknown) => (t, beside(t)),
                 (a, b) => (a, b),
             };
             let ty = arith_type(a, lt, rt)?;
@@ -2871,8 +2876,14 @@ impl<'a> Binder<'a> {
             }
             "date_trunc" => {
                 if args.len() == 3 {
-                    return Err(Error::unsupported(
-                        "date_trunc with a time zone argument is not supported yet",
+                    // date_trunc(unit, timestamptz, zone): truncated in the zone named.
+                    let unit = self.bind_text(&args[0], scope)?;
+                    let t = self.bind(&args[1], scope)?;
+                    let t = self.cast(t, DataType::TimestampTz)?.0;
+                    let zone = self.bind_text(&args[2], scope)?;
+                    return Ok((
+                        Expr::Func(Func::DateTrunc, vec![unit, t, zone]),
+                        DataType::TimestampTz,
                     ));
                 }
                 arity(2)?;
@@ -3240,11 +3251,44 @@ impl<'a> Binder<'a> {
     }
 
     /// `generate_series`'s bound arguments resolved to one integer type (bigint if one
-    /// is), or None when one is not an integer.
+    /// is), or to timestamps stepped by an interval (timestamptz if a date or a
+    /// timestamptz starts or stops it); None when they are neither.
     pub fn generate_series_args(
         &mut self,
         bound: Vec<Typed>,
     ) -> Result<Option<(Vec<Expr>, DataType)>> {
+        let ends: Vec<DataType> = bound.iter().take(2).map(|(_, t)| *t).collect();
+        let datetime = |t: &DataType| {
+            matches!(
+                t,
+                DataType::Timestamp | DataType::TimestampTz | DataType::Date
+            )
+        };
+        if bound.len() == 3 && ends.iter().any(datetime) {
+            let ty = if ends
+                .iter()
+                .any(|t| *t != DataType::Timestamp && datetime(t))
+            {
+                DataType::TimestampTz
+            } else {
+                DataType::Timestamp
+            };
+            if !ends.iter().all(|t| datetime(t) || *t == DataType::Unknown)
+                || !matches!(bound[2].1, DataType::Interval | DataType::Unknown)
+            {
+                return Ok(None);
+            }
+            let mut args = Vec::new();
+            for (i, t) in bound.into_iter().enumerate() {
+                let to = if i < 2 { ty } else { DataType::Interval };
+                args.push(match t.1 {
+                    DataType::Unknown => self.coerce(t, to)?,
+                    from if from != to => self.cast(t, to)?.0,
+                    _ => t.0,
+                });
+            }
+            return Ok(Some((args, ty)));
+        }
         let ty = if bound.iter().any(|(_, t)| *t == DataType::Int8) {
             DataType::Int8
         } else {

@@ -1327,8 +1327,58 @@ impl Executor<'_> {
         result
     }
 
-    /// Own a row to write it: `want` is [`Want::Write`] to delete it or give it a key,
-    /// [`Want::NoKeyWrite`] to change its other columns.
+    /// `generate_series(start, stop, step)` of timestamps or timestamptzs stepped by an
+    /// interval (a timestamptz's days and months on the session zone's calendar).
+    fn timestamp_series(
+        &self,
+        args: &[Value],
+        mut visit: impl FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
+        let (start, stop, Value::Interval(step)) = (&args[0], &args[1], &args[2]) else {
+            return Ok(());
+        };
+        let with_tz = matches!(start, Value::TimestampTz(_));
+        let (
+            Value::Timestamp(mut t) | Value::TimestampTz(mut t),
+            Value::Timestamp(end) | Value::TimestampTz(end),
+        ) = (start, stop)
+        else {
+            return Ok(());
+        };
+        let direction = step.span().cmp(&0);
+        if direction == std::cmp::Ordering::Equal {
+            return Err(Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "step size cannot equal zero",
+            ));
+        }
+        let mut produced = 0usize;
+        while (direction.is_gt() && t <= *end) || (direction.is_lt() && t >= *end) {
+            produced += 1;
+            if produced.is_multiple_of(CANCEL_CHECK_ROWS) {
+                check_cancel(self.slot)?;
+            }
+            let v = if with_tz {
+                Value::TimestampTz(t)
+            } else {
+                Value::Timestamp(t)
+            };
+            if !visit(vec![v])? {
+                break;
+            }
+            let next = if with_tz {
+                types::interval_add_to_timestamptz(t, step)
+            } else {
+                types::interval_add_to_timestamp(t, step)
+            };
+            match next? {
+                next if next != t => t = next,
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
     /// The rows of a function in FROM, one at a time, while `visit` says go on.
     fn function_rows(
         &self,
@@ -1342,6 +1392,12 @@ impl Executor<'_> {
             .map(|a| self.eval(a, row))
             .collect::<Result<Vec<_>>>()?;
         match function.kind {
+            TableFunctionKind::GenerateSeries
+                if matches!(args.get(2), Some(Value::Interval(_)) | Some(Value::Null))
+                    && args.len() == 3 =>
+            {
+                self.timestamp_series(&args, visit)?;
+            }
             TableFunctionKind::GenerateSeries => {
                 let n = |v: &Value| v.as_i64();
                 let (Some(start), Some(stop)) = (n(&args[0]), n(&args[1])) else {

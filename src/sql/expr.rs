@@ -79,7 +79,7 @@ pub enum Func {
     Rpad,
     /// split_part(text, delimiter, n).
     SplitPart,
-    /// date_trunc(unit, timestamp or timestamptz).
+    /// date_trunc(unit, timestamp or timestamptz[, zone]).
     DateTrunc,
     Abs,
     /// Integer `&`, `|`, `#`, `<<`, `>>` (both operands of the result's type; a shift's
@@ -1144,11 +1144,14 @@ fn eval_func(
                 *t,
                 "timestamp without time zone",
             )?),
-            Value::TimestampTz(t) => Value::TimestampTz(types::date_trunc(
-                &text_of(&vals[0]),
-                *t,
-                "timestamp with time zone",
-            )?),
+            Value::TimestampTz(t) => {
+                let zone = match vals.get(2) {
+                    Some(Value::Null) => return Ok(Value::Null),
+                    Some(z) => std::sync::Arc::new(types::zone::zone_named(&text_of(z))?),
+                    None => types::zone::session_zone(),
+                };
+                Value::TimestampTz(types::date_trunc_tz(&text_of(&vals[0]), *t, &zone)?)
+            }
             _ => return Err(Error::internal("date_trunc of a value not a timestamp")),
         },
         Func::DatePart => {

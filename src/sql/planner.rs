@@ -1695,20 +1695,11 @@ impl Planner<'_> {
                 };
                 Ok(Plan::Set { name, value, local })
             }
-            ast::Set::SetTimeZone { value, local } => {
-                let v = match value {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::SingleQuotedString(s) => s.clone(),
-                        other => other.to_string(),
-                    },
-                    other => other.to_string(),
-                };
-                Ok(Plan::Set {
-                    name: "TimeZone".into(),
-                    value: Some(v),
-                    local: *local,
-                })
-            }
+            ast::Set::SetTimeZone { value, local } => Ok(Plan::Set {
+                name: "TimeZone".into(),
+                value: time_zone_value(value)?,
+                local: *local,
+            }),
             ast::Set::SetTransaction {
                 modes,
                 snapshot: None,
@@ -5736,6 +5727,49 @@ impl Planner<'_> {
 }
 
 /// A query that is only its body: no WITH, ORDER BY, LIMIT, OFFSET, FETCH or locks.
+/// The TimeZone setting `SET TIME ZONE value` gives: a string or a number (hours east of
+/// UTC) as SET TimeZone reads it, an interval (an offset east of UTC), or LOCAL and
+/// DEFAULT (None: the default).
+fn time_zone_value(value: &ast::Expr) -> Result<Option<String>> {
+    use crate::types::zone::Zone;
+    Ok(Some(match value {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        ast::Expr::Identifier(id)
+            if id.quote_style.is_none()
+                && (id.value.eq_ignore_ascii_case("local")
+                    || id.value.eq_ignore_ascii_case("default")) =>
+        {
+            return Ok(None)
+        }
+        ast::Expr::Interval(iv) => {
+            let text = match iv.value.as_ref() {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                other => other.to_string(),
+            };
+            let parsed = crate::types::parse_interval(&text)?;
+            if parsed.months != 0 || parsed.days != 0 {
+                return Err(Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+                )
+                .with_detail(format!(
+                    "Cannot specify {} in time zone interval.",
+                    if parsed.months != 0 { "months" } else { "days" }
+                )));
+            }
+            let offset_secs = i32::try_from(parsed.micros / 1_000_000).unwrap_or(i32::MAX);
+            Zone::hours_east(offset_secs).name()
+        }
+        other => other.to_string(),
+    }))
+}
+
 fn is_bare_body(q: &ast::Query) -> bool {
     q.with.is_none()
         && q.order_by.is_none()

@@ -749,8 +749,11 @@ fn format(template: &str, args: &[Value]) -> Result<String> {
     Ok(out)
 }
 
+/// `t AT TIME ZONE zone`: a timestamptz as the zone's wall-clock time, or a timestamp
+/// read as the zone's wall-clock time. The zone is an interval (an offset east of UTC),
+/// an abbreviation, a zone of the database or a POSIX offset.
 fn at_time_zone(t: &Value, zone: &Value) -> Result<Value> {
-    let offset_us = match zone {
+    let zone = match zone {
         Value::Interval(iv) => {
             if iv.months != 0 || iv.days != 0 {
                 return Err(err!(
@@ -759,22 +762,21 @@ fn at_time_zone(t: &Value, zone: &Value) -> Result<Value> {
                     text_of(zone)
                 ));
             }
-            iv.micros
+            let offset_secs = i32::try_from(iv.micros / 1_000_000)
+                .map_err(|_| err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?;
+            types::zone::Zone::hours_east(offset_secs)
         }
-        z => types::zone_offset_secs(&text_of(z))? * 1_000_000,
+        z => types::zone::zone_named(&text_of(z))?,
     };
     let out_of_range = || err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range");
-    let shift = |t: i64, by: i64| -> Result<i64> {
-        if t == i64::MIN || t == i64::MAX {
-            return Ok(t);
-        }
-        t.checked_add(by)
+    let checked = |t: i64| -> Result<i64> {
+        Some(t)
             .filter(|r| types::is_valid_timestamp(*r))
             .ok_or_else(out_of_range)
     };
     Ok(match t {
-        Value::TimestampTz(t) => Value::Timestamp(shift(*t, offset_us)?),
-        Value::Timestamp(t) => Value::TimestampTz(shift(*t, -offset_us)?),
+        Value::TimestampTz(t) => Value::Timestamp(checked(zone.local_of(*t))?),
+        Value::Timestamp(t) => Value::TimestampTz(checked(zone.utc_of_local(*t))?),
         _ => return Err(Error::internal("AT TIME ZONE of a non-timestamp")),
     })
 }
@@ -1016,13 +1018,16 @@ fn make_date(y: &Value, m: &Value, d: &Value) -> Result<Value> {
 /// larger as PostgreSQL's timestamp_age does (a month borrowed is the length of the
 /// earlier timestamp's month).
 fn age(a: &Value, b: &Value) -> Result<Value> {
-    let (
-        Value::Timestamp(t1) | Value::TimestampTz(t1),
-        Value::Timestamp(t2) | Value::TimestampTz(t2),
-    ) = (a, b)
-    else {
+    // A timestamptz's fields are those of the session's zone.
+    let local = |v: &Value| match v {
+        Value::Timestamp(t) => Some(*t),
+        Value::TimestampTz(t) => Some(types::zone::session_zone().local_of(*t)),
+        _ => None,
+    };
+    let (Some(t1), Some(t2)) = (local(a), local(b)) else {
         return Err(Error::internal("age of non-timestamps"));
     };
+    let (t1, t2) = (&t1, &t2);
     if [*t1, *t2].iter().any(|t| *t == i64::MIN || *t == i64::MAX) {
         return Err(err!(
             FEATURE_NOT_SUPPORTED,

@@ -327,6 +327,8 @@ pub struct Session {
     /// and whether a setting may have changed since.
     reported: Vec<(&'static str, String)>,
     settings_changed: bool,
+    /// The TimeZone setting the connection's zone was last made from.
+    zone_setting: String,
     /// Simple-protocol statement shapes by text, with their plans.
     cache: FxHashMap<String, Arc<Shape>>,
     /// Prepared statements by name ("" is the unnamed statement): made by Parse, dropped
@@ -382,7 +384,7 @@ fn tag_rows(tag: &str, n: u64) -> String {
 impl Session {
     pub fn new(engine: Arc<Engine>) -> Session {
         let slot = engine.txn.register_session();
-        Session {
+        let mut session = Session {
             engine,
             slot,
             user: "postgres".into(),
@@ -392,6 +394,7 @@ impl Session {
             privileges_cache: Default::default(),
             reported: Vec::new(),
             settings_changed: false,
+            zone_setting: String::new(),
             cache: FxHashMap::default(),
             statements: FxHashMap::default(),
             statement_bytes: 0,
@@ -403,7 +406,9 @@ impl Session {
             notices: Vec::new(),
             resuming: false,
             explain_actuals: None,
-        }
+        };
+        session.sync_zone();
+        session
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -479,6 +484,7 @@ impl Session {
     /// (PostgreSQL's GUC_REPORT settings that a session can change); from now on, the
     /// client is taken to know them.
     pub fn reported_settings(&mut self) -> Vec<(&'static str, String)> {
+        self.sync_zone();
         self.reported = REPORTED_SETTINGS
             .iter()
             .map(|&name| (name, self.show(name).unwrap_or_default()))
@@ -1419,9 +1425,12 @@ impl Session {
 
     /// Undo the settings changed in a transaction (or since a savepoint) that rolled back.
     fn restore_locals(&mut self, list: Vec<SettingUndo>) {
-        self.settings_changed |= !list.is_empty();
+        let changed = !list.is_empty();
         for undo in list.into_iter().rev() {
             self.restore_setting(undo.name, undo.old);
+        }
+        if changed {
+            self.note_settings_changed();
         }
     }
 
@@ -1433,9 +1442,28 @@ impl Session {
             if !undo.local {
                 set_later.push(undo.name);
             } else if !set_later.contains(&undo.name) {
-                self.settings_changed = true;
                 self.restore_setting(undo.name, undo.old);
+                self.note_settings_changed();
             }
+        }
+    }
+
+    /// A setting changed: the client is told if it is a reported one, and the
+    /// connection's zone follows TimeZone.
+    fn note_settings_changed(&mut self) {
+        self.settings_changed = true;
+        self.sync_zone();
+    }
+
+    /// Make the connection's zone (`types::zone`) the one the TimeZone setting names, if
+    /// the setting changed since it was last made.
+    fn sync_zone(&mut self) {
+        let setting = self.show("TimeZone").unwrap_or_default();
+        if setting != self.zone_setting {
+            let zone = crate::types::zone::parse_setting(&setting)
+                .unwrap_or_else(crate::types::zone::Zone::utc);
+            crate::types::zone::set_session_zone(Arc::new(zone));
+            self.zone_setting = setting;
         }
     }
 
@@ -1628,7 +1656,7 @@ impl Session {
                     Some(v) => self.overrides.insert(def.name, v),
                     None => self.overrides.remove(def.name),
                 };
-                self.settings_changed = true;
+                self.note_settings_changed();
                 command("SET")
             }
             Plan::Reset { name } => {
@@ -1660,7 +1688,7 @@ impl Session {
                         self.overrides.remove(def.name);
                     }
                 }
-                self.settings_changed = true;
+                self.note_settings_changed();
                 command("RESET")
             }
             Plan::Show { name } => {
@@ -3943,7 +3971,7 @@ impl Session {
             }
             self.note_setting_change(name, local);
             self.overrides.insert(name, value);
-            self.settings_changed = true;
+            self.note_settings_changed();
         }
     }
 

@@ -200,16 +200,21 @@ fn convert(value: Value, from: Option<&DataType>, to: &DataType, explicit: bool)
         (Value::Bytea(b), DataType::Bytea) => Ok(Value::Bytea(b)),
         (Value::Date(d), DataType::Date) => Ok(Value::Date(d)),
         (Value::Date(d), DataType::Timestamp) => Ok(Value::Timestamp(date_to_timestamp(d)?)),
-        (Value::Date(d), DataType::TimestampTz) => Ok(Value::TimestampTz(date_to_timestamp(d)?)),
-        (Value::Timestamp(t) | Value::TimestampTz(t), DataType::Date) => {
-            Ok(Value::Date(timestamp_to_date(t)?))
+        (Value::Date(d), DataType::TimestampTz) => {
+            Ok(Value::TimestampTz(super::datetime::date_to_timestamptz(d)?))
         }
-        (Value::Timestamp(t) | Value::TimestampTz(t), DataType::Timestamp) => {
-            Ok(Value::Timestamp(t))
+        (Value::Timestamp(t), DataType::Date) => Ok(Value::Date(timestamp_to_date(t)?)),
+        (Value::TimestampTz(t), DataType::Date) => {
+            Ok(Value::Date(super::datetime::timestamptz_to_date(t)?))
         }
-        (Value::Timestamp(t) | Value::TimestampTz(t), DataType::TimestampTz) => {
-            Ok(Value::TimestampTz(t))
-        }
+        (Value::Timestamp(t), DataType::Timestamp) => Ok(Value::Timestamp(t)),
+        (Value::TimestampTz(t), DataType::Timestamp) => Ok(Value::Timestamp(
+            super::datetime::timestamptz_to_timestamp(t)?,
+        )),
+        (Value::TimestampTz(t), DataType::TimestampTz) => Ok(Value::TimestampTz(t)),
+        (Value::Timestamp(t), DataType::TimestampTz) => Ok(Value::TimestampTz(
+            super::datetime::timestamp_to_timestamptz(t)?,
+        )),
         (v, _) => Err(cannot_cast(&v, to)),
     }
 }

@@ -1,11 +1,13 @@
-//! date, timestamp and timestamptz text I/O with DateStyle ISO, MDY and TimeZone UTC.
+//! date, timestamp and timestamptz text I/O with DateStyle ISO, MDY, in the session's
+//! TimeZone (`super::zone`).
 //!
 //! Dates are days and timestamps microseconds since 2000-01-01, as in PostgreSQL; the
 //! extreme values `i32::MIN`/`i32::MAX` (dates) and `i64::MIN`/`i64::MAX` (timestamps)
 //! are `-infinity`/`infinity`. Input accepts ISO 8601 (`2024-01-31 12:34:56.5+05:30`,
 //! `T` separator, `Z`), `YYYYMMDD`, `MM/DD/YYYY`, `AD`/`BC`, common zone abbreviations, and
 //! the special values `epoch`, `infinity`, `-infinity`, `now`, `today`, `tomorrow`,
-//! `yesterday`, `allballs`. Month names and full time zone names are not supported.
+//! `yesterday`, `allballs`, and zone names of the database (`America/New_York`) after the
+//! time. Month names are not supported.
 
 use crate::err;
 use crate::error::{Error, Result, SqlState};
@@ -92,62 +94,42 @@ enum DtError {
     Syntax,
     FieldOverflow,
     TzOverflow,
-    UnsupportedZone(String),
+    UnknownZone(String),
 }
 
-/// A parsed literal: special value, or fields relative to the given zone offset.
+/// A parsed literal: special value, or fields relative to the zone given, if any.
 enum Parsed {
     NegInfinity,
     Infinity,
-    /// Microseconds since 2000-01-01 in UTC (`epoch`, `now`, `today`, ...).
-    Instant(i128),
+    /// `epoch`: 1970-01-01 00:00, in UTC for a timestamptz.
+    Epoch,
+    /// `now`.
+    Now,
+    /// `today` plus this many days (`tomorrow` is 1, `yesterday` -1), at midnight of the
+    /// session's zone.
+    Today(i64),
     Fields {
         days: i64,
         usecs: i64,
-        offset_secs: Option<i64>,
+        zone: Option<LiteralZone>,
     },
 }
 
-/// The offset of a time zone `AT TIME ZONE` names, in seconds east of UTC: UTC and its
-/// aliases, the abbreviations of PostgreSQL's `Default` set, and POSIX offsets
-/// (`'-3'`, `'+05:30'`, `'UTC+5'`), whose sign counts west of UTC, as PostgreSQL reads
-/// them. Full zone names with daylight-saving rules answer 0A000: TimeZone is UTC here.
-pub fn zone_offset_secs(zone: &str) -> Result<i64> {
-    let lower = zone.trim().to_ascii_lowercase();
-    if let Some(&(_, off)) = ZONES.iter().find(|(name, _)| *name == lower) {
-        return Ok(off);
-    }
-    let posix = lower
-        .strip_prefix("utc")
-        .or_else(|| lower.strip_prefix("gmt"))
-        .unwrap_or(&lower);
-    let (sign, digits) = match posix.as_bytes().first() {
-        Some(b'+') => (1, &posix[1..]),
-        Some(b'-') => (-1, &posix[1..]),
-        _ => (1, posix),
-    };
-    let parts: Vec<&str> = digits.split(':').collect();
-    let numbers: Option<Vec<i64>> = parts
+/// The zone a literal names after its time.
+enum LiteralZone {
+    /// An offset (`+05:30`) or an abbreviation (`EST`), in seconds east of UTC.
+    Offset(i64),
+    /// A zone of the database (`America/New_York`), whose rules give the offset.
+    Named(chrono_tz::Tz),
+}
+
+/// The offset of a zone abbreviation of PostgreSQL's `Default` set (lower case), in
+/// seconds east of UTC.
+pub fn abbreviation_offset_secs(lower: &str) -> Option<i64> {
+    ZONES
         .iter()
-        .map(|p| {
-            (!p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| p.parse().ok())
-                .flatten()
-        })
-        .collect();
-    match numbers.as_deref() {
-        Some([h, rest @ ..]) if rest.len() <= 2 && *h <= 15 && rest.iter().all(|n| *n < 60) => {
-            let m = rest.first().copied().unwrap_or(0);
-            let s = rest.get(1).copied().unwrap_or(0);
-            // POSIX: a positive offset is west of UTC.
-            Ok(-sign * (h * 3600 + m * 60 + s))
-        }
-        _ => Err(err!(
-            FEATURE_NOT_SUPPORTED,
-            "time zone \"{}\" is not supported yet: only UTC, zone abbreviations and fixed offsets are",
-            zone
-        )),
-    }
+        .find(|(name, _)| *name == lower)
+        .map(|&(_, off)| off)
 }
 
 /// Zone abbreviations from PostgreSQL's `Default` set, in seconds east of UTC.
@@ -368,21 +350,16 @@ fn parse_offset(c: &mut Cursor) -> Result<i64, DtError> {
     Ok(if negative { -secs } else { secs })
 }
 
-fn parse(s: &str, kind: Kind) -> Result<Parsed, DtError> {
+fn parse(s: &str) -> Result<Parsed, DtError> {
     let lower = s.to_ascii_lowercase();
-    let today = || now_usecs().div_euclid(USECS_PER_DAY as i128) * USECS_PER_DAY as i128;
     match lower.as_str() {
         "infinity" | "+infinity" => return Ok(Parsed::Infinity),
         "-infinity" => return Ok(Parsed::NegInfinity),
-        "epoch" => {
-            return Ok(Parsed::Instant(
-                -(UNIX_TO_PG_DAYS as i128) * USECS_PER_DAY as i128,
-            ))
-        }
-        "now" => return Ok(Parsed::Instant(now_usecs())),
-        "today" => return Ok(Parsed::Instant(today())),
-        "tomorrow" => return Ok(Parsed::Instant(today() + USECS_PER_DAY as i128)),
-        "yesterday" => return Ok(Parsed::Instant(today() - USECS_PER_DAY as i128)),
+        "epoch" => return Ok(Parsed::Epoch),
+        "now" => return Ok(Parsed::Now),
+        "today" => return Ok(Parsed::Today(0)),
+        "tomorrow" => return Ok(Parsed::Today(1)),
+        "yesterday" => return Ok(Parsed::Today(-1)),
         _ => {}
     }
     let mut c = Cursor {
@@ -391,7 +368,7 @@ fn parse(s: &str, kind: Kind) -> Result<Parsed, DtError> {
     };
     let (year, month, day) = parse_date_part(&mut c)?;
     let mut usecs = None;
-    let mut offset_secs = None;
+    let mut zone = None;
     let mut era_bc = None;
     if matches!(c.peek(), Some(b't')) && matches!(c.b.get(c.i + 1), Some(b'0'..=b'9')) {
         c.i += 1;
@@ -402,8 +379,8 @@ fn parse(s: &str, kind: Kind) -> Result<Parsed, DtError> {
         let Some(ch) = c.peek() else { break };
         if ch.is_ascii_digit() && spaced && usecs.is_none() {
             usecs = Some(parse_time_part(&mut c)?);
-        } else if (ch == b'+' || ch == b'-') && offset_secs.is_none() {
-            offset_secs = Some(parse_offset(&mut c)?);
+        } else if (ch == b'+' || ch == b'-') && zone.is_none() {
+            zone = Some(LiteralZone::Offset(parse_offset(&mut c)?));
         } else if ch.is_ascii_alphabetic() {
             let start = c.i;
             while matches!(c.peek(), Some(b) if b.is_ascii_alphanumeric() || b == b'/' || b == b'_')
@@ -414,15 +391,15 @@ fn parse(s: &str, kind: Kind) -> Result<Parsed, DtError> {
             match word {
                 "ad" | "bc" if era_bc.is_none() => era_bc = Some(word == "bc"),
                 "allballs" if usecs.is_none() => usecs = Some(0),
-                _ if offset_secs.is_some() => return Err(DtError::Syntax),
+                _ if zone.is_some() => return Err(DtError::Syntax),
                 _ => {
-                    if let Some(&(_, off)) = ZONES.iter().find(|(name, _)| *name == word) {
-                        offset_secs = Some(off);
-                    } else if word.contains('/') && kind != Kind::TimestampTz {
-                        offset_secs = Some(0);
+                    let name = &s[start..c.i];
+                    if let Some(off) = abbreviation_offset_secs(word) {
+                        zone = Some(LiteralZone::Offset(off));
+                    } else if let Some(tz) = super::zone::named_zone(name) {
+                        zone = Some(LiteralZone::Named(tz));
                     } else if word.contains('/') {
-                        let name = &s[start..c.i];
-                        return Err(DtError::UnsupportedZone(name.to_string()));
+                        return Err(DtError::UnknownZone(name.to_string()));
                     } else {
                         return Err(DtError::Syntax);
                     }
@@ -444,7 +421,7 @@ fn parse(s: &str, kind: Kind) -> Result<Parsed, DtError> {
     Ok(Parsed::Fields {
         days,
         usecs: usecs.unwrap_or(0),
-        offset_secs,
+        zone,
     })
 }
 
@@ -467,19 +444,23 @@ fn parse_error(e: DtError, text: &str, kind: Kind) -> Error {
             SqlState("22009"),
             format!("time zone displacement out of range: \"{text}\""),
         ),
-        DtError::UnsupportedZone(name) => {
-            Error::unsupported(format!("time zone \"{name}\" is not supported"))
-        }
+        DtError::UnknownZone(name) => err!(
+            INVALID_PARAMETER_VALUE,
+            "time zone \"{}\" not recognized",
+            name.to_ascii_lowercase()
+        ),
     }
 }
 
 /// `date_in`: a time of day and zone, if present, are validated and ignored.
 pub fn parse_date(text: &str) -> Result<i32> {
     let s = super::float::trim_pg(text);
-    let days = match parse(s, Kind::Date).map_err(|e| parse_error(e, text, Kind::Date))? {
+    let days = match parse(s).map_err(|e| parse_error(e, text, Kind::Date))? {
         Parsed::NegInfinity => return Ok(DATE_NOBEGIN),
         Parsed::Infinity => return Ok(DATE_NOEND),
-        Parsed::Instant(us) => us.div_euclid(USECS_PER_DAY as i128) as i64,
+        Parsed::Epoch => -UNIX_TO_PG_DAYS,
+        Parsed::Now => local_now_us().div_euclid(USECS_PER_DAY as i128) as i64,
+        Parsed::Today(plus) => local_now_us().div_euclid(USECS_PER_DAY as i128) as i64 + plus,
         Parsed::Fields { days, .. } => days,
     };
     if !(MIN_DATE..END_DATE).contains(&days) {
@@ -491,8 +472,15 @@ pub fn parse_date(text: &str) -> Result<i32> {
     Ok(days as i32)
 }
 
-/// `timestamp_in` / `timestamptz_in`: for timestamptz the zone (default UTC) is applied;
-/// for timestamp it is ignored.
+/// The wall-clock time now in the session's zone, microseconds since 2000-01-01.
+fn local_now_us() -> i128 {
+    let now = now_usecs();
+    let offset = super::zone::session_zone().offset_at(now.clamp(0, i64::MAX as i128) as i64);
+    now + offset as i128 * 1_000_000
+}
+
+/// `timestamp_in` / `timestamptz_in`: for timestamptz the zone the literal names, else
+/// the session's, gives the instant; for timestamp the zone is ignored.
 pub fn parse_timestamp(text: &str, with_tz: bool) -> Result<i64> {
     let kind = if with_tz {
         Kind::TimestampTz
@@ -500,18 +488,35 @@ pub fn parse_timestamp(text: &str, with_tz: bool) -> Result<i64> {
         Kind::Timestamp
     };
     let s = super::float::trim_pg(text);
-    let us: i128 = match parse(s, kind).map_err(|e| parse_error(e, text, kind))? {
+    let us: i128 = match parse(s).map_err(|e| parse_error(e, text, kind))? {
         Parsed::NegInfinity => return Ok(TIMESTAMP_NOBEGIN),
         Parsed::Infinity => return Ok(TIMESTAMP_NOEND),
-        Parsed::Instant(us) => us,
-        Parsed::Fields {
-            days,
-            usecs,
-            offset_secs,
-        } => {
+        Parsed::Epoch => -(UNIX_TO_PG_DAYS as i128) * USECS_PER_DAY as i128,
+        Parsed::Now if with_tz => now_usecs(),
+        Parsed::Now => local_now_us(),
+        Parsed::Today(plus) => {
+            let day = local_now_us().div_euclid(USECS_PER_DAY as i128) + plus as i128;
+            let local = day * USECS_PER_DAY as i128;
+            if with_tz {
+                let zone = super::zone::session_zone();
+                zone.utc_of_local(local.clamp(MIN_TIMESTAMP as i128, END_TIMESTAMP as i128) as i64)
+                    as i128
+            } else {
+                local
+            }
+        }
+        Parsed::Fields { days, usecs, zone } => {
             let local = days as i128 * USECS_PER_DAY as i128 + usecs as i128;
-            let offset = if with_tz { offset_secs.unwrap_or(0) } else { 0 };
-            local - offset as i128 * 1_000_000
+            let offset_secs = match zone {
+                _ if !with_tz => 0,
+                Some(LiteralZone::Offset(secs)) => secs,
+                // Outside the timestamp range the result is refused below anyway.
+                Some(LiteralZone::Named(tz)) => {
+                    local_offset_secs(&super::zone::Zone::Named(tz), local)
+                }
+                None => local_offset_secs(&super::zone::session_zone(), local),
+            };
+            local - offset_secs as i128 * 1_000_000
         }
     };
     if !(MIN_TIMESTAMP as i128..END_TIMESTAMP as i128).contains(&us) {
@@ -521,6 +526,12 @@ pub fn parse_timestamp(text: &str, with_tz: bool) -> Result<i64> {
         ));
     }
     Ok(us as i64)
+}
+
+/// The offset east of UTC, in seconds, of the local time `local` in `zone`.
+fn local_offset_secs(zone: &super::zone::Zone, local: i128) -> i64 {
+    let clamped = local.clamp(MIN_TIMESTAMP as i128, END_TIMESTAMP as i128) as i64;
+    zone.offset_of_local(clamped) as i64
 }
 
 fn push_ymd(out: &mut String, days: i64) -> bool {
@@ -544,13 +555,42 @@ pub fn format_date(d: i32, out: &mut String) {
     }
 }
 
-/// `timestamp_out` / `timestamptz_out` (ISO, UTC): `2024-01-31 12:34:56.5[+00][ BC]`.
+/// `timestamp_out` / `timestamptz_out` (ISO): `2024-01-31 12:34:56.5[-05][ BC]`, a
+/// timestamptz in the session's zone.
 pub fn format_timestamp(t: i64, with_tz: bool, out: &mut String) {
     match t {
         TIMESTAMP_NOBEGIN => return out.push_str("-infinity"),
         TIMESTAMP_NOEND => return out.push_str("infinity"),
         _ => {}
     }
+    if with_tz {
+        let zone = super::zone::session_zone();
+        let offset_secs = zone.offset_at(t);
+        format_local(
+            t.saturating_add(offset_secs as i64 * 1_000_000),
+            Some(offset_secs),
+            out,
+        );
+    } else {
+        format_local(t, None, out);
+    }
+}
+
+/// `+05`, `-04:30`, `-04:56:02`: an offset east of UTC as timestamptz text ends.
+pub fn push_offset(out: &mut String, offset_secs: i32) {
+    let sign = if offset_secs < 0 { '-' } else { '+' };
+    let abs = offset_secs.unsigned_abs();
+    let _ = write!(out, "{sign}{:02}", abs / 3600);
+    if !abs.is_multiple_of(3600) {
+        let _ = write!(out, ":{:02}", abs / 60 % 60);
+        if !abs.is_multiple_of(60) {
+            let _ = write!(out, ":{:02}", abs % 60);
+        }
+    }
+}
+
+/// A local date and time as text, with its offset if it has one.
+fn format_local(t: i64, offset_secs: Option<i32>, out: &mut String) {
     let days = t.div_euclid(USECS_PER_DAY);
     let time = t.rem_euclid(USECS_PER_DAY);
     let bc = push_ymd(out, days);
@@ -571,8 +611,8 @@ pub fn format_timestamp(t: i64, with_tz: bool, out: &mut String) {
         }
         let _ = write!(out, ".{value:0digits$}");
     }
-    if with_tz {
-        out.push_str("+00");
+    if let Some(offset_secs) = offset_secs {
+        push_offset(out, offset_secs);
     }
     if bc {
         out.push_str(" BC");
@@ -605,6 +645,34 @@ pub fn timestamp_to_date(t: i64) -> Result<i32> {
                 .ok_or_else(|| err!(DATETIME_FIELD_OVERFLOW, "date out of range"))
         }
     }
+}
+
+fn checked_timestamp(t: i64) -> Result<i64> {
+    if is_valid_timestamp(t) {
+        Ok(t)
+    } else {
+        Err(err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
+    }
+}
+
+/// timestamp → timestamptz (`timestamp2timestamptz`): the local time in the session's zone.
+pub fn timestamp_to_timestamptz(t: i64) -> Result<i64> {
+    checked_timestamp(super::zone::session_zone().utc_of_local(t))
+}
+
+/// timestamptz → timestamp (`timestamptz2timestamp`): the session zone's wall-clock time.
+pub fn timestamptz_to_timestamp(t: i64) -> Result<i64> {
+    checked_timestamp(super::zone::session_zone().local_of(t))
+}
+
+/// date → timestamptz (`date2timestamptz`): midnight in the session's zone.
+pub fn date_to_timestamptz(d: i32) -> Result<i64> {
+    timestamp_to_timestamptz(date_to_timestamp(d)?)
+}
+
+/// timestamptz → date (`timestamptz_date`): the day in the session's zone.
+pub fn timestamptz_to_date(t: i64) -> Result<i32> {
+    timestamp_to_date(super::zone::session_zone().local_of(t))
 }
 
 /// A date or timestamp on one scale for comparisons: `(class, micros)` where class 0 is

@@ -60,7 +60,33 @@ fn canonical(unit: &str) -> Option<&'static str> {
     })
 }
 
-/// `date_trunc(unit, t)` of a timestamp (or, in TimeZone UTC, a timestamptz): `t` with
+/// `date_trunc(unit, t)` of a timestamptz in `zone`: truncated on the zone's calendar.
+/// From a day up, the result is the zone's midnight (its offset then); below, the offset
+/// of `t` is kept, as PostgreSQL keeps it.
+pub fn date_trunc_tz(unit: &str, t: i64, zone: &super::zone::Zone) -> Result<i64> {
+    let offset_us = zone.offset_at(t) as i64 * 1_000_000;
+    let local = date_trunc(unit, zone.local_of(t), "timestamp with time zone")?;
+    if local == i64::MIN || local == i64::MAX {
+        return Ok(local);
+    }
+    let lower = unit.to_ascii_lowercase();
+    let below_day = matches!(
+        canonical(&lower),
+        Some("microseconds" | "milliseconds" | "second" | "minute" | "hour")
+    );
+    let t = if below_day {
+        local.saturating_sub(offset_us)
+    } else {
+        zone.utc_of_local(local)
+    };
+    if super::datetime::is_valid_timestamp(t) {
+        Ok(t)
+    } else {
+        Err(err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
+    }
+}
+
+/// `date_trunc(unit, t)` of a timestamp: `t` with
 /// the parts smaller than `unit` at their first value (a week starts on Monday; a
 /// decade, century or millennium at PostgreSQL's first year of it).
 pub fn date_trunc(unit: &str, t: i64, type_name: &str) -> Result<i64> {
@@ -170,16 +196,25 @@ pub fn extract(unit: &str, v: &Value) -> Result<Decimal> {
                     "EXTRACT from an infinite timestamp is not supported yet",
                 ));
             }
-            let with_tz = matches!(v, Value::TimestampTz(_));
-            if matches!(field, "timezone" | "timezone_hour" | "timezone_minute") {
-                // Times with a zone are shown in UTC.
-                return if with_tz {
-                    Ok(Decimal::ZERO)
-                } else {
-                    Err(not_supported(&lower, type_name))
-                };
+            let Value::TimestampTz(t) = v else {
+                if matches!(field, "timezone" | "timezone_hour" | "timezone_minute") {
+                    return Err(not_supported(&lower, type_name));
+                }
+                return timestamp_field(field, *t, false)
+                    .ok_or_else(|| not_supported(&lower, type_name));
+            };
+            // A timestamptz's fields are those of the session's zone; its epoch is not.
+            let zone = super::zone::session_zone();
+            let offset_secs = zone.offset_at(*t) as i64;
+            match field {
+                "timezone" => return Ok(Decimal::from(offset_secs)),
+                "timezone_hour" => return Ok(Decimal::from(offset_secs / 3600)),
+                "timezone_minute" => return Ok(Decimal::from(offset_secs / 60 % 60)),
+                "epoch" => return Ok(timestamp_field(field, *t, false).unwrap_or_default()),
+                _ => {}
             }
-            timestamp_field(field, *t, false).ok_or_else(|| not_supported(&lower, type_name))
+            timestamp_field(field, zone.local_of(*t), false)
+                .ok_or_else(|| not_supported(&lower, type_name))
         }
         _ => unreachable!("checked above"),
     }

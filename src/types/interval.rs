@@ -438,6 +438,30 @@ pub fn add_to_timestamp(t: i64, iv: &Interval) -> Result<i64> {
     Ok(result)
 }
 
+/// `timestamptz + interval`: the months and days on the calendar of the session's zone
+/// (a day across a daylight-saving change keeps the wall-clock time), then the
+/// microseconds as elapsed time.
+pub fn add_to_timestamptz(t: i64, iv: &Interval) -> Result<i64> {
+    if t == super::datetime::TIMESTAMP_NOBEGIN || t == super::datetime::TIMESTAMP_NOEND {
+        return Ok(t);
+    }
+    let mut t = t;
+    if iv.months != 0 || iv.days != 0 {
+        let zone = super::zone::session_zone();
+        let calendar = Interval { micros: 0, ..*iv };
+        let local = add_to_timestamp(zone.local_of(t), &calendar)?;
+        t = zone.utc_of_local(local);
+    }
+    add_to_timestamp(
+        t,
+        &Interval {
+            months: 0,
+            days: 0,
+            micros: iv.micros,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

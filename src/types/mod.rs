@@ -31,21 +31,24 @@ mod shortest;
 mod tests;
 mod to_char;
 mod to_timestamp;
+pub mod zone;
 
 pub use array::{array_of, array_oid, array_type_of_oid, static_element};
 pub use cast::{cast, cast_assign, cast_assign_from, cast_from};
 pub use datetime::{
     civil_from_days, days_from_civil, days_in_month, is_valid_date, is_valid_timestamp,
-    zone_offset_secs,
+    push_offset, timestamptz_to_timestamp,
 };
 pub use datetime::{date_to_timestamp, parse_timestamp, timestamp_to_date, USECS_PER_DAY};
 pub use encoding::{
     decode_leading_columns, decode_row, decode_row_filled, decode_row_prefix, encode_key,
     encode_key_typed, encode_row,
 };
-pub use extract::{date_trunc, extract};
+pub use extract::{date_trunc, date_trunc_tz, extract};
 pub use interval::{
-    format_interval, parse_interval, parse_interval_in_fields, Interval, IntervalField,
+    add_to_timestamp as interval_add_to_timestamp,
+    add_to_timestamptz as interval_add_to_timestamptz, format_interval, parse_interval,
+    parse_interval_in_fields, Interval, IntervalField,
 };
 pub use io::{
     decode_binary, decode_text, encode_binary, encode_text, format_text, utf8, utf8_text,

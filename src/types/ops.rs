@@ -111,15 +111,45 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
             x.len().cmp(&y.len())
         }
         (Date(x), Date(y)) => x.cmp(y),
-        (Timestamp(x) | TimestampTz(x), Timestamp(y) | TimestampTz(y)) => x.cmp(y),
-        (Date(d), Timestamp(t) | TimestampTz(t)) => {
-            date_as_instant(*d).cmp(&timestamp_as_instant(*t))
-        }
-        (Timestamp(t) | TimestampTz(t), Date(d)) => {
-            timestamp_as_instant(*t).cmp(&date_as_instant(*d))
-        }
+        (Timestamp(x), Timestamp(y)) | (TimestampTz(x), TimestampTz(y)) => x.cmp(y),
+        // Across types a timestamp or date is a local time of the session's zone.
+        (Timestamp(x), TimestampTz(y)) => local_as_instant(*x).cmp(&timestamp_as_instant(*y)),
+        (TimestampTz(x), Timestamp(y)) => timestamp_as_instant(*x).cmp(&local_as_instant(*y)),
+        (Date(d), Timestamp(t)) => date_as_instant(*d).cmp(&timestamp_as_instant(*t)),
+        (Timestamp(t), Date(d)) => timestamp_as_instant(*t).cmp(&date_as_instant(*d)),
+        (Date(d), TimestampTz(t)) => local_date_as_instant(*d).cmp(&timestamp_as_instant(*t)),
+        (TimestampTz(t), Date(d)) => timestamp_as_instant(*t).cmp(&local_date_as_instant(*d)),
         _ => compare_nums(as_num(a)?, as_num(b)?),
     })
+}
+
+/// A timestamp's local time as an instant in the session's zone, on the scale of
+/// [`timestamp_as_instant`].
+fn local_as_instant(t: i64) -> (u8, i128) {
+    let (class, us) = timestamp_as_instant(t);
+    if class != 1 {
+        return (class, us);
+    }
+    let zone = super::zone::session_zone();
+    let clamped = t.clamp(-(i64::MAX / 2), i64::MAX / 2);
+    (
+        class,
+        us - zone.offset_of_local(clamped) as i128 * 1_000_000,
+    )
+}
+
+/// A date's local midnight as an instant in the session's zone.
+fn local_date_as_instant(d: i32) -> (u8, i128) {
+    let (class, us) = date_as_instant(d);
+    if class != 1 {
+        return (class, us);
+    }
+    let zone = super::zone::session_zone();
+    let clamped = us.clamp(-(i64::MAX as i128 / 2), i64::MAX as i128 / 2) as i64;
+    (
+        class,
+        us - zone.offset_of_local(clamped) as i128 * 1_000_000,
+    )
 }
 
 /// [`compare`] for two values of static type `ty`: `char(n)` values ignore trailing
@@ -311,7 +341,7 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
             } else {
                 *iv
             };
-            return Ok(TimestampTz(super::interval::add_to_timestamp(*t, &iv)?));
+            return Ok(TimestampTz(super::interval::add_to_timestamptz(*t, &iv)?));
         }
         (ArithOp::Add | ArithOp::Sub, Date(d), Interval(iv))
         | (ArithOp::Add, Interval(iv), Date(d)) => {

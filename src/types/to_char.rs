@@ -1,5 +1,5 @@
 //! `to_char`: a timestamp, interval or number written by a template, as PostgreSQL 15
-//! writes it in the C locale under `TimeZone = UTC`.
+//! writes it in the C locale (a timestamptz in the session's TimeZone).
 //!
 //! A template is read left to right. At each place the longest template pattern that
 //! matches is taken (`HH24` before `HH`, `MONTH` before `MON`); text in double quotes and
@@ -38,8 +38,9 @@ struct Fields {
     micros: i64,
     /// Days since 2000-01-01; None for an interval.
     days: Option<i64>,
-    /// The zone's name (`UTC` for timestamptz, empty for timestamp).
-    zone: &'static str,
+    /// A timestamptz's zone abbreviation and offset east of UTC in seconds (None for a
+    /// timestamp or an interval).
+    zone: Option<(String, i32)>,
 }
 
 pub(super) const MONTHS: [&str; 12] = [
@@ -150,7 +151,7 @@ fn iso_year_start(year: i64) -> i64 {
     jan4 - (jan4 - 2).rem_euclid(7)
 }
 
-fn timestamp_fields(t: i64, zone: &'static str) -> Fields {
+fn timestamp_fields(t: i64, zone: Option<(String, i32)>) -> Fields {
     let days = t.div_euclid(USECS_PER_DAY);
     let time = t.rem_euclid(USECS_PER_DAY);
     let (year, month, day) = civil_from_days(days);
@@ -168,13 +169,19 @@ fn timestamp_fields(t: i64, zone: &'static str) -> Fields {
     }
 }
 
-/// `to_char(timestamp, template)`; `with_tz` for timestamptz (shown in UTC). Infinite
-/// values give NULL, as PostgreSQL's do.
+/// `to_char(timestamp, template)`; `with_tz` for timestamptz (shown in the session's
+/// zone). Infinite values give NULL, as PostgreSQL's do.
 pub fn timestamp_to_char(t: i64, with_tz: bool, template: &str) -> Result<Value> {
     if t == i64::MIN || t == i64::MAX {
         return Ok(Value::Null);
     }
-    let fields = timestamp_fields(t, if with_tz { "UTC" } else { "" });
+    let fields = if with_tz {
+        let zone = super::zone::session_zone();
+        let zone_fields = (zone.abbrev_at(t), zone.offset_at(t));
+        timestamp_fields(zone.local_of(t), Some(zone_fields))
+    } else {
+        timestamp_fields(t, None)
+    };
     Ok(Value::Text(datetime_to_char(&fields, template)?))
 }
 
@@ -190,7 +197,7 @@ pub fn interval_to_char(iv: &Interval, template: &str) -> Result<Value> {
         second: secs % 60,
         micros: iv.micros % 1_000_000,
         days: None,
-        zone: "",
+        zone: None,
     };
     Ok(Value::Text(datetime_to_char(&fields, template)?))
 }
@@ -406,24 +413,21 @@ fn write_field(f: &Fields, pattern: &str, case: Case, fm: bool, out: &mut String
             None
         }
         "TZ" => {
-            out.push_str(&case.apply(f.zone));
-            None
-        }
-        "TZH" => {
-            if !f.zone.is_empty() {
-                out.push_str("+00");
+            if let Some((abbrev, _)) = &f.zone {
+                out.push_str(&case.apply(abbrev));
             }
             None
         }
-        "TZM" => {
-            if !f.zone.is_empty() {
-                out.push_str("00");
-            }
-            None
-        }
-        "OF" => {
-            if !f.zone.is_empty() {
-                out.push_str("+00");
+        "TZH" | "TZM" | "OF" => {
+            if let Some((_, offset_secs)) = f.zone {
+                let sign = if offset_secs < 0 { '-' } else { '+' };
+                let (hours, minutes) = (offset_secs.abs() / 3600, offset_secs.abs() / 60 % 60);
+                let _ = match pattern {
+                    "TZH" => write!(out, "{sign}{hours:02}"),
+                    "TZM" => write!(out, "{minutes:02}"),
+                    _ if minutes != 0 => write!(out, "{sign}{hours:02}:{minutes:02}"),
+                    _ => write!(out, "{sign}{hours:02}"),
+                };
             }
             None
         }

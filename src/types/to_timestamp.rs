@@ -82,8 +82,12 @@ pub fn to_date(input: &str, template: &str) -> Result<i32> {
 /// `to_timestamp(text, template)`: microseconds since 2000-01-01 UTC.
 pub fn to_timestamp(input: &str, template: &str) -> Result<i64> {
     let (days, micros) = parse(input, template)?;
+    let zone = super::zone::session_zone();
     days.checked_mul(USECS_PER_DAY)
         .and_then(|t| t.checked_add(micros))
+        .filter(|t| super::datetime::is_valid_timestamp(*t))
+        // The fields are a local time of the session's zone.
+        .map(|local| zone.utc_of_local(local))
         .filter(|t| super::datetime::is_valid_timestamp(*t))
         .ok_or_else(|| err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
 }

@@ -205,11 +205,9 @@ pub async fn serve_connection<S: Transport + 'static>(
     });
     let mut io = Io::new(stream, shared);
     let mut protocol: Option<Protocol> = None;
-    let outcome = CatchUnwind(Box::pin(connection::run(
-        &mut io,
-        &engine,
-        client,
-        &mut protocol,
+    // The session's TimeZone lives in this task (`types::zone`).
+    let outcome = CatchUnwind(Box::pin(crate::types::zone::session_scope(
+        connection::run(&mut io, &engine, client, &mut protocol),
     )))
     .await;
     if let Err(payload) = outcome {

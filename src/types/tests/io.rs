@@ -412,8 +412,11 @@ fn timestamp_text() {
         )
     );
     assert_eq!(
-        error(DataType::TimestampTz, "2024-01-31 12:00 Europe/Paris").0,
-        "0A000"
+        error(DataType::TimestampTz, "2024-01-31 12:00 Europe/Nowhere"),
+        (
+            "22023".into(),
+            "time zone \"europe/nowhere\" not recognized".into()
+        )
     );
     assert_eq!(
         error(DataType::Timestamp, "294277-01-01"),

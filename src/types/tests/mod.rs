@@ -5,6 +5,7 @@ mod encoding;
 mod io;
 mod jsonb;
 mod ops;
+mod zone;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
