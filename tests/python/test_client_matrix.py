@@ -84,7 +84,7 @@ TOOLS = {
 CHECK_ORDER = [
     "connect", "types", "prepared", "batch", "transaction_savepoint", "error_fields",
     "metadata", "metadata_tables", "metadata_columns", "metadata_primary_keys",
-    "metadata_result_set", "arrays", "copy_in", "copy_out",
+    "metadata_result_set", "arrays", "copy_in", "copy_out", "time_zone",
     # Django: a migration of an app with foreign keys, unique constraints and indexes,
     # then its ORM.
     "migrate", "introspection", "crud", "bulk_create", "unique_violation",

@@ -190,6 +190,38 @@ public class Checks {
                 "copy (select id, name from " + t + " where id in (1, 2) order by id) to stdout with (format csv)", out);
             eq(out.toString(StandardCharsets.UTF_8), "1,a\n2,b\n", "csv");
         });
+        // pgjdbc sends the JVM's zone as the startup TimeZone: the server's text, casts
+        // and pgjdbc's reading of timestamp and timestamptz must all follow it.
+        checks.put("time_zone", conn -> {
+            TimeZone saved = TimeZone.getDefault();
+            TimeZone.setDefault(TimeZone.getTimeZone("America/New_York"));
+            try (Connection ny = DriverManager.getConnection(url, System.getenv("PGUSER"), "");
+                 Statement s = ny.createStatement()) {
+                try (ResultSet rs = s.executeQuery("show timezone")) {
+                    rs.next();
+                    eq(rs.getString(1), "America/New_York", "startup TimeZone");
+                }
+                try (ResultSet rs = s.executeQuery(
+                        "select '2024-07-01 12:00+00'::timestamptz::text, '2024-07-01 12:00+00'::timestamptz,"
+                        + " '2024-01-15 09:30'::timestamp, '2024-01-15 09:30'::timestamp::timestamptz")) {
+                    rs.next();
+                    eq(rs.getString(1), "2024-07-01 08:00:00-04", "timestamptz text");
+                    eq(rs.getObject(2, OffsetDateTime.class).toInstant(),
+                        OffsetDateTime.of(2024, 7, 1, 12, 0, 0, 0, ZoneOffset.UTC).toInstant(), "timestamptz instant");
+                    eq(rs.getTimestamp(3), Timestamp.valueOf("2024-01-15 09:30:00"), "timestamp");
+                    eq(rs.getTimestamp(4).toInstant().toString(), "2024-01-15T14:30:00Z", "timestamp as local time");
+                }
+                try (PreparedStatement ps = ny.prepareStatement("select ?::timestamptz::text")) {
+                    ps.setTimestamp(1, Timestamp.valueOf("2024-07-04 18:00:00"));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        eq(rs.getString(1), "2024-07-04 18:00:00-04", "java.sql.Timestamp parameter");
+                    }
+                }
+            } finally {
+                TimeZone.setDefault(saved);
+            }
+        });
         for (Map.Entry<String, Check> e : checks.entrySet()) {
             try {
                 e.getValue().run(c);
