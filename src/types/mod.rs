@@ -5,7 +5,8 @@
 //!   (after assignment casts), with typmods (varchar(n), char(n), numeric(p,s)) enforced.
 //!   `char(n)` values are stored blank-padded to n, as PostgreSQL does.
 //! - Text input/output matches PostgreSQL's output functions under `DateStyle = ISO, MDY`,
-//!   `TimeZone = UTC`, `extra_float_digits = 1`, so clients parse our text like PostgreSQL's.
+//!   `extra_float_digits = 1` and the session's `TimeZone` ([`zone`]), so clients parse
+//!   our text like PostgreSQL's.
 //! - Binary input/output matches PostgreSQL's `*recv`/`*send` functions byte for byte.
 //! - Key encoding is order-preserving: `encode_key(a) < encode_key(b)` (memcmp) exactly when
 //!   `a < b` in SQL order, column by column, so a B+tree can range-scan on encoded keys.
