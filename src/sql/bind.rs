@@ -229,6 +229,9 @@ pub struct Binder<'a> {
     /// While a select list and ORDER BY are bound: the window calls met, and the width
     /// of the input row (the first window call's column).
     pub windows: Option<(Vec<WindowCall>, usize)>,
+    /// The clause being bound where window calls may not be though aggregates may
+    /// (HAVING), for the error's message.
+    pub no_windows: Option<&'static str>,
     /// The WITH queries in scope, outermost first.
     /// The tables and views the statement names (a view depends on them).
     pub relations_read: Vec<String>,
@@ -542,6 +545,14 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
         E::Function(f) => {
             // An aggregate over a window is a window function, not grouping.
             (AggFunc::from_name(&function_name(f)).is_some() && f.over.is_none())
+                || match &f.over {
+                    // A window over an aggregate's groups (`rank() OVER (ORDER BY count(*))`).
+                    Some(ast::WindowType::WindowSpec(spec)) => {
+                        spec.partition_by.iter().any(contains_aggregate)
+                            || spec.order_by.iter().any(|o| contains_aggregate(&o.expr))
+                    }
+                    _ => false,
+                }
                 || match &f.args {
                     ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
@@ -767,6 +778,7 @@ impl<'a> Binder<'a> {
             no_set_returning: None,
             named_windows: Vec::new(),
             windows: None,
+            no_windows: None,
             ctes: Vec::new(),
             relations_read: Vec::new(),
             privileges: Vec::new(),
@@ -1087,9 +1099,18 @@ impl<'a> Binder<'a> {
                         return Ok((Expr::Column(k), f.1));
                     }
                 }
-                let full = match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => name.to_string(),
+                // Named by its relation, as PostgreSQL names it.
+                let relation = match (qualifier, &f.0) {
+                    (Some(q), _) => Some(q.to_string()),
+                    (None, Expr::Column(i)) => scope
+                        .columns
+                        .get(*i)
+                        .and_then(|c| c.qualifiers.first().cloned()),
+                    _ => None,
+                };
+                let full = match relation {
+                    Some(q) if !q.is_empty() => format!("{q}.{name}"),
+                    _ => name.to_string(),
                 };
                 return Err(Error::new(
                     SqlState::GROUPING_ERROR,

@@ -2496,7 +2496,19 @@ impl Executor<'_> {
                     self.group_row(&mut groups, row)?;
                     Ok(true)
                 })?;
-                self.finish_groups(groups, &mut output)?;
+                if plan.windows.is_empty() {
+                    self.finish_groups(groups, &mut output)?;
+                } else {
+                    let mut groups = Some(groups);
+                    self.windowed_rows(
+                        plan,
+                        &mut |take| match groups.take() {
+                            Some(g) => self.finish_groups(g, take),
+                            None => Ok(()),
+                        },
+                        &mut output,
+                    )?;
+                }
             }
         }
         if let Some(d) = distinct {
@@ -2707,7 +2719,19 @@ impl Executor<'_> {
                         Ok(true)
                     })?,
                 }
-                self.finish_groups(groups, &mut |row| emit(row, &mut out))?;
+                if plan.windows.is_empty() {
+                    self.finish_groups(groups, &mut |row| emit(row, &mut out))?;
+                } else {
+                    let mut groups = Some(groups);
+                    self.windowed_rows(
+                        plan,
+                        &mut |take| match groups.take() {
+                            Some(g) => self.finish_groups(g, take),
+                            None => Ok(()),
+                        },
+                        &mut |row| emit(row, &mut out),
+                    )?;
+                }
             }
         }
         self.note_rows(node, Stage::Emitted, emitted);

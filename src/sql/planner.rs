@@ -3798,10 +3798,18 @@ impl Planner<'_> {
         let mut names = Vec::new();
         let mut types = Vec::new();
         let mut sources = Vec::new();
-        // Window calls are allowed in the select list and ORDER BY of an ungrouped query.
-        if !grouped {
-            self.binder.windows = Some((Vec::new(), scope.columns.len()));
-        }
+        // Window calls are allowed in the select list and ORDER BY. Their values follow
+        // the row they are computed over: FROM's row, or a grouped query's group, whose
+        // width is known only once every aggregate is bound; until then they are numbered
+        // from WINDOW_COLUMNS_PENDING and moved after it below.
+        self.binder.windows = Some((
+            Vec::new(),
+            if grouped {
+                WINDOW_COLUMNS_PENDING
+            } else {
+                scope.columns.len()
+            },
+        ));
         for (i, (e, name)) in items.iter().enumerate() {
             self.binder.allow_set_returning = true;
             let t = self.binder.bind(e, &scope);
@@ -3823,7 +3831,14 @@ impl Planner<'_> {
             sources.push(src);
         }
         let having = match &select.having {
-            Some(h) => Some(self.binder.bind_bool(h, &scope, "HAVING")?),
+            Some(h) => {
+                let windows = self.binder.windows.take();
+                self.binder.no_windows = Some("HAVING");
+                let having = self.binder.bind_bool(h, &scope, "HAVING");
+                self.binder.no_windows = None;
+                self.binder.windows = windows;
+                Some(having?)
+            }
             None => None,
         };
         // ORDER BY: output position, output name, or an expression.
@@ -3893,13 +3908,18 @@ impl Planner<'_> {
             ));
         }
         if let Some(g) = self.binder.grouping.take() {
-            let mut keys: Vec<Expr> = Vec::new();
-            let mut seen = Vec::new();
-            for (text, e, _) in g.keys {
-                let _ = text;
-                seen.push(());
-                keys.push(e);
+            let width = g.keys.len() + g.aggs.len();
+            let place = |c: usize| match c.checked_sub(WINDOW_COLUMNS_PENDING) {
+                Some(w) => width + w,
+                None => c,
+            };
+            if !windows.is_empty() {
+                projection = projection.iter().map(|e| e.map_columns(&place)).collect();
+                for key in &mut order_by {
+                    key.expr = key.expr.map_columns(&place);
+                }
             }
+            let keys: Vec<Expr> = g.keys.into_iter().map(|(_, e, _)| e).collect();
             aggregation = Some(Aggregation {
                 keys,
                 aggs: g.aggs,
@@ -5727,6 +5747,10 @@ impl Planner<'_> {
 }
 
 /// A query that is only its body: no WITH, ORDER BY, LIMIT, OFFSET, FETCH or locks.
+/// Where a grouped query's window values are numbered from while its select list is
+/// bound (past any real column), before they are placed after its groups' columns.
+const WINDOW_COLUMNS_PENDING: usize = 1 << 24;
+
 /// The TimeZone setting `SET TIME ZONE value` gives: a string or a number (hours east of
 /// UTC) as SET TimeZone reads it, an interval (an offset east of UTC), or LOCAL and
 /// DEFAULT (None: the default).

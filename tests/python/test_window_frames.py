@@ -1,8 +1,9 @@
 """Window functions: frames (ROWS and GROUPS with offsets; RANGE with offsets over
 integers, numerics, floats, dates and timestamps, NULL keys, descending order, bounds
 past the type's range) and their errors, lag / lead / first_value / last_value /
-nth_value, ntile, percent_rank, cume_dist, aggregates over frames, named windows, and
-avg's result scale. Every expectation is PostgreSQL 15's."""
+nth_value, ntile, percent_rank, cume_dist, aggregates over frames, named windows,
+avg's result scale, and windows over a grouped query's groups. Every expectation is
+PostgreSQL 15's."""
 
 from __future__ import annotations
 
@@ -134,3 +135,47 @@ def test_range_frames_with_offsets(server):
             run_steps(c, RANGE_STEPS)
         finally:
             c.execute("drop table if exists wr")
+
+
+# Windows over a grouped query's groups: their arguments, PARTITION BY and ORDER BY are
+# the groups' keys and aggregates, computed after HAVING.
+GROUPED_STEPS = [
+    ('drop table if exists wg', 'DROP TABLE'),
+    ('create table wg (a int, b int, c text)', 'CREATE TABLE'),
+    ("insert into wg values (1,1,'x'),(1,2,'y'),(2,3,'x'),(3,5,'z'),(3,1,'z'),(4,10,'x')",
+     'INSERT 0 6'),
+    ('select a, count(*), rank() over (order by count(*) desc) from wg group by a order by a',
+     [(1, 2, 1), (2, 1, 3), (3, 2, 1), (4, 1, 3)]),
+    ('select a, sum(b), sum(sum(b)) over () as total, sum(b) * 100 / sum(sum(b)) over () as pct from wg group by a order by a',
+     [(1, 3, Decimal('22'), Decimal('13.6363636363636364')), (2, 3, Decimal('22'), Decimal('13.6363636363636364')), (3, 6, Decimal('22'), Decimal('27.2727272727272727')), (4, 10, Decimal('22'), Decimal('45.4545454545454545'))]),
+    ('select c, count(*), row_number() over (order by c desc), lag(count(*)) over (order by c) from wg group by c order by c',
+     [('x', 3, 3, None), ('y', 1, 2, 3), ('z', 2, 1, 1)]),
+    ('select a, max(b), dense_rank() over (partition by max(b) > 2 order by a) from wg group by a having count(*) > 0 order by 3, 1',
+     [(1, 2, 1), (2, 3, 1), (3, 5, 2), (4, 10, 3)]),
+    ('select rank() over (order by count(*)), count(*) from wg',
+     [(1, 6)]),
+    ('select count(*), sum(count(*)) over () from wg',
+     [(6, Decimal('6'))]),
+    ('select a, avg(b)::numeric(10,2), first_value(a) over w, last_value(a) over w from wg group by a window w as (order by avg(b) rows between unbounded preceding and unbounded following) order by a',
+     [(1, Decimal('1.50'), 1, 4), (2, Decimal('3.00'), 1, 4), (3, Decimal('3.00'), 1, 4), (4, Decimal('10.00'), 1, 4)]),
+    ('select a, count(*), rank() over (order by count(*) desc) r from wg group by a order by r, a limit 2',
+     [(1, 2, 1), (3, 2, 1)]),
+    ('select a, b, count(*) over (partition by a) from wg group by a, b order by 1, 2',
+     [(1, 1, 2), (1, 2, 2), (2, 3, 1), (3, 1, 2), (3, 5, 2), (4, 10, 1)]),
+    ("select a, string_agg(c, ',' order by c), ntile(2) over (order by a) from wg where b < 10 group by a order by a",
+     [(1, 'x,y', 1), (2, 'x', 1), (3, 'z,z', 2)]),
+    ('select a, sum(b) over (), count(*) from wg group by a',
+     ('42803', 'column "wg.b" must appear in the GROUP BY clause or be used in an aggregate function', None, None)),
+    ('select a, count(*) from wg group by a having rank() over () > 1',
+     ('42P20', 'window functions are not allowed in HAVING', None, None)),
+    ('select sum(rank() over ()) from wg',
+     ('42803', 'aggregate function calls cannot contain window function calls', None, None)),
+    ('select a, rank() over (order by b) from wg group by a',
+     ('42803', 'column "wg.b" must appear in the GROUP BY clause or be used in an aggregate function', None, None)),
+    ('drop table wg', 'DROP TABLE'),
+]
+
+
+def test_windows_over_groups(server):
+    with server.connect(autocommit=True) as conn:
+        run_steps(conn, GROUPED_STEPS)

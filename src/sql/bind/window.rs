@@ -386,15 +386,16 @@ impl Binder<'_> {
         over: &ast::WindowType,
         scope: &Scope,
     ) -> Result<Typed> {
-        if self.grouping.is_some() && self.no_aggregates.is_none() {
-            return Err(Error::unsupported(
-                "window functions in a grouped query are not supported yet",
+        if self.no_aggregates == Some("aggregate function calls") {
+            return Err(Error::new(
+                SqlState::GROUPING_ERROR,
+                "aggregate function calls cannot contain window function calls",
             ));
         }
         let Some((_, base)) = &self.windows else {
             return Err(Error::new(
                 SqlState::WINDOWING_ERROR,
-                match self.no_aggregates {
+                match self.no_aggregates.or(self.no_windows) {
                     Some(clause) => format!("window functions are not allowed in {clause}"),
                     None => "window functions are not allowed here".to_string(),
                 },

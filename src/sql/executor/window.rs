@@ -15,6 +15,10 @@
 //! partition. The rows come out by the last group's partition (SQL leaves their order
 //! unspecified without ORDER BY). A window without PARTITION BY is over every row, so a
 //! query with one holds them all (at most [`WINDOW_MAX_ROWS`]).
+//!
+//! In a grouped query the windows are over its groups (after HAVING): their arguments,
+//! PARTITION BY and ORDER BY are expressions of the grouped row, aggregates included,
+//! as in PostgreSQL.
 
 use super::sort::{value_bytes, ExternalSort};
 use super::{check_cancel, sort_by_keys, AggState, Executor, CANCEL_CHECK_ROWS};
@@ -26,6 +30,13 @@ use crate::types::Value;
 
 /// The most rows a query with window functions holds (when they cannot go to disk).
 pub(super) const WINDOW_MAX_ROWS: usize = 10_000_000;
+
+/// Where rows go, one at a time: false from it stops.
+type RowSink<'a> = dyn FnMut(&[Value]) -> Result<bool> + 'a;
+
+/// What gives a windowed query its rows (FROM's, or a grouped query's groups): it sends
+/// each to the sink it is handed.
+type RowSource<'a> = dyn FnMut(&mut RowSink<'_>) -> Result<()> + 'a;
 
 /// The windows of one PARTITION BY: it, and their positions in the query's list.
 struct WindowGroup<'p> {
@@ -77,6 +88,26 @@ impl Executor<'_> {
         plan: &SelectPlan,
         visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
     ) -> Result<()> {
+        let mut from_rows = |take: &mut RowSink<'_>| match (&plan.source, &plan.set_op) {
+            (None, None) => {
+                if self.matches(&plan.filter, &[])? {
+                    take(&[])?;
+                }
+                Ok(())
+            }
+            _ => self.for_each_source_row(plan, take),
+        };
+        self.windowed_rows(plan, &mut from_rows, visit)
+    }
+
+    /// The rows `input` gives (a grouped query's groups, or FROM's rows), each followed
+    /// by its windows' values, to `visit`.
+    pub(super) fn windowed_rows(
+        &self,
+        plan: &SelectPlan,
+        input: &mut RowSource<'_>,
+        visit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<()> {
         let groups = partition_groups(&plan.windows);
         let check = || check_cancel(self.slot);
         let limit = self.spill.hash_mem_bytes;
@@ -110,14 +141,7 @@ impl Executor<'_> {
             }
             Ok(true)
         };
-        match (&plan.source, &plan.set_op) {
-            (None, None) => {
-                if self.matches(&plan.filter, &[])? {
-                    take(&[])?;
-                }
-            }
-            _ => self.for_each_source_row(plan, &mut take)?,
-        }
+        input(&mut take)?;
         let (Some(mut spill), Some(groups)) = (sorter, groups) else {
             return self.visit_windowed(plan, rows, visit).map(|_| ());
         };
