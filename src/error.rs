@@ -67,6 +67,7 @@ impl SqlState {
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
     pub const INVALID_RECURSION: SqlState = SqlState("42P19");
     pub const SUBSTRING_ERROR: SqlState = SqlState("22011");
+    pub const INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION: SqlState = SqlState("2201G");
     pub const AMBIGUOUS_FUNCTION: SqlState = SqlState("42725");
     pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
     pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");

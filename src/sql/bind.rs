@@ -183,6 +183,10 @@ pub struct Grouping {
     pub aggs: Vec<AggCall>,
 }
 
+/// make_interval's parameters, in order.
+const MAKE_INTERVAL_PARAMETERS: [&str; 7] =
+    ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+
 /// A query enclosing the one being bound, whose columns a subquery may refer to.
 pub struct OuterScope {
     pub scope: Scope,
@@ -1470,6 +1474,16 @@ impl<'a> Binder<'a> {
                 trim_characters: None,
             } => self.bind_trim(expr, trim_where.as_ref(), trim_what.as_deref(), scope),
             E::Position { expr, r#in } => self.bind_position(expr, r#in, scope),
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => self.bind_overlay(
+                [expr, overlay_what, overlay_from],
+                overlay_for.as_deref(),
+                scope,
+            ),
             E::AtTimeZone {
                 timestamp,
                 time_zone,
@@ -2386,6 +2400,35 @@ impl<'a> Binder<'a> {
                             args.push(e.clone())
                         }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        ast::FunctionArg::Named {
+                            name: param,
+                            arg: ast::FunctionArgExpr::Expr(e),
+                            ..
+                        }
+                        | ast::FunctionArg::ExprNamed {
+                            name: ast::Expr::Identifier(param),
+                            arg: ast::FunctionArgExpr::Expr(e),
+                            ..
+                        } if name == "make_interval" => {
+                            // Its parameters by name; those before it not given are 0.
+                            let at = MAKE_INTERVAL_PARAMETERS
+                                .iter()
+                                .position(|p| param.value.eq_ignore_ascii_case(p))
+                                .ok_or_else(|| {
+                                    Error::new(
+                                        SqlState::UNDEFINED_FUNCTION,
+                                        format!(
+                                            "function make_interval({} => unknown) does not exist",
+                                            param.value
+                                        ),
+                                    )
+                                })?;
+                            let zero = ast::Expr::value(ast::Value::Number("0".into(), false));
+                            if args.len() <= at {
+                                args.resize(at + 1, zero);
+                            }
+                            args[at] = e.clone();
+                        }
                         _ => {
                             return Err(Error::unsupported(format!(
                                 "argument form not supported in {name}()"
@@ -2439,6 +2482,8 @@ impl<'a> Binder<'a> {
                 | "generate_subscripts"
                 | "pg_partition_ancestors"
                 | "_pg_expandarray"
+                | "regexp_matches"
+                | "regexp_split_to_table"
         ) || super::json_functions::JsonbSet::by_name(&name).is_some()
         {
             return self.bind_set_returning(&name, &args, scope);
@@ -3041,9 +3086,20 @@ impl<'a> Binder<'a> {
                 }
                 (Func::ToJson, DataType::Json, vec![t.0])
             }
-            "json_build_object" | "json_build_array" | "to_json" => {
-                if name == "to_json" {
+            "json_build_object" | "json_build_array" | "to_json" | "array_to_json" => {
+                if name == "to_json" || name == "array_to_json" {
                     arity(1)?;
+                }
+                if name == "array_to_json" {
+                    let t = self.bind(&args[0], scope)?;
+                    if t.1.element().is_none() || t.1.is_vector() {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function array_to_json({}) does not exist", t.1.name()),
+                        )
+                        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+                    }
+                    return Ok((Expr::Func(Func::ToJson, vec![t.0]), DataType::Json));
                 }
                 // Keys are text; values are made JSON here (json values are already).
                 let mut bound = Vec::with_capacity(args.len());
@@ -3376,6 +3432,9 @@ impl<'a> Binder<'a> {
                 let (args, ty) = self.generate_series_args(bound)?.ok_or_else(no_function)?;
                 (K::GenerateSeries, args, ty)
             }
+            ("regexp_matches" | "regexp_split_to_table", _) => self
+                .regexp_set_function(name, bound)?
+                .ok_or_else(no_function)?,
             ("_pg_expandarray", 1) => {
                 let mut bound = bound;
                 let Some((e, t)) = bound.pop() else {

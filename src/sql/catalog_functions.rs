@@ -780,6 +780,76 @@ fn with_regex<R>(pattern: &str, case_insensitive: bool, f: impl FnOnce(&Regex) -
 /// (ignore case) and `c`. In the replacement `\n` (1-9) is the nth group, `\&` the
 /// match and `\\` a backslash.
 pub fn regexp_replace(text: &str, pattern: &str, replacement: &str, flags: &str) -> Result<String> {
+    let (global, case_insensitive) = regexp_flags(flags)?;
+    with_regex(pattern, case_insensitive, |re| {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for caps in re.captures_iter(text) {
+            let Some(whole) = caps.get(0) else { continue };
+            out.push_str(&text[last..whole.start()]);
+            expand_replacement(replacement, &caps, &mut out);
+            last = whole.end();
+            if !global {
+                break;
+            }
+        }
+        out.push_str(&text[last..]);
+        out
+    })
+}
+
+/// `regexp_split_to_table` / `regexp_split_to_array`: the pieces of `text` between the
+/// pattern's matches. As in PostgreSQL, an empty match at the start or end of the text,
+/// or just where the previous match ended, does not split.
+pub fn regexp_split(text: &str, pattern: &str, flags: &str, name: &str) -> Result<Vec<String>> {
+    let (global, case_insensitive) = regexp_flags(flags)?;
+    if global {
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("{name}() does not support the \"global\" option"),
+        ));
+    }
+    with_regex(pattern, case_insensitive, |re| {
+        let mut pieces = Vec::new();
+        let (mut last, mut previous_end) = (0, 0);
+        for m in re.find_iter(text) {
+            if m.start() < text.len() && m.end() > previous_end {
+                pieces.push(text[last..m.start()].to_string());
+                last = m.end();
+                previous_end = m.end();
+            }
+        }
+        pieces.push(text[last..].to_string());
+        pieces
+    })
+}
+
+/// `regexp_matches(text, pattern[, flags])`: per match (the first, or with `g` every
+/// one), its groups' texts (NULL for a group that took no part), or the whole match when
+/// the pattern has no groups.
+pub fn regexp_matches(text: &str, pattern: &str, flags: &str) -> Result<Vec<Vec<Option<String>>>> {
+    let (global, case_insensitive) = regexp_flags(flags)?;
+    with_regex(pattern, case_insensitive, |re| {
+        let mut rows = Vec::new();
+        for caps in re.captures_iter(text) {
+            let groups: Vec<Option<String>> = if caps.len() == 1 {
+                vec![caps.get(0).map(|m| m.as_str().to_string())]
+            } else {
+                (1..caps.len())
+                    .map(|g| caps.get(g).map(|m| m.as_str().to_string()))
+                    .collect()
+            };
+            rows.push(groups);
+            if !global {
+                break;
+            }
+        }
+        rows
+    })
+}
+
+/// A regular expression function's flags: (`g`, case-insensitive).
+fn regexp_flags(flags: &str) -> Result<(bool, bool)> {
     let (mut global, mut case_insensitive) = (false, false);
     for flag in flags.chars() {
         match flag {
@@ -799,21 +869,7 @@ pub fn regexp_replace(text: &str, pattern: &str, replacement: &str, flags: &str)
             }
         }
     }
-    with_regex(pattern, case_insensitive, |re| {
-        let mut out = String::with_capacity(text.len());
-        let mut last = 0;
-        for caps in re.captures_iter(text) {
-            let Some(whole) = caps.get(0) else { continue };
-            out.push_str(&text[last..whole.start()]);
-            expand_replacement(replacement, &caps, &mut out);
-            last = whole.end();
-            if !global {
-                break;
-            }
-        }
-        out.push_str(&text[last..]);
-        out
-    })
+    Ok((global, case_insensitive))
 }
 
 fn expand_replacement(replacement: &str, caps: &regex::Captures, out: &mut String) {

@@ -1465,6 +1465,39 @@ impl Executor<'_> {
                     }
                 }
             }
+            TableFunctionKind::RegexpMatches | TableFunctionKind::RegexpSplitToTable => {
+                if args.iter().any(Value::is_null) {
+                    return Ok(());
+                }
+                let text = |i: usize| args.get(i).map(super::expr::text_of).unwrap_or_default();
+                let rows: Vec<Value> = if function.kind == TableFunctionKind::RegexpMatches {
+                    super::catalog_functions::regexp_matches(&text(0), &text(1), &text(2))?
+                        .into_iter()
+                        .map(|groups| {
+                            let items = groups
+                                .into_iter()
+                                .map(|g| g.map_or(Value::Null, Value::Text))
+                                .collect::<Vec<_>>();
+                            Value::Array(&DataType::Text, items.into())
+                        })
+                        .collect()
+                } else {
+                    super::catalog_functions::regexp_split(
+                        &text(0),
+                        &text(1),
+                        &text(2),
+                        "regexp_split_to_table",
+                    )?
+                    .into_iter()
+                    .map(Value::Text)
+                    .collect()
+                };
+                for v in rows {
+                    if !visit(vec![v])? {
+                        break;
+                    }
+                }
+            }
             TableFunctionKind::PartitionAncestors => {
                 if !args[0].is_null() {
                     visit(vec![args[0].clone()])?;

@@ -1582,6 +1582,8 @@ fn function_name(kind: &TableFunctionKind) -> Option<&'static str> {
         TableFunctionKind::PartitionAncestors => "pg_partition_ancestors",
         TableFunctionKind::ExpandArray(_) => "_pg_expandarray",
         TableFunctionKind::OptionsToTable => "pg_options_to_table",
+        TableFunctionKind::RegexpMatches => "regexp_matches",
+        TableFunctionKind::RegexpSplitToTable => "regexp_split_to_table",
         _ => return None,
     })
 }

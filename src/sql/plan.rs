@@ -90,6 +90,10 @@ pub enum TableFunctionKind {
     /// A sequence read as a relation (`SELECT last_value, is_called FROM seq`): its one
     /// row `(last_value, log_cnt, is_called)`; the argument is its name.
     SequenceState,
+    /// `regexp_matches(text, pattern[, flags])`: a text[] of groups per match.
+    RegexpMatches,
+    /// `regexp_split_to_table(text, pattern[, flags])`: the pieces between matches.
+    RegexpSplitToTable,
     /// jsonb's set-returning functions of one document (see `json_functions.rs`).
     Jsonb(super::json_functions::JsonbSet),
 }

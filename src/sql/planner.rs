@@ -187,7 +187,8 @@ fn names_strongly(e: &ast::Expr) -> bool {
         | E::Floor { .. }
         | E::Extract { .. }
         | E::Trim { .. }
-        | E::AtTimeZone { .. } => true,
+        | E::AtTimeZone { .. }
+        | E::Overlay { .. } => true,
         E::Cast { expr, .. } => names_strongly(expr),
         _ => false,
     }
@@ -236,6 +237,7 @@ fn column_name(e: &ast::Expr) -> String {
         E::Floor { .. } => "floor".into(),
         E::Extract { .. } => "extract".into(),
         E::AtTimeZone { .. } => "timezone".into(),
+        E::Overlay { .. } => "overlay".into(),
         E::Trim { trim_where, .. } => match trim_where {
             Some(ast::TrimWhereField::Leading) => "ltrim",
             Some(ast::TrimWhereField::Trailing) => "rtrim",
@@ -4981,6 +4983,13 @@ impl Planner<'_> {
                     vec![a],
                     vec![DataType::RegClass],
                 )
+            }
+            "regexp_matches" | "regexp_split_to_table" => {
+                let (kind, args, ty) = self
+                    .binder
+                    .regexp_set_function(&fname, bound)?
+                    .ok_or_else(no_function)?;
+                (kind, args, vec![ty])
             }
             "pg_options_to_table" if bound.len() == 1 => {
                 let mut bound = bound;

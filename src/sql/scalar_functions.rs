@@ -1,8 +1,10 @@
 //! PostgreSQL's everyday scalar functions: arithmetic (`round`, `trunc`, `ceil`, `mod`,
 //! `power`, `sqrt`, `div`, `gcd`, ...), strings (`concat`, `replace`, `trim`, `strpos`,
 //! `initcap`, `translate`, `regexp_replace`, `format`), `to_char`, `to_date` and
-//! `to_timestamp`, `AT TIME ZONE`, `age`, `make_date`, arrays (`array_position`,
-//! `string_to_array`), bytea encodings and digests, and `pg_sleep`.
+//! `to_timestamp`, `AT TIME ZONE`, `age`, `make_date`, `make_timestamp`, `make_interval`,
+//! `date_bin`, `justify_*`, `overlay`, `width_bucket`, arrays (`array_position`,
+//! `array_replace`, `string_to_array`, `regexp_split_to_array`), bytea encodings and
+//! digests, and `pg_sleep`.
 //!
 //! The binder (`bind/scalar.rs`) chooses the overload as PostgreSQL's function
 //! resolution would, so the values arriving here have the types the overload takes: a
@@ -103,6 +105,28 @@ pub enum ScalarFunc {
     IsFinite,
     /// age(timestamp, timestamp): the difference in years, months and days.
     Age,
+    /// regexp_split_to_array(text, pattern[, flags]).
+    RegexpSplitToArray,
+    /// bit_length(text).
+    BitLength,
+    /// justify_days, justify_hours and justify_interval of an interval.
+    JustifyDays,
+    JustifyHours,
+    JustifyInterval,
+    /// date_bin(stride, timestamp, origin) of timestamps or of timestamptzs.
+    DateBin,
+    /// make_timestamp(year, month, day, hour, min, sec) and make_timestamptz(..., sec[,
+    /// zone]): a local time (of the zone, or the session's).
+    MakeTimestamp,
+    MakeTimestampTz,
+    /// make_interval(years, months, weeks, days, hours, mins, secs).
+    MakeInterval,
+    /// width_bucket(operand, low, high, count) of numerics or of floats.
+    WidthBucket,
+    /// array_replace(array, from, to).
+    ArrayReplace,
+    /// overlay(text PLACING text FROM start [FOR count]).
+    Overlay,
     /// `t AT TIME ZONE zone` and timezone(zone, t): (timestamp or timestamptz, zone as
     /// text or interval); a timestamptz becomes the zone's local time, a timestamp is
     /// read as the zone's local time.
@@ -122,6 +146,7 @@ impl ScalarFunc {
                 | ScalarFunc::NumNonNulls
                 | ScalarFunc::QuoteNullable
                 | ScalarFunc::ArrayPosition
+                | ScalarFunc::ArrayReplace
         )
     }
 
@@ -300,11 +325,364 @@ pub fn eval(f: ScalarFunc, vals: &[Value], ctx: &EvalContext) -> Result<Value> {
             _ => true,
         }),
         S::Age => age(&vals[0], &vals[1])?,
+        S::RegexpSplitToArray => {
+            let text = |i: usize| vals.get(i).map(text_of).unwrap_or_default();
+            let pieces = super::catalog_functions::regexp_split(
+                &text(0),
+                &text(1),
+                &text(2),
+                "regexp_split_to_array",
+            )?;
+            let items: Vec<Value> = pieces.into_iter().map(Value::Text).collect();
+            Value::Array(&types::DataType::Text, items.into())
+        }
+        S::BitLength => Value::Int4((text_of(&vals[0]).len() * 8) as i32),
+        S::JustifyDays | S::JustifyHours | S::JustifyInterval => {
+            let Value::Interval(iv) = &vals[0] else {
+                return Err(Error::internal("justify of a non-interval"));
+            };
+            Value::Interval(justify(f, *iv)?)
+        }
+        S::DateBin => date_bin(&vals[0], &vals[1], &vals[2])?,
+        S::MakeTimestamp | S::MakeTimestampTz => make_timestamp(f, vals)?,
+        S::MakeInterval => make_interval(vals)?,
+        S::WidthBucket => width_bucket(vals)?,
+        S::ArrayReplace => array_replace(vals),
+        S::Overlay => overlay(vals)?,
         S::PgSleep => {
             sleep(float(&vals[0]), ctx)?;
             Value::Text(String::new())
         }
     })
+}
+
+fn interval_out_of_range() -> Error {
+    err!(DATETIME_FIELD_OVERFLOW, "interval out of range")
+}
+
+/// justify_days (30 days make a month), justify_hours (24 hours make a day) and
+/// justify_interval (both, with the signs made to agree), as PostgreSQL 15 computes them.
+fn justify(f: ScalarFunc, iv: types::Interval) -> Result<types::Interval> {
+    const DAY_US: i64 = types::USECS_PER_DAY;
+    let (mut months, mut days, mut time) = (iv.months, iv.days, iv.micros);
+    let days_to_months = |months: &mut i32, days: &mut i32| -> Result<()> {
+        let whole = *days / 30;
+        *days -= whole * 30;
+        *months = months
+            .checked_add(whole)
+            .ok_or_else(interval_out_of_range)?;
+        Ok(())
+    };
+    let time_to_days = |days: &mut i32, time: &mut i64| -> Result<()> {
+        let whole = *time / DAY_US;
+        *time -= whole * DAY_US;
+        *days = i32::try_from(whole)
+            .ok()
+            .and_then(|w| days.checked_add(w))
+            .ok_or_else(interval_out_of_range)?;
+        Ok(())
+    };
+    match f {
+        ScalarFunc::JustifyDays => {
+            days_to_months(&mut months, &mut days)?;
+            if months > 0 && days < 0 {
+                days += 30;
+                months -= 1;
+            } else if months < 0 && days > 0 {
+                days -= 30;
+                months += 1;
+            }
+        }
+        ScalarFunc::JustifyHours => {
+            time_to_days(&mut days, &mut time)?;
+            if days > 0 && time < 0 {
+                time += DAY_US;
+                days -= 1;
+            } else if days < 0 && time > 0 {
+                time -= DAY_US;
+                days += 1;
+            }
+        }
+        _ => {
+            if (days > 0 && time > 0) || (days < 0 && time < 0) {
+                days_to_months(&mut months, &mut days)?;
+            }
+            time_to_days(&mut days, &mut time)?;
+            days_to_months(&mut months, &mut days)?;
+            if months > 0 && (days < 0 || (days == 0 && time < 0)) {
+                days += 30;
+                months -= 1;
+            } else if months < 0 && (days > 0 || (days == 0 && time > 0)) {
+                days -= 30;
+                months += 1;
+            }
+            if days > 0 && time < 0 {
+                time += DAY_US;
+                days -= 1;
+            } else if days < 0 && time > 0 {
+                time -= DAY_US;
+                days += 1;
+            }
+        }
+    }
+    Ok(types::Interval {
+        months,
+        days,
+        micros: time,
+    })
+}
+
+/// date_bin(stride, t, origin): the start of the stride-long bin, counted from origin,
+/// that holds t (rounded toward the past).
+fn date_bin(stride: &Value, source: &Value, origin: &Value) -> Result<Value> {
+    let (Value::Interval(stride), Value::Timestamp(t) | Value::TimestampTz(t)) = (stride, source)
+    else {
+        return Err(Error::internal("date_bin arguments"));
+    };
+    let (Value::Timestamp(origin) | Value::TimestampTz(origin)) = origin else {
+        return Err(Error::internal("date_bin origin"));
+    };
+    let infinite = |x: i64| x == i64::MIN || x == i64::MAX;
+    if infinite(*t) {
+        return Ok(source.clone());
+    }
+    if infinite(*origin) {
+        return Err(err!(DATETIME_FIELD_OVERFLOW, "origin out of range"));
+    }
+    if stride.months != 0 {
+        return Err(err!(
+            FEATURE_NOT_SUPPORTED,
+            "timestamps cannot be binned into intervals containing months or years"
+        ));
+    }
+    let stride_us = i64::from(stride.days)
+        .checked_mul(types::USECS_PER_DAY)
+        .and_then(|d| d.checked_add(stride.micros))
+        .ok_or_else(interval_out_of_range)?;
+    if stride_us <= 0 {
+        return Err(err!(
+            DATETIME_FIELD_OVERFLOW,
+            "stride must be greater than zero"
+        ));
+    }
+    let diff = t.checked_sub(*origin).ok_or_else(interval_out_of_range)?;
+    let modulo = diff % stride_us;
+    let mut bin = origin + (diff - modulo);
+    if modulo < 0 {
+        bin -= stride_us;
+    }
+    if !types::is_valid_timestamp(bin) {
+        return Err(err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range"));
+    }
+    Ok(match source {
+        Value::TimestampTz(_) => Value::TimestampTz(bin),
+        _ => Value::Timestamp(bin),
+    })
+}
+
+/// make_timestamp and make_timestamptz: the date and time fields (a negative year is
+/// BC; seconds may have a fraction), for make_timestamptz a local time of the zone
+/// named or the session's.
+fn make_timestamp(f: ScalarFunc, vals: &[Value]) -> Result<Value> {
+    let Value::Date(day) = make_date(&vals[0], &vals[1], &vals[2])? else {
+        return Err(Error::internal("make_date"));
+    };
+    let (hour, minute, second) = (
+        vals[3].as_i64().unwrap_or(0),
+        vals[4].as_i64().unwrap_or(0),
+        float(&vals[5]),
+    );
+    if !(0..=24).contains(&hour)
+        || !(0..=59).contains(&minute)
+        || !(0.0..=60.0).contains(&second)
+        || (hour == 24 && (minute != 0 || second != 0.0))
+    {
+        return Err(err!(
+            DATETIME_FIELD_OVERFLOW,
+            "time field value out of range: {}:{:02}:{:02}",
+            hour,
+            minute,
+            format_float_seconds(second)
+        ));
+    }
+    let time_us = (hour * 3600 + minute * 60) * 1_000_000 + (second * 1e6).round() as i64;
+    let out_of_range = || err!(DATETIME_FIELD_OVERFLOW, "timestamp out of range");
+    let local = i64::from(day)
+        .checked_mul(types::USECS_PER_DAY)
+        .and_then(|d| d.checked_add(time_us))
+        .filter(|t| types::is_valid_timestamp(*t))
+        .ok_or_else(out_of_range)?;
+    if f == ScalarFunc::MakeTimestamp {
+        return Ok(Value::Timestamp(local));
+    }
+    let zone = match vals.get(6) {
+        Some(z) => std::sync::Arc::new(types::zone::zone_named(&text_of(z))?),
+        None => types::zone::session_zone(),
+    };
+    Some(zone.utc_of_local(local))
+        .filter(|t| types::is_valid_timestamp(*t))
+        .map(Value::TimestampTz)
+        .ok_or_else(out_of_range)
+}
+
+/// Seconds as PostgreSQL's message shows them (`61`, `1.5`).
+fn format_float_seconds(s: f64) -> String {
+    if s.fract() == 0.0 {
+        format!("{s:02}")
+    } else {
+        format!("{s}")
+    }
+}
+
+/// make_interval(years, months, weeks, days, hours, mins, secs): the parts given (0 for
+/// the rest), as `interval` holds them.
+fn make_interval(vals: &[Value]) -> Result<Value> {
+    let int = |i: usize| vals.get(i).and_then(Value::as_i64).unwrap_or(0);
+    let months = int(0)
+        .checked_mul(12)
+        .and_then(|m| m.checked_add(int(1)))
+        .and_then(|m| i32::try_from(m).ok())
+        .ok_or_else(interval_out_of_range)?;
+    let days = int(2)
+        .checked_mul(7)
+        .and_then(|d| d.checked_add(int(3)))
+        .and_then(|d| i32::try_from(d).ok())
+        .ok_or_else(interval_out_of_range)?;
+    let secs = vals.get(6).map_or(0.0, float);
+    let micros = (int(4) as f64 * 3600.0 + int(5) as f64 * 60.0 + secs) * 1e6;
+    if !micros.is_finite() || micros.abs() >= 9.2e18 {
+        return Err(interval_out_of_range());
+    }
+    Ok(Value::Interval(types::Interval {
+        months,
+        days,
+        micros: micros.round() as i64,
+    }))
+}
+
+/// width_bucket(operand, low, high, count): which of `count` equal buckets between low
+/// and high holds operand (0 below, count + 1 at or above high; reversed when high <
+/// low).
+fn width_bucket(vals: &[Value]) -> Result<Value> {
+    let count = vals[3].as_i64().unwrap_or(0);
+    if count <= 0 {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION,
+            "count must be greater than zero"
+        ));
+    }
+    if let [Value::Numeric(x), Value::Numeric(low), Value::Numeric(high), _] = vals {
+        return numeric_width_bucket(*x, *low, *high, count);
+    }
+    let (x, low, high) = (float(&vals[0]), float(&vals[1]), float(&vals[2]));
+    if x.is_nan() || low.is_nan() || high.is_nan() {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION,
+            "operand, lower bound, and upper bound cannot be NaN"
+        ));
+    }
+    if low == high {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION,
+            "lower bound cannot equal upper bound"
+        ));
+    }
+    let bucket = if low < high {
+        if x < low {
+            0
+        } else if x >= high {
+            count + 1
+        } else {
+            ((x - low) / (high - low) * count as f64) as i64 + 1
+        }
+    } else if x > low {
+        0
+    } else if x <= high {
+        count + 1
+    } else {
+        ((low - x) / (low - high) * count as f64) as i64 + 1
+    };
+    i32::try_from(bucket)
+        .map(Value::Int4)
+        .map_err(|_| err!(NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))
+}
+
+/// width_bucket of numerics, exactly.
+fn numeric_width_bucket(x: Decimal, low: Decimal, high: Decimal, count: i64) -> Result<Value> {
+    if low == high {
+        return Err(err!(
+            INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION,
+            "lower bound cannot equal upper bound"
+        ));
+    }
+    let n = Decimal::from(count);
+    let within = |num: Decimal, den: Decimal| -> Result<i64> {
+        let q = num
+            .checked_mul(n)
+            .and_then(|m| m.checked_div(den))
+            .ok_or_else(|| err!(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range"))?;
+        Ok(q.floor().to_i64().unwrap_or(i64::MAX).saturating_add(1))
+    };
+    let bucket = if low < high {
+        if x < low {
+            0
+        } else if x >= high {
+            count + 1
+        } else {
+            within(x - low, high - low)?
+        }
+    } else if x > low {
+        0
+    } else if x <= high {
+        count + 1
+    } else {
+        within(low - x, low - high)?
+    };
+    i32::try_from(bucket)
+        .map(Value::Int4)
+        .map_err(|_| err!(NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))
+}
+
+/// array_replace(array, from, to): each element IS NOT DISTINCT FROM `from` made `to`.
+fn array_replace(vals: &[Value]) -> Value {
+    let Value::Array(element, items) = &vals[0] else {
+        return Value::Null;
+    };
+    let (from, to) = (&vals[1], &vals[2]);
+    let same = |x: &Value| match (x.is_null(), from.is_null()) {
+        (true, true) => true,
+        (false, false) => types::compare(x, from) == Some(std::cmp::Ordering::Equal),
+        _ => false,
+    };
+    let replaced: Vec<Value> = items
+        .iter()
+        .map(|x| if same(x) { to.clone() } else { x.clone() })
+        .collect();
+    Value::Array(element, replaced.into())
+}
+
+/// overlay(s PLACING r FROM start [FOR count]): s with `count` characters (r's length
+/// without FOR) from `start` replaced by r.
+fn overlay(vals: &[Value]) -> Result<Value> {
+    let (s, r) = (text_of(&vals[0]), text_of(&vals[1]));
+    let start = vals[2].as_i64().unwrap_or(1);
+    let count = match vals.get(3) {
+        Some(v) => v.as_i64().unwrap_or(0),
+        None => r.chars().count() as i64,
+    };
+    if start <= 0 || count < 0 {
+        return Err(err!(
+            SUBSTRING_ERROR,
+            "negative substring length not allowed"
+        ));
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let head = (start - 1).min(chars.len() as i64) as usize;
+    let tail = (start - 1).saturating_add(count).min(chars.len() as i64) as usize;
+    let mut out: String = chars[..head].iter().collect();
+    out.push_str(&r);
+    out.extend(&chars[tail..]);
+    Ok(Value::Text(out))
 }
 
 fn float(v: &Value) -> f64 {

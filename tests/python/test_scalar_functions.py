@@ -2,7 +2,10 @@
 power, sqrt, sign, exp, ln, log), strings (concat, concat_ws, replace, trim and its
 relatives, strpos/position, substr, initcap, reverse, chr, ascii, starts_with,
 translate, regexp_replace, format), to_char of timestamps, intervals and numbers,
-to_date and to_timestamp (of text by a template, and of seconds) and pg_sleep, with their overloads' result types and their errors. The
+to_date and to_timestamp (of text by a template, and of seconds), pg_sleep,
+regexp_matches / regexp_split_to_table / regexp_split_to_array, date_bin,
+make_timestamp / make_timestamptz / make_interval, justify_*, overlay, width_bucket and
+array_replace, with their overloads' result types and their errors. The
 expectations were taken from PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -129,6 +132,38 @@ QUERIES = [
        '1 year 1 mon 4 days 21:30:00', '43 years 9 mons 27 days')]),
     ("select pg_sleep(0)::text, pg_typeof(pg_sleep(0))::text, pg_sleep(0) is null, pg_sleep(null)::text",
      [('', 'void', False, None)]),
+    # Regular expressions' set-returning functions, date_bin, make_timestamp(tz),
+    # make_interval (by position or name), justify_*, json helpers, overlay, width_bucket.
+    ("select regexp_matches('foobarbequebaz', '(b[^b]+)(b[^b]+)', 'g')",
+     [(['bar', 'beque'],)]),
+    ("select regexp_matches('foobarbequebaz', 'ba.'), regexp_split_to_table('a,b,,c', ',')",
+     [(['bar'], 'a'), (None, 'b'), (None, ''), (None, 'c')]),
+    ("select m, n from regexp_matches('a1b2c3', '([a-z])(\\d)', 'g') with ordinality as t(m, n)",
+     [(['a', '1'], 1), (['b', '2'], 2), (['c', '3'], 3)]),
+    ("select regexp_matches('aXbx', '(x)|(y)', 'gi')",
+     [(['X', None],), (['x', None],)]),
+    ("select count(*) from regexp_matches('abc', 'x')",
+     [(0,)]),
+    ("select * from regexp_split_to_table('hello world  x', '\\s+') with ordinality",
+     [('hello', 1), ('world', 2), ('x', 3)]),
+    ("select regexp_split_to_array('a1b22c', '\\d+'), regexp_split_to_array('hello', ''), regexp_split_to_array('', ','), regexp_split_to_array('aBc', 'b', 'i')",
+     [(['a', 'b', 'c'], ['h', 'e', 'l', 'l', 'o'], [''], ['a', 'c'])]),
+    ("select date_bin('15 minutes', '2020-02-11 15:44:17'::timestamp, '2001-01-01')::text, date_bin('15 minutes', '2020-02-11 15:44:17+00'::timestamptz, '2001-01-01 00:02:30+00') = '2020-02-11 15:32:30+00', date_bin('1 day', '1999-12-31 12:00'::timestamp, '2001-01-01')::text",
+     [('2020-02-11 15:30:00', True, '1999-12-31 00:00:00')]),
+    ("select make_timestamp(2024, 7, 1, 12, 30, 15.5)::text, make_timestamp(-44, 3, 15, 0, 0, 0)::text, make_timestamptz(2024, 7, 1, 12, 30, 15.5, 'America/New_York') = '2024-07-01 16:30:15.5+00', make_timestamptz(2024, 7, 1, 12, 30, 0) = '2024-07-01 12:30:00'::timestamptz",
+     [('2024-07-01 12:30:15.5', '0044-03-15 00:00:00 BC', True, True)]),
+    ('select make_interval(days => 10)::text, make_interval(1, 2, 3, 4, 5, 6, 7.5)::text, make_interval(hours => 1, secs => 1.5)::text, make_interval()::text, make_interval(weeks => -1)::text',
+     [('10 days', '1 year 2 mons 25 days 05:06:07.5', '01:00:01.5', '00:00:00', '-7 days')]),
+    ("select justify_days('35 days')::text, justify_hours('27 hours')::text, justify_interval('1 mon -1 hour')::text, justify_days('-35 days 1 mon')::text, justify_interval('-1 mon 35 days 27 hours')::text",
+     [('1 mon 5 days', '1 day 03:00:00', '29 days 23:00:00', '-5 days', '6 days 03:00:00')]),
+    ('select array_to_json(array[1,2])::text, array_to_json(array[\'a\', null])::text, json_typeof(\'1\'), json_typeof(\'{"a":1}\'::json), json_array_length(\'[1,2,3]\')',
+     [('[1,2]', '["a",null]', 'number', 'object', 3)]),
+    ("select overlay('Txxxxas' placing 'hom' from 2 for 4), overlay('Txxxxas' placing 'hom' from 2), overlay('abc' placing 'Z' from 5)",
+     [('Thomas', 'Thomxas', 'abcZ')]),
+    ("select bit_length('abc'), bit_length('é'), width_bucket(5.35, 0.024, 10.06, 5), width_bucket(5.35::float8, 0.024, 10.06, 5), width_bucket(10, 10, 0, 4), width_bucket(-1, 0, 10, 4), width_bucket(10, 0, 10, 4)",
+     [(24, 16, 3, 3, 1, 0, 5)]),
+    ("select array_replace(array[1,2,1], 1, 9), array_replace(array['a',null]::text[], null, 'z')",
+     [([9, 2, 9], ['a', 'z'])]),
 ]
 
 ERRORS = [
@@ -167,6 +202,22 @@ ERRORS = [
     ("select to_date('2024-Foo-05', 'YYYY-Mon-DD')", '22007', 'invalid value "Foo-05" for "Mon"'),
     ("select to_timestamp('nan'::float8)", '22008', 'timestamp cannot be NaN'),
     ("create view pseudo_void as select pg_sleep(0)", '42P16', 'column "pg_sleep" has pseudo-type void'),
+    ("select date_bin('1 month', now(), now())", '0A000',
+     'timestamps cannot be binned into intervals containing months or years'),
+    ("select date_bin('0 days', now(), now())", '22008',
+     'stride must be greater than zero'),
+    ('select make_timestamp(2024, 13, 1, 0, 0, 0)', '22008',
+     'date field value out of range: 2024-13-01'),
+    ('select make_timestamp(2024, 1, 1, 25, 0, 0)', '22008',
+     'time field value out of range: 25:00:00'),
+    ('select width_bucket(1, 1, 1, 1)', '2201G',
+     'lower bound cannot equal upper bound'),
+    ('select width_bucket(1, 0, 2, 0)', '2201G',
+     'count must be greater than zero'),
+    ("select regexp_split_to_array('abc', 'b', 'g')", '22023',
+     'regexp_split_to_array() does not support the "global" option'),
+    ("select regexp_matches('abc', 'b', 'z')", '22023',
+     'invalid regular expression option: "z"'),
 ]
 
 

@@ -258,7 +258,9 @@ impl Binder<'_> {
                 | "jsonb_build_object"
                 | "jsonb_build_array"
                 | "jsonb_typeof"
+                | "json_typeof"
                 | "jsonb_array_length"
+                | "json_array_length"
                 | "jsonb_strip_nulls"
                 | "jsonb_pretty"
                 | "jsonb_set"
@@ -312,6 +314,20 @@ impl Binder<'_> {
                     JsonbFunc::BuildArray
                 };
                 (f, DataType::Jsonb, exprs)
+            }
+            // json's are jsonb's of the document read as jsonb.
+            "json_typeof" | "json_array_length" => {
+                let d = match (bound.next(), args.len()) {
+                    (Some(t), 1) if matches!(t.1, DataType::Json | DataType::Unknown) => {
+                        Expr::Cast(Box::new(self.coerce(t, DataType::Json)?), DataType::Jsonb)
+                    }
+                    _ => return Err(missing()),
+                };
+                let (f, ty) = match name {
+                    "json_typeof" => (JsonbFunc::Typeof, DataType::Text),
+                    _ => (JsonbFunc::ArrayLength, DataType::Int4),
+                };
+                (f, ty, vec![d])
             }
             "jsonb_typeof" | "jsonb_array_length" | "jsonb_strip_nulls" | "jsonb_pretty" => {
                 if args.len() != 1 {

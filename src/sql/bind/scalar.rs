@@ -55,11 +55,33 @@ fn text_signature(f: ScalarFunc) -> Option<(std::ops::RangeInclusive<usize>, Dat
         S::Ascii => (1..=1, DataType::Int4),
         S::StringToArray => (2..=3, DataType::Array(&TEXT)),
         S::Decode => (2..=2, DataType::Bytea),
+        S::RegexpSplitToArray => (2..=3, DataType::Array(&TEXT)),
+        S::BitLength => (1..=1, DataType::Int4),
         _ => return None,
     })
 }
 
 impl Binder<'_> {
+    /// `regexp_matches` and `regexp_split_to_table` (set-returning, in FROM or a select
+    /// list): their kind, text arguments and column type; None if `name` is neither.
+    pub fn regexp_set_function(
+        &mut self,
+        name: &str,
+        bound: Vec<Typed>,
+    ) -> Result<Option<(crate::sql::plan::TableFunctionKind, Vec<Expr>, DataType)>> {
+        use crate::sql::plan::TableFunctionKind as K;
+        let (kind, ty) = match name {
+            "regexp_matches" => (K::RegexpMatches, DataType::Array(&TEXT)),
+            "regexp_split_to_table" => (K::RegexpSplitToTable, DataType::Text),
+            _ => return Ok(None),
+        };
+        if !(2..=3).contains(&bound.len()) {
+            let types: Vec<DataType> = bound.iter().map(|t| t.1).collect();
+            return Err(no_function(name, &types));
+        }
+        Ok(Some((kind, self.text_args(name, bound)?, ty)))
+    }
+
     fn bind_args(&mut self, args: &[ast::Expr], scope: &Scope) -> Result<Vec<Typed>> {
         args.iter().map(|a| self.bind(a, scope)).collect()
     }
@@ -150,6 +172,17 @@ impl Binder<'_> {
             "make_date" => S::MakeDate,
             "isfinite" => S::IsFinite,
             "age" => S::Age,
+            "regexp_split_to_array" => S::RegexpSplitToArray,
+            "bit_length" => S::BitLength,
+            "justify_days" => S::JustifyDays,
+            "justify_hours" => S::JustifyHours,
+            "justify_interval" => S::JustifyInterval,
+            "date_bin" => S::DateBin,
+            "make_timestamp" => S::MakeTimestamp,
+            "make_timestamptz" => S::MakeTimestampTz,
+            "make_interval" => S::MakeInterval,
+            "width_bucket" => S::WidthBucket,
+            "array_replace" => S::ArrayReplace,
             "timezone" if args.len() == 2 => {
                 return self.bind_at_time_zone(&args[1], &args[0], scope).map(Some)
             }
@@ -225,6 +258,117 @@ impl Binder<'_> {
                 let args = self.convert_all(typed, numeric)?;
                 (call(f, args), numeric)
             }
+            S::JustifyDays | S::JustifyHours | S::JustifyInterval => {
+                arity(1..=1)?;
+                if !matches!(types[0], DataType::Interval | DataType::Unknown) {
+                    return Err(no_function(name, &types));
+                }
+                (
+                    call(f, self.convert_all(typed, DataType::Interval)?),
+                    DataType::Interval,
+                )
+            }
+            S::DateBin => {
+                arity(3..=3)?;
+                // The timestamps' type: timestamptz for a date or timestamptz.
+                let ty = match (types[1], types[2]) {
+                    (DataType::Timestamp, DataType::Timestamp | DataType::Unknown)
+                    | (DataType::Unknown, DataType::Timestamp) => DataType::Timestamp,
+                    (DataType::TimestampTz | DataType::Date, _)
+                    | (DataType::Unknown, DataType::TimestampTz | DataType::Date) => {
+                        DataType::TimestampTz
+                    }
+                    (DataType::Unknown, DataType::Unknown) => {
+                        return Err(Error::new(
+                            SqlState::AMBIGUOUS_FUNCTION,
+                            "function date_bin(unknown, unknown, unknown) is not unique",
+                        )
+                        .with_hint("Could not choose a best candidate function. You might need to add explicit type casts."))
+                    }
+                    _ => return Err(no_function(name, &types)),
+                };
+                if !matches!(types[0], DataType::Interval | DataType::Unknown) {
+                    return Err(no_function(name, &types));
+                }
+                let mut it = typed.into_iter();
+                let (Some(stride), Some(t), Some(origin)) = (it.next(), it.next(), it.next())
+                else {
+                    return Err(no_function(name, &types));
+                };
+                let args = vec![
+                    self.convert(stride, DataType::Interval)?,
+                    self.convert(t, ty)?,
+                    self.convert(origin, ty)?,
+                ];
+                (call(f, args), ty)
+            }
+            S::MakeTimestamp | S::MakeTimestampTz | S::MakeInterval => {
+                let (arities, result) = match f {
+                    S::MakeTimestamp => (6..=6, DataType::Timestamp),
+                    S::MakeTimestampTz => (6..=7, DataType::TimestampTz),
+                    _ => (0..=7, DataType::Interval),
+                };
+                arity(arities)?;
+                let seconds_at = if f == S::MakeInterval { 6 } else { 5 };
+                let mut args = Vec::new();
+                for (i, t) in typed.into_iter().enumerate() {
+                    let to = match i {
+                        _ if i < seconds_at => DataType::Int4,
+                        _ if i == seconds_at => DataType::Float8,
+                        _ => DataType::Text,
+                    };
+                    let fits = match to {
+                        DataType::Int4 => t.1.is_integer(),
+                        DataType::Float8 => t.1.is_numeric(),
+                        _ => t.1.is_string(),
+                    };
+                    if !(fits || t.1 == DataType::Unknown) {
+                        return Err(no_function(name, &types));
+                    }
+                    args.push(self.convert(t, to)?);
+                }
+                (call(f, args), result)
+            }
+            S::WidthBucket => {
+                arity(4..=4)?;
+                if !types[..3]
+                    .iter()
+                    .all(|t| t.is_numeric() || *t == DataType::Unknown)
+                    || !(types[3].is_integer() || types[3] == DataType::Unknown)
+                {
+                    return Err(no_function(name, &types));
+                }
+                let ty = if types[..3]
+                    .iter()
+                    .all(|t| t.is_integer() || matches!(t, DataType::Numeric(_)))
+                {
+                    DataType::Numeric(None)
+                } else {
+                    DataType::Float8
+                };
+                let mut args = Vec::new();
+                for (i, t) in typed.into_iter().enumerate() {
+                    args.push(self.convert(t, if i < 3 { ty } else { DataType::Int4 })?);
+                }
+                (call(f, args), DataType::Int4)
+            }
+            S::ArrayReplace => {
+                arity(3..=3)?;
+                let Some(element) = types[0].element().filter(|_| !types[0].is_vector()) else {
+                    return Err(no_function(name, &types));
+                };
+                let mut args = Vec::new();
+                for (i, t) in typed.into_iter().enumerate() {
+                    args.push(if i == 0 {
+                        t.0
+                    } else {
+                        self.convert(t, element)?
+                    });
+                }
+                (call(f, args), types[0])
+            }
+            // Bound by bind_overlay.
+            S::Overlay => return Err(no_function(name, &types)),
             // Bound above: by bind_at_time_zone, or as text functions.
             S::AtTimeZone
             | S::ParseTimestamp
@@ -238,6 +382,8 @@ impl Binder<'_> {
             | S::Reverse
             | S::Ascii
             | S::StringToArray
+            | S::RegexpSplitToArray
+            | S::BitLength
             | S::Decode => return Err(no_function(name, &types)),
             S::ArrayPosition => {
                 arity(2..=3)?;
@@ -525,6 +671,36 @@ impl Binder<'_> {
     /// `t AT TIME ZONE zone`: a timestamptz as the zone's local time (a timestamp), or
     /// a timestamp read as the zone's local time (a timestamptz). A date or an untyped
     /// literal is a timestamptz, as PostgreSQL resolves it.
+    /// `overlay(s PLACING r FROM start [FOR count])`.
+    pub(super) fn bind_overlay(
+        &mut self,
+        parts: [&ast::Expr; 3],
+        count: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<Typed> {
+        let mut args = Vec::new();
+        let mut types = Vec::new();
+        for (i, e) in parts.into_iter().chain(count).enumerate() {
+            let t = self.bind(e, scope)?;
+            types.push(t.1);
+            let to = if i < 2 {
+                DataType::Text
+            } else {
+                DataType::Int4
+            };
+            let fits = if i < 2 {
+                t.1.is_string()
+            } else {
+                t.1.is_integer()
+            };
+            if !(fits || t.1 == DataType::Unknown) {
+                return Err(no_function("overlay", &types));
+            }
+            args.push(self.convert(t, to)?);
+        }
+        Ok((call(ScalarFunc::Overlay, args), DataType::Text))
+    }
+
     pub(super) fn bind_at_time_zone(
         &mut self,
         t: &ast::Expr,
