@@ -240,17 +240,23 @@ mod tests {
 
     #[test]
     fn a_long_poll_releases_its_core_to_the_other_connections() {
-        // One runtime, one worker: a task that runs 300 ms without yielding, calling
-        // release_core early on, must not hold up a second task on the same runtime.
+        // One runtime, one worker: a task that runs without yielding, calling
+        // release_core early on, must not hold up a second task on the same runtime. The
+        // long task runs until the short one has finished (or 10 s, when it cannot), so
+        // the order does not depend on how soon a busy machine schedules the threads.
         let workers = Workers::start(1, Layout::PerCore).expect("workers");
         let (done, finished) = std::sync::mpsc::channel::<(&'static str, Instant)>();
         let long_done = done.clone();
+        let short_finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let short_flag = short_finished.clone();
         let (started, long_started) = std::sync::mpsc::channel::<()>();
         workers.spawn_connection(async move {
             let _ = started.send(());
             let start = Instant::now();
             crate::wal::release_core();
-            while start.elapsed() < Duration::from_millis(300) {
+            while !short_finished.load(Ordering::Acquire)
+                && start.elapsed() < Duration::from_secs(10)
+            {
                 std::hint::spin_loop();
             }
             let _ = long_done.send(("long", Instant::now()));
@@ -260,9 +266,10 @@ mod tests {
             .expect("the long task started");
         workers.spawn_connection(async move {
             let _ = done.send(("short", Instant::now()));
+            short_flag.store(true, Ordering::Release);
         });
         let (first, _) = finished
-            .recv_timeout(Duration::from_secs(10))
+            .recv_timeout(Duration::from_secs(30))
             .expect("a task finished");
         assert_eq!(first, "short", "the short task waited for the long one");
     }

@@ -75,9 +75,22 @@ pub enum AggFunc {
     /// bit_and and bit_or of integers.
     BitAnd,
     BitOr,
+    /// The ordered-set aggregates, `f(direct) WITHIN GROUP (ORDER BY x)`: their sorted
+    /// input is `x`, their fraction (percentiles) travels as a delimiter does.
+    PercentileCont,
+    PercentileDisc,
+    Mode,
 }
 
 impl AggFunc {
+    /// An ordered-set aggregate, called `f(...) WITHIN GROUP (ORDER BY ...)`.
+    pub fn is_ordered_set(self) -> bool {
+        matches!(
+            self,
+            AggFunc::PercentileCont | AggFunc::PercentileDisc | AggFunc::Mode
+        )
+    }
+
     fn from_name(name: &str) -> Option<AggFunc> {
         Some(match name {
             "count" => AggFunc::Count,
@@ -88,6 +101,9 @@ impl AggFunc {
             "string_agg" => AggFunc::StringAgg,
             "array_agg" => AggFunc::ArrayAgg,
             "bool_and" | "every" => AggFunc::BoolAnd,
+            "percentile_cont" => AggFunc::PercentileCont,
+            "percentile_disc" => AggFunc::PercentileDisc,
+            "mode" => AggFunc::Mode,
             "bool_or" => AggFunc::BoolOr,
             "jsonb_agg" => AggFunc::JsonbAgg,
             "json_agg" => AggFunc::JsonAgg,
@@ -134,6 +150,8 @@ impl AggFunc {
             (AggFunc::BoolAnd | AggFunc::BoolOr, _) => DataType::Bool,
             (AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg, _) => DataType::Jsonb,
             (AggFunc::JsonAgg | AggFunc::JsonObjectAgg, _) => DataType::Json,
+            (AggFunc::PercentileCont, DataType::Interval) => DataType::Interval,
+            (AggFunc::PercentileCont, _) => DataType::Float8,
             (_, t) => t.without_typmod(),
         }
     }
@@ -181,6 +199,15 @@ pub enum WindowFunc {
 pub struct Grouping {
     pub keys: Vec<(String, Expr, DataType)>,
     pub aggs: Vec<AggCall>,
+}
+
+/// 42883 for a call of `name` with arguments of these types.
+fn no_such_function(name: &str, types: &[String]) -> Error {
+    Error::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("function {name}({}) does not exist", types.join(", ")),
+    )
+    .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
 }
 
 /// make_interval's parameters, in order.
@@ -2368,9 +2395,7 @@ impl<'a> Binder<'a> {
             return self.bind_window(f, &name, over, scope);
         }
         if !f.within_group.is_empty() {
-            return Err(Error::unsupported(format!(
-                "WITHIN GROUP in a call of {name}() is not supported yet"
-            )));
+            return self.bind_ordered_set(f, &name, scope);
         }
         let mut agg_order: &[ast::OrderByExpr] = &[];
         if let ast::FunctionArguments::List(l) = &f.args {
@@ -3186,6 +3211,16 @@ impl<'a> Binder<'a> {
                 format!("aggregate functions are not allowed in {clause}"),
             ));
         }
+        if agg.is_ordered_set() {
+            // Without WITHIN GROUP there is no such function, as PostgreSQL finds.
+            let grouping = self.grouping.take();
+            let types = args
+                .iter()
+                .map(|a| Ok(self.bind(a, scope)?.1.name()))
+                .collect::<Result<Vec<_>>>();
+            self.grouping = grouping;
+            return Err(no_such_function(name, &types?));
+        }
         if self.grouping.is_none() {
             return Err(Error::internal("aggregate outside a grouped query"));
         }
@@ -3543,6 +3578,102 @@ impl<'a> Binder<'a> {
         }
         call.order_by = keys;
         Ok(())
+    }
+
+    /// `percentile_cont(fraction)`, `percentile_disc(fraction)` or `mode()` `WITHIN GROUP
+    /// (ORDER BY x)`: an aggregate over the sorted `x`, NULLs left out.
+    fn bind_ordered_set(&mut self, f: &ast::Function, name: &str, scope: &Scope) -> Result<Typed> {
+        if let Some(clause) = self.no_aggregates {
+            return Err(Error::new(
+                SqlState::GROUPING_ERROR,
+                format!("aggregate functions are not allowed in {clause}"),
+            ));
+        }
+        let direct: Vec<&ast::Expr> = match &f.args {
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::List(l) if l.clauses.is_empty() => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                    _ => Err(Error::unsupported(format!(
+                        "argument form not supported in {name}()"
+                    ))),
+                })
+                .collect::<Result<_>>()?,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "this call of {name}() is not supported"
+                )))
+            }
+        };
+        // The sorted input and the fraction are over input rows.
+        let grouping = self.grouping.take();
+        self.no_aggregates = Some("aggregate function calls");
+        let bound = (|| -> Result<_> {
+            let sorted = f
+                .within_group
+                .iter()
+                .map(|o| Ok((self.bind(&o.expr, scope)?, o)))
+                .collect::<Result<Vec<_>>>()?;
+            let direct = direct
+                .iter()
+                .map(|e| self.bind(e, scope))
+                .collect::<Result<Vec<_>>>()?;
+            Ok((sorted, direct))
+        })();
+        self.no_aggregates = None;
+        self.grouping = grouping;
+        let (mut sorted, mut direct) = bound?;
+        let agg = AggFunc::from_name(name).filter(|a| a.is_ordered_set());
+        let wanted_direct = usize::from(agg != Some(AggFunc::Mode));
+        let Some(agg) = agg.filter(|_| sorted.len() == 1 && direct.len() == wanted_direct) else {
+            let types: Vec<String> = direct
+                .iter()
+                .map(|t| t.1.name())
+                .chain(sorted.iter().map(|(t, _)| t.1.name()))
+                .collect();
+            return Err(no_such_function(name, &types));
+        };
+        let (x, order) = sorted.remove(0);
+        let shown: Vec<String> = direct
+            .iter()
+            .map(|t| t.1.name())
+            .chain([x.1.name()])
+            .collect();
+        let (x, arg_type) = match agg {
+            AggFunc::PercentileCont if x.1 == DataType::Interval => (x.0, DataType::Interval),
+            AggFunc::PercentileCont => {
+                if !(x.1.is_numeric() || x.1 == DataType::Unknown) {
+                    return Err(no_such_function(name, &shown));
+                }
+                (self.cast_or_coerce(x, DataType::Float8)?, DataType::Float8)
+            }
+            _ if x.1 == DataType::Unknown => (self.coerce(x, DataType::Text)?, DataType::Text),
+            _ => (x.0, x.1),
+        };
+        let fraction = match direct.pop() {
+            Some(t) => {
+                if !(t.1.is_numeric() || t.1 == DataType::Unknown) {
+                    return Err(no_such_function(name, &shown));
+                }
+                Some(self.cast_or_coerce(t, DataType::Float8)?)
+            }
+            None => None,
+        };
+        let desc = matches!(order.options.sort, Some(ast::OrderBySort::Desc));
+        let typed = self.push_aggregate(agg, Some(x.clone()), arg_type, fraction, false)?;
+        if let Some(call) = self.grouping.as_mut().and_then(|g| g.aggs.last_mut()) {
+            call.order_by = vec![super::plan::OrderKey {
+                expr: x,
+                desc,
+                nulls_first: order.options.nulls_first.unwrap_or(desc),
+            }];
+        }
+        if let Some(filter) = &f.filter {
+            self.filter_last_aggregate(filter, scope)?;
+        }
+        Ok(typed)
     }
 
     /// Add an aggregate call to the grouped query: it is the aggregate row's next column.

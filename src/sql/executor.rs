@@ -2943,6 +2943,13 @@ enum AggState {
         acc: Option<Vec<u8>>,
         bytea: bool,
     },
+    /// percentile_cont, percentile_disc and mode: the non-NULL inputs in their sorted
+    /// order, and the fraction (the first given).
+    OrderedSet {
+        func: AggFunc,
+        values: Vec<Value>,
+        fraction: Option<Value>,
+    },
     /// array_agg: every input, NULLs too.
     ArrayAgg {
         items: Vec<Value>,
@@ -3065,6 +3072,60 @@ fn w_aggregate_call(w: &WindowCall) -> Option<AggCall> {
     }
 }
 
+/// An ordered-set aggregate's result over its sorted, non-NULL inputs (NULL if none, or
+/// if the fraction is NULL).
+fn ordered_set_result(func: AggFunc, values: Vec<Value>, fraction: Option<Value>) -> Result<Value> {
+    if values.is_empty() {
+        return Ok(Value::Null);
+    }
+    if func == AggFunc::Mode {
+        // The most frequent value; of equally frequent ones, the first in sort order.
+        let (mut best, mut best_count) = (0, 0);
+        let mut at = 0;
+        while at < values.len() {
+            let run = values[at..]
+                .iter()
+                .take_while(|v| types::compare(v, &values[at]) == Some(Ordering::Equal))
+                .count();
+            if run > best_count {
+                (best, best_count) = (at, run);
+            }
+            at += run.max(1);
+        }
+        return Ok(values[best].clone());
+    }
+    let fraction = match fraction {
+        Some(Value::Float8(f)) => f,
+        _ => return Ok(Value::Null),
+    };
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(Error::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("percentile value {fraction} is not between 0 and 1"),
+        ));
+    }
+    let n = values.len();
+    if func == AggFunc::PercentileDisc {
+        let row = (fraction * n as f64).ceil() as usize;
+        return Ok(values[row.max(1).min(n) - 1].clone());
+    }
+    let position = fraction * (n - 1) as f64;
+    let (first, second) = (position.floor() as usize, position.ceil() as usize);
+    let (low, high) = (&values[first], &values[second.min(n - 1)]);
+    if first == second {
+        return Ok(low.clone());
+    }
+    let weight = position - first as f64;
+    Ok(match (low, high) {
+        (Value::Float8(a), Value::Float8(b)) => Value::Float8(a + weight * (b - a)),
+        (Value::Interval(a), Value::Interval(b)) => {
+            let step = b.checked_add(&a.checked_neg()?)?.scaled(weight)?;
+            Value::Interval(a.checked_add(&step)?)
+        }
+        _ => return Err(Error::internal("percentile_cont of an unexpected type")),
+    })
+}
+
 /// One input of an aggregate: its value (None for count(*)) and delimiter (string_agg's).
 type AggInput = (Option<Value>, Option<Value>);
 
@@ -3111,6 +3172,13 @@ impl AggState {
                 acc: None,
                 bytea: call.arg_type == DataType::Bytea,
             },
+            AggFunc::PercentileCont | AggFunc::PercentileDisc | AggFunc::Mode => {
+                AggState::OrderedSet {
+                    func: call.func,
+                    values: Vec::new(),
+                    fraction: None,
+                }
+            }
             AggFunc::ArrayAgg => AggState::ArrayAgg {
                 items: Vec::new(),
                 element: types::static_element(&call.arg_type).unwrap_or(&DataType::Text),
@@ -3176,6 +3244,17 @@ impl AggState {
             }
             AggState::ArrayAgg { items, .. } => {
                 items.push(v.unwrap_or(Value::Null));
+                Ok(())
+            }
+            AggState::OrderedSet {
+                values, fraction, ..
+            } => {
+                if fraction.is_none() {
+                    *fraction = delimiter;
+                }
+                if let Some(v) = v.filter(|v| !v.is_null()) {
+                    values.push(v);
+                }
                 Ok(())
             }
             AggState::JsonText {
@@ -3339,6 +3418,7 @@ impl AggState {
                 });
             }
             AggState::ArrayAgg { items, .. } => items.push(v.unwrap_or(Value::Null)),
+            AggState::OrderedSet { values, .. } => values.extend(v),
             AggState::Ordered { .. } | AggState::Distinct { .. } => {
                 return Err(Error::internal("ordered aggregate input without keys"))
             }
@@ -3362,6 +3442,11 @@ impl AggState {
             AggState::Distinct { inner, .. } => return inner.finish(),
             AggState::ArrayAgg { items, .. } if items.is_empty() => Value::Null,
             AggState::ArrayAgg { items, element } => Value::Array(element, items.into()),
+            AggState::OrderedSet {
+                func,
+                values,
+                fraction,
+            } => ordered_set_result(func, values, fraction)?,
             AggState::Bool { acc, .. } => acc.map_or(Value::Null, Value::Bool),
             AggState::Bits { acc, .. } => acc.unwrap_or(Value::Null),
             AggState::FloatVariance {

@@ -4,7 +4,9 @@ string_agg) and DISTINCT, bool_and/bool_or/every, set-returning functions in the
 generate_subscripts, in lockstep), JSON construction (json_build_object,
 json_build_array, to_json, the json type), greatest/least and left, right, lpad, rpad,
 split_part, date_trunc, current_date and localtimestamp, aggregates with FILTER (over
-windows too), variance and stddev (sample and population), bit_and and bit_or. The expectations were taken from
+windows too), variance and stddev (sample and population), bit_and and bit_or,
+percentile_cont, percentile_disc and mode (WITHIN GROUP), and windows over a grouped
+query's groups. The expectations were taken from
 PostgreSQL 15 and hold there too."""
 
 from __future__ import annotations
@@ -118,6 +120,19 @@ QUERIES = [
      " array_agg(s) filter (where s > 'a') over (partition by g order by id rows between 1 preceding and current row)"
      " from qa order by id",
      [(1, 2, None, None), (2, 2, None, ['b']), (3, 2, 3, ['c']), (4, 2, 7, None), (5, 2, 12, ['e'])]),
+    # Windows over groups; the ordered-set aggregates (WITHIN GROUP).
+    ('select g, row_number() over (order by g), count(*) from qa group by g order by g',
+     [(1, 1, 2), (2, 2, 1), (3, 3, 1), (None, 4, 1)]),
+    ('select percentile_cont(0.5) within group (order by id), percentile_disc(0.5) within group (order by id), mode() within group (order by g), percentile_cont(0.25) within group (order by g desc) from qa',
+     [(3.0, 3, 1, 2.25)]),
+    ('select g, percentile_cont(0.5) within group (order by id), percentile_disc(1) within group (order by s) from qa group by g order by g',
+     [(1, 1.5, 'b'), (2, 3.0, 'c'), (3, 5.0, 'e'), (None, 4.0, None)]),
+    ("select percentile_cont(0.5) within group (order by v)::text, percentile_cont(0.5) within group (order by n) from (values (interval '1 hour', 1.5), ('3 hours', 2.5), (null, null)) t(v, n)",
+     [('02:00:00', 2.0)]),
+    ('select percentile_cont(0.5) within group (order by id) filter (where g = 1), percentile_cont(null) within group (order by id), mode() within group (order by s) from qa',
+     [(1.5, None, 'a')]),
+    ('select percentile_cont(0.5) within group (order by id) from qa where false',
+     [(None,)]),
 ]
 
 ERRORS = [
@@ -141,6 +156,14 @@ ERRORS = [
     ('select sum(id) filter (where count(*) > 1) over () from qa', '42803', 'aggregate functions are not allowed in FILTER'),
     ('select lag(id) filter (where true) over () from qa', '0A000',
      'FILTER is not implemented for non-aggregate window functions'),
+    ('select percentile_cont(1.5) within group (order by id) from qa', '22003',
+     'percentile value 1.5 is not between 0 and 1'),
+    ('select percentile_cont(0.5) from qa', '42883',
+     'function percentile_cont(numeric) does not exist'),
+    ('select sum(id) within group (order by id) from qa', '42883',
+     'function sum(integer, integer) does not exist'),
+    ('select percentile_cont(0.5) within group (order by s) from qa', '42883',
+     'function percentile_cont(numeric, text) does not exist'),
 ]
 
 
@@ -159,12 +182,6 @@ def test_function_errors(tables, conn, sql, sqlstate, message):
     with pytest.raises(psycopg.Error) as ei:
         conn.execute(sql)
     assert (ei.value.sqlstate, ei.value.diag.message_primary) == (sqlstate, message)
-
-
-@pytest.mark.steadydb_only
-def test_window_over_groups_not_supported_yet(tables, conn):
-    with pytest.raises(psycopg.errors.FeatureNotSupported):
-        conn.execute("select g, count(*), row_number() over (order by g) from qa group by g")
 
 
 def test_json_column(db, conn):
