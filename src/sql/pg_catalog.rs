@@ -129,6 +129,7 @@ pub enum PgCatalog {
     Indexes,
     Views,
     Sequences,
+    TimezoneNames,
 }
 
 /// (name, OID, whether PostgreSQL's is a table rather than a view) of each catalog.
@@ -214,6 +215,7 @@ const CATALOGS: &[(PgCatalog, &str, u32, bool)] = &[
     (PgCatalog::Indexes, "pg_indexes", 12043, false),
     (PgCatalog::Views, "pg_views", 12028, false),
     (PgCatalog::Sequences, "pg_sequences", 12048, false),
+    (PgCatalog::TimezoneNames, "pg_timezone_names", 12058, false),
 ];
 
 /// The default btree operator classes of the types there are: (OID, name, type).
@@ -1045,6 +1047,12 @@ impl PgCatalog {
                 ("viewowner", Name),
                 ("definition", Text),
             ],
+            PgCatalog::TimezoneNames => &[
+                ("name", Text),
+                ("abbrev", Text),
+                ("utc_offset", DataType::Interval),
+                ("is_dst", Bool),
+            ],
             PgCatalog::Sequences => &[
                 ("schemaname", Name),
                 ("sequencename", Name),
@@ -1359,6 +1367,7 @@ impl PgCatalog {
                     })
                     .collect()
             }
+            PgCatalog::TimezoneNames => timezone_names(),
             PgCatalog::Sequences => {
                 let owner = owner_name(engine);
                 sequence_entries(engine, visible)
@@ -3002,4 +3011,28 @@ fn settings_row(d: &crate::settings::Def, settings: &dyn Fn(&str) -> Option<Stri
         Value::Null,
         Value::Bool(false),
     ]
+}
+
+/// pg_timezone_names: each zone of the database with its abbreviation, offset and
+/// whether daylight-saving time is in force, now.
+fn timezone_names() -> Vec<Vec<Value>> {
+    use crate::types::zone::Zone;
+    let now = crate::types::now_us();
+    chrono_tz::TZ_VARIANTS
+        .iter()
+        .map(|tz| {
+            let zone = Zone::Named(*tz);
+            let offset_secs = zone.offset_at(now);
+            vec![
+                Value::Text(tz.name().to_string()),
+                Value::Text(zone.abbrev_at(now)),
+                Value::Interval(crate::types::Interval {
+                    months: 0,
+                    days: 0,
+                    micros: i64::from(offset_secs) * 1_000_000,
+                }),
+                Value::Bool(zone.is_dst_at(now)),
+            ]
+        })
+        .collect()
 }

@@ -146,6 +146,18 @@ impl Zone {
         }
     }
 
+    /// Whether daylight-saving time is in force at the instant `t_us`.
+    pub fn is_dst_at(&self, t_us: i64) -> bool {
+        use chrono_tz::OffsetComponents;
+        match self {
+            Zone::Fixed { .. } => false,
+            Zone::Named(tz) => !tz
+                .offset_from_utc_datetime(&naive_utc(t_us))
+                .dst_offset()
+                .is_zero(),
+        }
+    }
+
     /// The local wall-clock time of the instant `t_us`, as microseconds since
     /// 2000-01-01 on the local calendar; infinities stay infinite.
     pub fn local_of(&self, t_us: i64) -> i64 {

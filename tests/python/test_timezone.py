@@ -219,3 +219,19 @@ def test_stored_instants_do_not_depend_on_the_zone(db):
     # Binary results are instants whatever the zone.
     got = reader.execute(f"select at from {t} where id = 1", binary=True).fetchone()[0]
     assert got == datetime.datetime(2024, 7, 1, 12, tzinfo=UTC)
+
+
+def test_pg_timezone_names(conn):
+    """The zone database as tools list it (DBeaver, Metabase read pg_timezone_names)."""
+    rows = conn.execute(
+        "select name, utc_offset::text, is_dst from pg_timezone_names"
+        " where name in ('Asia/Kolkata', 'UTC', 'Asia/Tokyo') order by name").fetchall()
+    assert rows == [("Asia/Kolkata", "05:30:00", False), ("Asia/Tokyo", "09:00:00", False),
+                    ("UTC", "00:00:00", False)]
+    assert conn.execute("select count(*) > 300, count(*) = count(distinct name)"
+                        " from pg_timezone_names").fetchone() == (True, True)
+    # Every name listed is one SET TimeZone takes.
+    for (name,) in conn.execute("select name from pg_timezone_names"
+                                " where name like 'America/%' order by name limit 20").fetchall():
+        conn.execute(f"set timezone = '{name}'")
+        assert conn.execute("show timezone").fetchone() == (name,)
