@@ -235,3 +235,38 @@ def test_pg_timezone_names(conn):
                                 " where name like 'America/%' order by name limit 20").fetchall():
         conn.execute(f"set timezone = '{name}'")
         assert conn.execute("show timezone").fetchone() == (name,)
+
+
+CROSS_TYPE = [
+    ("ts >= '2024-07-01 12:00+00'::timestamptz", 27),
+    ("ts < '2024-07-01 12:00+00'::timestamptz", 21),
+    ("tz >= '2024-07-01 12:00'::timestamp", 45),
+    ("tz = '2024-07-01 21:00'::timestamp", 1),
+    ("ts = '2024-07-01 12:00+00'::timestamptz", 1),
+    ("d >= '2024-07-10 12:00+00'::timestamptz", 38),
+    ("tz >= '2024-07-02'::date", 33),
+    ("tz between '2024-07-01'::date and '2024-07-02'::date", 16),
+    ("ts in ('2024-07-01 12:00+00'::timestamptz, '2024-07-01 13:00+00'::timestamptz)", 2),
+]
+
+
+def test_cross_type_comparisons_use_the_zone_with_and_without_indexes(db):
+    """timestamp and date against timestamptz compare as local times of the session's
+    zone, whether an index range or a filter answers."""
+    t = db.table("tsx")
+    conn = db.connect()
+    conn.execute(f"create table {t} (id int primary key, ts timestamp, tz timestamptz, d date)")
+    conn.execute(
+        f"insert into {t} select g, '2024-07-01 00:00'::timestamp + g * interval '1 hour',"
+        " '2024-07-01 00:00+00'::timestamptz + g * interval '1 hour', '2024-07-01'::date + g"
+        " from generate_series(0, 47) g")
+    conn.execute("set timezone = 'Asia/Tokyo'")
+    unindexed = [conn.execute(f"select count(*) from {t} where {w}").fetchone()[0]
+                 for w, _ in CROSS_TYPE]
+    for column in ("ts", "tz", "d"):
+        conn.execute(f"create index {t}_{column} on {t} ({column})")
+    conn.execute(f"analyze {t}")
+    indexed = [conn.execute(f"select count(*) from {t} where {w}").fetchone()[0]
+               for w, _ in CROSS_TYPE]
+    want = [n for _, n in CROSS_TYPE]
+    assert (unindexed, indexed) == (want, want)
