@@ -382,26 +382,35 @@ fn justify(f: ScalarFunc, iv: types::Interval) -> Result<types::Interval> {
             .ok_or_else(interval_out_of_range)?;
         Ok(())
     };
+    // A whole month of days (or a day of time) moved to make the smaller part's sign
+    // agree with the larger's.
+    let month_sign = |months: &mut i32, days: &mut i32, time: i64| {
+        if *months > 0 && (*days < 0 || (*days == 0 && time < 0)) {
+            *days += 30;
+            *months -= 1;
+        } else if *months < 0 && (*days > 0 || (*days == 0 && time > 0)) {
+            *days -= 30;
+            *months += 1;
+        }
+    };
+    let day_sign = |days: &mut i32, time: &mut i64| {
+        if *days > 0 && *time < 0 {
+            *time += DAY_US;
+            *days -= 1;
+        } else if *days < 0 && *time > 0 {
+            *time -= DAY_US;
+            *days += 1;
+        }
+    };
     match f {
         ScalarFunc::JustifyDays => {
             days_to_months(&mut months, &mut days)?;
-            if months > 0 && days < 0 {
-                days += 30;
-                months -= 1;
-            } else if months < 0 && days > 0 {
-                days -= 30;
-                months += 1;
-            }
+            // justify_days looks at the days alone.
+            month_sign(&mut months, &mut days, 0);
         }
         ScalarFunc::JustifyHours => {
             time_to_days(&mut days, &mut time)?;
-            if days > 0 && time < 0 {
-                time += DAY_US;
-                days -= 1;
-            } else if days < 0 && time > 0 {
-                time -= DAY_US;
-                days += 1;
-            }
+            day_sign(&mut days, &mut time);
         }
         _ => {
             if (days > 0 && time > 0) || (days < 0 && time < 0) {
@@ -409,20 +418,8 @@ fn justify(f: ScalarFunc, iv: types::Interval) -> Result<types::Interval> {
             }
             time_to_days(&mut days, &mut time)?;
             days_to_months(&mut months, &mut days)?;
-            if months > 0 && (days < 0 || (days == 0 && time < 0)) {
-                days += 30;
-                months -= 1;
-            } else if months < 0 && (days > 0 || (days == 0 && time > 0)) {
-                days -= 30;
-                months += 1;
-            }
-            if days > 0 && time < 0 {
-                time += DAY_US;
-                days -= 1;
-            } else if days < 0 && time > 0 {
-                time -= DAY_US;
-                days += 1;
-            }
+            month_sign(&mut months, &mut days, time);
+            day_sign(&mut days, &mut time);
         }
     }
     Ok(types::Interval {
