@@ -153,7 +153,6 @@ def test_functions_drivers_call(db, conn):
 @pytest.mark.steadydb_only
 @pytest.mark.parametrize("sql", [
     "select row_number() filter (where id > 1) over () from {t}",
-    "select percentile_cont(0.5) within group (order by id) from {t}",
 ])
 def test_aggregate_clauses_not_supported_yet(db, conn, sql):
     t = db.table("aggclauses")
